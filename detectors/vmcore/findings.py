@@ -37,7 +37,7 @@ from forensics.model import (
 )
 from forensics.types.deliberate import FORCED
 from forensics.types.dmesg import KernelReport
-from forensics.types.vmcore import WAIT_FRAMES, CrashSnapshot, FaultAnalysis, Frame, TaskInfo
+from forensics.types.vmcore import WAIT_FRAMES, CompletionWait, CrashSnapshot, FaultAnalysis, Frame, TaskInfo
 
 DETECTOR = "vmcore"
 #: A slab cache holding more than this share of RAM is outsized.
@@ -559,7 +559,7 @@ def blocked_task_findings(snap: CrashSnapshot) -> list[Finding]:
             read = task.completion
             if read is not None:
                 facts.insert(3, Fact("completion", f"{read.address:#x}"))
-                if read.done is not None:  # the value the summary states, cited where it was read
+                if not isinstance(read.done, NotAvailable):  # the value the summary states, cited where it was read
                     # done is struct completion's first member, an unsigned int: `crash> rd -32 ADDR` shows it
                     where = Locator(LocatorKind.ADDRESS, read.address, name=memory_locator_name(4, 1))
                     evidence.append(Evidence(snap.dump_path, where, memory_excerpt((read.done,), 4)))
@@ -668,15 +668,9 @@ def _lockless_wait(task: TaskInfo, in_func: str) -> tuple[str, str, Frame | None
     what, frame = found
     read = task.completion
     if read is not None:
-        done = "not read" if read.done is None else f"{read.done}" + (" (not completed yet)" if read.done == 0 else "")
-        others = (
-            "not read"
-            if read.other_waiters is None
-            else (", ".join(f"pid {p}" for p in read.other_waiters) if read.other_waiters else "none")
-        )
         return (
             f"{head}; it waits on the completion at {read.address:#x} (x of frame #{read.frame}, {read.function}): "
-            f"its done count {done}, other waiters on it: {others}.",
+            f"{_completion_values(read)}.",
             f"a task in D state; the completion read from its frame #{read.frame} ({read.function}), no lock",
             frame,
         )
@@ -690,6 +684,21 @@ def _lockless_wait(task: TaskInfo, in_func: str) -> tuple[str, str, Frame | None
         f"a task in D state; the wait read from its stack (frame #{frame.index}, {frame.function}), no lock",
         frame,
     )
+
+
+def _completion_values(read: CompletionWait) -> str:
+    """``its done count 0 (not completed yet), other waiters on it: pid 61``; a value not read says why, from the
+    record the JSON's ``not_available`` is made of (once, where both were not read for the same reason)."""
+    done, others = read.done, read.other_waiters
+    if isinstance(done, NotAvailable) and isinstance(others, NotAvailable) and done.reason == others.reason:
+        return f"its done count and other waiters on it not read: {done.reason}"
+    if isinstance(done, NotAvailable):  # "; " after it: a reason may hold commas of its own
+        count = f"its done count not read: {done.reason};"
+    else:
+        count = f"its done count {done}" + (" (not completed yet)," if done == 0 else ",")
+    if isinstance(others, NotAvailable):
+        return f"{count} other waiters on it: not read: {others.reason}"
+    return f"{count} other waiters on it: " + (", ".join(f"pid {p}" for p in others) if others else "none")
 
 
 def first_own_frame(task: TaskInfo) -> Frame | None:

@@ -260,8 +260,10 @@ def completion_json(task: TaskInfo) -> object:
     read = task.completion_wait()
     if read is None or isinstance(read, NotAvailable):
         return json_value(read)
-    waiters = None if read.other_waiters is None else list(read.other_waiters)
-    return {"address": f"{read.address:#x}", "frame": read.frame, "function": read.function, "done": read.done,
+    # a value not read is null, the reason for it in not_available (CompletionWait.missing names which)
+    done = None if isinstance(read.done, NotAvailable) else read.done
+    waiters = None if isinstance(read.other_waiters, NotAvailable) else list(read.other_waiters)
+    return {"address": f"{read.address:#x}", "frame": read.frame, "function": read.function, "done": done,
             "other_waiters": waiters, "not_available": read.missing}  # fmt: skip
 
 

@@ -120,9 +120,17 @@ class CompletionWait:
     frame: int  # the frame it was read in
     function: str
     address: int
-    done: int | None  # its done count (0: not completed yet); None when unread
-    other_waiters: tuple[int, ...] | None  # pids of the other tasks on its wait queue; None when unread
-    missing: str | None = None  # why its done count or its waiters were not read
+    done: int | NotAvailable  # its done count (0: not completed yet), or why it was not read
+    other_waiters: tuple[int, ...] | NotAvailable  # pids of the other tasks on its wait queue, or why not read
+
+    @property
+    def missing(self) -> str | None:
+        """Why its done count or its waiters were not read, each named (the JSON record's ``not_available``, where
+        both are null or one is); None when both were read.  The finding says each reason at the value it stands
+        for, from the same records."""
+        unread = (("its done count", self.done), ("its waiters", self.other_waiters))
+        reasons = [f"{what}: {value.reason}" for what, value in unread if isinstance(value, NotAvailable)]
+        return "; ".join(reasons) or None
 
 
 @dataclass(frozen=True)

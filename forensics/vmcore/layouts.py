@@ -37,7 +37,13 @@ from forensics.model import NotAvailable
 
 def unknown(what: str, why: str) -> NotAvailable:
     """The typed answer for a read this kernel's debug info cannot settle."""
-    return NotAvailable(f"{what}: unknown on this kernel ({why})")
+    return NotAvailable(f"{what}: {unknown_read(why).reason}")
+
+
+def unknown_read(why: str) -> NotAvailable:
+    """:func:`unknown` for a record's field, whose name the record's reader says (``its done count not read:
+    unknown on this kernel (why)``)."""
+    return NotAvailable(f"unknown on this kernel ({why})")
 
 
 _RELEASE = re.compile(r"^(\d+)\.(\d+)")

@@ -287,30 +287,25 @@ def _completion_wait(pid: int, trace: drgn.StackTrace) -> CompletionWait | None:
         if x.absent_:
             continue
         address = int(x.value_())
-        done: int | None
-        waiters: tuple[int, ...] | None
-        missing: list[str] = []
+        done: int | NotAvailable
+        waiters: tuple[int, ...] | NotAvailable
         try:
             done = int(x.done.value_())
         except drgn.FaultError as exc:
-            done = None
-            missing.append(f"its done count: {not_in_dump(exc, 'struct completion')}")
+            done = NotAvailable(not_in_dump(exc, "struct completion"))
         except LookupError as exc:
-            done = None
-            missing.append(layouts.unknown("its done count", str(exc)).reason)
+            done = layouts.unknown_read(str(exc))
         try:
             # completions wait on a simple wait queue since 5.7 (swait_queue_head; each entry a struct swait_queue)
             head = x.wait.task_list.address_of_()
             pids = (int(w.task.pid.value_()) for w in list_for_each_entry("struct swait_queue", head, "task_list"))
             waiters = tuple(p for p in pids if p != pid)
         except drgn.FaultError as exc:
-            waiters = None
-            missing.append(f"its waiters: {not_in_dump(exc, 'its wait queue')}")
+            waiters = NotAvailable(not_in_dump(exc, "its wait queue"))
         except (LookupError, ValueError) as exc:
             # before 5.7 (a5c6234e1028, "completion: Use simple wait queues") the queue is a wait_queue_head
-            waiters = None
-            missing.append(layouts.unknown("its waiters", f"no simple wait queue in struct completion ({exc})").reason)
-        return CompletionWait(index, name, address, done, waiters, "; ".join(missing) or None)
+            waiters = layouts.unknown_read(f"no simple wait queue in struct completion ({exc})")
+        return CompletionWait(index, name, address, done, waiters)
     return None
 
 

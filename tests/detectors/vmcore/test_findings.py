@@ -11,6 +11,7 @@ from detectors.vmcore.nullfield import analyse_fault
 from forensics.model import LocatorKind, NotAvailable, Severity
 from forensics.report.vmcore import completion_json
 from forensics.types.vmcore import CompletionWait, Frame, MemoryTotals, ModuleInfo, SlabCacheInfo, TaskInfo
+from forensics.vmcore import layouts
 from tests.detectors.vmcore.snapshots import (
     DUMP,
     LAYOUTS,
@@ -204,16 +205,39 @@ def test_the_json_says_why_a_completion_is_not_named() -> None:
     }
     assert completion_json(replace(waiter, stack=())) == {"not_available": "its stack was not read"}
     assert completion_json(task(51, "kworker/0:2", "D", "schedule", "io_schedule", "blk_mq_get_tag")) is None
-    why = "its done count: not in dump: memory at 0xffff888001234560 was not captured"
-    read = CompletionWait(3, "__wait_for_common", 0xFFFF888001234560, None, (61,), why)
+    gone = NotAvailable("not in dump: memory at 0xffff888001234560 was not captured")
+    read = CompletionWait(3, "__wait_for_common", 0xFFFF888001234560, gone, (61,))
     assert completion_json(replace(waiter, completion=read)) == {
         "address": "0xffff888001234560",
         "frame": 3,
         "function": "__wait_for_common",
         "done": None,
         "other_waiters": [61],
-        "not_available": why,
+        "not_available": "its done count: not in dump: memory at 0xffff888001234560 was not captured",
     }
+
+
+def test_a_completion_value_not_read_is_said_with_its_reason_in_the_finding_as_in_the_json() -> None:
+    """A done count or waiters not read: the finding says "not read: why" at that value, from the same record whose
+    reasons the JSON's not_available joins; one reason said once where both were not read for it."""
+    waiter = task(50, "kworker/0:1", "D", "__schedule", "schedule", "__wait_for_common", "wait_for_completion")
+    gone = NotAvailable("not in dump: memory at 0xffff888001234560 was not captured")
+    old = layouts.unknown_read("no simple wait queue in struct completion ('struct completion' has no member 'wait')")
+    cases = (
+        (gone, (61,), "its done count not read: not in dump: memory at 0xffff888001234560 was not captured; other "
+         "waiters on it: pid 61."),
+        (0, old, "its done count 0 (not completed yet), other waiters on it: not read: unknown on this kernel (no "
+         "simple wait queue in struct completion ('struct completion' has no member 'wait'))."),
+        (gone, gone, "its done count and other waiters on it not read: not in dump: memory at 0xffff888001234560 "
+         "was not captured."),
+    )  # fmt: skip
+    for done, others, said in cases:
+        read = CompletionWait(2, "__wait_for_common", 0xFFFF888001234560, done, others)
+        (found,) = vf.blocked_task_findings(snapshot(tasks=(replace(waiter, completion=read),)))
+        assert found.summary.endswith(f"(x of frame #2, __wait_for_common): {said}")
+        json_reason = completion_json(replace(waiter, completion=read))["not_available"]  # type: ignore[index]
+        assert all(v.reason in json_reason for v in (done, others) if isinstance(v, NotAvailable))
+        assert (found.evidence[-1].locator.start == read.address) is (done == 0)  # a value not read is not cited
 
 
 def test_a_d_sleep_on_no_lock_says_what_it_waits_on_with_the_frame_as_evidence() -> None:
