@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from elftools.elf.elffile import ELFFile
 
-from collectors.ust_symbols import Binary, Resolver
+from collectors.ust_symbols import Binary, Resolver, _read_symbols
 
 SOURCE = "int twice(int x) { return 2 * x; }\nint main(int argc, char **argv) { return twice(argc); }\n"
 
@@ -46,3 +46,27 @@ def test_what_cannot_be_named_stays_hex_with_each_cause_once(tmp_path: Path) -> 
     assert r.name(0x10) == "addr=0x10"
     assert r.why == [f"{missing} not found", "0x10 is in no binary the statedump names"]
     assert Resolver([]).name(0x401000) == "addr=0x401000"
+
+
+def test_a_library_symbol_table_is_read_whole_as_pyelftools_reads_it_symbol_by_symbol() -> None:
+    """The C library's table (where a call site in it, main's, is looked up), unpacked whole: the functions pyelftools
+    lists one symbol at a time, GNU indirect functions (strstr, memcpy) among them, which pyelftools names STT_LOOS
+    (until 2026-12-06 they were left out: the reader compared the type with "STT_GNU_IFUNC")."""
+    if not shutil.which("gcc"):
+        pytest.skip("needs gcc (to find the C library)")
+    found = subprocess.run(["gcc", "-print-file-name=libc.so.6"], capture_output=True, text=True, check=False)
+    libc = Path(found.stdout.strip())
+    if not libc.is_absolute() or not libc.is_file():
+        pytest.skip("no libc.so.6 found")
+    with libc.open("rb") as f:
+        elf = ELFFile(f)
+        section = elf.get_section_by_name(".symtab") or elf.get_section_by_name(".dynsym")
+        assert section is not None
+        one_by_one = sorted(
+            (int(s["st_value"]), s.name, s["st_info"]["type"])
+            for s in section.iter_symbols()  # type: ignore[attr-defined]
+            if s["st_info"]["type"] in ("STT_FUNC", "STT_LOOS") and s["st_value"] and s.name
+        )
+    read = _read_symbols(str(libc))
+    assert sorted(zip(read.starts, read.names, strict=True)) == [(a, n) for a, n, _t in one_by_one]
+    assert any(t == "STT_LOOS" for _a, _n, t in one_by_one)
