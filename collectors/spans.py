@@ -17,6 +17,7 @@ import re
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -271,9 +272,15 @@ def _ctf_ref(session: Session, ts_ns: int, cpu: int, off: int, eid: int, stream:
 
 
 def ust_marks(
-    session: Session, rows: npt.NDArray[np.int64], owner: npt.NDArray[np.int64]
+    session: Session,
+    rows: npt.NDArray[np.int64],
+    owner: npt.NDArray[np.int64],
+    payloads: UstPayloads | None = None,
 ) -> tuple[list[Mark], list[str]]:
-    """Marks from the UST rows of a session (tracef message, or the event name and its ``id`` field)."""
+    """Marks from the UST rows of a session (tracef message, or the event name and its ``id`` field).
+
+    ``payloads``: where the session's events are cited from, given the symbols that named its functions (a cited
+    lttng_ust_cyg_profile event's ``call_site`` is named by them, each cause not named said once)."""
     sel = np.flatnonzero(rows[:, ly.R_KIND] == K_USER)
     marks: list[Mark] = []
     notes: list[str] = []
@@ -320,7 +327,9 @@ def ust_marks(
     if any(addrs):
         resolver = Resolver(binaries)
         marks = [replace(m, kind=resolver.name(a)) if a else m for m, a in zip(marks, addrs, strict=True)]
-        notes += [f"lttng_ust_cyg_profile addresses not resolved to functions: {why}" for why in resolver.why]
+        notes += [f"{UNRESOLVED}{why}" for why in resolver.why]
+        if payloads is not None:
+            payloads.add(session, resolver)
     if no_tid:
         notes.append(
             f"{no_tid} user-space events carry no thread id: "
@@ -419,6 +428,10 @@ def table_spans(path: Path) -> list[Span]:
     return spans
 
 
+#: The head of a span note that says why lttng_ust_cyg_profile addresses stay in hex.
+UNRESOLVED = "lttng_ust_cyg_profile addresses not resolved to functions: "
+
+
 class UstPayloads:
     """What the cited user-space events of LTTng sessions carried: each event's payload fields, read again from its
     stream file (collectors.ctf.payload), for the few events a slow span's evidence cites."""
@@ -426,23 +439,50 @@ class UstPayloads:
     def __init__(self) -> None:
         self.sessions: dict[str, Session] = {}
         self._readers: dict[tuple[str, int], PayloadReader] = {}
+        self._resolvers: dict[str, tuple[Resolver, int]] = {}  # per session: its symbols, the causes said by then
+        self._fields: dict[tuple[str, int], dict[str, Any] | None] = {}
 
-    def add(self, session: Session) -> None:
-        """A session whose events may be cited."""
+    def add(self, session: Session, resolver: Resolver | None = None) -> None:
+        """A session whose events may be cited; ``resolver``: the symbols that named its functions (ust_marks)."""
         self.sessions[session.source] = session
+        if resolver is not None:
+            self._resolvers[session.source] = (resolver, len(resolver.why))
 
-    def cite(self, ref: Ref) -> Ref:
-        """``ref`` with its excerpt the event's name, payload fields and thread (``lttng_ust_cyg_profile:func_entry
-        addr=0x804fb11 call_site=0x804aa86 vtid=596``); any other ref, or one that does not decode, as it is."""
+    def _payload(self, ref: Ref) -> dict[str, Any] | None:
+        """The payload fields of a cited event of an added session (read once); None for any other."""
+        key = (ref.source, ref.line_no)
+        if key in self._fields:
+            return self._fields[key]
         session = self.sessions.get(ref.source)
         if session is None or ref.line_no <= 0:
-            return ref
+            return None
         stream, off = session.locate(ref.line_no)
         trace = session.streams[stream].trace
         reader = self._readers.get((ref.source, trace))
         if reader is None:
             reader = self._readers[(ref.source, trace)] = PayloadReader(session.traces[trace].meta)
-        fields = reader.fields(session.streams[stream].path, off)
+        got = self._fields[key] = reader.fields(session.streams[stream].path, off)
+        return got
+
+    def called_from(self, ref: Ref) -> str | None:
+        """Where a cited lttng_ust_cyg_profile event's call was made: its ``call_site`` (the return address in the
+        caller) named by the session's symbols, ``main+0x86 (0x40152d)``, else ``call_site=0x40152d`` (the cause
+        in :meth:`notes`); None for an event without a call_site or a session whose functions were not named."""
+        fields = self._payload(ref)
+        site = None if fields is None else fields.get("call_site")
+        got = self._resolvers.get(ref.source)
+        if not isinstance(site, int) or got is None:
+            return None
+        return got[0].name_return(site & 0xFFFFFFFFFFFFFFFF)
+
+    def notes(self) -> list[str]:
+        """The causes of call sites not named that ust_marks' notes did not say already, each once."""
+        return [f"{UNRESOLVED}{why}" for resolver, said in self._resolvers.values() for why in resolver.why[said:]]
+
+    def cite(self, ref: Ref) -> Ref:
+        """``ref`` with its excerpt the event's name, payload fields and thread (``lttng_ust_cyg_profile:func_entry
+        addr=0x804fb11 call_site=0x804aa86 vtid=596``); any other ref, or one that does not decode, as it is."""
+        fields = self._payload(ref)
         if fields is None:
             return ref
         name = ref.text.split(" ", 1)[0]

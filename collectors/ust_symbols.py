@@ -3,7 +3,8 @@
 LTTng-UST's statedump (``lttng enable-event -u lttng_ust_statedump:*``) and its ``lttng_ust_dl:dlopen`` events
 record each binary the process mapped: its path, load address (``baddr``), size and whether it is position
 independent.  An address inside one is looked up in that file's ELF symbol table (pyelftools): ``serve
-(0x401461)``.  When it cannot be (no statedump, the binary is not on this machine, no symbol table), the address
+(0x401461)``; a call's ``call_site``, the return address in its caller, as the place in the caller: ``main+0x86
+(0x40152d)``.  When it cannot be (no statedump, the binary is not on this machine, no symbol table), the address
 stays in hex and the reason is said once per cause.
 """
 
@@ -96,7 +97,7 @@ class Resolver:
     def __init__(self, binaries: list[Binary]) -> None:
         self.binaries = sorted(set(binaries), key=lambda b: b.baddr)
         self._files: dict[str, _Symbols] = {}
-        self._named: dict[int, str] = {}
+        self._named: dict[tuple[int, str, int], str] = {}
         self.why: list[str] = []  # each cause once, in the order met
 
     def _unresolved(self, why: str) -> None:
@@ -105,34 +106,53 @@ class Resolver:
 
     def name(self, addr: int) -> str:
         """``serve (0x401461)``, or ``addr=0x401461`` when the address cannot be named (the cause kept in ``why``)."""
-        got = self._named.get(addr)
+        return self._name(addr, "addr", 0)
+
+    def name_return(self, addr: int) -> str:
+        """A return address (lttng_ust_cyg_profile's ``call_site``) as the place in the calling function it lies
+        in, as perf and crash print one: ``main+0x86 (0x40152d)``; ``call_site=0x40152d`` when it cannot be named
+        (the cause kept in ``why``, said once with those of the functions' addresses)."""
+        # The function is the one holding the byte before it, as gdb finds a caller's block (pc - 1): a call that
+        # is its function's last instruction returns to the first byte past the function.
+        return self._name(addr, "call_site", 1)
+
+    def _name(self, addr: int, field: str, back: int) -> str:
+        key = (addr, field, back)
+        got = self._named.get(key)
         if got is None:
-            got = self._named[addr] = self._resolve(addr)
+            found = self._resolve(addr, back)
+            if found is None:
+                got = f"{field}=0x{addr:x}"
+            else:
+                name, off = found
+                got = f"{name}{f'+0x{off:x}' if off else ''} (0x{addr:x})"
+            self._named[key] = got
         return got
 
-    def _resolve(self, addr: int) -> str:
-        hex_form = f"addr=0x{addr:x}"
+    def _resolve(self, addr: int, back: int) -> tuple[str, int] | None:
+        """The function holding ``addr - back`` and ``addr``'s offset into it; None when it cannot be named (the
+        cause recorded, naming ``addr`` as the trace shows it)."""
         if not self.binaries:
             self._unresolved(
                 "the session has no lttng_ust_statedump:bin_info event (record it: "
                 "`lttng enable-event -u 'lttng_ust_statedump:*'`)"
             )
-            return hex_form
+            return None
+        at = addr - back
         # The last binary mapped at or below the address that covers it (a later dlopen at the same place wins).
-        binary = next((b for b in reversed(self.binaries) if b.baddr <= addr < b.baddr + b.memsz), None)
+        binary = next((b for b in reversed(self.binaries) if b.baddr <= at < b.baddr + b.memsz), None)
         if binary is None:
             self._unresolved(f"0x{addr:x} is in no binary the statedump names")
-            return hex_form
+            return None
         syms = self._files.get(binary.path)
         if syms is None:
             syms = self._files[binary.path] = _read_symbols(binary.path)
         if syms.why:
             self._unresolved(syms.why)
-            return hex_form
-        v = addr - binary.baddr + syms.lowest if binary.is_pic else addr
+            return None
+        v = at - binary.baddr + syms.lowest if binary.is_pic else at
         i = bisect.bisect_right(syms.starts, v) - 1
         if i < 0 or v >= syms.ends[i]:
             self._unresolved(f"0x{addr:x} is in no function of {binary.path}'s symbol table")
-            return hex_form
-        off = v - syms.starts[i]
-        return f"{syms.names[i]}{f'+0x{off:x}' if off else ''} (0x{addr:x})"
+            return None
+        return syms.names[i], v + back - syms.starts[i]

@@ -72,13 +72,17 @@ def span_findings(
     slow: float | None,
     marks: Sequence[Mark] = (),
     cite: Callable[[Ref], Ref] | None = None,
+    called_from: Callable[[Ref], str | None] | None = None,
 ) -> list[Finding]:
     """One finding per span name: its slowest span explained (when over ``slow`` or when the slowest were asked).
 
     ``marks``: every user-space mark, in time order: the few inside the span that say where its time went are
-    cited (detectors.spans.inside); ``cite``: a user-space event's excerpt with the payload it carried."""
+    cited (detectors.spans.inside); ``cite``: a user-space event's excerpt with the payload it carried;
+    ``called_from``: where the call an event enters was made (lttng_ust_cyg_profile's call_site, named), None
+    for an event that does not say."""
     out = []
     see = cite or (lambda r: r)
+    caller = called_from or (lambda r: None)
     marks_of: dict[int, list[Mark]] = {}
     for m in marks:
         marks_of.setdefault(m.tid, []).append(m)
@@ -91,7 +95,7 @@ def span_findings(
         s = b.span
         st = stats.get(name)
         begin, end = see(s.begin_ref), see(s.end_ref)
-        found = inside(s, marks_of.get(s.tid, ()), spans_of.get(s.tid, ()))
+        found = inside(s, marks_of.get(s.tid, ()), spans_of.get(s.tid, ()), caller)
         refs = [begin, end] + [see(i.ref) for i in found]
         for p in sorted(b.parts, key=lambda p: -p.duration)[:3]:
             refs += list(p.refs)
@@ -104,6 +108,8 @@ def span_findings(
                 evidence.append(_evidence(r))
         facts = [Fact("span", name), Fact("tid", str(s.tid)), Fact("duration", fmt_ms(s.duration))]
         facts += [Fact("started by", begin.text), Fact("ended by", end.text)]
+        if (site := caller(s.begin_ref)) is not None:  # the excerpt keeps the payload as recorded (hex)
+            facts.append(Fact("called from", site))
         for i, r in zip(found, refs[2:], strict=False):
             where = f"at {r.ts:.6f}" + (f" CPU{r.cpu}" if r.cpu >= 0 else "")
             facts.append(Fact("inside", f"{where} {r.text}: {i.role}"))

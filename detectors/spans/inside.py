@@ -8,7 +8,7 @@ wrote before.  At most :data:`MAX_CITED` events, each cited with what it shows.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from itertools import pairwise
 
@@ -39,10 +39,16 @@ def _is_message(mark: Mark) -> bool:
     return not mark.ref.text.startswith(mark.text)
 
 
-def inside(span: Span, marks: Sequence[Mark], spans: Sequence[Span]) -> list[Inside]:
+def inside(
+    span: Span,
+    marks: Sequence[Mark],
+    spans: Sequence[Span],
+    called_from: Callable[[Ref], str | None] = lambda ref: None,
+) -> list[Inside]:
     """The events of ``span``'s thread inside it that explain its time (``marks``, ``spans``: the thread's, in
-    time order): the nested call that took most of it, followed down :data:`HOT_LEVELS` levels; the longest
-    stretch without any event of the thread; the last messages before either."""
+    time order): the nested call that took most of it, followed down :data:`HOT_LEVELS` levels, each with where
+    it was called from when its entry says (``called_from``); the longest stretch without any event of the
+    thread; the last messages before either."""
     total = span.duration
     if total <= 0:
         return []
@@ -74,10 +80,12 @@ def inside(span: Span, marks: Sequence[Mark], spans: Sequence[Span]) -> list[Ins
         longest = max(kids, key=lambda s: s.duration)
         if longest.duration < SHARE * total:
             break
+        site = called_from(longest.begin_ref)
         cite(
             longest.begin_ref,
             f"nested {longest.name}{f' {longest.kind}' if longest.kind else ''} took {fmt_ms(longest.duration)}"
-            f" ({100 * longest.duration / total:.0f}% of the span), until {longest.end:.6f}",
+            f" ({100 * longest.duration / total:.0f}% of the span), until {longest.end:.6f}"
+            + (f", called from {site}" if site is not None else ""),
         )
         hot_at = longest.start
         parent = longest

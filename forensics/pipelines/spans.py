@@ -13,6 +13,7 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from collectors.ctf.feed import CtfRead
+    from collectors.spans import UstPayloads
     from detectors.spans.pairing import SpanPattern
     from forensics.model import Finding
     from forensics.types.figures import Figure
@@ -43,7 +44,7 @@ class SpanOptions:
         return bool(self.patterns or self.sources or self.hist_png or self.gantt_png or self.slow_ms is not None)
 
 
-def _ust_session_marks(path: str) -> tuple[list[Mark], list[str], object]:
+def _ust_session_marks(path: str, payloads: UstPayloads) -> tuple[list[Mark], list[str], object]:
     from collectors.ctf.reader import Session, decoder_kernels, session_bytes
     from collectors.spans import ust_marks
     from forensics.jit import compiled_pays
@@ -56,7 +57,8 @@ def _ust_session_marks(path: str) -> tuple[list[Mark], list[str], object]:
     parts = list(session.rows())
     rows = np.concatenate([r for r, _o in parts]) if parts else np.zeros((0, ly.N_ROWCOLS), dtype=np.int64)
     owner = np.concatenate([o for _r, o in parts]) if parts else np.zeros(0, dtype=np.int64)
-    marks, notes = ust_marks(session, rows, owner)
+    payloads.add(session)
+    marks, notes = ust_marks(session, rows, owner, payloads)
     return marks, notes + session.notes(), session
 
 
@@ -125,7 +127,7 @@ def run_spans(
     payloads = UstPayloads()
     if ctf is not None:
         payloads.add(ctf.session)
-        got, n = ust_marks(ctf.session, *(ctf.session.ust_rows() if ust_again else ctf.rows()))
+        got, n = ust_marks(ctf.session, *(ctf.session.ust_rows() if ust_again else ctf.rows()), payloads)
         marks += got
         notes += n
         kernel_clock = (ctf.session.traces[0].clock.name, ctf.session.traces[0].clock.uuid)
@@ -135,8 +137,7 @@ def run_spans(
         p = Path(src)
         monotonic_needed = True
         if p.is_dir() or p.name == "metadata":
-            got, n, session = _ust_session_marks(src)
-            payloads.add(session)  # type: ignore[arg-type]
+            got, n, session = _ust_session_marks(src, payloads)
             clock = session.traces[0].clock  # type: ignore[attr-defined]
             if kernel_clock is not None:
                 monotonic_needed = False
@@ -179,7 +180,12 @@ def run_spans(
         notes.append("no spans: no user-space start/end events, markers or span rows were found (see --span)")
     slow = opts.slow_ms / 1e3 if opts.slow_ms is not None else None
     report = analyse(spans, unmatched, table, slow, opts.slowest, sources, notes)
-    findings = span_findings(report, slow, sorted(marks + markers, key=lambda m: m.ts), payloads.cite)
+    findings = span_findings(
+        report, slow, sorted(marks + markers, key=lambda m: m.ts), payloads.cite, payloads.called_from
+    )
+    # A cited call's call site may lie where no function address did (main's caller in libc): its cause, once.
+    if late := payloads.notes():
+        report = dataclasses.replace(report, notes=report.notes + tuple(late))
     figures: list[Figure] = []
     hist, gantt = opts.hist_png, opts.gantt_png
     # The figure records are imported only when a plot is asked for (their module: ~3 ms of a trace run's start-up).
