@@ -252,6 +252,12 @@ def _member_grade(m: SeriesVerdict, g: CoGrowth, index: int) -> str:
     return m.grade.value
 
 
+def held_by_process(what: str, held: bool) -> tuple[Subject, ...]:
+    """The subject saying a process holds the objects (``what``: "UDP sockets"), which the report's verdict reads:
+    kernel memory a process keeps open is the process's doing, not the kernel's problem."""
+    return (Subject(SubjectKind.HELD_BY_PROCESS, what),) if held else ()
+
+
 def cache_finding(v: SeriesVerdict, ctx: FindingContext) -> Finding:
     """The finding for one flagged slab cache."""
     who = attribution_for(v.name)
@@ -305,7 +311,7 @@ def cache_finding(v: SeriesVerdict, ctx: FindingContext) -> Finding:
         ),
         facts=tuple(facts),
         detector=DETECTOR,
-        subjects=(Subject(SubjectKind.SLAB_CACHE, v.name),),
+        subjects=(Subject(SubjectKind.SLAB_CACHE, v.name), *held_by_process(who.subject, who.held_by_process)),
     )
 
 
@@ -421,6 +427,7 @@ def group_finding(g: CoGrowth, ctx: FindingContext) -> Finding:
         next_steps=tuple(dict.fromkeys(steps)),
         facts=tuple(facts),
         detector=DETECTOR,
+        subjects=held_by_process(g.signature.subject, g.signature.held_by_process) if g.signature else (),
     )
 
 
