@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from detectors.leaks.attribution import attribution_for, describe_aliases, generic_confirm_steps, merged_names
-from detectors.leaks.decision import AGGREGATE_SHORT, RETURNED_RISING, WITH_PAGE_CACHE
+from detectors.leaks.decision import AGGREGATE_SHORT, RETURNED_RISING, WITH_PAGE_CACHE, rule_baseline
 from detectors.leaks.meminfo import field_info
 from forensics import model
 from forensics.model import (
@@ -27,7 +27,16 @@ from forensics.model import (
     Timestamp,
     finding_id,
 )
-from forensics.types.leaks import CoGrowth, ExaminedSeries, Grade, Power, SampleRef, SeriesVerdict, duration
+from forensics.types.leaks import (
+    CoGrowth,
+    ExaminedSeries,
+    Grade,
+    LeakThresholds,
+    Power,
+    SampleRef,
+    SeriesVerdict,
+    duration,
+)
 from forensics.units import iso_utc
 
 DETECTOR = "leaks"
@@ -49,6 +58,11 @@ class FindingContext:
     mem_available: float | None  # last MemAvailable of the latest boot, bytes
     aliases: Mapping[str, str]
     reclaim_account: Mapping[str, bool] = field(default_factory=dict)  # the flags read (/sys/kernel/slab)
+    thresholds: LeakThresholds = field(default_factory=LeakThresholds)  # the rules' numbers, for the baselines
+
+    def baseline(self, v: SeriesVerdict) -> Baseline | None:
+        """What the rule that graded ``v`` a leak or suspect judged it against; None below (information)."""
+        return rule_baseline(v.name, v.verdict.rule, self.thresholds)
 
 
 def kb(value: float) -> str:
@@ -312,6 +326,7 @@ def cache_finding(v: SeriesVerdict, ctx: FindingContext) -> Finding:
         facts=tuple(facts),
         detector=DETECTOR,
         subjects=(Subject(SubjectKind.SLAB_CACHE, v.name), *held_by_process(who.subject, who.held_by_process)),
+        baseline=ctx.baseline(v),
     )
 
 
@@ -405,7 +420,9 @@ def group_finding(g: CoGrowth, ctx: FindingContext) -> Finding:
             else tuple(r for r in m.samples if r.role in ("first", "last"))
         )
         evidence.extend(sample_evidence(ctx.source, m.name, (*(refs or m.samples), *_fall_refs(m))))
-    confidence, reason = _confidence(max(g.members, key=lambda m: (m.grade.rank, m.rate)))
+    # The member whose grade is the group's (the fastest of them) is the one its confidence and baseline are of.
+    worst = max(g.members, key=lambda m: (m.grade.rank, m.rate))
+    confidence, reason = _confidence(worst)
     key = g.signature.subject if g.signature else anchor.name
     steps = (
         *(g.signature.next_steps if g.signature else ()),
@@ -428,6 +445,7 @@ def group_finding(g: CoGrowth, ctx: FindingContext) -> Finding:
         facts=tuple(facts),
         detector=DETECTOR,
         subjects=held_by_process(g.signature.subject, g.signature.held_by_process) if g.signature else (),
+        baseline=ctx.baseline(worst),
     )
 
 
@@ -531,7 +549,7 @@ def meminfo_finding(
         next_steps=info.confirm,
         facts=tuple(facts),
         detector=DETECTOR,
-        baseline=SHORT_SUM_BASELINE if brief_sum and not explained_by else None,
+        baseline=None if explained_by else SHORT_SUM_BASELINE if brief_sum else ctx.baseline(v),
     )
 
 
