@@ -203,6 +203,15 @@ def _fall_refs(v: SeriesVerdict) -> tuple[SampleRef, ...]:
     return tuple(r for r in (fall.top, fall.bottom) if r.sample_id not in cited)
 
 
+#: What a slab cache's figures measure, said in its finding: slab-watch's summary counts objects in use (active_objs
+#: x objsize) and the samples differ from window medians, so one cache read "+1.5 MiB" there, "2,242 KB (589 KB -> ...)"
+#: here and "579 KB (sample 1)" beside it, none saying which it was.
+SLAB_MEASURE = (
+    "slab memory: num_objs × objsize (slabtop's OBJS × OBJ SIZE, objects in use or free); growth from window "
+    "medians, samples as read"
+)
+
+
 def _series_facts(v: SeriesVerdict, ctx: FindingContext) -> list[Fact]:
     f = v.features
     persistence = "n/a (first half flat)" if f.persistence is None else f"{f.persistence:.2f}"
@@ -211,7 +220,10 @@ def _series_facts(v: SeriesVerdict, ctx: FindingContext) -> list[Fact]:
         fitted = f"{kb(v.rate)}/h since it fell back near its baseline (its lowest window median to its last)"
     facts = [
         Fact("growth rate", fitted),
-        Fact("total growth", f"{kb(v.growth)} over {f.span_hours:.2f} h ({kb(f.first)} → {kb(f.last)})"),
+        Fact(
+            "total growth",
+            f"{kb(v.growth)} over {f.span_hours:.2f} h (first to last window median: {kb(f.first)} → {kb(f.last)})",
+        ),
         Fact("linearity", f"r² {f.r2:.2f}, Kendall tau {f.tau:.2f}, persistence {persistence}"),
         Fact(
             "reclaim",
@@ -291,6 +303,7 @@ def cache_finding(v: SeriesVerdict, ctx: FindingContext) -> Finding:
     if v.objects_rate is not None and v.objsize:
         in_use = f", {v.active_rate:,.0f}/h in use" if v.active_rate is not None else ""
         facts.insert(1, Fact("objects", f"{v.objects_rate:,.0f} objects/h of {v.objsize} bytes{in_use}"))
+    facts.insert(0, Fact("measured as", SLAB_MEASURE))
     facts.append(Fact("typically allocated by", who.allocated_by))
     if who.pinned_by:
         facts.append(Fact("held by", who.pinned_by))
@@ -389,6 +402,7 @@ def group_finding(g: CoGrowth, ctx: FindingContext) -> Finding:
         title = f"{label[:1].upper()}{label[1:]} of caches growing together: {names} ({kb(g.rate)}/h)"
     facts = [
         Fact("likely user action", action),
+        Fact("measured as", SLAB_MEASURE),
         Fact(
             "objects per " + anchor.name + " object",
             ", ".join(f"{m.name} {_ratio_text(r)}" for m, r in zip(g.members, g.ratios, strict=True)),
@@ -455,6 +469,10 @@ class StretchPart(NamedTuple):
     name: str
     growth: float  # bytes, last window median less the first of the sum's stretch
     grade: Grade  # the cache's own grade (its own stretch may be shorter: a late onset)
+
+
+#: The measure of the caches named in a sum's finding (not slab-watch's objects in use).
+PARTS_MEASURE = "slab memory (num_objs × objsize, first to last window median)"
 
 
 def _parts_text(parts: tuple[StretchPart, ...], total: float) -> str:
@@ -534,8 +552,11 @@ def meminfo_finding(
     if parts:
         said = _parts_text(parts, v.growth)
         beyond = "" if _parts_explain(parts, v.growth) else ": look beyond them"
-        summary += f" Over the same stretch (from {when(v.since_wall)}) the caches that grew most: {said}{beyond}."
-        facts.append(Fact("grown over the same stretch by", said + beyond))
+        summary += (
+            f" Over the same stretch (from {when(v.since_wall)}) the caches that grew most, in {PARTS_MEASURE}: "
+            f"{said}{beyond}."
+        )
+        facts.append(Fact("grown over the same stretch by", f"{PARTS_MEASURE}: {said}{beyond}"))
     confidence, reason = _confidence(v)
     return Finding(
         id=finding_id(FindingKind.KERNEL_MEMORY_LEAK, info.name),
