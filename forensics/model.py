@@ -339,6 +339,9 @@ class SubjectKind(enum.StrEnum):
     LOCK = "lock"
     SPAN = "span"
     CPU = "cpu"
+    # Kernel objects a user process holds open (sockets, files, mappings; ``name`` what they are, "UDP sockets"): a
+    # leak of them is a process keeping them, which its exit frees, not a fault of the kernel's (the verdict says so).
+    HELD_BY_PROCESS = "held by a process"
 
 
 @dataclass(frozen=True)

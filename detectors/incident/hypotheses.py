@@ -26,6 +26,7 @@ from forensics.model import (
     FindingKind,
     Severity,
     StatedCause,
+    SubjectKind,
     below_problem,
     to_watch,
     unjudged,
@@ -280,15 +281,33 @@ EXHAUSTED = "kernel memory leaked until memory ran out"
 GIVEN_BACK = "given back"
 
 
+def held_by_process(main: Finding) -> str | None:
+    """What a process holds when the finding's memory is kernel objects a process keeps open ("UDP sockets"), read
+    from its typed subject (detectors/leaks/findings.py ``held_by_process``); None for a leak inside the kernel."""
+    held = main.subject(SubjectKind.HELD_BY_PROCESS)
+    return held.name if held is not None else None
+
+
 def _leak_words(main: Finding) -> str:
     """What the samples show of a leak finding: called (high) or only suspected, and given back or not.
 
     "Never given back" is said only where the series never fell back; otherwise its largest fall is named.  A
-    suspicion (below high: the leak detector's grade suspect) stays one.
+    suspicion (below high: the leak detector's grade suspect) stays one.  Objects a process holds open are said
+    held by a process, not leaked by the kernel, and not "never" given back: the process may still run.
     """
     called = main.severity >= Severity.HIGH
-    lead = LEAKING if called else "a kernel memory leak was suspected"
     back = main.fact(GIVEN_BACK)
+    held = held_by_process(main)
+    if held is not None:
+        lead = "a process is holding kernel memory" if called else "a process may be holding kernel memory"
+        if back and back.startswith("no"):
+            grew = "growing, none of it given back while sampled"
+        elif back and back.startswith("yes: "):
+            grew = f"growing, though it gave memory back: {back.removeprefix('yes: ')}"
+        else:
+            grew = "growing; whether it was given back was not measured"
+        return f"{lead} (suspected: {held}; {grew})"
+    lead = LEAKING if called else "a kernel memory leak was suspected"
     if back and back.startswith("no"):
         return f"{lead} (growing and never given back)"
     if back and back.startswith("yes: "):
@@ -321,7 +340,15 @@ def _memory_text(main: Finding, findings: tuple[Finding, ...]) -> str:
     sample, and the dump's own free pages at the crash."""
     ooms = _of_kind(findings, *OOM_KINDS, FindingKind.OOM_USERS)
     called = main.severity >= Severity.HIGH
-    ran_out = EXHAUSTED if called else "memory ran out, with a kernel memory leak suspected"
+    held = held_by_process(main)
+    if held is not None:
+        ran_out = (
+            f"a process held kernel memory until memory ran out (suspected: {held})"
+            if called
+            else f"memory ran out, with a process suspected of holding kernel memory ({held})"
+        )
+    else:
+        ran_out = EXHAUSTED if called else "memory ran out, with a kernel memory leak suspected"
     if ooms:
         return f"{ran_out} ({ooms[0].title})"
     state = main.fact("memory exhausted")
@@ -416,6 +443,9 @@ def plain_summary(findings: tuple[Finding, ...], host: str, examined: tuple[Exam
         main = hits[0]
         said = _memory_text(main, findings) if text == LEAKING else text
         # Short sentences: what happened, then what was found, then the finding's own words.
+        if crash is None and text == LEAKING and held_by_process(main) is not None:
+            # Kernel memory a process keeps (its sockets, files, mappings): the process's doing, not the kernel's.
+            return f"On {host}, {said}. The finding: {main.title} ({worst.value})."
         if crash is None:
             return f"The Linux kernel on {host} had a problem: {said}. The finding: {main.title} ({worst.value})."
         if main.id == crash.id:

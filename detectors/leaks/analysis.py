@@ -178,7 +178,7 @@ def analyse(data: LeakInput, thresholds: LeakThresholds | None = None) -> LeakAn
                 if judged is not None:
                     meminfo.append(judged)
 
-    ctx = FindingContext(data.source, mem_total, mem_available, data.aliases, data.reclaim_account)
+    ctx = FindingContext(data.source, mem_total, mem_available, data.aliases, data.reclaim_account, th)
     findings = _findings(caches, groups, meminfo, ctx, lambda name: in_sreclaimable(name, data.reclaim_account))
     every = (*caches, *meminfo)
     refs, cited = _stretch_refs(slab_mats, mem_mats, units)

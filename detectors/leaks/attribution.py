@@ -49,6 +49,11 @@ class Attribution(NamedTuple):
     # processes (a build, a test suite) grow and free them by thousands in seconds, so growth alone over a short
     # stretch is churn, not a leak, unless it is a steady ramp (decision rule short-process-rise).
     with_processes: bool = False
+    # Whether its objects are held open by a process (sockets, open files, mappings, epoll and inotify watches): a
+    # process keeping them grows it, and its exit frees them; the report's verdict then says a process holds kernel
+    # memory, not that the kernel had a problem (SubjectKind.HELD_BY_PROCESS).  Not the process structures
+    # themselves (a leaked task reference is the kernel's), nor tmpfs files (they outlive their creator).
+    held_by_process: bool = False
 
     @property
     def known(self) -> bool:
@@ -84,6 +89,7 @@ ATTRIBUTIONS: tuple[Attribution, ...] = (
         ),
         with_file_io=False,
         with_processes=True,
+        held_by_process=True,
     ),
     Attribution(
         "maple_node",
@@ -102,6 +108,7 @@ ATTRIBUTIONS: tuple[Attribution, ...] = (
         ("wc -l /proc/[0-9]*/maps | sort -n | tail", *_PROCESSES_CONFIRM),
         with_file_io=False,
         with_processes=True,
+        held_by_process=True,
     ),
     Attribution(
         "mm_struct",
@@ -177,8 +184,17 @@ ATTRIBUTIONS: tuple[Attribution, ...] = (
         pinned_by="open sockets: a socket's inode is freed when the socket is closed, never by reclaim",
         reclaim_account=True,  # net/socket.c; /sys/kernel/slab/sock_inode_cache/reclaim_account is 1
         with_file_io=False,
+        held_by_process=True,
     ),
-    Attribution("TCP*", "TCP sockets", "TCP sockets (socket(), accept())", False, _SOCKETS_CONFIRM, with_file_io=False),
+    Attribution(
+        "TCP*",
+        "TCP sockets",
+        "TCP sockets (socket(), accept())",
+        False,
+        _SOCKETS_CONFIRM,
+        with_file_io=False,
+        held_by_process=True,
+    ),
     Attribution(
         "request_sock_TCP*",
         "TCP handshakes",
@@ -201,7 +217,13 @@ ATTRIBUTIONS: tuple[Attribution, ...] = (
         with_file_io=False,
     ),
     Attribution(
-        "UDP*", "UDP sockets", "UDP sockets (socket(AF_INET*, SOCK_DGRAM))", False, _SOCKETS_CONFIRM, with_file_io=False
+        "UDP*",
+        "UDP sockets",
+        "UDP sockets (socket(AF_INET*, SOCK_DGRAM))",
+        False,
+        _SOCKETS_CONFIRM,
+        with_file_io=False,
+        held_by_process=True,
     ),
     Attribution(
         "UNIX*",
@@ -210,10 +232,16 @@ ATTRIBUTIONS: tuple[Attribution, ...] = (
         False,
         _SOCKETS_CONFIRM,
         with_file_io=False,
+        held_by_process=True,
     ),
-    Attribution("RAW*", "raw sockets", "raw sockets", False, _SOCKETS_CONFIRM, with_file_io=False),
-    Attribution("PING*", "ping sockets", "ICMP ping sockets", False, _SOCKETS_CONFIRM, with_file_io=False),
-    Attribution("NETLINK", "netlink sockets", "netlink sockets", False, _SOCKETS_CONFIRM, with_file_io=False),
+    *(
+        Attribution(name, subject, allocated_by, False, _SOCKETS_CONFIRM, with_file_io=False, held_by_process=True)
+        for name, subject, allocated_by in (
+            ("RAW*", "raw sockets", "raw sockets"),
+            ("PING*", "ping sockets", "ICMP ping sockets"),
+            ("NETLINK", "netlink sockets", "netlink sockets"),
+        )
+    ),
     Attribution(
         "skbuff_*",
         "network buffers",
@@ -228,7 +256,14 @@ ATTRIBUTIONS: tuple[Attribution, ...] = (
         False,
         ("cat /proc/sys/net/netfilter/nf_conntrack_count", "conntrack -L | awk '{print $1, $4}' | sort | uniq -c"),
     ),
-    Attribution("filp", "open files", "open()/socket()/pipe(): one per open file description", False, _FILES_CONFIRM),
+    Attribution(
+        "filp",
+        "open files",
+        "open()/socket()/pipe(): one per open file description",
+        False,
+        _FILES_CONFIRM,
+        held_by_process=True,
+    ),
     Attribution(
         "dentry",
         "path lookups",
@@ -348,6 +383,7 @@ ATTRIBUTIONS: tuple[Attribution, ...] = (
         "epoll_ctl(EPOLL_CTL_ADD) of file descriptors",
         False,
         ("grep -c tfd /proc/[0-9]*/fdinfo/* | sort -t: -k2 -n | tail (epoll watches per process)",),
+        held_by_process=True,
     ),
     Attribution(
         "inotify_inode_mark",
@@ -355,6 +391,7 @@ ATTRIBUTIONS: tuple[Attribution, ...] = (
         "inotify_add_watch()",
         False,
         ("grep -c inotify /proc/[0-9]*/fdinfo/* | sort -t: -k2 -n | tail", "cat /proc/sys/fs/inotify/max_user_watches"),
+        held_by_process=True,
     ),
     Attribution(
         "kernfs_node_cache",

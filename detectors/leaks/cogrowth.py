@@ -57,6 +57,7 @@ SIGNATURES: tuple[Signature, ...] = (
         _SOCKET_STEPS,
         _SOCKET_COMPANIONS,
         _PER_SOCKET,
+        held_by_process=True,
     ),
     Signature(
         "TCP sockets",
@@ -65,6 +66,7 @@ SIGNATURES: tuple[Signature, ...] = (
         (*_SOCKET_STEPS, "ss -tanp | awk '{print $1}' | sort | uniq -c (states: CLOSE_WAIT means the peer closed)"),
         (*_SOCKET_COMPANIONS, "request_sock_TCP*", "tw_sock_TCP*"),
         _PER_SOCKET,
+        held_by_process=True,
     ),
     Signature(
         "UNIX sockets",
@@ -73,6 +75,7 @@ SIGNATURES: tuple[Signature, ...] = (
         (*_SOCKET_STEPS, "ss -xanp | awk '{print $NF}' | sort | uniq -c | sort -n | tail"),
         _SOCKET_COMPANIONS,
         _PER_SOCKET,
+        held_by_process=True,
     ),
     Signature(
         "sockets",
@@ -89,6 +92,7 @@ SIGNATURES: tuple[Signature, ...] = (
             "NETLINK",
         ),
         _PER_SOCKET,
+        held_by_process=True,
     ),
     Signature(
         "processes and threads",
@@ -125,6 +129,7 @@ SIGNATURES: tuple[Signature, ...] = (
         ("dentry", "lsm_file_cache", "kmalloc-*", "kmalloc-cg-*"),
         # Per open file (the anchor, filp): a pipe is two files sharing one inode and one dentry.
         (("inode_cache", 0.5), ("dentry", 0.5), ("lsm_file_cache", 1.0)),
+        held_by_process=True,
     ),
     Signature(
         "memory mappings",
@@ -132,6 +137,7 @@ SIGNATURES: tuple[Signature, ...] = (
         (("vm_area_struct",),),
         ("wc -l /proc/[0-9]*/maps | sort -n | tail (VMAs per process)",),
         ("maple_node", "anon_vma*", "vm_area_struct"),
+        held_by_process=True,
     ),
     Signature(
         "tmpfs files",
@@ -146,6 +152,7 @@ SIGNATURES: tuple[Signature, ...] = (
         (("eventpoll_epi",),),
         ("grep -c tfd /proc/[0-9]*/fdinfo/* | sort -t: -k2 -n | tail",),
         ("eventpoll_*", "filp", "kmalloc-*"),
+        held_by_process=True,
     ),
     Signature(
         "inotify watches",
@@ -153,6 +160,7 @@ SIGNATURES: tuple[Signature, ...] = (
         (("inotify_inode_mark",),),
         ("grep -c inotify /proc/[0-9]*/fdinfo/* | sort -t: -k2 -n | tail",),
         ("fsnotify_mark_connector", "kmalloc-*"),
+        held_by_process=True,
     ),
     Signature(
         "cgroups",
@@ -168,6 +176,7 @@ SIGNATURES: tuple[Signature, ...] = (
         ("cat /proc/sys/fs/file-nr", "ls /proc/[0-9]*/fd 2>/dev/null | wc -l"),
         ("dentry", "lsm_file_cache", "kmalloc-*", "kmalloc-cg-*"),
         (("lsm_file_cache", 1.0),),  # a file's LSM blob; its dentry may be shared by many opens
+        held_by_process=True,
     ),
 )
 

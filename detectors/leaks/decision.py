@@ -23,6 +23,7 @@ import numpy as np
 import numpy.typing as npt
 
 from detectors.leaks.attribution import Lifetime
+from forensics.model import Baseline
 from forensics.types.leaks import Features, Grade, LeakThresholds, PageCacheTie, Verdict, duration
 
 
@@ -475,6 +476,64 @@ def decide(context: Context) -> Verdict:
         if reason is not None:
             return Verdict(grade, name, reason)
     raise AssertionError("the last rule always decides")  # pragma: no cover
+
+
+def rule_number(rule: str) -> int:
+    """The rule's number in :data:`RULES` and in docs/leaks.md's table (1 first)."""
+    return next(i for i, (name, _grade, _test) in enumerate(RULES, 1) if name == rule)
+
+
+def _yardstick(th: LeakThresholds) -> dict[str, tuple[str, str, str]]:
+    """What each rule that calls a problem (leak, suspect) holds a series to: (what, value, thresholds read)."""
+    steady = (
+        f"Kendall tau >= {th.leak_tau:.2f}, r² >= {th.leak_r2:.2f}, the rate's 90% CI above 0, persistence >= "
+        f"{th.min_persistence:.2f}, never giving back more than {th.max_leak_drawdown:.0%} of its range, a rising "
+        f"floor (minima tau >= {th.leak_minima_tau:.2f})"
+    )
+    # The effect every rule below needs first (rules no-effect, small-growth, short-ramp).
+    effect = (
+        f"growth of >= {_kb(th.min_growth)} at >= {_kb(th.min_rate)}/h (>= {_kb(th.short_growth)} under "
+        f"{_hours(th.short_hours)}, unless harmful), then "
+    )
+    return {
+        "steady-ramp": (
+            "a leak's steady ramp",
+            effect + steady,
+            "min_growth, min_rate, short_growth, leak_tau, leak_r2, min_persistence, max_leak_drawdown, "
+            "leak_minima_tau",
+        ),
+        "consistent-rise": (
+            "a consistent rise, short of a leak's steady ramp",
+            f"{effect}Kendall tau >= {th.suspect_tau:.2f}, the rate's 90% CI above 0, a rising floor (a leak needs "
+            f"{steady})",
+            "min_growth, min_rate, short_growth, suspect_tau",
+        ),
+        "slabs-not-objects": (
+            "the share of a cache's growth a leak makes of objects in use",
+            f">= {th.min_in_use_share:.0%} (less: free objects kept in slabs, a suspicion only)",
+            "min_in_use_share",
+        ),
+        "floor-rises-through-reclaim": (
+            "the floor a reclaimable cache falls back to",
+            f"not rising after reclaim: a rise of >= {_kb(th.min_rate)}/h (minima tau >= {th.leak_tau:.2f}) after "
+            f"giving back >= {th.reclaim_seen:.0%} of its range, over >= {_hours(th.reclaim_hours)}, is suspect",
+            "min_rate, leak_tau, reclaim_seen, reclaim_hours",
+        ),
+    }
+
+
+def rule_baseline(name: str, rule: str, th: LeakThresholds) -> Baseline | None:
+    """What the rule that graded series ``name`` a leak or suspect judged it against (docs/severity.md), None for a
+    rule that calls no problem.  The growth judged is the series' own, from its first window median."""
+    said = _yardstick(th).get(rule)
+    if said is None:
+        return None
+    what, value, read = said
+    return Baseline(
+        f"{what}, {name} judged from its own first window median",
+        value,
+        f"LeakThresholds {read}: docs/leaks.md rule {rule_number(rule)} {rule}",
+    )
 
 
 def late_onset(features: Features, thresholds: LeakThresholds) -> float | None:

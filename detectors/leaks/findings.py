@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from detectors.leaks.attribution import attribution_for, describe_aliases, generic_confirm_steps, merged_names
-from detectors.leaks.decision import AGGREGATE_SHORT, RETURNED_RISING, WITH_PAGE_CACHE
+from detectors.leaks.decision import AGGREGATE_SHORT, RETURNED_RISING, WITH_PAGE_CACHE, rule_baseline
 from detectors.leaks.meminfo import field_info
 from forensics import model
 from forensics.model import (
@@ -27,7 +27,16 @@ from forensics.model import (
     Timestamp,
     finding_id,
 )
-from forensics.types.leaks import CoGrowth, ExaminedSeries, Grade, Power, SampleRef, SeriesVerdict, duration
+from forensics.types.leaks import (
+    CoGrowth,
+    ExaminedSeries,
+    Grade,
+    LeakThresholds,
+    Power,
+    SampleRef,
+    SeriesVerdict,
+    duration,
+)
 from forensics.units import iso_utc
 
 DETECTOR = "leaks"
@@ -49,6 +58,11 @@ class FindingContext:
     mem_available: float | None  # last MemAvailable of the latest boot, bytes
     aliases: Mapping[str, str]
     reclaim_account: Mapping[str, bool] = field(default_factory=dict)  # the flags read (/sys/kernel/slab)
+    thresholds: LeakThresholds = field(default_factory=LeakThresholds)  # the rules' numbers, for the baselines
+
+    def baseline(self, v: SeriesVerdict) -> Baseline | None:
+        """What the rule that graded ``v`` a leak or suspect judged it against; None below (information)."""
+        return rule_baseline(v.name, v.verdict.rule, self.thresholds)
 
 
 def kb(value: float) -> str:
@@ -189,6 +203,15 @@ def _fall_refs(v: SeriesVerdict) -> tuple[SampleRef, ...]:
     return tuple(r for r in (fall.top, fall.bottom) if r.sample_id not in cited)
 
 
+#: What a slab cache's figures measure, said in its finding: slab-watch's summary counts objects in use (active_objs
+#: x objsize) and the samples differ from window medians, so one cache read "+1.5 MiB" there, "2,242 KB (589 KB -> ...)"
+#: here and "579 KB (sample 1)" beside it, none saying which it was.
+SLAB_MEASURE = (
+    "slab memory: num_objs × objsize (slabtop's OBJS × OBJ SIZE, objects in use or free); growth from window "
+    "medians, samples as read"
+)
+
+
 def _series_facts(v: SeriesVerdict, ctx: FindingContext) -> list[Fact]:
     f = v.features
     persistence = "n/a (first half flat)" if f.persistence is None else f"{f.persistence:.2f}"
@@ -197,7 +220,10 @@ def _series_facts(v: SeriesVerdict, ctx: FindingContext) -> list[Fact]:
         fitted = f"{kb(v.rate)}/h since it fell back near its baseline (its lowest window median to its last)"
     facts = [
         Fact("growth rate", fitted),
-        Fact("total growth", f"{kb(v.growth)} over {f.span_hours:.2f} h ({kb(f.first)} → {kb(f.last)})"),
+        Fact(
+            "total growth",
+            f"{kb(v.growth)} over {f.span_hours:.2f} h (first to last window median: {kb(f.first)} → {kb(f.last)})",
+        ),
         Fact("linearity", f"r² {f.r2:.2f}, Kendall tau {f.tau:.2f}, persistence {persistence}"),
         Fact(
             "reclaim",
@@ -252,6 +278,12 @@ def _member_grade(m: SeriesVerdict, g: CoGrowth, index: int) -> str:
     return m.grade.value
 
 
+def held_by_process(what: str, held: bool) -> tuple[Subject, ...]:
+    """The subject saying a process holds the objects (``what``: "UDP sockets"), which the report's verdict reads:
+    kernel memory a process keeps open is the process's doing, not the kernel's problem."""
+    return (Subject(SubjectKind.HELD_BY_PROCESS, what),) if held else ()
+
+
 def cache_finding(v: SeriesVerdict, ctx: FindingContext) -> Finding:
     """The finding for one flagged slab cache."""
     who = attribution_for(v.name)
@@ -271,6 +303,7 @@ def cache_finding(v: SeriesVerdict, ctx: FindingContext) -> Finding:
     if v.objects_rate is not None and v.objsize:
         in_use = f", {v.active_rate:,.0f}/h in use" if v.active_rate is not None else ""
         facts.insert(1, Fact("objects", f"{v.objects_rate:,.0f} objects/h of {v.objsize} bytes{in_use}"))
+    facts.insert(0, Fact("measured as", SLAB_MEASURE))
     facts.append(Fact("typically allocated by", who.allocated_by))
     if who.pinned_by:
         facts.append(Fact("held by", who.pinned_by))
@@ -305,7 +338,8 @@ def cache_finding(v: SeriesVerdict, ctx: FindingContext) -> Finding:
         ),
         facts=tuple(facts),
         detector=DETECTOR,
-        subjects=(Subject(SubjectKind.SLAB_CACHE, v.name),),
+        subjects=(Subject(SubjectKind.SLAB_CACHE, v.name), *held_by_process(who.subject, who.held_by_process)),
+        baseline=ctx.baseline(v),
     )
 
 
@@ -368,6 +402,7 @@ def group_finding(g: CoGrowth, ctx: FindingContext) -> Finding:
         title = f"{label[:1].upper()}{label[1:]} of caches growing together: {names} ({kb(g.rate)}/h)"
     facts = [
         Fact("likely user action", action),
+        Fact("measured as", SLAB_MEASURE),
         Fact(
             "objects per " + anchor.name + " object",
             ", ".join(f"{m.name} {_ratio_text(r)}" for m, r in zip(g.members, g.ratios, strict=True)),
@@ -399,7 +434,9 @@ def group_finding(g: CoGrowth, ctx: FindingContext) -> Finding:
             else tuple(r for r in m.samples if r.role in ("first", "last"))
         )
         evidence.extend(sample_evidence(ctx.source, m.name, (*(refs or m.samples), *_fall_refs(m))))
-    confidence, reason = _confidence(max(g.members, key=lambda m: (m.grade.rank, m.rate)))
+    # The member whose grade is the group's (the fastest of them) is the one its confidence and baseline are of.
+    worst = max(g.members, key=lambda m: (m.grade.rank, m.rate))
+    confidence, reason = _confidence(worst)
     key = g.signature.subject if g.signature else anchor.name
     steps = (
         *(g.signature.next_steps if g.signature else ()),
@@ -421,6 +458,8 @@ def group_finding(g: CoGrowth, ctx: FindingContext) -> Finding:
         next_steps=tuple(dict.fromkeys(steps)),
         facts=tuple(facts),
         detector=DETECTOR,
+        subjects=held_by_process(g.signature.subject, g.signature.held_by_process) if g.signature else (),
+        baseline=ctx.baseline(worst),
     )
 
 
@@ -430,6 +469,10 @@ class StretchPart(NamedTuple):
     name: str
     growth: float  # bytes, last window median less the first of the sum's stretch
     grade: Grade  # the cache's own grade (its own stretch may be shorter: a late onset)
+
+
+#: The measure of the caches named in a sum's finding (not slab-watch's objects in use).
+PARTS_MEASURE = "slab memory (num_objs × objsize, first to last window median)"
 
 
 def _parts_text(parts: tuple[StretchPart, ...], total: float) -> str:
@@ -509,8 +552,11 @@ def meminfo_finding(
     if parts:
         said = _parts_text(parts, v.growth)
         beyond = "" if _parts_explain(parts, v.growth) else ": look beyond them"
-        summary += f" Over the same stretch (from {when(v.since_wall)}) the caches that grew most: {said}{beyond}."
-        facts.append(Fact("grown over the same stretch by", said + beyond))
+        summary += (
+            f" Over the same stretch (from {when(v.since_wall)}) the caches that grew most, in {PARTS_MEASURE}: "
+            f"{said}{beyond}."
+        )
+        facts.append(Fact("grown over the same stretch by", f"{PARTS_MEASURE}: {said}{beyond}"))
     confidence, reason = _confidence(v)
     return Finding(
         id=finding_id(FindingKind.KERNEL_MEMORY_LEAK, info.name),
@@ -524,7 +570,7 @@ def meminfo_finding(
         next_steps=info.confirm,
         facts=tuple(facts),
         detector=DETECTOR,
-        baseline=SHORT_SUM_BASELINE if brief_sum and not explained_by else None,
+        baseline=None if explained_by else SHORT_SUM_BASELINE if brief_sum else ctx.baseline(v),
     )
 
 

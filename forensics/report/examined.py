@@ -35,14 +35,19 @@ def verdict_line(incident: Incident) -> str:
     return f"{said} Could not judge: {blind}." if blind else said
 
 
-def examined_lines(incident: Incident) -> list[str]:
-    """What was examined (one line each), with what it could and could not have found."""
-    out: list[str] = []
+def examined_items(incident: Incident) -> list[tuple[str, tuple[str, ...]]]:
+    """What was examined, one item per analysis: its line, and under it how it stands to the boot told, what it could
+    have found and what it could not judge (a list's items and sub-items, as the renderers show them)."""
+    out: list[tuple[str, tuple[str, ...]]] = []
     for e in incident.examined:
-        out.append(f"examined: {e.what}")
-        if e.standing:
-            out.append(f"  {e.standing}")
+        under: tuple[str, ...] = (e.standing,) if e.standing else ()
         if e.could_find:
-            out.append(f"  could have found: {'; '.join(e.could_find)}")
-        out += [f"  could not judge: {why}" for why in e.could_not]
+            under += (f"could have found: {'; '.join(e.could_find)}",)
+        under += tuple(f"could not judge: {why}" for why in e.could_not)
+        out.append((f"examined: {e.what}", under))
     return out
+
+
+def examined_lines(incident: Incident) -> list[str]:
+    """What was examined (one line each), with what it could and could not have found (indented under it)."""
+    return [line for head, under in examined_items(incident) for line in (head, *(f"  {x}" for x in under))]

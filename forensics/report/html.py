@@ -6,7 +6,7 @@ from html import escape
 from typing import TYPE_CHECKING
 
 from forensics.model import Finding, Incident, NotAvailable, Severity
-from forensics.report.examined import examined_lines, verdict_line
+from forensics.report.examined import examined_items, examined_lines, verdict_line
 from forensics.report.markdown import next_step_pieces
 
 if TYPE_CHECKING:
@@ -24,7 +24,18 @@ font-weight:600;font-size:.85rem}.critical{background:#8b0000}.high{background:#
 border-left:4px solid #d68910}.finding{margin:1.2rem 0;padding:.6rem 1rem;border:1px solid #e3e3e3;border-radius:6px}
 .muted{color:#666;font-size:.9rem}img{max-width:100%}.contradiction{color:#8b0000}summary{cursor:pointer}
 details pre{margin:.3rem 0 .6rem}
+.summary>p{margin:0}.summary .examined{margin:.5rem 0 0;font-size:.95rem}
 """
+
+
+def examined_list_html(incident: Incident) -> str:
+    """What each analysis examined, one item each, with what it could have found and could not judge under it."""
+    items = "".join(
+        f"<li>{escape(head)}" + (f"<ul>{''.join(f'<li>{escape(x)}</li>' for x in under)}</ul>" if under else "")
+        + "</li>"
+        for head, under in examined_items(incident)
+    )  # fmt: skip
+    return f'<ul class="examined">{items}</ul>'
 
 
 def _sev(severity: Severity) -> str:

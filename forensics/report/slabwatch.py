@@ -59,6 +59,10 @@ def report_to_dict(report: RunReport, schema: str) -> dict[str, Any]:
     }
 
 
+#: What the top growers measure (``StoreSummary.top_growers``), as slabtop names its columns.
+GROWERS_MEASURE = "objects in use: active_objs × objsize, slabtop's ACTIVE × OBJ SIZE"
+
+
 def render_report(report: RunReport, md: bool) -> str:
     """The report as text or markdown."""
     s = report.summary
@@ -71,14 +75,16 @@ def render_report(report: RunReport, md: bool) -> str:
         + ("  (a reboot splits the series: growth is measured within the last boot)" if s.boots > 1 else ""),
         f"{bullet}kernel log records: {s.kmsg_records}; never read (sequence gaps): {s.kmsg_missing}",
     ]
-    lines += ["", "## Top growers (bytes in use, last boot)", ""] if md else ["top growers (bytes in use, last boot):"]
+    # Named: the leak findings below measure slab memory (num_objs × objsize, window medians), another figure.
+    head = f"top growers ({GROWERS_MEASURE}, first to last sample of the last boot)"
+    lines += ["", f"## T{head[1:]}", ""] if md else [f"{head}:"]
     if not s.top_growers:
         lines.append(f"{bullet}none: no cache grew between the first and last sample")
     for g in s.top_growers:
         lines.append(
             f"{bullet}{g.name}: {human_bytes(g.first_active_bytes)} -> {human_bytes(g.last_active_bytes)}"
             f" ({'+' if g.delta_bytes >= 0 else ''}{human_bytes(g.delta_bytes)};"
-            f" objects {g.first_active_objs} -> {g.last_active_objs})"
+            f" objects in use {g.first_active_objs} -> {g.last_active_objs})"
         )
     lines += ["", report.analysis]
     if report.incident.findings:

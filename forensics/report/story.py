@@ -59,14 +59,22 @@ def incident_document(story: IncidentStory) -> dict[str, Any]:
     return doc
 
 
-def verdict(story: IncidentStory) -> tuple[str, ...]:
-    """The opening paragraph's sentences: the summary, then the story in plain short sentences.
+def verdict_sentences(story: IncidentStory) -> tuple[str, ...]:
+    """The opening paragraph's sentences: the summary, then the story in plain short sentences (the summary alone
+    when no finding is a problem: what was examined then tells the rest, :func:`verdict_examined`)."""
+    return story.story if own_incident(story).problems() else (story.summary,)
 
-    With no problem among the findings the story is what was examined (and what could not be judged).
-    """
-    if not own_incident(story).problems():
-        return (story.summary, *(line.strip() for line in examined_lines(story.incident)))
-    return story.story
+
+def verdict_examined(story: IncidentStory) -> bool:
+    """Whether the verdict goes on with what each input examined, could have found and could not judge: a verdict of
+    no problem rests on it (with a problem it has a section of its own)."""
+    return not own_incident(story).problems()
+
+
+def verdict(story: IncidentStory) -> tuple[str, ...]:
+    """The verdict as terminal lines: its sentences, then what was examined, one line each."""
+    examined = examined_lines(story.incident) if verdict_examined(story) else []
+    return (*verdict_sentences(story), *(line.strip() for line in examined))
 
 
 def details_document(details: SourceDetails) -> Document:
@@ -172,7 +180,9 @@ def render_story_markdown(story: IncidentStory, base: Path | None = None) -> str
     """The report as markdown (plots linked relative to the directory ``base``)."""
     inc = story.incident
     # One sentence a line: the paragraph renders as one, and reads in a terminal as a list of steps.
-    out = ["# kforensic incident report", "", *verdict(story), "", *_host_table(inc)]
+    out = ["# kforensic incident report", "", *verdict_sentences(story), ""]
+    # What each input examined as a list under the verdict: as lines they ran into the paragraph.
+    out += [*(examined_markdown(inc) if verdict_examined(story) else []), *_host_table(inc)]
     out += ["## Timeline", "", *_timeline_markdown(story)]
     out += ["## Hypotheses", ""]
     if not story.hypotheses:
@@ -255,6 +265,17 @@ def _figure_html(story: IncidentStory) -> str:
     )
 
 
+def _verdict_html(story: IncidentStory) -> str:
+    """The verdict box: its sentences, then (no problem found) what each input examined, could have found and could
+    not judge, as a list: in the paragraph the lines ran into one ("... sanitizers examined: slab samples ...")."""
+    from forensics.report.html import examined_list_html
+
+    said = html.escape(" ".join(verdict_sentences(story)))
+    if not verdict_examined(story) or not story.incident.examined:
+        return f'<p class="summary">{said}</p>'
+    return f'<div class="summary"><p>{said}</p>{examined_list_html(story.incident)}</div>'
+
+
 def render_story_html(story: IncidentStory, base: Path | None = None) -> str:
     """The report as one HTML page (inline CSS, no scripts; plots linked relative to ``base``).
 
@@ -280,7 +301,7 @@ def render_story_html(story: IncidentStory, base: Path | None = None) -> str:
         for c in story.correlations
     )
     sections = [
-        ("Verdict", f'<p class="summary">{e(" ".join(verdict(story)))}</p>{_figure_html(story)}'),
+        ("Verdict", _verdict_html(story) + _figure_html(story)),
         ("Timeline", _timeline_html(story)),
         ("Hypotheses", f"<ol>{hyps}</ol>" if hyps else "<p>No hypothesis.</p>"),
     ]

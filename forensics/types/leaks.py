@@ -374,6 +374,9 @@ class Signature(NamedTuple):
     # (pattern, objects per anchor object) the action makes of a cache others allocate from too: one dentry, filp
     # and lsm_file_cache blob per socket (sock_alloc_file).  Where a member grows faster, the rest is not the group's.
     per_object: tuple[tuple[str, float], ...] = ()
+    # Whether the objects are held open by a process (its sockets, files, mappings, watches): its exit frees them, so
+    # the report's verdict says a process holds kernel memory, not that the kernel had a problem.
+    held_by_process: bool = False
 
     def involves(self, cache: str) -> bool:
         """Whether the action typically grows ``cache``."""

@@ -463,8 +463,8 @@ def test_a_wrong_file_given_does_not_fail_the_report_at_medium(tmp_path: Path, k
         assert [f["severity"] for f in said] == ["low"], said
         assert doc["set_apart"] and doc["summary"].startswith("The Linux kernel on the machine was crashed on purpose")
         assert "No problem at medium severity or above was found" in doc["summary"], doc["summary"]
-        examined = (tmp_path / "incident.md").read_text().split("\n\n", 2)[1]  # the verdict: what was examined
-        assert f"examined: kernel log {log}: " in examined and "\nset apart: " in examined, examined
+        examined = (tmp_path / "incident.md").read_text().split("\n\n", 3)[2]  # under the verdict: what was examined
+        assert f"- examined: kernel log {log}: " in examined and "\n  - set apart: " in examined, examined
     # Without --fail-on the low contradiction is reported all the same; with --fail-on low it fails.
     assert kf("report", "--vmcore", case.directory, "--vmlinux", case.vmlinux, "--dmesg", logs[0],
               "--fail-on", "low", "-o", tmp_path / "x.md").returncode == 1  # fmt: skip

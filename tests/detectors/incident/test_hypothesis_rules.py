@@ -342,6 +342,33 @@ def test_a_suspicion_stays_one_and_memory_given_back_is_named() -> None:
     assert "memory ran out, with a kernel memory leak suspected (OOM killer" in plain_summary((suspect, OOM), "vm")
 
 
+def test_kernel_objects_a_process_holds_are_the_processs_in_every_wording() -> None:
+    """A suspicion, memory run out and a crash beside it: a leak the finding attributes to objects a process holds
+    (its typed HELD_BY_PROCESS subject) is never told as the kernel's leak; one without it still is."""
+    held = (Subject(SubjectKind.HELD_BY_PROCESS, "UDP sockets"),)
+    unused = Fact("memory exhausted", "no: MemAvailable 20,929 MiB of 24,105 MiB (87%) at the last sample")
+    group = replace(_f("slab-leak-group", "UDP sockets leak: UDP, sock_inode_cache grow together", unused,
+                       Fact("given back", "no: UDP never fell between two samples")), subjects=held)  # fmt: skip
+    assert plain_summary((group,), "vm") == (
+        "On vm, a process is holding kernel memory (suspected: UDP sockets; growing, none of it given back while "
+        "sampled), but memory was not used up: MemAvailable 20,929 MiB of 24,105 MiB (87%) at the last sample. The "
+        "finding: UDP sockets leak: UDP, sock_inode_cache grow together (high)."
+    )
+    suspect = replace(group, severity=Severity.MEDIUM)
+    assert plain_summary((suspect,), "vm").startswith("On vm, a process may be holding kernel memory (suspected: UDP")
+    assert "a process held kernel memory until memory ran out (suspected: UDP sockets) (OOM killer invoked)" in (
+        plain_summary((group, OOM), "vm")
+    )
+    assert "memory ran out, with a process suspected of holding kernel memory (UDP sockets) (OOM" in plain_summary(
+        (suspect, OOM), "vm"
+    )
+    beside = plain_summary((SYSRQ_CRASH, group), "vm")
+    assert "The main problem found: a process is holding kernel memory (suspected: UDP sockets;" in beside, beside
+    for said in (plain_summary(x, "vm") for x in ((group,), (suspect,), (group, OOM), (SYSRQ_CRASH, group))):
+        assert "kernel memory was leaking" not in said and "kernel memory leak" not in said, said
+    assert plain_summary((SLAB_LEAK,), "vm").startswith("The Linux kernel on vm had a problem: kernel memory was")
+
+
 def test_the_dumps_free_pages_can_say_not_used_up_never_exhausted() -> None:
     from detectors.incident.correlate import correlate
     from detectors.incident.hypotheses import FREE_AT_CRASH

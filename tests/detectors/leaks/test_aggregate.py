@@ -59,7 +59,10 @@ def test_a_sum_growing_over_a_stretch_too_short_for_its_caches_is_low_and_names_
     assert "mostly UDP:" in finding.title
     parts = {f.name: f.value for f in finding.facts}["grown over the same stretch by"]
     # Cited with their growth over the sum's stretch and their own grade, largest first, until half of it.
-    assert parts == "UDP 2,953 KB (growing, too short to call): 67% of its 4,411 KB", parts
+    assert parts == (
+        "slab memory (num_objs × objsize, first to last window median): UDP 2,953 KB (growing, too short to call): 67%"
+        " of its 4,411 KB"
+    ), parts
     assert not any(f.severity.rank >= Severity.MEDIUM.rank for f in a.findings)
 
 

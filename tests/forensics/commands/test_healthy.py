@@ -77,6 +77,34 @@ def test_the_healthy_trace_could_have_found_wakeup_latency(healthy_trace: subpro
         assert not any("cond_resched" in s for s in f["next_steps"]), f["title"]
 
 
+def _examined_is_a_list_under_the_verdict(head: str, page: Path, tmp_path: Path) -> None:
+    """The verdict of no problem goes on with what each input examined, could have found and could not judge: as
+    lines with no list marker markdown (and the HTML page's verdict box) ran them into one paragraph ("... RCU
+    stalls, sanitizers examined: slab samples ...", a reviewer's screenshot, 2026-12-06).  One item per input, its
+    could-have-found and could-not-judge under it, in markdown, in the page and as Chromium lays the page out."""
+    import re
+
+    from tests.forensics.report.test_html_chromium import CHROMIUM, _chromium
+
+    summary, listed = head.split("\n\n")[1:3]
+    assert "examined:" not in summary, summary
+    lines = listed.splitlines()
+    assert len([x for x in lines if x.startswith("- examined: ")]) == 3, listed
+    assert all(x.startswith(("- examined: ", "  - could have found: ", "  - could not judge: ")) for x in lines), lines
+    assert "  - could not judge: irqs-off/preempt-off sections" in listed
+    text = page.read_text()
+    box = text.split("<h2>Verdict</h2>", 1)[1].split("<h2>", 1)[0]
+    assert box.startswith('<div class="summary"><p>kforensic found nothing at medium'), box[:200]
+    items = re.findall(r"<li>examined: [^<]*<ul>(.*?)</ul></li>", box)
+    assert len(items) == 3 and any("<li>could not judge: irqs-off" in x for x in items), box
+    if CHROMIUM is None:
+        pytest.skip("Debian package chromium is not installed")
+    result = _chromium(page, tmp_path, "--dump-dom")
+    dom = result.stdout.split("<h2>Verdict</h2>", 1)[1].split("<h2>", 1)[0]
+    assert len(re.findall(r"<li>examined: ", dom)) == 3 and "<li>could have found: " in dom, dom[:2000]
+    assert [line for line in result.stderr.splitlines() if "CONSOLE" in line] == []
+
+
 def test_report_on_the_healthy_recordings_says_no_problem_and_what_was_examined(tmp_path: Path) -> None:
     res = run(
         "report",
@@ -90,11 +118,14 @@ def test_report_on_the_healthy_recordings_says_no_problem_and_what_was_examined(
         "md",
         "--json",
         str(tmp_path / "report.json"),
+        "--html",
+        str(tmp_path / "report.html"),
         "--fail-on",
         "medium",
     )
     assert res.returncode == 0, res.stderr
     head = res.stdout.split("## ", 1)[0]
+    _examined_is_a_list_under_the_verdict(head, tmp_path / "report.html", tmp_path)
     # The healthy ftrace has low findings (worth a look): named, and no "found no problem" beside them.
     assert "found nothing at medium severity or above" in head and "low finding" in head and "had a problem" not in head
     for what in ("examined: trace", "examined: profile", "examined: kernel log"):

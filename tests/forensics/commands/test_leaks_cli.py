@@ -356,3 +356,28 @@ def test_the_story_tells_the_leak_not_the_caches_beside_it(tmp_path: Path, run: 
     steps = [s for s in doc["narrative"].split(". ") if s.startswith(("First", "Then"))]
     assert len(steps) == 1, doc["narrative"]
     assert "The timeline lists 2 more finding(s) on this clock." in doc["narrative"]
+
+
+def test_every_judged_leak_finding_names_its_baseline(udp_store: Path, run: Callable[..., Ran]) -> None:
+    """The high finding of a real leak named no baseline, in text or JSON, while the low SUnreclaim finding of a
+    healthy store did (a reviewer, 2026-12-06; docs/severity.md promises one for every judged finding).  Every
+    finding at low or above carries what its rule judged it against: the series' own start, the thresholds, the
+    rule."""
+    from detectors.leaks.decision import RULES, rule_baseline
+    from forensics.types.leaks import Grade, LeakThresholds
+
+    res = run("leaks", "--store", str(udp_store), "--format", "json")
+    doc = json.loads(res.stdout)
+    judged = [f for f in doc["incident"]["findings"] if f["severity"] != "info"]
+    assert [f["severity"] for f in judged] == ["high"], [f["title"] for f in judged]
+    for finding in judged:
+        baseline = finding["baseline"]
+        assert baseline["name"].startswith("a leak's steady ramp, UDP judged from its own first window median")
+        assert "Kendall tau >= 0.70, r² >= 0.80" in baseline["value"] and "512 KB" in baseline["value"]
+        assert baseline["source"].endswith("docs/leaks.md rule 20 steady-ramp"), baseline["source"]
+    text = " ".join(run("leaks", "--store", str(udp_store)).stdout.split())
+    assert "severity high, judged against a leak's steady ramp, UDP judged from its own first window median" in text
+    # Every rule that calls a problem (leak: high, suspect: medium) has one; the rules of information have none.
+    for name, grade, _test in RULES:
+        has = rule_baseline("x", name, LeakThresholds()) is not None
+        assert has == (grade in (Grade.LEAK, Grade.SUSPECT)), name

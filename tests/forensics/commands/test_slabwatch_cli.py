@@ -429,3 +429,25 @@ def test_a_statement_of_coverage_does_not_set_the_exit_status(tmp_path: Path) ->
     kinds = [f["kind"] for f in json.loads(done.stdout)["incident"]["findings"]]
     assert kinds == ["leak-coverage"]  # still said
     assert kforensic("leaks", "--store", store, "--fail-on", "info").returncode == 0
+
+
+def test_the_summary_and_the_findings_name_the_measure_of_each_growth(tmp_path: Path) -> None:
+    """One cache, two growth figures in one report: the summary's top growers count objects in use (active_objs x
+    objsize: vm_area_struct +1.3 MiB on the healthy recording), the leak findings slab memory (num_objs x objsize:
+    1,087 KB from window medians, beside its first sample's own value), and neither said which it was (a reviewer's
+    +1.5 MiB vs 2,242 KB, 2026-12-06).  Each names its measure, as slabtop's columns do."""
+    recording = REPO / "tests" / "data" / "healthy" / "slabwatch" / "snapshots.txt.xz"
+    done = kforensic("slab-import", "--store", str(tmp_path / "s.sqlite"), "--host", "vm", str(recording))
+    assert done.returncode == 0, done.stderr
+    text = " ".join(done.stdout.split())
+    assert (
+        "top growers (objects in use: active_objs × objsize, slabtop's ACTIVE × OBJ SIZE, first to last sample of "
+        "the last boot): "
+    ) in text
+    assert "vm_area_struct: 699.8 KiB -> 1.9 MiB (+1.3 MiB; objects in use 3732 -> 10590)" in text
+    finding = text[text.index("Slab cache vm_area_struct grows") :]
+    assert (
+        "measured as: slab memory: num_objs × objsize (slabtop's OBJS × OBJ SIZE, objects in use or free); growth "
+        "from window medians, samples as read"
+    ) in finding
+    assert "total growth: 1,087 KB over 0.18 h (first to last window median: 1,040 KB → 2,126 KB)" in finding
