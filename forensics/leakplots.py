@@ -7,7 +7,6 @@ writes the bytes atomically, mode 0600 (they show kernel memory use).
 
 from __future__ import annotations
 
-import io
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -22,7 +21,7 @@ def render_png(figure: SeriesFigure) -> bytes:
     """One series as a PNG: window medians, the judged part's Theil–Sen trend, MiB over UTC time."""
     import datetime as dt
 
-    from forensics.report.mpl import pyplot
+    from forensics.report.mpl import png_bytes, pyplot
 
     plt = pyplot()
     import matplotlib.dates as mdates
@@ -57,8 +56,6 @@ def render_png(figure: SeriesFigure) -> bytes:
         ax.grid(True, alpha=0.3)
         ax.legend(loc="upper left", fontsize=8)
         fig.tight_layout()
-        buffer = io.BytesIO()
-        fig.savefig(buffer, format="png")
+        return png_bytes(fig)
     finally:
         plt.close(fig)
-    return buffer.getvalue()

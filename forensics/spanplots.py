@@ -9,7 +9,6 @@ matplotlib (Agg) is imported inside the functions.
 
 from __future__ import annotations
 
-import io
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -27,7 +26,7 @@ COLOURS = {
 
 def histogram_png(report: SpanReport) -> bytes:
     """Span durations per name (ms), with P50/P99 lines."""
-    from forensics.report.mpl import pyplot
+    from forensics.report.mpl import png_bytes, pyplot
 
     plt = pyplot()
 
@@ -46,16 +45,14 @@ def histogram_png(report: SpanReport) -> bytes:
         if not names:
             axes[0, 0].text(0.5, 0.5, "no spans", ha="center", va="center")
         fig.tight_layout()
-        buf = io.BytesIO()
-        fig.savefig(buf, format="png")
-        return buf.getvalue()
+        return png_bytes(fig)
     finally:
         plt.close(fig)
 
 
 def gantt_png(charts: tuple[GanttChart, ...]) -> bytes:
     """Thread states around the slowest spans (detectors/spans/gantt.py chose the spans and the threads)."""
-    from forensics.report.mpl import pyplot
+    from forensics.report.mpl import png_bytes, pyplot
 
     plt = pyplot()
     from matplotlib.patches import Patch
@@ -91,8 +88,6 @@ def gantt_png(charts: tuple[GanttChart, ...]) -> bytes:
             ncol=5,
         )
         fig.tight_layout(rect=(0.08, 0, 1, 0.95))
-        buf = io.BytesIO()
-        fig.savefig(buf, format="png")
-        return buf.getvalue()
+        return png_bytes(fig)
     finally:
         plt.close(fig)

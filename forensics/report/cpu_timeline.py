@@ -7,7 +7,6 @@ the delivery step writes it (0600, atomically: forensics/delivery.py).
 
 from __future__ import annotations
 
-import io
 from collections.abc import Sequence
 
 from forensics.types.sched import TraceAnalysis
@@ -20,7 +19,7 @@ def timeline_png(
     analysis: TraceAnalysis, runs: Sequence[tuple[int, float, float, int]], title: str, width_px: int = 1600
 ) -> bytes:
     """Draw ``runs`` (cpu, start, end, pid) per CPU; mark hog runs and the worst waits."""
-    from forensics.report.mpl import pyplot
+    from forensics.report.mpl import png_bytes, pyplot
 
     plt = pyplot()
     from matplotlib.patches import Patch
@@ -82,7 +81,7 @@ def timeline_png(
     if handles:
         ax.legend(handles=handles, fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0))
     fig.tight_layout()
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png")
-    plt.close(fig)
-    return buf.getvalue()
+    try:
+        return png_bytes(fig)
+    finally:
+        plt.close(fig)

@@ -8,8 +8,6 @@ matplotlib is imported inside the function: the CLI does not pay for it.
 
 from __future__ import annotations
 
-import io
-
 from forensics.model import Severity
 from forensics.types.incident import Lane, TimelineEvent
 from forensics.units import iso_utc
@@ -40,7 +38,7 @@ def _x(e: TimelineEvent) -> tuple[float, float]:
 
 def timeline_png(events: tuple[TimelineEvent, ...], lanes: tuple[Lane, ...]) -> bytes:
     """The figure as PNG bytes: a panel per lane, a bar per finding (a diamond for an instant)."""
-    from forensics.report.mpl import pyplot
+    from forensics.report.mpl import png_bytes, pyplot
 
     plt = pyplot()
 
@@ -78,8 +76,6 @@ def timeline_png(events: tuple[TimelineEvent, ...], lanes: tuple[Lane, ...]) -> 
             else:
                 ax.set_title(title, fontsize=9)
         fig.tight_layout()
-        buffer = io.BytesIO()
-        fig.savefig(buffer, format="png")
+        return png_bytes(fig)
     finally:
         plt.close(fig)
-    return buffer.getvalue()

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -32,23 +33,48 @@ from tests.detectors.leaks.frames_for_tests import START, counter_frame, slab_fr
 RECORDINGS = Path(__file__).resolve().parents[2] / "data" / "workloads"
 
 
-def _imported(name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> LeaksResult:
-    store = tmp_path / f"{name}.sqlite"
-    monkeypatch.setattr(
-        sys,
-        "argv",
-        ["kforensic", "slab-import", "--store", str(store), "--host", "vm", str(RECORDINGS / f"{name}.txt.xz")],
-    )
-    with pytest.raises(SystemExit) as ended:
-        main()
-    assert ended.value.code in (0, None)
-    return analyse_store(store)
+# One pytest-xdist group: a recording's store and its analysis (imported) are made once, on one worker, for the
+# tests that read them; dealt out over make test's three workers, each imported the recordings again.
+pytestmark = pytest.mark.xdist_group("ordinary-workloads")
+
+#: A recording imported by ``slab-import`` (the CLI's entry, its own analysis included) and the store analysed, by
+#: the recording's name.
+Imported = Callable[[str], tuple[Path, LeaksResult]]
 
 
-def test_file_writes_are_not_a_leak_but_growth_with_the_page_cache(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    result = _imported("file-writes", tmp_path, monkeypatch)
+@pytest.fixture(scope="module")
+def imported(tmp_path_factory: pytest.TempPathFactory) -> Imported:
+    """``slab-import`` of a recording into a store and the store's analysis, made once for the module: the store
+    is only read after (readonly), the result is frozen.  Imported per test, udp-socket-leak was made four times,
+    file-writes, tcp-time-wait-4min and overlay-files twice each: 13 imports and analyses of 7 recordings (0.5-1 s
+    of CPU each, issue #28)."""
+    where = tmp_path_factory.mktemp("imported")
+    made: dict[str, tuple[Path, LeaksResult]] = {}
+
+    def imported(name: str) -> tuple[Path, LeaksResult]:
+        if name not in made:
+            store = where / f"{name}.sqlite"
+            argv = [
+                "kforensic",
+                "slab-import",
+                "--store",
+                str(store),
+                "--host",
+                "vm",
+                str(RECORDINGS / f"{name}.txt.xz"),
+            ]
+            with pytest.MonkeyPatch.context() as patch, pytest.raises(SystemExit) as ended:
+                patch.setattr(sys, "argv", argv)
+                main()
+            assert ended.value.code in (0, None)
+            made[name] = store, analyse_store(store)
+        return made[name]
+
+    return imported
+
+
+def test_file_writes_are_not_a_leak_but_growth_with_the_page_cache(imported: Imported) -> None:
+    result = imported("file-writes")[1]
     a = result.analysis
     assert a.samples == 41 and a.power.judgeable  # judged with the power to see a fast leak: not "too short"
     loud = [f"{f.severity.value}: {f.title}" for f in result.incident.findings if f.severity >= Severity.MEDIUM]
@@ -75,10 +101,8 @@ def test_file_writes_are_not_a_leak_but_growth_with_the_page_cache(
     assert "41 samples over 40 s every 1 s, 235 slab caches" in examined.what, examined.what
 
 
-def test_a_real_leak_beside_the_same_writes_is_still_a_leak_without_the_page_cache_caches(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    result = _imported("leak-beside-writes", tmp_path, monkeypatch)
+def test_a_real_leak_beside_the_same_writes_is_still_a_leak_without_the_page_cache_caches(imported: Imported) -> None:
+    result = imported("leak-beside-writes")[1]
     a = result.analysis
     [group] = a.groups
     assert group.names == ("vm_area_struct", "maple_node") and group.grade is Grade.LEAK
@@ -141,10 +165,8 @@ def test_a_vma_leak_growing_at_the_page_caches_moments_is_still_a_leak() -> None
     assert vma.verdict.rule != WITH_PAGE_CACHE and vma.grade in (Grade.LEAK, Grade.SUSPECT), vma.verdict
 
 
-def test_time_wait_sockets_filling_for_their_first_minute_are_not_a_leak(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    result = _imported("tcp-time-wait", tmp_path, monkeypatch)
+def test_time_wait_sockets_filling_for_their_first_minute_are_not_a_leak(imported: Imported) -> None:
+    result = imported("tcp-time-wait")[1]
     loud = [f"{f.severity.value}: {f.title}" for f in result.incident.findings if f.severity >= Severity.MEDIUM]
     assert loud == []
     [tw] = [v for v in result.analysis.caches if v.name == "tw_sock_TCP"]
@@ -157,10 +179,8 @@ def test_time_wait_sockets_filling_for_their_first_minute_are_not_a_leak(
     assert "explained by" in sunreclaim.title and "tw_sock_TCP" in sunreclaim.title
 
 
-def test_four_minutes_of_time_wait_are_judged_after_the_fill_and_flag_nothing(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    result = _imported("tcp-time-wait-4min", tmp_path, monkeypatch)
+def test_four_minutes_of_time_wait_are_judged_after_the_fill_and_flag_nothing(imported: Imported) -> None:
+    result = imported("tcp-time-wait-4min")[1]
     assert result.analysis.power.span_seconds >= 230
     loud = [f"{f.severity.value}: {f.title}" for f in result.incident.findings if f.severity >= Severity.MEDIUM]
     assert loud == []
@@ -169,12 +189,10 @@ def test_four_minutes_of_time_wait_are_judged_after_the_fill_and_flag_nothing(
     assert all(v.verdict.rule != "timer-fill" and v.grade.rank <= Grade.UNDECIDED.rank for v in tw), tw
 
 
-def test_caches_growing_faster_than_sunreclaim_are_no_share_of_it(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_caches_growing_faster_than_sunreclaim_are_no_share_of_it(imported: Imported) -> None:
     """A share over 100% is no figure: on the file-writes recording kmalloc-512 grows 472,320 KB/h and SUnreclaim
     470,331 KB/h, and the finding said "The caches kmalloc-512 account for 100% of it" (100.4%, rounded)."""
-    result = _imported("file-writes", tmp_path, monkeypatch)
+    result = imported("file-writes")[1]
     finding = next(f for f in result.incident.findings if f.title.startswith("SUnreclaim"))
     assert "account for" not in finding.summary
     assert (
@@ -182,16 +200,16 @@ def test_caches_growing_faster_than_sunreclaim_are_no_share_of_it(
         "caches SUnreclaim counts shrank meanwhile, or the rates were fitted over different stretches)."
     ) in finding.summary
     # Below 100% it is a share, as before (the UDP leak: 98%, with the socket files' lsm_file_cache blobs).
-    udp = _imported("udp-socket-leak", tmp_path, monkeypatch)
+    udp = imported("udp-socket-leak")[1]
     finding = next(f for f in udp.incident.findings if f.title.startswith("SUnreclaim"))
     assert "The caches UDP, filp, kmalloc-64, lsm_file_cache account for 98% of it." in finding.summary
 
 
-def test_a_reason_says_which_growth_it_judged(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_reason_says_which_growth_it_judged(imported: Imported) -> None:
     """The rules judge the larger of the fitted rate x the span and the medians' net growth; "grew X" is read as what
     the samples show.  On 4 min of TIME_WAIT kmalloc-512's finding said "grew 2,216 KB" and its rule "grew 2,398 KB":
     the rule's figure is the fitted one, and says so beside the one the samples show."""
-    result = _imported("tcp-time-wait-4min", tmp_path, monkeypatch)
+    result = imported("tcp-time-wait-4min")[1]
     kmalloc = next(v for v in result.analysis.caches if v.name == "kmalloc-512")
     assert kmalloc.verdict.rule == "short-ramp"
     seen = f"{kmalloc.growth / 1024:,.0f} KB"
@@ -204,9 +222,7 @@ def test_a_reason_says_which_growth_it_judged(tmp_path: Path, monkeypatch: pytes
     assert "but only 12 KB (13 KB at its fitted rate) in 3 min" in tw.verdict.reason
 
 
-def test_a_real_udp_socket_leak_is_a_group_and_no_pinned_cache_is_called_reclaimable(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_a_real_udp_socket_leak_is_a_group_and_no_pinned_cache_is_called_reclaimable(imported: Imported) -> None:
     """Sockets held open pin their inodes and dentries: the kernel counts sock_inode_cache as reclaimable
     (SLAB_RECLAIM_ACCOUNT) and leaks said "sock_inode_cache: growing but reclaimable" of a socket leak.
 
@@ -224,8 +240,8 @@ def test_a_real_udp_socket_leak_is_a_group_and_no_pinned_cache_is_called_reclaim
     flags = (RECORDINGS / "udp-socket-leak.reclaim_account.txt").read_text().split("\n")
     kernel = {name: value == "1" for name, value in (line.split() for line in flags if line)}
     assert kernel["sock_inode_cache"] and kernel["dentry"]  # what this kernel says of them
-    _imported("udp-socket-leak", tmp_path, monkeypatch)
-    with SlabStore.open(tmp_path / "udp-socket-leak.sqlite", readonly=True) as store:
+    store_path, _ = imported("udp-socket-leak")
+    with SlabStore.open(store_path, readonly=True) as store:
         data = replace(leak_input(store), reclaim_account=kernel)
     result = analyse(data)
     [group] = result.groups
@@ -242,15 +258,13 @@ def test_a_real_udp_socket_leak_is_a_group_and_no_pinned_cache_is_called_reclaim
     assert all("sock_inode_cache" not in f.title for f in sunreclaim)  # counted in SReclaimable by this kernel
 
 
-def test_the_real_udp_leak_counts_only_the_sockets_dentries_and_holds_their_lsm_blobs(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_the_real_udp_leak_counts_only_the_sockets_dentries_and_holds_their_lsm_blobs(imported: Imported) -> None:
     """40 sockets a second for 2 min (record.sh udp-socket-leak): dentry grew two objects in use per socket, one the
     socket's (sock_alloc_file) and one of procfs lookups beside it (proc_inode_cache grew as fast).  Tied on objects,
     dentry, kmalloc-64 and lsm_file_cache were left out of the group (their free slab objects filled first); tied on
     objects in use, the group would have counted all of dentry's growth.  It counts half, and says the rest is not
     attributed; kmalloc-64, of no known count per socket beside a steady leak, is a member whose share is unknown."""
-    result = _imported("udp-socket-leak", tmp_path, monkeypatch)
+    result = imported("udp-socket-leak")[1]
     [group] = result.analysis.groups
     assert group.names == ("UDP", "sock_inode_cache", "dentry", "filp", "kmalloc-64", "lsm_file_cache"), group.names
     shares = {m.name: group.share(i) for i, m in enumerate(group.members)}
@@ -274,15 +288,13 @@ def test_the_real_udp_leak_counts_only_the_sockets_dentries_and_holds_their_lsm_
     assert not [f for f in result.incident.findings if f.title.startswith("Slab cache dentry")]
 
 
-def test_on_a_busy_machine_the_socket_files_are_tied_to_the_leak_by_their_objects_in_use(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_on_a_busy_machine_the_socket_files_are_tied_to_the_leak_by_their_objects_in_use(imported: Imported) -> None:
     """The same leak recorded while builds ran (record.sh: udp-socket-leak-busy): filp's num_objs stood still for
     30 s (the leak filled free objects others had left in its slabs), then jumped, so its ratio to UDP was 0.74 in
     the first half and 1.11 in the second and the group was "UDP, sock_inode_cache" alone.  Its objects in use grew
     one per socket throughout: filp and kmalloc-64 are in the group; dentry, 2.6 per socket and drifting (lookups of
     the builds), is not."""
-    result = _imported("udp-socket-leak-busy", tmp_path, monkeypatch)
+    result = imported("udp-socket-leak-busy")[1]
     [group] = result.analysis.groups
     assert group.names == ("UDP", "sock_inode_cache", "filp", "kmalloc-64"), group.names
     assert all(abs(r - 1.0) < 0.05 for r in group.ratios), group.ratios
@@ -293,9 +305,7 @@ def test_on_a_busy_machine_the_socket_files_are_tied_to_the_leak_by_their_object
     assert loud == ["UDP sockets leak: UDP, sock_inode_cache, filp, kmalloc-64 grow together (334,316 KB/h)"], loud
 
 
-def test_without_the_flags_the_udp_leak_is_counted_where_the_kernel_counts_it(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_without_the_flags_the_udp_leak_is_counted_where_the_kernel_counts_it(imported: Imported) -> None:
     """A store imported from snapshots holds no reclaim_account flags: sock_inode_cache, which this kernel counts
     in SReclaimable (its flag, recorded beside the recording), was said to explain SUnreclaim's growth because the
     table's guess of the flag was its "reclaimable" (only closing a socket frees it), not the kernel's accounting."""
@@ -304,7 +314,7 @@ def test_without_the_flags_the_udp_leak_is_counted_where_the_kernel_counts_it(
     flags = (RECORDINGS / "udp-socket-leak.reclaim_account.txt").read_text().split("\n")
     kernel = {name: value == "1" for name, value in (line.split() for line in flags if line)}
     assert in_sreclaimable("sock_inode_cache", {}) is kernel["sock_inode_cache"] is True
-    result = _imported("udp-socket-leak", tmp_path, monkeypatch)
+    result = imported("udp-socket-leak")[1]
     [sunreclaim] = [f for f in result.analysis.findings if f.title.startswith("SUnreclaim")]
     assert "explained by UDP" in sunreclaim.title and "sock_inode_cache" not in sunreclaim.title, sunreclaim.title
 
@@ -314,9 +324,7 @@ def _flags(name: str) -> dict[str, bool]:
     return {cache: value == "1" for cache, value in (line.split() for line in lines if line)}
 
 
-def test_overlay_inodes_imported_without_their_flags_are_reclaimable_not_a_leak(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_overlay_inodes_imported_without_their_flags_are_reclaimable_not_a_leak(imported: Imported) -> None:
     """150 files a second created in an overlayfs over tmpfs: ovl_inode (SLAB_RECLAIM_ACCOUNT, unused ones dropped
     under pressure) and shmem_inode_cache (held by the tmpfs files) grow.  Imported from snapshots (no flags), the
     table knew no ovl_inode: "Slab cache ovl_inode leaks 371,474 KB/h" at high, and "The caches ovl_inode,
@@ -330,7 +338,7 @@ def test_overlay_inodes_imported_without_their_flags_are_reclaimable_not_a_leak(
 
     kernel = _flags("overlay-files")
     assert kernel["ovl_inode"] and not kernel["shmem_inode_cache"]
-    result = _imported("overlay-files", tmp_path, monkeypatch)
+    store_path, result = imported("overlay-files")
     by_name = {v.name: v for v in (*result.analysis.caches, *result.analysis.meminfo)}
     assert by_name["ovl_inode"].grade is Grade.RECLAIMABLE
     assert by_name["shmem_inode_cache"].grade is Grade.LEAK  # the tmpfs files are kept: held, as they are
@@ -343,16 +351,14 @@ def test_overlay_inodes_imported_without_their_flags_are_reclaimable_not_a_leak(
         "unknown: the samples carry no flag for it (snapshots imported by slab-import and node_exporter's series do "
         "not hold /sys/kernel/slab); judged reclaimable (file inodes, by its name)"
     )
-    with SlabStore.open(tmp_path / "overlay-files.sqlite", readonly=True) as store:
+    with SlabStore.open(store_path, readonly=True) as store:
         read = analyse(replace(leak_input(store), reclaim_account=kernel))
     assert {v.name: v.grade for v in read.caches} == {v.name: v.grade for v in result.analysis.caches}
     unknown = [f.title for f in read.findings for x in f.facts if x.name == "reclaim_account"]
     assert unknown and all(title.split()[2] not in kernel for title in unknown)  # a flag read: nothing to say
 
 
-def test_a_cache_slab_watch_read_no_flag_for_is_not_said_to_come_from_an_import(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_a_cache_slab_watch_read_no_flag_for_is_not_said_to_come_from_an_import(imported: Imported) -> None:
     """slab-watch reads /sys/kernel/slab once, when its run starts: overlayfs mounted (its module loaded) after that
     leaves ovl_inode without a flag among the flags of every other cache.  Its finding said "the samples carry no
     flag for it (snapshots imported by slab-import and node_exporter's series do not hold /sys/kernel/slab)", a
@@ -364,8 +370,8 @@ def test_a_cache_slab_watch_read_no_flag_for_is_not_said_to_come_from_an_import(
     from forensics.pipelines.leaks import leak_input
 
     later = {name: flag for name, flag in _flags("overlay-files").items() if name != "ovl_inode"}
-    _imported("overlay-files", tmp_path, monkeypatch)
-    with SlabStore.open(tmp_path / "overlay-files.sqlite", readonly=True) as store:
+    store_path, _ = imported("overlay-files")
+    with SlabStore.open(store_path, readonly=True) as store:
         read = analyse(replace(leak_input(store), reclaim_account=later))
     [ovl] = [f for f in read.findings if f.title.startswith("Slab cache ovl_inode")]
     said = dict((x.name, x.value) for x in ovl.facts)["reclaim_account"]

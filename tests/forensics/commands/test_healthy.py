@@ -11,12 +11,13 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.helpers import cli_run
+from tests.helpers import Ran, cli_run
 
 HEALTHY = Path(__file__).resolve().parents[2] / "data" / "healthy"
 PROBLEM = ("medium", "high", "critical")
@@ -38,6 +39,19 @@ def healthy_trace() -> subprocess.CompletedProcess[str]:
     tests that read it (0.65 s of CPU a run, issue #28); its output is the same without --fail-on, which sets the
     exit status alone."""
     return run("trace", str(HEALTHY / "ftrace.txt.gz"), "--format", "json", "--fail-on", "medium")
+
+
+@pytest.fixture
+def kf(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> Callable[..., Ran]:
+    """``kforensic ARGS`` in this process, through the CLI's real entry (tests.helpers.cli_run: exit status, stdout,
+    stderr), for the tests that read what a report or a trace says; the command as a process is healthy_trace's and
+    the profile's and dmesg's runs here (and test_cli's, test_trace_cli's).  As processes, this module's reports
+    paid the interpreter's start-up and the imports (numpy, pandas, matplotlib) again at each run (issue #28)."""
+
+    def invoke(*args: str | Path) -> Ran:
+        return cli_run(monkeypatch, capsys, *args)
+
+    return invoke
 
 
 def _incident(doc: dict[str, Any]) -> dict[str, Any]:
@@ -105,8 +119,10 @@ def _examined_is_a_list_under_the_verdict(head: str, page: Path, tmp_path: Path)
     assert [line for line in result.stderr.splitlines() if "CONSOLE" in line] == []
 
 
-def test_report_on_the_healthy_recordings_says_no_problem_and_what_was_examined(tmp_path: Path) -> None:
-    res = run(
+def test_report_on_the_healthy_recordings_says_no_problem_and_what_was_examined(
+    tmp_path: Path, kf: Callable[..., Ran]
+) -> None:
+    res = kf(
         "report",
         "--trace",
         str(HEALTHY / "ftrace.txt.gz"),
@@ -135,7 +151,9 @@ def test_report_on_the_healthy_recordings_says_no_problem_and_what_was_examined(
     assert _incident(doc)["problems"] == 0
 
 
-def test_tasks_of_two_traces_that_share_a_name_stay_apart_and_a_merge_is_told_by_the_worse(tmp_path: Path) -> None:
+def test_tasks_of_two_traces_that_share_a_name_stay_apart_and_a_merge_is_told_by_the_worse(
+    tmp_path: Path, kf: Callable[..., Ran]
+) -> None:
     """python's, crash's and pytest's longest runs are info in ftrace.txt.gz and low in the LTTng workload's ftrace
     (or the other way round): other processes of other runs, merged into one finding by name (one pid's words,
     the other's figures and evidence).  A finding of two traces is merged only for the same task (name and pid).
@@ -150,7 +168,7 @@ def test_tasks_of_two_traces_that_share_a_name_stay_apart_and_a_merge_is_told_by
 
     lttng_kernel = HEALTHY.parent / "lttng" / "kernel.ftrace.txt.gz"
     out = tmp_path / "report.json"
-    res = run("report", "--trace", str(HEALTHY / "ftrace.txt.gz"), "--trace", str(lttng_kernel), "--json", str(out))
+    res = kf("report", "--trace", str(HEALTHY / "ftrace.txt.gz"), "--trace", str(lttng_kernel), "--json", str(out))
     assert res.returncode == 0, res.stderr
     incident = incident_from_dict(_incident(json.loads(out.read_text())), str(out))
     hogs = [f for f in incident.findings if f.kind == "sched-cpu-hog"]
@@ -227,16 +245,18 @@ def test_no_finding_at_medium_or_above_in_windows_of_the_healthy_trace(
         assert all(c["busy_ms"] + c["idle_ms"] <= round((w1 - w0) * 1e3, 3) + 0.001 for c in doc["cpus"])
 
 
-def test_a_report_with_a_problem_still_says_what_was_examined_and_could_not_be_judged(tmp_path: Path) -> None:
+def test_a_report_with_a_problem_still_says_what_was_examined_and_could_not_be_judged(
+    tmp_path: Path, kf: Callable[..., Ran]
+) -> None:
     """The UDP socket leak's samples (a high finding) beside the healthy trace: the markdown and HTML dropped what
     was examined and what could not be judged ("irqs-off/preempt-off sections: needs preemptirq events") as soon as
     a finding was medium or above; only the JSON kept it."""
     store = tmp_path / "udp.sqlite"
     recording = HEALTHY.parent / "workloads" / "udp-socket-leak.txt.xz"
-    done = run("slab-import", "--store", str(store), "--host", "vm", "--no-analysis", str(recording))
+    done = kf("slab-import", "--store", str(store), "--host", "vm", "--no-analysis", str(recording))
     assert done.returncode == 0, done.stderr
     md, page, out = tmp_path / "r.md", tmp_path / "r.html", tmp_path / "r.json"
-    res = run("report", "--store", str(store), "--trace", str(HEALTHY / "ftrace.txt.gz"), "-o", str(md), "--html",
+    res = kf("report", "--store", str(store), "--trace", str(HEALTHY / "ftrace.txt.gz"), "-o", str(md), "--html",
               str(page), "--json", str(out))  # fmt: skip
     assert res.returncode == 0, res.stderr
     assert _incident(json.loads(out.read_text()))["problems"] > 0
@@ -246,15 +266,17 @@ def test_a_report_with_a_problem_still_says_what_was_examined_and_could_not_be_j
     assert "## Examined" in text
 
 
-def test_the_findings_below_medium_are_counted_by_severity(healthy_trace: subprocess.CompletedProcess[str]) -> None:
+def test_the_findings_below_medium_are_counted_by_severity(
+    healthy_trace: subprocess.CompletedProcess[str], kf: Callable[..., Ran]
+) -> None:
     """``trace`` and ``report`` on the healthy ftrace said "10 finding(s) below it are information" while 7 were
     low (worth a look, docs/severity.md): the headline counts them by severity."""
     findings = _incident(json.loads(healthy_trace.stdout))["findings"]
     low, info = (sum(f["severity"] == s for f in findings) for s in ("low", "info"))
     assert low and info
     said = f"{low + info} finding(s) below medium: {low} low (worth a look), {info} info (context)"
-    text = run("trace", str(HEALTHY / "ftrace.txt.gz"))
+    text = kf("trace", str(HEALTHY / "ftrace.txt.gz"))
     assert said in " ".join(text.stdout.split()), text.stdout
-    report = run("report", "--trace", str(HEALTHY / "ftrace.txt.gz"), "--format", "md")
+    report = kf("report", "--trace", str(HEALTHY / "ftrace.txt.gz"), "--format", "md")
     head = report.stdout.split("\n## ", 1)[0]
     assert said in head and "are information" not in head, head

@@ -396,7 +396,9 @@ def test_an_overwritten_buffer_is_said_among_what_could_not_be_judged(ftrace: Pa
     assert not [x for x in intact["could_not"] if x.startswith("anything on")]
 
 
-def test_the_kernels_preemption_model_is_declared_or_read_from_its_log(ftrace: Path, tmp_path: Path, kf: Run) -> None:
+def test_the_kernels_preemption_model_is_declared_or_read_from_its_log(
+    ftrace: Path, tmp_path: Path, kf: Run, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     bad = kf(str(ftrace), "--preempt", "sometimes")
     assert bad.returncode == 2 and "not a preemption model" in bad.stderr
     # The fixture's kf_rthog waited 2.4 ms behind a CFS task as a CFS task (switched in with next_prio=120; made
@@ -432,12 +434,7 @@ def test_the_kernels_preemption_model_is_declared_or_read_from_its_log(ftrace: P
         "[    0.148429] Dynamic Preempt: none\n"
     )
     out = tmp_path / "report.json"
-    ran = subprocess.run(
-        [sys.executable, "-m", "forensics", "report", "--dmesg", str(log), "--trace", str(ftrace), "--json", str(out)],
-        capture_output=True,
-        timeout=600,
-        check=False,
-    )
+    ran = cli_run(monkeypatch, capsys, "report", "--dmesg", str(log), "--trace", str(ftrace), "--json", str(out))
     assert ran.returncode == 0, ran.stderr
     assert f"kforensic trace {ftrace} --preempt none" in out.read_text()
 
@@ -463,7 +460,9 @@ def test_a_small_trace_on_standard_input_runs_without_compiling_on_a_cold_cache(
     assert [f["title"] for f in json.loads(piped.stdout)["incident"]["findings"]] == [f["title"] for f in by_path]
 
 
-def test_report_merges_a_task_of_two_traces_only_when_it_is_the_same_task(tmp_path: Path) -> None:
+def test_report_merges_a_task_of_two_traces_only_when_it_is_the_same_task(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     """Run 1 and run 2 of the workload have a kf_rthog each (pids 15892 and 16882): report made them one finding,
     run 1's pid in its words beside both runs' figures ("longest run" 8.090 ms and 8.076 ms) and evidence.
     The same buffer read as ftrace and as trace-cmd report is one task: merged, with the evidence of both."""
@@ -471,7 +470,7 @@ def test_report_merges_a_task_of_two_traces_only_when_it_is_the_same_task(tmp_pa
 
     def rt_hogs(*traces: Path) -> list[dict[str, object]]:
         argv = ["report", *(a for t in traces for a in ("--trace", str(t))), "--format", "json"]
-        done = subprocess.run([sys.executable, "-m", "forensics", *argv], capture_output=True, text=True, check=False)
+        done = cli_run(monkeypatch, capsys, *argv)  # what report says, in this process (as kf)
         assert done.returncode == 0, done.stderr
         return [f for f in json.loads(done.stdout)["findings"] if f["kind"] == "sched-rt-hog"]
 

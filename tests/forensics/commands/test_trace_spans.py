@@ -15,11 +15,13 @@ import re
 import shutil
 import subprocess
 import tarfile
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from tests.forensics.commands.test_trace_cli import run
+from tests.helpers import Ran, cli_run
 
 DATA = Path(__file__).resolve().parents[2] / "data" / "lttng"
 
@@ -35,6 +37,18 @@ def recording(tmp_path_factory: pytest.TempPathFactory) -> Path:
         tar.extractall(out, filter="data")
     (out / "kernel.ftrace.txt").write_bytes(gzip.decompress((DATA / "kernel.ftrace.txt.gz").read_bytes()))
     return out
+
+
+@pytest.fixture
+def kf(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> Callable[..., Ran]:
+    """``kforensic ARGS`` in this process, through the CLI's real entry (tests.helpers.cli_run), for the tests that
+    read what a run says; the command as a process is ``doc``'s (its JSON and two PNGs) and the clock error's (exit
+    3).  As processes, each run paid the interpreter's start-up and the imports again (issue #28)."""
+
+    def invoke(*args: str) -> Ran:
+        return cli_run(monkeypatch, capsys, *args)
+
+    return invoke
 
 
 @pytest.fixture(scope="module")
@@ -188,28 +202,11 @@ def test_ftrace_local_clock_is_not_joined_with_ust(recording: Path) -> None:
     assert "Traceback" not in res.stderr
 
 
-def test_report_merges_span_findings_of_an_lttng_session(recording: Path, tmp_path: Path) -> None:
-    import sys
-
+def test_report_merges_span_findings_of_an_lttng_session(
+    recording: Path, tmp_path: Path, kf: Callable[..., Ran]
+) -> None:
     out = tmp_path / "incident.json"
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "forensics",
-            "report",
-            "--trace",
-            str(recording / "ust"),
-            "--json",
-            str(out),
-            "-o",
-            str(tmp_path / "incident.md"),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
+    proc = kf("report", "--trace", str(recording / "ust"), "--json", str(out), "-o", str(tmp_path / "incident.md"))
     assert proc.returncode in (0, 1), proc.stderr
     text = (tmp_path / "incident.md").read_text()
     assert "slow infer span" in text and "## Spans" in text
@@ -217,7 +214,7 @@ def test_report_merges_span_findings_of_an_lttng_session(recording: Path, tmp_pa
     assert "span-slow" in kinds
 
 
-def test_what_was_examined_names_the_spans(doc: dict[str, object], recording: Path) -> None:
+def test_what_was_examined_names_the_spans(doc: dict[str, object], recording: Path, kf: Callable[..., Ran]) -> None:
     """'No problem found' on a user-space session listed only the kernel figures it could not judge, not its spans."""
     incident = doc["incident"]
     assert isinstance(incident, dict)
@@ -225,7 +222,7 @@ def test_what_was_examined_names_the_spans(doc: dict[str, object], recording: Pa
     assert isinstance(spans, dict)
     named = ", ".join(f"{s['count']:,} {s['name']!r}" for s in spans["stats"][:5])
     assert f"slow request spans ({named}; judged over --slow-ms 2.5 ms)" in incident["examined"][0]["could_find"]
-    alone = json.loads(run(str(recording / "ust"), "--format", "json").stdout)["incident"]["examined"][0]
+    alone = json.loads(kf("trace", str(recording / "ust"), "--format", "json").stdout)["incident"]["examined"][0]
     assert [x for x in alone["could_find"] if x.startswith("slow request spans (")] == [
         "slow request spans (60 'infer', 60 'infer:request'; judged against their name's median)"
     ], alone
@@ -237,10 +234,11 @@ def test_what_was_examined_names_the_spans(doc: dict[str, object], recording: Pa
     assert "CPU(s) over" not in alone["what"]
 
 
-def test_a_span_option_that_matched_nothing_is_named(recording: Path) -> None:
+def test_a_span_option_that_matched_nothing_is_named(recording: Path, kf: Callable[..., Ran]) -> None:
     """Of two --span options, the one that matched no mark is named with marks it could have matched (was only
     "no spans ... (see --span)" when both failed, and nothing when one did)."""
-    res = run(
+    res = kf(
+        "trace",
         str(recording / "kernel.ftrace.txt"),
         "--span",
         "infer start {id}..infer end {id}",
@@ -254,5 +252,7 @@ def test_a_span_option_that_matched_nothing_is_named(recording: Path) -> None:
     assert [s["name"] for s in spans["stats"]] == ["infer start"]
     [note] = [n for n in spans["notes"] if n.startswith("--span")]
     assert note.startswith("--span 'x=nope..never' matched no start or end mark (120 marks read, e.g. 'infer start 0'")
-    alone = json.loads(run(str(recording / "kernel.ftrace.txt"), "--span", "x=nope..never", "--format", "json").stdout)
+    alone = json.loads(
+        kf("trace", str(recording / "kernel.ftrace.txt"), "--span", "x=nope..never", "--format", "json").stdout
+    )
     assert "no spans: 120 marks were read, none opened and closed a span (see --span)" in alone["spans"]["notes"]
