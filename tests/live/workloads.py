@@ -6,7 +6,8 @@ runs one from a shell (tests/data/workloads/record.sh).
 
 * :data:`LEAKER` maps 4 KiB anonymous regions at a fixed rate with alternating protections
   (PROT_READ, PROT_READ|PROT_WRITE) so neighbouring VMAs cannot merge: every mapping costs one
-  ``vm_area_struct``, held until the child is killed.  Args: mappings per second, seconds.
+  ``vm_area_struct``, held until the child is killed.  Args: mappings per second, seconds, and optionally
+  a number of mappings made at once before "ready" (``LEAKER 0 0 N``: N mappings, held).
 * :data:`FILE_WRITER` writes new files at a fixed rate (1 MiB writes, 64 MiB per file) into a
   directory, growing the page cache and the objects that describe its pages (buffer heads, xarray
   nodes, per-folio state) as a copy or a log-heavy service does; nothing leaks.  Args: directory,
@@ -35,19 +36,26 @@ libc = ctypes.CDLL(None, use_errno=True)
 libc.mmap.restype = ctypes.c_void_p
 libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_long]
 rate, seconds = float(sys.argv[1]), float(sys.argv[2])
+first = int(sys.argv[3]) if len(sys.argv) > 3 else 0
 PROT_READ, PROT_WRITE, MAP_PRIVATE, MAP_ANONYMOUS = 1, 2, 0x02, 0x20
 failed = ctypes.c_void_p(-1).value
+
+def map_one(n):
+    prot = PROT_READ if n % 2 else PROT_READ | PROT_WRITE
+    if libc.mmap(None, 4096, prot, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0) in (None, failed):
+        sys.exit(f"mmap failed after {n} mappings: errno {ctypes.get_errno()}")
+
+for n in range(first):
+    map_one(n)
 done = 0
 start = time.monotonic()
 print("ready", flush=True)
 while (elapsed := time.monotonic() - start) < seconds:
     while done < int(rate * elapsed):
-        prot = PROT_READ if done % 2 else PROT_READ | PROT_WRITE
-        if libc.mmap(None, 4096, prot, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0) in (None, failed):
-            sys.exit(f"mmap failed after {done} mappings: errno {ctypes.get_errno()}")
+        map_one(first + done)
         done += 1
     time.sleep(0.002)
-print("done", done, flush=True)
+print("done", first + done, flush=True)
 sys.stdin.read()  # hold the mappings until the test lets go
 """
 

@@ -3,26 +3,34 @@
 #   tests/data/lttng/cyg/record.sh OUTDIR [BINARY]
 # Writes OUTDIR/cyg.tar.gz (the session's ust/ tree) and OUTDIR/addrs.txt (the functions' addresses); BINARY: where
 # the program is built and kept (its path is the one the statedump records), else in a directory removed after.
+# Runs with a session daemon of its own (../private-sessiond.sh); exit status 77: this machine cannot record (why on
+# stderr).
 set -euo pipefail
-out=$(realpath "$1")
 here=$(cd "$(dirname "$0")" && pwd)
+. "$here/../private-sessiond.sh"
+if [ -z "${KF_LTTNG_PRIVATE:-}" ]; then  # what the recording needs besides the daemon, checked before it starts
+    command -v gcc >/dev/null || kf_cannot_record "no gcc"
+    echo '#include <lttng/tracef.h>' | gcc -E -x c - >/dev/null 2>&1 || kf_cannot_record "no lttng/tracef.h (lttng-ust's headers)"
+    # (grep -q would end ldconfig by SIGPIPE: a failed pipeline under pipefail)
+    ldconfig -p | grep 'liblttng-ust-cyg-profile\.so ' >/dev/null || kf_cannot_record "no liblttng-ust-cyg-profile.so to preload"
+fi
+kf_private_lttng "$0" "$@"
+out=$(realpath "$1")
 mkdir -p "$out"
 work=$(mktemp -d)
 bin=${2:-$work/calls}
 gcc -O1 -no-pie -finstrument-functions -o "$bin" "$here/calls.c" -llttng-ust -ldl
-sessiond=""
-if ! lttng list >/dev/null 2>&1; then  # no session daemon answers: run one of our own, ended by its pid below
-    lttng-sessiond --quiet & sessiond=$!
-    for _ in $(seq 50); do lttng list >/dev/null 2>&1 && break; sleep 0.1; done
-fi
-lttng create "kf_cyg_$$" --output="$work/session" >/dev/null
-lttng enable-event -u 'lttng_ust_cyg_profile:*,lttng_ust_tracef:*,lttng_ust_statedump:*' >/dev/null
-lttng add-context -u -t vtid -t procname >/dev/null
-lttng start >/dev/null
-LD_PRELOAD=liblttng-ust-cyg-profile.so "$bin" "$out/addrs.txt" 20
-lttng stop >/dev/null
-lttng destroy >/dev/null
-if [ -n "$sessiond" ]; then kill "$sessiond"; wait "$sessiond" || true; fi
+session="kf_cyg_$$"
+lttng create "$session" --output="$work/session" >/dev/null
+lttng enable-channel -u -s "$session" channel0 >/dev/null
+lttng enable-event -u -s "$session" -c channel0 'lttng_ust_cyg_profile:*,lttng_ust_tracef:*,lttng_ust_statedump:*' >/dev/null
+lttng add-context -u -s "$session" -c channel0 -t vtid -t procname >/dev/null
+lttng start "$session" >/dev/null
+# The program waits for the daemon to tell it what to record however long that takes (by default it waits 3 s, then
+# runs untraced until told: on a loaded machine its first calls would go unrecorded).
+LTTNG_UST_REGISTER_TIMEOUT=-1 LD_PRELOAD=liblttng-ust-cyg-profile.so "$bin" "$out/addrs.txt" 20
+lttng stop "$session" >/dev/null
+lttng destroy "$session" >/dev/null
 tar -C "$work/session" --sort=name --owner=0 --group=0 --mtime=@0 -czf "$out/cyg.tar.gz" ust
 rm -rf "$work"
 ls -la "$out"
