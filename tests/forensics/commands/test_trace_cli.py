@@ -123,6 +123,18 @@ def test_text_and_markdown(ftrace: Path, kf: Run) -> None:
         assert re.search(rf"│ {name}\s+│ {n}\s+│", text.stdout), name
 
 
+def test_text_cites_a_text_traces_event_by_its_line(ftrace: Path, kf: Run) -> None:
+    # Each evidence line names "line N" (never "event N", read as the Nth event): the recording's line N is the
+    # event cited.
+    text = kf(str(ftrace))
+    assert text.returncode == 0
+    lines = ftrace.read_text().splitlines()
+    cited = re.findall(rf"{re.escape(str(ftrace))}\s+(\w+) (\d+) \(CPU\d+\)[^\n]*\n\s+(.+)", text.stdout)
+    assert cited, text.stdout
+    for word, number, excerpt in cited:
+        assert word == "line" and lines[int(number) - 1].strip() == excerpt.strip()
+
+
 def test_fail_on(ftrace: Path) -> None:
     # The fixture's worst findings are medium (the RT hog and the waits behind it: high until 2026-12-06).
     assert run(str(ftrace), "--fail-on", "medium", "-f", "json").returncode == 1
