@@ -147,8 +147,10 @@ def _why(result: VmcoreResult) -> dict[str, Any]:
     loop: object = json_value(s.loop) if isinstance(s.loop, NotAvailable) else {
         "frame": s.loop.frame,
         "function": s.loop.function,
-        "condition": s.loop.condition,
-        "source": f"{s.loop.source.path}:{s.loop.source.line}",
+        "condition": json_value(s.loop.condition),
+        "source": json_value(s.loop.source)
+        if isinstance(s.loop.source, NotAvailable)
+        else f"{s.loop.source.path}:{s.loop.source.line}",
         "operands": [_read(o) for o in s.loop.operands],
         "loop_reads_memory": s.loop.loop_reads_memory,
     }  # fmt: skip

@@ -277,14 +277,19 @@ class BugSite:
 
 @dataclass(frozen=True)
 class LoopSite:
-    """The busy-wait loop an interrupted frame spins in: its source condition and the operands' values."""
+    """The busy-wait loop an interrupted frame spins in: its source condition and the operands' values.
+
+    Without the source (no --source-dir, the usual distribution debug info) the loop is still its machine code's
+    backward jump around the pc: ``source`` and ``condition`` say why they are not available, ``operands`` is empty.
+    """
 
     frame: int
     function: str
-    source: SourceLine
-    condition: str  # the ``while (...)`` condition as written
+    source: SourceLine | NotAvailable
+    condition: str | NotAvailable  # the ``while (...)`` condition as written
     operands: tuple[ValueRead, ...]
     loop_reads_memory: bool | None  # whether the machine code around the pc reads memory at all
+    body: tuple[int, int] | None = None  # the loop's first and last instruction (its backward jump), when decoded
 
 
 @dataclass(frozen=True)

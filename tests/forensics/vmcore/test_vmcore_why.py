@@ -133,6 +133,28 @@ def test_soft_lockup_names_the_spinning_function_and_its_loop(kernel: str) -> No
     assert to_document(result)["why"]["root_cause"]["class"] == want["class"]
 
 
+def test_soft_lockup_without_source_keeps_what_the_machine_code_says(tmp_path: Path) -> None:
+    # Distribution debug info has no source tree: the loop (pause; jmp back) and that it reads no memory come from
+    # the dump's machine code, and are kept; only the C condition is said not available, with what gives it.
+    if "05-soft-lockup" not in case_names():
+        pytest.skip("the soft-lockup fixture is absent")
+    _, result = _run("05-soft-lockup", (tmp_path,))
+    loop = result.snapshot.loop
+    assert not isinstance(loop, NotAvailable), loop
+    if not isinstance(loop.source, NotAvailable):
+        pytest.skip(f"the module's DWARF source path exists on this machine: {loop.source.path}")
+    assert loop.function == "kf_poll_ready" and loop.loop_reads_memory is False and loop.body is not None
+    assert isinstance(loop.condition, NotAvailable) and loop.operands == ()
+    finding = next(f for f in result.analysis.findings if f.kind == "lockup-loop")
+    start, end = loop.body
+    assert finding.title == f"CPU spins in kf_poll_ready: a loop at {start:#x}..{end:#x} that reads no memory"
+    assert finding.fact("loop machine code") == "reads no memory (compiled to a loop with no load)"
+    condition = str(finding.fact("condition"))
+    assert condition.startswith("not available: source of ") and "pass --source-dir" in condition
+    assert "the source would give the loop's C condition" in condition
+    assert to_document(result)["why"]["root_cause"]["class"] == "busy_wait"
+
+
 @pytest.mark.parametrize("kernel", kernels_of("09-oom"))
 def test_oom_names_the_failed_request_and_the_top_memory_user(kernel: str) -> None:
     case, result = _analyse("09-oom", kernel)
