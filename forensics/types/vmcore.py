@@ -178,10 +178,17 @@ class SlabCacheInfo:
     name: str
     address: int  # of its struct kmem_cache
     object_size: int
-    active_objects: int | None
+    active_objects: int | None  # in use as /proc/slabinfo counts them (objects on per-CPU freelists count as used)
     total_objects: int | None
     total_bytes: int | None
     owner_module: str | None = None  # the module that created it, when one did
+    active_missing: str | None = None  # why ``active_objects`` is None (a slab page not in the dump, not counted)
+
+    def active_text(self) -> str:
+        """The in-use count as the reports print it: the number, else "unknown (why)"."""
+        if self.active_objects is not None:
+            return str(self.active_objects)
+        return f"unknown ({self.active_missing or 'not counted'})"
 
 
 @dataclass(frozen=True)
