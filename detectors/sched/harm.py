@@ -190,6 +190,45 @@ def eevdf_slices(nr_running: int, cpus: int) -> float:
     return max(nr_running, 1) * EEVDF_BASE_SLICE * factor
 
 
+class Yardstick(NamedTuple):
+    """The time a fair-class task may wait for ``nr`` runnable tasks, as the kernel's policy sets it."""
+
+    seconds: float
+    name: str  # "CFS latency period for 3 runnable task(s) on 2 CPU(s)"
+    release: str  # what the release adds to the name: ", kernel 6.18.44", or that the policy was assumed
+    source: str
+    unit: str  # how the statement names it: "the period", "that"
+    called: str  # what it is, in a sentence: "the CFS latency period", "the EEVDF slices"
+
+
+def fair_yardstick(nr: int, cpus: int, release: str) -> Yardstick:
+    """EEVDF's slices on a kernel of ``release`` 6.6 or later, CFS's latency period before; CFS's, said to be
+    assumed, where the release is not known (a text trace names none)."""
+    policy = scheduler_of(release)
+    if policy == "eevdf":
+        return Yardstick(
+            eevdf_slices(nr, cpus),
+            f"EEVDF slices for {nr} runnable task(s) on {cpus} CPU(s)",
+            f", kernel {release}",
+            "base_slice_ns 0.75 ms x (1 + log2 CPUs) per task: each runs one slice by earliest eligible virtual "
+            "deadline (kernel/sched/fair.c, EEVDF since 6.6: commit 147f3efaa241)",
+            "that",
+            "the EEVDF slices",
+        )
+    return Yardstick(
+        cfs_period(nr, cpus),
+        f"CFS latency period for {nr} runnable task(s) on {cpus} CPU(s)",
+        f", kernel {release}"
+        if policy
+        else " (assumed: the trace names no kernel release; a 6.6+ kernel schedules by EEVDF, which has no period, "
+        "unknown here)",
+        "sched_latency_ns 6 ms x (1 + log2 CPUs), or nr_running x min_granularity "
+        "(Documentation/scheduler/sched-design-CFS.rst)",
+        "the period",
+        "the CFS latency period",
+    )
+
+
 def scheduler_of(release: str) -> str:
     """The fair class's policy on a kernel of ``release`` ("6.18.44-fc"): "eevdf" from 6.6, "cfs" before, "" when
     the release is not known or not read (a text trace names none)."""
@@ -332,8 +371,8 @@ def judge_wait(
     nr = 1 + len(others)
     scale = weight_scale(task, wait, by_pid)
     cpus = cpu_count(analysis)
-    policy = scheduler_of(analysis.kernel_release)
-    period = (eevdf_slices(nr, cpus) if policy == "eevdf" else cfs_period(nr, cpus)) * scale
+    stick = fair_yardstick(nr, cpus, analysis.kernel_release)
+    period = stick.seconds * scale
     if seconds <= period:
         return None
     judged_by_softirqs = softirqs_measured(task, analysis)
@@ -345,25 +384,7 @@ def judge_wait(
     elif ratio > STALL_PERIODS:
         sev = Severity.MEDIUM
     weighted = f", x{scale:.1f} for its weight (prio {prio})" if round(scale, 1) > 1 else ""
-    if policy == "eevdf":
-        name = f"EEVDF slices for {nr} runnable task(s) on {cpus} CPU(s), kernel {analysis.kernel_release}{weighted}"
-        source = (
-            "base_slice_ns 0.75 ms x (1 + log2 CPUs) per task: each runs one slice by earliest eligible virtual "
-            "deadline (kernel/sched/fair.c, EEVDF since 6.6: commit 147f3efaa241)"
-        )
-        unit = "that"
-    else:
-        name = f"CFS latency period for {nr} runnable task(s) on {cpus} CPU(s){weighted}" + (
-            f", kernel {analysis.kernel_release}"
-            if policy
-            else " (assumed: the trace names no kernel release; a 6.6+ kernel schedules by EEVDF, which has no "
-            "period, unknown here)"
-        )
-        source = (
-            "sched_latency_ns 6 ms x (1 + log2 CPUs), or nr_running x min_granularity "
-            "(Documentation/scheduler/sched-design-CFS.rst)"
-        )
-        unit = "the period"
+    name, source, unit = stick.name + weighted + stick.release, stick.source, stick.unit
     # Past the yardstick is not a fair share: only the severity says it is load on a busy CPU, not a fault; a task of
     # negative nice (prio < 120) is owed more than an equal share, not less.
     nice = prio - 120 if 100 <= prio < 120 else 0

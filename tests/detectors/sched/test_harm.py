@@ -257,6 +257,26 @@ def test_long_runs_are_as_severe_as_the_waits_they_caused(
     assert (found.severity >= Severity.MEDIUM) is waited  # rcu_preempt kept 0.5 s: a problem; nobody: info
 
 
+def test_a_kernel_mode_run_is_judged_by_the_traced_kernels_own_fair_class() -> None:
+    # kworker ran 10 ms while rcu_preempt waited: past EEVDF's 2 slices (3 ms on 2 CPUs) on 6.18, within CFS's 12 ms
+    # period on 6.1; with no release named, CFS's is said to be assumed.
+    from detectors.sched.findings import cpu_hogs
+
+    victim = _task(9, "rcu_preempt")
+    runner = _runner(1, "kworker/0:1", 10e-3, victim)
+    victim = victim._replace(worst_wakeup=_wait(10e-3, (runner, 10e-3)), wakeup=IntervalStats(1, 10e-3, None))
+    analysis = _analysis(2, runner, victim)
+    (eevdf,) = cpu_hogs(analysis._replace(kernel_release="6.18.44-fc-v1272"), "t.txt")
+    assert eevdf.title.startswith("Kernel-mode run") and eevdf.baseline is not None
+    assert eevdf.baseline.name == "EEVDF slices for 2 runnable task(s) on 2 CPU(s), kernel 6.18.44-fc-v1272"
+    assert "base_slice_ns" in eevdf.baseline.source and "sched-design-CFS" not in eevdf.baseline.source
+    assert "longer than the EEVDF slices of 2 tasks (3.000 ms)" in eevdf.summary
+    (cfs,) = cpu_hogs(analysis._replace(kernel_release="6.1.0-28-amd64"), "t.txt")
+    assert not cfs.title.startswith("Kernel-mode run")  # within the 12 ms period
+    (unknown,) = cpu_hogs(_analysis(2, _runner(1, "kworker/0:1", 0.5, victim), victim), "t.txt")
+    assert unknown.baseline is not None and "assumed: the trace names no kernel release" in unknown.baseline.name
+
+
 def test_a_thread_serving_request_spans_is_latency_sensitive() -> None:
     server, hog = _task(7, "app-worker"), _task(2, "gzip")
     wait = _wait(300e-3, (hog, 300e-3))
