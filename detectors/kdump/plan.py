@@ -7,10 +7,13 @@ converges: after the changes are made, a new plan has nothing left to change.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from detectors.kdump.checklist import active_config, collector_options
 from detectors.kdump.context import NO_BOOT_LOADER, config_problem, no_boot_loader
 from detectors.kdump.crashkernel import MIB, parse_crashkernel
 from detectors.kdump.dependencies import capture_blocker
+from detectors.kdump.kernel_rules import no_crash_support
 from detectors.kdump.makedumpfile import Compression, compression_flag
 from detectors.kdump.sysctl_rules import Policy
 from forensics.model import NotAvailable
@@ -237,11 +240,16 @@ def make_plan(state: KdumpState, checklist: Checklist, policy: Policy) -> Plan:
     sysctls = [] if held else _sysctl_plan(state, policy)
     changes = [*_config_plan(state, checklist), *ck_changes, *sysctls]
     commands = list(ck_commands)
+    # On a kernel without kexec crash support the tooling and its service are still what a crash kernel needs, but
+    # they load nothing (the service fails at each boot) until a kernel with it boots: said beside each.
+    until = " (loads nothing until a kernel with kexec crash support boots)" if no_crash_support(state) else ""
+    if install is not None and until:
+        install = replace(install, reason=install.reason + until)
     unit = paths.DEBIAN_UNIT if family is DistroFamily.DEBIAN else paths.RHEL_UNIT
     status = {line.id: line.status for line in checklist.lines}
     if family is not DistroFamily.UNKNOWN and state.services.systemd:
         if status.get("kdump-service") is not Status.PASS:
-            commands.append(Command(("systemctl", "enable", unit), "start kdump at every boot"))
+            commands.append(Command(("systemctl", "enable", unit), "start kdump at every boot" + until))
         reserved = status.get("crash-reservation") not in (
             Status.FAIL,
             Status.BLOCKED,
