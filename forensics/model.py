@@ -256,8 +256,10 @@ class Locator:
             return str(self.event)
         kind = self.kind
         if kind is LocatorKind.LINE or kind is LocatorKind.EVENT:
+            # A text trace's event is named by its line (``start``): "event N" read as the Nth event (a CTF
+            # trace's, named by its stream event above), not as ``sed -n Np``.
             span = f"{self.start}" if self.end in (None, self.start) else f"{self.start}-{self.end}"
-            text = f"{kind.value} {span}"
+            text = f"line {span}"
         elif kind is LocatorKind.BYTE or kind is LocatorKind.ADDRESS:
             text = f"{kind.value} {self.start:#x}"
         elif kind is LocatorKind.FRAME:

@@ -14,6 +14,7 @@ from array import array
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Final, TypeVar
 
+from detectors.dmesg.cpublocks import is_irq_state, other_cpu_lines
 from detectors.dmesg.lines import parse_line
 from detectors.dmesg.repeat import origin
 from forensics.model import (
@@ -206,6 +207,10 @@ def _when(report: KernelReport) -> Timestamp | None:
     return None if isinstance(t, NotAvailable) else _record(Timestamp, {"seconds": t, "clock": _CLOCK_MONOTONIC})
 
 
+#: The reports of a stuck CPU: its frames are its own dump's (detectors.dmesg.cpublocks).
+_LOCKUPS: Final = frozenset((ReportKind.SOFT_LOCKUP, ReportKind.LOCKUP))
+
+
 def _evidence(source: str, report: KernelReport) -> list[Evidence]:
     cpu = report.cpu if isinstance(report.cpu, int) else None
     items = [
@@ -222,8 +227,17 @@ def _evidence(source: str, report: KernelReport) -> list[Evidence]:
         # The two texts made once, not for each line looked at (the guilty frame's line may be dozens down).
         # The frame's name first: a line without it holds neither (one substring test a line, not two).
         at_offset, at_suffix = f"{frame}+0x", f" {frame}."
+        # A lockup's stuck CPU's frame is cited from its own lines, not another CPU's NMI backtrace in the same
+        # report; never from lockdep's irq-state lines (where interrupts were last switched, not where it was).
+        foreign = other_cpu_lines(report.lines, cpu) if cpu is not None and report.kind in _LOCKUPS else frozenset()
         for number, text in report.lines:
-            if number != report.start_line and frame in text and _names_frame(text, at_offset, at_suffix):
+            if (
+                number != report.start_line
+                and frame in text
+                and _names_frame(text, at_offset, at_suffix)
+                and number not in foreign
+                and not is_irq_state(text)
+            ):
                 items.append(_cited(source, _line_at(number, None, "guilty frame"), _excerpt(text), None, cpu))
                 break
         else:

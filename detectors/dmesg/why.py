@@ -26,6 +26,7 @@ from typing import Final, NamedTuple
 from ahocorasick_rs import BytesAhoCorasick, MatchKind
 
 from detectors.dmesg.code import listing
+from detectors.dmesg.cpublocks import other_cpu_lines
 from detectors.dmesg.frames import HUNG_SKIPS, function_name, is_skipped
 from detectors.dmesg.lines import LogLine, parse_line
 from detectors.dmesg.model import parsed_lines
@@ -1081,6 +1082,10 @@ _SOFT_LOCKUP = rc.compile(r"BUG: soft lockup - CPU#(\d+) stuck for (\d+)s! \[(.+
 _HARD_LOCKUP = rc.compile(r"(?:Watchdog detected hard LOCKUP|BUG: hard lockup) on cpu (\d+)")
 
 
+#: A kernel instruction-pointer line: x86's "RIP: 0010:f+0x1/0x2" (i386's "EIP: 0060:").
+_KERNEL_IP = rc.compile(r"\b(?:RIP|EIP): (?:0010|0060):")
+
+
 def _lockup(r: _Reading) -> None:
     for line in r.lines:
         body = line.body
@@ -1094,7 +1099,27 @@ def _lockup(r: _Reading) -> None:
             r.add("lockup", "hard", line)
             r.num("CPU", m.group(1), line)
     if isinstance(r.report.frame, str):
-        r.facts.append(_fact("spins in", r.report.frame, _frame_at(r, r.report.frame)))
+        cpu = r.report.cpu
+        at = _own_frame_at(r, r.report.frame, cpu) if isinstance(cpu, int) else _frame_at(r, r.report.frame)
+        r.facts.append(_fact("spins in", r.report.frame, at))
+
+
+def _own_frame_at(r: _Reading, function: str, cpu: int) -> int:
+    """The line of the stuck CPU's frame of ``function``, from its own lines (not another CPU's NMI backtrace in
+    the report, detectors.dmesg.cpublocks): its first call-trace frame, else its kernel ``RIP:`` line (the loop's
+    own frame, which a trace after an interrupt does not repeat); else as :func:`_frame_at` finds it past its
+    lines, else the header."""
+    foreign = other_cpu_lines(r.report.lines, cpu)
+    for section in r.stacks:
+        for frame in section.frames:
+            if frame.function == function and frame.at + r.first not in foreign:
+                return frame.at
+    at_offset = f":{function}+0x"
+    for number, text in r.report.lines:
+        if at_offset in text and number not in foreign and _KERNEL_IP.search(text) is not None:
+            return number - r.first
+    past = r.report.frame_past
+    return past[0] if past is not None else 0
 
 
 # ---------------------------------------------------------------- corruption

@@ -84,3 +84,17 @@ def cmdline_crashkernel(state: KdumpState) -> str | None:
     main = [v for v in values if not v.endswith(",low")]
     chosen = main or values
     return chosen[-1] if chosen else None
+
+
+#: Where a kernel command line is kept when no boot loader configuration on the machine holds it.
+NO_BOOT_LOADER = (
+    "no boot loader configuration here for kdump setup to edit (/etc/default/grub, grub.d, BLS entries, "
+    "/etc/kernel/cmdline): the kernel command line is set where the machine is booted from (a VMM's direct kernel "
+    "boot, firmware, a network boot)"
+)
+
+
+def no_boot_loader(state: KdumpState) -> bool:
+    """No boot loader configuration was found where one was looked for: nothing on the machine sets crashkernel=
+    (an unexamined tree is not this: its configuration was not seen)."""
+    return not state.boot.files and not state.not_examined(paths.GRUB_DEFAULT)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from detectors.kdump.context import cmdline_crashkernel, tooling_family
+from detectors.kdump.context import cmdline_crashkernel, no_boot_loader, tooling_family
 from detectors.kdump.crashkernel import MIB, parse_crashkernel
 from detectors.kdump.util import fail, file_evidence, pass_, unknown, warn
 from forensics.model import NotAvailable, Severity
@@ -56,11 +56,22 @@ def no_crash_support(state: KdumpState) -> bool:
     return isinstance(state.crash_size, NotAvailable) and "does not exist" in state.crash_size.reason
 
 
+def _fix_persist(state: KdumpState) -> str:
+    """How crashkernel= gets onto the kernel command line: kdump setup edits the boot configuration, or, where the
+    machine has none, by hand where it is booted from (what setup then plans: a manual step)."""
+    if no_boot_loader(state):
+        return (
+            "add crashkernel= to the kernel command line where the machine is booted from (no boot loader "
+            "configuration here for kdump setup to edit; kforensic kdump setup gives the value), then reboot"
+        )
+    return _FIX_CRASHKERNEL
+
+
 def _fix_crashkernel(state: KdumpState) -> str:
     """How to get crashkernel= in place: on a kernel without crash support, another kernel first."""
     if no_crash_support(state):
-        return f"{_FIX_KERNEL}; then {_FIX_CRASHKERNEL}"
-    return _FIX_CRASHKERNEL
+        return f"{_FIX_KERNEL}; then {_fix_persist(state)}"
+    return _fix_persist(state)
 
 
 def _unread_kernel_file(line_id: str, title: str, file: NotAvailable, why: str) -> CheckLine:
@@ -141,7 +152,7 @@ def check_boot_config(state: KdumpState, estimate: Estimate) -> list[CheckLine]:
         return [unknown("crashkernel-boot", title, reason, _WHY_PERSIST, FIX_UNEXAMINED, (), severity=Severity.LOW)]
     if not state.boot.files:
         detail = "no boot loader configuration found (/etc/default/grub, grub.d, BLS entries, /etc/kernel/cmdline)"
-        return [warn("crashkernel-boot", title, detail, _WHY_PERSIST, _FIX_CRASHKERNEL, ())]
+        return [warn("crashkernel-boot", title, detail, _WHY_PERSIST, _fix_persist(state), ())]
     file = state.boot.files[0]
     detail = f"none of {len(state.boot.files)} boot configuration file(s) sets crashkernel="
     return [warn("crashkernel-boot", title, detail, _WHY_PERSIST, _FIX_CRASHKERNEL, file_evidence(file, 1))]
@@ -162,7 +173,7 @@ def check_reservation(state: KdumpState, estimate: Estimate) -> list[CheckLine]:
         detail = f"{file.path} is {text!r}: nothing reserved"
         if cmdline_crashkernel(state):
             detail += " although crashkernel= was given (too large for free low memory? see dmesg 'crashkernel')"
-        return [fail("crash-reservation", title, detail, _WHY_RESERVE, _FIX_CRASHKERNEL, evidence, kernel=True)]
+        return [fail("crash-reservation", title, detail, _WHY_RESERVE, _fix_persist(state), evidence, kernel=True)]
     reserved = int(text)
     want = describe_estimate(estimate)
     if reserved < estimate.recommended:

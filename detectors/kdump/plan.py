@@ -7,10 +7,13 @@ converges: after the changes are made, a new plan has nothing left to change.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from detectors.kdump.checklist import active_config, collector_options
-from detectors.kdump.context import config_problem
+from detectors.kdump.context import NO_BOOT_LOADER, config_problem, no_boot_loader
 from detectors.kdump.crashkernel import MIB, parse_crashkernel
 from detectors.kdump.dependencies import capture_blocker
+from detectors.kdump.kernel_rules import no_crash_support
 from detectors.kdump.makedumpfile import Compression, compression_flag
 from detectors.kdump.sysctl_rules import Policy
 from forensics.model import NotAvailable
@@ -31,6 +34,8 @@ from forensics.types.kdump import (
 )
 
 _MARK = "kforensic"
+#: The checklist lines crashkernel= on the command line makes pass.
+_RESERVE_LINES = ("crashkernel-cmdline", "crash-reservation")
 
 
 def _text(file: TextFile) -> str:
@@ -48,6 +53,12 @@ def crashkernel_value(checklist: Checklist) -> tuple[str, str]:
     return value, f"reserve {value} for the crash kernel (recommended estimate, above the distribution default)"
 
 
+def _needs_crashkernel(checklist: Checklist) -> bool:
+    """crashkernel= is still to be put on the command line: it is missing there, or this boot reserved nothing or
+    too little."""
+    return any(ln.status is not Status.PASS for ln in checklist.lines if ln.id in _RESERVE_LINES)
+
+
 def _crashkernel_plan(state: KdumpState, checklist: Checklist) -> tuple[list[FileChange], list[Command], str]:
     """Changes that make the boot configuration reserve the recommended size; and why a reboot is needed."""
     if state.not_examined(paths.GRUB_DEFAULT):
@@ -55,6 +66,12 @@ def _crashkernel_plan(state: KdumpState, checklist: Checklist) -> tuple[list[Fil
         # to be needed (it was "Reboot needed: reserve 64M" for a guest whose crash kernel was loaded).  The plan's
         # ``unread`` names the directory.
         return [], [], ""
+    if no_boot_loader(state):
+        # No boot loader configuration to edit (kdump-tools' grub.d snippet would be read by no grub either): the
+        # plan's manual step says where crashkernel= goes (make_plan); a reboot only once it is there.
+        if isinstance(state.crash_size, NotAvailable):
+            return [], [], "boot a kernel built with crash dump support (CONFIG_CRASH_DUMP, CONFIG_KEXEC)"
+        return [], [], crashkernel_value(checklist)[1] if _needs_crashkernel(checklist) else ""
     want = checklist.estimate.recommended
     ram = state.system_ram_bytes
     configured = state.boot.crashkernel[-1] if state.boot.crashkernel else None
@@ -223,11 +240,16 @@ def make_plan(state: KdumpState, checklist: Checklist, policy: Policy) -> Plan:
     sysctls = [] if held else _sysctl_plan(state, policy)
     changes = [*_config_plan(state, checklist), *ck_changes, *sysctls]
     commands = list(ck_commands)
+    # On a kernel without kexec crash support the tooling and its service are still what a crash kernel needs, but
+    # they load nothing (the service fails at each boot) until a kernel with it boots: said beside each.
+    until = " (loads nothing until a kernel with kexec crash support boots)" if no_crash_support(state) else ""
+    if install is not None and until:
+        install = replace(install, reason=install.reason + until)
     unit = paths.DEBIAN_UNIT if family is DistroFamily.DEBIAN else paths.RHEL_UNIT
     status = {line.id: line.status for line in checklist.lines}
     if family is not DistroFamily.UNKNOWN and state.services.systemd:
         if status.get("kdump-service") is not Status.PASS:
-            commands.append(Command(("systemctl", "enable", unit), "start kdump at every boot"))
+            commands.append(Command(("systemctl", "enable", unit), "start kdump at every boot" + until))
         reserved = status.get("crash-reservation") not in (
             Status.FAIL,
             Status.BLOCKED,
@@ -235,7 +257,10 @@ def make_plan(state: KdumpState, checklist: Checklist, policy: Policy) -> Plan:
         reload = any(c.path in (paths.DEBIAN_CONFIG, paths.RHEL_CONFIG) for c in changes)
         if reserved and (reload or status.get("crash-loaded") is not Status.PASS):
             commands.append(Command(("systemctl", "restart", unit), "load the crash kernel now"))
-    if family is DistroFamily.UNKNOWN and status.get("crashkernel-cmdline") is not Status.PASS:
+    if no_boot_loader(state) and _needs_crashkernel(checklist):
+        value = kernel_param_value(crashkernel_value(checklist)[0], "crashkernel")
+        manual.append(f"add crashkernel={value} to the kernel command line, then reboot: {NO_BOOT_LOADER}")
+    elif family is DistroFamily.UNKNOWN and status.get("crashkernel-cmdline") is not Status.PASS:
         manual.append(f"add crashkernel={crashkernel_value(checklist)[0]} to the boot loader's kernel command line")
     if any(c.path == paths.SYSCTL_SNIPPET for c in changes):
         commands.append(Command(("sysctl", "-p", paths.SYSCTL_SNIPPET), "apply the sysctl policy now"))

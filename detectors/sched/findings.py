@@ -149,20 +149,22 @@ def cpu_hogs(analysis: TraceAnalysis, source: str) -> list[Finding]:
         assert run is not None
         worst, judged = harm.victim_harm(task, analysis, by_pid, analysis.thresholds.wakeup_latency)
         waited = task.delay_caused > 0 or bool(task.victims)
-        period = harm.cfs_period(2, cpus)
+        stick = harm.fair_yardstick(2, cpus, analysis.kernel_release)
+        period = stick.seconds
         kernel = harm.kernel_thread(task.comm) and waited and run.duration > period
         victims = "; ".join(f"{v.comm} (pid {v.pid}) waited {fmt_ms(w.span.duration)}" for v, w, _j in judged[:3])
         if kernel:
             severity = max(worst or Severity.MEDIUM, Severity.MEDIUM)
             title = f"Kernel-mode run: {task.comm} ran {fmt_ms(run.duration)} on CPU{run.cpu} without rescheduling"
             baseline = Baseline(
-                f"CFS latency period, 2 runnable tasks on {cpus} CPU(s)",
+                stick.name + stick.release,
                 fmt_ms(period),
-                "a preemptible task is switched out within it (Documentation/scheduler/sched-design-CFS.rst)",
+                f"a preemptible task is switched out within it ({stick.source})",
             )
             verdict = (
-                f"A kernel thread cannot run user code, so the run was in the kernel, and it lasted longer than the "
-                f"CFS period ({fmt_ms(period)}) while other tasks waited: it did not reach a reschedule point."
+                f"A kernel thread cannot run user code, so the run was in the kernel, and it lasted longer than "
+                f"{stick.called} of 2 tasks ({fmt_ms(period)}) while other tasks waited: it did not "
+                "reach a reschedule point."
             )
             advice = "add a reschedule point (cond_resched()) to the kernel loop, or split the work"
         elif worst is not None:

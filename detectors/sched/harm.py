@@ -39,6 +39,13 @@ RT_PROMISE = 100e-6
 #: multiplied by 1 + ilog2(min(CPUs, 8)) (SCHED_TUNABLESCALING_LOG, kernel/sched/fair.c update_sysctl).
 CFS_LATENCY = 6e-3
 CFS_MIN_GRANULARITY = 0.75e-3
+#: EEVDF's default slice before the same scaling (s): sysctl_sched_base_slice 0.75 ms (kernel/sched/fair.c).  Since
+#: 6.6 (commit 147f3efaa241 "sched/fair: Implement an EEVDF-like scheduling policy") the fair class has no latency
+#: period: sched_latency_ns and min_granularity are gone, a task runs one slice at a time by earliest eligible
+#: virtual deadline, so N runnable tasks of equal weight each run within N slices.
+EEVDF_BASE_SLICE = 0.75e-3
+#: The first release scheduled by EEVDF.
+EEVDF_SINCE = (6, 6)
 #: A softirq raised in task context runs at the next interrupt exit or in ksoftirqd: within a tick, 10 ms at the
 #: lowest common HZ (100). __do_softirq itself hands over to ksoftirqd after MAX_SOFTIRQ_TIME, 2 ms.
 SOFTIRQ_DEFER = 10e-3
@@ -176,6 +183,61 @@ def cfs_period(nr_running: int, cpus: int) -> float:
     return max(latency, nr_running * granularity)
 
 
+def eevdf_slices(nr_running: int, cpus: int) -> float:
+    """The time (s) ``nr_running`` tasks of equal weight take to run one EEVDF slice each (base_slice_ns 0.75 ms x
+    (1 + log2 CPUs), the scaling CFS's tunables had)."""
+    factor = 1 + (min(max(cpus, 1), 8).bit_length() - 1)
+    return max(nr_running, 1) * EEVDF_BASE_SLICE * factor
+
+
+class Yardstick(NamedTuple):
+    """The time a fair-class task may wait for ``nr`` runnable tasks, as the kernel's policy sets it."""
+
+    seconds: float
+    name: str  # "CFS latency period for 3 runnable task(s) on 2 CPU(s)"
+    release: str  # what the release adds to the name: ", kernel 6.18.44", or that the policy was assumed
+    source: str
+    unit: str  # how the statement names it: "the period", "that"
+    called: str  # what it is, in a sentence: "the CFS latency period", "the EEVDF slices"
+
+
+def fair_yardstick(nr: int, cpus: int, release: str) -> Yardstick:
+    """EEVDF's slices on a kernel of ``release`` 6.6 or later, CFS's latency period before; CFS's, said to be
+    assumed, where the release is not known (a text trace names none)."""
+    policy = scheduler_of(release)
+    if policy == "eevdf":
+        return Yardstick(
+            eevdf_slices(nr, cpus),
+            f"EEVDF slices for {nr} runnable task(s) on {cpus} CPU(s)",
+            f", kernel {release}",
+            "base_slice_ns 0.75 ms x (1 + log2 CPUs) per task: each runs one slice by earliest eligible virtual "
+            "deadline (kernel/sched/fair.c, EEVDF since 6.6: commit 147f3efaa241)",
+            "that",
+            "the EEVDF slices",
+        )
+    return Yardstick(
+        cfs_period(nr, cpus),
+        f"CFS latency period for {nr} runnable task(s) on {cpus} CPU(s)",
+        f", kernel {release}"
+        if policy
+        else " (assumed: the trace names no kernel release; a 6.6+ kernel schedules by EEVDF, which has no period, "
+        "unknown here)",
+        "sched_latency_ns 6 ms x (1 + log2 CPUs), or nr_running x min_granularity "
+        "(Documentation/scheduler/sched-design-CFS.rst)",
+        "the period",
+        "the CFS latency period",
+    )
+
+
+def scheduler_of(release: str) -> str:
+    """The fair class's policy on a kernel of ``release`` ("6.18.44-fc"): "eevdf" from 6.6, "cfs" before, "" when
+    the release is not known or not read (a text trace names none)."""
+    head = release.split("-", 1)[0].split(".")
+    if len(head) < 2 or not (head[0].isdigit() and head[1].isdigit()):
+        return ""
+    return "eevdf" if (int(head[0]), int(head[1])) >= EEVDF_SINCE else "cfs"
+
+
 def blamed_prio(b: Blame, by_pid: dict[int, TaskStats]) -> int:
     """The prio of a task that ran during a wait, from its own events: as it was then (Blame.prio), else its last
     (a task none of whose lines printed one then); PRIO_UNKNOWN when neither is known.  Until 2026-12-06 every
@@ -309,7 +371,8 @@ def judge_wait(
     nr = 1 + len(others)
     scale = weight_scale(task, wait, by_pid)
     cpus = cpu_count(analysis)
-    period = cfs_period(nr, cpus) * scale
+    stick = fair_yardstick(nr, cpus, analysis.kernel_release)
+    period = stick.seconds * scale
     if seconds <= period:
         return None
     judged_by_softirqs = softirqs_measured(task, analysis)
@@ -321,14 +384,18 @@ def judge_wait(
     elif ratio > STALL_PERIODS:
         sev = Severity.MEDIUM
     weighted = f", x{scale:.1f} for its weight (prio {prio})" if round(scale, 1) > 1 else ""
+    name, source, unit = stick.name + weighted + stick.release, stick.source, stick.unit
+    # Past the yardstick is not a fair share: only the severity says it is load on a busy CPU, not a fault; a task of
+    # negative nice (prio < 120) is owed more than an equal share, not less.
+    nice = prio - 120 if 100 <= prio < 120 else 0
     return Judgement(
         sev,
-        f"CFS latency period for {nr} runnable task(s) on {cpus} CPU(s){weighted}",
+        name,
         period,
-        "sched_latency_ns 6 ms x (1 + log2 CPUs), or nr_running x min_granularity "
-        "(Documentation/scheduler/sched-design-CFS.rst)",
-        f"only CFS tasks ran meanwhile: a fair share on a busy CPU, {ratio:.1f} times the period"
-        + ("" if sev >= Severity.MEDIUM else " (load, not a fault)")
+        source,
+        f"only CFS tasks ran meanwhile: it waited {ratio:.1f} times {unit}, more than fair sharing gives it"
+        + (f" (nice {nice}: its weight owes it more than an equal share)" if nice else "")
+        + ("" if sev >= Severity.MEDIUM else f"; low: under {STALL_PERIODS:.0f} times it is judged load, not a fault")
         + (
             "; the softirqs it runs are judged by their own raise-to-entry wait (sched-softirq-starvation)"
             if judged_by_softirqs

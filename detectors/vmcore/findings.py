@@ -758,7 +758,7 @@ def outsized_cache_findings(snap: CrashSnapshot) -> list[Finding]:
         line = f"{cache.name} {cache.active_objects} {cache.total_objects} {cache.object_size}"
         facts = [
             Fact("cache", cache.name),
-            Fact("objects (active/total)", f"{cache.active_objects}/{cache.total_objects}"),
+            Fact("objects (active/total)", f"{cache.active_text()}/{cache.total_objects}"),
             Fact("object size", str(cache.object_size)),
             Fact("bytes", str(size)),
             Fact("rank by size", f"#{i + 1} of {len(ranked)}"),

@@ -49,7 +49,7 @@ from forensics.types.causes import (
     memory_user,
     memory_user_label,
 )
-from forensics.types.vmcore import AddressInfo, BugSite, CrashSnapshot, TypeLayout, ValueRead
+from forensics.types.vmcore import AddressInfo, BugSite, CrashSnapshot, LoopSite, TypeLayout, ValueRead
 
 __all__ = ["LIST_POISON1", "LIST_POISON2", "VALUE_RULES", "ValueClass", "classify_value"]
 
@@ -368,11 +368,19 @@ def list_corruption_finding(snap: CrashSnapshot) -> Finding | None:
 # ---------------------------------------------------------------- lockups and locks
 
 
+_NO_LOAD = (
+    "the loop's machine code reads no memory at all, so nothing another CPU writes can end it "
+    "(the compiler kept no load: the polled value is not read with READ_ONCE()/volatile, or never written)"
+)
+
+
 def lockup_finding(snap: CrashSnapshot) -> Finding | None:
     """A busy-wait loop the crashed CPU spins in, with the condition's operands."""
     loop = snap.loop
     if isinstance(loop, NotAvailable):
         return None
+    if isinstance(loop.condition, NotAvailable) or isinstance(loop.source, NotAvailable):
+        return _machine_code_loop_finding(snap, loop)
     values = ", ".join(operand_text(o) for o in loop.operands) or "no operands"
     facts = [
         Fact("loop", f"while ({loop.condition}) at {loop.source.path}:{loop.source.line}"),
@@ -383,10 +391,7 @@ def lockup_finding(snap: CrashSnapshot) -> Finding | None:
                           else word.missing))  # fmt: skip
     why = f"it waits for `{loop.condition}` to become false ({values})"
     if loop.loop_reads_memory is False:
-        why += (
-            "; the loop's machine code reads no memory at all, so nothing another CPU writes can end it "
-            "(the compiler kept no load: the polled value is not read with READ_ONCE()/volatile, or never written)"
-        )
+        why += "; " + _NO_LOAD
         facts.append(Fact("loop machine code", "reads no memory (compiled to a loop with no load)"))
         gone = [o.expression for o in loop.operands if o.missing == "optimized out" and "(" not in o.expression]
         if gone:
@@ -397,6 +402,33 @@ def lockup_finding(snap: CrashSnapshot) -> Finding | None:
         f"The interrupted task spins in {loop.function} ({loop.source.path}:{loop.source.line}): {why}.",
         f"{loop.function} busy-waits forever: {why}", f"crash> dis -l {loop.function}", 0.9,
         "loop and operands read from the dump and the source", [frame_evidence(snap, loop.frame)], facts,
+    )  # fmt: skip
+
+
+def _machine_code_loop_finding(snap: CrashSnapshot, loop: LoopSite) -> Finding:
+    """The loop a CPU spins in as its machine code shows it, where the source is not at hand: whether it reads
+    memory needs no source; its C condition and operands' values do (said not available, and what gives them)."""
+    span = f"{loop.body[0]:#x}..{loop.body[1]:#x}" if loop.body else "around the pc"
+    missing = loop.condition.reason if isinstance(loop.condition, NotAvailable) else "no source"
+    facts = [Fact("loop", f"{span} in {loop.function} (machine code: a backward jump around the pc)")]
+    if loop.loop_reads_memory is False:
+        why = _NO_LOAD
+        facts.append(Fact("loop machine code", "reads no memory (compiled to a loop with no load)"))
+    else:
+        why = "the loop's machine code reads memory: it waits for a value another CPU or a device should change"
+        facts.append(Fact("loop machine code", "reads memory"))
+    gives = "the source would give the loop's C condition and its operands' values"
+    facts.append(Fact("condition", f"not available: {missing}; {gives}"))
+    sure = loop.loop_reads_memory is False  # a loop with no load can never end: the machine code says so
+    return root_cause_finding(
+        FindingKind.LOCKUP_LOOP, f"{loop.function}:{span}",
+        f"CPU spins in {loop.function}: a loop at {span} that "
+        + ("reads no memory" if sure else "polls memory; condition not available (no source)"),
+        f"The interrupted task spins in {loop.function}, in the loop at {span}: {why}.",
+        f"{loop.function} busy-waits forever: {why}" if sure else f"{loop.function} busy-waits: {why}",
+        f"crash> dis -l {loop.function}", 0.85 if sure else 0.6,
+        "loop read from the dump's machine code; its C condition needs the source", [frame_evidence(snap, loop.frame)],
+        facts,
     )  # fmt: skip
 
 

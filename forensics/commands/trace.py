@@ -106,6 +106,15 @@ def trace(
             metavar="MODEL",
         ),
     ] = None,
+    kernel_release: Annotated[
+        str | None,
+        typer.Option(
+            "--kernel-release",
+            help="The traced kernel's release (uname -r) where the trace does not name it (a text trace): from 6.6 "
+            "a CFS task's wait is judged by EEVDF's slices, before by CFS's period; unset, CFS's is assumed and said.",
+            metavar="RELEASE",
+        ),
+    ] = None,
     span_png: Annotated[
         Path | None, typer.Option("--span-png", help="Write the span latency histogram PNG here.", metavar="FILE")
     ] = None,
@@ -141,6 +150,7 @@ def trace(
             slowest=slowest,
             kernel_clock=kernel_clock,
             preempt=preempt,
+            kernel_release=kernel_release,
             span_png=span_png,
             gantt_png=gantt_png,
             fmt=fmt,

@@ -84,6 +84,7 @@ def run_trace(
     slowest: int,
     kernel_clock: str,
     preempt: str | None,
+    kernel_release: str | None,
     span_png: Path | None,
     gantt_png: Path | None,
     fmt: OutputFormat,
@@ -126,6 +127,7 @@ def run_trace(
         save_text=save_text,
         span_opts=span_opts,
         preemption=preempt or "",
+        kernel_release=kernel_release or "",
     )
     write_figures(result.figures)
     deliver(render(TraceRenderer(top, task is not None), result, fmt, output), output)
@@ -154,6 +156,7 @@ LINE = CommandLine(
         Option(("--slowest",), "slowest", integer(1), 3),
         Option(("--kernel-clock",), "kernel_clock", text, "local"),
         Option(("--preempt",), "preempt", text),
+        Option(("--kernel-release",), "kernel_release", text),
         Option(("--span-png",), "span_png", path),
         Option(("--gantt-png",), "gantt_png", path),
         FORMAT,

@@ -128,25 +128,40 @@ def log_preemption(paths: tuple[Path, ...]) -> str:
     return models.pop() if len(models) == 1 else ""
 
 
-def analyse_trace(path: Path, plots_dir: Path | None, preemption: str = "") -> SourceAnalysis:
+def log_release(paths: tuple[Path, ...]) -> str:
+    """The kernel release the kernel logs' boot banners name when they name one, else "" (none, or several: a
+    trace is not tied to one)."""
+    from collectors.log_identity import read_identity
+
+    releases = {r for p in paths if p.is_file() for r in read_identity(str(p)).releases}
+    return releases.pop() if len(releases) == 1 else ""
+
+
+def analyse_trace(path: Path, plots_dir: Path | None, preemption: str = "", kernel_release: str = "") -> SourceAnalysis:
     """``kforensic trace``: scheduling and latency findings of one trace (text or LTTng directory), its plots.
 
     An LTTng session with user-space events adds its request spans (statistics, slow spans explained).
-    ``preemption``: the kernel's preemption model, from the kernel log given beside the trace.
+    ``preemption``: the kernel's preemption model, ``kernel_release`` its release, from the kernel log given beside
+    the trace.
     """
     from forensics.pipelines.spans import SpanOptions, span_plot_paths
     from forensics.pipelines.trace import analyse_trace_file
 
     png = None if plots_dir is None else plots_dir / f"trace-{path.name}.png"
     result = analyse_trace_file(
-        str(path), png=png, span_opts=SpanOptions(plots_dir_if_spans=plots_dir), preemption=preemption
+        str(path),
+        png=png,
+        span_opts=SpanOptions(plots_dir_if_spans=plots_dir),
+        preemption=preemption,
+        kernel_release=kernel_release,
     )
     plots: tuple[tuple[str, Path], ...] = ((f"per-CPU timeline of {path.name}", png),) if png is not None else ()
     if result.spans is not None and plots_dir is not None and result.spans.spans:
         hist, gantt = span_plot_paths(plots_dir, str(path))
         plots += ((f"span latency histogram of {path.name}", hist), ("thread states around the slowest spans", gantt))
     # "none or voluntary" (a banner without PREEMPT) is judged as either: --preempt none reproduces it
-    declared = ("--preempt", preemption.split(maxsplit=1)[0]) if preemption else ()
+    declared: tuple[str, ...] = ("--preempt", preemption.split(maxsplit=1)[0]) if preemption else ()
+    declared += ("--kernel-release", kernel_release) if kernel_release else ()
     command = _cmd("kforensic", "trace", path, *declared)
     return SourceAnalysis(result.incident, f"trace {path}", result, plots, command, result.figures)
 

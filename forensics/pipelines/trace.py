@@ -431,6 +431,7 @@ def analyse_trace_file(
     save_text: Path | None = None,
     span_opts: SpanOptions | None = None,
     preemption: str = "",
+    kernel_release: str = "",
 ) -> TraceResult:
     """Read and analyse one trace (what ``kforensic trace`` does before rendering); the PNGs asked for, to draw."""
     from forensics.jit import import_numpy
@@ -540,18 +541,21 @@ def analyse_trace_file(
         findings = [*findings, *span_found]
     # Threads that serve request spans are latency-sensitive waiters (detectors/sched/harm.py).
     tids = frozenset(s.tid for s in span_report.spans) if span_report is not None else frozenset()
-    # The kernel's preemption model (declared, or from the kernel log beside the trace) sets an RT task's promise.
-    analysis = analysis._replace(preemption=preemption)
-    findings = [*detect(analysis._replace(span_tids=tids), stream.name), *findings]
-    # An LTTng event cited by its stream file, number and time, as babeltrace2 finds it.
-    findings = findings if ctf is None else ctf.session.cite(findings)
-    win = analysis.window
     host: str | NotAvailable = NotAvailable("a trace does not name its host")
     kernel: str | NotAvailable = NotAvailable("a trace does not name its kernel")
     if ctf is not None:  # an LTTng trace's metadata names both (env.hostname, env.kernel_release)
         from collectors.ctf.reader import named_system
 
         host, kernel = named_system(ctf.session)
+    # The kernel's preemption model (declared, or from the kernel log beside the trace) sets an RT task's promise;
+    # its release, when named, whether the fair class is CFS or EEVDF (a CFS task's yardstick).
+    # The release the trace names (an LTTng session's) over one declared (--kernel-release, a report's kernel log).
+    named = kernel if isinstance(kernel, str) else kernel_release
+    analysis = analysis._replace(preemption=preemption, kernel_release=named)
+    findings = [*detect(analysis._replace(span_tids=tids), stream.name), *findings]
+    # An LTTng event cited by its stream file, number and time, as babeltrace2 finds it.
+    findings = findings if ctf is None else ctf.session.cite(findings)
+    win = analysis.window
     incident = Incident(
         host=host,
         kernel_release=kernel,

@@ -147,8 +147,10 @@ def _why(result: VmcoreResult) -> dict[str, Any]:
     loop: object = json_value(s.loop) if isinstance(s.loop, NotAvailable) else {
         "frame": s.loop.frame,
         "function": s.loop.function,
-        "condition": s.loop.condition,
-        "source": f"{s.loop.source.path}:{s.loop.source.line}",
+        "condition": json_value(s.loop.condition),
+        "source": json_value(s.loop.source)
+        if isinstance(s.loop.source, NotAvailable)
+        else f"{s.loop.source.path}:{s.loop.source.line}",
         "operands": [_read(o) for o in s.loop.operands],
         "loop_reads_memory": s.loop.loop_reads_memory,
     }  # fmt: skip
@@ -334,7 +336,9 @@ def to_document(result: VmcoreResult) -> dict[str, Any]:
             {
                 "name": c.name,
                 "object_size": c.object_size,
-                "active": c.active_objects,
+                "active": c.active_objects
+                if c.active_objects is not None
+                else json_value(NotAvailable(c.active_missing or "not counted")),
                 "total": c.total_objects,
                 "bytes": c.total_bytes,
             }
@@ -457,15 +461,31 @@ def _memory(result: VmcoreResult) -> Section:
     m = s.memory
     usage = (m.total, m.free, m.slab_reclaimable, m.slab_unreclaimable, m.page_tables, m.kernel_stack)
     header = ("total", "free", "slab reclaimable", "slab unreclaimable", "page tables", "kernel stacks")
+    shown = s.slab_caches[:10]
+    # An in-use count the dump cannot give is "unknown" in its cell and its reason (often long: which page
+    # makedumpfile left out, and why) below the table.
     caches = tuple(
-        (c.name, f"{c.active_objects}/{c.total_objects}", str(c.object_size), _mib(c.total_bytes))
-        for c in s.slab_caches[:10]
+        (
+            c.name,
+            f"{c.active_objects if c.active_objects is not None else 'unknown (below)'}/{c.total_objects}",
+            str(c.object_size),
+            _mib(c.total_bytes),
+        )
+        for c in shown
     )
+    unknown = tuple(Paragraph(f"{c.name}: objects in use {c.active_text()}") for c in shown if c.active_objects is None)
     return Section(
         "Memory",
         (
             Table(header, (tuple(_mib(v) for v in usage),)),
             Table(("slab cache", "objects", "object size", "total"), caches, escape="full"),
+            # The in-use count is slabinfo's (drgn's slab_cache_usage): an estimate crash and drgn count otherwise.
+            Paragraph(
+                "objects: in use/total as /proc/slabinfo counts them (the free objects of a per-CPU slab count "
+                "as in use): an upper estimate; crash's kmem -s (ALLOCATED) and drgn's "
+                "slab_cache_for_each_allocated_object count objects exactly."
+            ),
+            *unknown,
         ),
     )
 

@@ -343,6 +343,9 @@ class TraceAnalysis(NamedTuple):
     # The traced kernel's preemption model when known (--preempt, or the kernel log beside it in a report):
     # none, voluntary, "none or voluntary", full, lazy, rt; "" unknown (judged as preemptible).
     preemption: str = ""
+    # The traced kernel's release when the trace names it (an LTTng trace's env.kernel_release); "" unknown (a text
+    # trace names none): it says whether the fair class is CFS or, from 6.6, EEVDF (detectors/sched/harm.py).
+    kernel_release: str = ""
     # The runs still open at the window's end (--window, --around), closed there: (cpu, start, end, pid), idle as
     # pid 0; the --png timeline draws them after the runs the analysis logged (they end no switch).
     window_runs: tuple[tuple[int, float, float, int], ...] = ()

@@ -186,10 +186,17 @@ class SlabCacheInfo:
     name: str
     address: int  # of its struct kmem_cache
     object_size: int
-    active_objects: int | None
+    active_objects: int | None  # in use as /proc/slabinfo counts them (objects on per-CPU freelists count as used)
     total_objects: int | None
     total_bytes: int | None
     owner_module: str | None = None  # the module that created it, when one did
+    active_missing: str | None = None  # why ``active_objects`` is None (a slab page not in the dump, not counted)
+
+    def active_text(self) -> str:
+        """The in-use count as the reports print it: the number, else "unknown (why)"."""
+        if self.active_objects is not None:
+            return str(self.active_objects)
+        return f"unknown ({self.active_missing or 'not counted'})"
 
 
 @dataclass(frozen=True)
@@ -285,14 +292,19 @@ class BugSite:
 
 @dataclass(frozen=True)
 class LoopSite:
-    """The busy-wait loop an interrupted frame spins in: its source condition and the operands' values."""
+    """The busy-wait loop an interrupted frame spins in: its source condition and the operands' values.
+
+    Without the source (no --source-dir, the usual distribution debug info) the loop is still its machine code's
+    backward jump around the pc: ``source`` and ``condition`` say why they are not available, ``operands`` is empty.
+    """
 
     frame: int
     function: str
-    source: SourceLine
-    condition: str  # the ``while (...)`` condition as written
+    source: SourceLine | NotAvailable
+    condition: str | NotAvailable  # the ``while (...)`` condition as written
     operands: tuple[ValueRead, ...]
     loop_reads_memory: bool | None  # whether the machine code around the pc reads memory at all
+    body: tuple[int, int] | None = None  # the loop's first and last instruction (its backward jump), when decoded
 
 
 @dataclass(frozen=True)

@@ -216,16 +216,20 @@ def slab_caches(
         name = cache.name.string_().decode(errors="replace")
         total = counted
         active: int | None = None
+        missing: str | None = f"not counted: only the {SLAB_USAGE_TOP} largest caches' slabs are walked"
         if rank < SLAB_USAGE_TOP or counted is None:
             try:
                 usage = slab_cache_usage(cache)
-                active, total = int(usage.active_objs), int(usage.num_objs)
-            except (LookupError, ValueError, TypeError, drgn.FaultError, AttributeError):
-                pass
+                active, total, missing = int(usage.active_objs), int(usage.num_objs), None
+            except drgn.FaultError as exc:  # a slab page makedumpfile left out: its free objects cannot be counted
+                missing = gaps.not_in_dump(exc, "a slab page of the cache")
+            except (LookupError, ValueError, TypeError, AttributeError) as exc:
+                missing = f"not counted: {exc}"
         total_bytes = None if total is None else total * int(cache.size.value_())
         address = int(cache.value_())
         owner = (owners or {}).get(address)
-        out.append(SlabCacheInfo(name, address, int(cache.object_size.value_()), active, total, total_bytes, owner))
+        object_size = int(cache.object_size.value_())
+        out.append(SlabCacheInfo(name, address, object_size, active, total, total_bytes, owner, missing))
     return tuple(sorted(out, key=lambda c: -(c.total_bytes or 0)))
 
 

@@ -438,13 +438,28 @@ def loop_site(
     index = frame.index
     if not isinstance(frame.function, str) or frame.source_file is None or frame.source_line is None:
         return NotAvailable("the interrupted frame has no line information")
+    reads: bool | None = None
+    body: tuple[int, int] | None = None
+    if not isinstance(code, NotAvailable):
+        insns = decode(code)
+        # The loop body: from the backward jump's target to the jump, around the pc.
+        for insn in insns:
+            if insn.mnemonic.startswith("j") and insn.address >= code.fault_pc:
+                with contextlib.suppress(ValueError):
+                    target = int(insn.op_str, 16)
+                    if target <= code.fault_pc:
+                        reads = any(i.memory is not None for i in insns if target <= i.address <= insn.address)
+                        body = (target, insn.address)
+                        break
     for back in range(0, 4):
         line = frame.source_line - back
         if line < 1:
             break
         found = read_source_line(frame.source_file, line, frame.function, frame.source_file, source_dirs, False)
         if isinstance(found, NotAvailable):
-            return found
+            # Without the source the machine code still shows the loop (and whether it reads memory): kept, the
+            # condition said not available and why (what --source-dir adds).
+            return found if body is None else LoopSite(index, frame.function, found, found, (), reads, body)
         m = _WHILE.search(found.text)
         if m is None:
             continue
@@ -457,19 +472,7 @@ def loop_site(
         except cexpr.ParseError as exc:
             return NotAvailable(f"cannot parse the loop condition {condition!r}: {exc}")
         operands = tuple(read_operand(prog, trace[index], n) for n in cexpr.operands(node))
-        reads: bool | None = None
-        if not isinstance(code, NotAvailable):
-            insns = decode(code)
-            # The loop body: from the backward jump's target to the jump, around the pc.
-            for insn in insns:
-                if insn.mnemonic.startswith("j") and insn.address >= code.fault_pc:
-                    with contextlib.suppress(ValueError):
-                        target = int(insn.op_str, 16)
-                        if target <= code.fault_pc:
-                            body = [i for i in insns if target <= i.address <= insn.address]
-                            reads = any(i.memory is not None for i in body)
-                            break
-        return LoopSite(index, frame.function, found, condition, operands, reads)
+        return LoopSite(index, frame.function, found, condition, operands, reads, body)
     return NotAvailable(f"no while loop at or above {frame.where()}")
 
 

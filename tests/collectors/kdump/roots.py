@@ -89,6 +89,9 @@ class FakeSystem:
     free_bytes: int = 50 * GIB
     initrd_bytes: int = 18 * MIB
     extra: Callable[[Path], None] | None = None
+    # False: no boot loader configuration nor tool (a VM booted directly by its VMM, Firecracker's: the kernel
+    # command line is set outside the machine)
+    boot_loader: bool = True
 
     @property
     def release(self) -> str:
@@ -197,11 +200,31 @@ def build(root: Path, system: FakeSystem) -> Path:
             tools = ["/usr/bin/kdumpctl", "/usr/sbin/makedumpfile", "/usr/sbin/kexec"]
         for tool in tools:
             _write(root, tool, "#!/bin/sh\n").chmod(0o755)
-    # The boot loader tools come with grub, not with the kdump tooling.
-    _write(root, "/usr/sbin/update-grub" if debian else "/usr/sbin/grubby", "#!/bin/sh\n").chmod(0o755)
+    _boot_and_config(root, system, debian)
+    if system.service_enabled and system.tooling:
+        unit = "kdump-tools.service" if debian else "kdump.service"
+        link = root / "etc/systemd/system/multi-user.target.wants" / unit
+        link.parent.mkdir(parents=True, exist_ok=True)
+        os.symlink(f"/usr/lib/systemd/system/{unit}", link)
     if debian:
-        _write(root, "/etc/default/grub", 'GRUB_DEFAULT=0\nGRUB_TIMEOUT=5\nGRUB_CMDLINE_LINUX_DEFAULT="quiet"\n')
-        if system.boot_crashkernel:
+        _write(root, "/var/lib/dpkg/status", _dpkg_status(rel if system.kernel_package else None))
+    if system.debug_vmlinux:
+        _sparse(root, f"/usr/lib/debug/boot/vmlinux-{rel}", 4096)
+    if system.extra is not None:
+        system.extra(root)
+    return root
+
+
+def _boot_and_config(root: Path, system: FakeSystem, debian: bool) -> None:
+    """The boot loader configuration and tool (none without a boot loader) and the kdump configuration."""
+    rel = system.release
+    # The boot loader tools come with grub, not with the kdump tooling.
+    if system.boot_loader:
+        _write(root, "/usr/sbin/update-grub" if debian else "/usr/sbin/grubby", "#!/bin/sh\n").chmod(0o755)
+    if debian:
+        if system.boot_loader:
+            _write(root, "/etc/default/grub", 'GRUB_DEFAULT=0\nGRUB_TIMEOUT=5\nGRUB_CMDLINE_LINUX_DEFAULT="quiet"\n')
+        if system.boot_loader and system.boot_crashkernel:
             _write(
                 root,
                 "/etc/default/grub.d/kdump-tools.cfg",
@@ -222,18 +245,6 @@ def build(root: Path, system: FakeSystem) -> Path:
         _write(root, "/etc/default/grub", 'GRUB_TIMEOUT=5\nGRUB_CMDLINE_LINUX="rhgb quiet"\n')
         if system.config is not None:
             _write(root, "/etc/kdump.conf", system.config)
-    if system.service_enabled and system.tooling:
-        unit = "kdump-tools.service" if debian else "kdump.service"
-        link = root / "etc/systemd/system/multi-user.target.wants" / unit
-        link.parent.mkdir(parents=True, exist_ok=True)
-        os.symlink(f"/usr/lib/systemd/system/{unit}", link)
-    if debian:
-        _write(root, "/var/lib/dpkg/status", _dpkg_status(rel if system.kernel_package else None))
-    if system.debug_vmlinux:
-        _sparse(root, f"/usr/lib/debug/boot/vmlinux-{rel}", 4096)
-    if system.extra is not None:
-        system.extra(root)
-    return root
 
 
 def _dpkg_stanza(package: str, status: str, version: str, extra: str = "") -> str:
@@ -313,6 +324,18 @@ SCENARIOS: dict[str, FakeSystem] = {
         boot_crashkernel=None,
         crash_size=0,
         loaded=0,
+    ),
+    # This machine's kind (kdump check, 2026-12-06): a VM its VMM boots directly, on a kernel without kexec; no boot
+    # loader configuration, no kdump tooling.
+    "debian12-direct-boot": replace(
+        _DEBIAN_READY,
+        tooling=False,
+        config=None,
+        cmdline_crashkernel=None,
+        boot_crashkernel=None,
+        crash_size=None,
+        loaded=None,
+        boot_loader=False,
     ),
     "debian12-unreadable-config": replace(_DEBIAN_READY, extra=_unreadable_config),
     "debian12-no-systemd": replace(_DEBIAN_READY, systemd=False, service_enabled=False),

@@ -23,6 +23,7 @@ and review the diff (every value was checked against its log by hand when it was
 from __future__ import annotations
 
 import json
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -188,6 +189,46 @@ def test_shared_corpus_why_evidence_resolves(name: str, tmp_path: Path) -> None:
     whys = explain_reports(reports)
     findings = [explained_finding(str(log), g, whys.get(g.first.start_line)) for g in group_reports(reports)]
     assert_evidence_resolves(findings)
+
+
+#: The corpus's soft lockups whose report holds another CPU's NMI backtrace (264: the stuck CPU's loop frame is only
+#: on its RIP line, its call trace does not repeat it, CPU 0's backtrace does), and lockdep's irq-state lines naming
+#: the same function above the RIP (264, 266).
+_LOCKUPS_WITH_OTHER_CPUS = ("264", "266", "288", "350", "504", "506", "538")
+
+
+def _cpu_of_lines(text: str, stuck: int) -> dict[int, int]:
+    """Each line's CPU as a reader marks it by hand: the watchdog's CPU until a "NMI backtrace for cpu N" or
+    "CPU: N PID:" line, that CPU's up to the next such line."""
+    out, cpu = {}, stuck
+    for number, line in enumerate(text.splitlines(), 1):
+        if (m := re.search(r"NMI backtrace for cpu (\d+)|\] CPU: (\d+) (?:UID: \d+ )?PID: ", line)) is not None:
+            cpu = int(m.group(1) or m.group(2))
+        out[number] = cpu
+    return out
+
+
+@needs_shared
+@pytest.mark.parametrize("name", _LOCKUPS_WITH_OTHER_CPUS)
+def test_lockup_frames_cited_from_the_stuck_cpus_own_lines(name: str, tmp_path: Path) -> None:
+    log = tmp_path / name
+    log.write_bytes(corpus_log(name))  # the test's own copy, deleted with tmp_path
+    reports = list(scan_chunks([log.read_bytes()]))
+    whys = explain_reports(reports)
+    report = reports[0]
+    assert isinstance(report.cpu, int)
+    cpu_of = _cpu_of_lines(log.read_text(), report.cpu)
+    finding = explained_finding(str(log), group_reports(reports)[0], whys.get(report.start_line))
+    cited = [e for e in finding.evidence if e.locator.name in ("guilty frame", "spins in")]
+    assert cited, "no frame cited"
+    for e in cited:
+        assert cpu_of[e.locator.start] == report.cpu, f"{e.locator.name} cites CPU {cpu_of[e.locator.start]}'s line"
+        assert "irqs last" not in e.excerpt, f"{e.locator.name} cites lockdep's irq-state line"
+    if name == "264":  # the loop's frame is only on the RIP line of CPU 1's own dump (line 17 of the file)
+        assert {(e.locator.name, "RIP: 0010:d_walk+0x840/0xc80" in e.excerpt) for e in cited} == {
+            ("guilty frame", True),
+            ("spins in", True),
+        }
 
 
 @needs_fixtures

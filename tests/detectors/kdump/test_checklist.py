@@ -30,6 +30,11 @@ EXPECTED: dict[str, tuple[bool, bool, dict[str, Status]]] = {
         {"crash-loaded": Status.FAIL, "kdump-enabled": Status.FAIL, "kdump-service": Status.FAIL},
     ),
     "debian12-no-tooling": (False, False, {"kdump-tooling": Status.FAIL, "kdump-config": Status.BLOCKED}),
+    "debian12-direct-boot": (
+        False,
+        False,
+        {"crash-reservation": Status.FAIL, "crashkernel-cmdline": Status.BLOCKED, "crashkernel-boot": Status.WARN},
+    ),
     "debian12-unreadable-config": (
         False,
         True,

@@ -125,6 +125,41 @@ def test_a_fair_share_wait_is_load_not_a_fault() -> None:
     over = _judge(ls, _wait(90e-3, (a, 50e-3), (b, 40e-3)), 2, a, b)
     assert over is not None and over.severity is Severity.LOW and "CFS latency period" in over.baseline
     assert "sched-design-CFS" in over.source
+    # A text trace names no kernel release: the CFS yardstick is said to be assumed, EEVDF's possibility named;
+    # past it the wait is not called a fair share.
+    assert "assumed: the trace names no kernel release" in over.baseline and "EEVDF" in over.baseline
+    assert "fair share" not in over.why and "more than fair sharing gives it" in over.why
+
+
+def _judge_release(release: str, task: TaskStats, wait: Wait, *others: TaskStats) -> harm.Judgement | None:
+    analysis = _analysis(2, task, *others)._replace(kernel_release=release)
+    return harm.judge_wait(task, wait, analysis, {t.pid: t for t in analysis.tasks}, LIMIT)
+
+
+def test_on_a_6_6_or_later_kernel_a_cfs_task_is_judged_by_eevdf_slices_not_the_removed_cfs_period() -> None:
+    # EEVDF (6.6, commit 147f3efaa241) removed sched_latency_ns: 3 tasks on 2 CPUs run within 3 slices of
+    # 0.75 ms x 2 = 4.5 ms, where CFS's period was 12 ms.
+    ls, a, b = _task(1, "ls"), _task(2, "python"), _task(3, "gzip")
+    wait = _wait(9e-3, (a, 5e-3), (b, 4e-3))
+    for release in ("6.18.44-fc-v1272", "6.6.0", "7.0-rc1"):
+        eevdf = _judge_release(release, ls, wait, a, b)
+        assert eevdf is not None and eevdf.value == pytest.approx(4.5e-3)
+        assert eevdf.baseline.startswith("EEVDF slices for 3 runnable task(s) on 2 CPU(s), kernel " + release)
+        assert "base_slice_ns" in eevdf.source and "sched_latency" not in eevdf.source + eevdf.baseline
+        assert "2.0 times that" in eevdf.why
+    for release in ("6.1.0-28-amd64", "5.10.0"):  # CFS's own kernels: its period, the release named
+        assert _judge_release(release, ls, wait, a, b) is None  # within 12 ms
+        cfs = _judge_release(release, ls, _wait(90e-3, (a, 50e-3), (b, 40e-3)), a, b)
+        assert cfs is not None and cfs.baseline.endswith(f"kernel {release}") and "assumed" not in cfs.baseline
+    assert harm.scheduler_of("") == harm.scheduler_of("unknown") == ""
+
+
+def test_a_negative_nice_task_kept_past_the_period_is_not_called_a_fair_share() -> None:
+    # The reviewer's trace: tokio-rt-worker (prio 110, nice -10) waited 73.757 ms behind three nice-0 tasks.
+    tokio, mypy, py1, py2 = _task(1, "tokio-rt-worker", 110), _task(2, "mypy"), _task(3, "python"), _task(4, "python")
+    judged = _judge(tokio, _wait(73.757e-3, (mypy, 46.3e-3), (py1, 15.8e-3), (py2, 11.4e-3)), 2, mypy, py1, py2)
+    assert judged is not None and judged.severity is Severity.LOW
+    assert "fair share" not in judged.why and "nice -10: its weight owes it more than an equal share" in judged.why
 
 
 def test_a_latency_sensitive_kernel_thread_kept_an_order_of_magnitude_too_long_is_a_problem() -> None:
@@ -220,6 +255,26 @@ def test_long_runs_are_as_severe_as_the_waits_they_caused(
     assert found.title.startswith(kind) and found.baseline is not None
     assert any("cond_resched" in s for s in found.next_steps) is kernel_advice
     assert (found.severity >= Severity.MEDIUM) is waited  # rcu_preempt kept 0.5 s: a problem; nobody: info
+
+
+def test_a_kernel_mode_run_is_judged_by_the_traced_kernels_own_fair_class() -> None:
+    # kworker ran 10 ms while rcu_preempt waited: past EEVDF's 2 slices (3 ms on 2 CPUs) on 6.18, within CFS's 12 ms
+    # period on 6.1; with no release named, CFS's is said to be assumed.
+    from detectors.sched.findings import cpu_hogs
+
+    victim = _task(9, "rcu_preempt")
+    runner = _runner(1, "kworker/0:1", 10e-3, victim)
+    victim = victim._replace(worst_wakeup=_wait(10e-3, (runner, 10e-3)), wakeup=IntervalStats(1, 10e-3, None))
+    analysis = _analysis(2, runner, victim)
+    (eevdf,) = cpu_hogs(analysis._replace(kernel_release="6.18.44-fc-v1272"), "t.txt")
+    assert eevdf.title.startswith("Kernel-mode run") and eevdf.baseline is not None
+    assert eevdf.baseline.name == "EEVDF slices for 2 runnable task(s) on 2 CPU(s), kernel 6.18.44-fc-v1272"
+    assert "base_slice_ns" in eevdf.baseline.source and "sched-design-CFS" not in eevdf.baseline.source
+    assert "longer than the EEVDF slices of 2 tasks (3.000 ms)" in eevdf.summary
+    (cfs,) = cpu_hogs(analysis._replace(kernel_release="6.1.0-28-amd64"), "t.txt")
+    assert not cfs.title.startswith("Kernel-mode run")  # within the 12 ms period
+    (unknown,) = cpu_hogs(_analysis(2, _runner(1, "kworker/0:1", 0.5, victim), victim), "t.txt")
+    assert unknown.baseline is not None and "assumed: the trace names no kernel release" in unknown.baseline.name
 
 
 def test_a_thread_serving_request_spans_is_latency_sensitive() -> None:

@@ -123,6 +123,37 @@ def test_text_and_markdown(ftrace: Path, kf: Run) -> None:
         assert re.search(rf"│ {name}\s+│ {n}\s+│", text.stdout), name
 
 
+def test_text_cites_a_text_traces_event_by_its_line(ftrace: Path, kf: Run) -> None:
+    # Each evidence line names "line N" (never "event N", read as the Nth event): the recording's line N is the
+    # event cited.
+    text = kf(str(ftrace))
+    assert text.returncode == 0
+    lines = ftrace.read_text().splitlines()
+    cited = re.findall(rf"{re.escape(str(ftrace))}\s+(\w+) (\d+) \(CPU\d+\)[^\n]*\n\s+(.+)", text.stdout)
+    assert cited, text.stdout
+    for word, number, excerpt in cited:
+        assert word == "line" and lines[int(number) - 1].strip() == excerpt.strip()
+
+
+def test_the_kernel_release_sets_the_fair_class_a_cfs_wait_is_judged_by(ftrace: Path, kf: Run) -> None:
+    # A text trace names no release: CFS's period, said to be assumed. Declared 6.6 or later: EEVDF's slices
+    # (sched_latency_ns is gone), which bash's 3.538 ms wait behind qemu on 2 CPUs exceeds (2 x 1.5 ms); declared
+    # older: CFS's period, the release named.
+    def judged(*extra: str) -> dict[str, dict[str, Any]]:
+        doc = json.loads(kf(str(ftrace), "-f", "json", *extra).stdout)["incident"]
+        return {f["title"]: f["baseline"] for f in doc["findings"] if f.get("baseline")}
+
+    unset, eevdf, cfs = judged(), judged("--kernel-release", "6.18.44"), judged("--kernel-release", "6.1.0")
+    assert set(cfs) == set(unset) and not [b for b in eevdf.values() if "sched_latency" in b["source"]]
+    assert all(
+        "assumed: the trace names no kernel release" in b["name"] for b in unset.values() if "CFS lat" in b["name"]
+    )
+    bash = "Wakeup latency: bash waited 3.538 ms to run, behind qemu-system-x86"
+    assert (
+        bash not in unset and eevdf[bash]["name"] == "EEVDF slices for 2 runnable task(s) on 2 CPU(s), kernel 6.18.44"
+    )
+
+
 def test_fail_on(ftrace: Path) -> None:
     # The fixture's worst findings are medium (the RT hog and the waits behind it: high until 2026-12-06).
     assert run(str(ftrace), "--fail-on", "medium", "-f", "json").returncode == 1
@@ -436,7 +467,8 @@ def test_the_kernels_preemption_model_is_declared_or_read_from_its_log(
     out = tmp_path / "report.json"
     ran = cli_run(monkeypatch, capsys, "report", "--dmesg", str(log), "--trace", str(ftrace), "--json", str(out))
     assert ran.returncode == 0, ran.stderr
-    assert f"kforensic trace {ftrace} --preempt none" in out.read_text()
+    # The log's banner names the release: the trace is judged as on 6.18 (EEVDF), and the command says so.
+    assert f"kforensic trace {ftrace} --preempt none --kernel-release 6.18.44" in out.read_text()
 
 
 def test_a_small_trace_on_standard_input_runs_without_compiling_on_a_cold_cache(ftrace: Path, tmp_path: Path) -> None:

@@ -133,6 +133,46 @@ def test_soft_lockup_names_the_spinning_function_and_its_loop(kernel: str) -> No
     assert to_document(result)["why"]["root_cause"]["class"] == want["class"]
 
 
+def test_soft_lockup_without_source_keeps_what_the_machine_code_says(tmp_path: Path) -> None:
+    # Distribution debug info has no source tree: the loop (pause; jmp back) and that it reads no memory come from
+    # the dump's machine code, and are kept; only the C condition is said not available, with what gives it.
+    if "05-soft-lockup" not in case_names():
+        pytest.skip("the soft-lockup fixture is absent")
+    _, result = _run("05-soft-lockup", (tmp_path,))
+    loop = result.snapshot.loop
+    assert not isinstance(loop, NotAvailable), loop
+    if not isinstance(loop.source, NotAvailable):
+        pytest.skip(f"the module's DWARF source path exists on this machine: {loop.source.path}")
+    assert loop.function == "kf_poll_ready" and loop.loop_reads_memory is False and loop.body is not None
+    assert isinstance(loop.condition, NotAvailable) and loop.operands == ()
+    finding = next(f for f in result.analysis.findings if f.kind == "lockup-loop")
+    start, end = loop.body
+    assert finding.title == f"CPU spins in kf_poll_ready: a loop at {start:#x}..{end:#x} that reads no memory"
+    assert finding.fact("loop machine code") == "reads no memory (compiled to a loop with no load)"
+    condition = str(finding.fact("condition"))
+    assert condition.startswith("not available: source of ") and "pass --source-dir" in condition
+    assert "the source would give the loop's C condition" in condition
+    assert to_document(result)["why"]["root_cause"]["class"] == "busy_wait"
+
+
+def test_a_slab_cache_whose_in_use_count_the_dump_cannot_give_says_unknown_and_why() -> None:
+    # The 6.12 dumps (makedumpfile -d 31) leave out a slab page of dentry: its free objects cannot be counted.
+    from forensics.report.formats import Destination
+    from forensics.report.vmcore import VmcoreRenderer
+
+    _, result = analysed_id("6.12/08-slab-leak")
+    unknown = [c for c in result.snapshot.slab_caches[:10] if c.active_objects is None]
+    assert unknown, "no cache of the table lacks its in-use count"
+    for cache in unknown:
+        assert str(cache.active_missing).startswith("not in dump: a slab page of the cache at 0x")
+    text = " ".join(VmcoreRenderer().text(result, Destination()).split())  # the table's cells wrap
+    assert "None/" not in text and f"{unknown[0].name} unknown (below)/" in text.replace("│", "").replace("  ", " ")
+    assert f"{unknown[0].name}: objects in use unknown (not in dump: a slab page of the cache at 0x" in text
+    assert "as /proc/slabinfo counts them" in text
+    doc = {c["name"]: c for c in to_document(result)["slab_top"]}
+    assert doc[unknown[0].name]["active"] == {"not_available": unknown[0].active_missing}
+
+
 @pytest.mark.parametrize("kernel", kernels_of("09-oom"))
 def test_oom_names_the_failed_request_and_the_top_memory_user(kernel: str) -> None:
     case, result = _analyse("09-oom", kernel)
