@@ -430,7 +430,7 @@ def test_the_table_guesses_the_flag_this_kernel_reads_for_every_cache_it_knows()
 
 
 def test_the_verdict_says_a_process_holds_the_sockets_and_a_kernel_cache_leak_stays_the_kernels(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, imported: Imported
 ) -> None:
     """A process's open UDP sockets (record.sh udp-socket-leak) grow sock_inode_cache, UDP, dentry and filp; the
     report's verdict said "The Linux kernel on vm had a problem: kernel memory was leaking", though the finding's
@@ -442,7 +442,7 @@ def test_the_verdict_says_a_process_holds_the_sockets_and_a_kernel_cache_leak_st
     from forensics.serialize import incident_from_dict, incident_to_dict
     from tests.detectors.leaks.storebuild import Cache, write_store
 
-    udp = _imported("udp-socket-leak", tmp_path, monkeypatch)
+    _, udp = imported("udp-socket-leak")
     [group] = [f for f in udp.incident.findings if f.kind.value == "slab-leak-group"]
     assert group.severity is Severity.HIGH and group.subject(SubjectKind.HELD_BY_PROCESS) is not None
     for findings in (udp.incident.findings, incident_from_dict(incident_to_dict(udp.incident), "x").findings):
@@ -453,7 +453,7 @@ def test_the_verdict_says_a_process_holds_the_sockets_and_a_kernel_cache_leak_st
         ), said
         assert "had a problem" not in said and "kernel memory was leaking" not in said and "never" not in said
     # A process's mappings (leak-beside-writes: vm_area_struct and maple_node), the same.
-    vma = _imported("leak-beside-writes", tmp_path, monkeypatch)
+    _, vma = imported("leak-beside-writes")
     assert plain_summary(vma.incident.findings, "vm").startswith(
         "On vm, a process is holding kernel memory (suspected: memory mappings; "
     )
