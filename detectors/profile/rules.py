@@ -69,23 +69,42 @@ RULES: tuple[HotspotRule, ...] = (
         kernel_only=True,
     ),
     HotspotRule(
+        "user-spin",
+        "user-space spinlock spinning",
+        "leaf",
+        # glibc's names as perf shows them: the exported, versioned symbol with frame pointers
+        # (pthread_spin_lock@@GLIBC_2.34, pthread_spin_lock@GLIBC_2.2.5), the internal DWARF name under
+        # --call-graph dwarf (__pthread_spin_lock, shown "(inlined)").
+        _p(r"^_*pthread_spin_(?:lock|trylock|unlock)"),
+        "threads spinning on a user-space spinlock burn the CPU while they wait: this share is the waiting "
+        "itself, on CPU (a spinner never sleeps, so it shows in no off-CPU or scheduler trace); the holder keeps "
+        "the lock too long or the lock is taken too often",
+        "find the holder: it runs the code between the lock and unlock calls in the callers the call paths below "
+        "name (`perf annotate` of them shows that critical section and its cost); `perf c2c record -p PID` then "
+        "`perf c2c report` names the contended cache line and the code touching it; shorten the critical "
+        "section, split the lock, or use a sleeping lock (a mutex) where it is held long",
+        ("spin", "start_thread", "w", "__pthread_spin_lock"),
+        Severity.MEDIUM,
+    ),
+    HotspotRule(
         "lock",
         "lock and futex contention",
         "leaf",
+        # glibc's lock code under every name perf shows for it, across versions: exported and versioned
+        # (pthread_mutex_lock@@GLIBC_2.2.5), internal (__pthread_mutex_lock, ___pthread_mutex_lock since 2.34,
+        # __GI___pthread_mutex_unlock_usercnt), and the low-level lock helpers, functions or inlined
+        # (__lll_lock_wait, __lll_lock_wake_private, lll_mutex_lock_optimized, __lll_lock_elision).
         _p(
-            r"^(?:__)?pthread_mutex_(?:un)?lock",
-            r"^__GI___pthread_mutex",
-            r"^__lll_lock_wa(?:it|ke)",
-            r"^__GI___lll_lock",
-            r"^pthread_rwlock_",
-            r"^pthread_spin_lock",
-            r"^futex_",
-            r"^__futex_",
+            r"^_*(?:GI_+)?pthread_mutex_(?:(?:un|try|timed|clock)?lock|cond_lock)",
+            r"^_*(?:GI_+)?pthread_rwlock_(?:(?:try|timed|clock)?(?:rd|wr)lock|unlock)",
+            r"^_*(?:GI_+)?pthread_cond_(?:(?:timed|clock)?wait|signal|broadcast)",
+            r"^_*lll_",
+            r"^__condvar_",
+            r"^_*futex_",
             r"^do_futex",
             r"^__x64_sys_futex",
-            r"^pthread_cond_(?:wait|signal|broadcast)",
             r"^std::mutex::lock",
-            r"^__GI___pthread_rwlock",
+            r"^__gthread_mutex_(?:un)?lock",
         ),
         "time in lock and unlock calls and in futex wake-ups is overhead of sharing; the waiting itself is "
         "off-CPU and does not show in a CPU profile, so contention is usually worse than this share",
@@ -99,7 +118,7 @@ RULES: tuple[HotspotRule, ...] = (
         "lock",
         "lock and futex contention",
         "stack",
-        _p(r"^__x64_sys_futex$", r"^do_futex$", r"^futex_wa(?:it|ke)$", r"^__lll_lock_wa(?:it|ke)"),
+        _p(r"^__x64_sys_futex$", r"^do_futex$", r"^futex_wa(?:it|ke)$", r"^_*lll_lock_wa(?:it|ke)"),
         "the kernel work of futex calls (wake-ups, scheduling of waiters) is the CPU cost of contended locks",
         "lock contention is mostly off-CPU: record sched_switch (`perf sched record`) or run `kforensic trace`",
         ("contend", "__lll_lock_wake", "entry_SYSCALL_64", "do_syscall_64", "__x64_sys_futex", "do_futex", "wake_up_q"),
