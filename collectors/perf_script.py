@@ -76,11 +76,26 @@ def _cut_line(line: bytes) -> bytes:
     return b" " + line[:_CUT_LINE_HEAD] + b"\0"
 
 
+# The maps perf names in brackets that are user-space memory (perf's util/map.c: the vDSO and its data page, the
+# vsyscall page, anonymous, heap and stack mappings, the uprobes page, arm's sigpage and vectors): user-mode code,
+# which perf counts as user time (`perf report --sort dso,sym` marks their symbols [.]).
+_USER_MAP = re.compile(
+    r"\[(?:vdso(?:32|x32)?|vvar(?:_vclock)?|vsyscall|heap|stack(?::\d+)?|anon(?::[^\]]*)?|uprobes|sigpage|vectors)\]$"
+)
+_KERNEL_FILE = re.compile(r"(?:vmlinux|\.ko(?:\.xz|\.zst|\.gz)?)$")
+
+
 def _kernel_dso(dso: str, pc: str) -> bool:
-    if dso.startswith("[") and "unknown" not in dso:
+    """Whether a frame is kernel code, as perf decides it: by the map perf named, else by the address.
+
+    perf script's default text carries no cpumode per frame, so the map's name decides where it is one perf
+    gives only to kernel or only to user maps; for any other (``[unknown]``, a module perf shows as ``[ext4]``,
+    ``[bpf_prog]``) the address does, as perf's machine__kernel_ip: the kernel half (x86-64, arm64).
+    """
+    if dso.startswith("[kernel.kallsyms]") or dso.startswith("[guest.kernel.kallsyms") or _KERNEL_FILE.search(dso):
         return True
-    if dso.endswith("vmlinux") or dso.endswith(".ko") or dso.endswith(".ko.xz") or dso.endswith(".ko.zst"):
-        return True
+    if _USER_MAP.match(dso) or dso.startswith(("/", "//anon")):
+        return False
     # An unresolved kernel address is still a kernel address (x86-64 and arm64 kernel halves).
     return len(pc) == 16 and pc[0] in "f" and pc.startswith("ffff")
 

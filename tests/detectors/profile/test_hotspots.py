@@ -268,3 +268,32 @@ def test_the_idle_tasks_of_every_cpu_are_labelled_so(tmp_path: Path) -> None:
     hot = compute_hotspots(profile, selected_stacks(profile))
     assert {r.key: round(r.share, 1) for r in hot.threads} == {IDLE_LABEL: 66.7, "worker/42": 33.3}
     assert "every CPU" in IDLE_LABEL
+
+
+def _perf_split(perf: str, data: Path) -> float:
+    """perf's own kernel share of a recording (the sum of `perf report -F overhead_sys` over its DSOs)."""
+    report = subprocess.run(
+        [perf, "report", "-i", str(data), "--stdio", "--no-children", "-g", "none", "-F", "overhead_sys,dso"],
+        capture_output=True,
+        timeout=120,
+        check=True,
+    )
+    return sum(float(m.group(1)) for m in re.finditer(r"^\s+(\d+\.\d+)%\s", report.stdout.decode(), re.M))
+
+
+def test_vdso_is_user_code_as_perf_counts_it(tmp_path: Path) -> None:
+    """A clock_gettime loop spends its time in the vDSO: user-mode code (no kernel entry).  The kernel/user split,
+    the space of each hotspot and --kernel-only follow perf's own split (`perf report -F overhead_sys`)."""
+    from tests.detectors.profile.glibc_recordings import record
+
+    data = record(tmp_path, "clock", "fp", 0.5)
+    perf = find_perf()
+    assert perf is not None
+    profile = read_profile(str(data))
+    hot = compute_hotspots(profile, selected_stacks(profile))
+    vdso = [r for r in hot.self_symbols if r.dso == "[vdso]"]
+    assert vdso and sum(r.share for r in vdso) > 20.0  # the loop is recorded in the vDSO
+    assert not any(r.kernel for r in vdso)
+    assert abs(hot.kernel.share - _perf_split(perf, data)) < 0.1, (hot.kernel.share, _perf_split(perf, data))
+    kernel_only = selected_stacks(profile, space="kernel")
+    assert not any(f.dso == "[vdso]" for s in kernel_only for f in s.frames)
