@@ -7,8 +7,10 @@ count and the call chain as facts.
 
 from __future__ import annotations
 
+import re
 import shlex
 from collections.abc import Iterable, Sequence
+from dataclasses import replace
 from operator import attrgetter, itemgetter
 
 from detectors.profile.rules import MIN_SHARE, RULES, classify, classify_chains
@@ -77,7 +79,7 @@ def class_shares(
         )
         for rule, nums, heavy, syms in acc.values()
     ]
-    return sorted(out, key=lambda c: -c.period)
+    return sorted(map(_reading, out), key=lambda c: -c.period)
 
 
 def _class_shares_table(stacks: Sequence[ProfileStack], total_period: int, table: StackTable) -> list[ClassShare]:
@@ -135,7 +137,31 @@ def _class_shares_table(stacks: Sequence[ProfileStack], total_period: int, table
         )
         for r in np.argsort(first_met, kind="stable").tolist()
     ]
-    return sorted(out, key=lambda c: -c.period)
+    return sorted(map(_reading, out), key=lambda c: -c.period)
+
+
+def _reading(c: ClassShare) -> ClassShare:
+    """The class read as its rule's ``work`` when one function outside the rule's own pattern holds at least half
+    of it (a system call class whose time is one kernel function's work, not entry and exit); else as it is."""
+    work = c.rule.work
+    if work is None or not c.symbols:
+        return c
+    name, period = c.symbols[0]
+    if 2 * period < c.period or c.rule.pattern.search(name):
+        return c
+    return replace(c, rule=work)
+
+
+_SYSCALL_FRAME = re.compile(r"^(?:__(?:x64|ia32|x32|arm64|se|do)_sys|ksys)_(\w+)$")
+
+
+def _work_title(c: ClassShare, total_period: int) -> str:
+    """``: most in SYMBOL (N%), under CALL()``: the heaviest symbol of a work class and the system call of its
+    heaviest stack (the outermost ``__x64_sys_*``/``ksys_*`` frame), where the chain names one."""
+    name, period = c.symbols[0]
+    calls = [m.group(1) for f in c.heaviest.frames if (m := _SYSCALL_FRAME.match(f.name))]
+    under = f", under {calls[0]}()" if calls else ""
+    return f": most in {name} ({100.0 * period / total_period:.1f}%){under}"
 
 
 def _of_line(stacks: Sequence[ProfileStack], line: int | None) -> Iterable[ProfileStack]:
@@ -278,7 +304,11 @@ def profile_findings(
     unknown = unknown_frames(profile, stacks, table)
     if unknown is not None:
         findings.append(unknown)
-    for c in classes if classes is not None else class_shares(stacks, hot.total_period, table):
+    if classes is None:
+        classes = class_shares(stacks, hot.total_period, table)
+    # How each class was read (a system call class as the work of the calls): the top hotspot's class says the same.
+    read_as = {r.name: c.rule for c in classes for r in RULES if r.work is c.rule}
+    for c in classes:
         if c.share < MIN_SHARE:
             continue
         # Where the CPU went is information (low); only waste, CPUs spinning or waiting on locks without
@@ -291,7 +321,8 @@ def profile_findings(
             Finding(
                 id=finding_id(FindingKind.PROFILE, c.rule.name),
                 kind=FindingKind.PROFILE,
-                title=f"{c.share:.1f}% of CPU in {c.rule.title}",
+                title=f"{c.share:.1f}% of CPU in {c.rule.title}"
+                + (_work_title(c, hot.total_period) if c.rule.names_work else ""),
                 severity=sev,
                 confidence=0.8 if c.samples >= 50 else 0.5,
                 confidence_reason=f"{c.samples} samples of {hot.total_samples}"
@@ -329,6 +360,7 @@ def profile_findings(
         )
         if heaviest is not None and top_row.share >= MIN_SHARE:
             rule = classify(frame_names(heaviest.frames), heaviest.frames[-1].kernel)
+            rule = read_as.get(rule.name, rule) if rule else None
             meaning = f"classed as {rule.title}" if rule else "not in a known overhead class: the program's own work"
             findings.append(
                 Finding(

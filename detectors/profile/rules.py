@@ -29,6 +29,18 @@ def _p(*alternatives: str) -> re.Pattern[str]:
     return rc.compile("|".join(f"(?:{a})" for a in alternatives))
 
 
+#: The system call entry and exit path (x86-64, 32-bit compat, arm64): what every call pays, whatever it does.
+_SYSCALL_ENTRY = _p(
+    r"^entry_SYSCALL_64",
+    r"^do_syscall_64$",
+    r"^__x64_sys_",
+    r"^syscall_exit_to_user_mode",
+    r"^entry_SYSCALL_compat",
+    r"^el0_svc",
+    r"^__arm64_sys_",
+    r"^syscall_return_via_sysret",
+)
+
 RULES: tuple[HotspotRule, ...] = (
     HotspotRule(
         "idle",
@@ -344,16 +356,7 @@ RULES: tuple[HotspotRule, ...] = (
         "syscall",
         "system calls: entry, exit and kernel work no other class names",
         "stack",
-        _p(
-            r"^entry_SYSCALL_64",
-            r"^do_syscall_64$",
-            r"^__x64_sys_",
-            r"^syscall_exit_to_user_mode",
-            r"^entry_SYSCALL_compat",
-            r"^el0_svc",
-            r"^__arm64_sys_",
-            r"^syscall_return_via_sysret",
-        ),
+        _SYSCALL_ENTRY,
         "kernel code run for system calls that no more specific class names: the entry and exit path (and "
         "mitigations such as page table isolation), which many small calls each pay for little work, and the "
         "calls' own work (path lookups, /proc and sysfs text, mapping changes); the heaviest symbols say which",
@@ -361,6 +364,19 @@ RULES: tuple[HotspotRule, ...] = (
         "writes, writev, io_uring) so fewer calls do more each",
         ("mixed", "main", "__GI___libc_write", "entry_SYSCALL_64_after_hwframe", "do_syscall_64", "ksys_write"),
         Severity.LOW,
+        work=HotspotRule(
+            "syscall-work",
+            "kernel work of system calls",
+            "stack",
+            _SYSCALL_ENTRY,
+            "the time is the work the kernel does for the calls (the heaviest symbols), not the cost of entering "
+            "and leaving the kernel: fewer, bigger calls do not make it smaller, asking the kernel for less does",
+            "see what the heaviest kernel function does for the call: `perf report --no-children -S SYMBOL -G` "
+            "shows the calls that reach it, `perf trace -s -p PID` counts them and their time; ask the kernel "
+            "for less (read fewer bytes, cache results, use a cheaper source or interface)",
+            ("dd", "read", "entry_SYSCALL_64", "do_syscall_64", "ksys_read", "get_random_bytes_user", "chacha_permute"),
+            names_work=True,
+        ),
     ),
 )
 

@@ -396,6 +396,11 @@ class HotspotRule(NamedTuple):
     example: tuple[str, ...]  # a call chain, root to leaf, that this rule classes
     severity: Severity = Severity.LOW
     kernel_only: bool = False  # the leaf must be a kernel frame
+    # How to read the class instead when one function outside ``pattern`` holds at least half of it: that
+    # function's work, not the overhead the class names (a system call class whose time is the call's own work).
+    work: HotspotRule | None = None
+    # The finding's title names the class's heaviest symbol and the system call of its heaviest stack.
+    names_work: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -152,3 +152,37 @@ def test_user_spinlock_is_found_whichever_way_the_call_graph_was_recorded(glibc_
     assert spin.severity >= Severity.MEDIUM
     assert "this share is the waiting itself, on CPU" in spin.summary
     assert "sched_switch" not in spin.next_steps[0] and "perf c2c" in spin.next_steps[0]
+
+
+DD_URANDOM = ("dd", "if=/dev/urandom", "of=/dev/null", "bs=1M", "count=100", "status=none")
+
+
+def test_cpu_work_inside_a_system_call_is_named_as_the_work_not_syscall_overhead(tmp_path: Path) -> None:
+    """dd from /dev/urandom in 1 MiB reads: the CPU is the kernel's random generator (ChaCha) working for read(),
+    not the entry and exit of 100 calls.  The class says so, names the function and the call, and does not advise
+    batching the calls."""
+    import subprocess
+
+    from collectors.perf_script import find_perf
+
+    perf = find_perf()
+    if perf is None:
+        pytest.skip("perf is not installed")
+    data = tmp_path / "perf.data"
+    rec = subprocess.run(
+        [perf, "record", "-q", "-g", "-F", "999", "-o", str(data), "--", *DD_URANDOM],
+        capture_output=True,
+        timeout=120,
+        check=False,
+    )
+    if rec.returncode != 0:
+        pytest.skip(f"perf record is not allowed here: {rec.stderr.decode(errors='replace')[:200]}")
+    profile = read_profile(str(data))
+    stacks = selected_stacks(profile)
+    hot = compute_hotspots(profile, stacks)
+    findings = {f.fact("class"): f for f in profile_findings(profile, stacks, hot) if f.fact("class")}
+    assert "syscall" not in findings
+    work = findings["syscall-work"]
+    top = hot.self_symbols[0]
+    assert f": most in {top.key} (" in work.title and work.title.endswith("under read()")
+    assert "batch" not in work.next_steps[0] and "not the cost of entering and leaving the kernel" in work.summary
