@@ -34,6 +34,7 @@ from forensics.types.profile import (
 _FRAMES = attrgetter("frames")
 _NAME = itemgetter(0)  # a ProfileFrame's name
 _PERIOD = attrgetter("period")
+_SPACE_WORD = {True: "kernel", False: "user", None: "no frame: neither kernel nor user"}
 
 
 def class_shares(
@@ -370,7 +371,7 @@ def profile_findings(
                     severity=Severity.INFO,
                     confidence=0.9 if top_row.samples >= 50 else 0.5,
                     confidence_reason=f"{top_row.samples} of {hot.total_samples} samples end in it",
-                    summary=f"{top_row.key} ({'kernel' if top_row.kernel else 'user'}, {top_row.dso or 'unknown DSO'}) "
+                    summary=f"{top_row.key} ({_SPACE_WORD[top_row.kernel]}, {top_row.dso or 'unknown DSO'}) "
                     f"is where the CPU was in {top_row.share:.1f}% of the {event} period; {meaning}.",
                     evidence=(_evidence(profile, heaviest),),
                     next_steps=(_hot_instructions_step(profile, top_row.key, top_row.dso),),

@@ -411,7 +411,7 @@ class Share:
     period: int
     samples: int
     share: float  # percent of the total period
-    kernel: bool = False
+    kernel: bool | None = False  # None: samples without a frame (perf printed no call chain), of no space
     dso: str = ""
 
 
@@ -444,6 +444,8 @@ class Hotspots:
     other_events: dict[str, int]
     # The stacks through an [unknown] frame, left out of ``total_symbols``: a caller nobody can name is no hotspot.
     unresolved: Share | None = None
+    # The samples perf printed no call chain for: no frame says kernel or user, so they count in neither.
+    no_frames: Share | None = None
 
 
 @dataclass(frozen=True)

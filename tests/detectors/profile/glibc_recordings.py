@@ -20,7 +20,12 @@ from collectors.perf_script import find_perf
 SOURCE = Path(__file__).resolve().parents[2] / "data" / "profile" / "src" / "glibc.c"
 
 #: How each call graph mode is asked of perf record.
-CALL_GRAPH = {"fp": ("-g",), "dwarf": ("--call-graph", "dwarf")}
+CALL_GRAPH = {
+    "fp": ("-g",),
+    "dwarf": ("--call-graph", "dwarf"),
+    # Kernel call chains only: a sample taken in user mode has an empty chain (perf script prints no frame).
+    "kernel-chains": ("-g", "--kernel-callchains"),
+}
 
 
 @cache

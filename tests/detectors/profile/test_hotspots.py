@@ -14,6 +14,7 @@ from collectors.perf_script import find_perf, read_profile
 from detectors.profile.diff import diff_hotspots
 from detectors.profile.hotspots import compute_hotspots, selected_stacks
 from forensics.types.profile import ProfileStack, Thread
+from tests.detectors.profile.glibc_recordings import record
 
 DATA = Path(__file__).resolve().parents[2] / "data" / "profile"
 _ROW = re.compile(r"^\s+(\d+\.\d+)%\s+\[([.k])\]\s+(.+?)\s*$")
@@ -284,8 +285,6 @@ def _perf_split(perf: str, data: Path) -> float:
 def test_vdso_is_user_code_as_perf_counts_it(tmp_path: Path) -> None:
     """A clock_gettime loop spends its time in the vDSO: user-mode code (no kernel entry).  The kernel/user split,
     the space of each hotspot and --kernel-only follow perf's own split (`perf report -F overhead_sys`)."""
-    from tests.detectors.profile.glibc_recordings import record
-
     data = record(tmp_path, "clock", "fp", 0.5)
     perf = find_perf()
     assert perf is not None
@@ -297,3 +296,22 @@ def test_vdso_is_user_code_as_perf_counts_it(tmp_path: Path) -> None:
     assert abs(hot.kernel.share - _perf_split(perf, data)) < 0.1, (hot.kernel.share, _perf_split(perf, data))
     kernel_only = selected_stacks(profile, space="kernel")
     assert not any(f.dso == "[vdso]" for s in kernel_only for f in s.frames)
+
+
+def test_samples_without_frames_are_named_in_the_split_and_of_no_space(tmp_path: Path) -> None:
+    """Recorded with kernel call chains only, the user-mode samples have none: perf script prints their headers
+    and no frame.  They are neither kernel nor user in the split (which then adds up to 100% with them, named),
+    their self row's space is unknown, and the header line says how many they are."""
+    from forensics.pipelines.profile import analyse_profile
+    from forensics.report.profile import _head
+
+    data = record(tmp_path, "clock", "kernel-chains", 0.3)
+    profile = read_profile(str(data))
+    hot = compute_hotspots(profile, selected_stacks(profile))
+    assert hot.no_frames is not None and hot.no_frames.samples > 10
+    assert hot.kernel.samples + hot.user.samples + hot.no_frames.samples == hot.total_samples
+    assert abs(hot.kernel.share + hot.user.share + hot.no_frames.share - 100.0) < 1e-6
+    row = next(r for r in hot.self_symbols if r.key == "[no frames]")
+    assert row.kernel is None and row.samples == hot.no_frames.samples
+    head = _head(analyse_profile(str(data)))
+    assert f"no call chain {hot.no_frames.share:.2f}% ({hot.no_frames.samples:,} samples" in head
