@@ -28,6 +28,7 @@ from typing import Any, NamedTuple
 from forensics.errors import InputError, UsageError
 from forensics.types.profile import (
     EXITED_COMM,
+    INLINED_DSO,
     Profile,
     ProfileFrame,
     ProfileStack,
@@ -136,6 +137,9 @@ def _symbol_frames(raw_b: bytes, dso_b: bytes, java: bool, high: bool) -> tuple[
         # perf's "(/path (deleted))" for an unlinked file: the frame rule, as stackcollapse-perf.pl's, cuts at
         # the inner " (" (the symbol keeps its "(/path" tail, as the Perl script's does); the DSO is the path.
         dso = raw.rsplit(" (", 1)[1] + " (deleted)"
+    inlined = dso == "inlined"
+    if inlined:
+        dso = INLINED_DSO  # "inlined" is perf's marker where the DSO goes, not a file
     kernel = _kernel_dso(dso, "ffff000000000000" if high else "")
     jit = _jit_dso(dso)
     frames: list[ProfileFrame] = []
@@ -154,7 +158,7 @@ def _symbol_frames(raw_b: bytes, dso_b: bytes, java: bool, high: bool) -> tuple[
         name = name.replace('"', "").replace("'", "")
         if java and "/" in name and name.startswith("L"):
             name = name[1:]
-        frames.append(ProfileFrame(name, dso, kernel, jit, bool(frames) or dso == "inlined"))
+        frames.append(ProfileFrame(name, dso, kernel, jit, bool(frames) or inlined))
     return tuple(frames)
 
 

@@ -84,6 +84,11 @@ VECTOR_FROM = 4096
 
 #: The name perf gives a frame it could not resolve (no symbol, or an unwind without frame pointers).
 UNKNOWN_FRAME = "[unknown]"
+#: The DSO of a frame perf script printed as ``(inlined)`` with no DSO: perf prints none for a function that
+#: debug info names at that address other than the symbol table does (glibc's internal names under
+#: --call-graph dwarf: ``__pthread_spin_lock`` in ``pthread_spin_lock@@GLIBC_2.34``); ``perf report --sort dso``
+#: counts such samples in the DSO of the address, which the text does not carry.
+INLINED_DSO = "(inlined: perf printed no DSO)"
 
 
 def _numbered(objects: list[Any]) -> tuple[list[Any], list[int]]:

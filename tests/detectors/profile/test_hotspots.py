@@ -315,3 +315,20 @@ def test_samples_without_frames_are_named_in_the_split_and_of_no_space(tmp_path:
     assert row.kernel is None and row.samples == hot.no_frames.samples
     head = _head(analyse_profile(str(data)))
     assert f"no call chain {hot.no_frames.share:.2f}% ({hot.no_frames.samples:,} samples" in head
+
+
+def test_inlined_is_no_dso(tmp_path: Path) -> None:
+    """Under --call-graph dwarf perf script prints ``__pthread_spin_lock+0x12 (inlined)``: "(inlined)" where the DSO
+    goes (glibc's debug info names the function other than its symbol table).  No DSO row is named "inlined"; the
+    row says perf printed none, and a note says where perf report counts those samples."""
+    from forensics.pipelines.profile import analyse_profile
+    from forensics.types.profile import INLINED_DSO
+
+    result = analyse_profile(str(record(tmp_path, "spin", "dwarf")))
+    dsos = {r.key: r for r in result.hot.dsos}
+    assert "inlined" not in dsos and not any(r.dso == "inlined" for r in result.hot.self_symbols)
+    row = dsos[INLINED_DSO]
+    assert any(
+        n.startswith(f"{row.samples:,} samples ({row.share:.2f}% of the period) end in a frame perf script")
+        for n in result.profile.notes
+    )
