@@ -2135,6 +2135,83 @@ _SYSTEM_LINE = re.compile(rb"^# (hostname|os release|cmdline) : (.*\S)\s*$", re.
 PerfHeader = tuple[str | None, str | None, tuple[str, ...], str | None]
 
 
+def _inlined_names(profile: Profile) -> set[str]:
+    """The names of the frames perf script printed as ``(inlined)`` with no DSO (:data:`INLINED_DSO`)."""
+    chains = profile.table.chains if profile.table is not None else {id(s.frames): s.frames for s in profile.stacks}
+    found = chains if isinstance(chains, list) else list(chains.values())
+    return {f.name for c in found for f in c if f.dso == INLINED_DSO}
+
+
+#: Samples read at most, each way, to find the DSO of the frames perf printed without one.
+INLINED_SAMPLES_MAX = 20_000
+
+
+def _inlined_dsos(path: Path, names: set[str], perf: str | None = None) -> dict[str, str]:
+    """The DSO perf counts each of ``names`` in (frames perf script printed as ``(inlined)``), where one is found.
+
+    perf script prints no DSO for a function debug info names other than the symbol table; with ``--no-inline``
+    it prints the symbol table's frame at the same address, with its DSO.  Both are read in step, sample by sample
+    (``-F time,ip,sym,dso``: the same samples in the same order), until each name has its DSO or
+    :data:`INLINED_SAMPLES_MAX` samples were read; a name met in several DSOs is left out (not one answer).
+    """
+    binary = perf or find_perf()
+    if not names or binary is None or not path.exists():
+        return {}
+    fields = ["-F", "time,ip,sym,dso"]
+    both = [
+        subprocess.Popen(
+            [binary, "script", "-i", str(path), *extra, *fields],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+        )
+        for extra in ([], ["--no-inline"])
+    ]
+    seen: dict[str, set[str]] = {}
+    try:
+        samples = zip(*(_samples(p.stdout) for p in both), strict=False)
+        for n, ((head_a, lines_a), (head_b, lines_b)) in enumerate(samples):
+            if head_a != head_b or n >= INLINED_SAMPLES_MAX:
+                break  # not the same sample: the two readings are no longer in step
+            if not any(b"(inlined)" in line for line in lines_a):
+                continue
+            real: dict[bytes, str] = {}
+            for line in lines_b:
+                m = _FRAME.match(line)
+                if m is not None:
+                    real.setdefault(m.group(1), m.group(3).decode("utf-8", "surrogateescape"))
+            for line in lines_a:
+                m = _FRAME.match(line)
+                if m is None or m.group(3) != b"inlined" or m.group(1) not in real:
+                    continue
+                for f in parse_frame_line(line, False) or ():  # the names as the reader made them
+                    seen.setdefault(f.name, set()).add(real[m.group(1)])
+            if names <= seen.keys():
+                break
+    finally:
+        for p in both:
+            p.kill()
+            p.wait()
+            if p.stdout is not None:
+                p.stdout.close()
+    return {name: next(iter(dsos)) for name, dsos in seen.items() if name in names and len(dsos) == 1}
+
+
+def _samples(stream: Any) -> Iterator[tuple[bytes, list[bytes]]]:
+    """(header, call chain lines) of each sample of ``perf script -F time,ip,sym,dso`` output."""
+    head: bytes | None = None
+    lines: list[bytes] = []
+    for line in stream:
+        if line[:1].isspace() and line.strip():
+            lines.append(line)
+        elif line.strip():
+            if head is not None:
+                yield head, lines
+            head, lines = line.strip(), []
+    if head is not None:
+        yield head, lines
+
+
 def header_system(text: bytes) -> PerfHeader:
     """The host and kernel release a perf header names, the header lines that name them, and its ``# cmdline``
     line (how it was recorded: ``perf record -g ...``).
@@ -2265,6 +2342,7 @@ def read_profile(
                     parser.feed(chunk)
                 system = perf_data_system(data_path, perf)
             profile = parser.close()
+            profile.inlined_dsos = _inlined_dsos(data_path, _inlined_names(profile), perf)
             profile.host, profile.kernel_release, profile.header, profile.recorded_by = system
             profile.notes[:0] = warnings + perf_data_notes(first, size) + tracked.notes
             profile.record = record

@@ -14,6 +14,7 @@ from operator import attrgetter, itemgetter
 from typing import Any, NamedTuple
 
 from forensics.types.profile import (
+    INLINED_DSO,
     UNKNOWN_FRAME,
     VECTOR_FROM,
     CallPath,
@@ -108,6 +109,29 @@ def _rows(
     shares = [100.0 * p / total if total else 0.0 for p in periods]
     got: list[tuple[bool | None, str]] = list(map((meta or {}).get, keys, repeat((False, ""))))
     return tuple(made_records(Share, len(keys), keys, periods, samples, shares, map(_FIRST, got), map(_SECOND, got)))
+
+
+def _inlined_into_dsos(
+    found: dict[str, str],
+    self_t: dict[str, list[int]],
+    dso_t: dict[str, list[int]],
+    meta: dict[str, tuple[bool | None, str]],
+) -> None:
+    """Move the self time of frames perf script printed as ``(inlined)`` with no DSO to the DSO perf counts them in
+    (``found``: :attr:`Profile.inlined_dsos`), in the per-DSO table and the self rows."""
+    left = dso_t.get(INLINED_DSO)
+    if not found or left is None:
+        return
+    for name, dso in found.items():
+        got, row = meta.get(name), self_t.get(name)
+        if got is None or got[1] != INLINED_DSO or row is None:
+            continue
+        meta[name] = (got[0], dso)
+        left[0] -= row[0]
+        left[1] -= row[1]
+        _add(dso_t, dso, row[0], row[1])
+    if left[1] <= 0:
+        del dso_t[INLINED_DSO]
 
 
 def _add(table: dict[str, list[int]], key: str, period: int, samples: int) -> None:
@@ -341,6 +365,7 @@ def compute_hotspots(
     stacks = stacks if isinstance(stacks, (list, StackColumns)) else list(stacks)
     tables = _tables_numpy(stacks, table) if len(stacks) >= VECTOR_FROM else _tables_python(stacks)
     total_period, total_samples, self_t, total_t, dso_t, thread_t, meta, space, paths_of = tables
+    _inlined_into_dsos(profile.inlined_dsos, self_t, dso_t, meta)
     if _NO_FRAMES in self_t:
         meta[_NO_FRAMES] = (None, "")  # no frame: neither kernel nor user
     self_rows = _rows(self_t, total_period, meta)

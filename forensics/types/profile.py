@@ -368,6 +368,9 @@ class Profile:
     # per (command's folded name, the chain's frame names joined by ";") the period of the stacks of the first event,
     # what the folded lines of all its stacks sum (:func:`detectors.profile.hotspots.folded_rows`).
     folded: list[tuple[str, str, int]] | None = field(default=None, compare=False, repr=False)
+    # The DSO perf counts each frame in that perf script printed as "(inlined)" with no DSO (INLINED_DSO), by the
+    # frame's name, where perf script --no-inline named it (read from perf.data only; a text does not say).
+    inlined_dsos: dict[str, str] = field(default_factory=dict, compare=False)
 
 
 @dataclass(frozen=True)

@@ -317,16 +317,37 @@ def test_samples_without_frames_are_named_in_the_split_and_of_no_space(tmp_path:
     assert f"no call chain {hot.no_frames.share:.2f}% ({hot.no_frames.samples:,} samples" in head
 
 
-def test_inlined_is_no_dso(tmp_path: Path) -> None:
+def test_inlined_frames_count_in_the_dso_perf_counts_them_in(tmp_path: Path) -> None:
     """Under --call-graph dwarf perf script prints ``__pthread_spin_lock+0x12 (inlined)``: "(inlined)" where the DSO
-    goes (glibc's debug info names the function other than its symbol table).  No DSO row is named "inlined"; the
-    row says perf printed none, and a note says where perf report counts those samples."""
+    goes (glibc's debug info names the function other than its symbol table).  From the perf.data, those frames
+    count in the DSO `perf report --sort dso` counts them in (libc); from the text, which does not say it, the row
+    says perf printed none and a note says so.  No DSO is named "inlined" either way."""
     from forensics.pipelines.profile import analyse_profile
     from forensics.types.profile import INLINED_DSO
 
-    result = analyse_profile(str(record(tmp_path, "spin", "dwarf")))
+    data = record(tmp_path, "spin", "dwarf")
+    perf = find_perf()
+    assert perf is not None
+    report = subprocess.run(
+        [perf, "report", "-i", str(data), "--stdio", "--no-children", "-g", "none", "--sort", "dso"],
+        capture_output=True,
+        timeout=120,
+        check=True,
+    ).stdout.decode()
+    theirs = {m.group(2): float(m.group(1)) for m in re.finditer(r"^\s+(\d+\.\d+)%\s+(\S+)", report, re.M)}
+    result = analyse_profile(str(data))
+    mine = {r.key.rsplit("/", 1)[-1]: r.share for r in result.hot.dsos}
+    assert theirs.get("libc.so.6", 0.0) > 10.0  # the spinning is in libc
+    for dso, share in theirs.items():
+        assert abs(mine.get(dso, 0.0) - share) < 0.1, (dso, mine, theirs)
+    assert not any(r.dso in ("inlined", INLINED_DSO) for r in result.hot.self_symbols)
+
+    text = tmp_path / "spin.perf.txt"
+    with open(text, "wb") as f:
+        subprocess.run([perf, "script", "-i", str(data)], stdout=f, stderr=subprocess.DEVNULL, check=True)
+    result = analyse_profile(str(text))
     dsos = {r.key: r for r in result.hot.dsos}
-    assert "inlined" not in dsos and not any(r.dso == "inlined" for r in result.hot.self_symbols)
+    assert "inlined" not in dsos
     row = dsos[INLINED_DSO]
     assert any(
         n.startswith(f"{row.samples:,} samples ({row.share:.2f}% of the period) end in a frame perf script")
