@@ -28,6 +28,7 @@ from typing import Any, NamedTuple
 from forensics.errors import InputError, UsageError
 from forensics.types.profile import (
     EXITED_COMM,
+    INLINED_DSO,
     Profile,
     ProfileFrame,
     ProfileStack,
@@ -76,11 +77,26 @@ def _cut_line(line: bytes) -> bytes:
     return b" " + line[:_CUT_LINE_HEAD] + b"\0"
 
 
+# The maps perf names in brackets that are user-space memory (perf's util/map.c: the vDSO and its data page, the
+# vsyscall page, anonymous, heap and stack mappings, the uprobes page, arm's sigpage and vectors): user-mode code,
+# which perf counts as user time (`perf report --sort dso,sym` marks their symbols [.]).
+_USER_MAP = re.compile(
+    r"\[(?:vdso(?:32|x32)?|vvar(?:_vclock)?|vsyscall|heap|stack(?::\d+)?|anon(?::[^\]]*)?|uprobes|sigpage|vectors)\]$"
+)
+_KERNEL_FILE = re.compile(r"(?:vmlinux|\.ko(?:\.xz|\.zst|\.gz)?)$")
+
+
 def _kernel_dso(dso: str, pc: str) -> bool:
-    if dso.startswith("[") and "unknown" not in dso:
+    """Whether a frame is kernel code, as perf decides it: by the map perf named, else by the address.
+
+    perf script's default text carries no cpumode per frame, so the map's name decides where it is one perf
+    gives only to kernel or only to user maps; for any other (``[unknown]``, a module perf shows as ``[ext4]``,
+    ``[bpf_prog]``) the address does, as perf's machine__kernel_ip: the kernel half (x86-64, arm64).
+    """
+    if dso.startswith("[kernel.kallsyms]") or dso.startswith("[guest.kernel.kallsyms") or _KERNEL_FILE.search(dso):
         return True
-    if dso.endswith("vmlinux") or dso.endswith(".ko") or dso.endswith(".ko.xz") or dso.endswith(".ko.zst"):
-        return True
+    if _USER_MAP.match(dso) or dso.startswith(("/", "//anon")):
+        return False
     # An unresolved kernel address is still a kernel address (x86-64 and arm64 kernel halves).
     return len(pc) == 16 and pc[0] in "f" and pc.startswith("ffff")
 
@@ -121,6 +137,9 @@ def _symbol_frames(raw_b: bytes, dso_b: bytes, java: bool, high: bool) -> tuple[
         # perf's "(/path (deleted))" for an unlinked file: the frame rule, as stackcollapse-perf.pl's, cuts at
         # the inner " (" (the symbol keeps its "(/path" tail, as the Perl script's does); the DSO is the path.
         dso = raw.rsplit(" (", 1)[1] + " (deleted)"
+    inlined = dso == "inlined"
+    if inlined:
+        dso = INLINED_DSO  # "inlined" is perf's marker where the DSO goes, not a file
     kernel = _kernel_dso(dso, "ffff000000000000" if high else "")
     jit = _jit_dso(dso)
     frames: list[ProfileFrame] = []
@@ -139,7 +158,7 @@ def _symbol_frames(raw_b: bytes, dso_b: bytes, java: bool, high: bool) -> tuple[
         name = name.replace('"', "").replace("'", "")
         if java and "/" in name and name.startswith("L"):
             name = name[1:]
-        frames.append(ProfileFrame(name, dso, kernel, jit, bool(frames) or dso == "inlined"))
+        frames.append(ProfileFrame(name, dso, kernel, jit, bool(frames) or inlined))
     return tuple(frames)
 
 
@@ -2116,6 +2135,83 @@ _SYSTEM_LINE = re.compile(rb"^# (hostname|os release|cmdline) : (.*\S)\s*$", re.
 PerfHeader = tuple[str | None, str | None, tuple[str, ...], str | None]
 
 
+def _inlined_names(profile: Profile) -> set[str]:
+    """The names of the frames perf script printed as ``(inlined)`` with no DSO (:data:`INLINED_DSO`)."""
+    chains = profile.table.chains if profile.table is not None else {id(s.frames): s.frames for s in profile.stacks}
+    found = chains if isinstance(chains, list) else list(chains.values())
+    return {f.name for c in found for f in c if f.dso == INLINED_DSO}
+
+
+#: Samples read at most, each way, to find the DSO of the frames perf printed without one.
+INLINED_SAMPLES_MAX = 20_000
+
+
+def _inlined_dsos(path: Path, names: set[str], perf: str | None = None) -> dict[str, str]:
+    """The DSO perf counts each of ``names`` in (frames perf script printed as ``(inlined)``), where one is found.
+
+    perf script prints no DSO for a function debug info names other than the symbol table; with ``--no-inline``
+    it prints the symbol table's frame at the same address, with its DSO.  Both are read in step, sample by sample
+    (``-F time,ip,sym,dso``: the same samples in the same order), until each name has its DSO or
+    :data:`INLINED_SAMPLES_MAX` samples were read; a name met in several DSOs is left out (not one answer).
+    """
+    binary = perf or find_perf()
+    if not names or binary is None or not path.exists():
+        return {}
+    fields = ["-F", "time,ip,sym,dso"]
+    both = [
+        subprocess.Popen(
+            [binary, "script", "-i", str(path), *extra, *fields],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+        )
+        for extra in ([], ["--no-inline"])
+    ]
+    seen: dict[str, set[str]] = {}
+    try:
+        samples = zip(*(_samples(p.stdout) for p in both), strict=False)
+        for n, ((head_a, lines_a), (head_b, lines_b)) in enumerate(samples):
+            if head_a != head_b or n >= INLINED_SAMPLES_MAX:
+                break  # not the same sample: the two readings are no longer in step
+            if not any(b"(inlined)" in line for line in lines_a):
+                continue
+            real: dict[bytes, str] = {}
+            for line in lines_b:
+                m = _FRAME.match(line)
+                if m is not None:
+                    real.setdefault(m.group(1), m.group(3).decode("utf-8", "surrogateescape"))
+            for line in lines_a:
+                m = _FRAME.match(line)
+                if m is None or m.group(3) != b"inlined" or m.group(1) not in real:
+                    continue
+                for f in parse_frame_line(line, False) or ():  # the names as the reader made them
+                    seen.setdefault(f.name, set()).add(real[m.group(1)])
+            if names <= seen.keys():
+                break
+    finally:
+        for p in both:
+            p.kill()
+            p.wait()
+            if p.stdout is not None:
+                p.stdout.close()
+    return {name: next(iter(dsos)) for name, dsos in seen.items() if name in names and len(dsos) == 1}
+
+
+def _samples(stream: Any) -> Iterator[tuple[bytes, list[bytes]]]:
+    """(header, call chain lines) of each sample of ``perf script -F time,ip,sym,dso`` output."""
+    head: bytes | None = None
+    lines: list[bytes] = []
+    for line in stream:
+        if line[:1].isspace() and line.strip():
+            lines.append(line)
+        elif line.strip():
+            if head is not None:
+                yield head, lines
+            head, lines = line.strip(), []
+    if head is not None:
+        yield head, lines
+
+
 def header_system(text: bytes) -> PerfHeader:
     """The host and kernel release a perf header names, the header lines that name them, and its ``# cmdline``
     line (how it was recorded: ``perf record -g ...``).
@@ -2246,6 +2342,7 @@ def read_profile(
                     parser.feed(chunk)
                 system = perf_data_system(data_path, perf)
             profile = parser.close()
+            profile.inlined_dsos = _inlined_dsos(data_path, _inlined_names(profile), perf)
             profile.host, profile.kernel_release, profile.header, profile.recorded_by = system
             profile.notes[:0] = warnings + perf_data_notes(first, size) + tracked.notes
             profile.record = record

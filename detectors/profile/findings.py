@@ -7,8 +7,10 @@ count and the call chain as facts.
 
 from __future__ import annotations
 
+import re
 import shlex
 from collections.abc import Iterable, Sequence
+from dataclasses import replace
 from operator import attrgetter, itemgetter
 
 from detectors.profile.rules import MIN_SHARE, RULES, classify, classify_chains
@@ -32,6 +34,7 @@ from forensics.types.profile import (
 _FRAMES = attrgetter("frames")
 _NAME = itemgetter(0)  # a ProfileFrame's name
 _PERIOD = attrgetter("period")
+_SPACE_WORD = {True: "kernel", False: "user", None: "no frame: neither kernel nor user"}
 
 
 def class_shares(
@@ -77,7 +80,7 @@ def class_shares(
         )
         for rule, nums, heavy, syms in acc.values()
     ]
-    return sorted(out, key=lambda c: -c.period)
+    return sorted(map(_reading, out), key=lambda c: -c.period)
 
 
 def _class_shares_table(stacks: Sequence[ProfileStack], total_period: int, table: StackTable) -> list[ClassShare]:
@@ -135,7 +138,31 @@ def _class_shares_table(stacks: Sequence[ProfileStack], total_period: int, table
         )
         for r in np.argsort(first_met, kind="stable").tolist()
     ]
-    return sorted(out, key=lambda c: -c.period)
+    return sorted(map(_reading, out), key=lambda c: -c.period)
+
+
+def _reading(c: ClassShare) -> ClassShare:
+    """The class read as its rule's ``work`` when one function outside the rule's own pattern holds at least half
+    of it (a system call class whose time is one kernel function's work, not entry and exit); else as it is."""
+    work = c.rule.work
+    if work is None or not c.symbols:
+        return c
+    name, period = c.symbols[0]
+    if 2 * period < c.period or c.rule.pattern.search(name):
+        return c
+    return replace(c, rule=work)
+
+
+_SYSCALL_FRAME = re.compile(r"^(?:__(?:x64|ia32|x32|arm64|se|do)_sys|ksys)_(\w+)$")
+
+
+def _work_title(c: ClassShare, total_period: int) -> str:
+    """``: most in SYMBOL (N%), under CALL()``: the heaviest symbol of a work class and the system call of its
+    heaviest stack (the outermost ``__x64_sys_*``/``ksys_*`` frame), where the chain names one."""
+    name, period = c.symbols[0]
+    calls = [m.group(1) for f in c.heaviest.frames if (m := _SYSCALL_FRAME.match(f.name))]
+    under = f", under {calls[0]}()" if calls else ""
+    return f": most in {name} ({100.0 * period / total_period:.1f}%){under}"
 
 
 def _of_line(stacks: Sequence[ProfileStack], line: int | None) -> Iterable[ProfileStack]:
@@ -278,7 +305,11 @@ def profile_findings(
     unknown = unknown_frames(profile, stacks, table)
     if unknown is not None:
         findings.append(unknown)
-    for c in classes if classes is not None else class_shares(stacks, hot.total_period, table):
+    if classes is None:
+        classes = class_shares(stacks, hot.total_period, table)
+    # How each class was read (a system call class as the work of the calls): the top hotspot's class says the same.
+    read_as = {r.name: c.rule for c in classes for r in RULES if r.work is c.rule}
+    for c in classes:
         if c.share < MIN_SHARE:
             continue
         # Where the CPU went is information (low); only waste, CPUs spinning or waiting on locks without
@@ -291,7 +322,8 @@ def profile_findings(
             Finding(
                 id=finding_id(FindingKind.PROFILE, c.rule.name),
                 kind=FindingKind.PROFILE,
-                title=f"{c.share:.1f}% of CPU in {c.rule.title}",
+                title=f"{c.share:.1f}% of CPU in {c.rule.title}"
+                + (_work_title(c, hot.total_period) if c.rule.names_work else ""),
                 severity=sev,
                 confidence=0.8 if c.samples >= 50 else 0.5,
                 confidence_reason=f"{c.samples} samples of {hot.total_samples}"
@@ -329,6 +361,7 @@ def profile_findings(
         )
         if heaviest is not None and top_row.share >= MIN_SHARE:
             rule = classify(frame_names(heaviest.frames), heaviest.frames[-1].kernel)
+            rule = read_as.get(rule.name, rule) if rule else None
             meaning = f"classed as {rule.title}" if rule else "not in a known overhead class: the program's own work"
             findings.append(
                 Finding(
@@ -338,7 +371,7 @@ def profile_findings(
                     severity=Severity.INFO,
                     confidence=0.9 if top_row.samples >= 50 else 0.5,
                     confidence_reason=f"{top_row.samples} of {hot.total_samples} samples end in it",
-                    summary=f"{top_row.key} ({'kernel' if top_row.kernel else 'user'}, {top_row.dso or 'unknown DSO'}) "
+                    summary=f"{top_row.key} ({_SPACE_WORD[top_row.kernel]}, {top_row.dso or 'unknown DSO'}) "
                     f"is where the CPU was in {top_row.share:.1f}% of the {event} period; {meaning}.",
                     evidence=(_evidence(profile, heaviest),),
                     next_steps=(_hot_instructions_step(profile, top_row.key, top_row.dso),),

@@ -14,6 +14,7 @@ from operator import attrgetter, itemgetter
 from typing import Any, NamedTuple
 
 from forensics.types.profile import (
+    INLINED_DSO,
     UNKNOWN_FRAME,
     VECTOR_FROM,
     CallPath,
@@ -91,7 +92,7 @@ def _leaf(frames: tuple[ProfileFrame, ...]) -> ProfileFrame | None:
 
 
 def _rows(
-    table: dict[str, list[int]], total: int, meta: dict[str, tuple[bool, str]] | None = None
+    table: dict[str, list[int]], total: int, meta: dict[str, tuple[bool | None, str]] | None = None
 ) -> tuple[Share, ...]:
     """The rows of ``table`` (key -> [period, samples]), the largest period first, then by key.
 
@@ -106,8 +107,31 @@ def _rows(
     periods = list(map(periods.__getitem__, order))
     samples = [values[i][1] for i in order]
     shares = [100.0 * p / total if total else 0.0 for p in periods]
-    got: list[tuple[bool, str]] = list(map((meta or {}).get, keys, repeat((False, ""))))
+    got: list[tuple[bool | None, str]] = list(map((meta or {}).get, keys, repeat((False, ""))))
     return tuple(made_records(Share, len(keys), keys, periods, samples, shares, map(_FIRST, got), map(_SECOND, got)))
+
+
+def _inlined_into_dsos(
+    found: dict[str, str],
+    self_t: dict[str, list[int]],
+    dso_t: dict[str, list[int]],
+    meta: dict[str, tuple[bool | None, str]],
+) -> None:
+    """Move the self time of frames perf script printed as ``(inlined)`` with no DSO to the DSO perf counts them in
+    (``found``: :attr:`Profile.inlined_dsos`), in the per-DSO table and the self rows."""
+    left = dso_t.get(INLINED_DSO)
+    if not found or left is None:
+        return
+    for name, dso in found.items():
+        got, row = meta.get(name), self_t.get(name)
+        if got is None or got[1] != INLINED_DSO or row is None:
+            continue
+        meta[name] = (got[0], dso)
+        left[0] -= row[0]
+        left[1] -= row[1]
+        _add(dso_t, dso, row[0], row[1])
+    if left[1] <= 0:
+        del dso_t[INLINED_DSO]
 
 
 def _add(table: dict[str, list[int]], key: str, period: int, samples: int) -> None:
@@ -128,7 +152,7 @@ class _Tables(NamedTuple):
     total_t: dict[str, list[int]]
     dso_t: dict[str, list[int]]
     thread_t: dict[str, list[int]]
-    meta: dict[str, tuple[bool, str]]  # self symbol -> kernel, DSO of its first stack
+    meta: dict[str, tuple[bool | None, str]]  # self symbol -> kernel, DSO of its first stack
     space: dict[str, list[int]]
     # The call paths of a self symbol's stacks: names root to leaf -> [period, samples, first line, its header].
     paths_of: Callable[[str], dict[tuple[str, ...], list[Any]]]
@@ -157,7 +181,7 @@ def _tables_python(stacks: Sequence[ProfileStack]) -> _Tables:
     total_t: dict[str, list[int]] = {}
     dso_t: dict[str, list[int]] = {}
     thread_t: dict[str, list[int]] = {}
-    meta: dict[str, tuple[bool, str]] = {}
+    meta: dict[str, tuple[bool | None, str]] = {}
     space = {"kernel": [0, 0], "user": [0, 0]}
     total_period = 0
     total_samples = 0
@@ -276,7 +300,7 @@ def _tables_numpy(stacks: Sequence[ProfileStack], table: StackTable | None = Non
     dso_names, dso_of_chain = numbers([(c[-1].dso or "[unknown]") if c else "" for c in chains])
     dso_t = sums(dso_names, dso_of_chain[chain_of][leafed], leafed)
     dso_t.pop("", None)  # the key of chains without frames, which count in no DSO
-    meta: dict[str, tuple[bool, str]] = {}
+    meta: dict[str, tuple[bool | None, str]] = {}
     if len(leafed):
         named, first = np.unique(leaf_of[leafed], return_index=True)
         for name_i, at in zip(named.tolist(), leafed[first].tolist(), strict=True):
@@ -341,6 +365,9 @@ def compute_hotspots(
     stacks = stacks if isinstance(stacks, (list, StackColumns)) else list(stacks)
     tables = _tables_numpy(stacks, table) if len(stacks) >= VECTOR_FROM else _tables_python(stacks)
     total_period, total_samples, self_t, total_t, dso_t, thread_t, meta, space, paths_of = tables
+    _inlined_into_dsos(profile.inlined_dsos, self_t, dso_t, meta)
+    if _NO_FRAMES in self_t:
+        meta[_NO_FRAMES] = (None, "")  # no frame: neither kernel nor user
     self_rows = _rows(self_t, total_period, meta)
     # perf report --children ranks [unknown] with the callers, but it is no caller anyone can look at (on a
     # system-wide recording without frame pointers it tops the table): left out, and said in a note.
@@ -366,6 +393,11 @@ def compute_hotspots(
         user=Share("user", space["user"][0], space["user"][1], _pct(space["user"][0], total_period)),
         paths=paths,
         other_events={e: n for e, n in profile.events.items() if first is not None and e != first},
+        no_frames=None
+        if _NO_FRAMES not in self_t
+        else Share(
+            _NO_FRAMES, self_t[_NO_FRAMES][0], self_t[_NO_FRAMES][1], _pct(self_t[_NO_FRAMES][0], total_period), None
+        ),
         unresolved=None
         if unknown is None
         else Share(UNKNOWN_FRAME, unknown[0], unknown[1], _pct(unknown[0], total_period)),

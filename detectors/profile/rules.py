@@ -29,6 +29,18 @@ def _p(*alternatives: str) -> re.Pattern[str]:
     return rc.compile("|".join(f"(?:{a})" for a in alternatives))
 
 
+#: The system call entry and exit path (x86-64, 32-bit compat, arm64): what every call pays, whatever it does.
+_SYSCALL_ENTRY = _p(
+    r"^entry_SYSCALL_64",
+    r"^do_syscall_64$",
+    r"^__x64_sys_",
+    r"^syscall_exit_to_user_mode",
+    r"^entry_SYSCALL_compat",
+    r"^el0_svc",
+    r"^__arm64_sys_",
+    r"^syscall_return_via_sysret",
+)
+
 RULES: tuple[HotspotRule, ...] = (
     HotspotRule(
         "idle",
@@ -69,23 +81,42 @@ RULES: tuple[HotspotRule, ...] = (
         kernel_only=True,
     ),
     HotspotRule(
+        "user-spin",
+        "user-space spinlock spinning",
+        "leaf",
+        # glibc's names as perf shows them: the exported, versioned symbol with frame pointers
+        # (pthread_spin_lock@@GLIBC_2.34, pthread_spin_lock@GLIBC_2.2.5), the internal DWARF name under
+        # --call-graph dwarf (__pthread_spin_lock, shown "(inlined)").
+        _p(r"^_*pthread_spin_(?:lock|trylock|unlock)"),
+        "threads spinning on a user-space spinlock burn the CPU while they wait: this share is the waiting "
+        "itself, on CPU (a spinner never sleeps, so it shows in no off-CPU or scheduler trace); the holder keeps "
+        "the lock too long or the lock is taken too often",
+        "find the holder: it runs the code between the lock and unlock calls in the callers the call paths below "
+        "name (`perf annotate` of them shows that critical section and its cost); `perf c2c record -p PID` then "
+        "`perf c2c report` names the contended cache line and the code touching it; shorten the critical "
+        "section, split the lock, or use a sleeping lock (a mutex) where it is held long",
+        ("spin", "start_thread", "w", "__pthread_spin_lock"),
+        Severity.MEDIUM,
+    ),
+    HotspotRule(
         "lock",
         "lock and futex contention",
         "leaf",
+        # glibc's lock code under every name perf shows for it, across versions: exported and versioned
+        # (pthread_mutex_lock@@GLIBC_2.2.5), internal (__pthread_mutex_lock, ___pthread_mutex_lock since 2.34,
+        # __GI___pthread_mutex_unlock_usercnt), and the low-level lock helpers, functions or inlined
+        # (__lll_lock_wait, __lll_lock_wake_private, lll_mutex_lock_optimized, __lll_lock_elision).
         _p(
-            r"^(?:__)?pthread_mutex_(?:un)?lock",
-            r"^__GI___pthread_mutex",
-            r"^__lll_lock_wa(?:it|ke)",
-            r"^__GI___lll_lock",
-            r"^pthread_rwlock_",
-            r"^pthread_spin_lock",
-            r"^futex_",
-            r"^__futex_",
+            r"^_*(?:GI_+)?pthread_mutex_(?:(?:un|try|timed|clock)?lock|cond_lock)",
+            r"^_*(?:GI_+)?pthread_rwlock_(?:(?:try|timed|clock)?(?:rd|wr)lock|unlock)",
+            r"^_*(?:GI_+)?pthread_cond_(?:(?:timed|clock)?wait|signal|broadcast)",
+            r"^_*lll_",
+            r"^__condvar_",
+            r"^_*futex_",
             r"^do_futex",
             r"^__x64_sys_futex",
-            r"^pthread_cond_(?:wait|signal|broadcast)",
             r"^std::mutex::lock",
-            r"^__GI___pthread_rwlock",
+            r"^__gthread_mutex_(?:un)?lock",
         ),
         "time in lock and unlock calls and in futex wake-ups is overhead of sharing; the waiting itself is "
         "off-CPU and does not show in a CPU profile, so contention is usually worse than this share",
@@ -99,7 +130,7 @@ RULES: tuple[HotspotRule, ...] = (
         "lock",
         "lock and futex contention",
         "stack",
-        _p(r"^__x64_sys_futex$", r"^do_futex$", r"^futex_wa(?:it|ke)$", r"^__lll_lock_wa(?:it|ke)"),
+        _p(r"^__x64_sys_futex$", r"^do_futex$", r"^futex_wa(?:it|ke)$", r"^_*lll_lock_wa(?:it|ke)"),
         "the kernel work of futex calls (wake-ups, scheduling of waiters) is the CPU cost of contended locks",
         "lock contention is mostly off-CPU: record sched_switch (`perf sched record`) or run `kforensic trace`",
         ("contend", "__lll_lock_wake", "entry_SYSCALL_64", "do_syscall_64", "__x64_sys_futex", "do_futex", "wake_up_q"),
@@ -325,16 +356,7 @@ RULES: tuple[HotspotRule, ...] = (
         "syscall",
         "system calls: entry, exit and kernel work no other class names",
         "stack",
-        _p(
-            r"^entry_SYSCALL_64",
-            r"^do_syscall_64$",
-            r"^__x64_sys_",
-            r"^syscall_exit_to_user_mode",
-            r"^entry_SYSCALL_compat",
-            r"^el0_svc",
-            r"^__arm64_sys_",
-            r"^syscall_return_via_sysret",
-        ),
+        _SYSCALL_ENTRY,
         "kernel code run for system calls that no more specific class names: the entry and exit path (and "
         "mitigations such as page table isolation), which many small calls each pay for little work, and the "
         "calls' own work (path lookups, /proc and sysfs text, mapping changes); the heaviest symbols say which",
@@ -342,6 +364,19 @@ RULES: tuple[HotspotRule, ...] = (
         "writes, writev, io_uring) so fewer calls do more each",
         ("mixed", "main", "__GI___libc_write", "entry_SYSCALL_64_after_hwframe", "do_syscall_64", "ksys_write"),
         Severity.LOW,
+        work=HotspotRule(
+            "syscall-work",
+            "kernel work of system calls",
+            "stack",
+            _SYSCALL_ENTRY,
+            "the time is the work the kernel does for the calls (the heaviest symbols), not the cost of entering "
+            "and leaving the kernel: fewer, bigger calls do not make it smaller, asking the kernel for less does",
+            "see what the heaviest kernel function does for the call: `perf report --no-children -S SYMBOL -G` "
+            "shows the calls that reach it, `perf trace -s -p PID` counts them and their time; ask the kernel "
+            "for less (read fewer bytes, cache results, use a cheaper source or interface)",
+            ("dd", "read", "entry_SYSCALL_64", "do_syscall_64", "ksys_read", "get_random_bytes_user", "chacha_permute"),
+            names_work=True,
+        ),
     ),
 )
 

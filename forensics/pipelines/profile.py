@@ -222,6 +222,7 @@ def analyse_profile(name: str, filters: ProfileFilters | None = None) -> Profile
     """Read one profile input and analyse it (used by this command and by ``kforensic report``)."""
     from detectors.profile.findings import class_shares, profile_findings
     from detectors.profile.hotspots import compute_hotspots
+    from forensics.types.profile import INLINED_DSO
 
     filters = filters or ProfileFilters()
     profile, stacks, table = _kept(name, filters)
@@ -230,6 +231,14 @@ def analyse_profile(name: str, filters: ProfileFilters | None = None) -> Profile
         raise _no_time(profile)
     if hot.unresolved is not None:
         profile.notes.append(unresolved_note(hot.unresolved))
+    inlined = next((r for r in hot.dsos if r.key == INLINED_DSO), None)
+    if inlined is not None:
+        profile.notes.append(
+            f"{inlined.samples:,} samples ({inlined.share:.2f}% of the period) end in a frame perf script printed "
+            "as '(inlined)' with no DSO (perf prints none where debug info names the function other than the symbol "
+            "table, as glibc's internal names under --call-graph dwarf); the per-DSO table shows them as "
+            f"{INLINED_DSO!r}: `perf report --sort dso` counts them in the DSO of their address"
+        )
     classes = class_shares(stacks, hot.total_period, table)
     findings = profile_findings(profile, stacks, hot, classes, table)
     window: TimeWindow | NotAvailable = (

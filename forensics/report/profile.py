@@ -21,6 +21,10 @@ if TYPE_CHECKING:
 SCHEMA = "kforensic.profile/1"
 
 
+#: The space column of the self table: kernel, user, or "?" for samples without a frame (no space).
+_SPACE = {True: "k", False: "u", None: "?"}
+
+
 def _frame_kind(kernel: bool, jit: bool, inlined: bool) -> str:
     return "jit" if jit else "inlined" if inlined else "kernel" if kernel else "user"
 
@@ -130,6 +134,12 @@ def _head(result: ProfileResult) -> str:
     return (
         f"{p.source} ({p.kind}): {hot.total_samples:,} samples of {hot.event or 'folded stacks'}, "
         f"period {hot.total_period:,}{span}; kernel {_pct(hot.kernel.share)}, user {_pct(hot.user.share)}"
+        + (
+            f", no call chain {_pct(hot.no_frames.share)} ({hot.no_frames.samples:,} samples perf printed without "
+            "frames: neither kernel nor user)"
+            if hot.no_frames
+            else ""
+        )
     )
 
 
@@ -140,7 +150,7 @@ def _tables(
     hot, p = result.hot, result.profile
     out = [
         ("Hotspots (self)", ["self", "samples", "space", "symbol", "dso"],
-         [[_pct(r.share), str(r.samples), "k" if r.kernel else "u", r.key, r.dso] for r in hot.self_symbols[:top]]),
+         [[_pct(r.share), str(r.samples), _SPACE[r.kernel], r.key, r.dso] for r in hot.self_symbols[:top]]),
         ("Hotspots (total, with callees)", ["total", "samples", "symbol"],
          [[_pct(r.share), str(r.samples), r.key] for r in hot.total_symbols[:top]]),
         ("What they mean", ["share", "samples", "class", "next step"],
@@ -198,7 +208,7 @@ def _shares(rows: Any, n: int, extra: bool = False) -> list[dict[str, Any]]:
     for r in rows[:n]:
         d: dict[str, Any] = {"name": r.key, "pct": round(r.share, 2), "samples": r.samples}
         if extra:
-            d["space"] = "kernel" if r.kernel else "user"
+            d["space"] = {True: "kernel", False: "user", None: "none"}[r.kernel]
             if r.dso:
                 d["dso"] = r.dso
         out.append(d)
@@ -231,6 +241,7 @@ def to_document(result: ProfileResult, deltas: list[SymbolDelta] | None, budget:
             "notes": p.notes,
             "kernel_pct": round(hot.kernel.share, 2),
             "user_pct": round(hot.user.share, 2),
+            "no_frames_pct": round(hot.no_frames.share, 2) if hot.no_frames else 0.0,
             "self": _shares(hot.self_symbols, n, extra=True),
             "total": _shares(hot.total_symbols, n),
             "dsos": _shares(hot.dsos, max(1, n // 3)),

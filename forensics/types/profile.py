@@ -84,6 +84,11 @@ VECTOR_FROM = 4096
 
 #: The name perf gives a frame it could not resolve (no symbol, or an unwind without frame pointers).
 UNKNOWN_FRAME = "[unknown]"
+#: The DSO of a frame perf script printed as ``(inlined)`` with no DSO: perf prints none for a function that
+#: debug info names at that address other than the symbol table does (glibc's internal names under
+#: --call-graph dwarf: ``__pthread_spin_lock`` in ``pthread_spin_lock@@GLIBC_2.34``); ``perf report --sort dso``
+#: counts such samples in the DSO of the address, which the text does not carry.
+INLINED_DSO = "(inlined: perf printed no DSO)"
 
 
 def _numbered(objects: list[Any]) -> tuple[list[Any], list[int]]:
@@ -363,6 +368,9 @@ class Profile:
     # per (command's folded name, the chain's frame names joined by ";") the period of the stacks of the first event,
     # what the folded lines of all its stacks sum (:func:`detectors.profile.hotspots.folded_rows`).
     folded: list[tuple[str, str, int]] | None = field(default=None, compare=False, repr=False)
+    # The DSO perf counts each frame in that perf script printed as "(inlined)" with no DSO (INLINED_DSO), by the
+    # frame's name, where perf script --no-inline named it (read from perf.data only; a text does not say).
+    inlined_dsos: dict[str, str] = field(default_factory=dict, compare=False)
 
 
 @dataclass(frozen=True)
@@ -396,6 +404,11 @@ class HotspotRule(NamedTuple):
     example: tuple[str, ...]  # a call chain, root to leaf, that this rule classes
     severity: Severity = Severity.LOW
     kernel_only: bool = False  # the leaf must be a kernel frame
+    # How to read the class instead when one function outside ``pattern`` holds at least half of it: that
+    # function's work, not the overhead the class names (a system call class whose time is the call's own work).
+    work: HotspotRule | None = None
+    # The finding's title names the class's heaviest symbol and the system call of its heaviest stack.
+    names_work: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -406,7 +419,7 @@ class Share:
     period: int
     samples: int
     share: float  # percent of the total period
-    kernel: bool = False
+    kernel: bool | None = False  # None: samples without a frame (perf printed no call chain), of no space
     dso: str = ""
 
 
@@ -439,6 +452,8 @@ class Hotspots:
     other_events: dict[str, int]
     # The stacks through an [unknown] frame, left out of ``total_symbols``: a caller nobody can name is no hotspot.
     unresolved: Share | None = None
+    # The samples perf printed no call chain for: no frame says kernel or user, so they count in neither.
+    no_frames: Share | None = None
 
 
 @dataclass(frozen=True)

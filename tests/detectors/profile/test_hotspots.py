@@ -14,6 +14,7 @@ from collectors.perf_script import find_perf, read_profile
 from detectors.profile.diff import diff_hotspots
 from detectors.profile.hotspots import compute_hotspots, selected_stacks
 from forensics.types.profile import ProfileStack, Thread
+from tests.detectors.profile.glibc_recordings import record
 
 DATA = Path(__file__).resolve().parents[2] / "data" / "profile"
 _ROW = re.compile(r"^\s+(\d+\.\d+)%\s+\[([.k])\]\s+(.+?)\s*$")
@@ -268,3 +269,87 @@ def test_the_idle_tasks_of_every_cpu_are_labelled_so(tmp_path: Path) -> None:
     hot = compute_hotspots(profile, selected_stacks(profile))
     assert {r.key: round(r.share, 1) for r in hot.threads} == {IDLE_LABEL: 66.7, "worker/42": 33.3}
     assert "every CPU" in IDLE_LABEL
+
+
+def _perf_split(perf: str, data: Path) -> float:
+    """perf's own kernel share of a recording (the sum of `perf report -F overhead_sys` over its DSOs)."""
+    report = subprocess.run(
+        [perf, "report", "-i", str(data), "--stdio", "--no-children", "-g", "none", "-F", "overhead_sys,dso"],
+        capture_output=True,
+        timeout=120,
+        check=True,
+    )
+    return sum(float(m.group(1)) for m in re.finditer(r"^\s+(\d+\.\d+)%\s", report.stdout.decode(), re.M))
+
+
+def test_vdso_is_user_code_as_perf_counts_it(tmp_path: Path) -> None:
+    """A clock_gettime loop spends its time in the vDSO: user-mode code (no kernel entry).  The kernel/user split,
+    the space of each hotspot and --kernel-only follow perf's own split (`perf report -F overhead_sys`)."""
+    data = record(tmp_path, "clock", "fp", 0.5)
+    perf = find_perf()
+    assert perf is not None
+    profile = read_profile(str(data))
+    hot = compute_hotspots(profile, selected_stacks(profile))
+    vdso = [r for r in hot.self_symbols if r.dso == "[vdso]"]
+    assert vdso and sum(r.share for r in vdso) > 20.0  # the loop is recorded in the vDSO
+    assert not any(r.kernel for r in vdso)
+    assert abs(hot.kernel.share - _perf_split(perf, data)) < 0.1, (hot.kernel.share, _perf_split(perf, data))
+    kernel_only = selected_stacks(profile, space="kernel")
+    assert not any(f.dso == "[vdso]" for s in kernel_only for f in s.frames)
+
+
+def test_samples_without_frames_are_named_in_the_split_and_of_no_space(tmp_path: Path) -> None:
+    """Recorded with kernel call chains only, the user-mode samples have none: perf script prints their headers
+    and no frame.  They are neither kernel nor user in the split (which then adds up to 100% with them, named),
+    their self row's space is unknown, and the header line says how many they are."""
+    from forensics.pipelines.profile import analyse_profile
+    from forensics.report.profile import _head
+
+    data = record(tmp_path, "clock", "kernel-chains", 0.3)
+    profile = read_profile(str(data))
+    hot = compute_hotspots(profile, selected_stacks(profile))
+    assert hot.no_frames is not None and hot.no_frames.samples > 10
+    assert hot.kernel.samples + hot.user.samples + hot.no_frames.samples == hot.total_samples
+    assert abs(hot.kernel.share + hot.user.share + hot.no_frames.share - 100.0) < 1e-6
+    row = next(r for r in hot.self_symbols if r.key == "[no frames]")
+    assert row.kernel is None and row.samples == hot.no_frames.samples
+    head = _head(analyse_profile(str(data)))
+    assert f"no call chain {hot.no_frames.share:.2f}% ({hot.no_frames.samples:,} samples" in head
+
+
+def test_inlined_frames_count_in_the_dso_perf_counts_them_in(tmp_path: Path) -> None:
+    """Under --call-graph dwarf perf script prints ``__pthread_spin_lock+0x12 (inlined)``: "(inlined)" where the DSO
+    goes (glibc's debug info names the function other than its symbol table).  From the perf.data, those frames
+    count in the DSO `perf report --sort dso` counts them in (libc); from the text, which does not say it, the row
+    says perf printed none and a note says so.  No DSO is named "inlined" either way."""
+    from forensics.pipelines.profile import analyse_profile
+    from forensics.types.profile import INLINED_DSO
+
+    data = record(tmp_path, "spin", "dwarf")
+    perf = find_perf()
+    assert perf is not None
+    report = subprocess.run(
+        [perf, "report", "-i", str(data), "--stdio", "--no-children", "-g", "none", "--sort", "dso"],
+        capture_output=True,
+        timeout=120,
+        check=True,
+    ).stdout.decode()
+    theirs = {m.group(2): float(m.group(1)) for m in re.finditer(r"^\s+(\d+\.\d+)%\s+(\S+)", report, re.M)}
+    result = analyse_profile(str(data))
+    mine = {r.key.rsplit("/", 1)[-1]: r.share for r in result.hot.dsos}
+    assert theirs.get("libc.so.6", 0.0) > 10.0  # the spinning is in libc
+    for dso, share in theirs.items():
+        assert abs(mine.get(dso, 0.0) - share) < 0.1, (dso, mine, theirs)
+    assert not any(r.dso in ("inlined", INLINED_DSO) for r in result.hot.self_symbols)
+
+    text = tmp_path / "spin.perf.txt"
+    with open(text, "wb") as f:
+        subprocess.run([perf, "script", "-i", str(data)], stdout=f, stderr=subprocess.DEVNULL, check=True)
+    result = analyse_profile(str(text))
+    dsos = {r.key: r for r in result.hot.dsos}
+    assert "inlined" not in dsos
+    row = dsos[INLINED_DSO]
+    assert any(
+        n.startswith(f"{row.samples:,} samples ({row.share:.2f}% of the period) end in a frame perf script")
+        for n in result.profile.notes
+    )

@@ -10,7 +10,8 @@ from collectors.perf_script import read_profile
 from detectors.profile.findings import class_shares, profile_findings
 from detectors.profile.hotspots import compute_hotspots, selected_stacks
 from detectors.profile.rules import RULES, classify, classify_chains
-from forensics.model import LocatorKind
+from forensics.model import LocatorKind, Severity
+from tests.detectors.profile.glibc_recordings import record
 from tests.helpers import assert_evidence_resolves
 
 DATA = Path(__file__).resolve().parents[2] / "data" / "profile"
@@ -130,3 +131,58 @@ def test_chains_classed_at_once_get_the_rule_classify_gives() -> None:
     want = [classify(tuple(f.name for f in c), c[-1].kernel if c else None) for c in chains]
     assert [RULES[i] if i >= 0 else None for i in got.tolist()] == want
     assert sum(w is not None for w in want) > 50
+
+
+@pytest.fixture(scope="module")
+def glibc_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("glibc")
+
+
+@pytest.mark.parametrize("mode", ["fp", "dwarf"])
+def test_user_spinlock_is_found_whichever_way_the_call_graph_was_recorded(glibc_dir: Path, mode: str) -> None:
+    """Two threads on a pthread_spin_lock: the waiter spins on CPU.  perf names the lock
+    ``pthread_spin_lock@@GLIBC_2.34`` with frame pointers and ``__pthread_spin_lock`` (inlined) under
+    ``--call-graph dwarf``, the mutex ``___pthread_mutex_lock``, ``lll_mutex_lock_optimized``: either way the
+    spinning is a finding at medium or above that says the share is the wait itself, on CPU."""
+    profile = read_profile(str(record(glibc_dir, "spin", mode)))
+    stacks = selected_stacks(profile)
+    hot = compute_hotspots(profile, stacks)
+    findings = {f.fact("class"): f for f in profile_findings(profile, stacks, hot) if f.fact("class")}
+    spin = findings["user-spin"]
+    assert spin.severity >= Severity.MEDIUM
+    assert "this share is the waiting itself, on CPU" in spin.summary
+    assert "sched_switch" not in spin.next_steps[0] and "perf c2c" in spin.next_steps[0]
+
+
+DD_URANDOM = ("dd", "if=/dev/urandom", "of=/dev/null", "bs=1M", "count=100", "status=none")
+
+
+def test_cpu_work_inside_a_system_call_is_named_as_the_work_not_syscall_overhead(tmp_path: Path) -> None:
+    """dd from /dev/urandom in 1 MiB reads: the CPU is the kernel's random generator (ChaCha) working for read(),
+    not the entry and exit of 100 calls.  The class says so, names the function and the call, and does not advise
+    batching the calls."""
+    import subprocess
+
+    from collectors.perf_script import find_perf
+
+    perf = find_perf()
+    if perf is None:
+        pytest.skip("perf is not installed")
+    data = tmp_path / "perf.data"
+    rec = subprocess.run(
+        [perf, "record", "-q", "-g", "-F", "999", "-o", str(data), "--", *DD_URANDOM],
+        capture_output=True,
+        timeout=120,
+        check=False,
+    )
+    if rec.returncode != 0:
+        pytest.skip(f"perf record is not allowed here: {rec.stderr.decode(errors='replace')[:200]}")
+    profile = read_profile(str(data))
+    stacks = selected_stacks(profile)
+    hot = compute_hotspots(profile, stacks)
+    findings = {f.fact("class"): f for f in profile_findings(profile, stacks, hot) if f.fact("class")}
+    assert "syscall" not in findings
+    work = findings["syscall-work"]
+    top = hot.self_symbols[0]
+    assert f": most in {top.key} (" in work.title and work.title.endswith("under read()")
+    assert "batch" not in work.next_steps[0] and "not the cost of entering and leaving the kernel" in work.summary

@@ -1,0 +1,74 @@
+"""Recordings made now of tests/data/profile/src/glibc.c (hot code in glibc and the vDSO), with frame pointers
+(``perf record -g``) or DWARF unwinding (``perf record --call-graph dwarf``): perf names glibc's functions
+differently in each (the exported, versioned symbol; the internal name of glibc's debug info).
+
+Each recording is made once per test session, in a directory of its own; a test skips where perf or a C compiler
+is missing or perf may not record.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from functools import cache
+from pathlib import Path
+
+import pytest
+
+from collectors.perf_script import find_perf
+
+SOURCE = Path(__file__).resolve().parents[2] / "data" / "profile" / "src" / "glibc.c"
+
+#: How each call graph mode is asked of perf record.
+CALL_GRAPH = {
+    "fp": ("-g",),
+    "dwarf": ("--call-graph", "dwarf"),
+    # Kernel call chains only: a sample taken in user mode has an empty chain (perf script prints no frame).
+    "kernel-chains": ("-g", "--kernel-callchains"),
+}
+
+
+@cache
+def _built(where: Path) -> Path:
+    cc = shutil.which("gcc") or shutil.which("cc")
+    if cc is None:
+        pytest.skip("no C compiler to build the workload")
+    out = where / "glibc"
+    subprocess.run(
+        [cc, "-O2", "-g", "-fno-omit-frame-pointer", "-pthread", "-o", str(out), str(SOURCE)],
+        check=True,
+        capture_output=True,
+    )
+    return out
+
+
+def record(where: Path, workload: str, mode: str, secs: float = 0.6) -> Path:
+    """``perf.data`` of ``glibc WORKLOAD SECS`` recorded in call graph ``mode`` ("fp" or "dwarf") in ``where``."""
+    perf = find_perf()
+    if perf is None:
+        pytest.skip("perf is not installed")
+    binary = _built(where)
+    out = where / f"{workload}-{mode}.data"
+    if not out.exists():
+        rec = subprocess.run(
+            [
+                perf,
+                "record",
+                "-q",
+                *CALL_GRAPH[mode],
+                "-F",
+                "999",
+                "-o",
+                str(out),
+                "--",
+                str(binary),
+                workload,
+                str(secs),
+            ],
+            capture_output=True,
+            timeout=120,
+            check=False,
+        )
+        if rec.returncode != 0 or not out.exists():
+            pytest.skip(f"perf record is not allowed here: {rec.stderr.decode(errors='replace')[:200]}")
+    return out
