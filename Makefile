@@ -6,7 +6,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 DEMO   := demo-out
 
-.PHONY: demo test lint typecheck pytest clean check-python compile jit warm
+.PHONY: demo test test-native check lint typecheck pytest pytest-native clean check-python compile jit warm
 
 check-python:
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "kforensic needs Python >= 3.11; set PYTHON=python3.11 (or newer)")'
@@ -85,9 +85,21 @@ PYTEST_WORKERS ?= $(shell echo $$(( $$(nproc 2>/dev/null || echo 1) + 1 )))
 # recompiled by their timestamps, as Python would.  The tests run without PYTHONDONTWRITEBYTECODE for the same
 # reason: the installed packages' modules (pip installs them uncompiled, above) are compiled at their first import
 # into the venv, not again in every child.
+#
+# Two tiers.  make pytest runs every test but those marked native_build: the tests that build make compile's optional
+# native code with a C compiler (numba.pycc and gcc, mypyc and tcc) and check it against the JIT and Python paths
+# (tests/conftest.py, NATIVE_BUILDS).  make pytest-native runs only those.  CI (.ci/run) runs both.
+PYTEST := env -u PYTHONDONTWRITEBYTECODE $(BIN)/pytest -q --dist loadgroup
 pytest: $(VENV)/.installed-dev
 	$(BIN)/python -m compileall -q forensics collectors detectors tests
-	env -u PYTHONDONTWRITEBYTECODE $(BIN)/pytest -q -n $(PYTEST_WORKERS) --dist loadgroup
+	$(PYTEST) -n $(PYTEST_WORKERS) -m "not native_build"
+
+# One worker per core: the tier is three xdist groups (the ahead-of-time build and its tests, each mypyc build and its
+# tests), each a build then its checks on one worker; a third worker would only collect the suite once more.
+NATIVE_WORKERS ?= $(shell nproc 2>/dev/null || echo 1)
+pytest-native: $(VENV)/.installed-dev
+	$(BIN)/python -m compileall -q forensics collectors detectors tests
+	$(PYTEST) -n $(NATIVE_WORKERS) -m native_build
 
 # The numba kernels of the trace path compiled into the per-user cache once (forensics.pipelines.build, without the
 # ahead-of-time modules, which tests/collectors/aot_build.py builds in a directory of its own).  numba keys its
@@ -95,7 +107,10 @@ pytest: $(VENV)/.installed-dev
 # times 50 s of CPU.  make test runs these compiles (one process, one core each) beside mypy, then pytest:
 # 23 s instead of 40 s one after another (load 2-3).  jit-perf: the profile reader's chunk pass, which the profile
 # tests run through numba's JIT: ~10 s of CPU here, where each worker compiled it (the three perf test files 49.8 ->
-# 21.6 s of CPU, 2026-12-06, load 5-6).
+# 21.6 s of CPU, 2026-12-06, load 5-6).  Each part is still run by make test's tests with the native tier left out
+# (2026-12-06, each kernel's first load in a test recorded through numba's Dispatcher.add_overload, single files):
+# engine by test_engine.py's random event sequences, scanner by its recorded traces, ctf by test_ctf_plain.py, perf
+# by test_perf_chunks.py; make test-native's builds and checks read them too (below).
 JIT_PARTS := jit-engine jit-scanner jit-perf jit-ctf  # longest first (make test's prelude starts them in this order)
 jit: $(JIT_PARTS)
 .PHONY: $(JIT_PARTS)
@@ -108,8 +123,11 @@ $(JIT_PARTS): jit-%: $(VENV)/.installed-dev
 # the tests' modules (rewritten by pytest for their asserts) and the packages they import (scipy, pandas, dask,
 # hypothesis, drgn...: pip installs them uncompiled, above), where Python writes no bytecode itself
 # (PYTHONDONTWRITEBYTECODE) as in make pytest.  A worker's collection on a fresh clone 13.3-15.5 -> 4.9-5.4 s of CPU
-# (three at once, as pytest -n 3 starts them; load 10-14), for this step's 15.8-19.1 s.  The project's modules are
-# compiled here too: make pytest's compileall then finds them compiled.
+# (three at once, as pytest -n 3 starts them; load 10-14), for this step's 15.8-19.1 s.  Again with the native tier
+# split off (2026-12-06 21:05-21:13, a fresh clone, three `pytest --collect-only` at once after compileall, A/B
+# alternated twice, load 7-12): the three 50.4-53.0 s of CPU without it, 18.9-19.0 s after its 19.5-23.7 s; 52.6-54.6
+# -> 38.6-42.7 s in all.  The project's modules are compiled here too: make pytest's compileall then finds them
+# compiled.
 warm: $(VENV)/.installed-dev
 	$(BIN)/python -m compileall -q forensics collectors detectors tests
 	env -u PYTHONDONTWRITEBYTECODE $(BIN)/pytest --collect-only -q -p no:cacheprovider > /dev/null \
@@ -121,6 +139,18 @@ warm: $(VENV)/.installed-dev
 test: lint
 	@$(MAKE) --no-print-directory --output-sync=target -j4 typecheck warm $(JIT_PARTS)
 	@$(MAKE) --no-print-directory pytest
+
+# The native tier alone: the JIT kernels first, which its builds and checks read from the per-user cache (the
+# ahead-of-time build compiles its kernels' callees from them; the JIT runs it compares with load them).  On an empty
+# cache the tier compiled them itself, several times: 183 s of CPU, against 69 s for make jit then 70 s for the tier
+# (2026-12-06 20:52-21:03, load 5.5-7.9).  After make test they are cached: make jit then loads them, ~5 s of CPU.
+test-native: $(VENV)/.installed-dev
+	@$(MAKE) --no-print-directory --output-sync=target -j2 $(JIT_PARTS)
+	@$(MAKE) --no-print-directory pytest-native
+
+# Every test: make test, then the native tier on the kernels make test's prelude compiled (what CI runs, .ci/run).
+check: test
+	@$(MAKE) --no-print-directory pytest-native
 
 clean:
 	rm -rf $(VENV) $(DEMO) demo-report.md demo-report.html demo-report-plots .mypy_cache .ruff_cache .pytest_cache

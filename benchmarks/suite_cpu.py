@@ -9,6 +9,9 @@ forensics`` runs, the ahead-of-time build) and appends one row to a file per wor
 largest tests and files, the sum, pytest's own wall and CPU time and the load average.  Servers a test
 starts and kills without waiting (Prometheus, Chromium) are not counted.
 
+It runs every test, both tiers: ``-- -m "not native_build"`` runs what ``make test``'s pytest runs (the tests that
+build native code with a C compiler are ``make test-native``'s; tests/conftest.py, ``NATIVE_BUILDS``).
+
 make test runs its prelude first (``make jit``: the numba kernels compiled into this checkout's cache, which
 numba keys on the source files' paths); so does this script unless ``--cold-jit`` is given, else the tests
 compile them themselves: +150 s of CPU on 2026-12-06 (test_ctf_aot 49 -> 143 s, test_perf_chains 33 -> 49 s).

@@ -75,13 +75,29 @@ LONG = (
 #: The test files whose tests read a fixture case's analysis, cached once per process (tests.vmcore_cases.analysed).
 CASE_GROUPED = ("tests/forensics/vmcore/", "tests/vmcore_fixtures/")
 
+#: The fixtures that build ``make compile``'s optional native code with a C compiler, by the test files that have
+#: them: a test using one (itself or through another fixture) is marked ``native_build``.  ``make test`` leaves these
+#: tests out (``-m "not native_build"``) and ``make test-native`` runs only them; CI (.ci/run) runs both.  The other
+#: tests of those files (build keys, a failed build noted, nowhere to keep a build) build nothing and stay in
+#: ``make test``.  tests/test_native_tier.py checks that each entry's fixture is where it says and that every test file
+#: starting a build has an entry (else its build would run in ``make test``).
+NATIVE_BUILDS = (
+    ("tests/collectors/", "aot_built"),  # numba.pycc and gcc: make compile's build_ahead (aot_build.py)
+    ("tests/detectors/dmesg/test_native.py", "built"),  # mypyc and tcc (or gcc): kforensic dmesg's modules
+    ("tests/forensics/report/test_dmesg_native.py", "built"),  # mypyc and tcc (or gcc): the JSON document's items
+)
+
 
 @pytest.hookimpl(tryfirst=True)  # at collection: before pytest-xdist reads the xdist_group marks (--dist loadgroup)
 def pytest_itemcollected(item: pytest.Item) -> None:
-    """The tests of one fixture case (``kernel/name``) run on one pytest-xdist worker, which analyses the case once:
-    spread over three workers, each analysed most of the 32 cases again."""
+    """The tests that build native code are marked ``native_build`` (:data:`NATIVE_BUILDS`).  The tests of one
+    fixture case (``kernel/name``) run on one pytest-xdist worker, which analyses the case once: spread over three
+    workers, each analysed most of the 32 cases again."""
     from tests.vmcore_cases import PRIMARY_KERNEL, case_group, kernel_cases
 
+    fixtures = getattr(item, "fixturenames", ())  # with the fixtures the test's fixtures use
+    if any(item.nodeid.startswith(where) and name in fixtures for where, name in NATIVE_BUILDS):
+        item.add_marker(pytest.mark.native_build)
     callspec = getattr(item, "callspec", None)
     if callspec is None or item.get_closest_marker("xdist_group") or not item.nodeid.startswith(CASE_GROUPED):
         return
