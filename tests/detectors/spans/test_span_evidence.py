@@ -7,6 +7,7 @@ babeltrace2's text of the same events.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import shutil
 import subprocess
@@ -129,6 +130,10 @@ def test_the_request_s_own_fields_are_cited_as_babeltrace2_reads_them(ust: Path)
     begins = [payloads.cite(m.ref).text for m in marks if m.text == "infer:request_begin"]
     assert len(begins) == 60
     assert begins[15] == "infer:request_begin id=15 vtid=4003"
+    # Rendered from the record (its event, thread and payload), nothing read back from the excerpt it had.
+    (fifteen,) = [m.ref for m in marks if m.text == "infer:request_begin" and m.ident == 15]
+    assert (fifteen.event, fifteen.tid) == ("infer:request_begin", 4003)
+    assert payloads.cite(dataclasses.replace(fifteen, text="")).text == begins[15]
     said = [payloads.cite(m.ref).text for m in marks if m.text.startswith("infer start ")]
     assert said[15] == "lttng_ust_tracef:event msg='infer start 15' vtid=4003"
     if shutil.which("babeltrace2"):
