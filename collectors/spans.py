@@ -263,12 +263,24 @@ def ctf_syscalls(session: Session, opened: OpenSyscalls) -> SyscallTable:
     return SyscallTable(entry_name[entry], ref, lambda i: names[i] if 0 <= i < len(names) else "?", opened.events)
 
 
-def _ctf_ref(session: Session, ts_ns: int, cpu: int, off: int, eid: int, stream: int, named: bool = True) -> Ref:
+def _ctf_ref(
+    session: Session,
+    ts_ns: int,
+    cpu: int,
+    off: int,
+    eid: int,
+    stream: int,
+    named: bool = True,
+    excerpt: str | None = None,
+    tid: int | None = None,
+) -> Ref:
     """An event of ``stream`` at byte ``off``: its locator is its position in the session (the evidence names it
-    as babeltrace2 does: Session.cite); ``named``: its ``where`` too (else its stream file and byte offset)."""
+    as babeltrace2 does: Session.cite); ``named``: its ``where`` too (else its stream file and byte offset).
+    ``excerpt``: its text (else its name); ``tid``: the thread the excerpt names (Ref.tid)."""
     pos = session.position(stream, off)
     where = session.where(pos) if named else f"{session.stream_label(stream)} byte {off}"
-    return Ref(ts_ns / 1e9, cpu, where, session.event_name(stream, eid), pos, session.source)
+    name = session.event_name(stream, eid)
+    return Ref(ts_ns / 1e9, cpu, where, name if excerpt is None else excerpt, pos, session.source, name, tid)
 
 
 def ust_marks(
@@ -309,10 +321,12 @@ def ust_marks(
             no_tid += 1
         text = session.text(stream, v[1], v[2]).decode("utf-8", "replace") if v[2] > 0 else name
         ident = v[3] if has_id[key] else None
-        ref = _ctf_ref(session, int(row[ly.R_TS]), int(row[ly.R_CPU]), int(row[ly.R_OFF]), eid, stream, named=False)
         # An event without a message is named once ("infer:request_begin 'infer:request_begin' id=15" said it twice).
         said = f" {text!r}" if v[2] > 0 else ""
-        excerpt = f"{ref.text}{said}" + (f" id={ident}" if ident is not None else "") + f" vtid={tid}"
+        excerpt = f"{name}{said}" + (f" id={ident}" if ident is not None else "") + f" vtid={tid}"
+        ref = _ctf_ref(
+            session, int(row[ly.R_TS]), int(row[ly.R_CPU]), int(row[ly.R_OFF]), eid, stream, False, excerpt, tid
+        )
         if name in BIN_EVENTS:  # where a binary was mapped: its payload (a path) is read again from the file
             t = session.streams[stream].trace
             reader = readers.get(t) or readers.setdefault(t, PayloadReader(session.traces[t].meta))
@@ -320,8 +334,7 @@ def ust_marks(
             if f is not None and all(k in f for k in ("baddr", "memsz", "path")):
                 binaries.append(Binary(int(f["baddr"]), int(f["memsz"]), str(f["path"]), bool(f.get("is_pic", 1))))
         addrs.append(v[7] & 0xFFFFFFFFFFFFFFFF)
-        cited = Ref(ref.ts, ref.cpu, ref.where, excerpt, ref.line_no, ref.source)
-        marks.append(Mark(ref.ts, tid, text, ident, cited))
+        marks.append(Mark(ref.ts, tid, text, ident, ref))
     # The kind of a lttng_ust_cyg_profile mark: its function, named by the binaries' symbols when the session's
     # statedump says where they were mapped ("serve (0x401461)"), else in hex ("addr=0x401461", and why, once).
     if any(addrs):
@@ -482,10 +495,8 @@ class UstPayloads:
     def cite(self, ref: Ref) -> Ref:
         """``ref`` with its excerpt the event's name, payload fields and thread (``lttng_ust_cyg_profile:func_entry
         addr=0x804fb11 call_site=0x804aa86 vtid=596``); any other ref, or one that does not decode, as it is."""
-        fields = self._payload(ref)
+        fields = None if not ref.event else self._payload(ref)
         if fields is None:
             return ref
-        name = ref.text.split(" ", 1)[0]
-        tid = ref.text.rsplit(" vtid=", 1)[1] if " vtid=" in ref.text else ""
-        text = f"{name} {render(fields)}".rstrip() + (f" vtid={tid}" if tid else "")
-        return Ref(ref.ts, ref.cpu, ref.where, text, ref.line_no, ref.source)
+        text = f"{ref.event} {render(fields)}".rstrip() + (f" vtid={ref.tid}" if ref.tid is not None else "")
+        return replace(ref, text=text)

@@ -35,8 +35,9 @@ def _key(ref: Ref) -> tuple[str, int, float]:
 
 
 def _is_message(mark: Mark) -> bool:
-    """A mark that carried a message (tracef, tracelog, trace_marker), not only its event's name."""
-    return not mark.ref.text.startswith(mark.text)
+    """A mark that carried a message (tracef, tracelog, trace_marker), not only its event's name (Ref.event: a
+    trace_marker write names none)."""
+    return mark.text != mark.ref.event
 
 
 def inside(

@@ -445,9 +445,8 @@ def _null_next_command(snap: CrashSnapshot, fault: FaultAnalysis) -> list[Fact]:
         return []
     frame = culprit_frame(snap.backtrace, crash_frame(snap.backtrace))
     func = str(frame.function) if frame else "the crashing function"
-    where = (frame.where() if frame else None) or func
     member = fault.null_field.member.name
-    path = where.split(":")[0]
+    path = (frame.source_file if frame else None) or func
     if not isinstance(snap.follow_up, NotAvailable):
         path = snap.follow_up.local_source(path)  # the copy under --source-dir, not the build machine's path
     return [Fact("next command", f"grep -n '{member}' {path}  # find where {member} is set")]

@@ -237,7 +237,7 @@ def prometheus_resolver(client: PromClient, result: FleetLeaks) -> Resolver:
         loc = evidence.locator
         if samples is None or loc.kind is not LocatorKind.SAMPLE or not loc.name:
             return None
-        query = evidence.source.split(" ", 1)[1]
+        query = _query_of(samples, loc.name)  # the selector its source names (cite_prometheus)
         at = loc.start / 1000.0
         if loc.name.startswith("meminfo:"):
             return resolve_text(client, query, at, samples.family, field_name=loc.name.split(":", 1)[1])

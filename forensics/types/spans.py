@@ -25,6 +25,10 @@ class Ref:
     text: str
     line_no: int = 0  # 1-based line (text traces) or position in the session (CTF: Session.locate), for the locator
     source: str = ""  # the file the locator points into
+    # A CTF event's name, and the thread a user-space event's excerpt names (its vtid, -1 unknown; None: it names
+    # none): what its excerpt with the payload it carried is rendered from (collectors.spans.UstPayloads.cite).
+    event: str = ""
+    tid: int | None = None
 
 
 @dataclass(frozen=True, slots=True)

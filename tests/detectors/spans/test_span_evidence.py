@@ -7,6 +7,7 @@ babeltrace2's text of the same events.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import shutil
 import subprocess
@@ -23,22 +24,23 @@ from forensics.types.spans import Mark, Ref
 DATA = Path(__file__).resolve().parents[2] / "data" / "lttng"
 
 
+def _call(ts: float, tid: int, addr: int, text: str) -> Mark:
+    """A lttng_ust_cyg_profile mark as ust_marks makes it: its excerpt, event name and thread."""
+    ref = Ref(ts, 0, f"t:{ts}", f"{text} vtid={tid}", int(ts * 1e6), "t", text, tid)
+    return Mark(ts, tid, text, None, ref, f"addr=0x{addr:x}")
+
+
 def entry(ts: float, tid: int, addr: int) -> Mark:
-    text = "lttng_ust_cyg_profile:func_entry"
-    return Mark(
-        ts, tid, text, None, Ref(ts, 0, f"t:{ts}", f"{text} vtid={tid}", int(ts * 1e6), "t"), f"addr=0x{addr:x}"
-    )
+    return _call(ts, tid, addr, "lttng_ust_cyg_profile:func_entry")
 
 
 def leave(ts: float, tid: int, addr: int) -> Mark:
-    text = "lttng_ust_cyg_profile:func_exit"
-    return Mark(
-        ts, tid, text, None, Ref(ts, 0, f"t:{ts}", f"{text} vtid={tid}", int(ts * 1e6), "t"), f"addr=0x{addr:x}"
-    )
+    return _call(ts, tid, addr, "lttng_ust_cyg_profile:func_exit")
 
 
 def message(ts: float, tid: int, msg: str) -> Mark:
-    return Mark(ts, tid, msg, None, Ref(ts, 0, f"t:{ts}", f"lttng_ust_tracef:event {msg!r}", int(ts * 1e6), "t"))
+    name = "lttng_ust_tracef:event"
+    return Mark(ts, tid, msg, None, Ref(ts, 0, f"t:{ts}", f"{name} {msg!r}", int(ts * 1e6), "t", name, tid))
 
 
 MAIN, WORK, LEAF = 0x1000, 0x2000, 0x3000
@@ -109,6 +111,15 @@ def test_a_call_without_a_long_nested_one_cites_where_the_thread_went_quiet() ->
     assert got[0].ref.text == "lttng_ust_cyg_profile:func_exit vtid=7" and got[0].ref.ts == pytest.approx(0.006)
 
 
+def test_a_message_is_told_from_the_event_s_name_by_the_record() -> None:
+    """A message that begins its event's name ("lttng") is a message still: until 2026-12-06 a mark was one when
+    its rendered excerpt did not begin with its text, and this one's does."""
+    marks = [entry(0.0, 7, MAIN), message(0.001, 7, "lttng"), message(0.002, 7, "x"), leave(0.010, 7, MAIN)]
+    spans, _u = pair(marks)
+    said = [g.ref.text for g in inside(spans[0], marks, spans) if g.role == "a message of the thread inside the span"]
+    assert said == ["lttng_ust_tracef:event 'lttng'"]  # ('x' is cited as the last event before the quiet 8 ms)
+
+
 @pytest.fixture
 def ust(tmp_path: Path) -> Path:
     with tarfile.open(DATA / "ust.tar.gz") as tar:
@@ -129,6 +140,10 @@ def test_the_request_s_own_fields_are_cited_as_babeltrace2_reads_them(ust: Path)
     begins = [payloads.cite(m.ref).text for m in marks if m.text == "infer:request_begin"]
     assert len(begins) == 60
     assert begins[15] == "infer:request_begin id=15 vtid=4003"
+    # Rendered from the record (its event, thread and payload), nothing read back from the excerpt it had.
+    (fifteen,) = [m.ref for m in marks if m.text == "infer:request_begin" and m.ident == 15]
+    assert (fifteen.event, fifteen.tid) == ("infer:request_begin", 4003)
+    assert payloads.cite(dataclasses.replace(fifteen, text="")).text == begins[15]
     said = [payloads.cite(m.ref).text for m in marks if m.text.startswith("infer start ")]
     assert said[15] == "lttng_ust_tracef:event msg='infer start 15' vtid=4003"
     if shutil.which("babeltrace2"):

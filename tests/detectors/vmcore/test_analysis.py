@@ -168,6 +168,16 @@ def test_null_member_oops_gives_the_crash_the_null_field_and_the_module() -> Non
     assert first.next_command == "grep -n 'sensor' kf_buggy.c  # find where sensor is set"
 
 
+def test_the_null_member_s_next_command_greps_the_frame_s_source_file_whole() -> None:
+    """The file is the frame's source_file (until 2026-12-06 cut out of its ``file:line`` at the first ':', a build
+    directory named ``linux-6.1:amd64`` cut there)."""
+    snap = null_member_snapshot()
+    odd = "/build/linux-6.1:amd64/kf_buggy.c"
+    snap = replace(snap, backtrace=(replace(snap.backtrace[0], source_file=odd), *snap.backtrace[1:]))
+    first = analyse_snapshot(snap)[0].hypotheses[0]
+    assert first.next_command == f"grep -n 'sensor' {odd}  # find where sensor is set"
+
+
 def test_without_machine_code_the_fault_says_why_once() -> None:
     analysis, fault, reports = analyse_snapshot(snapshot(code=NotAvailable("the page of the pc is not in the dump")))
     assert fault == NotAvailable("the page of the pc is not in the dump")  # not "not available: not available: ..."
