@@ -173,6 +173,24 @@ def test_a_slab_cache_whose_in_use_count_the_dump_cannot_give_says_unknown_and_w
     assert doc[unknown[0].name]["active"] == {"not_available": unknown[0].active_missing}
 
 
+def test_an_outsized_cache_whose_in_use_count_the_dump_cannot_give_says_unknown_in_its_evidence() -> None:
+    # The 6.12 dump leaves out a slab page of dentry; had it been one of the outsized kf_leak_obj's, its finding's
+    # evidence (slabinfo's columns) printed "kf_leak_obj None 1152 512".
+    from dataclasses import replace
+
+    from detectors.vmcore.findings import outsized_cache_findings
+
+    _, result = analysed_id("6.12/08-slab-leak")
+    snap = result.snapshot
+    [why] = [c.active_missing for c in snap.slab_caches if c.name == "dentry" and c.active_objects is None]
+    caches = [replace(c, active_objects=None, active_missing=why) if c.name == "kf_leak_obj" else c
+              for c in snap.slab_caches]  # fmt: skip
+    [finding] = [f for f in outsized_cache_findings(replace(snap, slab_caches=caches)) if "kf_leak_obj" in f.title]
+    [excerpt] = [e.excerpt for e in finding.evidence]
+    assert "None" not in str(excerpt)
+    assert str(excerpt).startswith(f"kf_leak_obj unknown ({why}) 1152 512")
+
+
 @pytest.mark.parametrize("kernel", kernels_of("09-oom"))
 def test_oom_names_the_failed_request_and_the_top_memory_user(kernel: str) -> None:
     case, result = _analyse("09-oom", kernel)
