@@ -152,7 +152,11 @@ def test_soft_lockup_without_source_keeps_what_the_machine_code_says(tmp_path: P
     condition = str(finding.fact("condition"))
     assert condition.startswith("not available: source of ") and "pass --source-dir" in condition
     assert "the source would give the loop's C condition" in condition
-    assert to_document(result)["why"]["root_cause"]["class"] == "busy_wait"
+    doc = to_document(result)["why"]
+    assert doc["root_cause"]["class"] == "busy_wait"
+    # The JSON holds what the text says: where the loop is, and that it reads no memory.
+    assert doc["loop"]["body"] == {"first": f"{start:#x}", "last": f"{end:#x}"}
+    assert doc["loop"]["loop_reads_memory"] is False
 
 
 def test_a_slab_cache_whose_in_use_count_the_dump_cannot_give_says_unknown_and_why() -> None:
