@@ -155,6 +155,16 @@ def build_id(elf: Path) -> str:
     return m.group(1)
 
 
+def stall_title(source: Path, comm: str) -> str:
+    """A soft lockup's syzkaller title: syzbot's stall rule (linuxStallFrameExtractor) names the frame above the
+    dispatch point (here ``kthread``), the thread function of the kthread ``comm``, not the frame the watchdog
+    interrupted (the polling function the culprit fields name)."""
+    m = re.search(rf"kthread_(?:create|run)\((\w+), NULL, \"{re.escape(comm)}\"\)", source.read_text())
+    if m is None:
+        raise SystemExit(f"{source}: no kthread_create/kthread_run of {comm!r}")
+    return f"BUG: soft lockup in {m.group(1)}"
+
+
 def marker(source: Path, bug: str) -> dict[str, Any]:
     line = find_line(source, f"/* KF_FAULT {bug} */")
     return {
@@ -283,7 +293,7 @@ def new_whys(src: Path, ko: Path) -> dict[str, dict[str, Any]]:
         "14-spin-deadlock": {
             "class": "spinlock_deadlock", "function": spin["function"], "lock": "kf_hw_lock",
             "lock_word": "0x101", "owner": None, "leaked_by": enclosing_function(src, find_line(src, "KF_LEAK")),
-            "title": f"BUG: soft lockup in {spin['function']}",
+            "title": stall_title(src, "kf_hw_poll"),
         },
     }  # fmt: skip
 
@@ -432,7 +442,7 @@ def case_table(fixtures: Path, ksrc: Path, ko: Path) -> dict[str, dict[str, Any]
         },
         "05-soft-lockup": {
             "type": "soft_lockup",
-            "title": f"BUG: soft lockup in {spin['function']}",
+            "title": stall_title(src, "kf_spinner"),
             "description": "kthread kf_spinner, bound to CPU 1, polls a bit that is never set with "
             "preemption disabled; softlockup_panic=1 watchdog_thresh=3 (threshold 6 s)",
             "crashing_function": lockup_site["function"],
@@ -641,7 +651,7 @@ def new_cases(src: Path, ksrc: Path, ko: Path) -> dict[str, dict[str, Any]]:
         },
         "14-spin-deadlock": {
             "type": "soft_lockup",
-            "title": f"BUG: soft lockup in {spin['function']}",
+            "title": stall_title(src, "kf_hw_poll"),
             "description": "insmod bug=spin_deadlock: kf_hw_configure()'s error path returns with kf_hw_lock held; "
             "kthread kf_hw_poll, bound to CPU 1, spins in spin_lock(&kf_hw_lock); "
             "softlockup_panic=1 watchdog_thresh=3",

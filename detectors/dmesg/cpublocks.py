@@ -13,6 +13,7 @@ interrupts were last switched on or off, not where the CPU was: no frame of it i
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Iterable
 from typing import Final
 
@@ -36,6 +37,24 @@ def other_cpu_lines(lines: Iterable[tuple[int, str]], cpu: int) -> frozenset[int
         if other:
             out.add(number)
     return frozenset(out)
+
+
+def cpu_blocks(lines: Iterable[tuple[int, str]], cpu: int) -> tuple[tuple[int, int], ...]:
+    """Each CPU dump of ``lines`` (number, text) as (its first line's number, the CPU), in order: the lines before
+    the first "NMI backtrace for cpu N" / "CPU: N PID:" header are ``cpu``'s (see the module's doc)."""
+    out: list[tuple[int, int]] = []
+    for number, text in lines:
+        if not out:
+            out.append((number, cpu))
+        if ("NMI backtrace" in text or "PID: " in text) and (m := _CPU_START.search(text)) is not None:
+            out.append((number, int(m.group(1) or m.group(2))))
+    return tuple(out)
+
+
+def cpu_of(blocks: tuple[tuple[int, int], ...], number: int) -> int | None:
+    """The CPU whose dump holds line ``number`` (``blocks`` from :func:`cpu_blocks`), None before the first."""
+    at = bisect_right(blocks, number, key=lambda block: block[0])
+    return blocks[at - 1][1] if at else None
 
 
 def is_irq_state(text: str) -> bool:

@@ -355,13 +355,17 @@ def _sections(
             skip = (*SECTION_SKIPS[kind], *skip_call_trace)
         elif kind is _SK_LOCK_CHAIN:
             out.append(
-                _new_tuple(StackSection, (kind, heading, at, task, tuple(frames), first_lock_taker(frames), tuple(cut)))
+                _new_tuple(
+                    StackSection, (kind, heading, at, task, tuple(frames), first_lock_taker(frames), tuple(cut), None)
+                )
             )
             return
         else:
             skip = SECTION_SKIPS.get(kind, ())
         out.append(
-            _new_tuple(StackSection, (kind, heading, at, task, tuple(frames), first_foreign(frames, skip), tuple(cut)))
+            _new_tuple(
+                StackSection, (kind, heading, at, task, tuple(frames), first_foreign(frames, skip), tuple(cut), None)
+            )
         )
 
     # The headings' lines in order, each met by comparing its index (not a dict lookup a line: ~24,000 lines of the
@@ -434,4 +438,6 @@ def headless_call_trace(
         for function, symbol, offset, size, module, reliable, _stack, line in trace
     )
     skip = (*skip_call_trace, *_CALL_TRACE_SKIPS)
-    return _new_tuple(StackSection, (_SK_CALL_TRACE, "", frames[0].at, None, frames, first_foreign(frames, skip), ()))
+    return _new_tuple(
+        StackSection, (_SK_CALL_TRACE, "", frames[0].at, None, frames, first_foreign(frames, skip), (), None)
+    )

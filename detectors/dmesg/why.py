@@ -26,7 +26,7 @@ from typing import Final, NamedTuple
 from ahocorasick_rs import BytesAhoCorasick, MatchKind
 
 from detectors.dmesg.code import listing
-from detectors.dmesg.cpublocks import other_cpu_lines
+from detectors.dmesg.cpublocks import cpu_blocks, cpu_of, other_cpu_lines
 from detectors.dmesg.frames import HUNG_SKIPS, function_name, is_skipped
 from detectors.dmesg.lines import LogLine, parse_line
 from detectors.dmesg.model import parsed_lines
@@ -1098,8 +1098,15 @@ def _lockup(r: _Reading) -> None:
         elif ("LOCKUP" in body or "hard lockup" in body) and (m := _HARD_LOCKUP.search(body)) is not None:
             r.add("lockup", "hard", line)
             r.num("CPU", m.group(1), line)
+    cpu = r.report.cpu
+    if isinstance(cpu, int):
+        # Each call trace labelled with the CPU whose dump holds it: another CPU's NMI backtrace in the report is
+        # where that CPU was, with another task, not the stuck CPU's stack (syzkaller's log 264: CPU 0's d_walk).
+        blocks = cpu_blocks(r.report.lines, cpu)
+        r.stacks[:] = [
+            s._replace(cpu=cpu_of(blocks, r.first + s.at)) if s.kind is _SK_CALL_TRACE else s for s in r.stacks
+        ]
     if isinstance(r.report.frame, str):
-        cpu = r.report.cpu
         at = _own_frame_at(r, r.report.frame, cpu) if isinstance(cpu, int) else _frame_at(r, r.report.frame)
         r.facts.append(_fact("spins in", r.report.frame, at))
 

@@ -754,7 +754,8 @@ def outsized_cache_findings(snap: CrashSnapshot) -> list[Finding]:
         if not reasons:
             continue
         share_txt = f"{100 * share:.1f}% of RAM" if share is not None else "share of RAM not available"
-        line = f"{cache.name} {cache.active_objects} {cache.total_objects} {cache.object_size}"
+        # slabinfo's columns (name, in use, total, size); an in-use count the dump cannot give says why, not None.
+        line = f"{cache.name} {cache.active_text()} {cache.total_objects} {cache.object_size}"
         facts = [
             Fact("cache", cache.name),
             Fact("objects (active/total)", f"{cache.active_text()}/{cache.total_objects}"),

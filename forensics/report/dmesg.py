@@ -459,7 +459,9 @@ def _why_parts(group: ReportGroup, why: ReportWhy) -> _WhyParts:
     rows += [(f"zone {z.zone}", f"free {z.free_kb} kB" + (f", min {z.min_kb} kB" if z.min_kb is not None else ""),
               str(first + z.at)) for z in why.zones[:6]]  # fmt: skip
     stacks = [
-        f"{s.kind} (line {first + s.at}): "
+        f"{s.kind} (line {first + s.at}"
+        + (f", CPU {s.cpu}" if s.cpu is not None else "")
+        + "): "
         + (s.first_foreign.function if s.first_foreign else "no foreign frame")
         + (f" at {s.first_foreign.source}" if s.first_foreign and s.first_foreign.source else "")
         for s in why.stacks

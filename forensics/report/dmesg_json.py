@@ -307,6 +307,7 @@ def why_to_dict(report: KernelReport, why: ReportWhy, cause: Cause | None = None
                 "heading": s.heading,
                 "line": first + s.at,
                 "task": s.task,
+                "cpu": s.cpu,
                 "first_foreign": _frame_dict(s.first_foreign, first) if s.first_foreign else None,
                 "frames": _stack_frame_dicts(s.frames, first),
                 # The frame lines the console cut short, skipped as the stack went on past them (fact "frame line cut").

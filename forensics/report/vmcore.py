@@ -153,6 +153,8 @@ def _why(result: VmcoreResult) -> dict[str, Any]:
         else f"{s.loop.source.path}:{s.loop.source.line}",
         "operands": [_read(o) for o in s.loop.operands],
         "loop_reads_memory": s.loop.loop_reads_memory,
+        # The loop's first and last instruction (its backward jump), as the text says "a loop at A..B".
+        "body": None if s.loop.body is None else {"first": f"{s.loop.body[0]:#x}", "last": f"{s.loop.body[1]:#x}"},
     }  # fmt: skip
     users: object = (
         json_value(s.memory_users)

@@ -304,6 +304,8 @@ class StackSection(NamedTuple):
 
     ``skipped``: the lines of frames the console cut short ("el1_interrupt+0x3c/0x"), skipped as the stack
     goes on past them (offsets from the report's first line).
+    ``cpu``: the CPU whose dump holds the stack, where the report says it (a lockup's: the stuck CPU's own, or
+    another CPU's "NMI backtrace for cpu N"); None elsewhere.
     """
 
     kind: StackKind
@@ -313,6 +315,7 @@ class StackSection(NamedTuple):
     frames: tuple[StackFrame, ...]
     first_foreign: StackFrame | None
     skipped: tuple[int, ...] = ()
+    cpu: int | None = None
 
 
 class CodeInstruction(NamedTuple):

@@ -32,6 +32,8 @@ import pytest
 
 from detectors.dmesg.findings import explain_reports, explained_finding, group_reports
 from detectors.dmesg.scanner import scan_chunks
+from forensics.pipelines.dmesg import triage_file
+from forensics.report.dmesg import why_text
 from forensics.types.dmesg import ReportWhy
 from tests.helpers import assert_evidence_resolves
 
@@ -87,7 +89,10 @@ def expected_values(why: ReportWhy, first: int) -> dict[str, Any]:
     names = _FACTS.get(why.cls or "", ())
     facts = {f.name: f.value for f in reversed(why.facts) if not names or f.name in names}
     out: dict[str, Any] = {"class": why.cls, "facts": dict(sorted(facts.items()))}
-    out["stacks"] = [[s.kind, s.first_foreign.function if s.first_foreign else None, s.task] for s in why.stacks]
+    out["stacks"] = [
+        [s.kind, s.first_foreign.function if s.first_foreign else None, s.task, *([s.cpu] if s.cpu is not None else [])]
+        for s in why.stacks
+    ]
     if why.locks:
         out["locks"] = [[k.role, k.number, k.name, k.site] for k in why.locks]
     if why.cpus:
@@ -224,7 +229,16 @@ def test_lockup_frames_cited_from_the_stuck_cpus_own_lines(name: str, tmp_path: 
     for e in cited:
         assert cpu_of[e.locator.start] == report.cpu, f"{e.locator.name} cites CPU {cpu_of[e.locator.start]}'s line"
         assert "irqs last" not in e.excerpt, f"{e.locator.name} cites lockdep's irq-state line"
+    # Each call trace is labelled with the CPU whose dump holds it, as the reader marks its lines, in the Why's
+    # list too: CPU 0's NMI backtrace is not the stuck CPU's stack.
+    traces = [s for s in whys[report.start_line].stacks if s.kind == "call-trace"]
+    assert traces
+    assert [s.cpu for s in traces] == [cpu_of[report.start_line + s.at] for s in traces]
+    listed = why_text([triage_file(str(log))])
+    for s in traces:
+        assert any(f"call-trace (line {report.start_line + s.at}, CPU {s.cpu}): " in line for line in listed), listed
     if name == "264":  # the loop's frame is only on the RIP line of CPU 1's own dump (line 17 of the file)
+        assert [s.cpu for s in traces] == [1, 0, 1]  # its own, CPU 0's NMI backtrace, the panic's (on CPU 1)
         assert {(e.locator.name, "RIP: 0010:d_walk+0x840/0xc80" in e.excerpt) for e in cited} == {
             ("guilty frame", True),
             ("spins in", True),

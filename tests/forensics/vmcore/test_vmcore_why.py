@@ -152,7 +152,11 @@ def test_soft_lockup_without_source_keeps_what_the_machine_code_says(tmp_path: P
     condition = str(finding.fact("condition"))
     assert condition.startswith("not available: source of ") and "pass --source-dir" in condition
     assert "the source would give the loop's C condition" in condition
-    assert to_document(result)["why"]["root_cause"]["class"] == "busy_wait"
+    doc = to_document(result)["why"]
+    assert doc["root_cause"]["class"] == "busy_wait"
+    # The JSON holds what the text says: where the loop is, and that it reads no memory.
+    assert doc["loop"]["body"] == {"first": f"{start:#x}", "last": f"{end:#x}"}
+    assert doc["loop"]["loop_reads_memory"] is False
 
 
 def test_a_slab_cache_whose_in_use_count_the_dump_cannot_give_says_unknown_and_why() -> None:
@@ -171,6 +175,24 @@ def test_a_slab_cache_whose_in_use_count_the_dump_cannot_give_says_unknown_and_w
     assert "as /proc/slabinfo counts them" in text
     doc = {c["name"]: c for c in to_document(result)["slab_top"]}
     assert doc[unknown[0].name]["active"] == {"not_available": unknown[0].active_missing}
+
+
+def test_an_outsized_cache_whose_in_use_count_the_dump_cannot_give_says_unknown_in_its_evidence() -> None:
+    # The 6.12 dump leaves out a slab page of dentry; had it been one of the outsized kf_leak_obj's, its finding's
+    # evidence (slabinfo's columns) printed "kf_leak_obj None 1152 512".
+    from dataclasses import replace
+
+    from detectors.vmcore.findings import outsized_cache_findings
+
+    _, result = analysed_id("6.12/08-slab-leak")
+    snap = result.snapshot
+    [why] = [c.active_missing for c in snap.slab_caches if c.name == "dentry" and c.active_objects is None]
+    caches = [replace(c, active_objects=None, active_missing=why) if c.name == "kf_leak_obj" else c
+              for c in snap.slab_caches]  # fmt: skip
+    [finding] = [f for f in outsized_cache_findings(replace(snap, slab_caches=caches)) if "kf_leak_obj" in f.title]
+    [excerpt] = [e.excerpt for e in finding.evidence]
+    assert "None" not in str(excerpt)
+    assert str(excerpt).startswith(f"kf_leak_obj unknown ({why}) 1152 512")
 
 
 @pytest.mark.parametrize("kernel", kernels_of("09-oom"))
