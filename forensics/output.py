@@ -35,7 +35,7 @@ import os
 import re
 import stat
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import BinaryIO
 
@@ -90,14 +90,18 @@ def _same_file(a: str, b: str) -> bool:
         return False
 
 
+def _refuse_if_same(target: Path, name: str) -> None:
+    if _same_file(os.fspath(target), name):
+        raise UsageError(
+            f"output {target} is the input {name} of this run: writing it would destroy the evidence",
+            hint="give the output another path",
+        )
+
+
 def check_not_input(target: Path) -> None:
     """Refuse (exit 2) an output that resolves to an input of this run, via symlinks or hard links."""
     for name in _INPUTS:
-        if _same_file(os.fspath(target), name):
-            raise UsageError(
-                f"output {target} is the input {name} of this run: writing it would destroy the evidence",
-                hint="give the output another path",
-            )
+        _refuse_if_same(target, name)
     if _STDIN_FILE:
         try:
             st = os.stat(target)
@@ -108,6 +112,18 @@ def check_not_input(target: Path) -> None:
                 f"output {target} is the file standard input reads in this run: writing it would destroy the evidence",
                 hint="give the output another path",
             )
+
+
+def check_outputs_not_named_inputs(outputs: Iterable[Path | None], named: Iterable[Path | None]) -> None:
+    """Refuse (exit 2), before anything is read, an output that resolves to an input the command line names, as
+    :func:`check_not_input` refuses it when the output is written: a command whose analysis is long (report: its
+    analyses and their figures, ~2 s of CPU on a small store) otherwise ran it whole to say so, and left its figures
+    beside the refused output."""
+    names = [os.fspath(name) for name in named if name is not None]
+    for target in outputs:
+        if target is not None:
+            for name in names:
+                _refuse_if_same(target, name)
 
 
 def _std_fd(path: Path) -> int | None:

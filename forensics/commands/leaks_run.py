@@ -64,6 +64,7 @@ def run_leaks(
         deliver(render(FleetLeaksRenderer(), fleet, fmt, output), output)
         return int(exit_status(fleet.incident, fail_on))
     from collectors.slabstore import resolve_store_path
+    from forensics.output import check_outputs_not_named_inputs
     from forensics.pipelines.leaks import analyse_store
     from forensics.report.leaks import LeaksRenderer
     from forensics.types.leaks import LeakThresholds
@@ -80,7 +81,9 @@ def run_leaks(
         if min_rate <= 0:
             raise UsageError(f"--min-rate {min_rate:g} must be more than 0", hint="give KB per hour, e.g. 256")
         thresholds = dataclasses.replace(thresholds, min_rate=min_rate * 1024)
-    result = analyse_store(resolve_store_path(store), run, last_hours, thresholds, plots)
+    store_file = resolve_store_path(store)
+    check_outputs_not_named_inputs([output], [store_file])
+    result = analyse_store(store_file, run, last_hours, thresholds, plots)
     write_figures(result.figures)
     deliver(render(LeaksRenderer(), result, fmt, output), output)
     return int(exit_status(result.incident, fail_on))

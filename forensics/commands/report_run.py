@@ -88,6 +88,14 @@ def run_report(
     distinct_outputs(("-o", output), ("--json", json_out), ("--html", html_out), ("--digest", digest))
     distinct_inputs("--dmesg", dmesg)
     distinct_inputs("--from", files)
+    from collectors.slabstore import resolve_store_path
+    from forensics.output import check_outputs_not_named_inputs
+
+    # As leaks and slab-watch read --store: a directory means the slab-watch.sqlite in it.
+    store_file = resolve_store_path(store) if store is not None else None
+    # (in the order the inputs are read and the outputs written: the error names the pair the late check named)
+    named = [vmcore, *(dmesg or ()), store_file, *(trace or ()), *(profile or ()), *files]
+    check_outputs_not_named_inputs((json_out, html_out, digest, output), named)
     plots_dir = _plots_dir(output if fmt.links_files else None, html_out)
     parts: list[SourceAnalysis] = []
     if vmcore is not None:
@@ -98,11 +106,8 @@ def run_report(
         )
     if dmesg:
         parts.append(analyses.analyse_dmesg(tuple(dmesg)))
-    if store is not None:
-        from collectors.slabstore import resolve_store_path
-
-        # As leaks and slab-watch read --store: a directory means the slab-watch.sqlite in it.
-        parts.append(analyses.analyse_store(resolve_store_path(store), plots_dir))
+    if store_file is not None:
+        parts.append(analyses.analyse_store(store_file, plots_dir))
     # The kernel log beside a trace says the kernel's preemption model, which sets an RT task's promise.
     preemption = analyses.log_preemption(tuple(dmesg)) if dmesg and trace else ""
     # ... and its release whether the fair class is CFS or EEVDF (a text trace names none).

@@ -352,7 +352,11 @@ def slab_export(
 
     if table not in ("slab", "counters"):
         raise UsageError(f"--table {table} is not one of slab, counters")
-    with SlabStore.open(resolve_store_path(store), readonly=True) as reader:
+    from forensics.output import check_outputs_not_named_inputs
+
+    store_file = resolve_store_path(store)
+    check_outputs_not_named_inputs([output], [store_file])  # before the store's reading (and pandas' import)
+    with SlabStore.open(store_file, readonly=True) as reader:
         if run is not None and run not in {r.id for r in reader.runs()}:
             known = ", ".join(str(r.id) for r in reader.runs()) or "none"
             raise UsageError(f"{reader.path}: no run {run}", hint=f"runs in the store: {known}")

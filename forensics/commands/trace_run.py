@@ -64,6 +64,27 @@ def _window(window: str | None, around: str | None) -> tuple[float, float]:
     return (-math.inf, math.inf)
 
 
+def _named_inputs(trace_file: str, span_sources: list[str]) -> list[Path]:
+    """The files the run will read, as their readers register them (forensics.output.register_input): the trace (a
+    CTF session's every file, as collectors.ctf.reader.Session registers them), then the span files.  An output that
+    is one of them is refused before the analysis (it was refused when written, after the whole analysis, ~0.25 s of
+    CPU for a small LTTng session).  A directory that holds no CTF trace is left to the reading to say so."""
+    named = []
+    if trace_file not in ("-", ""):
+        if Path(trace_file).is_dir():
+            from collectors.ctf.reader import find_trace_dirs
+            from forensics.errors import InputError
+
+            try:
+                dirs = find_trace_dirs(Path(trace_file))
+            except InputError:
+                dirs = []
+            named += [f for tdir in dirs for f in tdir.rglob("*") if f.is_file()]
+        else:
+            named.append(Path(trace_file))
+    return named + [Path(s) for s in span_sources if s not in ("-", "")]
+
+
 def run_trace(
     trace_file: str,
     bucket_ms: float | None,
@@ -114,6 +135,12 @@ def run_trace(
     distinct_outputs(
         ("-o", output), ("--png", png), ("--save-text", save_text), ("--span-png", span_png), ("--gantt-png", gantt_png)
     )
+    from forensics.output import check_outputs_not_named_inputs
+
+    # (--save-text of a CTF trace: the analysis says it is for text traces, first)
+    ctf = Path(trace_file).is_dir() or Path(trace_file).name == "metadata"
+    outputs = (None if ctf else save_text, png, span_png, gantt_png, output)  # in the order they are written
+    check_outputs_not_named_inputs(outputs, _named_inputs(trace_file, span_sources or []))
     span_opts = SpanOptions(
         tuple(span_patterns or ()), tuple(span_sources or ()), slow_ms, slowest, kernel_clock, span_png, gantt_png
     )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import random
 import re
 import shutil
 import subprocess
@@ -725,17 +726,36 @@ _PIECES = (
 )
 
 
-@settings(max_examples=1500, deadline=None)
-@given(
-    st.one_of(
-        st.text(alphabet="0123456789 /:[]x.", max_size=16),
-        st.lists(st.sampled_from(_PIECES), max_size=8).map("".join),
-    ).map(str.encode)
-)
-def test_the_header_and_event_rules_match_as_the_scripts_rules(line: bytes) -> None:
+_CHARS = "0123456789 /:[]x."
+#: The lines' lengths, weighted as hypothesis drew them (4,000 draws): st.text(max_size=16)'s characters (16: 10%,
+#: 2-3: 12% each, falling from there) and st.lists(max_size=8)'s pieces (8: 43%, 3: 13%, 4: 12%, falling).
+_TEXT_WEIGHTS = (1, 2, 13, 12, 10, 10, 9, 8, 6, 5, 3, 4, 4, 2, 2, 1, 10)
+_PIECES_WEIGHTS = (0.1, 0.4, 6, 13, 12, 10, 9, 8, 43)
+LINES_PER_SEED = 20
+
+
+def _header_line(rng: random.Random) -> bytes:
+    """A line of characters of headers, or of their pieces joined in any order (random text rarely takes both rules'
+    shapes), each half the time."""
+    if rng.randrange(2):
+        size = rng.choices(range(len(_TEXT_WEIGHTS)), _TEXT_WEIGHTS)[0]
+        return "".join(rng.choices(_CHARS, k=size)).encode()
+    size = rng.choices(range(len(_PIECES_WEIGHTS)), _PIECES_WEIGHTS)[0]
+    return "".join(rng.choices(_PIECES, k=size)).encode()
+
+
+@settings(max_examples=150, deadline=None)
+@given(seed=st.integers(0, (1 << 64) - 1))
+def test_the_header_and_event_rules_match_as_the_scripts_rules(seed: int) -> None:
+    # 3,000 lines (1,500 before), twenty an example from a random.Random that hypothesis seeds (a failure says its
+    # seed, which hypothesis replays, and its line): drawn by hypothesis one line an example, its engine was ~95% of
+    # the test's CPU (2 ms a line; the four matches some microseconds).
+    rng = random.Random(seed)
     rules = ((perf_script._HEADER.match, _SCRIPT_HEADER.match), (perf_script._EVENT.search, _SCRIPT_EVENT.search))
-    for ours, script in rules:
-        got, want = ours(line), script(line)
-        assert (got is None) == (want is None), line
-        if got is not None and want is not None:
-            assert (got.span(), got.groups()) == (want.span(), want.groups()), line
+    for _ in range(LINES_PER_SEED):
+        line = _header_line(rng)
+        for ours, script in rules:
+            got, want = ours(line), script(line)
+            assert (got is None) == (want is None), line
+            if got is not None and want is not None:
+                assert (got.span(), got.groups()) == (want.span(), want.groups()), line

@@ -164,6 +164,8 @@ def test_output_that_is_the_store_is_refused(tmp_path: Path, store_file: Path, c
         assert done.returncode == 2, (target, done.stderr)
         _one_error_line(done.stderr, "is the input")
         assert _digest(store) == before
+        # refused before the analysis: no figures left beside the refused output (report left them in TARGET-plots)
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["s.sqlite", "via-hardlink", "via-symlink"], target
 
 
 # ---------------------------------------------------------------- #19.2 evidence stays as it is
