@@ -170,6 +170,9 @@ class TraceParser:
         if text.startswith("# latency:"):
             if len(counts.latency_headers) < 1000:
                 counts.latency_headers.append((self._line_no, text))
+        elif text.startswith("#  => started at:"):
+            if len(counts.latency_callers) < 1000:
+                counts.latency_callers.append((self._line_no, text.split(":", 1)[1].strip()))
         elif text.startswith("# tracer:"):
             counts.tracer = text.split(":", 1)[1].strip()
         elif "#P:" in text:

@@ -31,12 +31,18 @@ from forensics.model import (
 )
 from forensics.types.deliberate import FORCED
 from forensics.types.dmesg import OCCURRENCE_NAMES
-from forensics.types.incident import BOOT_LANE, UPTIME_LANE, WALL_LANE, Lane, TimelineEvent
+from forensics.types.incident import (
+    BOOT_LANE,
+    INPUT_LANE,
+    TRACE_LANE,
+    UPTIME_LANE,
+    WALL_LANE,
+    Lane,
+    LaneKey,
+    TimelineEvent,
+)
 from forensics.units import iso_utc, utc_datetime
 
-_TRACE_PREFIX = "trace "
-# The lane of an input that is not of the crashed boot (another boot, host or kernel), unless a trace.
-_INPUT_PREFIX = "input "
 # A log or dump line can be printed a little after the crash report starts (the panic's own lines).
 _AFTER_CRASH_SLACK = 2.0
 
@@ -45,14 +51,16 @@ def _is_trace(ev: Evidence) -> bool:
     return ev.locator.kind is LocatorKind.EVENT or (ev.timestamp is not None and ev.timestamp.clock is Clock.TRACE)
 
 
-def _lane_key(ev: Evidence, ts: Timestamp, boot: BootTime | NotAvailable, elsewhere: dict[str, str]) -> str:
+def _lane_key(ev: Evidence, ts: Timestamp, boot: BootTime | NotAvailable, elsewhere: dict[str, str]) -> LaneKey:
+    """A trace's own lane; an input not of the crashed boot (another boot, host or kernel) on its own, unless a
+    trace; else the boot's clock."""
     if _is_trace(ev):
-        return _TRACE_PREFIX + ev.source
+        return LaneKey(TRACE_LANE, ev.source)
     if ev.source in elsewhere:
-        return _INPUT_PREFIX + ev.source
+        return LaneKey(INPUT_LANE, ev.source)
     if isinstance(boot, BootTime):
-        return BOOT_LANE
-    return WALL_LANE if ts.clock is Clock.WALL else UPTIME_LANE
+        return LaneKey(BOOT_LANE)
+    return LaneKey(WALL_LANE if ts.clock is Clock.WALL else UPTIME_LANE)
 
 
 def ends_the_boot(f: Finding) -> bool:
@@ -135,24 +143,23 @@ def told_boot(crashed: bool) -> str:
 
 
 def _lane_of(
-    key: str, boot: BootTime | NotAvailable, elsewhere: dict[str, str], on_wall: bool, crashed: bool = True
+    key: LaneKey, boot: BootTime | NotAvailable, elsewhere: dict[str, str], on_wall: bool, crashed: bool = True
 ) -> Lane:
-    if key.startswith(_TRACE_PREFIX):
-        source = key.removeprefix(_TRACE_PREFIX)
+    source = key.source
+    if key.clock == TRACE_LANE:
         label = f"trace {source}: its own clock (seconds since boot of the traced kernel)"
         return Lane(key, f"Trace {source}", label, False, elsewhere.get(source))
-    if key.startswith(_INPUT_PREFIX):
-        source = key.removeprefix(_INPUT_PREFIX)
+    if key.clock == INPUT_LANE:
         clock = "wall clock (UTC)" if on_wall else "seconds since boot of its kernel"
         against = "the crashed boot's" if crashed else "those of the boot this report tells"
         label = f"{source}: its own times ({clock}), not ordered against {against}"
         return Lane(key, f"Input {source}", label, on_wall, elsewhere.get(source))
-    if key == BOOT_LANE:
+    if key.clock == BOOT_LANE:
         assert isinstance(boot, BootTime)
         when = iso_utc(boot.wall)
         return Lane(key, "Boot (wall clock)", f"wall clock (UTC); times since boot converted with the boot at {when} ±"
                     f"{boot.uncertainty:.1f} s ({boot.basis})", True)  # fmt: skip
-    if key == WALL_LANE:
+    if key.clock == WALL_LANE:
         return Lane(key, "Wall clock", "wall clock (UTC)", True)
     return Lane(
         key, "Since boot", "seconds since boot (the boot time is unknown: not converted to wall-clock time)", False
@@ -168,21 +175,22 @@ def timeline_lanes(events: tuple[TimelineEvent, ...], findings: tuple[Finding, .
                  for k in keys)  # fmt: skip
 
 
-def _lane_rank(key: str) -> tuple[int, str]:
+def _lane_rank(key: LaneKey) -> tuple[int, str]:
+    """The boot's clocks first, then the traces' and other inputs' lanes in the order of their keys' text."""
     order = {BOOT_LANE: 0, WALL_LANE: 1, UPTIME_LANE: 2}
-    return (order.get(key, 3), key)
+    return (order.get(key.clock, 3), str(key))
 
 
 def _event(finding: Finding, boot: BootTime | NotAvailable, elsewhere: dict[str, str]) -> TimelineEvent | None:
     """The finding as one interval on the lane of its first timestamped evidence that can be converted."""
-    by_lane: dict[str, list[tuple[float, Timestamp, Evidence]]] = {}
+    by_lane: dict[LaneKey, list[tuple[float, Timestamp, Evidence]]] = {}
     for ev in finding.evidence:
         ts = ev.timestamp
         if ts is None:
             continue
         key = _lane_key(ev, ts, boot, elsewhere)
         # One axis: wall seconds on the boot lane, the source's own seconds elsewhere.
-        at = boot.to_wall(ts) if key == BOOT_LANE and isinstance(boot, BootTime) else ts.seconds
+        at = boot.to_wall(ts) if key.clock == BOOT_LANE and isinstance(boot, BootTime) else ts.seconds
         by_lane.setdefault(key, []).append((at, ts, ev))
     if not by_lane:
         return None
@@ -195,9 +203,9 @@ def _event(finding: Finding, boot: BootTime | NotAvailable, elsewhere: dict[str,
     # a series' evidence merged into it are.  The duration the report states is said instead (``stated``).
     spans = [p for p in points if finding.detector not in PRINTED_DETECTORS or _spans_time(p[2])] or [first]
     last = max(spans, key=lambda p: p[0])
-    converted = key in (BOOT_LANE, WALL_LANE) or (key.startswith(_INPUT_PREFIX) and first[1].clock is Clock.WALL)
+    converted = key.clock in (BOOT_LANE, WALL_LANE) or (key.clock == INPUT_LANE and first[1].clock is Clock.WALL)
     unc = 0.0
-    if key == BOOT_LANE and isinstance(boot, BootTime):
+    if key.clock == BOOT_LANE and isinstance(boot, BootTime):
         unc = boot.uncertainty if any(ts.clock is Clock.MONOTONIC for _, ts, _ in points) else 0.0
     # Two views of one moment (a dump's and a log's stamps of the same panic differ by a microsecond) are
     # an instant, not an interval "for 0.001 ms".
@@ -324,7 +332,7 @@ def narrative_sentences(
         return ["No input carries times to order the events."]
     by_key = {lane.key: lane for lane in lanes}
     # Events come lane by lane, the boot's lane first; an input of another boot or host is never the story.
-    first_lane = next((e.lane for e in events if not e.lane.startswith(_INPUT_PREFIX)), events[0].lane)
+    first_lane = next((e.lane for e in events if e.lane.clock != INPUT_LANE), events[0].lane)
     main = [e for e in events if e.lane == first_lane]
     out = []
     # A contradiction is told with its lane, below, not as a step of the story.
@@ -338,17 +346,16 @@ def narrative_sentences(
     for key in dict.fromkeys(e.lane for e in events if e.lane != first_lane):
         lane = by_key.get(key)
         n = sum(1 for e in events if e.lane == key)
-        if key.startswith(_INPUT_PREFIX):
-            name = key.removeprefix(_INPUT_PREFIX)
+        name = key.source
+        if key.clock == INPUT_LANE:
             why = f": {lane.contradiction}" if lane is not None and lane.contradiction else ""
             out.append(f"The input {name} cannot come from {ours}{why}.")
             out.append(f"Its {n} finding(s) are shown on its own clock, {apart}.")
             continue
-        if not key.startswith(_TRACE_PREFIX):
+        if key.clock != TRACE_LANE:
             out.append(f"{n} finding(s) carry times since boot only; without the boot time they are not ordered "
                        "against the wall-clock ones.")  # fmt: skip
             continue
-        name = key.removeprefix(_TRACE_PREFIX)
         if lane is not None and lane.contradiction:
             out.append(f"The trace {name} cannot come from {ours}: {lane.contradiction}.")
             out.append(f"Its {n} finding(s) are shown on its own clock, {apart}.")

@@ -49,7 +49,7 @@ from detectors.sched.rules import (
     opens_offtime,
 )
 from detectors.sched.sanity import ClockMonitor
-from detectors.sched.state import Accumulator, TaskState, VictimTally, span_of, task_wait
+from detectors.sched.state import Accumulator, TaskState, VictimTally, off_span_of, span_of, task_wait
 from detectors.sched.window import scan_after
 from forensics.gcpause import gc_paused
 from forensics.types.sched import (
@@ -646,7 +646,7 @@ class SchedAnalyzer:
         self.off[base].add(start, ts, cpu, begin, ev)
         if keeps_offtime(ts - start, self.thresholds.offtime):
             worst = self.off_worst[base]
-            worst.append(span_of(start, ts, cpu, begin, ev))
+            worst.append(off_span_of(start, ts, cpu, begin, ev))
             if len(worst) > rules.OFF_KEEP:
                 worst.sort(key=lambda s: -s.duration)
                 del worst[rules.OFF_CUT :]

@@ -30,7 +30,7 @@ from detectors.sched import rules
 from detectors.sched.analyzer import SchedAnalyzer
 from detectors.sched.buckets import BucketDigest
 from detectors.sched.sanity import ClockMonitor
-from detectors.sched.state import Accumulator, TaskState, VictimTally, span_of, task_wait
+from detectors.sched.state import Accumulator, TaskState, VictimTally, off_span_of, task_wait
 from detectors.sched.window import kinds_of, scan_after
 from forensics.gcpause import gc_paused
 from forensics.types.arrays import distinct
@@ -519,7 +519,9 @@ class FastAnalyzer:
                 an.off[k1] = a
                 b = rules.off_index(k1)
                 spans = zip(t.ow_f[b, : si[k.S_OWN + b]].tolist(), t.ow_i[b, : si[k.S_OWN + b]].tolist(), strict=True)
-                an.off_worst[k1] = [span_of(start, ev[e].ts, cpu, ev[b_], ev[e]) for (_d, start), (cpu, b_, e) in spans]
+                an.off_worst[k1] = [
+                    off_span_of(start, ev[e].ts, cpu, ev[b_], ev[e]) for (_d, start), (cpu, b_, e) in spans
+                ]
         an.irq_names = {irq: self._irq_name[r] for r, irq in enumerate(t.irq_i[: si[k.S_NIRQ], 0].tolist())}
         ci, cf = t.ci.tolist(), t.cf.tolist()
         cur = sorted((c[k.C_CUR_SEQ], s) for s, c in enumerate(ci[: si[k.S_CPUHI]]) if c[k.C_CUR_SEQ] >= 0)

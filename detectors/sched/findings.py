@@ -588,7 +588,7 @@ def offtime(analysis: TraceAnalysis, source: str) -> list[Finding]:
                 continue
             out.append(
                 Finding(
-                    id=finding_id(_OFF_KINDS[off.what], span.begin.text.split("caller=")[-1].split()[0]),
+                    id=_off_id(_OFF_KINDS[off.what], span),
                     kind=_OFF_KINDS[off.what],
                     title=f"{off.what} for {fmt_ms(span.duration)} on CPU{span.cpu}",
                     severity=Severity.MEDIUM,
@@ -605,6 +605,16 @@ def offtime(analysis: TraceAnalysis, source: str) -> list[Finding]:
                 )
             )
     return out[:MAX_PER_RULE]
+
+
+def _off_id(kind: FindingKind, span: Span) -> str:
+    """An off interval's finding id: its caller, the code site an ftrace user names it by (the irqsoff tracer's
+    "started at"), the same across runs; the intervals one caller opens are one problem (:func:`detect` keeps
+    the worst).  Without a caller, the interval itself: its CPU, start and line, so that two such intervals
+    are never taken for one problem."""
+    if span.caller:
+        return finding_id(kind, span.caller)
+    return finding_id(kind, "no caller", f"CPU{span.cpu}", f"{span.start:.6f}", f"line {span.begin.line_no}")
 
 
 Rule = Callable[[TraceAnalysis, str], list[Finding]]

@@ -412,7 +412,7 @@ def _offtimes(an: SchedAnalyzer, counts: ParseCounts) -> tuple[OffStats, ...]:
             worst = tuple(sorted(an.off_worst[base], key=lambda s: -s.duration)[: rules.OFF_REPORTED])
             out.append(OffStats(what, "preemptirq events", acc.freeze(), worst))
         elif counts.tracer in (tracer, "preemptirqsoff") and counts.latency_headers:
-            spans = tuple(_tracer_span(n, text) for n, text in counts.latency_headers)
+            spans = tuple(_tracer_span(n, text, counts.latency_callers) for n, text in counts.latency_headers)
             worst = tuple(sorted(spans, key=lambda s: -s.duration)[: rules.OFF_REPORTED])
             fig = IntervalStats(len(spans), sum(s.duration for s in spans), worst[0])
             out.append(OffStats(what, f"{counts.tracer} tracer (its maximum only)", fig, worst))
@@ -549,12 +549,20 @@ def _window_notes(an: SchedAnalyzer) -> list[str]:
     return notes
 
 
-def _tracer_span(line_no: int, text: str) -> Span:
-    """The result line of an irqsoff/preemptoff tracer: ``# latency: 259 us, #4/4, CPU#2 | ...``."""
+def _tracer_span(line_no: int, text: str, callers: list[tuple[int, str]]) -> Span:
+    """The result line of an irqsoff/preemptoff tracer: ``# latency: 259 us, #4/4, CPU#2 | ...``, with the
+    caller of the first ``=> started at:`` line in ``callers`` after it (the tracer prints it a few lines
+    below, before the next result's header)."""
     micros = float(text.split(":", 1)[1].split(maxsplit=1)[0])
     cpu = -1
     if "CPU#" in text:
         digits = text.split("CPU#", 1)[1]
         cpu = int(digits[: len(digits) - len(digits.lstrip("0123456789"))] or -1)
     ref = EventRef(line_no, 0.0, cpu, text)
-    return Span(micros * 1e-6, 0.0, cpu, ref, ref)
+    caller = next((c for n, c in callers if line_no < n < line_no + _STARTED_AT_WITHIN), "")
+    return Span(micros * 1e-6, 0.0, cpu, ref, ref, caller)
+
+
+#: Lines from a tracer's ``# latency:`` line to its ``=> started at:`` line: four in print_trace_header()
+#: (kernel/trace/trace.c); a little room, and still less than the header of the next result.
+_STARTED_AT_WITHIN = 8

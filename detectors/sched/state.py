@@ -22,6 +22,11 @@ def span_of(start: float, end: float, cpu: int, begin: TraceEvent, finish: Trace
     return Span(end - start, start, cpu, event_ref(begin), event_ref(finish))
 
 
+def off_span_of(start: float, end: float, cpu: int, begin: TraceEvent, finish: TraceEvent) -> Span:
+    """An irqs-off/preempt-off interval: :func:`span_of` with the caller its opening toggle names (``state``)."""
+    return span_of(start, end, cpu, begin, finish)._replace(caller=begin.state.decode("utf-8", "replace"))
+
+
 def task_wait(
     pid: int,
     start: float,

@@ -321,12 +321,12 @@ def story_to_dict(story: IncidentStory, base: Path | None = None) -> dict[str, A
         "schema": REPORT_SCHEMA,
         "summary": story.summary,
         "narrative": " ".join(story.narrative),
-        "lanes": [{"key": lane.key, "label": lane.label, "converted": lane.converted,
+        "lanes": [{"key": str(lane.key), "label": lane.label, "converted": lane.converted,
                    "contradiction": lane.contradiction} for lane in story.lanes],
         "timeline": [
             {"when": e.when_text(), "wall": e.wall, "uncertainty": e.uncertainty, "since_boot":
              e.when.seconds if e.when.clock.value == "monotonic" else None, "end": e.end_text() or None,
-             "wall_end": e.wall_end, "duration": e.duration, "stated": e.stated or None, "lane": e.lane,
+             "wall_end": e.wall_end, "duration": e.duration, "stated": e.stated or None, "lane": str(e.lane),
              "finding": e.finding_id,
              "title": e.title, "cite": e.cite, "end_cite": e.end_cite, "excerpt": e.excerpt}
             for e in story.timeline

@@ -9,7 +9,7 @@ matplotlib is imported inside the function: the CLI does not pay for it.
 from __future__ import annotations
 
 from forensics.model import Severity
-from forensics.types.incident import Lane, TimelineEvent
+from forensics.types.incident import TRACE_LANE, Lane, TimelineEvent
 from forensics.units import iso_utc
 
 # Severity colours of the HTML page's badges (forensics/report/html.py), so the figure reads like the page.
@@ -27,7 +27,7 @@ _MAX_TITLE = 58
 def _origin_text(lane: Lane, first: TimelineEvent) -> str:
     if first.wall is not None:
         return iso_utc(first.wall) + " UTC"
-    return f"{first.when.seconds:.6f} s on {'the trace' if lane.key.startswith('trace ') else 'its'} clock"
+    return f"{first.when.seconds:.6f} s on {'the trace' if lane.key.clock == TRACE_LANE else 'its'} clock"
 
 
 def _x(e: TimelineEvent) -> tuple[float, float]:

@@ -14,13 +14,28 @@ from forensics.units import iso_utc
 BOOT_LANE = "boot"  # wall times and times since boot, on one axis when the boot time is known
 WALL_LANE = "wall"  # wall times when the boot time is unknown
 UPTIME_LANE = "since boot"  # times since boot when the boot time is unknown
+TRACE_LANE = "trace"  # a trace's own clock (seconds since boot of the traced kernel), one lane per trace
+INPUT_LANE = "input"  # the own times of an input that is not of the told boot (another boot, host or kernel)
+
+
+@dataclass(frozen=True)
+class LaneKey:
+    """Which lane: a clock of the told boot (BOOT_LANE, WALL_LANE, UPTIME_LANE), or the own clock of one trace
+    (TRACE_LANE) or input (INPUT_LANE), named by its source.  Written as ``clock`` or ``clock source`` (JSON's
+    lane keys, ``trace t.dat``); read by its fields, never back from that text."""
+
+    clock: str
+    source: str = ""
+
+    def __str__(self) -> str:
+        return f"{self.clock} {self.source}" if self.source else self.clock
 
 
 @dataclass(frozen=True)
 class Lane:
     """One clock of the timeline: the events that can be ordered against each other."""
 
-    key: str
+    key: LaneKey
     title: str  # a heading, e.g. "Boot (wall clock)" or "Trace t.dat"
     label: str  # for people: which clock, and how its times were converted
     converted: bool  # times are on the wall clock
@@ -40,7 +55,7 @@ class TimelineEvent:
     excerpt: str  # its first line
     end: Timestamp | None = None  # the last evidence's time, when it differs from the start
     wall_end: float | None = None
-    lane: str = BOOT_LANE
+    lane: LaneKey = LaneKey(BOOT_LANE)
     severity: Severity = Severity.INFO
     end_cite: str | None = None
     kind: FindingKind | None = None  # the finding's kind

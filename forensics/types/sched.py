@@ -36,6 +36,10 @@ class Span(NamedTuple):
     cpu: int
     begin: EventRef
     end: EventRef
+    # The code site that opened an irqs-off/preempt-off interval, as its reader parsed it: the caller= of an
+    # irq_disable/preempt_disable event, the "=> started at:" of a latency tracer.  "" when not known, and for
+    # every other kind of span.
+    caller: str = ""
 
 
 class Blame(NamedTuple):

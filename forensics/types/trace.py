@@ -124,5 +124,7 @@ class ParseCounts:
     overwritten: int = 0  # events the tracefs ring buffer overwrote before the trace was read
     tracer: str | None = None  # "# tracer: NAME" of tracefs text
     latency_headers: list[tuple[int, str]] = field(default_factory=list)  # irqsoff-style "# latency:" lines
+    # The "#  => started at: SYMBOL" line after each of them (line no, SYMBOL): the interval's caller.
+    latency_callers: list[tuple[int, str]] = field(default_factory=list)
     layout: str = "unknown"  # "bracket" (CPU in [..]) or "fused" (trace-cmd -l)
     first_malformed: list[tuple[int, str]] = field(default_factory=list)  # a few examples (line no, text)

@@ -27,6 +27,7 @@ from forensics.model import (
     finding_id,
 )
 from forensics.report.digest import build_digest
+from forensics.types.incident import BOOT_LANE, TRACE_LANE, LaneKey
 from tests.helpers import assert_evidence_resolves
 
 LOG = """\
@@ -250,7 +251,7 @@ def test_timeline_has_one_row_per_finding_as_an_interval(tmp_path: Path) -> None
     panic = _finding("crash", "panic", (_ev(log, 3, "Kernel panic", 23.997144), _ev(log, 3, "Kernel panic", 23.997144)),
                      severity=Severity.CRITICAL)  # fmt: skip
     events = build_timeline((panic, hang), BootTime(1_700_000_000.0, 0.5, "test"))
-    assert [(e.title, e.lane) for e in events] == [("hang", "boot"), ("panic", "boot")]
+    assert [(e.title, e.lane) for e in events] == [("hang", LaneKey(BOOT_LANE)), ("panic", LaneKey(BOOT_LANE))]
     assert events[0].end is not None and events[0].end.seconds == 23.985835
     assert round(events[0].duration, 6) == 0.003643
     assert events[0].duration_text() == "3.643 ms"
@@ -273,9 +274,10 @@ def test_a_trace_past_the_crash_uptime_is_another_boot(tmp_path: Path) -> None:
     boot = BootTime(1_700_000_000.0, 0.5, "test")
     events = build_timeline(merged, boot)
     lanes = timeline_lanes(events, merged, boot)
-    assert [lane.key for lane in lanes] == ["boot", f"trace {trace}"]
+    assert [lane.key for lane in lanes] == [LaneKey(BOOT_LANE), LaneKey(TRACE_LANE, str(trace))]
+    assert [str(lane.key) for lane in lanes] == ["boot", f"trace {trace}"]  # as the JSON names them
     assert lanes[1].contradiction == "its times start at 797.708 s since boot, after the crash at 23.997 s"
-    assert [e.lane for e in events if e.title == hog.title] == [f"trace {trace}"]
+    assert [e.lane for e in events if e.title == hog.title] == [LaneKey(TRACE_LANE, str(trace))]
     text = " ".join(verdict("The kernel crashed.", events, lanes))
     assert f"The trace {trace} cannot come from the crashed boot" in text
     # A trace recorded before the crash's uptime may be the same boot: no contradiction, still its own lane.

@@ -236,3 +236,55 @@ def test_finding_ids_name_the_task_not_the_time(tmp_path: Path) -> None:
 def test_rules_are_named_once() -> None:
     names = [name for name, _rule in RULES]
     assert len(names) == len(set(names)) and names[0] == "rt-hog"
+
+
+def _irqsoff_result(micros: int, cpu: int, task: str, started: str, ended: str) -> str:
+    """One result of the irqsoff tracer as kernel/trace/trace.c print_trace_header() prints it."""
+    return (
+        "# tracer: irqsoff\n#\n# irqsoff latency trace v1.1.5 on 6.1.0\n"
+        "# --------------------------------------------------------------------\n"
+        f"# latency: {micros} us, #4/4, CPU#{cpu} | (M:preempt VP:0, KP:0, SP:0 HP:0 #P:4)\n"
+        "#    -----------------\n"
+        f"#    | task: {task} (uid:0 nice:0 policy:0 rt_prio:0)\n"
+        "#    -----------------\n"
+        f"#  => started at: {started}\n"
+        f"#  => ended at:   {ended}\n#\n#\n"
+        f"  <idle>-0       {cpu}d.s2    0us : {started} <-irq_exit\n"
+    )
+
+
+def test_irqsoff_tracer_results_are_named_by_their_caller(tmp_path: Path) -> None:
+    # Two results of the tracer read into one file (the maximum, reset, then the next one): two critical
+    # sections, two problems.  The id was cut out of the "# latency:" line's text, "#" for both.
+    path = tmp_path / "irqsoff.txt"
+    path.write_text(
+        _irqsoff_result(1259, 2, "swapper/2-0", "run_timer_softirq", "run_timer_softirq")
+        + _irqsoff_result(2310, 0, "kworker/0:1-12", "vprintk_emit", "vprintk_emit")
+    )
+    offs = _by_kind(_findings(path, thresholds=Thresholds(offtime=0.001)), "sched-irqs-off")
+    assert [f.title for f in offs] == ["irqs-off for 2.310 ms on CPU0", "irqs-off for 1.259 ms on CPU2"]
+    assert [f.id for f in offs] == [
+        finding_id(offs[0].kind, "vprintk_emit"),
+        finding_id(offs[0].kind, "run_timer_softirq"),
+    ]
+
+
+def test_preemptirq_intervals_are_named_by_the_caller_event_or_else_by_where_they_are(tmp_path: Path) -> None:
+    toggle = "          <idle>-0       [00{}] d..1.   200.00{}00: irq_{}: caller=do_idle+0x{}/0x2 parent=0x0"
+    lines = [toggle.format(*row) for row in ((0, "01", "disable", 1), (1, "02", "disable", 1), (0, 32, "enable", 3))]
+    lines.append(toggle.format(1, 32, "enable", 3))
+    path = tmp_path / "preemptirq.txt"
+    path.write_text("\n".join(lines) + "\n")
+    analysis, _counts = analyse_path(path)
+    assert isinstance(analysis, TraceAnalysis)
+    assert [s.caller for s in analysis.offtimes[0].worst] == ["do_idle+0x1/0x2"] * 2
+    # One caller, one problem: its worst interval.
+    offs = _by_kind(detect(analysis, str(path)), "sched-irqs-off")
+    assert [(f.id, f.title) for f in offs] == [
+        (finding_id(offs[0].kind, "do_idle+0x1/0x2"), "irqs-off for 3.100 ms on CPU0")
+    ]
+    # No caller known: each interval is its own, named by its CPU, start and line.
+    spans = tuple(s._replace(caller="") for s in analysis.offtimes[0].worst)
+    blind = analysis._replace(offtimes=(analysis.offtimes[0]._replace(worst=spans), *analysis.offtimes[1:]))
+    offs = _by_kind(detect(blind, str(path)), "sched-irqs-off")
+    assert len({f.id for f in offs}) == len(offs) == 2
