@@ -190,12 +190,20 @@ class SlabCacheInfo:
     total_objects: int | None
     total_bytes: int | None
     owner_module: str | None = None  # the module that created it, when one did
-    active_missing: str | None = None  # why ``active_objects`` is None (a slab page not in the dump, not counted)
+    # Why ``active_objects`` is None (a slab page not in the dump, not counted); ``total_objects`` too when None: the
+    # reader has it from the same slab walk when the per-node counters do not give it.
+    active_missing: str | None = None
 
     def active_text(self) -> str:
         """The in-use count as the reports print it: the number, else "unknown (why)"."""
         if self.active_objects is not None:
             return str(self.active_objects)
+        return f"unknown ({self.active_missing or 'not counted'})"
+
+    def total_text(self) -> str:
+        """The total count as the reports print it: the number, else "unknown (why)"."""
+        if self.total_objects is not None:
+            return str(self.total_objects)
         return f"unknown ({self.active_missing or 'not counted'})"
 
 
