@@ -573,7 +573,7 @@ def vmcore_document(result: VmcoreResult) -> Document:
     blocked = []
     for t in s.tasks:
         if t.state == "D":
-            owner = f", lock owner {t.lock_owner_comm} (pid {t.lock_owner_pid})" if t.lock_owner_pid else ""
+            owner = f", lock owner {t.lock_owner_text()}" if t.lock_owner_pid else ""
             ran = f", last ran {t.last_run_ns / 1e9:.1f} s before the crash" if t.last_run_ns is not None else ""
             blocked.append(f"D: {md_escape(t.comm)} (pid {t.pid}) on {md_escape(t.waits_for())}{owner}{ran}")
     if blocked:

@@ -148,6 +148,15 @@ class TaskInfo:
     lock_owner_pid: int | None = None
     lock_owner_comm: str | None = None
     completion: CompletionWait | None = None  # the completion it waits on, when its wait's frame shows it
+    lock_owner_missing: str | None = None  # why ``lock_owner_comm`` is None while ``lock_owner_pid`` is known
+
+    def lock_owner_text(self) -> str | None:
+        """``kf_holder (pid 42)``; a name not read says "unknown (why)"; None when no owner is known."""
+        if self.lock_owner_pid is None:
+            return None
+        if self.lock_owner_comm is None:
+            return f"pid {self.lock_owner_pid}, name unknown ({self.lock_owner_missing or 'not read'})"
+        return f"{self.lock_owner_comm} (pid {self.lock_owner_pid})"
 
     def waits_for(self) -> str:
         """What a sleeping task waits for: its lock, else the kind of wait its stack shows (``a completion (in

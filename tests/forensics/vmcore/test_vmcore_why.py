@@ -219,6 +219,28 @@ def test_a_slab_cache_whose_total_count_the_dump_cannot_give_says_unknown_and_wh
     assert doc[name]["total"] == {"not_available": why}
 
 
+def test_a_lock_owner_whose_name_the_dump_cannot_give_says_unknown_and_why() -> None:
+    # The owner's pid is read from its task_struct; its name can lie on a page of it the dump lacks.
+    from dataclasses import replace
+
+    from forensics.report.formats import Destination
+    from forensics.report.vmcore import VmcoreRenderer
+    from forensics.vmcore.shell import bindings
+
+    _, result = analysed_id("6.1/04-hung-task")
+    snap = result.snapshot
+    why = "not in dump: memory at 0xffff888003a1c7b8 was not captured (filtered by makedumpfile or not present)"
+    [waiter] = [t for t in snap.tasks if t.state == "D" and t.lock_owner_pid is not None]
+    tasks = tuple(replace(t, lock_owner_comm=None, lock_owner_missing=why) if t is waiter else t for t in snap.tasks)
+    unknown = replace(result, snapshot=replace(snap, tasks=tasks))
+    text = " ".join(VmcoreRenderer().text(unknown, Destination()).split())
+    owner = f"pid {waiter.lock_owner_pid}, name unknown ({why})"
+    assert f"D: {waiter.comm} (pid {waiter.pid}) on {waiter.blocked_on}, lock owner {owner}, last ran" in text
+    assert "None" not in text
+    [bound] = [b.what for b in bindings(unknown.snapshot, None) if b.name == f"owner_{waiter.lock_owner_pid}"]
+    assert bound == f"task {owner} holds what waiter_{waiter.pid} waits on"
+
+
 @pytest.mark.parametrize("kernel", kernels_of("09-oom"))
 def test_oom_names_the_failed_request_and_the_top_memory_user(kernel: str) -> None:
     case, result = _analyse("09-oom", kernel)
