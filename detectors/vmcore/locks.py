@@ -134,8 +134,9 @@ def spinlock_finding(snap: CrashSnapshot) -> Finding | None:
         own = first_own_frame(task)
         state = ", idle," if task.pid == 0 else ""  # evidence: an idle CPU holds no lock
         facts.append(Fact(f"CPU {cpu}", f"{task.comm} (pid {task.pid}){state}" + (f" in {own.label()}" if own else "")))
-    if lock.owner is not None:
-        facts.append(Fact("owner", f"{lock.owner} on CPU {lock.owner_cpu}"))
+    owner = lock.owner_text()
+    if owner is not None:
+        facts.append(Fact("owner", owner))
         holder = f"{lock.owner} holds it"
     else:
         facts.append(Fact("owner", "not recorded: a qspinlock keeps no owner (CONFIG_DEBUG_SPINLOCK is off)"))

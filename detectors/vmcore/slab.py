@@ -71,7 +71,7 @@ def track_text(track: SlabTrack) -> str:
     elif caller:
         stack.insert(0, caller)  # the stack depot skips the allocator's own frames, and sometimes the caller's
     shown = " < ".join(stack[:8])
-    return f"{track.caller} (pid {track.pid}, CPU {track.cpu}): {shown}"
+    return f"{track.caller} ({track.who()}): {shown}"
 
 
 def object_facts(obj: SlabObject) -> list[Fact]:

@@ -109,11 +109,12 @@ def bug_condition_finding(snap: CrashSnapshot) -> Finding | None:
     if isinstance(site, NotAvailable):
         return None
     what = "WARN" if site.warning else "BUG"
-    where = f"{site.file}:{site.line}" if site.file else "unknown line"
+    where = site.where(why=False)  # titles and summaries; the trap fact says why a line is unknown
     frame_ev = frame_evidence(snap, site.frame)
-    log_ev = log_line_evidence(snap, f"at {site.file}:{site.line}") if site.file else None
+    # The kernel's report says "at file:line": without the line, its file finds the report (which gives the line).
+    log_ev = log_line_evidence(snap, f"at {site.file}:{'' if site.line is None else site.line}") if site.file else None
     evidence: list[Evidence | None] = [frame_ev, log_ev]
-    facts = [Fact("trap", f"{what} at {where} in {site.function} (bug table: {site.table})")]
+    facts = [Fact("trap", f"{what} at {site.where()} in {site.function} (bug table: {site.table})")]
     values = next((fv for fv in snap.frame_values if fv.frame == site.frame), None)
     if values is not None:
         facts += [Fact(f"frame #{site.frame} {v.expression}", v.shown()) for v in (*values.variables, *values.members)]

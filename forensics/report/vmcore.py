@@ -22,7 +22,7 @@ from forensics.report.formats import Destination
 from forensics.report.markdown import md_escape, next_step_md, render_markdown
 from forensics.serialize import incident_to_dict, json_value
 from forensics.types.results import VmcoreResult
-from forensics.types.vmcore import CrashSnapshot, FaultAnalysis, FieldRef, Frame, TaskInfo, ValueRead
+from forensics.types.vmcore import CrashSnapshot, FaultAnalysis, FieldRef, Frame, SlabCacheInfo, TaskInfo, ValueRead
 from forensics.units import iso_utc
 
 VMCORE_SCHEMA = "kforensic.vmcore/1"
@@ -341,7 +341,9 @@ def to_document(result: VmcoreResult) -> dict[str, Any]:
                 "active": c.active_objects
                 if c.active_objects is not None
                 else json_value(NotAvailable(c.active_missing or "not counted")),
-                "total": c.total_objects,
+                "total": c.total_objects
+                if c.total_objects is not None
+                else json_value(NotAvailable(c.active_missing or "not counted")),
                 "bytes": c.total_bytes,
             }
             for c in s.slab_caches[:15]
@@ -458,24 +460,43 @@ def _hypotheses_lines(result: VmcoreResult) -> Lines:
     return Lines(tuple(out))
 
 
+def _objects_cell(c: SlabCacheInfo) -> str:
+    """``1034/1155``; a count the dump cannot give is ``unknown (below)`` (both unknown: the cell once)."""
+    if c.active_objects is None and c.total_objects is None:
+        return "unknown (below)"
+    counts = (c.active_objects, c.total_objects)
+    return "/".join(str(n) if n is not None else "unknown (below)" for n in counts)
+
+
+def _objects_unknown(c: SlabCacheInfo) -> str | None:
+    """The line below the memory table that says why a cache's count is unknown; None when both are known."""
+    if c.active_objects is None and c.total_objects is None:
+        return f"{c.name}: objects in use and total {c.active_text()}"  # one slab walk gives both: one reason
+    if c.active_objects is None:
+        return f"{c.name}: objects in use {c.active_text()}"
+    if c.total_objects is None:
+        return f"{c.name}: objects in total {c.total_text()}"
+    return None
+
+
 def _memory(result: VmcoreResult) -> Section:
     s = result.snapshot
     m = s.memory
     usage = (m.total, m.free, m.slab_reclaimable, m.slab_unreclaimable, m.page_tables, m.kernel_stack)
     header = ("total", "free", "slab reclaimable", "slab unreclaimable", "page tables", "kernel stacks")
     shown = s.slab_caches[:10]
-    # An in-use count the dump cannot give is "unknown" in its cell and its reason (often long: which page
-    # makedumpfile left out, and why) below the table.
+    # A count the dump cannot give is "unknown" in its cell and its reason (often long: which page makedumpfile
+    # left out, and why) below the table.
     caches = tuple(
         (
             c.name,
-            f"{c.active_objects if c.active_objects is not None else 'unknown (below)'}/{c.total_objects}",
+            _objects_cell(c),
             str(c.object_size),
-            _mib(c.total_bytes),
+            "unknown (below)" if c.total_bytes is None else _mib(c.total_bytes),
         )
         for c in shown
     )
-    unknown = tuple(Paragraph(f"{c.name}: objects in use {c.active_text()}") for c in shown if c.active_objects is None)
+    unknown = tuple(Paragraph(text) for c in shown if (text := _objects_unknown(c)))
     return Section(
         "Memory",
         (
@@ -552,7 +573,7 @@ def vmcore_document(result: VmcoreResult) -> Document:
     blocked = []
     for t in s.tasks:
         if t.state == "D":
-            owner = f", lock owner {t.lock_owner_comm} (pid {t.lock_owner_pid})" if t.lock_owner_pid else ""
+            owner = f", lock owner {t.lock_owner_text()}" if t.lock_owner_pid else ""
             ran = f", last ran {t.last_run_ns / 1e9:.1f} s before the crash" if t.last_run_ns is not None else ""
             blocked.append(f"D: {md_escape(t.comm)} (pid {t.pid}) on {md_escape(t.waits_for())}{owner}{ran}")
     if blocked:

@@ -148,6 +148,15 @@ class TaskInfo:
     lock_owner_pid: int | None = None
     lock_owner_comm: str | None = None
     completion: CompletionWait | None = None  # the completion it waits on, when its wait's frame shows it
+    lock_owner_missing: str | None = None  # why ``lock_owner_comm`` is None while ``lock_owner_pid`` is known
+
+    def lock_owner_text(self) -> str | None:
+        """``kf_holder (pid 42)``; a name not read says "unknown (why)"; None when no owner is known."""
+        if self.lock_owner_pid is None:
+            return None
+        if self.lock_owner_comm is None:
+            return f"pid {self.lock_owner_pid}, name unknown ({self.lock_owner_missing or 'not read'})"
+        return f"{self.lock_owner_comm} (pid {self.lock_owner_pid})"
 
     def waits_for(self) -> str:
         """What a sleeping task waits for: its lock, else the kind of wait its stack shows (``a completion (in
@@ -190,12 +199,20 @@ class SlabCacheInfo:
     total_objects: int | None
     total_bytes: int | None
     owner_module: str | None = None  # the module that created it, when one did
-    active_missing: str | None = None  # why ``active_objects`` is None (a slab page not in the dump, not counted)
+    # Why ``active_objects`` is None (a slab page not in the dump, not counted); ``total_objects`` too when None: the
+    # reader has it from the same slab walk when the per-node counters do not give it.
+    active_missing: str | None = None
 
     def active_text(self) -> str:
         """The in-use count as the reports print it: the number, else "unknown (why)"."""
         if self.active_objects is not None:
             return str(self.active_objects)
+        return f"unknown ({self.active_missing or 'not counted'})"
+
+    def total_text(self) -> str:
+        """The total count as the reports print it: the number, else "unknown (why)"."""
+        if self.total_objects is not None:
+            return str(self.total_objects)
         return f"unknown ({self.active_missing or 'not counted'})"
 
 
@@ -288,6 +305,16 @@ class BugSite:
     table: str  # where the entry was found: ``module kf_buggy``, ``vmlinux``, or why not
     source: SourceLine | NotAvailable
     operands: tuple[ValueRead, ...] = ()
+    line_missing: str | None = None  # why ``line`` is None (the bug table entry not in the dump, no DWARF line)
+
+    def where(self, why: bool = True) -> str:
+        """``drivers/kf/kf.c:42``; a line the dump does not give says "unknown (why)" (``why``: with its reason,
+        which can be long, for a fact; without, for a title); ``unknown line`` without a file."""
+        if not self.file:
+            return "unknown line"
+        if self.line is None:
+            return f"{self.file}, line unknown" + (f" ({self.line_missing or 'not read'})" if why else "")
+        return f"{self.file}:{self.line}"
 
 
 @dataclass(frozen=True)
@@ -357,6 +384,15 @@ class SlabTrack:
     when: int | None  # jiffies at the alloc/free
     stack: tuple[Frame, ...] = ()  # from the stack depot (6.1) or the track's own addrs[] (older)
     missing: str | None = None  # why there is no stack (a handle of 0, a depot pool not in the dump)
+
+    def who(self) -> str:
+        """``pid 42, CPU 1``; a pid or CPU the track does not give says "unknown (why)", not None."""
+        # The reader reads pid and CPU with the track's address: a track it could not read has neither, and
+        # its ``missing`` says why (track_text prints that instead); any other record did not read them.
+        why = "not read with the track"
+        pid = str(self.pid) if self.pid is not None else f"unknown ({why})"
+        cpu = str(self.cpu) if self.cpu is not None else f"unknown ({why})"
+        return f"pid {pid}, CPU {cpu}"
 
     def functions(self) -> tuple[str, ...]:
         """The stack's function names, innermost first."""
@@ -439,6 +475,14 @@ class SpinLockState:
     pending_shift: int | None = 8
     pending_bits: int = 8
     tail_cpu_shift: int | None = 18
+    owner_cpu_missing: str | None = None  # why ``owner_cpu`` is None while ``owner`` is known
+
+    def owner_text(self) -> str | None:
+        """``worker (pid 77) on CPU 0``, the CPU "unknown (why)" when not read; None when no owner is recorded."""
+        if self.owner is None:
+            return None
+        cpu = self.owner_cpu if self.owner_cpu is not None else f"unknown ({self.owner_cpu_missing or 'not read'})"
+        return f"{self.owner} on CPU {cpu}"
 
     @property
     def locked(self) -> bool | None:

@@ -137,7 +137,7 @@ def bindings(snap: CrashSnapshot, crash_frame: int | None) -> list[Binding]:
         out.append(Binding(f"waiter_{t.pid}", what, _task(t.pid)))
         owner = f"owner_{t.lock_owner_pid}"
         if t.lock_owner_pid and owner not in {b.name for b in out}:
-            what = f"task {t.lock_owner_comm} (pid {t.lock_owner_pid}) holds what waiter_{t.pid} waits on"
+            what = f"task {t.lock_owner_text()} holds what waiter_{t.pid} waits on"
             out.append(Binding(owner, what, _task(t.lock_owner_pid)))
     locks = dict.fromkeys(n for t in blocked if t.blocked_on and (n := _lock_name(t.blocked_on)))
     for name in locks:

@@ -94,12 +94,15 @@ def spinlock_state(
         missing = None
     except drgn.FaultError as exc:
         word, missing = None, f"lock word {not_in_dump(exc, 'the lock word')}"
-    owner = owner_cpu = None
+    owner = owner_cpu = owner_cpu_missing = None
     with contextlib.suppress(LookupError, AttributeError, drgn.FaultError):
         # CONFIG_DEBUG_SPINLOCK adds owner and owner_cpu to raw_spinlock_t; without it there are none.
         raw = drgn.Object(prog, "raw_spinlock_t", address=address)
         task = raw.owner
-        owner_cpu = int(raw.owner_cpu.value_())
+        try:
+            owner_cpu = int(raw.owner_cpu.value_())
+        except drgn.FaultError as exc:  # the owner is still named when its task_struct is in the dump
+            owner_cpu_missing = f"owner_cpu {not_in_dump(exc, 'the lock')}"
         if int(task.value_()) not in (0, 0xFFFFFFFFFFFFFFFF):
             task = drgn.cast("struct task_struct *", task)
             owner = f"{task.comm.string_().decode(errors='replace')} (pid {int(task.pid.value_())})"
@@ -111,5 +114,5 @@ def spinlock_state(
         shifts = (layout.pending_shift, layout.pending_bits, layout.tail_cpu_shift)
     return SpinLockState(
         address, symbol, found_via, word, owner, owner_cpu, _takers(prog, address, frames, module_symbols), missing,
-        *shifts,
+        *shifts, owner_cpu_missing=owner_cpu_missing,
     )  # fmt: skip

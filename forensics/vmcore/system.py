@@ -313,8 +313,8 @@ def _completion_wait(pid: int, trace: drgn.StackTrace) -> CompletionWait | None:
     return None
 
 
-def _lock_wait(prog: drgn.Program, trace: drgn.StackTrace) -> tuple[str | None, int | None, str | None]:
-    """What a blocked task waits for, and the lock's owner, from its stack."""
+def _lock_wait(prog: drgn.Program, trace: drgn.StackTrace) -> tuple[str | None, int | None, str | None, str | None]:
+    """What a blocked task waits for, the lock's owner (pid, name) and why its name is not read, from its stack."""
     for frame in trace:
         name = base_function(frame.name or "")
         for function, kind in _LOCK_WAITS:
@@ -343,15 +343,20 @@ def _lock_wait(prog: drgn.Program, trace: drgn.StackTrace) -> tuple[str | None, 
                                 f"{kind} {label} (held by readers: which ones, the rwsem does not record)",
                                 None,
                                 None,
+                                None,
                             )
                         owner = held.task
                 except (LookupError, ValueError, TypeError, drgn.FaultError):
-                    return f"{kind} {label}", None, None
+                    return f"{kind} {label}", None, None, None
                 if not owner:
-                    return f"{kind} {label}", None, None
-                return f"{kind} {label}", int(owner.pid.value_()), owner.comm.string_().decode(errors="replace")
-            return kind, None, None
-    return None, None, None
+                    return f"{kind} {label}", None, None, None
+                pid = int(owner.pid.value_())
+                try:
+                    return f"{kind} {label}", pid, owner.comm.string_().decode(errors="replace"), None
+                except drgn.FaultError as exc:  # the owner is still named by its pid
+                    return f"{kind} {label}", pid, None, not_in_dump(exc, "the owner's task_struct")
+            return kind, None, None, None
+    return None, None, None, None
 
 
 def pids_and_tasks(prog: drgn.Program, notes: list[str]) -> Iterator[tuple[int | None, drgn.Object]]:
@@ -439,14 +444,14 @@ def tasks(prog: drgn.Program, with_stacks: set[str], notes: list[str] | None = N
         on_cpu = bool(int(task.on_cpu.value_())) if _has_member(task, "on_cpu") else False
         last = attempt("time since it ran", partial(_task_int, since_last_ran_ns, task))
         stack: tuple[Frame, ...] = ()
-        blocked = owner_pid = owner_comm = None
+        blocked = owner_pid = owner_comm = owner_missing = None
         completion = None
         if state in with_stacks or on_cpu:
             try:
                 trace = prog.stack_trace(task)
                 stack = backtrace(prog, trace)
                 if state == "D":
-                    blocked, owner_pid, owner_comm = _lock_wait(prog, trace)
+                    blocked, owner_pid, owner_comm, owner_missing = _lock_wait(prog, trace)
                     if blocked is None:
                         completion = _completion_wait(pid, trace)
             except (ValueError, LookupError, drgn.FaultError):
@@ -464,6 +469,7 @@ def tasks(prog: drgn.Program, with_stacks: set[str], notes: list[str] | None = N
                 lock_owner_pid=owner_pid,
                 lock_owner_comm=owner_comm,
                 completion=completion,
+                lock_owner_missing=owner_missing,
             )
         )
     # A lock owner's stack says why it does not release the lock, whatever its state.

@@ -393,16 +393,23 @@ def bug_site(
         except drgn.FaultError:
             continue
         file, line, warning, table = info.source_file, info.source_line, False, "no bug table entry"
+        line_missing = None
         try:
             found = _bug_entries(prog, info.pc)
         except (LookupError, drgn.FaultError, ValueError) as exc:
             found, table = None, f"bug table not readable: {exc}"
         if found is not None:
             entry, table = found
-            with contextlib.suppress(LookupError, drgn.FaultError):
+            try:
                 file = _bug_file(prog, entry, info.source_file) or file
                 line = int(entry.line.value_())
+            except drgn.FaultError as exc:
+                line_missing = f"its bug table entry {not_in_dump(exc, 'the bug table entry')}"
+            except LookupError as exc:
+                line_missing = f"its bug table entry has no line: {exc}"
             warning = bool(int(entry.flags.value_()) & BUGFLAG_WARNING)
+        # Said where the report prints the line: the entry's read failure, else that neither source has one.
+        line_missing = None if line is not None else line_missing or f"DWARF has no line for the pc, and {table}"
         if file is None or line is None:
             source: SourceLine | NotAvailable = NotAvailable("neither the bug table nor DWARF give a file and line")
         else:
@@ -414,7 +421,7 @@ def bug_site(
                 with contextlib.suppress(cexpr.ParseError):
                     node = cexpr.parse(assertion.condition)
                     operands = tuple(read_operand(prog, trace[i], n) for n in cexpr.operands(node))
-        return BugSite(i, info.pc, info.function, file, line, warning, table, source, operands)
+        return BugSite(i, info.pc, info.function, file, line, warning, table, source, operands, line_missing)
     return NotAvailable("no BUG/WARN trap (ud2) in the crashed thread's exception frames")
 
 

@@ -16,7 +16,7 @@ from detectors.vmcore.slab import (
     use_after_free_title,
     written_after_free,
 )
-from detectors.vmcore.why import classify_value
+from detectors.vmcore.why import bug_condition_finding, classify_value
 from forensics.model import NotAvailable
 from forensics.types.vmcore import (
     AddressInfo,
@@ -223,3 +223,43 @@ def test_per_cpu_offsets_are_no_user_addresses() -> None:
     assert classify_value(0x21DC0) is None  # s->cpu_slab: an offset into the per-CPU area
     found = classify_value(0x55D0C0DE1000)
     assert found is not None and found.kind == "user-address"
+
+
+# ---------------------------------------------------------------- values the dump does not give: "unknown (why)"
+
+
+def test_a_track_without_its_pid_and_cpu_says_unknown_not_none() -> None:
+    track = SlabTrack("free", "kf_conn_close+0x16", None, None, 1, (_frame(0, "kf_conn_close_write", "kf"),))
+    unknown = "unknown (not read with the track)"
+    assert (
+        track_text(track) == f"kf_conn_close+0x16 (pid {unknown}, CPU {unknown}): kf_conn_close < kf_conn_close_write"
+    )
+
+
+def test_a_spinlock_owner_whose_cpu_was_not_read_says_unknown_and_why() -> None:
+    why = "owner_cpu not in dump: memory at 0xffffffffc0002424 was not captured"
+    lock = SpinLockState(0xFFFFFFFFC0002420, "kf_hw_lock+0x0", "lock", 0x101, "worker (pid 77)", owner_cpu_missing=why)
+    busy = TaskInfo(77, "worker", "R", 0, True, None)
+    finding = spinlock_finding(_spinning(lock, busy))
+    assert finding is not None and finding.fact("owner") == f"worker (pid 77) on CPU unknown ({why})"
+    bare = spinlock_finding(_spinning(replace(lock, owner_cpu_missing=None), busy))
+    assert bare is not None and bare.fact("owner") == "worker (pid 77) on CPU unknown (not read)"
+    known = spinlock_finding(_spinning(replace(lock, owner_cpu=0, owner_cpu_missing=None), busy))
+    assert known is not None and known.fact("owner") == "worker (pid 77) on CPU 0"
+
+
+def test_a_trap_whose_line_the_dump_does_not_give_says_unknown_and_why() -> None:
+    why = "its bug table entry not in dump: memory at 0xffffffffc0004010 was not captured"
+    site = BugSite(0, PC, "kf_check", "drivers/kf/kf.c", None, True, "module kf __bug_table", NA, line_missing=why)
+    report = LogRecord(1.0, "WARNING: CPU: 1 PID: 42 at drivers/kf/kf.c:57 kf_check+0x8/0x30 [kf]")
+    finding = bug_condition_finding(_snap(bug_site=site, log=(report,)))
+    assert finding is not None
+    assert (
+        finding.fact("trap")
+        == f"WARN at drivers/kf/kf.c, line unknown ({why}) in kf_check (bug table: module kf __bug_table)"
+    )
+    assert finding.title == "WARN in kf_check at drivers/kf/kf.c, line unknown: not evaluated: no source (--source-dir)"
+    assert "None" not in " ".join((finding.title, finding.summary, *(str(f.value) for f in finding.facts)))
+    assert any("drivers/kf/kf.c:57" in str(e.excerpt) for e in finding.evidence)  # the log's report gives the line
+    known = bug_condition_finding(_snap(bug_site=replace(site, line=57, line_missing=None), log=(report,)))
+    assert known is not None and str(known.fact("trap")).startswith("WARN at drivers/kf/kf.c:57 in kf_check")

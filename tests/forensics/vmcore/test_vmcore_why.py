@@ -195,6 +195,52 @@ def test_an_outsized_cache_whose_in_use_count_the_dump_cannot_give_says_unknown_
     assert str(excerpt).startswith(f"kf_leak_obj unknown ({why}) 1152 512")
 
 
+def test_a_slab_cache_whose_total_count_the_dump_cannot_give_says_unknown_and_why() -> None:
+    # Without the per-node counters (no CONFIG_SLUB_DEBUG) the total comes from the same slab walk as the in-use
+    # count: a slab page the dump lacks leaves both unknown, for the reason dentry's in-use count has on 6.12.
+    from dataclasses import replace
+
+    from forensics.report.formats import Destination
+    from forensics.report.vmcore import VmcoreRenderer
+
+    _, result = analysed_id("6.12/08-slab-leak")
+    snap = result.snapshot
+    [why] = [c.active_missing for c in snap.slab_caches if c.name == "dentry" and c.active_objects is None]
+    [name] = [c.name for c in snap.slab_caches[1:10] if c.active_objects is not None][:1]
+    caches = tuple(replace(c, active_objects=None, total_objects=None, total_bytes=None, active_missing=why)
+                   if c.name == name else c for c in snap.slab_caches)  # fmt: skip
+    unknown = replace(result, snapshot=replace(snap, slab_caches=caches))
+    text = " ".join(VmcoreRenderer().text(unknown, Destination()).split())  # the table's cells wrap
+    assert "None" not in text
+    size = next(c.object_size for c in caches if c.name == name)
+    assert f"{name} unknown (below) {size} unknown (below) " in text.replace("│", "").replace("  ", " ")
+    assert f"{name}: objects in use and total unknown ({why})" in text
+    doc = {c["name"]: c for c in to_document(unknown)["slab_top"]}
+    assert doc[name]["total"] == {"not_available": why}
+
+
+def test_a_lock_owner_whose_name_the_dump_cannot_give_says_unknown_and_why() -> None:
+    # The owner's pid is read from its task_struct; its name can lie on a page of it the dump lacks.
+    from dataclasses import replace
+
+    from forensics.report.formats import Destination
+    from forensics.report.vmcore import VmcoreRenderer
+    from forensics.vmcore.shell import bindings
+
+    _, result = analysed_id("6.1/04-hung-task")
+    snap = result.snapshot
+    why = "not in dump: memory at 0xffff888003a1c7b8 was not captured (filtered by makedumpfile or not present)"
+    [waiter] = [t for t in snap.tasks if t.state == "D" and t.lock_owner_pid is not None]
+    tasks = tuple(replace(t, lock_owner_comm=None, lock_owner_missing=why) if t is waiter else t for t in snap.tasks)
+    unknown = replace(result, snapshot=replace(snap, tasks=tasks))
+    text = " ".join(VmcoreRenderer().text(unknown, Destination()).split())
+    owner = f"pid {waiter.lock_owner_pid}, name unknown ({why})"
+    assert f"D: {waiter.comm} (pid {waiter.pid}) on {waiter.blocked_on}, lock owner {owner}, last ran" in text
+    assert "None" not in text
+    [bound] = [b.what for b in bindings(unknown.snapshot, None) if b.name == f"owner_{waiter.lock_owner_pid}"]
+    assert bound == f"task {owner} holds what waiter_{waiter.pid} waits on"
+
+
 @pytest.mark.parametrize("kernel", kernels_of("09-oom"))
 def test_oom_names_the_failed_request_and_the_top_memory_user(kernel: str) -> None:
     case, result = _analyse("09-oom", kernel)
