@@ -129,7 +129,8 @@ def _why(result: VmcoreResult) -> dict[str, Any]:
             "pc": f"{b.pc:#x}",
             "function": b.function,
             "file": b.file,
-            "line": b.line,
+            # the reason BugSite.where() says in the trap fact (the bug table entry not in the dump, no DWARF line)
+            "line": b.line if b.line is not None else json_value(NotAvailable(b.line_missing or "not read")),
             "warning": b.warning,
             "bug_table": b.table,
             "source": json_value(src)
