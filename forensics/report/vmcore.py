@@ -334,7 +334,10 @@ def to_document(result: VmcoreResult) -> dict[str, Any]:
                     "comm": t.comm,
                     "blocked_on": t.blocked_on,
                     "lock_owner_pid": t.lock_owner_pid,
-                    "lock_owner_comm": t.lock_owner_comm,
+                    # null without an owner; an owner whose name was not read says why (TaskInfo.lock_owner_text)
+                    "lock_owner_comm": t.lock_owner_comm
+                    if t.lock_owner_comm is not None or t.lock_owner_pid is None
+                    else json_value(NotAvailable(t.lock_owner_missing or "not read")),
                     "completion": completion_json(t),
                     "backtrace": [_frame(f) for f in t.stack],
                 }

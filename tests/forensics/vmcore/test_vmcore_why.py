@@ -239,6 +239,9 @@ def test_a_lock_owner_whose_name_the_dump_cannot_give_says_unknown_and_why() -> 
     assert "None" not in text
     [bound] = [b.what for b in bindings(unknown.snapshot, None) if b.name == f"owner_{waiter.lock_owner_pid}"]
     assert bound == f"task {owner} holds what waiter_{waiter.pid} waits on"
+    blocked = {t["pid"]: t for t in to_document(unknown)["tasks"]["blocked"]}
+    assert blocked[waiter.pid]["lock_owner_pid"] == waiter.lock_owner_pid
+    assert blocked[waiter.pid]["lock_owner_comm"] == {"not_available": why}
 
 
 def test_a_trap_whose_line_the_dump_cannot_give_is_not_available_and_why_in_json() -> None:
