@@ -129,7 +129,8 @@ def _why(result: VmcoreResult) -> dict[str, Any]:
             "pc": f"{b.pc:#x}",
             "function": b.function,
             "file": b.file,
-            "line": b.line,
+            # the reason BugSite.where() says in the trap fact (the bug table entry not in the dump, no DWARF line)
+            "line": b.line if b.line is not None else json_value(NotAvailable(b.line_missing or "not read")),
             "warning": b.warning,
             "bug_table": b.table,
             "source": json_value(src)
@@ -219,18 +220,26 @@ def explaining(result: VmcoreResult) -> list[Finding]:
 
 def _objects_and_locks(s: CrashSnapshot) -> dict[str, Any]:
     """The slab objects the crash touched (state, SLUB's tracks, who points at them) and the spinlock spun on."""
-    from forensics.types.vmcore import SlabTrack
+    from forensics.types.vmcore import SlabTrack, SpinLockState
 
     def track(t: SlabTrack) -> dict[str, Any]:
         stack = [f.function for f in t.stack if isinstance(f.function, str)]
         return {"kind": t.kind, "caller": t.caller, "pid": t.pid, "cpu": t.cpu, "jiffies": t.when,
                 "stack": stack, "not_available": t.missing}  # fmt: skip
 
+    def owner_cpu(lock: SpinLockState) -> object:
+        """The owner's CPU as SpinLockState.owner_text() says it; null only without an owner (a qspinlock has none)."""
+        if lock.owner is None:
+            return None
+        if lock.owner_cpu is not None:
+            return lock.owner_cpu
+        return json_value(NotAvailable(lock.owner_cpu_missing or "not read"))
+
     lock: object = json_value(s.spinlock) if isinstance(s.spinlock, NotAvailable) else {
         "address": f"{s.spinlock.address:#x}", "symbol": s.spinlock.symbol, "found_via": s.spinlock.found_via,
         "word": None if s.spinlock.word is None else f"{s.spinlock.word:#x}", "locked": s.spinlock.locked,
         "pending": s.spinlock.pending, "tail_cpu": s.spinlock.tail_cpu, "owner": s.spinlock.owner,
-        "takers": list(s.spinlock.takers), "not_available": s.spinlock.missing,
+        "owner_cpu": owner_cpu(s.spinlock), "takers": list(s.spinlock.takers), "not_available": s.spinlock.missing,
     }  # fmt: skip
     objects = [
         {"start": f"{o.start:#x}", "cache": o.cache, "cache_aliases": list(o.cache_aliases),
@@ -325,7 +334,10 @@ def to_document(result: VmcoreResult) -> dict[str, Any]:
                     "comm": t.comm,
                     "blocked_on": t.blocked_on,
                     "lock_owner_pid": t.lock_owner_pid,
-                    "lock_owner_comm": t.lock_owner_comm,
+                    # null without an owner; an owner whose name was not read says why (TaskInfo.lock_owner_text)
+                    "lock_owner_comm": t.lock_owner_comm
+                    if t.lock_owner_comm is not None or t.lock_owner_pid is None
+                    else json_value(NotAvailable(t.lock_owner_missing or "not read")),
                     "completion": completion_json(t),
                     "backtrace": [_frame(f) for f in t.stack],
                 }

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from forensics.model import PROBLEM, LocatorKind, NotAvailable, Severity
+from forensics.report.vmcore import to_document
 from forensics.types.results import VmcoreResult
 from tests.helpers import assert_evidence_resolves
 from tests.vmcore_cases import (
@@ -134,6 +135,8 @@ def test_hung_task_names_waiter_and_owner(kernel: str) -> None:
     assert waiter.last_run_ns >= int(case.expected["hung_task_timeout_secs"]) * 1e9 * 0.9  # type: ignore[call-overload]
     assert waiter.blocked_on == f"mutex {lock['name']}"
     assert waiter.lock_owner_comm == lock["owner_comm"]
+    [blocked] = [t for t in to_document(result)["tasks"]["blocked"] if t["pid"] == waiter.pid]
+    assert blocked["lock_owner_comm"] == lock["owner_comm"]  # the JSON gives the name read, as a string
     owner = next(t for t in result.snapshot.tasks if t.pid == waiter.lock_owner_pid)
     assert lock["owner_function"] in _names(owner.stack)
     assert lock["waiter_function"] in _names(waiter.stack)

@@ -338,6 +338,8 @@ def test_spin_deadlock_decodes_the_lock_word_and_names_who_takes_the_lock(kernel
     assert lock.symbol == f"{want['lock']}+0x0"
     assert f"{lock.word:#x}" == want["lock_word"]
     assert lock.owner is want["owner"]  # a qspinlock records none
+    doc = to_document(result)["why"]["spinlock"]
+    assert (doc["owner"], doc["owner_cpu"]) == (None, None)  # no owner: its CPU has nothing to say
     assert want["leaked_by"] in lock.takers and want["function"] in lock.takers
     finding = next(f for f in result.analysis.findings if f.kind == "spinlock-deadlock")
     assert "a path returned without spin_unlock()" in str(finding.fact("hypothesis"))
@@ -349,6 +351,27 @@ def test_spin_deadlock_decodes_the_lock_word_and_names_who_takes_the_lock(kernel
     crash = next(f for f in result.analysis.findings if f.kind == "crash")
     assert crash.title == _title(case)
     assert finding.title.startswith(f"{want['function']} spins on {want['lock']} (")
+
+
+def test_a_spinlock_owner_whose_cpu_was_not_read_is_not_available_and_why_in_json() -> None:
+    # CONFIG_DEBUG_SPINLOCK's owner and owner_cpu (the fixtures' kernels have neither): the JSON says the CPU as the
+    # owner fact does, "unknown (why)" -> {"not_available": why}; a CPU read is the number.
+    from dataclasses import replace
+
+    if "14-spin-deadlock" not in case_names():
+        pytest.skip("the spinlock fixture is absent")
+    _, result = _analyse("14-spin-deadlock")
+    lock = result.snapshot.spinlock
+    assert not isinstance(lock, NotAvailable)
+    why = "owner_cpu not in dump: memory at 0xffffffffc0331424 was not captured"
+
+    def owner_cpu(cpu: int | None) -> object:
+        held = replace(lock, owner="worker (pid 77)", owner_cpu=cpu, owner_cpu_missing=why)
+        doc = to_document(replace(result, snapshot=replace(result.snapshot, spinlock=held)))
+        return doc["why"]["spinlock"]["owner_cpu"]
+
+    assert owner_cpu(None) == {"not_available": why}
+    assert owner_cpu(0) == 0
 
 
 @pytest.mark.parametrize("kernel", kernels_of("14-spin-deadlock"))

@@ -239,6 +239,25 @@ def test_a_lock_owner_whose_name_the_dump_cannot_give_says_unknown_and_why() -> 
     assert "None" not in text
     [bound] = [b.what for b in bindings(unknown.snapshot, None) if b.name == f"owner_{waiter.lock_owner_pid}"]
     assert bound == f"task {owner} holds what waiter_{waiter.pid} waits on"
+    blocked = {t["pid"]: t for t in to_document(unknown)["tasks"]["blocked"]}
+    assert blocked[waiter.pid]["lock_owner_pid"] == waiter.lock_owner_pid
+    assert blocked[waiter.pid]["lock_owner_comm"] == {"not_available": why}
+
+
+def test_a_trap_whose_line_the_dump_cannot_give_is_not_available_and_why_in_json() -> None:
+    # The JSON says the reason the trap fact gives (BugSite.line_missing), not a bare null; a known line stays a number.
+    from dataclasses import replace
+
+    if "03-warn-on" not in case_names():
+        pytest.skip("the WARN_ON fixture is absent")
+    _, result = _analyse("03-warn-on")
+    site = result.snapshot.bug_site
+    assert not isinstance(site, NotAvailable)
+    assert to_document(result)["why"]["bug_site"]["line"] == site.line
+    why = "its bug table entry not in dump: memory at 0xffffffffc0004010 was not captured"
+    unknown = replace(site, line=None, line_missing=why)
+    doc = to_document(replace(result, snapshot=replace(result.snapshot, bug_site=unknown)))
+    assert doc["why"]["bug_site"]["line"] == {"not_available": why}
 
 
 @pytest.mark.parametrize("kernel", kernels_of("09-oom"))
