@@ -224,8 +224,14 @@ def _objects_and_locks(s: CrashSnapshot) -> dict[str, Any]:
 
     def track(t: SlabTrack) -> dict[str, Any]:
         stack = [f.function for f in t.stack if isinstance(f.function, str)]
-        return {"kind": t.kind, "caller": t.caller, "pid": t.pid, "cpu": t.cpu, "jiffies": t.when,
+        return {"kind": t.kind, "caller": t.caller, "pid": who(t, t.pid), "cpu": who(t, t.cpu), "jiffies": t.when,
                 "stack": stack, "not_available": t.missing}  # fmt: skip
+
+    def who(t: SlabTrack, value: int | None) -> object:
+        """A track's pid or CPU as SlabTrack.who() says it; null in a track not read (its not_available says why)."""
+        if value is not None or t.unread():
+            return value
+        return json_value(NotAvailable(t.WHO_MISSING))
 
     def owner_cpu(lock: SpinLockState) -> object:
         """The owner's CPU as SpinLockState.owner_text() says it; null only without an owner (a qspinlock has none)."""

@@ -8,7 +8,7 @@ build them from any source.  Importing this module never imports drgn.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, ClassVar
 
 from forensics.model import Finding, NotAvailable
 
@@ -385,13 +385,18 @@ class SlabTrack:
     stack: tuple[Frame, ...] = ()  # from the stack depot (6.1) or the track's own addrs[] (older)
     missing: str | None = None  # why there is no stack (a handle of 0, a depot pool not in the dump)
 
+    # The reader reads pid and CPU with the track's address: a track it could not read has neither, and
+    # its ``missing`` says why (track_text prints that instead); any other record did not read them.
+    WHO_MISSING: ClassVar[str] = "not read with the track"
+
+    def unread(self) -> bool:
+        """The track itself was not read (or not recorded): its ``missing`` is all track_text says of it."""
+        return self.missing is not None and not self.stack
+
     def who(self) -> str:
         """``pid 42, CPU 1``; a pid or CPU the track does not give says "unknown (why)", not None."""
-        # The reader reads pid and CPU with the track's address: a track it could not read has neither, and
-        # its ``missing`` says why (track_text prints that instead); any other record did not read them.
-        why = "not read with the track"
-        pid = str(self.pid) if self.pid is not None else f"unknown ({why})"
-        cpu = str(self.cpu) if self.cpu is not None else f"unknown ({why})"
+        pid = str(self.pid) if self.pid is not None else f"unknown ({self.WHO_MISSING})"
+        cpu = str(self.cpu) if self.cpu is not None else f"unknown ({self.WHO_MISSING})"
         return f"pid {pid}, CPU {cpu}"
 
     def functions(self) -> tuple[str, ...]:

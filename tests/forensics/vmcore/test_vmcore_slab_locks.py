@@ -19,6 +19,7 @@ from detectors.vmcore.findings import first_own_frame
 from forensics.model import NotAvailable
 from forensics.report.formats import Destination
 from forensics.report.vmcore import VmcoreRenderer, VmcoreResult, explaining, render_vmcore_markdown, to_document
+from forensics.types.vmcore import SlabTrack
 from tests.vmcore_cases import (
     FIXTURES_DIR,
     PRIMARY_KERNEL,
@@ -372,6 +373,36 @@ def test_a_spinlock_owner_whose_cpu_was_not_read_is_not_available_and_why_in_jso
 
     assert owner_cpu(None) == {"not_available": why}
     assert owner_cpu(0) == 0
+
+
+def test_a_slab_track_whose_pid_and_cpu_were_not_read_is_not_available_and_why_in_json() -> None:
+    # The JSON says a track's pid and CPU as its text does, "unknown (not read with the track)" -> {"not_available":
+    # that}; read ones stay numbers; a track not read at all keeps null (its own not_available says why).
+    from dataclasses import replace
+
+    if "10-use-after-free" not in case_names():
+        pytest.skip("the use-after-free fixture is absent")
+    _, result = _analyse("10-use-after-free")
+    [obj] = [o for o in result.snapshot.slab_objects if o.allocated is False]
+    free = obj.track("free")
+    assert free is not None and free.pid is not None and free.cpu is not None
+
+    def track(t: SlabTrack) -> dict[str, Any]:
+        held = replace(obj, tracks=tuple(t if o.kind == "free" else o for o in obj.tracks))
+        objects = tuple(held if o is obj else o for o in result.snapshot.slab_objects)
+        [doc] = [o for o in to_document(replace(result, snapshot=replace(result.snapshot, slab_objects=objects)))[
+            "why"]["slab_objects"] if o["start"] == f"{obj.start:#x}"]  # fmt: skip
+        [out] = [x for x in doc["tracks"] if x["kind"] == "free"]
+        return out
+
+    assert (track(free)["pid"], track(free)["cpu"]) == (free.pid, free.cpu)
+    unread = {"not_available": "not read with the track"}
+    assert (track(replace(free, pid=None, cpu=None))["pid"], track(replace(free, pid=None, cpu=None))["cpu"]) == (
+        unread,
+        unread,
+    )
+    gone = SlabTrack("free", None, None, None, None, missing="no free recorded for this object yet")
+    assert (track(gone)["pid"], track(gone)["cpu"], track(gone)["not_available"]) == (None, None, gone.missing)
 
 
 @pytest.mark.parametrize("kernel", kernels_of("14-spin-deadlock"))
