@@ -2146,13 +2146,15 @@ def _inlined_names(profile: Profile) -> set[str]:
 INLINED_SAMPLES_MAX = 20_000
 
 
-def _inlined_dsos(path: Path, names: set[str], perf: str | None = None) -> dict[str, str]:
-    """The DSO perf counts each of ``names`` in (frames perf script printed as ``(inlined)``), where one is found.
+def _inlined_dsos(path: Path, names: set[str], perf: str | None = None) -> dict[str, tuple[str, str]]:
+    """The DSO perf counts each of ``names`` in (frames perf script printed as ``(inlined)``), and the symbol table's
+    name of the symbol at that address (``pthread_spin_lock@@GLIBC_2.34`` for ``__pthread_spin_lock``: the name
+    ``perf annotate -s`` takes), where one is found.
 
     perf script prints no DSO for a function debug info names other than the symbol table; with ``--no-inline``
     it prints the symbol table's frame at the same address, with its DSO.  Both are read in step, sample by sample
     (``-F time,ip,sym,dso``: the same samples in the same order), until each name has its DSO or
-    :data:`INLINED_SAMPLES_MAX` samples were read; a name met in several DSOs is left out (not one answer).
+    :data:`INLINED_SAMPLES_MAX` samples were read; a name met in several DSOs or symbols is left out (not one answer).
     """
     binary = perf or find_perf()
     if not names or binary is None or not path.exists():
@@ -2167,7 +2169,7 @@ def _inlined_dsos(path: Path, names: set[str], perf: str | None = None) -> dict[
         )
         for extra in ([], ["--no-inline"])
     ]
-    seen: dict[str, set[str]] = {}
+    seen: dict[str, set[tuple[str, str]]] = {}
     try:
         samples = zip(*(_samples(p.stdout) for p in both), strict=False)
         for n, ((head_a, lines_a), (head_b, lines_b)) in enumerate(samples):
@@ -2175,11 +2177,12 @@ def _inlined_dsos(path: Path, names: set[str], perf: str | None = None) -> dict[
                 break  # not the same sample: the two readings are no longer in step
             if not any(b"(inlined)" in line for line in lines_a):
                 continue
-            real: dict[bytes, str] = {}
+            real: dict[bytes, tuple[str, str]] = {}
             for line in lines_b:
                 m = _FRAME.match(line)
                 if m is not None:
-                    real.setdefault(m.group(1), m.group(3).decode("utf-8", "surrogateescape"))
+                    symbol = _OFFSET.sub("", m.group(2).decode("utf-8", "surrogateescape"))
+                    real.setdefault(m.group(1), (m.group(3).decode("utf-8", "surrogateescape"), symbol))
             for line in lines_a:
                 m = _FRAME.match(line)
                 if m is None or m.group(3) != b"inlined" or m.group(1) not in real:
@@ -2194,7 +2197,7 @@ def _inlined_dsos(path: Path, names: set[str], perf: str | None = None) -> dict[
             p.wait()
             if p.stdout is not None:
                 p.stdout.close()
-    return {name: next(iter(dsos)) for name, dsos in seen.items() if name in names and len(dsos) == 1}
+    return {name: next(iter(got)) for name, got in seen.items() if name in names and len(got) == 1}
 
 
 def _samples(stream: Any) -> Iterator[tuple[bytes, list[bytes]]]:
@@ -2342,7 +2345,9 @@ def read_profile(
                     parser.feed(chunk)
                 system = perf_data_system(data_path, perf)
             profile = parser.close()
-            profile.inlined_dsos = _inlined_dsos(data_path, _inlined_names(profile), perf)
+            inlined = _inlined_dsos(data_path, _inlined_names(profile), perf)
+            profile.inlined_dsos = {name: dso for name, (dso, _) in inlined.items()}
+            profile.inlined_symbols = {name: symbol for name, (_, symbol) in inlined.items()}
             profile.host, profile.kernel_release, profile.header, profile.recorded_by = system
             profile.notes[:0] = warnings + perf_data_notes(first, size) + tracked.notes
             profile.record = record

@@ -397,7 +397,13 @@ def _hot_instructions_step(profile: Profile, key: str, dso: str | None) -> str:
             f"`perf report{where} --stdio --dsos {shlex.quote(dso)} --sort sym` lists its hot addresses: {dso} has no "
             "symbols perf could read (install its debug symbols, e.g. the -dbgsym package, to name them)"
         )
-    return f"`perf annotate --stdio -s {key}` shows the hot instructions; the call paths in the table show who calls it"
+    # perf annotate -s looks the name up in the symbol table: a name perf script took from debug info (glibc's
+    # internal ``__pthread_spin_lock``, printed "(inlined)") is not there, its symbol's name is.
+    symbol = profile.inlined_symbols.get(key, key)
+    return (
+        f"`perf annotate --stdio -s {shlex.quote(symbol)}` shows the hot instructions; "
+        "the call paths in the table show who calls it"
+    )
 
 
 __all__ = ["RULES", "ClassShare", "class_shares", "profile_findings"]

@@ -371,6 +371,9 @@ class Profile:
     # The DSO perf counts each frame in that perf script printed as "(inlined)" with no DSO (INLINED_DSO), by the
     # frame's name, where perf script --no-inline named it (read from perf.data only; a text does not say).
     inlined_dsos: dict[str, str] = field(default_factory=dict, compare=False)
+    # The symbol table's name of the symbol holding each of those frames (``pthread_spin_lock@@GLIBC_2.34`` for
+    # ``__pthread_spin_lock``), as perf script --no-inline named it: perf annotate -s finds a symbol by that name only.
+    inlined_symbols: dict[str, str] = field(default_factory=dict, compare=False)
 
 
 @dataclass(frozen=True)

@@ -353,3 +353,27 @@ def test_inlined_frames_count_in_the_dso_perf_counts_them_in(tmp_path: Path) -> 
         n.startswith(f"{row.samples:,} samples ({row.share:.2f}% of the period) end in a frame perf script")
         for n in result.profile.notes
     )
+
+
+def test_hot_instructions_step_names_the_symbol_perf_annotate_finds(tmp_path: Path) -> None:
+    """Under --call-graph dwarf the spinning's frame is glibc's debug-info name ``__pthread_spin_lock``, which perf
+    annotate -s does not find ("has no samples"); the next step names the symbol table's symbol at that address
+    (``pthread_spin_lock@@GLIBC_2.34`` as perf script --no-inline prints it), and that command annotates it."""
+    import shlex
+
+    from detectors.profile.findings import _hot_instructions_step
+
+    data = record(tmp_path, "spin", "dwarf")
+    profile = read_profile(str(data))
+    hot = compute_hotspots(profile, selected_stacks(profile))
+    assert "__pthread_spin_lock" in {r.key for r in hot.self_symbols}
+    step = _hot_instructions_step(profile, "__pthread_spin_lock", None)
+    command = shlex.split(step.split("`")[1])
+    assert command[:2] == ["perf", "annotate"], step
+    perf = find_perf()
+    assert perf is not None
+    out = subprocess.run(
+        [perf, *command[1:], "-i", str(data)], capture_output=True, timeout=120, check=False, cwd=tmp_path
+    )
+    text = out.stdout.decode(errors="replace")
+    assert out.returncode == 0 and "Source code & Disassembly of libc" in text, (step, out.stderr[-300:])
