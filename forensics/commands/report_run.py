@@ -108,10 +108,9 @@ def run_report(
         parts.append(analyses.analyse_dmesg(tuple(dmesg)))
     if store_file is not None:
         parts.append(analyses.analyse_store(store_file, plots_dir))
-    # The kernel log beside a trace says the kernel's preemption model, which sets an RT task's promise.
-    preemption = analyses.log_preemption(tuple(dmesg)) if dmesg and trace else ""
-    # ... and its release whether the fair class is CFS or EEVDF (a text trace names none).
-    release = analyses.log_release(tuple(dmesg)) if dmesg and trace else ""
+    # The kernel log beside a trace says the kernel's preemption model, which sets an RT task's promise, and its
+    # release, whether the fair class is CFS or EEVDF (a text trace names none).
+    preemption, release = analyses.log_kernel(tuple(dmesg)) if dmesg and trace else ("", "")
     parts += [analyses.analyse_trace(t, plots_dir, preemption, release) for t in trace or ()]
     parts += [analyses.analyse_profile(p) for p in profile or ()]
     write_figures(figure for part in parts for figure in part.figures)

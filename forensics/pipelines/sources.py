@@ -119,22 +119,16 @@ def analyse_store(store_path: Path, plots_dir: Path | None) -> SourceAnalysis:
     )
 
 
-def log_preemption(paths: tuple[Path, ...]) -> str:
-    """The preemption model the kernel logs state (``Dynamic Preempt: none``, the banner's build flags) when they
-    agree on one, else "" (none stated, or several boots of different kernels: a trace is not tied to one)."""
+def log_kernel(paths: tuple[Path, ...]) -> tuple[str, str]:
+    """The preemption model (``Dynamic Preempt: none``, the banner's build flags) and the release (the boot banner)
+    the kernel logs state, each where they agree on one, else "" (none stated, or several boots of different kernels:
+    a trace is not tied to one).  Each log's head is read once for both."""
     from collectors.log_identity import read_identity
 
-    models = {m for p in paths if p.is_file() for m in read_identity(str(p)).preemption}
-    return models.pop() if len(models) == 1 else ""
-
-
-def log_release(paths: tuple[Path, ...]) -> str:
-    """The kernel release the kernel logs' boot banners name when they name one, else "" (none, or several: a
-    trace is not tied to one)."""
-    from collectors.log_identity import read_identity
-
-    releases = {r for p in paths if p.is_file() for r in read_identity(str(p)).releases}
-    return releases.pop() if len(releases) == 1 else ""
+    identities = [read_identity(str(p)) for p in paths if p.is_file()]
+    models = {m for i in identities for m in i.preemption}
+    releases = {r for i in identities for r in i.releases}
+    return (models.pop() if len(models) == 1 else "", releases.pop() if len(releases) == 1 else "")
 
 
 def analyse_trace(path: Path, plots_dir: Path | None, preemption: str = "", kernel_release: str = "") -> SourceAnalysis:
