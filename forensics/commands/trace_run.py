@@ -131,6 +131,14 @@ def run_trace(
         raise UsageError(
             f"--preempt {preempt!r} is not a preemption model", hint=f"one of {', '.join(PREEMPTION_MODELS)}"
         )
+    if kernel_release:
+        from detectors.sched.harm import scheduler_of
+
+        if not scheduler_of(kernel_release):  # unread, the trace would be judged as if no release were given
+            raise UsageError(
+                f"--kernel-release {kernel_release!r} is not a kernel release",
+                hint="give the traced kernel's `uname -r`, e.g. 6.1.0-18-amd64",
+            )
     stdin_read_once(("TRACE", [trace_file]), ("--spans", span_sources))
     distinct_outputs(
         ("-o", output), ("--png", png), ("--save-text", save_text), ("--span-png", span_png), ("--gantt-png", gantt_png)

@@ -158,6 +158,14 @@ def test_the_kernel_release_sets_the_fair_class_a_cfs_wait_is_judged_by(ftrace: 
     )
 
 
+def test_a_kernel_release_that_names_no_version_is_a_usage_error(ftrace: Path) -> None:
+    # Unread, the trace would be judged as if no release were given and say the trace names none: refused instead.
+    for release in ("banana", "6", "v6.6"):
+        proc = run(str(ftrace), "--kernel-release", release)
+        assert proc.returncode == 2 and proc.stdout == "", proc.stderr
+        assert proc.stderr.splitlines()[0] == f"kforensic: error: --kernel-release {release!r} is not a kernel release"
+
+
 def test_fail_on(ftrace: Path) -> None:
     # The fixture's worst findings are medium (the RT hog and the waits behind it: high until 2026-12-06).
     assert run(str(ftrace), "--fail-on", "medium", "-f", "json").returncode == 1
