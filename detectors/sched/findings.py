@@ -152,7 +152,7 @@ def cpu_hogs(analysis: TraceAnalysis, source: str) -> list[Finding]:
         stick = harm.fair_yardstick(2, cpus, analysis.kernel_release)
         period = stick.seconds
         kernel = harm.kernel_thread(task.comm) and waited and run.duration > period
-        victims = "; ".join(f"{v.comm} (pid {v.pid}) waited {fmt_ms(w.span.duration)}" for v, w, _j in judged[:3])
+        victims = "; ".join(_waited_behind(v, w, task) for v, w, _j in judged[:3])
         if kernel:
             severity = max(worst or Severity.MEDIUM, Severity.MEDIUM)
             title = f"Kernel-mode run: {task.comm} ran {fmt_ms(run.duration)} on CPU{run.cpu} without rescheduling"
@@ -228,6 +228,16 @@ def _victims_text(task: TaskStats) -> list[str]:
     return parts
 
 
+def _waited_behind(victim: TaskStats, wait: Wait, culprit: TaskStats) -> str:
+    """A victim's wait and the part of it the culprit ran: a wait is judged whole (its class's promise is about the
+    whole wait), but the culprit is charged only with its own part (the JSON's ``victims[].worst_ms``)."""
+    said = f"{victim.comm} (pid {victim.pid}) waited {fmt_ms(wait.span.duration)}"
+    part = next((b.seconds for b in wait.behind if b.pid == culprit.pid), None)
+    if part is None or part >= wait.span.duration:
+        return said
+    return f"{said}, {fmt_ms(part)} of it behind {culprit.comm}"
+
+
 def _usual(task: TaskStats, wait: Wait) -> str:
     """What the task's waits of that kind (wakeup or preemption) take on average: what it usually gets."""
     fig, what = (
@@ -291,8 +301,7 @@ def rt_hogs(analysis: TraceAnalysis, source: str) -> list[Finding]:
             baseline = _baseline(j)
             verdict = (
                 f"Its runs stayed within {budget}, so the others waited, not starved: each got the CPU when it "
-                f"slept. The worst wait: {victim.comm} (pid {victim.pid}) waited {fmt_ms(wait.span.duration)} "
-                f"({_usual(victim, wait)}): {j.why}."
+                f"slept. The worst wait: {_waited_behind(victim, wait, task)} ({_usual(victim, wait)}): {j.why}."
             )
         else:
             severity = Severity.INFO

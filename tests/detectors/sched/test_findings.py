@@ -194,7 +194,10 @@ def test_an_rt_hog_names_what_each_task_lost_behind_it(tmp_path: Path) -> None:
         "rcu_preempt (pid 15) 7.000 ms in 1 wait(s), at most 7.000 ms in one",
     ]
     assert "within RT throttling's budget (950.000 ms of every 1000.000 ms" in rt.summary
-    assert "The worst wait: cc1 (pid 650) waited 8.490 ms (its mean preemption wait " in rt.summary
+    assert (
+        "The worst wait: cc1 (pid 650) waited 8.490 ms, 7.990 ms of it behind rthog (its mean preemption wait "
+        in rt.summary
+    )
     assert_evidence_resolves([rt])
     # A run that reaches the throttling budget starves the CPU's other tasks: high.
     lines = [
@@ -288,3 +291,27 @@ def test_preemptirq_intervals_are_named_by_the_caller_event_or_else_by_where_the
     blind = analysis._replace(offtimes=(analysis.offtimes[0]._replace(worst=spans), *analysis.offtimes[1:]))
     offs = _by_kind(detect(blind, str(path)), "sched-irqs-off")
     assert len({f.id for f in offs}) == len(offs) == 2
+
+
+def _switch(ts: float, prev: tuple[str, int, str], nxt: tuple[str, int]) -> str:
+    comm, pid, state = prev
+    return (
+        f"{comm}-{pid} [000] d..2. {ts:.6f}: sched_switch: prev_comm={comm} prev_pid={pid} prev_prio=120 "
+        f"prev_state={state} ==> next_comm={nxt[0]} next_pid={nxt[1]} next_prio=120\n"
+    )
+
+
+def test_a_hog_is_charged_only_with_its_part_of_a_wait(tmp_path: Path) -> None:
+    """ue4 #5: "python (pid 3445) waited 24.172 ms" behind a CPU hog, whose own part of that wait was 16.153 ms (the
+    JSON's victims[].worst_ms); the text charged the hog with the whole wait.  Here the victim waits 40 ms: 30 ms
+    behind the hog, then 10 ms behind another task; the wait is judged whole, the hog named with its 30 ms."""
+    path = tmp_path / "hog_part.txt"
+    path.write_text(
+        _switch(100.0, ("swapper/0", 0, "R"), ("hog", 601))
+        + "hog-601 [000] d..3. 100.001000: sched_wakeup: comm=victim pid=30 prio=120 target_cpu=000\n"
+        + _switch(100.031, ("hog", 601, "R"), ("other", 40))
+        + _switch(100.041, ("other", 40, "S"), ("victim", 30))
+        + _switch(100.042, ("victim", 30, "S"), ("swapper/0", 0))
+    )
+    (hog,) = (f for f in _by_kind(_findings(path), "sched-cpu-hog") if f.title.startswith("CPU hog: hog ran"))
+    assert "victim (pid 30) waited 40.000 ms, 30.000 ms of it behind hog" in " ".join(hog.summary.split())
