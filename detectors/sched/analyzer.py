@@ -601,6 +601,9 @@ class SchedAnalyzer:
             return
         entry = self.soft_cur.pop(cpu, None)
         if entry is None or entry.pid != vec:
+            # An exit whose entry the trace does not hold (its first moments, lost events) ran the vector: the raise
+            # pending before it was served, and the next entry ends a later raise, not that one.
+            self.raised.pop((cpu, vec), None)
             return
         start = self.clip(entry.ts, ts)
         if start is None:

@@ -981,11 +981,11 @@ def run_batch(
                 behind(ci, si, rings, ti, s, start, ts, I64(-1), sblames, v, cur)
             return
         e_eid = ci[s, C_SOFT_EID]
-        if e_eid < 0:
+        if e_eid < 0 or ci[s, C_SOFT_VEC] != vec:  # an exit whose entry was not seen served the pending raise
+            raised_eid[s, v] = -1
+            ci[s, C_SOFT_EID] = -1
             return
         ci[s, C_SOFT_EID] = -1
-        if ci[s, C_SOFT_VEC] != vec:
-            return
         ok, start = clip(cf[s, F_SOFT_TS], ts, barrier, w0)
         if not ok:
             return

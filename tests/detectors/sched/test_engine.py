@@ -211,6 +211,31 @@ def test_a_softirq_wait_counts_the_run_still_current() -> None:
     assert [(b.comm, round(b.seconds, 6)) for b in net_rx.worst_raise_wait.behind] == [("hog", 0.014)]
 
 
+def test_an_exit_whose_entry_was_not_seen_serves_the_raise_before_it() -> None:
+    """ue4 #12: a raise at the recording's start, then the exit of that vector (its entry not in the buffer), then a
+    new raise served 12 us later: the worst raise-to-entry wait was 8.007 ms, the first raise paired with the second
+    raise's entry across the exit that served it.  In both engines now: 0.012 ms."""
+    text = "".join(
+        f"          <idle>-0       [000] d.s2. {ts}: {event}\n"
+        for ts, event in (
+            (
+                "100.000000",
+                "sched_switch: prev_comm=swapper/0 prev_pid=0 prev_prio=120 prev_state=R ==> "
+                "next_comm=swapper/0 next_pid=0 next_prio=120",
+            ),
+            ("100.000010", "softirq_raise: vec=9 [action=RCU]"),
+            ("100.000025", "softirq_exit: vec=9 [action=RCU]"),
+            ("100.008025", "softirq_raise: vec=9 [action=RCU]"),
+            ("100.008037", "softirq_entry: vec=9 [action=RCU]"),
+            ("100.008050", "softirq_exit: vec=9 [action=RCU]"),
+        )
+    )
+    lists, counts = parse(text.encode(), 1 << 14)
+    (rcu,) = compare(lists, counts).softirqs
+    assert rcu.worst_raise_wait is not None and round(rcu.worst_raise_wait.span.duration, 6) == 0.000012
+    compare_scanned(text.encode(), 1 << 14)
+
+
 def test_a_task_made_rt_after_it_forked() -> None:
     """Each wait keeps the prio the trace shows for the task at it (rt_after_fork_text), in both engines."""
     lists, counts = parse(rt_after_fork_text().encode(), 1 << 10)
