@@ -1184,6 +1184,19 @@ def named_system(session: Session) -> tuple[str | NotAvailable, str | NotAvailab
     return one(hosts, "host", host_why), one(kernels, "kernel release", kernel_why)
 
 
+def named_uts_version(session: Session) -> str | NotAvailable:
+    """The kernel's ``uname -v`` (``#6 SMP PREEMPT Wed Oct 1 ...``) its trace's ``env.kernel_version`` keeps (its
+    build flags say the preemption model), or why not: none named, a user-space session, or traces that disagree."""
+    versions = {str(v) for t in session.traces if t.meta.domain == "kernel" and (v := t.meta.env.get("kernel_version"))}
+    if len(versions) == 1:
+        return versions.pop()
+    if versions:
+        return NotAvailable(f"the kernel traces name different kernels: {', '.join(sorted(versions))}")
+    if any(t.meta.domain == "kernel" for t in session.traces):
+        return NotAvailable("the kernel trace's metadata does not name its build (env.kernel_version)")
+    return NotAvailable("a user-space trace does not name the kernel")
+
+
 def describe(session: Session) -> dict[str, object]:
     """The session's traces, clocks and streams for the JSON ``input`` section (wall time shown, monotonic kept)."""
     from forensics.units import iso_utc

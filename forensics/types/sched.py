@@ -347,6 +347,9 @@ class TraceAnalysis(NamedTuple):
     # The traced kernel's preemption model when known (--preempt, or the kernel log beside it in a report):
     # none, voluntary, "none or voluntary", full, lazy, rt; "" unknown (judged as preemptible).
     preemption: str = ""
+    # Where ``preemption`` was read when the trace itself says it (an LTTng trace's metadata: env.kernel_version,
+    # the kernel's uname -v), or why the trace's metadata does not settle it ("": declared, or not asked).
+    preemption_note: str = ""
     # The traced kernel's release when the trace names it (an LTTng trace's env.kernel_release); "" unknown (a text
     # trace names none): it says whether the fair class is CFS or, from 6.6, EEVDF (detectors/sched/harm.py).
     kernel_release: str = ""

@@ -1,0 +1,98 @@
+"""What an LTTng kernel trace's own metadata says of its kernel, as ``kforensic trace`` reads it: the preemption
+model (env.kernel_version, the kernel's ``uname -v``), and its events cited by their locator, never a "line".
+
+The project's LTTng session (tests/data/lttng/kernel-session.tar.xz, a Debian 6.1 PREEMPT_DYNAMIC kernel); its
+metadata rewritten as TSDL text where a test needs another kernel (the reader takes either form).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from collectors.ctf.metadata import read_metadata_text
+from tests.collectors.ctf_check import extract_session
+from tests.helpers import Ran, cli_run
+
+
+def trace(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], *args: str) -> Ran:
+    return cli_run(monkeypatch, capsys, "trace", *args)
+
+
+@pytest.fixture(scope="module")
+def session(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return extract_session(tmp_path_factory.mktemp("lttng"))
+
+
+def with_env(session: Path, root: Path, **env: str) -> Path:
+    """A copy of the session's kernel trace (its streams linked) whose metadata names other ``env`` values."""
+    kernel = root / "kernel"
+    kernel.mkdir(parents=True)
+    for stream in (session / "kernel").iterdir():
+        if stream.name != "metadata":
+            (kernel / stream.name).symlink_to(stream)
+    text = read_metadata_text(session / "kernel" / "metadata")
+    for key, value in env.items():
+        start = text.index(f"\t{key} = ")
+        text = text[:start] + f"\t{key} = {json.dumps(value)};" + text[text.index("\n", start) :]
+    (kernel / "metadata").write_text("/* CTF 1.8 */\n" + text)
+    return root
+
+
+def keyed(doc: Any, key: str) -> Iterator[Any]:
+    """Every value of ``key`` anywhere in a JSON document."""
+    if isinstance(doc, dict):
+        for k, v in doc.items():
+            if k == key:
+                yield v
+            yield from keyed(v, key)
+    elif isinstance(doc, list):
+        for v in doc:
+            yield from keyed(v, key)
+
+
+def test_a_waits_prio_is_cited_by_the_event_it_was_read_from(
+    session: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``prio_from`` of an LTTng session's wait names its event as every other citation of the document does (it
+    wrote ``{"line": N}``, the event's byte position in the session, in a trace that has no lines)."""
+    out = tmp_path / "doc.json"
+    assert trace(monkeypatch, capsys, str(session), "-f", "json", "-o", str(out)).returncode in (0, 1)
+    doc = json.loads(out.read_text())
+    cited = list(keyed(doc["tasks"], "prio_from"))
+    assert len(cited) > 5
+    for at in cited:
+        assert set(at) == {"event"} and at["event"]["stream"].startswith("kernel/"), at
+        assert at["event"]["number"] >= 1 and at["event"]["clock"] == "monotonic"
+
+
+def test_the_preemption_model_is_read_from_the_kernels_uname_v(
+    session: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The build flags of ``uname -v`` (env.kernel_version) say the model, cited where read; PREEMPT_DYNAMIC's is
+    chosen at boot: not known, and the line says why; --preempt still decides over the metadata."""
+
+    def examined(path: Path, *args: str) -> dict[str, Any]:
+        ran = trace(monkeypatch, capsys, str(path), "-f", "json", *args)
+        assert ran.returncode in (0, 1), ran.stderr
+        (exam,) = json.loads(ran.stdout)["incident"]["examined"]
+        return dict(exam)
+
+    dynamic = examined(session)
+    (line,) = [x for x in dynamic["could_not"] if x.startswith("the kernel's preemption model")]
+    assert "env.kernel_version '#1 SMP PREEMPT_DYNAMIC Debian 6.1.192-3 (2026-11-26)'" in line
+    assert "chosen at boot" in line
+    full = examined(with_env(session, tmp_path / "full", kernel_version="#1 SMP PREEMPT Debian 6.1.192-3"))
+    assert not [x for x in full["could_not"] if "preemption model" in x]
+    assert (
+        "RT wakeup latency on a kernel of preemption model full (read from the trace's metadata, "
+        "env.kernel_version '#1 SMP PREEMPT Debian 6.1.192-3')" in full["could_find"]
+    )
+    plain = with_env(session, tmp_path / "plain", kernel_version="#1 SMP Debian 5.10.226-1 (2024-10-03)")
+    assert any("preemption model none or voluntary (read from" in x for x in examined(plain)["could_find"])
+    declared = examined(plain, "--preempt", "full")
+    assert "RT wakeup latency on a kernel of preemption model full" in declared["could_find"]
