@@ -426,6 +426,7 @@ class Session:
             )
             uuids = {u for _n, u in clocks if u}
             if len({n for n, _u in clocks}) > 1 or len(uuids) > 1:
+                self._refuse_hosts()
                 raise InputError(
                     f"{self.root}: the traces use different clocks ({names}); their times cannot be joined",
                     hint="record kernel and user space in one LTTng session (both on the monotonic clock)",
@@ -450,6 +451,24 @@ class Session:
         self._packets: OrderedDict[tuple[int, int], tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]] = OrderedDict()
         self._named: dict[int, StreamEvent | None] = {}
         self._name_bytes: dict[tuple[int, int], bytes] = {}
+
+    def _refuse_hosts(self) -> None:
+        """Refuse traces of different hosts (their env.hostname), each a trace of its own machine: its clock's times
+        are not another machine's, and a kernel+user-space session (the other cause of two clocks) is one host."""
+        hosts: dict[str, list[str]] = {}
+        for t in self.traces:
+            host = t.meta.env.get("hostname")
+            if host not in (None, "", "(none)"):
+                hosts.setdefault(str(host), []).append(
+                    str(t.path.relative_to(self.root)) if t.path != self.root else "."
+                )
+        if len(hosts) > 1:
+            named = ", ".join(f"{' and '.join(dirs)}: {host}" for host, dirs in sorted(hosts.items()))
+            raise InputError(
+                f"{self.root}: the traces are of {len(hosts)} different hosts ({named}); analyse each trace directory"
+                " on its own",
+                hint=" ; ".join(f"kforensic trace {self.root / dirs[0]}" for _host, dirs in sorted(hosts.items())),
+            )
 
     @staticmethod
     def _prepare(tdir: Path, meta: Metadata, layouts: ly.Layouts) -> CtfTrace:

@@ -28,8 +28,9 @@ def session(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return extract_session(tmp_path_factory.mktemp("lttng"))
 
 
-def with_env(session: Path, root: Path, **env: str) -> Path:
-    """A copy of the session's kernel trace (its streams linked) whose metadata names other ``env`` values."""
+def with_env(session: Path, root: Path, clock_uuid: str = "", **env: str) -> Path:
+    """A copy of the session's kernel trace (its streams linked) whose metadata names other ``env`` values (and
+    another clock uuid: another boot's clock)."""
     kernel = root / "kernel"
     kernel.mkdir(parents=True)
     for stream in (session / "kernel").iterdir():
@@ -39,6 +40,9 @@ def with_env(session: Path, root: Path, **env: str) -> Path:
     for key, value in env.items():
         start = text.index(f"\t{key} = ")
         text = text[:start] + f"\t{key} = {json.dumps(value)};" + text[text.index("\n", start) :]
+    if clock_uuid:
+        start = text.index("\tuuid = ", text.index("clock {"))
+        text = text[:start] + f"\tuuid = {json.dumps(clock_uuid)};" + text[text.index("\n", start) :]
     (kernel / "metadata").write_text("/* CTF 1.8 */\n" + text)
     return root
 
@@ -96,3 +100,29 @@ def test_the_preemption_model_is_read_from_the_kernels_uname_v(
     assert any("preemption model none or voluntary (read from" in x for x in examined(plain)["could_find"])
     declared = examined(plain, "--preempt", "full")
     assert "RT wakeup latency on a kernel of preemption model full" in declared["could_find"]
+
+
+def test_traces_of_two_hosts_are_refused_naming_them(
+    session: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Two machines' kernel traces in one directory (env.hostname VM1 and VM3, each its own boot's clock): one line
+    naming the hosts and saying to analyse each trace on its own, exit 3 (it said "different clocks", with a hint
+    for a kernel + user-space session, which one host records)."""
+    with_env(session, tmp_path / "both" / "src", hostname="VM1")
+    with_env(session, tmp_path / "both" / "dest", clock_uuid="74715693-28c1-4d0d-bee9-24790a4942b0", hostname="VM3")
+    ran = trace(monkeypatch, capsys, str(tmp_path / "both"))
+    assert ran.returncode == 3 and "Traceback" not in ran.stderr
+    error, hint = ran.stderr.splitlines()
+    assert error == (
+        f"kforensic: error: {tmp_path / 'both'}: the traces are of 2 different hosts (src/kernel: VM1,"
+        " dest/kernel: VM3); analyse each trace directory on its own"
+    )
+    assert hint == (
+        f"kforensic: hint: kforensic trace {tmp_path / 'both' / 'src' / 'kernel'} ;"
+        f" kforensic trace {tmp_path / 'both' / 'dest' / 'kernel'}"
+    )
+    # One host's two boots: still two clocks, said as before.
+    with_env(session, tmp_path / "boots" / "a")
+    with_env(session, tmp_path / "boots" / "b", clock_uuid="74715693-28c1-4d0d-bee9-24790a4942b0")
+    ran = trace(monkeypatch, capsys, str(tmp_path / "boots"))
+    assert ran.returncode == 3 and "the traces use different clocks" in ran.stderr
