@@ -14,8 +14,7 @@ from typing import Any
 
 import pytest
 
-from collectors.ctf.metadata import read_metadata_text
-from tests.collectors.ctf_check import extract_session
+from tests.collectors.ctf_check import extract_session, with_env
 from tests.helpers import Ran, cli_run
 
 
@@ -26,25 +25,6 @@ def trace(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], *
 @pytest.fixture(scope="module")
 def session(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return extract_session(tmp_path_factory.mktemp("lttng"))
-
-
-def with_env(session: Path, root: Path, clock_uuid: str = "", **env: str) -> Path:
-    """A copy of the session's kernel trace (its streams linked) whose metadata names other ``env`` values (and
-    another clock uuid: another boot's clock)."""
-    kernel = root / "kernel"
-    kernel.mkdir(parents=True)
-    for stream in (session / "kernel").iterdir():
-        if stream.name != "metadata":
-            (kernel / stream.name).symlink_to(stream)
-    text = read_metadata_text(session / "kernel" / "metadata")
-    for key, value in env.items():
-        start = text.index(f"\t{key} = ")
-        text = text[:start] + f"\t{key} = {json.dumps(value)};" + text[text.index("\n", start) :]
-    if clock_uuid:
-        start = text.index("\tuuid = ", text.index("clock {"))
-        text = text[:start] + f"\tuuid = {json.dumps(clock_uuid)};" + text[text.index("\n", start) :]
-    (kernel / "metadata").write_text("/* CTF 1.8 */\n" + text)
-    return root
 
 
 def keyed(doc: Any, key: str) -> Iterator[Any]:
