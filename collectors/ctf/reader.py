@@ -41,7 +41,7 @@ from forensics.errors import InputError
 from forensics.model import Evidence, Finding, Locator, LocatorKind, NotAvailable, SourceRecord, StreamEvent
 from forensics.output import register_input
 from forensics.types.arrays import distinct
-from forensics.types.trace import Kind, TraceEvent, make_event
+from forensics.types.trace import ASIDE_STATEDUMP, ASIDE_SYSCALLS, ASIDE_USER, Kind, TraceEvent, make_event
 from forensics.types.trace_batch import EventBatch, Interner
 
 if TYPE_CHECKING:
@@ -971,6 +971,18 @@ class Session:
                 out.append(f"{label}: {s.lost_packets} packets lost (sequence numbers skipped)")
             if s.time_back:
                 out.append(f"{label}: {s.time_back} event timestamps go back in time")
+        return out
+
+    def read_aside(self) -> dict[str, int]:
+        """The events read for something other than the scheduling engine, by what they are (ParseCounts.aside):
+        syscall entries/exits, the statedump's threads, user-space events."""
+        out = {ASIDE_SYSCALLS: 0, ASIDE_STATEDUMP: 0, ASIDE_USER: 0}
+        what = {K_SYSCALL_ENTRY: ASIDE_SYSCALLS, K_SYSCALL_EXIT: ASIDE_SYSCALLS, K_STATEDUMP: ASIDE_STATEDUMP}
+        for t in self.traces:
+            for (sid, eid), _name in t.layouts.names.items():
+                kind = int(t.want[sid, eid])
+                if kind >= K_SYSCALL_ENTRY:
+                    out[what.get(kind, ASIDE_USER)] += int(t.counts[sid, eid])
         return out
 
     def skipped(self) -> dict[bytes, int]:

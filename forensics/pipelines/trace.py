@@ -15,7 +15,7 @@ from forensics import __version__
 from forensics.errors import InputError, UsageError
 from forensics.model import Clock, Examined, Finding, Incident, NotAvailable, Timestamp, TimeWindow
 from forensics.pipelines.spans import SpanOptions
-from forensics.types.trace import Kind
+from forensics.types.trace import ASIDE_SYSCALLS, Kind
 from forensics.types.trace_result import TraceResult
 
 if TYPE_CHECKING:
@@ -227,6 +227,9 @@ def examined_trace(
             "either model (low up to 100 ms; medium from 1 ms on a preemptible kernel) "
             "(--preempt none|voluntary|full|lazy|rt, or its kernel log beside the trace in kforensic report)"
         )
+    syscalls = dict(parse.aside).get(ASIDE_SYSCALLS, 0)
+    if syscalls:  # read (the span breakdown's), never measured entry to exit
+        could_not.append(f"syscall latency: not analysed ({syscalls:,} syscall entry/exit events read)")
     if offs:
         could.append("irqs-off/preempt-off sections")
     else:

@@ -166,6 +166,9 @@ def parse_to_dict(p: ParseSummary) -> JsonDict:
         "malformed_lines": p.malformed,
         "malformed_examples": [{"line": n, "text": text} for n, text in p.malformed_examples],
         "skipped_events": dict(p.unknown),
+        # read for something else than this analysis (an LTTng session's syscalls, statedump, user-space events;
+        # sched_wakeup where sched_waking is measured): with events_analysed and skipped_events, every event
+        "not_analysed_events": dict(p.aside),
         "layout": p.layout,
         "tracer": p.tracer,
     }

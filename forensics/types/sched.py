@@ -294,6 +294,8 @@ class ParseSummary(NamedTuple):
     layout: str
     tracer: str | None
     malformed_examples: tuple[tuple[int, str], ...] = ()  # the first few skipped lines: (line number, text)
+    # Events read but not analysed here, by what they are (ParseCounts.aside; forensics.types.trace.ASIDE_*).
+    aside: tuple[tuple[str, int], ...] = ()
 
 
 # -- the default thresholds (seconds); detectors/sched/rules.py names them with the engine's other constants
