@@ -85,12 +85,52 @@ def preemption_model(head: bytes) -> Iterator[str]:
         if b"PREEMPT_DYNAMIC" in flags:
             if dynamic:
                 yield dynamic.pop(0)
-        elif b"PREEMPT_RT" in flags:
-            yield "rt"
-        elif b"PREEMPT" in flags:
-            yield "full"
         else:
-            yield "none or voluntary"
+            yield _built_model(flags)
+
+
+def _built_model(flags: list[bytes]) -> str:
+    """The model a build without PREEMPT_DYNAMIC states in its UTS_VERSION flags (scripts/mkcompile_h)."""
+    if b"PREEMPT_RT" in flags:
+        return "rt"
+    return "full" if b"PREEMPT" in flags else "none or voluntary"
+
+
+#: The kernels whose UTS_VERSION says ``PREEMPT`` for a PREEMPT_DYNAMIC build too (whose model is chosen at boot):
+#: PREEMPT_DYNAMIC came in 5.12, and its own flag in 5.18 (a0a7e453b502, "sched/preempt: Tell about
+#: PREEMPT_DYNAMIC on kernel headers").
+_DYNAMIC_SAID_PREEMPT = ((5, 12), (5, 18))
+
+
+@dataclass(frozen=True)
+class BuiltModel:
+    """The preemption model a kernel's ``uname -v`` states, or why it does not settle it."""
+
+    model: str  # rt, full, "none or voluntary"; "" not settled
+    why: str = ""  # why not settled ("" when settled)
+
+
+def uts_preemption(version: str, release: str = "") -> BuiltModel:
+    """The preemption model the kernel's ``uname -v`` string (UTS_VERSION, ``#6 SMP PREEMPT Wed Oct 1 ...``: what
+    an LTTng kernel trace's metadata keeps as ``env.kernel_version``) states, as a boot banner's build flags say it
+    (:func:`preemption_model`).  ``release`` (``uname -r``) tells a 5.12-5.17 kernel, whose ``PREEMPT`` a
+    PREEMPT_DYNAMIC build prints too.  Not settled: PREEMPT_DYNAMIC (the model is chosen at boot, ``preempt=``,
+    which ``uname -v`` does not record), or a string that is not a ``uname -v`` (no ``#N`` first)."""
+    words = version.encode("utf-8", "replace").split()
+    if not words or not words[0].startswith(b"#"):
+        return BuiltModel("", f"{version!r} is not a kernel's uname -v (#N SMP PREEMPT ...)")
+    flags = words[1:]
+    if b"PREEMPT_DYNAMIC" in flags:
+        return BuiltModel("", "PREEMPT_DYNAMIC: the model is chosen at boot (preempt=), which uname -v does not say")
+    model = _built_model(flags)
+    numbers = re.match(r"(\d+)\.(\d+)", release)
+    if model == "full" and numbers is not None:
+        at = (int(numbers.group(1)), int(numbers.group(2)))
+        if _DYNAMIC_SAID_PREEMPT[0] <= at < _DYNAMIC_SAID_PREEMPT[1]:
+            return BuiltModel(
+                "", f"a {release} kernel says PREEMPT for a PREEMPT_DYNAMIC build too (its model chosen at boot)"
+            )
+    return BuiltModel(model)
 
 
 def _syslog_hosts(head: bytes) -> Iterator[bytes]:

@@ -24,7 +24,7 @@ from collectors.ctf.reader import (
 from collectors.prefetch import prefetched
 from collectors.trace_input import TraceStream
 from forensics.model import SourceRecord
-from forensics.types.trace import Kind, ParseCounts
+from forensics.types.trace import ASIDE_WAKEUP, Kind, ParseCounts
 from forensics.types.trace_batch import EventBatch
 
 
@@ -190,6 +190,7 @@ def feed_session(session: Session, sink: BatchSink, keep: bool = False, user: bo
     shift_wakeup = (major, minor) >= (2, 9)
     counts.tracer = None
     seen_waking = False
+    redundant_wakeups = 0
     read = CtfRead(session, TraceStream(path, _kind(session), iter(()), []), counts)
     tracker = read.tracker = SyscallTracker(read.key_width())
     inside = getattr(sink, "inside", None)  # a WindowSink: the open syscall of its rows only
@@ -225,6 +226,8 @@ def feed_session(session: Session, sink: BatchSink, keep: bool = False, user: bo
                 wanted &= (kinds != Kind.WAKEUP) | (np.arange(len(kinds)) <= first[0])
         else:
             wanted &= kinds != Kind.WAKEUP
+        # (a wakeup left out for its waking: counted aside, as every event read and not analysed)
+        redundant_wakeups += int(np.count_nonzero((kinds == Kind.WAKEUP) & ~wanted))
         sel = np.flatnonzero(wanted)
         batch = kernel_batch(session, chunk.full(sel), owner[sel], shift_wakeup)
         if keep:
@@ -236,6 +239,7 @@ def feed_session(session: Session, sink: BatchSink, keep: bool = False, user: bo
     counts.events = sum(s.events for s in session.streams)
     counts.lines = counts.events
     counts.unknown = session.skipped()
+    counts.aside = {**session.read_aside(), ASIDE_WAKEUP: redundant_wakeups}
     counts.lost_markers = sum(1 for s in session.streams if s.discarded or s.lost_packets)
     counts.lost_events = sum(s.discarded for s in session.streams)
     counts.cpus_declared = None

@@ -35,12 +35,13 @@ from collectors.ctf import layouts as ly
 from collectors.ctf import parsed
 from collectors.ctf.general import DecodeError, GeneralDecoder
 from collectors.ctf.metadata import Clock, Metadata
+from collectors.ctf.task_state import state_table
 from collectors.mapping import map_file
 from forensics.errors import InputError
 from forensics.model import Evidence, Finding, Locator, LocatorKind, NotAvailable, SourceRecord, StreamEvent
 from forensics.output import register_input
 from forensics.types.arrays import distinct
-from forensics.types.trace import Kind, TraceEvent, make_event
+from forensics.types.trace import ASIDE_STATEDUMP, ASIDE_SYSCALLS, ASIDE_USER, Kind, TraceEvent, make_event
 from forensics.types.trace_batch import EventBatch, Interner
 
 if TYPE_CHECKING:
@@ -109,7 +110,8 @@ ROWS_PER_CALL = 1 << 14
 PACKETS_PER_CALL = 1 << 14
 PACKETS_KEPT = 4  # packets decoded again to name cited events, kept for the next citation (Session.stream_event)
 PENDING_ROWS = 1  # decode a stream's next packets when fewer rows than this are pending
-# prev_state bits to the kernel's letters (TASK_REPORT order; 0 is running).
+# prev_state bits to the kernel's letters (4.14's TASK_REPORT order; 0 is running; an older kernel's raw p->state
+# is translated first: collectors/ctf/task_state.py).
 _STATE_LETTERS = b"SDTtXZPI"
 _LOWEST_LETTER = np.zeros(256, dtype=np.int64)
 for _v in range(1, 256):
@@ -426,6 +428,7 @@ class Session:
             )
             uuids = {u for _n, u in clocks if u}
             if len({n for n, _u in clocks}) > 1 or len(uuids) > 1:
+                self._refuse_hosts()
                 raise InputError(
                     f"{self.root}: the traces use different clocks ({names}); their times cannot be joined",
                     hint="record kernel and user space in one LTTng session (both on the monotonic clock)",
@@ -439,6 +442,14 @@ class Session:
                 hint="was the session started and stopped (`lttng start` ... `lttng stop`) before `lttng destroy`?",
             )
         self.seconds = time.monotonic() - started
+        # How sched_switch's prev_state is read: by the kernel the trace names (its raw p->state before 4.14).
+        kernel = next((t for t in self.traces if t.meta.domain == "kernel"), None)
+        release = None if kernel is None else kernel.meta.env.get("kernel_release")
+        self.states = state_table(None if release is None else str(release))
+        if kernel is not None and self.states.assumed:
+            self.warnings.append(
+                f"sched_switch prev_state read as on kernels {self.states.layout}: {self.states.assumed}"
+            )
         # The decoder's packet rows, reused call after call and stream after stream (fresh ones cost a page
         # fault per 4 KB touched; they are read before the next call). Its event rows: StreamFile.rowbuf.
         self.scratch_packets = np.empty((PACKETS_PER_CALL, ly.N_PKTCOLS), dtype=np.int64)
@@ -450,6 +461,24 @@ class Session:
         self._packets: OrderedDict[tuple[int, int], tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]] = OrderedDict()
         self._named: dict[int, StreamEvent | None] = {}
         self._name_bytes: dict[tuple[int, int], bytes] = {}
+
+    def _refuse_hosts(self) -> None:
+        """Refuse traces of different hosts (their env.hostname), each a trace of its own machine: its clock's times
+        are not another machine's, and a kernel+user-space session (the other cause of two clocks) is one host."""
+        hosts: dict[str, list[str]] = {}
+        for t in self.traces:
+            host = t.meta.env.get("hostname")
+            if host not in (None, "", "(none)"):
+                hosts.setdefault(str(host), []).append(
+                    str(t.path.relative_to(self.root)) if t.path != self.root else "."
+                )
+        if len(hosts) > 1:
+            named = ", ".join(f"{' and '.join(dirs)}: {host}" for host, dirs in sorted(hosts.items()))
+            raise InputError(
+                f"{self.root}: the traces are of {len(hosts)} different hosts ({named}); analyse each trace directory"
+                " on its own",
+                hint=" ; ".join(f"kforensic trace {self.root / dirs[0]}" for _host, dirs in sorted(hosts.items())),
+            )
 
     @staticmethod
     def _prepare(tdir: Path, meta: Metadata, layouts: ly.Layouts) -> CtfTrace:
@@ -944,6 +973,18 @@ class Session:
                 out.append(f"{label}: {s.time_back} event timestamps go back in time")
         return out
 
+    def read_aside(self) -> dict[str, int]:
+        """The events read for something other than the scheduling engine, by what they are (ParseCounts.aside):
+        syscall entries/exits, the statedump's threads, user-space events."""
+        out = {ASIDE_SYSCALLS: 0, ASIDE_STATEDUMP: 0, ASIDE_USER: 0}
+        what = {K_SYSCALL_ENTRY: ASIDE_SYSCALLS, K_SYSCALL_EXIT: ASIDE_SYSCALLS, K_STATEDUMP: ASIDE_STATEDUMP}
+        for t in self.traces:
+            for (sid, eid), _name in t.layouts.names.items():
+                kind = int(t.want[sid, eid])
+                if kind >= K_SYSCALL_ENTRY:
+                    out[what.get(kind, ASIDE_USER)] += int(t.counts[sid, eid])
+        return out
+
     def skipped(self) -> dict[bytes, int]:
         """Events counted but not analysed, by name."""
         out: dict[bytes, int] = {}
@@ -955,22 +996,24 @@ class Session:
         return out
 
 
-def state_letters(values: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
-    """LTTng's integer ``prev_state`` as the first letter ftrace prints (R, S, D, T, t, X, Z, P, I)."""
-    out: npt.NDArray[np.int64] = _LOWEST_LETTER[values & 0xFF]
-    return out
-
-
 def kernel_batch(
     session: Session, rows: npt.NDArray[np.int64], owner: npt.NDArray[np.int64], prio_shift_wakeup: bool
 ) -> EventBatch:
     """The engine's columns for the kernel rows of one merged chunk (syscall and UST rows are left out)."""
     kept = np.flatnonzero(rows[:, ly.R_KIND] < K_SYSCALL_ENTRY)
+    to_report = session.states.to_report
+    engine_rows = rows
+    if to_report is not None:  # a kernel before 4.14: its raw p->state as 4.14 reports it (the letters' encoding),
+        engine_rows = rows.copy()  # in a copy: the records cited keep the value the trace holds
+        sw = np.flatnonzero(rows[:, ly.R_KIND] == Kind.SWITCH)
+        engine_rows[sw, ly.R_V0 + 2] = to_report[rows[sw, ly.R_V0 + 2] & (len(to_report) - 1)]
     owner = owner[kept]
     n = len(kept)
     cols = np.empty((8, n), dtype=np.int64)
     ts = np.empty(n, dtype=np.float64)
-    session.kernels.engine_columns(rows, K_SYSCALL_ENTRY, _LOWEST_LETTER, 100 if prio_shift_wakeup else 0, cols, ts)
+    session.kernels.engine_columns(
+        engine_rows, K_SYSCALL_ENTRY, _LOWEST_LETTER, 100 if prio_shift_wakeup else 0, cols, ts
+    )
     kind, cpu, line_no, pid, prio, next_pid, next_prio, state = cols
     line_no += np.where(line_no >= 0, session.bases[owner], 0)  # the position in the session (Session.locate)
     irqs = np.flatnonzero((kind == Kind.IRQ_ENTRY) | (kind == Kind.IRQ_EXIT))
@@ -1123,7 +1166,7 @@ def _record(session: Session, r: list[int], stream: int, shift: bool) -> TraceEv
     if kind == Kind.SWITCH:
         pc = session.text(stream, v[5], 16)
         nc = session.text(stream, v[6], 16)
-        st = _LETTER_BYTES[v[2] & 0xFF]  # as state_letters
+        st = _LETTER_BYTES[session.states.report(v[2]) & 0xFF]  # as kernel_batch (the line keeps the raw value)
         line = b"%s: prev_comm=%s prev_tid=%d prev_prio=%d prev_state=%d next_comm=%s next_tid=%d next_prio=%d" % (
             name,
             pc,
@@ -1182,6 +1225,19 @@ def named_system(session: Session) -> tuple[str | NotAvailable, str | NotAvailab
         else "the trace's metadata does not name it (env.hostname)"
     )
     return one(hosts, "host", host_why), one(kernels, "kernel release", kernel_why)
+
+
+def named_uts_version(session: Session) -> str | NotAvailable:
+    """The kernel's ``uname -v`` (``#6 SMP PREEMPT Wed Oct 1 ...``) its trace's ``env.kernel_version`` keeps (its
+    build flags say the preemption model), or why not: none named, a user-space session, or traces that disagree."""
+    versions = {str(v) for t in session.traces if t.meta.domain == "kernel" and (v := t.meta.env.get("kernel_version"))}
+    if len(versions) == 1:
+        return versions.pop()
+    if versions:
+        return NotAvailable(f"the kernel traces name different kernels: {', '.join(sorted(versions))}")
+    if any(t.meta.domain == "kernel" for t in session.traces):
+        return NotAvailable("the kernel trace's metadata does not name its build (env.kernel_version)")
+    return NotAvailable("a user-space trace does not name the kernel")
 
 
 def describe(session: Session) -> dict[str, object]:

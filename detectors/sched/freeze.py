@@ -263,6 +263,7 @@ def parse_summary(counts: ParseCounts) -> ParseSummary:
         counts.layout,
         counts.tracer,
         tuple(counts.first_malformed),
+        tuple((k, v) for k, v in counts.aside.items() if v),
     )
 
 

@@ -15,7 +15,7 @@ from forensics import __version__
 from forensics.errors import InputError, UsageError
 from forensics.model import Clock, Examined, Finding, Incident, NotAvailable, Timestamp, TimeWindow
 from forensics.pipelines.spans import SpanOptions
-from forensics.types.trace import Kind
+from forensics.types.trace import ASIDE_SYSCALLS, Kind
 from forensics.types.trace_result import TraceResult
 
 if TYPE_CHECKING:
@@ -214,14 +214,22 @@ def examined_trace(
             could.append(f"{what} (none in the window)")
         else:
             could_not.append(f"{what}: needs {needs} events")
+    note = analysis.preemption_note
     if switches and analysis.preemption:
-        could.append(f"RT wakeup latency on a kernel of preemption model {analysis.preemption}")
+        could.append(
+            f"RT wakeup latency on a kernel of preemption model {analysis.preemption}" + (f" ({note})" if note else "")
+        )
     elif switches:
         could_not.append(
-            "the kernel's preemption model: an RT task's wait behind a CFS task gets the severity that holds under "
+            "the kernel's preemption model"
+            + (f" ({note})" if note else "")
+            + ": an RT task's wait behind a CFS task gets the severity that holds under "
             "either model (low up to 100 ms; medium from 1 ms on a preemptible kernel) "
             "(--preempt none|voluntary|full|lazy|rt, or its kernel log beside the trace in kforensic report)"
         )
+    syscalls = dict(parse.aside).get(ASIDE_SYSCALLS, 0)
+    if syscalls:  # read (the span breakdown's), never measured entry to exit
+        could_not.append(f"syscall latency: not analysed ({syscalls:,} syscall entry/exit events read)")
     if offs:
         could.append("irqs-off/preempt-off sections")
     else:
@@ -420,6 +428,23 @@ def _ctf_keeper(
     return keeper
 
 
+def _named_preemption(session: Session | None, declared: str, release: str) -> tuple[str, str]:
+    """The preemption model: ``declared`` (--preempt, or the kernel log beside the trace), else the one an LTTng
+    kernel trace's metadata states (env.kernel_version: the kernel's ``uname -v``), with where it was read, or ""
+    and why it is not settled there (TraceAnalysis.preemption_note)."""
+    if declared or session is None:
+        return declared, ""
+    from collectors.ctf.reader import named_uts_version
+    from collectors.log_identity import uts_preemption
+
+    uts = named_uts_version(session)
+    if isinstance(uts, NotAvailable):
+        return "", uts.reason
+    built = uts_preemption(uts, release)
+    said = f"the trace's metadata, env.kernel_version {uts!r}"
+    return built.model, f"read from {said}" if built.model else f"{said}: {built.why}"
+
+
 def analyse_trace_file(
     trace_file: str,
     *,
@@ -551,7 +576,8 @@ def analyse_trace_file(
     # its release, when named, whether the fair class is CFS or EEVDF (a CFS task's yardstick).
     # The release the trace names (an LTTng session's) over one declared (--kernel-release, a report's kernel log).
     named = kernel if isinstance(kernel, str) else kernel_release
-    analysis = analysis._replace(preemption=preemption, kernel_release=named)
+    preemption, note = _named_preemption(ctf.session if ctf is not None else None, preemption, named)
+    analysis = analysis._replace(preemption=preemption, kernel_release=named, preemption_note=note)
     findings = [*detect(analysis._replace(span_tids=tids), stream.name), *findings]
     # An LTTng event cited by its stream file, number and time, as babeltrace2 finds it.
     findings = findings if ctf is None else ctf.session.cite(findings)

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from forensics.model import NotAvailable
 from forensics.report.formats import Destination, IncidentRenderer, OutputFormat, render
-from forensics.types.trace import prio_known
+from forensics.types.trace import ASIDE_STATEDUMP, ASIDE_SYSCALLS, ASIDE_USER, ASIDE_WAKEUP, prio_known
 from forensics.types.trace_result import TraceResult
 
 if TYPE_CHECKING:
@@ -180,6 +180,15 @@ def _unknown_wakeups(t: TaskStats) -> str:
     return f" ({t.wakeups_unknown} more unknown: {why.reason})" if why else ""
 
 
+#: What the events read but not analysed are (ParseSummary.aside), as the header names them.
+_ASIDE = {
+    ASIDE_SYSCALLS: "syscall entry/exit events (syscall latency is not analysed)",
+    ASIDE_STATEDUMP: "lttng_statedump_process_state events (the names of the threads at the start)",
+    ASIDE_USER: "user-space events (request spans)",
+    ASIDE_WAKEUP: "sched_wakeup events (wakeup latency is measured from their sched_waking)",
+}
+
+
 def _header_lines(a: TraceAnalysis, parse: ParseSummary, source: str, notes: tuple[str, ...] = ()) -> list[str]:
     window = a.window
     # A CTF trace is binary: its events are decoded, not lines (the reader counts one "line" per event, and no
@@ -194,6 +203,8 @@ def _header_lines(a: TraceAnalysis, parse: ParseSummary, source: str, notes: tup
         f"{sum(n for _k, n in parse.unknown)} events of other kinds, "
         f"{a.coverage.lost_markers} lost-event markers ({a.coverage.lost_events} events lost)",
     ]
+    if parse.aside:
+        lines.append("not analysed: " + ", ".join(f"{n} {_ASIDE.get(k, k)}" for k, n in parse.aside))
     if a.coverage.note:
         lines.append(f"coverage: {a.coverage.note}")
     if a.clock.back:

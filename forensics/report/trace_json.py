@@ -95,8 +95,9 @@ def wait_to_dict(wait: Wait | None, named: Named = None) -> JsonDict | None:
         "behind": [{"pid": b.pid, "comm": b.comm, "ms": ms(b.seconds), "prio": _prio(b.prio)} for b in wait.behind],
         "unseen_ms": ms(wait.unseen),
     } | (
-        # a task's wait: its prio then (its class decides what it was promised) and the line it was read from
-        {"prio": wait.prio, "prio_from": {"line": wait.prio_ref.line_no}}
+        # a task's wait: its prio then (its class decides what it was promised) and the event it was read from,
+        # cited as every other event of the document (a line of a text trace, an LTTng session's event locator)
+        {"prio": wait.prio, "prio_from": _at(wait.prio_ref, named)}
         if prio_known(wait.prio) and wait.prio_ref is not None
         else {}
     )
@@ -165,6 +166,9 @@ def parse_to_dict(p: ParseSummary) -> JsonDict:
         "malformed_lines": p.malformed,
         "malformed_examples": [{"line": n, "text": text} for n, text in p.malformed_examples],
         "skipped_events": dict(p.unknown),
+        # read for something else than this analysis (an LTTng session's syscalls, statedump, user-space events;
+        # sched_wakeup where sched_waking is measured): with events_analysed and skipped_events, every event
+        "not_analysed_events": dict(p.aside),
         "layout": p.layout,
         "tracer": p.tracer,
     }

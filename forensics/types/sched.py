@@ -294,6 +294,8 @@ class ParseSummary(NamedTuple):
     layout: str
     tracer: str | None
     malformed_examples: tuple[tuple[int, str], ...] = ()  # the first few skipped lines: (line number, text)
+    # Events read but not analysed here, by what they are (ParseCounts.aside; forensics.types.trace.ASIDE_*).
+    aside: tuple[tuple[str, int], ...] = ()
 
 
 # -- the default thresholds (seconds); detectors/sched/rules.py names them with the engine's other constants
@@ -347,6 +349,9 @@ class TraceAnalysis(NamedTuple):
     # The traced kernel's preemption model when known (--preempt, or the kernel log beside it in a report):
     # none, voluntary, "none or voluntary", full, lazy, rt; "" unknown (judged as preemptible).
     preemption: str = ""
+    # Where ``preemption`` was read when the trace itself says it (an LTTng trace's metadata: env.kernel_version,
+    # the kernel's uname -v), or why the trace's metadata does not settle it ("": declared, or not asked).
+    preemption_note: str = ""
     # The traced kernel's release when the trace names it (an LTTng trace's env.kernel_release); "" unknown (a text
     # trace names none): it says whether the fair class is CFS or, from 6.6, EEVDF (detectors/sched/harm.py).
     kernel_release: str = ""

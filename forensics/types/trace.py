@@ -6,7 +6,7 @@ import enum
 import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import NamedTuple
+from typing import Final, NamedTuple
 
 # Re-exported for collectors/perf_script.py, which imports it from here (its own change, another engineer's file).
 
@@ -105,6 +105,12 @@ def prio_known(prio: int | None) -> bool:
     return prio is not None and prio != PRIO_UNKNOWN
 
 
+#: What :attr:`ParseCounts.aside` counts (keys).
+ASIDE_SYSCALLS: Final = "syscalls"  # syscall_entry_*/syscall_exit_* (sys_*/exit_syscall): syscall latency not analysed
+ASIDE_STATEDUMP: Final = "statedump"  # lttng_statedump_process_state: the names of the threads at the start
+ASIDE_USER: Final = "user_space"  # LTTng UST events: the span analysis's
+ASIDE_WAKEUP: Final = "sched_wakeup"  # a sched_wakeup after the sched_waking it follows, which is measured
+
 PLUGIN_STATE_LETTERS: dict[bytes, bytes] = {b"W": b"I", b"X": b"Z", b"K": b"D", b"x": b"Z"}
 
 
@@ -120,6 +126,10 @@ class ParseCounts:
     lost_markers: int = 0
     lost_events: int = 0
     unknown: dict[bytes, int] = field(default_factory=dict)  # event name -> count, events not analysed
+    # Events read for something other than the scheduling analysis, by what they are (ASIDE_*): an LTTng
+    # session's syscall entries/exits, statedump and user-space events, its sched_wakeup where sched_waking is
+    # measured; with ``used`` and ``unknown`` they count every event.
+    aside: dict[str, int] = field(default_factory=dict)
     cpus_declared: int | None = None  # from "#P:N" (tracefs) or "cpus=N" (trace-cmd)
     overwritten: int = 0  # events the tracefs ring buffer overwrote before the trace was read
     tracer: str | None = None  # "# tracer: NAME" of tracefs text

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import tarfile
 from collections.abc import Sequence
 from pathlib import Path
@@ -11,7 +12,7 @@ import numpy as np
 from collectors.ctf import decode, plain
 from collectors.ctf import layouts as d
 from collectors.ctf.general import Event, decode_stream
-from collectors.ctf.metadata import Metadata, parse_metadata
+from collectors.ctf.metadata import Metadata, parse_metadata, read_metadata_text
 
 SESSION = Path(__file__).resolve().parents[1] / "data" / "lttng" / "kernel-session.tar.xz"
 
@@ -20,6 +21,25 @@ def extract_session(root: Path) -> Path:
     """The project's LTTng kernel + user-space session (lttng_fixtures/build.sh) unpacked in ``root``."""
     with tarfile.open(SESSION) as tar:
         tar.extractall(root, filter="data")
+    return root
+
+
+def with_env(session: Path, root: Path, clock_uuid: str = "", **env: str) -> Path:
+    """A copy of the session's kernel trace (its streams linked) whose metadata names other ``env`` values (and
+    another clock uuid: another boot's clock)."""
+    kernel = root / "kernel"
+    kernel.mkdir(parents=True)
+    for stream in (session / "kernel").iterdir():
+        if stream.name != "metadata":
+            (kernel / stream.name).symlink_to(stream)
+    text = read_metadata_text(session / "kernel" / "metadata")
+    for key, value in env.items():
+        start = text.index(f"\t{key} = ")
+        text = text[:start] + f"\t{key} = {json.dumps(value)};" + text[text.index("\n", start) :]
+    if clock_uuid:
+        start = text.index("\tuuid = ", text.index("clock {"))
+        text = text[:start] + f"\tuuid = {json.dumps(clock_uuid)};" + text[text.index("\n", start) :]
+    (kernel / "metadata").write_text("/* CTF 1.8 */\n" + text)
     return root
 
 

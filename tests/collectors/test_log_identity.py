@@ -107,6 +107,28 @@ def test_the_preemption_model_of_each_boot() -> None:
     ]
 
 
+def test_the_preemption_model_a_kernels_uname_v_states() -> None:
+    """An LTTng kernel trace keeps ``uname -v`` (env.kernel_version): its build flags say the model as a banner's
+    do, except where they cannot: PREEMPT_DYNAMIC (chosen at boot), and PREEMPT on 5.12-5.17, which a
+    PREEMPT_DYNAMIC build printed too (its own flag came in 5.18)."""
+    from collectors.log_identity import uts_preemption
+
+    assert uts_preemption("#6 SMP PREEMPT Wed Oct 1 17:07:11 CEST 2014", "3.10.31-ltsi").model == "full"
+    assert uts_preemption("#1 SMP PREEMPT_RT Debian 6.1.192-3 (2026-11-26)", "6.1.0-57-rt-amd64").model == "rt"
+    assert uts_preemption("#1 SMP Debian 5.10.226-1 (2024-10-03)", "5.10.0-32-amd64").model == "none or voluntary"
+    assert uts_preemption("#1 SMP PREEMPT Tue Dec 18 08:57:15 CET 2012").model == "full"  # release unknown
+    assert uts_preemption("#1 SMP PREEMPT Fri Mar 4 2022", "5.18.0").model == "full"
+    for version, release in (
+        ("#1 SMP PREEMPT_DYNAMIC Debian 6.1.192-3 (2026-11-26)", "6.1.0-57-amd64"),
+        ("#1 SMP PREEMPT Fri Mar 4 2022", "5.15.0-1"),  # a 5.15 PREEMPT_DYNAMIC build says PREEMPT
+        ("#1 SMP PREEMPT Fri Mar 4 2022", "5.12.0"),
+        ("6.1.0 custom", "6.1.0"),  # not a uname -v
+    ):
+        built = uts_preemption(version, release)
+        assert built.model == "" and built.why, (version, release)
+    assert "chosen at boot" in uts_preemption("#1 SMP PREEMPT_DYNAMIC x", "6.1.0").why
+
+
 def test_a_log_that_does_not_start_at_boot_says_when_it_starts() -> None:
     """The first time-stamped line, when it is not the banner: how long after boot the log begins."""
     wrapped = "[ 1936.940941] kforensic-kill-test-9\n[ 1937.000001] eth0: link up\n"
