@@ -15,8 +15,10 @@ from dataclasses import dataclass
 __all__ = [
     "LIST_POISON1",
     "LIST_POISON2",
+    "RWLOCK_MAGIC",
     "SLAB_FILLS",
     "SLAB_POISONS",
+    "SPINLOCK_MAGIC",
     "VALUE_RULES",
     "ValueClass",
     "ValueKind",
@@ -26,6 +28,10 @@ __all__ = [
 
 LIST_POISON1 = 0xDEAD000000000100
 LIST_POISON2 = 0xDEAD000000000122
+#: The debug lock magics (CONFIG_DEBUG_SPINLOCK): the ``magic`` word after the lock word of every initialised
+#: spinlock_t (include/linux/spinlock_types.h) and rwlock_t (include/linux/rwlock_types.h).
+SPINLOCK_MAGIC = 0xDEAD4EAD
+RWLOCK_MAGIC = 0xDEAF1EED
 
 
 class ValueKind(enum.StrEnum):
@@ -38,6 +44,8 @@ class ValueKind(enum.StrEnum):
     SLAB_POISON_INUSE = "slab-poison-inuse"
     SLAB_REDZONE_INACTIVE = "slab-redzone-inactive"
     SLAB_REDZONE_ACTIVE = "slab-redzone-active"
+    SPINLOCK_MAGIC = "spinlock-magic"
+    RWLOCK_MAGIC = "rwlock-magic"
     NULL_OFFSET = "null-offset"
     ASCII = "ascii"
     NON_CANONICAL = "non-canonical"
@@ -95,6 +103,16 @@ def _repeated(value: int, byte: int) -> bool:
     return _filled(value, byte)
 
 
+def _lock_words(value: int, magic: int) -> bool:
+    """Whether a value is the words of a debug lock around its ``magic``, read as a pointer.
+
+    A debug raw_spinlock_t is the lock word, then ``magic``, then ``owner_cpu`` (-1 while unowned): 8 bytes read at
+    the lock hold ``magic << 32 | lock`` (0xdead4ead00000000 unlocked), 8 bytes read 4 further ``-1 << 32 | magic``,
+    and a 32-bit read ``magic`` alone.
+    """
+    return value >> 32 == magic or (value & 0xFFFFFFFF == magic and value >> 32 in (0, 0xFFFFFFFF))
+
+
 #: Suspicious values, most specific first; each rule: (kind, test, meaning, example).
 K = ValueKind
 VALUE_RULES: tuple[tuple[ValueKind, Callable[[int], bool], str, int], ...] = (
@@ -114,6 +132,15 @@ VALUE_RULES: tuple[tuple[ValueKind, Callable[[int], bool], str, int], ...] = (
     (K.SLAB_REDZONE_ACTIVE, lambda v: _repeated(v, 0xCC),
      "SLUB red zone 0xcc (active): the padding around an allocated object — an overflow reached it",
      0xCCCCCCCCCCCCCCCC),
+    # Before the address rules: 0xdead4ead00000000 is non-canonical, 0xdead4ead a user address, by value alone.
+    (K.SPINLOCK_MAGIC, lambda v: _lock_words(v, SPINLOCK_MAGIC),
+     "SPINLOCK_MAGIC 0xdead4ead (include/linux/spinlock_types.h, CONFIG_DEBUG_SPINLOCK): the words of a spinlock_t "
+     "read as a pointer: the pointer read from points into or over a spinlock_t, not the object the code expects "
+     "(a wrong or stale object: freed and reused, or of another type)", SPINLOCK_MAGIC << 32),
+    (K.RWLOCK_MAGIC, lambda v: _lock_words(v, RWLOCK_MAGIC),
+     "RWLOCK_MAGIC 0xdeaf1eed (include/linux/rwlock_types.h, CONFIG_DEBUG_SPINLOCK): the words of an rwlock_t read "
+     "as a pointer: the pointer read from points into or over an rwlock_t, not the object the code expects "
+     "(a wrong or stale object: freed and reused, or of another type)", RWLOCK_MAGIC << 32),
     (K.NULL_OFFSET, lambda v: 0 < v < 0x1000,
      "NULL plus an offset: a member read through a NULL pointer", 0x30),
     # Text only where no pointer can be: a canonical value that happens to spell text (0x286a5920, a

@@ -114,6 +114,11 @@ _CALLBACKS = ("rcu_do_batch", "rcu_core", "^_*rcu_", "^_*do_softirq", "^handle_s
 _ALLOCATOR = ("^_*kmem_cache_alloc", "^_*kmalloc", "^_*do_kmalloc", "^_*k[vzc]alloc", "^_*kvmalloc", "^_*vmalloc",
               "krealloc", "slab_alloc", "slab_post_alloc_hook", "^_*alloc_pages", "^_*alloc_frozen_pages",
               "_noprof$")  # fmt: skip
+#: The slab, vmalloc and string helpers around the allocator and the free, where the base skip list does not
+#: reach: who freed is the caller of kzfree (kfree_sensitive since 5.9), vfree, SLAB's __cache_free; who allocated
+#: the caller of kvrealloc, kstrndup or kasprintf.
+_FREE_HELPERS = ("^_*kzfree$", "^_*vfree", "^_*vunmap$", "^_*cache_free$")
+_ALLOC_HELPERS = ("^_*kvrealloc", "^kstrndup$", "^k?v?asprintf$")
 #: The socket and packet layers' own allocation wrappers: a socket is allocated by sk_alloc through sk_prot_alloc for
 #: whichever protocol called sk_alloc (bt_sock_alloc), an skb by skb_clone or alloc_skb for its caller; a socket is
 #: freed by the last sock_put through sk_free and the destructors, whoever dropped that reference (l2cap_sock_kill).
@@ -150,8 +155,9 @@ def first_lock_taker(frames: Sequence[StackFrame], skip: tuple[str, ...] = ()) -
 
 
 SECTION_SKIPS: dict[StackKind, tuple[str, ...]] = {
-    StackKind.ALLOCATED: (*_RECORDERS, *_ALLOCATOR, *_NET_ALLOCATORS),
-    StackKind.FREED: (*_RECORDERS, *_CALLBACKS, "kmem_cache_free", "^_*kfree", "slab_free", *_NET_FREERS),
+    StackKind.ALLOCATED: (*_RECORDERS, *_ALLOCATOR, *_ALLOC_HELPERS, *_NET_ALLOCATORS),
+    StackKind.FREED: (*_RECORDERS, *_CALLBACKS, "kmem_cache_free", "^_*kfree", "slab_free", *_FREE_HELPERS,
+                      *_NET_FREERS),
     StackKind.AUX_WORK: (*_RECORDERS, "call_rcu", "^_*queue_work", "insert_work", "task_work_add", "kvfree_call_rcu",
                  "^_*call_rcu_common", "^_*schedule_work", "^_*queue_delayed_work", "irq_work_queue"),
     StackKind.AUX_WORK_2: (*_RECORDERS, "call_rcu", "^_*queue_work", "insert_work", "task_work_add", "kvfree_call_rcu",

@@ -84,6 +84,7 @@ _RK_OOM: Final = ReportKind.OOM
 _RK_RCU_STALL: Final = ReportKind.RCU_STALL
 _RK_REFCOUNT: Final = ReportKind.REFCOUNT
 _RK_SOFT_LOCKUP: Final = ReportKind.SOFT_LOCKUP
+_RK_STACK_OVERFLOW: Final = ReportKind.STACK_OVERFLOW
 _RK_WARNING: Final = ReportKind.WARNING
 _SK_ALLOCATED: Final = StackKind.ALLOCATED
 _SK_AUX_WORK: Final = StackKind.AUX_WORK
@@ -242,7 +243,9 @@ def _sanitizer_stacks(r: _Reading) -> None:
             task = (
                 section.task if section.task <= PID_MAX_LIMIT else f"{section.task}: not a pid (past {PID_MAX_LIMIT})"
             )
-            r.facts.append(_fact(f"{name} task", task, section.at))
+            # Older KASAN printed the task on the line after its "Allocated:" heading ("PID = 4655"): cite that line.
+            at = section.at if "task" in section.heading else section.at + 1
+            r.facts.append(_fact(f"{name} task", task, at))
 
 
 def _kasan_located(r: _Reading, m: re.Match[str], line: LogLine) -> None:
@@ -726,7 +729,12 @@ _RCU_T = rc.compile(r"t=(\d+) jiffies(?:,? g=(-?\d+))?")
 _RCU_DETECTED_BY = rc.compile(r"detected by (\d+)")
 _RCU_TASKS_BLOCKED = rc.compile(r"Tasks blocked on level-\d+ rcu_node \(CPUs [\d-]+\): (.*)$")
 _RCU_TASK = rc.compile(r"P(\d+)(?:/\S+)?")
-_RCU_STARVED = rc.compile(r"(rcu_\w+) kthread starved for (\d+) jiffies")
+# "rcu_preempt kthread starved for 10492 jiffies! g12045 f0x0 RCU_GP_WAIT_FQS(5) ->state=0x0 ->cpu=0": the task
+# state of the grace-period kthread and the CPU it last ran on (4.x on).
+_RCU_STARVED = rc.compile(
+    r"(rcu_\w+) kthread starved for (\d+) jiffies(?:.*?->state=(0x[0-9a-f]+))?(?:.*?->cpu=(\d+))?"
+)
+_RCU_FQS = rc.compile(r"\bfqs=(\d+)")
 _CPU_COMM = rc.compile(r"CPU: (\d+) (?:UID: \d+ )?PID: (\d+) Comm: (\S+)")
 _RCU_TASKS_TASK = rc.compile(r"^\s*task:(\S+)\s+state:(\S+).*?pid:\s*(\d+)")
 
@@ -766,6 +774,9 @@ def _rcu_stall(r: _Reading) -> None:
             r.num("detected by CPU", m.group(1), line)
         if "starved" in body and (m := _RCU_STARVED.search(body)) is not None:
             r.num("kthread starved jiffies", m.group(2), line)
+            r.add("kthread state", m.group(3), line)
+            if m.group(4):
+                r.num("kthread last ran on CPU", m.group(4), line)
         if "All QSes" in body and (m := _RCU_ALL_QS.search(body)) is not None:
             r.add("all quiescent states seen", "yes", line)
             r.num("kthread inactive jiffies", m.group(2), line)
@@ -1321,8 +1332,22 @@ def _warning_line(r: _Reading, m: re.Match[str], line: LogLine) -> tuple[str, Lo
     return (named.group(1), line) if named is not None else None
 
 
+#: The panic schedule_debug() (kernel/sched/core.c) raises when a task's stack end (STACK_END_MAGIC, its lowest
+#: word) was overwritten: nothing faulted, so a RIP line of its report is where an interrupt preempted the task.
+_STACK_END = "corrupted stack end detected inside scheduler"
+
+
+def _site_name(r: _Reading) -> str:
+    """What a report's RIP (or pc) line is: a warning's site, an interrupted point, or the faulting function."""
+    if r.report.kind in (_RK_WARNING, _RK_REFCOUNT, _RK_LOCKDEP):
+        return "warning site"
+    if r.report.kind is _RK_STACK_OVERFLOW and _STACK_END in r.text:
+        return "interrupted at"
+    return "faulting function"
+
+
 def _fault(r: _Reading) -> None:
-    site = "warning site" if r.report.kind in (_RK_WARNING, _RK_REFCOUNT, _RK_LOCKDEP) else "faulting function"
+    site = _site_name(r)
     lines = r.lines
     warned: tuple[str, LogLine] | None = None
     oops: tuple[int, LogLine] | None = None  # x86's "Oops: 0010 [#1]": the page fault's error code
@@ -1560,6 +1585,11 @@ def _code_facts(r: _Reading) -> None:
     if code is None:
         return
     at = code.at
+    if r.get("interrupted at") is not None:
+        # An interrupted instruction did not fault: its operands tell nothing of the report.
+        if code.faulting:
+            r.facts.append(_fact("interrupted instruction", code.faulting, at))
+        return
     if code.faulting:
         r.facts.append(_fact("faulting instruction", code.faulting, at))
     if code.memory:
@@ -2052,6 +2082,13 @@ _NOT_CORRUPTION = frozenset(
 )
 
 
+#: The debug locks' magics: a pointer read from a lock's words (a wrong or stale object, not random damage).
+_LOCK_MAGICS: Final = {
+    ValueKind.SPINLOCK_MAGIC: ("SPINLOCK_MAGIC 0xdead4ead", "spinlock_t", "include/linux/spinlock_types.h"),
+    ValueKind.RWLOCK_MAGIC: ("RWLOCK_MAGIC 0xdeaf1eed", "rwlock_t", "include/linux/rwlock_types.h"),
+}
+
+
 def _corrupted_values(r: _Reading) -> Cause | None:
     """A fault through a value no pointer can have (text, poison other than a freed object's, a bogus address)."""
     code = r.code
@@ -2074,8 +2111,72 @@ def _corrupted_values(r: _Reading) -> Cause | None:
     cls = classify_value(checked[1] if checked is not None else code.base_value)
     if cls is None or cls.kind in _NOT_CORRUPTION:
         return None
+    if cls.kind in _LOCK_MAGICS:
+        return _lock_words_cause(r, code, checked, _LOCK_MAGICS[cls.kind])
     return _cause("corrupted_values", r, 0.7, "crash> bt -FF; crash> rd -SS <address> 8", code.at,
                   statement=f"memory corruption: {cls.meaning}")  # fmt: skip
+
+
+def _lock_words_cause(
+    r: _Reading, code: CodeListing, checked: tuple[str, int] | None, lock_kind: tuple[str, str, str]
+) -> Cause:
+    """A lock's words where a pointer was read: the memory the pointer came from is a lock (a live object of another
+    type, or a freed one reused), not random damage."""
+    magic, lock, header = lock_kind
+    holder = checked is None and code.loaded_base is not None and code.loaded_value is not None
+    if checked is not None:
+        value = f"the address KASAN checks, {checked[0]} << 3 = {checked[1]:#x}, is made of"
+    else:
+        read = f", loaded from {code.loaded_from}," if code.loaded_from else ""
+        value = f"{code.base} = {code.base_value:#x}{read} holds"
+    source = (f"{code.loaded_base} = {code.loaded_value:#x} points into or over a {lock}" if holder
+              else f"the pointer was read from a {lock}")  # fmt: skip
+    step = (f"crash> kmem {code.loaded_value:#x}  # in a dump of this crash: the object it points into"
+            if holder else "crash> bt -FF; crash> rd -SS <address> 8")  # fmt: skip
+    return _cause("corrupted_values", r, 0.7, step, code.at,
+                  statement=f"a wrong or stale object: {value} {magic} (a debug {lock}'s magic word, {header}): "
+                  f"{source}, not the object the code expects (freed and reused, or of another type)")  # fmt: skip
+
+
+#: The scheduler's and the interrupt return's frames above the interrupted stack of a stack-end panic.
+_SCHEDULER_FRAMES = rc.compile(
+    r"^_*schedule|^_*cond_resched|^preempt_schedule|^retint_|^irqentry_exit|^ret_from_intr|^asm_sysvec_|^_*sysvec_|"
+    r"^apic_timer_interrupt$|^common_interrupt$|^_*dump_stack|^panic$"
+)
+#: How many functions of an overflowed stack's chain a statement names (its outermost and innermost halves).
+_CHAIN_NAMED = 10
+
+
+def _stack_end_cause(r: _Reading) -> Cause | None:
+    """schedule_debug()'s panic: the task's stack ran past its end, overwriting STACK_END_MAGIC."""
+    if r.report.kind is not _RK_STACK_OVERFLOW or _STACK_END not in r.text:
+        return None
+    comm = r.report.comm
+    task = comm if isinstance(comm, str) else "the task"
+    interrupted = r.get("interrupted at")
+    frames = r.report.trace
+    names: list[str] = []
+    if interrupted is not None:
+        where = (
+            f"when an interrupt preempted it in {interrupted} (the RIP printed is that preemption point, not a fault)"
+        )
+        cut = r.first + (r.at("interrupted at") or 0)
+        names = [str(interrupted).split("+")[0]]
+        names += [f.function for f in frames if f.line > cut and f.reliable]
+    else:
+        where = "when it called schedule()"
+        last = max((i for i, f in enumerate(frames) if _SCHEDULER_FRAMES.search(f.function)), default=-1)
+        names = [f.function for f in frames[last + 1 :] if f.reliable]
+    statement = (f"kernel stack overflow: {task}'s stack ran past its end and overwrote STACK_END_MAGIC, found by "
+                 f"__schedule's check (schedule_debug(), kernel/sched/core.c) {where}")  # fmt: skip
+    if names:
+        depth = len(names)
+        if depth > _CHAIN_NAMED:
+            names = [*names[: _CHAIN_NAMED // 2], f"({depth - _CHAIN_NAMED} more)", *names[-_CHAIN_NAMED // 2 :]]
+        statement += f"; the deepest call chain printed ({depth} frames): " + " <- ".join(names)
+    return _cause("stack_overflow", r, 0.75, "find the deep or recursive chain and its large stack frames: "
+                  "scripts/checkstack.pl on the vmlinux; CONFIG_VMAP_STACK turns the overflow into a guard-page fault "
+                  "at the overflowing function", r.at("interrupted at"), 0, statement=statement)  # fmt: skip
 
 
 def _lockdep_cause(r: _Reading) -> Cause | None:
@@ -2151,10 +2252,63 @@ def _rcu_cause(r: _Reading) -> Cause | None:
             statement += f" ({r.get('running task')} ran instead{running})"
         return _cause("rcu_stall", r, 0.65, "look at what kept the CPU busy (the running task's stack)",
                       r.at("all quiescent states seen"), statement=statement)  # fmt: skip
+    starved = r.get("kthread starved jiffies")
+    kthread_cpu = r.get("kthread last ran on CPU")
+    if (
+        isinstance(starved, int)
+        and isinstance(jiffies, int)
+        and 0 < jiffies <= 2 * starved
+        # The kthread's CPU a stalled one: that CPU's own loop kept the kthread off, the loop is the cause.
+        and all(c.cpu != kthread_cpu for c in r.cpus)
+    ):
+        return _starved_cause(r, who, starved, jiffies)
     statement = f"RCU stall: {who} did not pass a quiescent state" + (f" for {jiffies} jiffies" if jiffies else "")
     if isinstance(r.report.frame, str):
         statement += f", running {r.report.frame}: a loop without cond_resched() or a long IRQ-off section"
+    if isinstance(starved, int) and kthread_cpu is not None and any(c.cpu == kthread_cpu for c in r.cpus):
+        statement += (f"; it kept the {r.get('flavour')} grace-period kthread, last on CPU {kthread_cpu}, from running "
+                      f"for {starved} jiffies")  # fmt: skip
     return _cause("rcu_stall", r, 0.7, "find the loop in the stalled CPU's stack; add cond_resched()", r.at("flavour"),
+                  statement=statement)  # fmt: skip
+
+
+def _starved_cause(r: _Reading, who: str, starved: int, jiffies: int) -> Cause:
+    """A stall whose grace-period kthread did not run for most of it: the kthread starved, not (only) a CPU's loop.
+
+    Documentation/RCU/stallwarn.rst: starving the grace-period kthread of CPU time causes stall warnings even when
+    every CPU passed its quiescent state; ``->state`` is the kthread's task state, ``->cpu`` where it last ran.
+    """
+    flavour = r.get("flavour")
+    cpu = r.get("kthread last ran on CPU")
+    on = f" on CPU {cpu}" if cpu is not None else ""
+    if cpu is not None and r.get("running on CPU") == cpu:
+        # The log dumps the CPU the kthread last ran on ("Stack dump where RCU GP kthread last ran:").
+        on += f" ({r.get('running task')}, pid {r.get('running pid')}, ran there)"
+    state = r.get("kthread state")
+    if state == "0x0":
+        how = (f"it was starved of CPU, runnable (->state=0x0) but not running{on}: a task or an IRQ-off section "
+               "kept that CPU, or the host did not run that vCPU")  # fmt: skip
+    elif state is not None:
+        how = f"it was not woken, asleep (->state={state}){on}: its timer's wake-up did not come"
+    else:
+        how = f"it was starved of CPU{on}"
+    # The kthread's idle time is counted from its last activity, which may precede the grace period's start.
+    if starved >= jiffies:
+        span = f"{starved} jiffies, the whole stall ({jiffies})"
+    else:
+        span = f"{starved} of the stall's {jiffies} jiffies"
+    statement = (f"RCU stall: the {flavour} grace-period kthread did not run for {span}: {how} "
+                 "(Documentation/RCU/stallwarn.rst)")  # fmt: skip
+    fqs = next((m.group(1) for c in r.cpus if (m := _RCU_FQS.search(c.detail)) is not None), None)
+    if fqs is not None:
+        statement += f"; fqs={fqs}: its forcing of quiescent states ran {fqs} time(s)"
+    if isinstance(r.report.frame, str):
+        statement += (
+            f"; less likely, {who} running {r.report.frame}: a loop without cond_resched() or a long IRQ-off section"
+        )
+    where = f"CPU {cpu}" if cpu is not None else "the CPU the kthread last ran on"
+    return _cause("rcu_stall", r, 0.7, f"look at what ran on {where} (its backtrace where the log has one; echo l > "
+                  "/proc/sysrq-trigger); on a VM, the host's steal time for that vCPU", r.at("kthread starved jiffies"),
                   statement=statement)  # fmt: skip
 
 
@@ -2241,6 +2395,7 @@ CAUSE_RULES: tuple[tuple[str, Callable[[_Reading], Cause | None]], ...] = (
     ("data-race", _race_cause),
     ("memory-leak", _leak_cause),
     ("sanitizer-other", _sanitizer_other),
+    ("stack-end", _stack_end_cause),
     ("null-pointer", _null_cause),
     ("bad-jump", _bad_jump_cause),
     ("corrupted-values", _corrupted_values),

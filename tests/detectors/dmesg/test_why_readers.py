@@ -1306,3 +1306,212 @@ def test_an_old_kasan_reports_tasks_are_read_and_a_cut_freed_stack_is_not_sent_f
     assert why.cause is not None and why.cause.next_command.startswith("this log has no freed-by stack (cut)")
     (whole,) = read(KASAN_SOCKET)
     assert whole.cause is not None and "(freed-by stack)" in whole.cause.next_command
+
+
+# ---------------------------------------------------------------- user-eyes round 4: what the why names
+
+KASAN_KZFREE = """\
+[   53.730124] ==================================================================
+[   53.730124] BUG: KASAN: use-after-free in kf_recvmsg+0x1758/0x1bc0
+[   53.736605] Read of size 4 at addr ffff8801c1afdb5c by task kf-worker/3568
+[   53.736700] Call Trace:
+[   53.736710]  kf_recvmsg+0x1758/0x1bc0
+[   53.736720]  sock_recvmsg+0xc9/0x110
+[   53.766339] Allocated by task 3568:
+[   53.766345]  save_stack+0x43/0xd0
+[   53.766350]  kasan_kmalloc+0xad/0xe0
+[   53.766355]  __kmalloc_track_caller+0x15e/0x760
+[   53.766360]  kstrndup+0x59/0xa0
+[   53.766367]  kf_create_tfm+0x82/0x2e0
+[   53.766424] Freed by task 3568:
+[   53.766430]  save_stack+0x43/0xd0
+[   53.766436]  kasan_slab_free+0x71/0xc0
+[   53.766442]  kfree+0xca/0x250
+[   53.766450]  kzfree+0x28/0x30
+[   53.766456]  kf_destroy_tfm+0x140/0x2e0
+[   53.766470]  kf_sock_destruct+0x13c/0x220
+[   53.766564] The buggy address belongs to the object at ffff8801c1afdb40
+[   53.766564]  which belongs to the cache kmalloc-128 of size 128
+[   53.766570] ==================================================================
+"""
+
+
+def test_the_freer_and_the_allocator_are_named_past_the_slab_helpers() -> None:
+    """kzfree (kfree_sensitive since 5.9), like kfree, is the slab's free, not who freed; kstrndup likewise."""
+    (why,) = read(KASAN_KZFREE)
+    assert (facts(why)["freed by"], facts(why)["allocated by"]) == ("kf_destroy_tfm", "kf_create_tfm")
+    assert why.cause is not None and why.cause.statement.endswith("freed by kf_destroy_tfm")
+    for helper in ("kfree_sensitive", "vfree", "__vunmap", "___cache_free", "kvfree_call_rcu", "kfree_rcu_work"):
+        (other,) = read(KASAN_KZFREE.replace(" kzfree+0x28/0x30", f" {helper}+0x28/0x30"))
+        assert facts(other)["freed by"] == "kf_destroy_tfm", helper
+    for helper in ("kvrealloc", "kasprintf", "kvmalloc_node", "kmalloc_track_caller"):
+        (other,) = read(KASAN_KZFREE.replace(" kstrndup+0x59/0xa0", f" {helper}+0x59/0xa0"))
+        assert facts(other)["allocated by"] == "kf_create_tfm", helper
+
+
+def test_an_old_kasan_reports_tasks_are_cited_at_the_line_holding_the_pid() -> None:
+    """ "Allocated:" then "PID = 4655": the fact's line is the second, where the value is."""
+    (report,) = scan_chunks([OLD_KASAN_CUT.encode()])
+    why = explain_reports([report])[report.start_line]
+    lines = OLD_KASAN_CUT.splitlines()
+    for name in ("allocated by task", "freed by task"):
+        (fact,) = [f for f in why.facts if f.name == name]
+        assert lines[report.start_line + fact.at - 1].endswith("PID = 4655"), name
+    (new,) = scan_chunks([KASAN_SOCKET.encode()])
+    fact = next(f for f in explain_reports([new])[new.start_line].facts if f.name == "freed by task")
+    assert KASAN_SOCKET.splitlines()[new.start_line + fact.at - 1] == "Freed by task 11681:"
+
+
+RCU_STARVED_FQS = """\
+[  328.823841] rcu: INFO: rcu_preempt self-detected stall on CPU
+[  328.830097] rcu: \t1-...!: (3 GPs behind) idle=19a/1/0x4000000000000002 softirq=12356/12357 fqs=2
+[  328.839607] rcu: \t (t=10500 jiffies g=12045 q=155)
+[  328.844567] rcu: rcu_preempt kthread starved for 10492 jiffies! g12045 f0x0 RCU_GP_WAIT_FQS(5) ->state=0x0 ->cpu=0
+[  328.855046] rcu: RCU grace-period kthread stack dump:
+[  328.860235] rcu_preempt     R  running task    22872    10      2 0x80000000
+[  328.867450] Call Trace:
+[  328.870074]  __schedule+0x86c/0x1ed0
+[  328.919601]  schedule+0xfe/0x460
+[  328.950461]  schedule_timeout+0x140/0x260
+[  328.969038]  rcu_gp_kthread+0x9d9/0x2310
+[  329.236894]  kthread+0x35a/0x420
+[  329.240000] NMI backtrace for cpu 1
+[  329.240100] CPU: 1 PID: 8314 Comm: kf-vcpu Not tainted 4.19.0-kf #1
+[  329.240200] Call Trace:
+[  329.240300]  <IRQ>
+[  329.240400]  nmi_cpu_backtrace+0x63/0x110
+[  329.240500]  rcu_dump_cpu_stacks+0x175/0x1c2
+[  329.240600]  rcu_check_callbacks+0x112d/0x1cd0
+[  329.240700]  update_process_times+0x2d/0x70
+[  329.240800]  tick_sched_timer+0x59/0x170
+[  329.240900]  apic_timer_interrupt+0xf/0x20
+[  329.241000]  </IRQ>
+[  329.661757] RIP: 0010:kf_mmu_page_fault+0x2a3/0x1ad0
+[  329.661800]  kf_vcpu_run+0x1a3/0x2000
+[  329.661900]  kf_vcpu_ioctl+0x7c5/0x1160
+[  329.662000]  do_vfs_ioctl+0x1de/0x1790
+[  329.662100]  ksys_ioctl+0xa9/0xd0
+[  329.662200]  do_syscall_64+0x1b9/0x820
+"""
+
+
+def test_a_stall_whose_grace_period_kthread_starved_says_so_and_names_its_cpu() -> None:
+    """The kthread idle for 10492 of the stall's 10500 jiffies, runnable (->state=0x0) on CPU 0: starved of CPU
+    there (Documentation/RCU/stallwarn.rst); the stalled CPU's loop is the lesser candidate."""
+    (why,) = read(RCU_STARVED_FQS)
+    got = facts(why)
+    assert (got["kthread state"], got["kthread last ran on CPU"]) == ("0x0", 0)
+    assert why.cause is not None and why.cause.cls == "rcu_stall"
+    statement = why.cause.statement
+    assert "kthread did not run for 10492 of the stall's 10500 jiffies: it was starved of CPU" in statement
+    assert "runnable (->state=0x0) but not running on CPU 0" in statement
+    assert statement.index("starved") < statement.index("less likely, CPU 1 running") < statement.index("cond_resched")
+    assert "CPU 0" in why.cause.next_command and "cond_resched" not in why.cause.next_command
+    # A kthread idle for a small part of the stall: the CPU's own loop stays the cause.
+    (short,) = read(RCU_STARVED_FQS.replace("starved for 10492 jiffies", "starved for 2100 jiffies"))
+    assert short.cause is not None and "starved" not in short.cause.statement
+    assert "a loop without cond_resched()" in short.cause.statement
+    # The kthread last ran on the stalled CPU itself: that CPU's loop kept it off, and stays the cause.
+    (own,) = read(RCU_STARVED_FQS.replace("->cpu=0", "->cpu=1"))
+    assert own.cause is not None and own.cause.statement.startswith("RCU stall: CPU 1 did not pass a quiescent state")
+    assert own.cause.statement.endswith("; it kept the rcu_preempt grace-period kthread, last on CPU 1, from running "
+                                        "for 10492 jiffies")  # fmt: skip
+    # The task that ran on the kthread's CPU, where the log dumps that CPU, is named.
+    (ran,) = read(RCU_STARVED.replace("All QSes seen", "Some QSes seen"))
+    assert ran.cause is not None and "not running on CPU 0 (kf-spin, pid 6253, ran there)" in ran.cause.statement
+
+
+_STACK_END_CODE = (
+    "f8 83 e0 01 48 89 c6 48 89 85 80 fc ff ff e8 bb a7 e1 ff 48 8b 85 80 fc ff ff 4c 8b ad 88 fc ff ff 48 85 c0 "
+    "0f 85 83 0e 00 00 <e8> 6f a6 e1 ff 4c 89 ea 48 b8 00 00 00 00 00 fc ff df 48 c1 ea 03"
+)
+STACK_END = f"""\
+[  200.999653] Kernel panic - not syncing: corrupted stack end detected inside scheduler
+[  201.007844] CPU: 1 PID: 7 Comm: kworker/u4:0 Not tainted 4.20.0-kf #1
+[  201.029181] Call Trace:
+[  201.031778]  dump_stack+0x1d3/0x2c6
+[  201.040625]  panic+0x2ad/0x55f
+[  201.076801]  __schedule+0x1ec6/0x1ed0
+[  201.120555]  preempt_schedule_irq+0x87/0x110
+[  201.124972]  retint_kernel+0x1b/0x2d
+[  201.128689] RIP: 0010:kf_add_page_locked+0x48c/0x1840
+[  201.134577] Code: {_STACK_END_CODE}
+[  201.153480] RSP: 0018:ffff8880a9e14668 EFLAGS: 00000246 ORIG_RAX: ffffffffffffff13
+[  201.161200] RAX: 0000000000000000 RBX: ffff8880a9e14a08 RCX: ffffffff819fff65
+[  201.168506] RDX: 0000000000000000 RSI: 0000000000000000 RDI: 0000000000000007
+[  201.175804] RBP: ffff8880a9e14a30 R08: ffff8880a9e061c0 R09: ffffed1015ce5b8f
+[  201.183079] R10: ffffea00052dfc80 R11: ffff8880ae72dc7b R12: ffff88821a1f6430
+[  201.190351] R13: ffffea00052dfc80 R14: 0000000000000003 R15: dead000000000100
+[  201.261080]  kf_add_page+0x355/0xdb0
+[  201.324288]  kf_get_page+0x53a/0xf00
+[  201.382778]  kf_fs_map_blocks+0xa80/0x1e70
+[  201.771231]  kf_fs_writepages+0x2573/0x4180
+[  201.850921]  do_writepages+0x9a/0x1a0
+[  202.092390]  wb_workfn+0xee9/0x1790
+[  202.218262]  process_one_work+0xc90/0x1c40
+[  202.322376]  worker_thread+0x17f/0x1390
+[  202.396119]  kthread+0x35a/0x440
+[  202.403283]  ret_from_fork+0x3a/0x50
+[  202.408257] Kernel Offset: disabled
+"""
+
+
+def test_a_corrupted_stack_end_is_a_stack_overflow_found_at_a_preemption_not_a_fault() -> None:
+    """schedule_debug()'s panic: the RIP is where an interrupt preempted the task; its stack overflowed."""
+    (why,) = read(STACK_END)
+    got = facts(why)
+    assert got["interrupted at"] == "kf_add_page_locked+0x48c/0x1840"
+    assert got["interrupted instruction"].startswith("call ")
+    assert not {"faulting function", "faulting instruction", "memory operand", "access"} & got.keys()
+    assert why.cause is not None and why.cause.cls == "stack_overflow"
+    statement = why.cause.statement
+    assert "kworker/u4:0's stack ran past its end and overwrote STACK_END_MAGIC" in statement
+    assert "when an interrupt preempted it in kf_add_page_locked+0x48c/0x1840" in statement
+    assert "(11 frames): kf_add_page_locked <- kf_add_page <- kf_get_page" in statement
+    assert statement.endswith("kthread <- ret_from_fork")
+    # Found at a voluntary schedule (no interrupt, no RIP line): the chain starts below the scheduler's frames.
+    voluntary = "\n".join(
+        line.replace("retint_kernel+0x1b/0x2d", "_cond_resched+0x1b/0x2d")
+        for line in STACK_END.splitlines()
+        if not any(word in line for word in ("RIP:", "Code:", "RSP:", "RAX:", "RDX:", "RBP:", "R10:", "R13:"))
+    )
+    (called,) = read(voluntary)
+    assert called.cause is not None and "interrupted at" not in facts(called)
+    assert "when it called schedule(); the deepest call chain printed (10 frames): kf_add_page <-" in (
+        called.cause.statement
+    )
+
+
+_GPF_CODE = (
+    "00 fc ff df 44 89 e3 49 8d 7c de 08 48 89 fa 48 c1 ea 03 80 3c 02 00 0f 85 b6 37 00 00 49 8b 5c de 08 48 85 db "
+    "0f 84 28 fb ff ff <f0> ff 83 98 01 00 00 49 8d 85 68 08 00 00 48 89 c2 48 89 44 24"
+)
+GPF_SPINLOCK = f"""\
+[   27.260630] kasan: GPF could be caused by NULL-ptr deref or user memory access
+[   27.260634] general protection fault: 0000 [#1] PREEMPT SMP KASAN
+[   27.260650] CPU: 1 PID: 3377 Comm: kf-test Not tainted 4.4.107-kf #1
+[   27.260671] RIP: 0010:[<ffffffff8123487f>]  [<ffffffff8123487f>] __lock_acquire+0x61f/0x4b50
+[   27.260680] RSP: 0018:ffff8801d4b2f8f0  EFLAGS: 00010006
+[   27.260690] RAX: dffffc0000000000 RBX: dead4ead00000000 RCX: 0000000000000000
+[   27.260700] RDX: 1bd5a9d5a0000033 RSI: 0000000000000000 RDI: ffff8801d189c480
+[   27.260710] RBP: ffff8801d4b2fa90 R08: 0000000000000001 R09: 0000000000000000
+[   27.260720] R10: 0000000000000000 R11: 0000000000000000 R12: 0000000000000000
+[   27.260730] R13: ffff8801d3b0c740 R14: ffff8801d189c478 R15: 0000000000000000
+[   27.260787] Call Trace:
+[   27.260790]  [<ffffffff81239a0a>] lock_acquire+0x15a/0x430
+[   27.260800]  [<ffffffff825b8a89>] kf_remove_request+0x69/0x110
+[   27.260810]  [<ffffffff825b8b99>] kf_release+0x59/0x110
+[   27.261026] Code: {_GPF_CODE}
+"""
+
+
+def test_a_pointer_holding_a_spinlocks_magic_is_a_wrong_or_stale_object() -> None:
+    """0xdead4ead00000000 is a debug spinlock_t's lock word and SPINLOCK_MAGIC, read where a pointer was."""
+    (why,) = read(GPF_SPINLOCK)
+    got = facts(why)
+    assert got["base register"] == "rbx = 0xdead4ead00000000"
+    assert str(got["base register is"]).startswith("SPINLOCK_MAGIC 0xdead4ead")
+    assert why.cause is not None and why.cause.cls == "corrupted_values"
+    assert why.cause.statement.startswith("a wrong or stale object: rbx = 0xdead4ead00000000, loaded from ")
+    assert "r14 = 0xffff8801d189c478 points into or over a spinlock_t" in why.cause.statement
+    assert why.cause.next_command.startswith("crash> kmem 0xffff8801d189c478")

@@ -74,3 +74,19 @@ def test_operands_and_evaluation() -> None:
 def test_text_that_is_no_expression_is_refused() -> None:
     with pytest.raises(cexpr.ParseError):
         cexpr.parse("a ->")
+
+
+@pytest.mark.parametrize(
+    ("value", "kind"),
+    [
+        (0xDEAD4EAD00000000, "spinlock-magic"),  # a debug spinlock_t read at its start: lock word 0, then the magic
+        (0xDEAD4EAD00000001, "spinlock-magic"),  # ... locked
+        (0xFFFFFFFFDEAD4EAD, "spinlock-magic"),  # read 4 bytes in: the magic, then owner_cpu -1
+        (0xDEAD4EAD, "spinlock-magic"),  # the magic read as 32 bits
+        (0xDEAF1EED00000000, "rwlock-magic"),
+        (0x12345678DEAD4EAD, "non-canonical"),  # the magic under another high half is no lock's words
+    ],
+)
+def test_debug_lock_magics_are_named(value: int, kind: str) -> None:
+    found = classify_value(value)
+    assert found is not None and found.kind == kind
