@@ -65,7 +65,11 @@ _EXCERPT_MAX = 400
 
 _NEXT_STEPS: dict[ReportKind, tuple[str, ...]] = {
     ReportKind.HANG: ("Look at the locks held and the task it waits for (echo w > /proc/sysrq-trigger).",),
-    ReportKind.RCU_STALL: ("Find the looping code in the stall's stack; check for long loops without cond_resched().",),
+    # Not only a loop: a grace-period kthread starved of CPU stalls RCU too (Documentation/RCU/stallwarn.rst).
+    ReportKind.RCU_STALL: (
+        "Read the stalled CPU's stack for a loop without cond_resched() or a long IRQ-off section; where the log says "
+        "the grace-period kthread was starved, look at what ran on its CPU instead.",
+    ),
     ReportKind.OOM: ("Check which task grew (Tasks state table) and the memory limits (cgroup, overcommit).",),
     ReportKind.ALLOC_FAILURE: ("Check memory fragmentation (/proc/buddyinfo) and the caller's GFP flags and order.",),
     ReportKind.LOCKDEP: ("Read both lock chains in the report; fix the lock order or the IRQ safety of the lock.",),
