@@ -136,3 +136,22 @@ def test_no_report_kind_has_two_end_markers() -> None:
     assert len(kinds) == len(set(kinds))
     # Kinds that print no end marker of their own are never read as cut.
     assert not {ReportKind.HANG, ReportKind.LOCKDEP, ReportKind.RCU_STALL, ReportKind.SOFT_LOCKUP} & set(kinds)
+
+
+def test_every_end_marker_line_holds_one_of_its_words() -> None:
+    """A line whose body a marker's pattern finds holds one of the marker's words as read (what interruption() looks
+    for in a report's lines before it parses any): each line of the golden logs and the markers as kernels print
+    them, with and without their prefixes."""
+    from detectors.dmesg.lines import parse_line
+
+    golden = Path(__file__).parent / "golden"
+    texts = [t for log in sorted(golden.glob("*.log")) for t in log.read_text(errors="replace").splitlines()]
+    printed = ["=" * 66, "=" * 40 + "  ", "---[ end trace 0000000000000000 ]---", "---[ end trace ]---"]
+    texts += [*printed, *(f"[  311.402300] {t}" for t in printed), *(f"[  311.402300][ T212] {t}" for t in printed)]
+    found = 0
+    for marker in END_MARKERS:
+        for number, text in enumerate(texts, 1):
+            if marker.pattern.search(parse_line(number, text).body) is not None:
+                found += 1
+                assert any(word in text for word in marker.words), (marker.text, text)
+    assert found >= 3 * len(printed)  # the test saw markers to check
