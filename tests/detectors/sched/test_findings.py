@@ -57,6 +57,10 @@ def test_recorded_run_1_in_each_text_variant(tmp_path: Path, name: str) -> None:
     assert hog.severity is Severity.INFO and not any("cond_resched" in s for s in hog.next_steps)
     blocked = next(f for f in _by_kind(findings, "sched-dstate") if "kf_blocker" in f.title)
     assert _fact(blocked, "D sleeps") == "18" and _fact(blocked, "time in D") == "1.956 ms"
+    # fsync's sleeps, each far below one D sleep's baseline (1 s) and 1.956 ms in all: where the time went, context
+    # (info); they were a "low finding to watch" (docs/severity.md: low is beyond what is promised).
+    assert blocked.severity is Severity.INFO and blocked.baseline is not None
+    assert blocked.baseline.value == "1000.000 ms" and blocked.baseline.name.startswith("one uninterruptible sleep")
     for f in findings:
         assert all(e.locator.kind is LocatorKind.EVENT and e.cpu is not None for e in f.evidence)
 
@@ -288,3 +292,15 @@ def test_preemptirq_intervals_are_named_by_the_caller_event_or_else_by_where_the
     blind = analysis._replace(offtimes=(analysis.offtimes[0]._replace(worst=spans), *analysis.offtimes[1:]))
     offs = _by_kind(detect(blind, str(path)), "sched-irqs-off")
     assert len({f.id for f in offs}) == len(offs) == 2
+
+
+def test_d_sleeps_are_judged_against_one_sleep_of_a_second() -> None:
+    """Below the baseline in each sleep and in all: info; no sleep reaches it but their sum does: low (beyond it,
+    explained by load); one sleep of a second: medium (a stall); of the hung-task timeout: high."""
+    from detectors.sched.findings import _dstate_severity
+
+    assert _dstate_severity(0.003372, 0.003372) is Severity.INFO
+    assert _dstate_severity(0.2, 0.999) is Severity.INFO
+    assert _dstate_severity(0.2, 1.0) is Severity.LOW
+    assert _dstate_severity(1.0, 1.0) is Severity.MEDIUM
+    assert _dstate_severity(120.0, 130.0) is Severity.HIGH
