@@ -38,7 +38,16 @@ from collectors.ctf.metadata import Clock, Metadata
 from collectors.ctf.task_state import state_table
 from collectors.mapping import map_file
 from forensics.errors import InputError
-from forensics.model import Evidence, Finding, Locator, LocatorKind, NotAvailable, SourceRecord, StreamEvent
+from forensics.model import (
+    BootTime,
+    Evidence,
+    Finding,
+    Locator,
+    LocatorKind,
+    NotAvailable,
+    SourceRecord,
+    StreamEvent,
+)
 from forensics.output import register_input
 from forensics.types.arrays import distinct
 from forensics.types.trace import ASIDE_STATEDUMP, ASIDE_SYSCALLS, ASIDE_USER, Kind, TraceEvent, make_event
@@ -1238,6 +1247,37 @@ def named_uts_version(session: Session) -> str | NotAvailable:
     if any(t.meta.domain == "kernel" for t in session.traces):
         return NotAvailable("the kernel trace's metadata does not name its build (env.kernel_version)")
     return NotAvailable("a user-space trace does not name the kernel")
+
+
+#: LTTng's default trace clock (kernel and user space): CLOCK_MONOTONIC, counting from the boot.  A clock plugin
+#: (lttng-modules' clock-plugin interface, LTTNG_UST_CLOCK_PLUGIN) names its own clock, whose zero may be anything.
+MONOTONIC_CLOCK = "monotonic"
+#: The boot time's uncertainty, seconds either way, for what it converts: a kernel log's or a dump's times since boot
+#: are printk's clock (local_clock), not CLOCK_MONOTONIC, which NTP slews (up to 500 ppm); the offset itself is
+#: measured to microseconds (realtime minus monotonic, read together when the session started).
+MONOTONIC_BOOT_UNCERTAINTY = 1.0
+
+
+def session_boot_time(session: Session) -> BootTime | NotAvailable:
+    """When the traced machine booted: the offset of LTTng's ``monotonic`` clock, the UTC of its zero (the boot).
+
+    The UTC times the citations print are that offset plus the event's clock value, so the boot is no guess; it is
+    the boot's wall time up to two shifts the basis names: time suspended before the session (CLOCK_MONOTONIC does
+    not count it: the boot was earlier by that) and any step of the wall clock between boot and the session (NTP,
+    ``date``).  Traces of one session measure the offset each (kernel and user space): their spread is added.
+    """
+    clocks = {t.clock.name for t in session.traces}
+    if not session.traces or clocks != {MONOTONIC_CLOCK} or not all(t.epoch for t in session.traces):
+        said = ", ".join(sorted(clocks)) or "none"
+        return NotAvailable(f"the trace's clock ({said}) is not LTTng's monotonic clock, whose zero is the boot")
+    offsets = sorted(t.clock.epoch_offset_ns for t in session.traces)
+    spread = (offsets[-1] - offsets[0]) / 1e9
+    return BootTime(
+        offsets[0] / 1e9,
+        MONOTONIC_BOOT_UNCERTAINTY + spread,
+        "LTTng clock monotonic's offset, the UTC of its zero when the session started: the boot was earlier by any "
+        "time suspended, and a wall-clock step (NTP) since the boot moves it",
+    )
 
 
 def describe(session: Session) -> dict[str, object]:

@@ -386,22 +386,84 @@ _PLAIN: tuple[tuple[frozenset[FindingKind], str], ...] = (
 )
 
 
-def plain_summary(findings: tuple[Finding, ...], host: str, examined: tuple[Examined, ...] = ()) -> str:
+#: The lanes of findings on a clock of their own (a trace's) that cannot be tied to the boot the report tells, by
+#: source: told as such, never as the machine's problem (``build_story``: every lane but the told one).
+ApartLanes = tuple[tuple[str, tuple[Finding, ...]], ...]
+
+
+def _plain_row(f: Finding) -> int | None:
+    """The row of :data:`_PLAIN` that tells the finding: the first that holds its kind."""
+    return next((i for i, (kinds, _) in enumerate(_PLAIN) if f.kind in kinds), None)
+
+
+def main_problem(findings: tuple[Finding, ...], skip: frozenset[str] = frozenset()) -> tuple[Finding, str] | None:
+    """The main problem of these findings and its row's words: the finding of highest severity at medium or above
+    that :data:`_PLAIN` can tell (``skip``: ids told otherwise: a crash asked for, the crash itself).
+
+    Ties in severity go to the hypotheses' ranking (the finding the best-ranked hypothesis cites), then to the order
+    of :data:`_PLAIN` (the cause before the consequence).  A leak counts with the severity of the OOM reports it
+    tells (``_memory_text``: "leaked until memory ran out").  The order of :data:`_PLAIN` alone chose a medium RT hog
+    over a high RCU stall (a kernel-log kind, listed last) and the verdict called it "the" problem.
+    """
+    rows = [(f, row) for f in findings if f.id not in skip and (row := _plain_row(f)) is not None]
+    ooms = max((f.severity.rank for f in _of_kind(findings, *OOM_KINDS)), default=0)
+
+    def weight(f: Finding, row: int) -> int:
+        return max(f.severity.rank, ooms) if _PLAIN[row][1] == LEAKING else f.severity.rank
+
+    hits = [(f, row) for f, row in rows if f.severity >= Severity.MEDIUM]
+    if not hits:
+        return None
+    top = max(weight(f, row) for f, row in hits)
+    best = [(f, row) for f, row in hits if weight(f, row) == top]
+    ranked: dict[str, int] = {}
+    if len(best) > 1:  # (the ranking only where severity ties: rank_hypotheses is the report's costliest rule pass)
+        for h in rank_hypotheses(findings):
+            for fid in h.finding_ids:
+                ranked.setdefault(fid, h.rank)
+    main, row = min(best, key=lambda x: (ranked.get(x[0].id, len(ranked) + 1), x[1]))
+    return main, _PLAIN[row][1]
+
+
+def plain_summary(
+    findings: tuple[Finding, ...], host: str, examined: tuple[Examined, ...] = (), apart: ApartLanes = ()
+) -> str:
     """The report's first sentence, for someone who does not read kernel logs.
 
     It names the crash when there was one and the main problem found, without
     claiming that one caused the other unless they are the same finding.  Without a problem, an analysis that could
     have found nothing (``examined``: a store of too few samples) is said as "could not judge", not "no problem".
+    ``apart``: the findings of a trace on its own clock beside the inputs told (:data:`ApartLanes`): not the machine's
+    problem; when the inputs told have none, the trace's problem is said first, as the trace's.
     """
+    told = _told(findings, host, examined, others=False)
+    if any(f.severity >= PROBLEM for f in findings) or deliberate_crash(findings) is not None:
+        return told
+    for name, lane in apart:
+        found = main_problem(lane)
+        if found is None:
+            continue
+        f, text = found
+        said = _memory_text(f, lane) if text == LEAKING else text
+        return (
+            f"The trace {name} shows a problem on its own clock, which cannot be tied to the other inputs: {said}. "
+            f"The finding: {f.title} ({f.severity.value}). {_told(findings, host, examined, others=True)}"
+        )
+    return told
+
+
+def _told(findings: tuple[Finding, ...], host: str, examined: tuple[Examined, ...], others: bool) -> str:
+    """:func:`plain_summary` of the inputs told (``others``: beside a trace whose problem was said first)."""
+    inputs = "the other inputs" if others else "the inputs"
     blind = unjudged(examined)
     watch = to_watch(findings)
     if blind and all(e.blind for e in examined) and all(f.severity < PROBLEM for f in findings):
         below = "; ".join(x for x in (watch, below_problem(findings) if findings else "") if x)
-        return f"kforensic could not judge the inputs from {host}: {blind}." + (
+        return f"kforensic could not judge {inputs} from {host}: {blind}." + (
             f" {below[:1].upper()}{below[1:]}." if below else ""
         )
     if not findings:
-        said = f"kforensic found no known kernel problem in the inputs from {host}."
+        said = f"kforensic found no known kernel problem in {inputs} from {host}."
         return f"{said} It could not judge: {blind}." if blind else said
     worst = max(f.severity for f in findings)
     requested = deliberate_crash(findings)
@@ -412,13 +474,13 @@ def plain_summary(findings: tuple[Finding, ...], host: str, examined: tuple[Exam
         )
     if worst < PROBLEM and watch:  # a low finding is below a problem but worth a look: named, not "no problem"
         said = (
-            f"kforensic found nothing at {PROBLEM.value} severity or above in the inputs from {host}; {watch}; "
+            f"kforensic found nothing at {PROBLEM.value} severity or above in {inputs} from {host}; {watch}; "
             f"{below_problem(findings)}."
         )
         return f"{said} It could not judge: {blind}." if blind else said
     if worst < PROBLEM:  # docs/severity.md: below medium a finding is information, not a problem
         said = (
-            f"kforensic found no problem in the inputs from {host}: no finding at {PROBLEM.value} severity or "
+            f"kforensic found no problem in {inputs} from {host}: no finding at {PROBLEM.value} severity or "
             f"above; {below_problem(findings)}."
         )
         return f"{said} It could not judge: {blind}." if blind else said
@@ -432,22 +494,21 @@ def plain_summary(findings: tuple[Finding, ...], host: str, examined: tuple[Exam
         if crash is not None
         else ""
     )
-    for kinds, text in _PLAIN:
-        hits = [
-            f
-            for f in findings
-            if f.kind in kinds and f.severity >= Severity.MEDIUM and (requested is None or f.id != requested.id)
-        ]
-        if not hits:
-            continue
-        main = hits[0]
+    # Beside a crash, the main problem is another finding (the crash is named already), else the crash itself.
+    asked = frozenset(() if requested is None else (requested.id,))
+    found = main_problem(findings, asked | {crash.id}) if crash is not None else None
+    found = found or main_problem(findings, asked)
+    if found is not None:
+        main, text = found
         said = _memory_text(main, findings) if text == LEAKING else text
-        # Short sentences: what happened, then what was found, then the finding's own words.
+        # Short sentences: what happened, then what was found, then the finding's own words and its own severity.
         if crash is None and text == LEAKING and held_by_process(main) is not None:
             # Kernel memory a process keeps (its sockets, files, mappings): the process's doing, not the kernel's.
-            return f"On {host}, {said}. The finding: {main.title} ({worst.value})."
+            return f"On {host}, {said}. The finding: {main.title} ({main.severity.value})."
         if crash is None:
-            return f"The Linux kernel on {host} had a problem: {said}. The finding: {main.title} ({worst.value})."
+            return (
+                f"The Linux kernel on {host} had a problem: {said}. The finding: {main.title} ({main.severity.value})."
+            )
         if main.id == crash.id:
             return f"The Linux kernel on {host} crashed: {said}. The report: {main.title}."
         return f"The Linux kernel on {host} {crashed}. The main problem found: {said}. The finding: {main.title}."

@@ -318,6 +318,25 @@ def verdict(
     return (_sentence(summary), *narrative_sentences(events, lanes, limit, crashed))
 
 
+def told_lane(events: tuple[TimelineEvent, ...]) -> LaneKey:
+    """The lane whose events are the story: events come lane by lane, the boot's lane first; an input of another boot
+    or host is never the story (a trace is when its lane is the only one, or the boot's clocks have no event)."""
+    return next((e.lane for e in events if e.lane.clock != INPUT_LANE), events[0].lane)
+
+
+def traces_apart(events: tuple[TimelineEvent, ...]) -> tuple[tuple[str, frozenset[str]], ...]:
+    """The traces on a clock of their own beside the told lane (:func:`told_lane`), each with its findings' ids:
+    the verdict tells them as the trace's, not as a problem of the machine the other inputs describe."""
+    if not events:
+        return ()
+    told = told_lane(events)
+    lanes: dict[LaneKey, set[str]] = {}
+    for e in events:
+        if e.lane.clock == TRACE_LANE and e.lane != told:
+            lanes.setdefault(e.lane, set()).add(e.finding_id)
+    return tuple((key.source, frozenset(ids)) for key, ids in lanes.items())
+
+
 def narrative_sentences(
     events: tuple[TimelineEvent, ...], lanes: tuple[Lane, ...], limit: int = 4, crashed: bool = True
 ) -> list[str]:
@@ -331,8 +350,7 @@ def narrative_sentences(
     if not events:
         return ["No input carries times to order the events."]
     by_key = {lane.key: lane for lane in lanes}
-    # Events come lane by lane, the boot's lane first; an input of another boot or host is never the story.
-    first_lane = next((e.lane for e in events if e.lane.clock != INPUT_LANE), events[0].lane)
+    first_lane = told_lane(events)
     main = [e for e in events if e.lane == first_lane]
     out = []
     # A contradiction is told with its lane, below, not as a step of the story.

@@ -312,7 +312,8 @@ def profile_findings(
     for c in classes:
         if c.share < MIN_SHARE:
             continue
-        # Where the CPU went is information (low); only waste, CPUs spinning or waiting on locks without
+        # Where the CPU went is information (info: it hurt nobody by itself, docs/severity.md; it was low, "to
+        # watch", though nothing promised was exceeded); only waste, CPUs spinning or waiting on locks without
         # progress, is a problem (the rule's own medium), and high when it takes a large share.
         sev = c.rule.severity
         if sev >= Severity.MEDIUM and c.share >= WASTE_HIGH:

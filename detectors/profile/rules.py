@@ -161,7 +161,7 @@ RULES: tuple[HotspotRule, ...] = (
             "handle_mm_fault",
             "clear_page_erms",
         ),
-        Severity.LOW,
+        Severity.INFO,
     ),
     HotspotRule(
         "memcpy",
@@ -191,7 +191,7 @@ RULES: tuple[HotspotRule, ...] = (
         "look at the callers (the call paths below) for copies that can be avoided: pass buffers by reference, "
         "use zero-copy (sendfile, splice, mmap, io_uring), allocate without memset",
         ("mixed", "main", "__memmove_avx512_unaligned_erms"),
-        Severity.LOW,
+        Severity.INFO,
     ),
     HotspotRule(
         "allocator",
@@ -229,7 +229,7 @@ RULES: tuple[HotspotRule, ...] = (
         "find the callers (the call paths below); reuse objects, pool buffers, or try a per-thread allocator "
         "(jemalloc, tcmalloc); `perf record -e 'probe_libc:malloc'` counts the calls",
         ("mixed", "main", "_int_malloc"),
-        Severity.LOW,
+        Severity.INFO,
     ),
     HotspotRule(
         "time",
@@ -252,7 +252,7 @@ RULES: tuple[HotspotRule, ...] = (
         "read the clock once per batch, use CLOCK_MONOTONIC_COARSE when precision allows; check "
         "/sys/devices/system/clocksource/clocksource0/current_clocksource is tsc",
         ("mixed", "main", "cpu_phase", "__GI___clock_gettime", "__vdso_clock_gettime"),
-        Severity.LOW,
+        Severity.INFO,
     ),
     HotspotRule(
         "network",
@@ -278,7 +278,7 @@ RULES: tuple[HotspotRule, ...] = (
         "batch sends and receives (larger writes, sendmmsg/recvmmsg), check offloads (`ethtool -k`), and "
         "look at softirq time per CPU in /proc/softirqs",
         ("nginx", "__libc_send", "entry_SYSCALL_64", "do_syscall_64", "__sys_sendto", "tcp_sendmsg", "tcp_push"),
-        Severity.LOW,
+        Severity.INFO,
     ),
     HotspotRule(
         "filesystem",
@@ -315,7 +315,7 @@ RULES: tuple[HotspotRule, ...] = (
             "generic_perform_write",
             "ext4_da_write_end",
         ),
-        Severity.LOW,
+        Severity.INFO,
     ),
     HotspotRule(
         "interpreter",
@@ -350,7 +350,7 @@ RULES: tuple[HotspotRule, ...] = (
         "profile at the language level (py-spy, `python -X perf` with perf >= 6 on Python >= 3.12, "
         "rbspy, perf-map for JITs) to see which script functions are hot; move the loop to compiled code",
         ("python3", "_start", "Py_BytesMain", "_PyEval_EvalFrameDefault"),
-        Severity.LOW,
+        Severity.INFO,
     ),
     HotspotRule(
         "syscall",
@@ -363,7 +363,7 @@ RULES: tuple[HotspotRule, ...] = (
         "count them with `perf trace -s -p PID` or `strace -c -f -p PID`; batch the work (bigger reads and "
         "writes, writev, io_uring) so fewer calls do more each",
         ("mixed", "main", "__GI___libc_write", "entry_SYSCALL_64_after_hwframe", "do_syscall_64", "ksys_write"),
-        Severity.LOW,
+        Severity.INFO,
         work=HotspotRule(
             "syscall-work",
             "kernel work of system calls",

@@ -113,6 +113,7 @@ def build_story(parts: list[SourceAnalysis], loaded: list[Incident], command: st
         ends_the_boot,
         narrative_sentences,
         timeline_lanes,
+        traces_apart,
         verdict,
     )
     from forensics.pipelines.boot_identity import check_logs, other_boot_finding
@@ -144,9 +145,15 @@ def build_story(parts: list[SourceAnalysis], loaded: list[Incident], command: st
     apart_ids = frozenset(i for i, _ in apart_why)
     own = tuple(f for f in incident.sorted_findings() if f.id not in apart_ids)
     crashed = any(ends_the_boot(f) for f in own)
-    # The first sentence is of the boot told: an input set apart named "the main problem" (another boot's fault).
-    summary = plain_summary(own, host_label(incident), incident.examined)
     timeline = build_timeline(incident.sorted_findings(), incident.boot_time)
+    # The first sentence is of the boot told: an input set apart named "the main problem" (another boot's fault), and
+    # a trace on its own clock beside a kernel log "the machine's" problem, over the log's high RCU stall.
+    traces = traces_apart(timeline)
+    beside = frozenset(i for _, ids in traces for i in ids)
+    apart_lanes = tuple((name, tuple(f for f in own if f.id in ids)) for name, ids in traces)
+    summary = plain_summary(
+        tuple(f for f in own if f.id not in beside), host_label(incident), incident.examined, apart_lanes
+    )
     lanes = timeline_lanes(timeline, incident.findings, incident.boot_time, crashed)
     return IncidentStory(
         incident=incident,

@@ -8,12 +8,13 @@ import math
 import os
 import re
 import threading
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from forensics import __version__
 from forensics.errors import InputError, UsageError
-from forensics.model import Clock, Examined, Finding, Incident, NotAvailable, Timestamp, TimeWindow
+from forensics.model import BootTime, Clock, Examined, Finding, Incident, NotAvailable, Timestamp, TimeWindow
 from forensics.pipelines.spans import SpanOptions
 from forensics.types.trace import ASIDE_SYSCALLS, Kind
 from forensics.types.trace_result import TraceResult
@@ -21,6 +22,7 @@ from forensics.types.trace_result import TraceResult
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
+    from collectors.ctf.feed import CtfRead
     from collectors.ctf.reader import Session
     from collectors.span_windows import WindowKeeper
     from collectors.spans import KernelKeeper
@@ -445,6 +447,18 @@ def _named_preemption(session: Session | None, declared: str, release: str) -> t
     return built.model, f"read from {said}" if built.model else f"{said}: {built.why}"
 
 
+def _named_system(ctf: CtfRead | None) -> tuple[str | NotAvailable, str | NotAvailable, BootTime | NotAvailable | None]:
+    """The host, kernel release and boot time the trace names: an LTTng trace's metadata names the first two
+    (env.hostname, env.kernel_release), its clock's offset the boot's UTC; a text trace none (boot: None, the
+    incident's own "no input records when the kernel booted")."""
+    if ctf is None:
+        return NotAvailable("a trace does not name its host"), NotAvailable("a trace does not name its kernel"), None
+    from collectors.ctf.reader import named_system, session_boot_time
+
+    host, kernel = named_system(ctf.session)
+    return host, kernel, session_boot_time(ctf.session)
+
+
 def analyse_trace_file(
     trace_file: str,
     *,
@@ -566,12 +580,7 @@ def analyse_trace_file(
         findings = [*findings, *span_found]
     # Threads that serve request spans are latency-sensitive waiters (detectors/sched/harm.py).
     tids = frozenset(s.tid for s in span_report.spans) if span_report is not None else frozenset()
-    host: str | NotAvailable = NotAvailable("a trace does not name its host")
-    kernel: str | NotAvailable = NotAvailable("a trace does not name its kernel")
-    if ctf is not None:  # an LTTng trace's metadata names both (env.hostname, env.kernel_release)
-        from collectors.ctf.reader import named_system
-
-        host, kernel = named_system(ctf.session)
+    host, kernel, boot = _named_system(ctf)
     # The kernel's preemption model (declared, or from the kernel log beside the trace) sets an RT task's promise;
     # its release, when named, whether the fair class is CFS or EEVDF (a CFS task's yardstick).
     # The release the trace names (an LTTng session's) over one declared (--kernel-release, a report's kernel log).
@@ -593,6 +602,7 @@ def analyse_trace_file(
         tool_version=__version__,
         examined=(examined_trace(stream.name, analysis, parse, span_report, opts.slow_ms),),
     )
+    incident = incident if boot is None else replace(incident, boot_time=boot)
     if png is not None:
         from forensics.types.figures import CpuTimelineFigure, FigureDirectory  # here: only --png draws one
 

@@ -405,7 +405,8 @@ class HotspotRule(NamedTuple):
     why: str
     next_step: str
     example: tuple[str, ...]  # a call chain, root to leaf, that this rule classes
-    severity: Severity = Severity.LOW
+    # Where the CPU went hurt nobody by itself (info, docs/severity.md); a class that is waste says so (medium).
+    severity: Severity = Severity.INFO
     kernel_only: bool = False  # the leaf must be a kernel frame
     # How to read the class instead when one function outside ``pattern`` holds at least half of it: that
     # function's work, not the overhead the class names (a system call class whose time is the call's own work).

@@ -24,6 +24,7 @@ from collectors.ctf.general import Event
 from collectors.ctf.metadata import parse_metadata
 from collectors.ctf.reader import K_SYSCALL_ENTRY, K_SYSCALL_EXIT, NARROW, Session
 from forensics.model import StreamEvent
+from forensics.units import iso_utc
 from tests.collectors.ctf_check import GENERAL_DECODED, compare, extract_session, stream_events
 
 BT2_DUMP = Path(__file__).with_name("bt2_dump.py")
@@ -174,3 +175,38 @@ def test_x86_interrupt_vectors_are_irqs_named_by_their_event(session: Path) -> N
         got = [i for i in irqs.values() if i.name == vector_event]
         assert len(got) == 1 and got[0].irq < 0, got  # IRQ -vector, as ftrace text gives it
         assert got[0].durations.n == entries > 0
+
+
+#: A CTF clock block's offset from the Epoch, in cycles (LTTng's monotonic clock runs at 1 GHz: ns).
+CLOCK_OFFSET = re.compile(r'clock \{[^}]*name = "?monotonic"?;[^}]*\boffset = (\d+);')
+
+
+def test_the_boot_time_is_the_monotonic_clocks_offset(
+    session: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``report --trace`` on an LTTng session said "Boot time: not available: no input records when the kernel
+    booted" while it cited every event in UTC, computed from the clock's offset: the UTC of monotonic 0, the boot."""
+    from collectors.ctf.reader import MONOTONIC_BOOT_UNCERTAINTY, session_boot_time
+    from forensics.model import BootTime
+    from tests.helpers import cli_run
+
+    # The offsets as the metadata writes them, the kernel trace's and user space's (each measured on its own).
+    found = {p.parent.name: CLOCK_OFFSET.search(p.read_text("latin-1")) for p in session.rglob("metadata")}
+    offsets = {name: int(m.group(1)) for name, m in found.items() if m is not None}
+    assert len(offsets) == 2 and len(set(offsets.values())) == 2, offsets
+    first, last = min(offsets.values()), max(offsets.values())
+    boot = session_boot_time(Session(str(session), False))
+    assert isinstance(boot, BootTime) and boot.wall == first / 1e9
+    assert boot.uncertainty == pytest.approx(MONOTONIC_BOOT_UNCERTAINTY + (last - first) / 1e9)
+    assert "suspended" in boot.basis and "NTP" in boot.basis
+    out, md = tmp_path / "r.json", tmp_path / "r.md"
+    assert cli_run(monkeypatch, capsys, "report", "--trace", session, "-o", md, "--json", out).returncode == 0
+    doc = json.loads(out.read_text())
+    assert doc["incident"]["boot_time"]["wall"] == boot.wall
+    assert f"| Boot time | {iso_utc(boot.wall)} ±{boot.uncertainty:.1f} s (LTTng clock monotonic's offset" in (
+        md.read_text()
+    )
+    # A kernel event's UTC as cited is the kernel trace's offset plus its clock value: the boot plus its time.
+    events = [e["locator"]["event"] for f in doc["incident"]["findings"] for e in f["evidence"]]
+    kernel = [e for e in events if e and e["stream"].startswith("kernel/")]
+    assert kernel and all(e["timestamp_ns"] == offsets["kernel"] + e["cycles"] for e in kernel)

@@ -515,3 +515,37 @@ def test_a_log_on_standard_input_beside_a_dump_is_unconfirmed(tmp_path: Path) ->
         )  # fmt: skip
     assert result.returncode == 0, result.stderr
     assert "  - boot: unconfirmed: standard input is not read again" in (tmp_path / "r.md").read_text()
+
+
+#: An RCU stall as the kernel prints it (kernel/rcu/tree_stall.h): a high finding of the log's own boot.
+RCU_STALL_LOG = """\
+[  100.000000] rcu: INFO: rcu_preempt self-detected stall on CPU
+[  100.000010] rcu: \t1-....: (10500 ticks this GP) idle=a3e/1/0x4000000000000000 softirq=1/1 fqs=2
+[  100.000020] \t(t=10500 jiffies g=12045 q=10)
+[  100.000040] CPU: 1 PID: 42 Comm: kf_spinner Not tainted 6.1.0 #1
+[  100.000050] RIP: 0010:kf_spin+0x10/0x20
+"""
+
+
+def test_a_trace_on_its_own_clock_is_not_the_machines_main_problem(tmp_path: Path, kf: Run) -> None:
+    """A kernel log's high RCU stall beside a trace's medium RT hog: the verdict named the RT hog (a kind listed
+    before the kernel-log kinds) "The Linux kernel on the machine had a problem ... (high)", the worst severity of
+    any finding, though the same verdict said the trace was "on its own clock, apart from the others"."""
+    log = tmp_path / "rcu.log"
+    log.write_text(RCU_STALL_LOG)
+    out = ("-o", tmp_path / "r.md", "--json", tmp_path / "r.json", "--html", tmp_path / "r.html")
+    assert kf("report", "--dmesg", log, "--trace", TRACE, *out).returncode == 0
+    doc = json.loads((tmp_path / "r.json").read_text())
+    said = doc["summary"]
+    assert said.startswith("The Linux kernel on the machine had a problem: the kernel reported an error. The finding: "
+                           "INFO: rcu detected stall in "), said  # fmt: skip
+    assert said.endswith(" (high).") and "RT hog" not in said, said
+    assert (
+        f"The trace {TRACE} (gunzipped) has 9 finding(s) on its own clock, apart from the others." in doc["narrative"]
+    )
+    assert said in (tmp_path / "r.md").read_text() and said in (tmp_path / "r.html").read_text()
+    # Alone, the trace is the report's subject: its RT hog is the problem, with its own severity (medium).
+    assert kf("report", "--trace", TRACE, "-o", tmp_path / "t.md", "--json", tmp_path / "t.json").returncode == 0
+    alone = json.loads((tmp_path / "t.json").read_text())["summary"]
+    assert alone.startswith("The Linux kernel on the machine had a problem: a high-priority task kept a CPU busy")
+    assert alone.endswith("keeping other tasks waiting (medium)."), alone

@@ -284,3 +284,35 @@ def test_a_trace_past_the_crash_uptime_is_another_boot(tmp_path: Path) -> None:
     early = _finding("sched-cpu-hog", "early hog", (_ev(trace, 1, "sched_switch", 12.5, LocatorKind.EVENT),))
     assert foreign_sources((panic, early)) == {}
     assert [c.rule for c in correlate((panic, early))[1]] == []
+
+
+def test_the_main_problem_is_the_worst_of_the_told_lane_with_its_own_severity(tmp_path: Path) -> None:
+    """The verdict named a medium RT hog (a kind listed before the kernel-log kinds) as "the" problem, labelled with
+    the worst severity of any finding ("(high)"), over a high report of the log; and told a trace on its own clock as
+    the machine's problem."""
+    from detectors.incident.timeline import traces_apart
+
+    log, trace = _files(tmp_path)
+    stall = _finding("dmesg.rcu-stall", "INFO: rcu detected stall", (_ev(log, 1, "INFO: rcu", 23.98),))
+    switch = _ev(trace, 1, "sched_switch", 797.7, LocatorKind.EVENT)
+    rt = _finding("sched-rt-hog", "RT hog: kf_rthog ran 8 ms", (switch,), severity=Severity.MEDIUM)
+    said = plain_summary((rt, stall), "vm")
+    assert said == "The Linux kernel on vm had a problem: the kernel reported an error. The finding: INFO: rcu " \
+                   "detected stall (high)."  # fmt: skip
+    assert plain_summary((rt,), "vm").endswith("RT hog: kf_rthog ran 8 ms (medium).")
+    # Beside the log's lane the trace's lane is apart; alone it is the story.
+    events = build_timeline((rt, stall), NotAvailable("no boot"))
+    assert traces_apart(events) == ((str(trace), frozenset({rt.id})),)
+    assert traces_apart(build_timeline((rt,), NotAvailable("no boot"))) == ()
+    # The told inputs without a problem: the trace's is said as the trace's, not the machine's.
+    low = _finding("dmesg.warning", "WARNING in kf_probe", (_ev(log, 1, "WARNING", 23.98),), severity=Severity.LOW)
+    said = plain_summary((low,), "vm", apart=((str(trace), (rt,)),))
+    assert said.startswith(f"The trace {trace} shows a problem on its own clock, which cannot be tied to the other "
+                           "inputs: a high-priority task kept a CPU busy and starved other work. The finding: RT hog: "
+                           "kf_rthog ran 8 ms (medium). kforensic found nothing at medium severity or above in the "
+                           "other inputs from vm; 1 low finding to watch: WARNING in kf_probe"), said  # fmt: skip
+    assert "Linux kernel on vm had a problem" not in said
+    # A tie in severity goes to the hypotheses' ranking: the stall's (log-bug, 0.8 x 0.7) before the hog's (0.5 x 0.9).
+    hog = replace(rt, severity=Severity.HIGH, confidence=0.5)
+    assert "INFO: rcu detected stall (high)" in plain_summary((hog, stall), "vm")
+    assert "RT hog: kf_rthog ran 8 ms (high)" in plain_summary((replace(hog, confidence=0.99), stall), "vm")

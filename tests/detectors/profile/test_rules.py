@@ -186,3 +186,18 @@ def test_cpu_work_inside_a_system_call_is_named_as_the_work_not_syscall_overhead
     top = hot.self_symbols[0]
     assert f": most in {top.key} (" in work.title and work.title.endswith("under read()")
     assert "batch" not in work.next_steps[0] and "not the cost of entering and leaving the kernel" in work.summary
+
+
+def test_where_the_cpu_went_is_info_and_only_waste_is_a_problem() -> None:
+    """A class of time (interpreter loop, copies, syscalls, ...) hurt nobody by itself: info, context
+    (docs/severity.md).  It was low, "worth a look: beyond what is promised", though nothing promised was exceeded:
+    the healthy machine's profile (tests/data/healthy/perf.txt.gz) said "1 low finding to watch: 12.3% of CPU in
+    interpreter loop"."""
+    for rule in RULES:
+        assert rule.severity in (Severity.INFO, Severity.MEDIUM), rule.name
+        assert rule.work is None or rule.work.severity is Severity.INFO, rule.name
+    profile = read_profile(str(DATA.parents[0] / "healthy" / "perf.txt.gz"))
+    stacks = selected_stacks(profile)
+    found = [f for f in profile_findings(profile, stacks, compute_hotspots(profile, stacks)) if f.fact("class")]
+    assert [(f.title, f.severity) for f in found] == [("12.3% of CPU in interpreter loop", Severity.INFO)]
+    assert found[0].baseline is not None and "not harm by itself" in found[0].baseline.name

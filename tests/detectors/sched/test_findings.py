@@ -57,6 +57,10 @@ def test_recorded_run_1_in_each_text_variant(tmp_path: Path, name: str) -> None:
     assert hog.severity is Severity.INFO and not any("cond_resched" in s for s in hog.next_steps)
     blocked = next(f for f in _by_kind(findings, "sched-dstate") if "kf_blocker" in f.title)
     assert _fact(blocked, "D sleeps") == "18" and _fact(blocked, "time in D") == "1.956 ms"
+    # fsync's sleeps, each far below one D sleep's baseline (1 s) and 1.956 ms in all: where the time went, context
+    # (info); they were a "low finding to watch" (docs/severity.md: low is beyond what is promised).
+    assert blocked.severity is Severity.INFO and blocked.baseline is not None
+    assert blocked.baseline.value == "1000.000 ms" and blocked.baseline.name.startswith("one uninterruptible sleep")
     for f in findings:
         assert all(e.locator.kind is LocatorKind.EVENT and e.cpu is not None for e in f.evidence)
 
@@ -315,3 +319,15 @@ def test_a_hog_is_charged_only_with_its_part_of_a_wait(tmp_path: Path) -> None:
     )
     (hog,) = (f for f in _by_kind(_findings(path), "sched-cpu-hog") if f.title.startswith("CPU hog: hog ran"))
     assert "victim (pid 30) waited 40.000 ms, 30.000 ms of it behind hog" in " ".join(hog.summary.split())
+
+
+def test_d_sleeps_are_judged_against_one_sleep_of_a_second() -> None:
+    """Below the baseline in each sleep and in all: info; no sleep reaches it but their sum does: low (beyond it,
+    explained by load); one sleep of a second: medium (a stall); of the hung-task timeout: high."""
+    from detectors.sched.findings import _dstate_severity
+
+    assert _dstate_severity(0.003372, 0.003372) is Severity.INFO
+    assert _dstate_severity(0.2, 0.999) is Severity.INFO
+    assert _dstate_severity(0.2, 1.0) is Severity.LOW
+    assert _dstate_severity(1.0, 1.0) is Severity.MEDIUM
+    assert _dstate_severity(120.0, 130.0) is Severity.HIGH
