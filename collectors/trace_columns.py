@@ -31,12 +31,26 @@ from collectors.trace_input import TRACE_DAT_MAGIC, MappedText
 from collectors.trace_text import BLANK_LINES, MAX_RUN, MAX_UNKNOWN_NAMES, Text, TraceParser, count_newlines
 from forensics.gcpause import gc_paused
 from forensics.types.trace import TraceEvent, make_event
-from forensics.types.trace_batch import EventBatch, Interner, state_code
+from forensics.types.trace_batch import EventBatch, Interner, record_texts
 
 _NEWLINE = 10
 _LOCAL_TIMER = -2  # B_S of an IRQ row from irq_vectors:local_timer_* (its name is not in the line)
 _TEXT_KINDS = (5, 6, 10, 11, 12, 13, 14, 15)  # kinds whose state text is interned (see EventBatch)
 _HAS_TEXT = np.isin(np.arange(32), _TEXT_KINDS)  # by kind (the scanner's kinds are 1-16)
+
+
+# A TraceEvent's fields by position, and the columns that hold theirs saturated (_fit), for _Rows.add.
+_F_KIND, _F_TS, _F_LINE_NO = (TraceEvent._fields.index(f) for f in ("kind", "ts", "line_no"))
+_FITTED = tuple(
+    (row, TraceEvent._fields.index(f))
+    for row, f in (
+        (tr.CPU, "cpu"),
+        (tr.PID, "pid"),
+        (tr.PRIO, "prio"),
+        (tr.NEXT_PID, "next_pid"),
+        (tr.NEXT_PRIO, "next_prio"),
+    )
+)
 
 
 def _fit(value: int) -> int:
@@ -70,24 +84,25 @@ class _Rows:
         self.work = np.concatenate([self.work, np.zeros(extra, dtype=np.int64)])
 
     def add(self, events: list[TraceEvent], interner: Interner) -> None:
-        """Append records made by the line parser."""
-        self.grow(len(events))
+        """Append records made by the line parser, a column at a time (trace_batch.record_texts)."""
+        k = len(events)
+        if not k:
+            return
+        self.grow(k)
         out, n = self.out, self.n
-        for ev in events:
-            out[tr.KIND, n] = ev.kind
-            out[tr.LINE_NO, n] = ev.line_no
-            out[tr.CPU, n] = _fit(ev.cpu)
-            out[tr.PID, n] = _fit(ev.pid)
-            out[tr.PRIO, n] = _fit(ev.prio)
-            out[tr.NEXT_PID, n] = _fit(ev.next_pid)
-            out[tr.NEXT_PRIO, n] = _fit(ev.next_prio)
-            out[tr.STATE, n] = state_code(ev, interner)
-            if ev.kind in (10, 11):
-                self.work[n] = interner.id(ev.comm)
-            self.ts[n] = ev.ts
-            self.parsed[n] = ev
-            n += 1
-        self.n = n
+        end = n + k
+        fields = tuple(zip(*events, strict=True))  # the records' fields, each a column
+        out[tr.KIND, n:end] = fields[_F_KIND]
+        out[tr.LINE_NO, n:end] = fields[_F_LINE_NO]
+        for row, field in _FITTED:
+            try:
+                out[row, n:end] = fields[field]
+            except OverflowError:  # a number past 64 bits (rare): saturated one by one
+                out[row, n:end] = [_fit(v) for v in fields[field]]
+        out[tr.STATE, n:end], self.work[n:end] = record_texts(events, interner)
+        self.ts[n:end] = fields[_F_TS]
+        self.parsed.update(zip(range(n, end), events, strict=True))
+        self.n = end
 
     def intern(self, start: int, interner: Interner) -> None:
         """Intern the text fields of the scanned rows from ``start`` (IRQ names, work items, callers)."""

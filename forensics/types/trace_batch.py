@@ -84,21 +84,26 @@ class EventBatch:
         n = len(events)
         ts = np.zeros(n, dtype=np.float64)
         cols = {name: np.zeros(n, dtype=np.int64) for name in COLUMNS if name != "ts"}
-        for i, ev in enumerate(events):
-            kind = ev.kind
-            ts[i] = ev.ts
-            cols["kind"][i] = kind
-            cols["cpu"][i] = ev.cpu
-            cols["line_no"][i] = ev.line_no
-            cols["pid"][i] = ev.pid
-            cols["prio"][i] = ev.prio
-            cols["next_pid"][i] = ev.next_pid
-            cols["next_prio"][i] = ev.next_prio
-            cols["state"][i] = state_code(ev, interner)
-            if kind in (10, 11):  # Kind.WORK_START, Kind.WORK_END
-                cols["work"][i] = interner.id(ev.comm)
+        if n:  # column by column (see record_texts)
+            fields = dict(zip(TraceEvent._fields, zip(*events, strict=True), strict=True))
+            ts[:] = fields["ts"]
+            for name in ("kind", "cpu", "line_no", "pid", "prio", "next_pid", "next_prio"):
+                cols[name][:] = fields[name]
+            cols["state"][:], cols["work"][:] = record_texts(events, interner)
         rows = list(events)
         return cls(first_eid, ts=ts, **cols, event=rows.__getitem__)
+
+
+def record_texts(events: Sequence[TraceEvent], interner: Interner) -> tuple[list[int], list[int]]:
+    """The ``state`` and ``work`` columns of records (0: none), interned record by record, in their order (an id is
+    given at first sight).  The other columns are the records' numbers, written a column at a time: written a record
+    at a time, numpy's item stores were half of a small trace's read (issue #28)."""
+    states: list[int] = []
+    work: list[int] = []
+    for ev in events:
+        states.append(state_code(ev, interner))
+        work.append(interner.id(ev.comm) if ev.kind in (10, 11) else 0)  # Kind.WORK_START, Kind.WORK_END
+    return states, work
 
 
 def state_code(ev: TraceEvent, interner: Interner) -> int:
