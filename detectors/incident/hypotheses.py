@@ -382,6 +382,16 @@ _PLAIN: tuple[tuple[frozenset[FindingKind], str], ...] = (
     (frozenset({K.SCHED_RT_HOG}), "a high-priority task kept a CPU busy and starved other work"),
     (frozenset({K.SCHED_CPU_HOG}), "a task kept a CPU busy for too long"),
     (frozenset({K.CRASH}), "the kernel hit a fatal error"),
+    # The kernel log's commonest reports in plain words; every other kind of report is told by the catch-all row.
+    (
+        frozenset({K.DMESG_RCU_STALL}),
+        "RCU made no progress for seconds (an RCU stall: a CPU or the grace-period thread was stuck)",
+    ),
+    (frozenset({K.DMESG_KASAN}), "the kernel touched memory it must not (caught by KASAN)"),
+    (frozenset({K.DMESG_LOCKDEP}), "the lock checker (lockdep) found a locking bug"),
+    (frozenset({K.DMESG_NULL_DEREF}), "the kernel followed a NULL pointer"),
+    (frozenset({K.DMESG_WARNING}), "the kernel hit a condition its code says must not happen (a WARNING)"),
+    (frozenset({K.DMESG_BUG}), "the kernel hit a condition its code says must not happen (a BUG)"),
     (KERNEL_LOG_KINDS, "the kernel reported an error"),
 )
 

@@ -537,7 +537,8 @@ def test_a_trace_on_its_own_clock_is_not_the_machines_main_problem(tmp_path: Pat
     assert kf("report", "--dmesg", log, "--trace", TRACE, *out).returncode == 0
     doc = json.loads((tmp_path / "r.json").read_text())
     said = doc["summary"]
-    assert said.startswith("The Linux kernel on the machine had a problem: the kernel reported an error. The finding: "
+    assert said.startswith("The Linux kernel on the machine had a problem: RCU made no progress for seconds (an RCU "
+                           "stall: a CPU or the grace-period thread was stuck). The finding: "
                            "INFO: rcu detected stall in "), said  # fmt: skip
     assert said.endswith(" (high).") and "RT hog" not in said, said
     assert (

@@ -297,7 +297,8 @@ def test_the_main_problem_is_the_worst_of_the_told_lane_with_its_own_severity(tm
     switch = _ev(trace, 1, "sched_switch", 797.7, LocatorKind.EVENT)
     rt = _finding("sched-rt-hog", "RT hog: kf_rthog ran 8 ms", (switch,), severity=Severity.MEDIUM)
     said = plain_summary((rt, stall), "vm")
-    assert said == "The Linux kernel on vm had a problem: the kernel reported an error. The finding: INFO: rcu " \
+    assert said == "The Linux kernel on vm had a problem: RCU made no progress for seconds (an RCU stall: a CPU or " \
+                   "the grace-period thread was stuck). The finding: INFO: rcu " \
                    "detected stall (high)."  # fmt: skip
     assert plain_summary((rt,), "vm").endswith("RT hog: kf_rthog ran 8 ms (medium).")
     # Beside the log's lane the trace's lane is apart; alone it is the story.
