@@ -1,6 +1,7 @@
 """Start-up of the CLI (issue #28): a run imports its own command's module alone, and says what it said before.
 
 Real subprocesses, as a user starts them: what a run has imported is read from its ``sys.modules`` when it ends.
+What a run said before (typer's parsing of the same command line) is the reference its process is compared with.
 """
 
 from __future__ import annotations
@@ -15,7 +16,9 @@ from pathlib import Path
 import pytest
 import typer
 
+from forensics import cli
 from forensics.cli import COMMANDS, SUMMARIES, make_app
+from tests.helpers import cli_run
 
 DATA = Path(__file__).resolve().parent.parent / "data"
 LOG = DATA / "healthy" / "dmesg.txt.gz"
@@ -29,13 +32,6 @@ _SHOW_MODULES = (
     "sys.argv = ['kforensic', *sys.argv[1:]]\n"
     "from forensics.cli import main\n"
     "main()\n"
-)
-#: The same CLI with its ``--help`` list made from every command module (what it was before the summaries).
-_FULL_LISTING = (
-    "import sys, typer, forensics.cli as cli\n"
-    "cli.listing = lambda: typer.main.get_command(cli.make_app())\n"
-    "sys.argv = ['kforensic', *sys.argv[1:]]\n"
-    "cli.main()\n"
 )
 HEAVY = ("numpy", "numba", "pandas", "scipy", "matplotlib", "drgn", "rich")
 
@@ -117,10 +113,6 @@ def test_a_store_that_is_not_there_is_said_before_the_analysis_is_imported(tmp_p
 
 
 _CLI = "import sys\nsys.argv = ['kforensic', *sys.argv[1:]]\nfrom forensics.cli import main\nmain()\n"
-#: The same CLI with every command line parsed by typer (no command's table), as before forensics.commandline.
-_TYPER_ONLY = (
-    "import sys\nimport forensics.cli as cli\ncli.TABLES.clear()\nsys.argv = ['kforensic', *sys.argv[1:]]\ncli.main()\n"
-)
 GOLDEN = DATA.parent / "detectors" / "dmesg" / "golden"
 FTRACE = DATA / "traces" / "kf.ftrace.txt.gz"  # the small bundled trace: its run 0.2 s of CPU, the healthy one 0.9 s
 FINDINGS = GOLDEN / "hard_lockup_kmsg.log"
@@ -202,28 +194,45 @@ def slab_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.mark.parametrize("args", SAME, ids=repr)
 def test_a_command_line_run_without_typer_says_what_typer_says(
-    args: list[str | Path], tmp_path: Path, request: pytest.FixtureRequest
+    args: list[str | Path],
+    tmp_path: Path,
+    request: pytest.FixtureRequest,
+    monkeypatch: pytest.MonkeyPatch,
+    capfd: pytest.CaptureFixture[str],
 ) -> None:
     # Output, standard error, exit status and written files byte for byte those of the same command line parsed by
     # typer (the command's declaration then calling the same body), on results, bad input, usage errors and help.
+    # The run as users get it is a real process; typer's answer, the reference, is the same CLI in this process with
+    # no command's table (as before forensics.commandline), through its real entry (tests.helpers.cli_run; capfd:
+    # what the run writes to descriptors 1 and 2 too, `-o -`).  It was a second process: half the module's 26 s of
+    # CPU (issue #28); its answers were those of the process on every command line here (checked 2026-12-06).
     (tmp_path / "empty.log").write_bytes(b"")
     (tmp_path / "garbage.log").write_bytes(b"not a log \xff\x00\n\n")
     (tmp_path / "a-dir").mkdir()
     if "slab.db" in args:
         shutil.copy2(request.getfixturevalue("slab_store"), tmp_path / "slab.db")  # its mode too
-    cwd = os.getcwd()
-    os.chdir(tmp_path)
-    try:
-        answers = []
-        for code in (_CLI, _TYPER_ONLY):
-            done = _run(code, *args, stdin=LOG if "-" in args else None)
-            written = Path("out.json").read_bytes() if Path("out.json").exists() else None
-            Path("out.json").unlink(missing_ok=True)
-            answers.append((done.returncode, _unclocked(done.stdout), done.stderr, written and _unclocked(written)))
-    finally:
-        os.chdir(cwd)
+    monkeypatch.chdir(tmp_path)
+    stdin = LOG if "-" in args else None
+    done = _run(_CLI, *args, stdin=stdin)
+    answers = [(done.returncode, _unclocked(done.stdout), done.stderr, _written())]
+    monkeypatch.setattr(cli, "TABLES", {})  # every command line parsed by typer
+    monkeypatch.setenv("COLUMNS", "80")  # as _run gives the process
+    with open(stdin or os.devnull, encoding="utf-8") as given:
+        monkeypatch.setattr(sys, "stdin", given)
+        typer_said = cli_run(monkeypatch, capfd, *args)
+    answers.append((typer_said.returncode, _unclocked(typer_said.stdout), typer_said.stderr, _written()))
     assert answers[0] == answers[1]
     assert answers[0][0] in (0, 1, 2, 3), answers[0]
+
+
+def _written() -> str | None:
+    """out.json as a run wrote it (without its reading times), removed for the next run; None if none was."""
+    out = Path("out.json")
+    if not out.exists():
+        return None
+    written = _unclocked(out.read_bytes())
+    out.unlink()
+    return written
 
 
 #: How long an input took to read, the one thing two runs' outputs differ in: JSON, the markdown's table of inputs
@@ -261,8 +270,16 @@ def test_summaries_are_the_first_sentences_of_the_commands_help_in_their_order()
     [(["--help"], 40), (["--help"], 80), (["--help"], 200), ([], 80), (["dmsg"], 80), (["-h", "dmesg"], 80)],
     ids=repr,
 )
-def test_the_listing_says_what_every_command_module_said(args: list[str], columns: int) -> None:
-    listing = _run(_FULL_LISTING.replace("cli.listing = ", "_ = "), *args, columns=columns)
-    full = _run(_FULL_LISTING, *args, columns=columns)
+def test_the_listing_says_what_every_command_module_said(
+    args: list[str], columns: int, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
+) -> None:
+    listing = _run(_CLI, *args, columns=columns)
+    # The reference, in this process (as in test_a_command_line_run_without_typer_says_what_typer_says): the same
+    # CLI with its list made from every command module (what it was before the summaries).
+    monkeypatch.setattr(cli, "listing", lambda: typer.main.get_command(cli.make_app()))
+    monkeypatch.setenv("COLUMNS", str(columns))
+    with open(os.devnull, encoding="utf-8") as nothing:
+        monkeypatch.setattr(sys, "stdin", nothing)
+        full = cli_run(monkeypatch, capfd, *args)
     assert (listing.returncode, listing.stdout, listing.stderr) == (full.returncode, full.stdout, full.stderr)
     assert listing.stdout.count("\n  ") >= (len(SUMMARIES) if args[:1] == ["--help"] else 0)
