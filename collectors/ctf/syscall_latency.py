@@ -24,6 +24,7 @@ from forensics.types.trace import Kind
 if TYPE_CHECKING:
     from collectors.ctf.reader import Session, SplitChunk
 
+_UNSET = -2  # a key not looked up yet
 _ANY_NAME = -1  # an exit that names no syscall (LTTng 2.5's exit_syscall): it closes whatever its thread entered
 # Calls that end their thread and never return: an entry of one is the thread's end, never an open call.
 NO_RETURN = ("exit", "exit_group")
@@ -42,7 +43,6 @@ class SyscallPairing:
         self.width = width
         self.names: list[str] = []
         self._name_ids: dict[str, int] = {}
-        self._key_names: dict[int, int] = {}  # stream * width + event id -> name id (_ANY_NAME)
         self.current: dict[int, int] = {}  # cpu -> the tid its last sched_switch switched in
         # thread key (tid, or -(cpu + 1) where the thread is unknown) -> its open entry: ns, position, cpu, name id
         self.open: dict[int, tuple[int, int, int, int]] = {}
@@ -53,20 +53,34 @@ class SyscallPairing:
         self.worst: dict[int, _Worst] = {}
         self.began_inside = self.unpaired_exits = self.unpaired_entries = 0
         self.across_loss = self.mismatched = self.unknown_thread = self.thread_exits = 0
+        # Per event key (stream * width + event id): its name id (_ANY_NAME, _UNSET), and whether it never returns.
+        self._lut = np.zeros(0, dtype=np.int64)
+        self._ends = np.zeros(0, dtype=np.bool_)
 
-    def _name_id(self, key: int) -> int:
-        got = self._key_names.get(key)
-        if got is None:
-            name = self.session.event_name(key // self.width, key % self.width)
-            if name == "exit_syscall":
-                got = _ANY_NAME
-            else:
-                short = syscall_name(name).removeprefix("syscall_exit_")
-                got = self._name_ids.setdefault(short, len(self.names))
-                if got == len(self.names):
-                    self.names.append(short)
-            self._key_names[key] = got
-        return got
+    def _names(self, keys: npt.NDArray[np.int64]) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.bool_]]:
+        """The name id of each event key (stream * width + event id), and whether it is a call that never returns."""
+        need = int(keys.max()) + 1 if len(keys) else 0
+        if need > len(self._lut):  # (the keys are few: a table, looked up once per new key)
+            grown = np.full(max(need, 2 * len(self._lut)), _UNSET, dtype=np.int64)
+            grown[: len(self._lut)] = self._lut
+            self._lut = grown
+            self._ends = np.concatenate([self._ends, np.zeros(len(grown) - len(self._ends), dtype=np.bool_)])
+        nid = self._lut[keys]
+        new = nid == _UNSET
+        if bool(new.any()):
+            for key in np.unique(keys[new]).tolist():
+                name = self.session.event_name(key // self.width, key % self.width)
+                if name == "exit_syscall":
+                    got = _ANY_NAME
+                else:
+                    short = syscall_name(name).removeprefix("syscall_exit_")
+                    got = self._name_ids.setdefault(short, len(self.names))
+                    if got == len(self.names):
+                        self.names.append(short)
+                    self._ends[key] = short in NO_RETURN and name != f"syscall_exit_{short}"
+                self._lut[key] = got
+            nid = self._lut[keys]
+        return nid, self._ends[keys]
 
     def chunk(self, chunk: SplitChunk, kinds: npt.NDArray[np.int64]) -> None:
         """Pair the syscall events of one merged chunk (``kinds``: its kind column)."""
@@ -79,51 +93,33 @@ class SyscallPairing:
             return
         full = chunk.full(sw)
         prev_tid, next_tid = full[:, _PREV_TID], full[:, _NEXT_TID]
-        if not len(calls):  # only the CPUs' current threads move on
-            cpus = rows[sw, ly.R_CPU]
-            for c, t in zip(cpus.tolist(), next_tid.tolist(), strict=True):
-                self.current[c] = t
-            return
-        # Switches and syscall events grouped by CPU, each group in time order.
-        sel = np.concatenate([sw, calls])
-        sel_cpu = rows[sel, ly.R_CPU]
-        order = np.lexsort((sel, sel_cpu))
-        g, g_cpu = sel[order], sel_cpu[order]
-        n = len(g)
-        is_sw = order < len(sw)
-        nxt = np.full(n, -1, dtype=np.int64)
-        prv = np.full(n, -1, dtype=np.int64)
-        nxt[is_sw] = next_tid[order[is_sw]]
-        prv[is_sw] = prev_tid[order[is_sw]]
-        at = np.arange(n)
-        starts = np.r_[True, g_cpu[1:] != g_cpu[:-1]]
-        ends = np.r_[g_cpu[1:] != g_cpu[:-1], True]
-        group_start = np.maximum.accumulate(np.where(starts, at, 0))
-        group_end = np.minimum.accumulate(np.where(ends, at, n)[::-1])[::-1]
-        last_sw = np.maximum.accumulate(np.where(is_sw, at, -1))
-        next_sw = np.minimum.accumulate(np.where(is_sw, at, n)[::-1])[::-1]
-        uniq_cpu = g_cpu[starts]
-        carried = np.array([self.current.get(c, -1) for c in uniq_cpu.tolist()], dtype=np.int64)
-        tid = carried[np.cumsum(starts) - 1]
-        before = last_sw >= group_start
-        tid[before] = nxt[last_sw[before]]
-        # Before a CPU's first switch: the thread it switched out.
-        unknown = (tid < 0) & (next_sw <= group_end)
-        tid[unknown] = prv[next_sw[unknown]]
-        last_in_group = last_sw[ends]
-        has = last_in_group >= group_start[ends]
-        for c, t in zip(uniq_cpu[has].tolist(), nxt[last_in_group[has]].tolist(), strict=True):
-            self.current[c] = t
-        ev_sel = ~is_sw
-        ev = g[ev_sel]
-        ev_tid = tid[ev_sel]
-        ev_cpu = g_cpu[ev_sel]
-        back = np.argsort(ev, kind="stable")  # time order again
-        ev, ev_tid, ev_cpu = ev[back], ev_tid[back], ev_cpu[back]
-        nameless = ev_tid < 0
-        self.unknown_thread += int(np.count_nonzero(nameless))
-        key = np.where(nameless, -(ev_cpu + 1), ev_tid)
-        self._pair(rows, owner, kinds, ev, key, ev_cpu)
+        sw_cpu = rows[sw, ly.R_CPU]
+        call_cpu = rows[calls, ly.R_CPU]
+        tid = np.full(len(calls), -1, dtype=np.int64)
+        both = np.concatenate([sw_cpu, call_cpu])
+        low = int(both.min())
+        for c in (np.flatnonzero(np.bincount(both - low)) + low).tolist():  # the CPUs (counted: no sort)
+            on = sw_cpu == c
+            mine_sw = sw[on]
+            carried = self.current.get(c, -1)
+            if len(mine_sw):
+                nxt = next_tid[on]
+                self.current[c] = int(nxt[-1])
+                if carried < 0:  # before the CPU's first switch: the thread it switched out
+                    carried = int(prev_tid[on][0])
+            at = np.flatnonzero(call_cpu == c)
+            if not len(at):
+                continue
+            if len(mine_sw):
+                k = np.searchsorted(mine_sw, calls[at]) - 1  # the CPU's last switch before each (row order)
+                tid[at] = np.where(k >= 0, nxt[k], carried)
+            else:
+                tid[at] = carried
+        nameless = tid < 0
+        if bool(nameless.any()):
+            self.unknown_thread += int(np.count_nonzero(nameless))
+            tid = np.where(nameless, -(call_cpu + 1), tid)
+        self._pair(rows, owner, kinds, calls, tid)
 
     def _pair(
         self,
@@ -132,89 +128,103 @@ class SyscallPairing:
         kinds: npt.NDArray[np.int64],
         ev: npt.NDArray[np.intp],
         key: npt.NDArray[np.int64],
-        cpu: npt.NDArray[np.int64],
     ) -> None:
-        ts = rows[ev, ly.R_TS]
-        pos = self.session.bases[owner[ev]] + rows[ev, ly.R_OFF]
+        """Pair the syscall events ``ev`` (time order) of threads ``key``."""
+        nid, ends = self._names(owner[ev] * self.width + rows[ev, ly.R_EID])
         entry = kinds[ev] == K_SYSCALL_ENTRY
-        ekey = owner[ev] * self.width + rows[ev, ly.R_EID]
-        uk, inv = np.unique(ekey, return_inverse=True)
-        nid = np.array([self._name_id(k) for k in uk.tolist()], dtype=np.int64)[inv.ravel()]
-        ends = [self._name_ids[n] for n in NO_RETURN if n in self._name_ids]
-        if ends:
-            gone = entry & np.isin(nid, ends)
-            if bool(gone.any()):  # the thread's end: no exit to pair
-                self.thread_exits += int(np.count_nonzero(gone))
-                keep = ~gone
-                key, ts, pos, cpu, nid, entry = key[keep], ts[keep], pos[keep], cpu[keep], nid[keep], entry[keep]
-        # The open entries of the threads met, before this chunk's events.
-        threads = np.unique(key).tolist()
-        carry = [(k, *self.open[k]) for k in threads if k in self.open]
-        fresh = np.array([k not in self.seen and k not in self.open for k in threads], dtype=np.bool_)
-        if carry:
-            c = np.array(carry, dtype=np.int64)
-            key = np.concatenate([c[:, 0], key])
-            ts = np.concatenate([c[:, 1], ts])
-            pos = np.concatenate([c[:, 2], pos])
-            cpu = np.concatenate([c[:, 3], cpu])
-            nid = np.concatenate([c[:, 4], nid])
-            entry = np.concatenate([np.ones(len(c), dtype=np.bool_), entry])
-        order = np.argsort(key, kind="stable")  # by thread, each in time order (carried entries first)
-        key, ts, pos, cpu, nid, entry = key[order], ts[order], pos[order], cpu[order], nid[order], entry[order]
-        same = key[1:] == key[:-1]
-        first = np.r_[True, ~same]
-        last = np.r_[~same, True]
-        pair = np.flatnonzero(same & entry[:-1] & ~entry[1:])
-        self.unpaired_entries += int(np.count_nonzero(same & entry[:-1] & entry[1:]))
-        lone_exit = ~entry & ~np.r_[False, same & entry[:-1]]
-        fresh_key = np.zeros(len(key), dtype=np.bool_)
-        fresh_key[first] = np.isin(key[first], np.array(threads, dtype=np.int64)[fresh])
-        inside = lone_exit & first & fresh_key
-        self.began_inside += int(np.count_nonzero(inside))
-        self.unpaired_exits += int(np.count_nonzero(lone_exit & ~inside))
-        for k in key[last & ~entry].tolist():
-            self.open.pop(k, None)
-        for k, t, p, c, i in zip(*(a[last & entry].tolist() for a in (key, ts, pos, cpu, nid)), strict=True):
-            self.open[k] = (t, p, c, i)
-        self.seen.update(threads)
-        if not len(pair):
+        if bool(ends.any()):  # exit/exit_group: the thread's end, no exit to pair
+            gone = ends & entry
+            self.thread_exits += int(np.count_nonzero(gone))
+            keep = ~gone
+            ev, key, nid, entry = ev[keep], key[keep], nid[keep], entry[keep]
+        order = np.argsort(key, kind="stable")  # by thread, each in time order
+        k = key[order]
+        e = entry[order]
+        same = k[1:] != k[:-1]
+        np.logical_not(same, out=same)
+        first = np.flatnonzero(np.r_[True, ~same])
+        last = np.r_[first[1:] - 1, len(k) - 1]
+        inner = np.flatnonzero(same & e[:-1] & ~e[1:])
+        self.unpaired_entries += int(np.count_nonzero(same & e[:-1] & e[1:]))
+        self.unpaired_exits += int(np.count_nonzero(same & ~e[:-1] & ~e[1:]))
+        a_at = order[inner]
+        b_at = order[inner + 1]
+        # Each thread's first event: an exit closes the entry carried from the chunks before (or has none).
+        carried: list[
+            tuple[int, int, int, int, int]
+        ] = []  # (the exit's index in ev, and the entry's ns, pos, cpu, nid)
+        for t, i, is_entry in zip(k[first].tolist(), order[first].tolist(), e[first].tolist(), strict=True):
+            was = self.open.pop(t, None)
+            if is_entry:
+                self.unpaired_entries += was is not None
+            elif was is not None:
+                carried.append((i, *was))
+            elif t in self.seen:
+                self.unpaired_exits += 1
+            else:
+                self.began_inside += 1
+            self.seen.add(t)
+        ts = rows[:, ly.R_TS]
+        off = rows[:, ly.R_OFF]
+        cpus = rows[:, ly.R_CPU]
+        base = self.session.bases
+        for t, i in zip(k[last].tolist(), order[last].tolist(), strict=True):
+            if entry[i]:
+                r = int(ev[i])
+                self.open[t] = (int(ts[r]), int(base[owner[r]]) + int(off[r]), int(cpus[r]), int(nid[i]))
+        # The pairs: entry then exit (rows of the chunk, and the carried entries' own columns).
+        ra, rb = ev[a_at], ev[b_at]
+        t0, t1 = ts[ra], ts[rb]
+        p0, p1 = base[owner[ra]] + off[ra], base[owner[rb]] + off[rb]
+        c0, c1 = cpus[ra], cpus[rb]
+        n0, n1 = nid[a_at], nid[b_at]
+        tid = k[inner]
+        if carried:
+            cw = np.array(carried, dtype=np.int64)
+            rc = ev[cw[:, 0]]
+            t0, t1 = np.r_[t0, cw[:, 1]], np.r_[t1, ts[rc]]
+            p0, p1 = np.r_[p0, cw[:, 2]], np.r_[p1, base[owner[rc]] + off[rc]]
+            c0, c1 = np.r_[c0, cw[:, 3]], np.r_[c1, cpus[rc]]
+            n0, n1 = np.r_[n0, cw[:, 4]], np.r_[n1, nid[cw[:, 0]]]
+            tid = np.r_[tid, key[cw[:, 0]]]
+        if not len(t0):
             return
-        a, b = pair, pair + 1
-        good = (nid[b] == _ANY_NAME) | (nid[b] == nid[a])
-        self.mismatched += int(np.count_nonzero(~good))
+        good = (n1 == _ANY_NAME) | (n1 == n0)
+        self.mismatched += int(len(good) - np.count_nonzero(good))
         if self.lost:
-            lost = np.array(self.lost, dtype=np.int64)
-            hit = np.zeros(len(a), dtype=np.bool_)
-            for lc, lt in lost.tolist():  # (markers are few: one per packet that lost events)
-                hit |= ((cpu[a] == lc) | (cpu[b] == lc)) & (ts[a] < lt) & (lt <= ts[b])
+            hit = np.zeros(len(t0), dtype=np.bool_)
+            for lc, lt in self.lost:  # (markers are few: one per packet that lost events)
+                hit |= ((c0 == lc) | (c1 == lc)) & (t0 < lt) & (lt <= t1)
             self.across_loss += int(np.count_nonzero(good & hit))
             good &= ~hit
-        a, b = a[good], b[good]
-        if not len(a):
+        if not bool(good.all()):
+            t0, t1, p0, p1, c0, c1, n0, tid = (x[good] for x in (t0, t1, p0, p1, c0, c1, n0, tid))
+        if not len(t0):
             return
-        d = ts[b] - ts[a]
-        names = nid[a]
-        o = np.lexsort((d, names))
-        tail = np.r_[names[o][1:] != names[o][:-1], True]
-        counts = np.bincount(names)
-        totals = np.bincount(names, weights=d)
-        for j in o[tail].tolist():
-            i = int(names[j])
-            self.count[i] = self.count.get(i, 0) + int(counts[i])
-            self.total[i] = self.total.get(i, 0) + int(totals[i])
+        d = t1 - t0
+        counts = np.bincount(n0)
+        totals = np.bincount(n0, weights=d)
+        longest = np.full(len(counts), -1, dtype=np.int64)
+        np.maximum.at(longest, n0, d)
+        top = np.flatnonzero(d == longest[n0])  # each name's longest call(s): the first of each is kept
+        for j in top.tolist():
+            i = int(n0[j])
             w = self.worst.get(i)
             if w is None or int(d[j]) > w[0]:
-                ka = int(key[a[j]])
+                t = int(tid[j])
                 self.worst[i] = (
                     int(d[j]),
-                    ka if ka >= 0 else -1,
-                    int(cpu[a[j]]),
-                    int(cpu[b[j]]),
-                    int(ts[a[j]]),
-                    int(ts[b[j]]),
-                    int(pos[a[j]]),
-                    int(pos[b[j]]),
+                    t if t >= 0 else -1,
+                    int(c0[j]),
+                    int(c1[j]),
+                    int(t0[j]),
+                    int(t1[j]),
+                    int(p0[j]),
+                    int(p1[j]),
                 )
+        for i in np.flatnonzero(counts).tolist():
+            self.count[i] = self.count.get(i, 0) + int(counts[i])
+            self.total[i] = self.total.get(i, 0) + int(totals[i])
 
     def result(self, comm: Callable[[int], str]) -> SyscallLatency:
         """The table, worst call first; ``comm`` names a tid."""
