@@ -21,6 +21,7 @@ from collectors.ctf.reader import (
     SplitChunk,
     kernel_batch,
 )
+from collectors.ctf.syscall_latency import SyscallPairing
 from collectors.prefetch import prefetched
 from collectors.trace_input import TraceStream
 from forensics.model import SourceRecord
@@ -159,6 +160,8 @@ class CtfRead:
     kept: list[tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]] = field(default_factory=list)
     tracker: SyscallTracker | None = None
     kept_statedump: list[tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]] = field(default_factory=list)
+    # The syscall latency table's pairing (None: the session declares no syscall event).
+    syscall_pairs: SyscallPairing | None = None
 
     def rows(self) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
         """The kept user-space rows (time order) and the stream index of each (joined once, then kept joined)."""
@@ -194,6 +197,9 @@ def feed_session(session: Session, sink: BatchSink, keep: bool = False, user: bo
     read = CtfRead(session, TraceStream(path, _kind(session), iter(()), []), counts)
     tracker = read.tracker = SyscallTracker(read.key_width())
     inside = getattr(sink, "inside", None)  # a WindowSink: the open syscall of its rows only
+    if any(bool((t.want == K_SYSCALL_ENTRY).any()) for t in session.traces):
+        read.syscall_pairs = SyscallPairing(session, read.key_width())
+    pairs = read.syscall_pairs
     # The files' hashes (evidence) computed meanwhile: hashlib lets the reader and the engine run.
     records: list[list[SourceRecord] | BaseException] = []
     hasher = threading.Thread(
@@ -213,6 +219,8 @@ def feed_session(session: Session, sink: BatchSink, keep: bool = False, user: bo
             dump = np.flatnonzero(kinds == K_STATEDUMP)
             if len(dump):  # the threads that existed when the session started: names (and policies)
                 read.kept_statedump.append((chunk.full(dump), owner[dump]))
+        if pairs is not None:  # every chunk read (a window's end stops the reading, and the table, there)
+            pairs.chunk(chunk, kinds)
         if sink.done:
             if not keep:  # the window ended: nothing more to analyse
                 break

@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from forensics.types.figures import Figure
     from forensics.types.sched import ParseSummary, Thresholds, TraceAnalysis
     from forensics.types.spans import SpanReport
+    from forensics.types.syscalls import SyscallLatency
     from forensics.types.trace import ParseCounts
 
 
@@ -161,6 +162,7 @@ def examined_trace(
     parse: ParseSummary,
     spans: SpanReport | None = None,
     slow_ms: float | None = None,
+    syscalls: SyscallLatency | None = None,
 ) -> Examined:
     """What the trace let the analysis see, and what it could not judge for lack of events.
 
@@ -229,9 +231,11 @@ def examined_trace(
             "either model (low up to 100 ms; medium from 1 ms on a preemptible kernel) "
             "(--preempt none|voluntary|full|lazy|rt, or its kernel log beside the trace in kforensic report)"
         )
-    syscalls = dict(parse.aside).get(ASIDE_SYSCALLS, 0)
-    if syscalls:  # read (the span breakdown's), never measured entry to exit
-        could_not.append(f"syscall latency: not analysed ({syscalls:,} syscall entry/exit events read)")
+    read_calls = dict(parse.aside).get(ASIDE_SYSCALLS, 0)
+    if syscalls is not None and syscalls.paired:  # a table, no finding: no rule names a baseline for a syscall
+        could.append(f"syscall latency ({syscalls.paired:,} syscalls paired)")
+    elif read_calls:
+        could_not.append(f"syscall latency: no syscall entry paired with its exit ({read_calls:,} syscall events read)")
     if offs:
         could.append("irqs-off/preempt-off sections")
     else:
@@ -459,6 +463,15 @@ def _named_system(ctf: CtfRead | None) -> tuple[str | NotAvailable, str | NotAva
     return host, kernel, session_boot_time(ctf.session)
 
 
+def _syscall_latency(ctf: CtfRead, analysis: TraceAnalysis) -> SyscallLatency | None:
+    """An LTTng session's syscall latency table (None: it declares no syscall event), its threads named by the
+    tasks of the whole trace (not only --task's)."""
+    if ctf.syscall_pairs is None:
+        return None
+    comms = {t.pid: t.comm for t in analysis.tasks}
+    return ctf.syscall_pairs.result(lambda tid: comms.get(tid, ""))
+
+
 def analyse_trace_file(
     trace_file: str,
     *,
@@ -553,6 +566,7 @@ def analyse_trace_file(
         if math.isfinite(span[0]) or math.isfinite(span[1]):
             check_window(trace_file, trace_file, span, analysis, True)
     parse = analyzer.summary(counts)
+    syscall_table = None if ctf is None else _syscall_latency(ctf, analysis)
     if task:
         analysis = select_tasks(analysis, task)
         if not analysis.tasks:
@@ -600,7 +614,7 @@ def analyse_trace_file(
         sources=tuple(stream.records),
         findings=tuple(findings),
         tool_version=__version__,
-        examined=(examined_trace(stream.name, analysis, parse, span_report, opts.slow_ms),),
+        examined=(examined_trace(stream.name, analysis, parse, span_report, opts.slow_ms, syscall_table),),
     )
     incident = incident if boot is None else replace(incident, boot_time=boot)
     if png is not None:
@@ -620,5 +634,15 @@ def analyse_trace_file(
         notes = tuple(ctf.session.notes())
     events = None if ctf is None else ctf.session.stream_event
     return TraceResult(
-        stream.name, stream.kind, analysis, parse, incident, notes, ctf_info, span_report, figures, events
+        stream.name,
+        stream.kind,
+        analysis,
+        parse,
+        incident,
+        notes,
+        ctf_info,
+        span_report,
+        figures,
+        events,
+        syscall_table,
     )

@@ -12,9 +12,13 @@ from forensics.types.trace import ASIDE_STATEDUMP, ASIDE_SYSCALLS, ASIDE_USER, A
 from forensics.types.trace_result import TraceResult
 
 if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
+
+    from forensics.model import StreamEvent
     from forensics.report.document import Block, Document
     from forensics.types.sched import ParseSummary, Span, TaskStats, TraceAnalysis
     from forensics.types.spans import SpanReport
+    from forensics.types.syscalls import SyscallLatency, SyscallStats
 
 
 CLOCK_MARK = " †"  # after a figure that spans a step where a CPU's clock went back
@@ -174,6 +178,77 @@ def _table_rows(a: TraceAnalysis, top: int) -> list[tuple[str, list[str], list[l
     return out
 
 
+def _syscall_rows(
+    t: SyscallLatency, top: int, named: Callable[[int], StreamEvent | None] | None
+) -> tuple[str, list[str], list[list[str]], list[str]]:
+    """The syscall latency table (title, header, the ``top`` names with the longest call) and what it did not
+    measure, shared by the text and markdown renderers (``named``: the session's events, TraceResult.events)."""
+    from forensics.units import fmt_ms
+
+    shown = t.stats[:top]
+    events = name_calls(shown, named)
+
+    def at(position: int) -> str:
+        se = events.get(position)
+        return "-" if se is None else f"{se.stream} #{se.number}"
+
+    title = (
+        f"Syscall latency (entry to exit per thread; {len(shown)} of {len(t.stats)} syscall names, longest call first)"
+        if len(shown) < len(t.stats)
+        else "Syscall latency (entry to exit per thread; longest call first)"
+    )
+    header = ["syscall", "calls", "mean", "worst", "total", "worst by", "cpu", "worst at", "entry", "exit"]
+    rows = []
+    for st in shown:
+        w = st.worst
+        rows.append(
+            [
+                st.name,
+                str(st.count),
+                fmt_ms(st.mean),
+                fmt_ms(w.duration),
+                fmt_ms(st.total),
+                f"{w.comm or '?'} {w.tid}" if w.tid >= 0 else "? (thread unknown)",
+                str(w.cpu) if w.cpu == w.exit_cpu else f"{w.cpu}->{w.exit_cpu}",
+                f"{w.start:.6f}",
+                at(w.entry_at),
+                at(w.exit_at),
+            ]
+        )
+    notes = [f"syscall latency: {t.paired} syscalls paired (the thread of a syscall event: its CPU's sched_switch)"]
+    for n, what in (
+        (t.open_at_end, "still in the syscall at the end: {n} (an entry with no exit before the trace ends)"),
+        (t.began_inside, "exits without entries: {n} (the trace began inside them)"),
+        (
+            t.unpaired_exits,
+            "exits after another exit of their thread: {n} (their entry not read: lost, or sys_unknown)",
+        ),
+        (t.thread_exits, "threads ended by exit/exit_group: {n} (calls that do not return: not measured)"),
+        (
+            t.unpaired_entries,
+            "entries followed by another entry of their thread: {n} (no exit between: lost, or a call such as"
+            " rt_sigreturn that records none)",
+        ),
+        (t.across_loss, "pairs with events lost on their CPUs between entry and exit: {n} (not measured)"),
+        (t.mismatched, "exits of another syscall than their thread's entry: {n} (not measured)"),
+        (t.unknown_thread, "syscall events on a CPU no sched_switch names the thread of: {n} (paired on the CPU)"),
+    ):
+        if n:
+            notes.append(what.format(n=n))
+    return title, header, rows, notes
+
+
+def name_calls(
+    stats: Sequence[SyscallStats], named: Callable[[int], StreamEvent | None] | None
+) -> dict[int, StreamEvent | None]:
+    """The entry and exit events of each worst call, named in the order of the session (each naming decodes its
+    packet again, and the session keeps the last few: in time order one decode per packet)."""
+    if named is None:
+        return {}
+    positions = sorted({p for st in stats for p in (st.worst.entry_at, st.worst.exit_at)})
+    return {p: named(p) for p in positions}
+
+
 def _unknown_wakeups(t: TaskStats) -> str:
     """The wakeups not counted beside the worst counted one: their switch-in could not be seen."""
     why = t.wakeup_unknown_why
@@ -182,7 +257,7 @@ def _unknown_wakeups(t: TaskStats) -> str:
 
 #: What the events read but not analysed are (ParseSummary.aside), as the header names them.
 _ASIDE = {
-    ASIDE_SYSCALLS: "syscall entry/exit events (syscall latency is not analysed)",
+    ASIDE_SYSCALLS: "syscall entry/exit events (the syscall latency table)",
     ASIDE_STATEDUMP: "lttng_statedump_process_state events (the names of the threads at the start)",
     ASIDE_USER: "user-space events (request spans)",
     ASIDE_WAKEUP: "sched_wakeup events (wakeup latency is measured from their sched_waking)",
@@ -236,7 +311,14 @@ def _header_lines(a: TraceAnalysis, parse: ParseSummary, source: str, notes: tup
 
 
 def render_text(
-    a: TraceAnalysis, parse: ParseSummary, source: str, top: int, color: bool, notes: tuple[str, ...] = ()
+    a: TraceAnalysis,
+    parse: ParseSummary,
+    source: str,
+    top: int,
+    color: bool,
+    notes: tuple[str, ...] = (),
+    syscalls: SyscallLatency | None = None,
+    named: Callable[[int], StreamEvent | None] | None = None,
 ) -> str:
     """Terminal tables of the analysis."""
     import io
@@ -250,7 +332,12 @@ def render_text(
     console = text_console(buf, color=color, width=160)
     for line in _header_lines(a, parse, source, notes):
         console.print(Text(line))  # as Text, not markup: a task's name is shown as it was recorded
-    for title, header, rows in _table_rows(a, top):
+    tables = _table_rows(a, top)
+    below: list[str] = []
+    if syscalls is not None and syscalls.stats:
+        title, header, rows, below = _syscall_rows(syscalls, top, named)
+        tables.append((title, header, rows))
+    for title, header, rows in tables:
         if not rows:
             continue
         table = Table(title=title, title_justify="left")
@@ -259,6 +346,8 @@ def render_text(
         for row in rows:
             table.add_row(*(Text(c) for c in row))
         console.print(table)
+    for line in below:
+        console.print(Text(line))
     return buf.getvalue()
 
 
@@ -275,6 +364,10 @@ def trace_document(result: TraceResult, top: int) -> Document:
         for title, header, rows in _table_rows(a, top)
         if rows
     ]
+    if result.syscalls is not None and result.syscalls.stats:
+        title, header, rows, below = _syscall_rows(result.syscalls, top, result.events)
+        table = Table(tuple(header), tuple(tuple(r) for r in rows))
+        blocks.append(Section(title, (table, BulletList(tuple(line.replace("|", "\\|") for line in below)))))
     blocks += span_sections(result.spans)
     return Document("kforensic trace", tuple(blocks))
 
@@ -344,7 +437,16 @@ class TraceRenderer:
     one_task: bool = False
 
     def text(self, result: TraceResult, to: Destination) -> str:
-        tables = render_text(result.analysis, result.parse, result.source, self.top, to.color, result.notes)
+        tables = render_text(
+            result.analysis,
+            result.parse,
+            result.source,
+            self.top,
+            to.color,
+            result.notes,
+            result.syscalls,
+            result.events,
+        )
         incident = IncidentRenderer().text(result.incident, to)
         return tables + span_text(result.spans) + "\n" + incident
 

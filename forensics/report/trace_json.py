@@ -24,6 +24,7 @@ from forensics.types.sched import (
     TraceAnalysis,
     Wait,
 )
+from forensics.types.syscalls import SyscallLatency
 from forensics.types.trace import prio_known
 from forensics.types.trace_result import TraceResult
 
@@ -260,6 +261,52 @@ def analysis_to_dict(a: TraceAnalysis, top: int | None = None, named: Named = No
     }
 
 
+def syscalls_to_dict(t: SyscallLatency, named: Named) -> JsonDict:
+    """An LTTng kernel session's syscall latency: every syscall name, longest call first, and what was read but
+    not measured (see forensics/types/syscalls.py); each worst call's entry and exit events as the evidence cites
+    events (``named``: the session's events)."""
+    from forensics.report.trace import name_calls
+    from forensics.serialize import stream_event_to_dict
+
+    events = name_calls(t.stats, named)
+
+    def event(position: int) -> JsonDict | None:
+        se = events.get(position)
+        return None if se is None else stream_event_to_dict(se)
+
+    return {
+        "paired": t.paired,
+        "open_at_end": t.open_at_end,
+        "began_inside": t.began_inside,
+        "exits_after_exit": t.unpaired_exits,
+        "entries_after_entry": t.unpaired_entries,
+        "across_lost_events": t.across_loss,
+        "mismatched_names": t.mismatched,
+        "thread_unknown_events": t.unknown_thread,
+        "thread_exits": t.thread_exits,
+        "syscalls": [
+            {
+                "name": st.name,
+                "count": st.count,
+                "total_ms": ms(st.total),
+                "mean_ms": ms(st.mean),
+                "worst": {
+                    "ms": ms(st.worst.duration),
+                    "tid": st.worst.tid if st.worst.tid >= 0 else {"not_available": "no sched_switch named it"},
+                    "comm": st.worst.comm,
+                    "cpu": st.worst.cpu,
+                    "exit_cpu": st.worst.exit_cpu,
+                    "start": st.worst.start,
+                    "end": st.worst.end,
+                    "entry": event(st.worst.entry_at),
+                    "exit": event(st.worst.exit_at),
+                },
+            }
+            for st in t.stats
+        ],
+    }
+
+
 def trace_document(result: TraceResult, top: int | None) -> JsonDict:
     """The ``kforensic.trace/1`` document of one analysed trace (``top``: tasks listed, None for all)."""
     from forensics import __version__
@@ -272,6 +319,9 @@ def trace_document(result: TraceResult, top: int | None) -> JsonDict:
         "input": {"source": result.source, "kind": result.kind, **(result.ctf or {})},
         "parse": parse_to_dict(result.parse),
         **analysis_to_dict(result.analysis, top=top, named=result.events),
+        **(
+            {"syscall_latency": syscalls_to_dict(result.syscalls, result.events)} if result.syscalls is not None else {}
+        ),
         **({"spans": report_to_dict(result.spans)} if result.spans is not None else {}),
         "incident": incident_to_dict(result.incident),
     }

@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from forensics.types.figures import Figure
     from forensics.types.sched import ParseSummary, TraceAnalysis
     from forensics.types.spans import SpanReport
+    from forensics.types.syscalls import SyscallLatency
 
 
 @dataclass(frozen=True)
@@ -34,3 +35,5 @@ class TraceResult:
     # finds it (collectors.ctf.reader.Session.stream_event); None: a text trace, whose ``line_no`` is a line.
     # (A lookup into the session, not a result: left out of comparisons; what it names is in the incident's evidence.)
     events: Callable[[int], StreamEvent | None] | None = field(default=None, compare=False, repr=False)
+    # An LTTng kernel session's syscall latency per syscall name (None: no syscall event declared, or a text trace).
+    syscalls: SyscallLatency | None = None
