@@ -396,8 +396,14 @@ def wakeup_latency(analysis: TraceAnalysis, source: str) -> list[Finding]:
 
 
 def _judge_softirq_wait(wait: Wait, by_pid: dict[int, TaskStats], limit: float) -> Judgement | None:
-    """A softirq held back by an RT task is starved above ``limit``; otherwise within a tick it is normal."""
+    """A softirq held back by an RT task is starved above ``limit``; otherwise within a tick it is normal.
+
+    None for a wait spent mostly idle: a softirq pending on an idle CPU runs at the next interrupt's exit or in
+    the idle loop, so no task held it back and the events between were not all recorded (a packet cut out of an
+    LTTng stream gave "TIMER waited 2483.330 ms ... behind CFS tasks" while the CPU "ran <idle> 2483.320 ms")."""
     seconds = wait.span.duration
+    if sum(b.seconds for b in wait.behind if b.pid == 0) >= seconds / 2:
+        return None
     if harm.rt_share(wait, by_pid) >= seconds / 2:
         if seconds <= limit:
             return None
@@ -839,7 +845,11 @@ def _gap_finding(analysis: TraceAnalysis, source: str, start: bool, left_out: li
         summary=said,
         evidence=tuple(_ref_evidence(source, r) for r in refs),
         next_steps=(
-            "record with a larger buffer (trace-cmd record -b 20000, or buffer_size_kb) so no event is lost"
+            # An LTTng session's buffers are its channel's sub-buffers, not trace-cmd's.
+            "record with larger sub-buffers (lttng enable-channel --kernel --subbuf-size 4M --num-subbuf 8 ...)"
+            + (" so no event is lost" if start else " or check the CPU was idle")
+            if not analysis.by_line
+            else "record with a larger buffer (trace-cmd record -b 20000, or buffer_size_kb) so no event is lost"
             if start
             else "record with a larger buffer (trace-cmd record -b 20000) or check the CPU was idle",
         ),
