@@ -14,11 +14,12 @@ from pathlib import Path
 
 from collectors.trace_columns import BatchParser
 from collectors.trace_text import TraceParser
-from detectors.sched.findings import _judge_softirq_wait
+from detectors.sched.findings import _behind_text, _judge_softirq_wait
 from forensics.model import Severity
 from forensics.types.sched import Blame, EventRef, Span, Wait
 from forensics.types.trace import PRIO_UNKNOWN
 from tests.detectors.sched.test_input_sanity import _both, _lines, _ts, _write
+from tests.detectors.sched.traces import IDLE0, IDLE1, Ev, _switch, format_event
 
 
 def _renamed(tmp_path: Path) -> tuple[Path, float, float]:
@@ -62,6 +63,28 @@ def test_a_run_open_at_the_end_is_closed_at_its_cpus_last_event_of_any_kind(tmp_
     runtime = {a: next(t.runtime for t in b.tasks if t.pid == pid) for a, b in (("renamed", renamed), ("cut", deleted))}
     assert pid and body
     assert abs(runtime["renamed"] - runtime["cut"] - (last_skipped - last_analysed)) < 1e-9
+
+
+def test_a_wait_that_began_before_its_cpus_first_switch_is_unseen_there(tmp_path: Path) -> None:
+    """kworker/1:2 on bug446190: woken 9.302 ms before CPU1's first sched_switch, "behind: [], unseen_ms: 0.0"."""
+    waiter = ("waiter", 600, 120)
+    events = [
+        _switch(10.0, 0, IDLE0, "R", ("hog", 500, 120)),
+        Ev(10.001, 0, "hog", 500, "sched_waking", (waiter, 1)),
+        _switch(10.010, 1, IDLE1, "R", waiter),
+        _switch(10.020, 1, waiter, "S", IDLE1),
+        _switch(10.020, 0, ("hog", 500, 120), "S", IDLE0),
+    ]
+    path = tmp_path / "before-first-switch.txt"
+    path.write_text("".join(format_event(e, "ftrace") + "\n" for e in events))
+    analysis, _findings = _both(path)
+    wait = next(t for t in analysis.tasks if t.pid == 600).worst_wakeup
+    assert wait is not None and wait.behind == ()
+    assert abs(wait.unseen - 0.009) < 1e-9  # all of it: nothing is known of CPU1 before 10.010
+    assert (
+        _behind_text(wait, analysis)
+        == "who ran in its first 9.000 ms is not known: it began before CPU1's first sched_switch"
+    )
 
 
 def test_a_softirq_wait_spent_idle_is_not_starvation() -> None:
