@@ -28,7 +28,15 @@ from collectors import trace_rows as tr
 from collectors.inputs import sniff_compression
 from collectors.prefetch import prefetched
 from collectors.trace_input import TRACE_DAT_MAGIC, MappedText
-from collectors.trace_text import BLANK_LINES, MAX_RUN, MAX_UNKNOWN_NAMES, Text, TraceParser, count_newlines
+from collectors.trace_text import (
+    BLANK_LINES,
+    MAX_RUN,
+    MAX_UNKNOWN_NAMES,
+    Text,
+    TraceParser,
+    count_newlines,
+    skipped_event,
+)
 from forensics.gcpause import gc_paused
 from forensics.types.trace import TraceEvent, make_event
 from forensics.types.trace_batch import EventBatch, Interner, record_texts
@@ -171,7 +179,7 @@ class _Ahead(threading.Thread):
         capacity = (cut + 1 - start) // 128 + 16
         self.out = np.empty((tr.N_COLS, capacity), dtype=np.int64)  # the scanner sets every row it writes
         self.ts = np.empty(capacity, dtype=np.float64)
-        self.unknown = np.empty((2, capacity), dtype=np.int64)
+        self.unknown = np.empty((tr.N_SKIPPED, capacity), dtype=np.int64)
         self.status = np.zeros(10, dtype=np.int64)
         self.status[tr.ST_POS] = start  # nothing read yet (should the thread fail to run)
         self.n = 0
@@ -296,7 +304,7 @@ class BatchParser(TraceParser):
         """Scan ``rows.data[start:cut]`` in order; True when a line went to the line parser."""
         scan = self._scan_kernel()
         status = np.zeros(10, dtype=np.int64)
-        unknown_spans = np.empty((2, len(rows.ts)), dtype=np.int64)
+        unknown_spans = np.empty((tr.N_SKIPPED, len(rows.ts)), dtype=np.int64)
         pos = start
         slow = False
         run = 1  # lines given to the line parser at the last stop
@@ -366,10 +374,28 @@ class BatchParser(TraceParser):
         # Counted in C first; names new to ``unknown`` come in the order of their first line, so the names
         # kept under MAX_UNKNOWN_NAMES are those a count line by line keeps.
         starts, ends = spans[0, :n_unknown].tolist(), spans[1, :n_unknown].tolist()
-        names = Counter([data[a:b] for a, b in zip(starts, ends, strict=True)])
+        names = Counter([data[a:b] for a, b in zip(starts, ends, strict=True) if a >= 0])  # (-1: only counted)
         for name, n in names.items():
             if name in unknown or len(unknown) < MAX_UNKNOWN_NAMES:
                 unknown[name] = unknown.get(name, 0) + n
+        if n_unknown:
+            self._skipped_rows(data, spans[:, :n_unknown], lines)
+
+    def _skipped_rows(self, data: Text, spans: npt.NDArray[np.int64], lines: int) -> None:
+        """Note the first and last skipped event of each CPU among a scan's (``spans``: its columns of them, line
+        numbers after ``lines``), as the line parser notes them (TraceParser._note_skipped): the line of each read
+        again here for its time, two lines per CPU and scan."""
+        cpus = spans[2]
+        found, first = np.unique(cpus, return_index=True)
+        last = len(cpus) - 1 - np.unique(cpus[::-1], return_index=True)[1]
+        counts = self.counts
+        for cpu, a, b in zip(found.tolist(), first.tolist(), last.tolist(), strict=True):
+            for k in (b,) if cpu in counts.skipped_first or a == b else (a, b):
+                start = int(spans[4, k])
+                line = data[start : data.find(b"\n", start)]
+                ev = skipped_event(line, int(spans[3, k]) + lines, -1, False, cpu)
+                if ev is not None:
+                    counts.skipped(ev)
 
     def _batch(self, rows: _Rows) -> EventBatch:
         n = rows.n

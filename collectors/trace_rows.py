@@ -15,3 +15,5 @@ N_COLS = 16
 DONE, SLOW, FULL = 0, 1, 2
 # Results of scan() in its int64 status array.
 ST_POS, ST_LINE_NO, ST_ROWS, ST_UNKNOWN, ST_EVENTS, ST_USED, ST_STOP, ST_WAKING, ST_SLOW_S, ST_SLOW_E = range(10)
+# Columns of the skipped events scan() writes: name span (-1, -1 when only counted), CPU, line number, line start.
+N_SKIPPED = 5

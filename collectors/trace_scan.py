@@ -667,8 +667,10 @@ def scan(
     Stops at the end, at the first line it does not take whole (status
     ``SLOW`` with the line's span; its line number is not counted yet), or
     when ``out`` is full (status ``FULL``).
-    Unknown event names are written as spans to ``unknown`` (to be counted
-    by name).  Results go to ``status`` (see the ``ST_*`` indexes).
+    The events skipped (an unknown name, or a sched_wakeup only counted) are
+    written to the columns of ``unknown``: their name's span (to be counted by
+    name; -1 when only counted), CPU, line number and line start (when their
+    CPU reported).  Results go to ``status`` (see the ``ST_*`` indexes).
     """
     buf = _borrowed(buf)
     words = _borrowed(words)
@@ -698,9 +700,13 @@ def scan(
         n_events += 1
         if kind == 2:
             waking_seen = True
-        if kind == _UNKNOWN:
-            unknown[0, n_unknown] = out[A_S, r]
-            unknown[1, n_unknown] = out[A_E, r]
+        if kind == _UNKNOWN or kind == _COUNTED:  # noqa: PLR1714, SIM109
+            # skipped: its name (none when only counted), CPU, line number and start (when the CPU reported)
+            unknown[0, n_unknown] = out[A_S, r] if kind == _UNKNOWN else -1
+            unknown[1, n_unknown] = out[A_E, r] if kind == _UNKNOWN else -1
+            unknown[2, n_unknown] = out[CPU, r]
+            unknown[3, n_unknown] = line_no + 1
+            unknown[4, n_unknown] = ls
             n_unknown += 1
         elif kind > 0:
             out[LINE_NO, r] = line_no + 1

@@ -37,7 +37,7 @@ from collectors.trace_payloads import (
     pid_prio_comm,
 )
 from forensics.gcpause import gc_paused
-from forensics.types.trace import EVENT_KINDS, Kind, ParseCounts, TraceEvent, make_event
+from forensics.types.trace import EVENT_KINDS, SKIPPED, Kind, ParseCounts, TraceEvent, make_event
 
 __all__ = ["TraceParser"]
 _make = make_event
@@ -223,6 +223,19 @@ class TraceParser:
         # trace-cmd pad "comm-pid" to a fixed width, so most lines hit this cache (others fall back).
         col = self._cpu_col
         cpu_at = self._cpu_at
+        skipped: dict[int, tuple[bytes, int, int]] = {}  # CPU -> its last skipped event line here (line, number, p)
+
+        def skip(line: bytes, line_no: int, p: int) -> None:
+            """An event line the analyses skip (``p``: the ``: `` after its timestamp): its CPU read as an event's
+            is (the cached column first), its line kept as the CPU's last here, noted at once when its first."""
+            c = cpu_at.get(line[col : col + 5], -1)
+            if c < 0 or line.rfind(b"]", 0, p) != col + 4:
+                c = self._skipped_cpu(line, line_no, p)
+            if c >= 0:
+                if c not in skipped and c not in counts.skipped_first:
+                    self._note_skipped(line, line_no, p, c)
+                skipped[c] = (line, line_no, p)
+
         for line in lines:
             line_no += 1
             p = line.find(b": ")
@@ -248,6 +261,7 @@ class TraceParser:
                 if b" <-" in line:  # the function tracer: "ts: func <-parent"
                     n_events += 1
                     unknown[b"(function)"] = unknown.get(b"(function)", 0) + 1
+                    skip(line, line_no, p)
                 else:
                     self._malformed(line_no, line)
                 continue
@@ -260,10 +274,13 @@ class TraceParser:
                 if b" " in name or not name:
                     self._malformed(line_no, line)
                     n_events -= 1
-                elif name in unknown or len(unknown) < MAX_UNKNOWN_NAMES:
-                    unknown[name] = unknown.get(name, 0) + 1
+                else:
+                    if name in unknown or len(unknown) < MAX_UNKNOWN_NAMES:
+                        unknown[name] = unknown.get(name, 0) + 1
+                    skip(line, line_no, p)
                 continue
             if kind == 3 and skip_wakeup:  # Kind.WAKEUP, once waking events are known
+                skip(line, line_no, p)
                 continue
             try:
                 s = line.rfind(b" ", 0, p)
@@ -280,12 +297,7 @@ class TraceParser:
                 if cpu >= 0:
                     pass
                 elif fused:
-                    head = line[:s].rstrip()
-                    tok = head[head.rfind(b" ") + 1 :]
-                    i = 0
-                    while i < len(tok) and 48 <= tok[i] <= 57:
-                        i += 1
-                    cpu = int(tok[:i])
+                    cpu = _fused_cpu(line, s)
                 else:
                     r = line.rfind(b"]", 0, s)
                     left = line.rfind(b"[", 0, r)
@@ -339,10 +351,26 @@ class TraceParser:
                 self._malformed(line_no, line)
         self._line_no = line_no
         self._fused = fused
+        for c, (line, n, p) in skipped.items():
+            self._note_skipped(line, n, p, c)
         counts.lines = line_no
         counts.events += n_events
         counts.used += len(out) - n_lost
         return out
+
+    def _skipped_cpu(self, line: bytes, line_no: int, p: int) -> int:
+        """The CPU of a skipped event line not at the cached column (-1: the line does not give it)."""
+        ev = skipped_event(line, line_no, p, self._fused)
+        return -1 if ev is None else ev.cpu
+
+    def _note_skipped(self, line: bytes, line_no: int, p: int, cpu: int) -> None:
+        """Note an event line the analyses skip (``p``: the ``: `` after its timestamp) as its CPU's first or last
+        (ParseCounts.skipped): when a CPU last reported is told by any event of it, not only by those analysed (a
+        CPU busy with sched_stat_runtime events to the end was said to stop reporting 24 ms before it).  Each
+        call of _parse_lines notes a CPU's first skipped event if it is the trace's, and its last."""
+        ev = skipped_event(line, line_no, p, self._fused, cpu)
+        if ev is not None:
+            self.counts.skipped(ev)
 
     def _lost(self, line: bytes, line_no: int) -> TraceEvent:
         """A lost-events marker such as ``CPU:1 [LOST 42 EVENTS]``; the CPU is -1 when not printed."""
@@ -362,6 +390,41 @@ class TraceParser:
                 lost = int(word)  # "[LOST 42 EVENTS]" (tracefs) or "[42 EVENTS DROPPED]"
         counts.lost_events += lost
         return _make((int(Kind.LOST), -1.0, cpu, line_no, line, lost, 0, b"", b"", 0, 0, b""))
+
+
+def skipped_event(line: bytes, line_no: int, p: int, fused: bool | None, cpu: int = -1) -> TraceEvent | None:
+    """The record (kind SKIPPED: time, CPU, line) of an event line the analyses skip; ``p``: the ``: `` after its
+    timestamp (-1: found here), ``cpu`` when known (the scanner read it), else read as the line parser reads a
+    CPU (``fused``: trace-cmd report -l; None: the layout is not known yet, told by this line).  None when the
+    line does not give them."""
+    try:
+        if p < 0:
+            p = _timestamp_end(line, line.find(b": "))
+            if p < 0:
+                return None
+        s = line.rfind(b" ", 0, p)
+        ts = float(line[s + 1 : p])
+        if cpu < 0:
+            r = line.rfind(b"]", 0, s)
+            left = line.rfind(b"[", 0, r) if r > 0 else -1
+            if not fused and left >= 0 and line[left + 1 : r].strip().isdigit():
+                cpu = int(line[left + 1 : r])
+            else:
+                cpu = _fused_cpu(line, s)
+    except (ValueError, IndexError):
+        return None
+    return _make((SKIPPED, ts, cpu, line_no, line, 0, 0, b"", b"", 0, 0, b""))
+
+
+def _fused_cpu(line: bytes, s: int) -> int:
+    """The CPU of a ``trace-cmd report -l`` line (``s``: the space before its timestamp): the digits that begin
+    the token before it, fused with the latency flags (``1d..2.``); ValueError when there are none."""
+    head = line[:s].rstrip()
+    tok = head[head.rfind(b" ") + 1 :]
+    i = 0
+    while i < len(tok) and 48 <= tok[i] <= 57:
+        i += 1
+    return int(tok[:i])
 
 
 def _timestamp_end(line: bytes, p: int) -> int:

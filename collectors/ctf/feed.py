@@ -25,7 +25,7 @@ from collectors.ctf.syscall_latency import SyscallPairing
 from collectors.prefetch import prefetched
 from collectors.trace_input import TraceStream
 from forensics.model import SourceRecord
-from forensics.types.trace import ASIDE_WAKEUP, Kind, ParseCounts
+from forensics.types.trace import ASIDE_WAKEUP, SKIPPED, Kind, ParseCounts, make_event
 from forensics.types.trace_batch import EventBatch
 
 
@@ -195,6 +195,7 @@ def feed_session(session: Session, sink: BatchSink, keep: bool = False, user: bo
     seen_waking = False
     redundant_wakeups = 0
     read = CtfRead(session, TraceStream(path, _kind(session), iter(()), []), counts)
+    analysed = _Extent()
     tracker = read.tracker = SyscallTracker(read.key_width())
     inside = getattr(sink, "inside", None)  # a WindowSink: the open syscall of its rows only
     if any(bool((t.want == K_SYSCALL_ENTRY).any()) for t in session.traces):
@@ -242,21 +243,67 @@ def feed_session(session: Session, sink: BatchSink, keep: bool = False, user: bo
             noted = sel if inside is None else sel[inside(batch.ts)]
             tracker.chunk(rows, owner, np.zeros(0, dtype=np.intp) if getattr(sink, "past", False) else noted, kinds)
         counts.used += len(batch) - int(np.count_nonzero(batch.kind == Kind.LOST))  # markers are not events
+        if len(sel):
+            analysed.chunk(chunk.full(sel)[:, ly.R_TS], owner[sel])
         if len(batch):
             sink.feed(batch)
     counts.events = sum(s.events for s in session.streams)
     counts.lines = counts.events
     counts.unknown = session.skipped()
     counts.aside = {**session.read_aside(), ASIDE_WAKEUP: redundant_wakeups}
-    counts.lost_markers = sum(1 for s in session.streams if s.discarded or s.lost_packets)
+    counts.lost_markers = sum(1 for s in session.streams if s.discarded or s.lost_packets or s.gaps)
     counts.lost_events = sum(s.discarded for s in session.streams)
     counts.cpus_declared = None
+    _note_reported(session, counts, analysed)
     hasher.join()
     if isinstance(records[0], BaseException):
         raise records[0]
     read.stream.records.extend(records[0])
     give_back_freed_memory()  # the chunks read are gone: what the analyses allocate next starts lower
     return read
+
+
+class _Extent:
+    """Per stream, the times (ns) of its first and last event fed to the engine."""
+
+    def __init__(self) -> None:
+        self.first: dict[int, int] = {}
+        self.last: dict[int, int] = {}
+
+    def chunk(self, ts: npt.NDArray[np.int64], owner: npt.NDArray[np.int64]) -> None:
+        """Note the rows of a merged chunk fed (their times and streams; time order)."""
+        streams, at = np.unique(owner, return_index=True)
+        end = len(owner) - 1 - np.unique(owner[::-1], return_index=True)[1]
+        for stream, a, b in zip(streams.tolist(), at.tolist(), end.tolist(), strict=True):
+            self.first.setdefault(stream, int(ts[a]))
+            self.last[stream] = int(ts[b])
+
+
+def _note_reported(session: Session, counts: ParseCounts, analysed: _Extent) -> None:
+    """Per CPU of the kernel traces: its first and last event of any kind (ParseCounts.skipped_first/last; their
+    positions read again, only where they are not the events the engine was fed: ``analysed``), and the time its
+    buffer covered, from the begin of its first packet with events to the end of its last (ParseCounts.
+    packet_span: an idle CPU writes no event, its packets say it was recorded all the same)."""
+    for i, s in enumerate(session.streams):
+        t = session.traces[s.trace]
+        if t.meta.domain != "kernel" or s.cpu < 0:
+            continue
+        if s.packet_begin >= 0:
+            begin, end = (t.ns_num * c // t.ns_den / 1e9 for c in (s.packet_begin, s.packet_end))
+            known = counts.packet_span.get(s.cpu)
+            counts.packet_span[s.cpu] = (min(begin, known[0]), max(end, known[1])) if known else (begin, end)
+        if s.first_ts < 0:
+            continue
+        first, last = session.reported(
+            i, s.first_ts < analysed.first.get(i, s.first_ts + 1), s.last_ts > analysed.last.get(i, s.last_ts - 1)
+        )
+        for got, into, earlier in ((first, counts.skipped_first, True), (last, counts.skipped_last, False)):
+            if got is None:
+                continue
+            ev = make_event((SKIPPED, got[1] / 1e9, s.cpu, got[0], b"", 0, 0, b"", b"", 0, 0, b""))
+            known_ev = into.get(s.cpu)
+            if known_ev is None or (ev.ts < known_ev.ts if earlier else ev.ts > known_ev.ts):
+                into[s.cpu] = ev
 
 
 def give_back_freed_memory() -> None:

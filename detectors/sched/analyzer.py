@@ -197,7 +197,8 @@ class SchedAnalyzer:
 
     def _behind(self, cpu: int, t0: float, t1: float, victim: int) -> tuple[tuple[Blame, ...], float]:
         """Who ran on ``cpu`` during ``[t0, t1]``, most time first; list task ``victim`` as theirs.  With it, the
-        seconds from ``t0`` that the ring of recent runs no longer covers (0 when it reaches back to ``t0``).
+        seconds from ``t0`` that no run known on the CPU covers: the ring of recent runs no longer holds them, or they
+        are before its first sched_switch (0 when the runs known reach back to ``t0``).
 
         ``victim`` < 0: the waiter is not a task (a softirq).
         """
@@ -209,7 +210,7 @@ class SchedAnalyzer:
                 share[cur[0]] = overlap
         recent = self.recent.get(cpu, ())
         unseen = 0.0
-        oldest = t1
+        oldest = cur[1] if cur is not None and cur[1] < t1 else t1  # the start of the oldest run known there
         for pid, start, end in reversed(recent):
             if end <= t0:
                 break
@@ -217,8 +218,9 @@ class SchedAnalyzer:
             overlap = (end if end < t1 else t1) - (start if start > t0 else t0)
             if overlap > 0 and pid != victim:
                 share[pid] = share.get(pid, 0.0) + overlap
-        else:  # the whole ring is within the wait: when it is full, older runs were dropped from it
-            if len(recent) == rules.RECENT_RUNS and oldest > t0:
+        else:  # no run known there reaches back to t0: the ring was full (older runs dropped from it), or the
+            # wait began before the CPU's first sched_switch (what ran there before it is not known)
+            if oldest > t0:
                 unseen = (oldest if oldest < t1 else t1) - t0
         blames = []
         for pid, seconds in sorted(share.items(), key=lambda kv: -kv[1])[: rules.BLAMES]:

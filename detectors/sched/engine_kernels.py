@@ -393,7 +393,7 @@ def behind(
             secs[0] = overlap
             m = 1
     reached = False  # a run ending by t0 was met: the ring covers the whole wait
-    oldest = t1
+    oldest = since if since < t1 else t1  # the start of the oldest run known there
     for k in range(cnt):
         j = (h - 1 - k + RING) % RING
         end = ring_f[r, j, 1]
@@ -415,7 +415,7 @@ def behind(
                 slots[m] = key - 1
                 secs[m] = overlap
                 m += 1
-    if not reached and cnt == RING and oldest > t0:
+    if not reached and oldest > t0:  # the ring was full, or the wait began before the CPU's first switch
         bf[row, BLAMES] = (oldest if oldest < t1 else t1) - t0
     for q in range(m):
         pos[slots[q] + 1] = -1

@@ -59,28 +59,40 @@ def _confidence(analysis: TraceAnalysis) -> tuple[float, str]:
     return 0.95, "measured between the trace events that open and close the interval"
 
 
-def _unseen_text(wait: Wait) -> str:
-    kept = rules.RECENT_RUNS
-    return f"who ran in its first {fmt_ms(wait.unseen)} is not known: the analysis keeps a CPU's last {kept} runs"
+def _unseen_why(wait: Wait, analysis: TraceAnalysis) -> str:
+    """Why who ran in the first ``wait.unseen`` seconds of a wait is not known: the wait began before its CPU's
+    first sched_switch (a CPU with fewer switches than the analysis keeps runs dropped none of them; kworker/1:2's
+    9.302 ms on bug446190, all before CPU1's first switch, had nobody "behind" and nothing unknown), else the runs
+    then are older than those kept."""
+    cpu = wait.span.cpu
+    if next((c.switches for c in analysis.cpus if c.cpu == cpu), 0) < rules.RECENT_RUNS:
+        return f"it began before CPU{cpu}'s first sched_switch"
+    return f"the analysis keeps a CPU's last {rules.RECENT_RUNS} runs"
 
 
-def _behind_text(wait: Wait) -> str:
-    unseen = f"; {_unseen_text(wait)}" if wait.unseen > 0 else ""
+def _unseen_text(wait: Wait, analysis: TraceAnalysis) -> str:
+    return f"who ran in its first {fmt_ms(wait.unseen)} is not known: {_unseen_why(wait, analysis)}"
+
+
+def _behind_text(wait: Wait, analysis: TraceAnalysis) -> str:
+    unseen = f"; {_unseen_text(wait, analysis)}" if wait.unseen > 0 else ""
     if not wait.behind:
         if unseen:
-            return _unseen_text(wait)
+            return _unseen_text(wait, analysis)
         return "no other task ran on that CPU meanwhile (IRQs, softirqs or the CPU was idle)"
     parts = [f"{b.comm} (pid {b.pid}) {fmt_ms(b.seconds)}" for b in wait.behind[:3]]
     lead = "in the rest of the wait" if unseen else "meanwhile"
     return f"{lead} the CPU ran " + ", ".join(parts) + unseen
 
 
-def _behind_facts(wait: Wait) -> tuple[Fact, ...]:
+def _behind_facts(wait: Wait, analysis: TraceAnalysis) -> tuple[Fact, ...]:
     ran = tuple(Fact("ran meanwhile", f"{b.comm} (pid {b.pid}) {fmt_ms(b.seconds)}") for b in wait.behind[:3])
     if wait.unseen <= 0:
         return ran
-    kept = f"the first {fmt_ms(wait.unseen)} of the wait (the analysis keeps a CPU's last {rules.RECENT_RUNS} runs)"
-    return (*ran, Fact("not attributed", kept))
+    return (
+        *ran,
+        Fact("not attributed", f"the first {fmt_ms(wait.unseen)} of the wait ({_unseen_why(wait, analysis)})"),
+    )
 
 
 def _prio_text(task: TaskStats, wait: Wait, line: bool = False) -> str:
@@ -380,7 +392,7 @@ def wakeup_latency(analysis: TraceAnalysis, source: str) -> list[Finding]:
                 confidence_reason=reason,
                 summary=(
                     f"{_task_label(task)} was woken ({wait.source}) at {wait.span.start:.6f} and switched in on "
-                    f"CPU{wait.span.cpu} {fmt_ms(wait.span.duration)} later; {_behind_text(wait)}. "
+                    f"CPU{wait.span.cpu} {fmt_ms(wait.span.duration)} later; {_behind_text(wait, analysis)}. "
                     f"Mean wakeup latency {fmt_ms(task.wakeup.mean)} over {task.wakeup.n} wakeups "
                     f"(the trace's CFS tasks: {fmt_ms(mean)} over {count}). Judged as {_prio_text(task, wait)}: "
                     f"{judged.why}."
@@ -391,7 +403,7 @@ def wakeup_latency(analysis: TraceAnalysis, source: str) -> list[Finding]:
                     Fact("measured from", wait.source),
                     Fact("judged as", _prio_text(task, wait, line=True)),
                     Fact("trace mean (CFS tasks)", f"{fmt_ms(mean)} over {count} wakeups"),
-                    *_behind_facts(wait),
+                    *_behind_facts(wait, analysis),
                 ),
                 next_steps=(f"kforensic trace --around {wait.span.start + wait.span.duration:.6f}:20 <trace>",),
                 detector=DETECTOR,
@@ -405,8 +417,14 @@ def wakeup_latency(analysis: TraceAnalysis, source: str) -> list[Finding]:
 
 
 def _judge_softirq_wait(wait: Wait, by_pid: dict[int, TaskStats], limit: float) -> Judgement | None:
-    """A softirq held back by an RT task is starved above ``limit``; otherwise within a tick it is normal."""
+    """A softirq held back by an RT task is starved above ``limit``; otherwise within a tick it is normal.
+
+    None for a wait spent mostly idle: a softirq pending on an idle CPU runs at the next interrupt's exit or in
+    the idle loop, so no task held it back and the events between were not all recorded (a packet cut out of an
+    LTTng stream gave "TIMER waited 2483.330 ms ... behind CFS tasks" while the CPU "ran <idle> 2483.320 ms")."""
     seconds = wait.span.duration
+    if sum(b.seconds for b in wait.behind if b.pid == 0) >= seconds / 2:
+        return None
     if harm.rt_share(wait, by_pid) >= seconds / 2:
         if seconds <= limit:
             return None
@@ -450,14 +468,15 @@ def softirq_starvation(analysis: TraceAnalysis, source: str) -> list[Finding]:
                     confidence_reason=reason,
                     summary=(
                         f"Softirq {soft.name} (vec {soft.vec}) was raised on CPU{wait.span.cpu} at "
-                        f"{wait.span.start:.6f} and entered {fmt_ms(wait.span.duration)} later; {_behind_text(wait)}."
+                        f"{wait.span.start:.6f} and entered {fmt_ms(wait.span.duration)} later; "
+                        f"{_behind_text(wait, analysis)}."
                         f" Judged: {judged.why}."
                     ),
                     evidence=_evidence(source, wait.span),
                     facts=(
                         Fact("worst raise-to-entry", fmt_ms(wait.span.duration)),
                         Fact("mean raise-to-entry", fmt_ms(soft.raise_latency.mean)),
-                        *_behind_facts(wait),
+                        *_behind_facts(wait, analysis),
                     ),
                     next_steps=("check RT tasks on that CPU and ksoftirqd's wakeup latency in the task table",),
                     detector=DETECTOR,
@@ -854,7 +873,11 @@ def _gap_finding(analysis: TraceAnalysis, source: str, start: bool, left_out: li
         summary=said,
         evidence=tuple(_ref_evidence(source, r) for r in refs),
         next_steps=(
-            "record with a larger buffer (trace-cmd record -b 20000, or buffer_size_kb) so no event is lost"
+            # An LTTng session's buffers are its channel's sub-buffers, not trace-cmd's.
+            "record with larger sub-buffers (lttng enable-channel --kernel --subbuf-size 4M --num-subbuf 8 ...)"
+            + (" so no event is lost" if start else " or check the CPU was idle")
+            if not analysis.by_line
+            else "record with a larger buffer (trace-cmd record -b 20000, or buffer_size_kb) so no event is lost"
             if start
             else "record with a larger buffer (trace-cmd record -b 20000) or check the CPU was idle",
         ),

@@ -94,13 +94,13 @@ Run = tuple[int, float, float, int]  # (cpu, start, end, pid): a run of the time
 
 
 def _close_open_runs(
-    an: SchedAnalyzer,
+    an: SchedAnalyzer, last: dict[int, TraceEvent]
 ) -> tuple[dict[int, TaskState], dict[int, float], dict[int, float], tuple[Run, ...]]:
     """The tasks, busy and idle times with the open runs ended, in copies: at the window's end when the CPU
     reports after it (the run, idle ones too, is cited up to the CPU's first event after the window, and the
-    delay it caused is counted as at a switch), else at the CPU's last event (a run still open at the end of the
-    trace; idle and delay not counted).  With them, the runs closed at the window's end (for the digest and the
-    timeline, as SchedAnalyzer._run_ends gives a run to them).
+    delay it caused is counted as at a switch), else at the CPU's last event, of any kind (``last``: _reported;
+    a run still open at the end of the trace; idle and delay not counted).  With them, the runs closed at the
+    window's end (for the digest and the timeline, as SchedAnalyzer._run_ends gives a run to them).
 
     The arithmetic is the one SchedAnalyzer._switch does for a run (the same additions in the
     same order), on copies of what it changes: the analyzer itself is left as it was.
@@ -118,7 +118,7 @@ def _close_open_runs(
             q = an.queues.get(cpu)
             delay = (0.0 if q is None else (q[1] + q[0] * (end - q[2]) if end > q[2] else q[1])) - area
         else:
-            end_ev = an.last.get(cpu)
+            end_ev = last.get(cpu)
             if pid == 0 or end_ev is None:
                 continue
             end = end_ev.ts
@@ -211,21 +211,44 @@ def _close_open_waits(an: SchedAnalyzer, tasks: dict[int, TaskState]) -> None:
             task.worst_wakeup = wait._replace(source=rules.WAKE_SOURCES[since.kind])
 
 
+def _reported(an: SchedAnalyzer, counts: ParseCounts) -> tuple[dict[int, TraceEvent], dict[int, TraceEvent]]:
+    """Each CPU's first and last event of any kind: analysed, or skipped by the analyses (the reader notes those:
+    ParseCounts.skipped_first/last).  When a CPU reported is told by all its events: by the analysed ones only, a
+    CPU busy with sched_stat_runtime events to the end was said to stop reporting 24 ms before it (and every
+    finding's confidence lowered for it), the window began 8 ms after the first event, and a run still open
+    at the end was closed at the CPU's last analysed event (lttng-sessiond's 34.645 ms for 34.728 on
+    bug446190).  With a window (--window, --around), the analysed events alone: the reading stops past it, and
+    what a CPU did there is told by them (SchedAnalyzer.after)."""
+    if an.w0 > -math.inf or an.w1 < math.inf:
+        return an.first, an.last
+    first, last = dict(an.first), dict(an.last)
+    for cpu, ev in counts.skipped_first.items():
+        known = first.get(cpu)
+        if known is None or ev.ts < known.ts:
+            first[cpu] = ev
+    for cpu, ev in counts.skipped_last.items():
+        known = last.get(cpu)
+        if known is None or ev.ts > known.ts:
+            last[cpu] = ev
+    return first, last
+
+
 def freeze_analysis(an: SchedAnalyzer, counts: ParseCounts) -> TraceAnalysis:
     """Freeze the analyzer's state into a :class:`TraceAnalysis`; open runs end at their CPU's last event."""
-    tasks, busy, idle, closed = _close_open_runs(an)
+    first, last = _reported(an, counts)
+    tasks, busy, idle, closed = _close_open_runs(an, last)
     _close_open_waits(an, tasks)
     digest = an.digest.with_runs(tuple(r for r in closed if r[3])) if an.digest is not None and closed else an.digest
     clock = an.clock.freeze(len(an.first))
     return TraceAnalysis(
-        window=_window(an),
+        window=_window(an, first, last),
         latency_source=_latency_source(an),
         tasks=tuple(
             _freeze_task(an, pid, t)
             for pid, t in sorted(tasks.items(), key=lambda kv: -kv[1].runtime)
             if an.w0 == -math.inf or _active(an, pid, t)
         ),
-        cpus=_cpu_stats(an, busy, idle),
+        cpus=_cpu_stats(an, busy, idle, first, last),
         irqs=tuple(
             IrqStats(irq, an.irq_names.get(irq, b"").decode("utf-8", "replace"), fig.freeze())
             for irq, fig in sorted(an.irqs.items())
@@ -236,7 +259,7 @@ def freeze_analysis(an: SchedAnalyzer, counts: ParseCounts) -> TraceAnalysis:
             for fn, fig in sorted(an.works.items(), key=lambda kv: -kv[1].worst)
         ),
         offtimes=_offtimes(an, counts),
-        coverage=_coverage(an, counts, clock.reversed(), _unattributed(an, busy, idle)),
+        coverage=_coverage(an, counts, first, last, clock.reversed(), _unattributed(an, busy, idle, first, last)),
         buckets=digest.freeze(an.comm) if digest is not None else (),
         bucket_seconds=digest.size if digest is not None else None,
         thresholds=an.thresholds,
@@ -267,15 +290,17 @@ def parse_summary(counts: ParseCounts) -> ParseSummary:
     )
 
 
-def _window(an: SchedAnalyzer) -> tuple[float, float] | NotAvailable:
+def _window(
+    an: SchedAnalyzer, first: dict[int, TraceEvent], last: dict[int, TraceEvent]
+) -> tuple[float, float] | NotAvailable:
     """The window asked for (--window, --around; what the trace does not cover of it is a coverage note), else the
-    first and last analysed events."""
+    first and last events, of any kind (_reported: the span the "examined" line gives to all the events it counts)."""
     if not an.last:
         return NotAvailable("the trace has no scheduling, IRQ or workqueue events")
     if an.w0 > -math.inf:
         return (an.w0, an.w1)
-    start = max(an.first_ts, an.w0)
-    end = min(max(e.ts for e in an.last.values()), an.w1)
+    start = max(min(an.first_ts, *(e.ts for e in first.values())), an.w0)
+    end = min(max(e.ts for e in last.values()), an.w1)
     return (start, end)
 
 
@@ -358,21 +383,28 @@ def _unseen_why(an: SchedAnalyzer, cpu: int) -> NotAvailable:
     return NotAvailable(f"no sched_switch on CPU{cpu} before the task was switched in elsewhere")
 
 
-def _cpu_stats(an: SchedAnalyzer, busy: dict[int, float], idle: dict[int, float]) -> tuple[CpuStats, ...]:
+def _cpu_stats(
+    an: SchedAnalyzer,
+    busy: dict[int, float],
+    idle: dict[int, float],
+    first: dict[int, TraceEvent],
+    last: dict[int, TraceEvent],
+) -> tuple[CpuStats, ...]:
+    """Per CPU: its first and last event (of any kind: _reported), busy, idle, IRQ and softirq time, switches."""
     windowed = an.w0 > -math.inf
     none = NotAvailable("no event in the window")  # a CPU quiet all through it: its figures are what was running
     return tuple(
         CpuStats(
             cpu,
             # in the window (--window, --around), as the other figures
-            none if windowed and cpu not in an.first_in else an.first_in.get(cpu, an.first[cpu]).ts,
-            none if windowed and cpu not in an.first_in else an.last[cpu].ts,
+            none if windowed and cpu not in an.first_in else an.first_in.get(cpu, first[cpu]).ts,
+            none if windowed and cpu not in an.first_in else last[cpu].ts,
             *_busy_idle(an, cpu, busy, idle),
             an.irq_time.get(cpu, 0.0),
             an.softirq_time.get(cpu, 0.0),
             an.switches.get(cpu, 0),
         )
-        for cpu in sorted(an.last)
+        for cpu in sorted(last)
     )
 
 
@@ -424,28 +456,39 @@ def _offtimes(an: SchedAnalyzer, counts: ParseCounts) -> tuple[OffStats, ...]:
 
 
 def _coverage(
-    an: SchedAnalyzer, counts: ParseCounts, reversed_trace: bool = False, unattributed: tuple[str, ...] = ()
+    an: SchedAnalyzer,
+    counts: ParseCounts,
+    first: dict[int, TraceEvent],
+    last: dict[int, TraceEvent],
+    reversed_trace: bool = False,
+    unattributed: tuple[str, ...] = (),
 ) -> Coverage:
-    """Which CPUs are covered when; ``reversed_trace``: first and last events are swapped, say nothing of stops."""
+    """Which CPUs are covered when, by their events of any kind (``first``, ``last``: _reported);
+    ``reversed_trace``: first and last events are swapped, say nothing of stops."""
     declared: int | NotAvailable = (
         counts.cpus_declared if counts.cpus_declared is not None else NotAvailable("the trace does not say")
     )
-    seen = tuple(sorted(an.first))
+    seen = tuple(sorted(first))
     if not seen:
         na = NotAvailable("no events")
         return Coverage(declared, seen, na, na, an.lost_markers, an.lost_events, "no events")
-    starts = [an.first[c].ts for c in seen]
     # A CPU that reports after the window (--window, --around) is covered past it: its first event there.
-    ends = [max(an.last[c].ts, an.after[c].ts) if c in an.after else an.last[c].ts for c in seen]
+    reported = [max(last[c].ts, an.after[c].ts) if c in an.after else last[c].ts for c in seen]
+    trace_start, trace_end = min(first[c].ts for c in seen), max(*reported, an.end_ts)
+    # An LTTng CPU is covered as long as its packets are (Trace Compass draws it so), events or not: an idle
+    # NOHZ CPU writes none for seconds, and bug446190's CPU0 and CPU2 were said to "stop reporting" 7.3 and 5 ms
+    # before the end, all findings' confidence lowered for it, though their buffers ran to the end, none lost.
+    span = counts.packet_span
+    starts = [max(min(first[c].ts, span[c][0]) if c in span else first[c].ts, trace_start) for c in seen]
+    ends = [min(max(e, span[c][1]) if c in span else e, trace_end) for c, e in zip(seen, reported, strict=True)]
     common_start, common_end = max(starts), min(ends)
-    trace_end = max(*ends, an.end_ts)
     notes = []
     if isinstance(declared, int) and len(seen) < declared:
         missing = sorted(set(range(declared)) - set(seen))
         notes.append(f"no events at all from CPU {', '.join(map(str, missing))} (idle or buffer empty)")
     # With a window (--window, --around): said only when the window begins before every CPU is covered.
-    if common_start - min(starts) > 1e-3 and common_start > an.w0:
-        late = ", ".join(f"CPU{c} from {an.first[c].ts:.6f}" for c in seen if an.first[c].ts > min(starts) + 1e-3)
+    if common_start - trace_start > 1e-3 and common_start > an.w0:
+        late = ", ".join(f"CPU{c} from {t:.6f}" for c, t in zip(seen, starts, strict=True) if t > trace_start + 1e-3)
         notes.append(
             f"CPU buffers start at different times ({late}); before {common_start:.6f} only some CPUs are "
             "covered, so cross-CPU figures there are incomplete"
@@ -454,13 +497,15 @@ def _coverage(
         ()
         if reversed_trace
         else tuple(
-            event_ref(an.last[c]) for c in seen if c not in an.after and an.last[c].ts < trace_end - rules.STOP_GAP
+            event_ref(last[c])
+            for c, e in zip(seen, ends, strict=True)
+            if c not in an.after and e < trace_end - rules.STOP_GAP
         )
     )
     started = (
         ()
         if reversed_trace
-        else tuple(event_ref(an.first[c]) for c in seen if an.first[c].ts > min(starts) + rules.STOP_GAP)
+        else tuple(event_ref(first[c]) for c, t in zip(seen, starts, strict=True) if t > trace_start + rules.STOP_GAP)
     )
     if stopped:
         # A text trace's line; an LTTng event is named in the coverage finding's evidence (stream, number, time).
@@ -488,7 +533,13 @@ def _coverage(
     )
 
 
-def _unattributed(an: SchedAnalyzer, busy: dict[int, float], idle: dict[int, float]) -> tuple[str, ...]:
+def _unattributed(
+    an: SchedAnalyzer,
+    busy: dict[int, float],
+    idle: dict[int, float],
+    first: dict[int, TraceEvent],
+    last: dict[int, TraceEvent],
+) -> tuple[str, ...]:
     """Each CPU whose busy and idle time leave more than 1% of its span counted as neither.
 
     A run is counted from the sched_switch that starts it: what ran before a CPU's first switch is not known, and
@@ -504,10 +555,10 @@ def _unattributed(an: SchedAnalyzer, busy: dict[int, float], idle: dict[int, flo
     """
     windowed = an.w0 > -math.inf
     parts = []
-    for cpu in sorted(an.last):
+    for cpu in sorted(last):
         if not (an.switches.get(cpu, 0) or (windowed and cpu in an.cur)):  # busy and idle unknown (_busy_idle)
             continue
-        start, end = an.first[cpu].ts, an.last[cpu].ts
+        start, end = first[cpu].ts, last[cpu].ts
         if windowed:
             start = max(start, an.w0)
             end = an.w1 if _window_end(an, cpu) is not None else min(end, an.w1)

@@ -54,6 +54,9 @@ def _table_rows(a: TraceAnalysis, top: int) -> list[tuple[str, list[str], list[l
                 (
                     f"{fmt_ms(wake.span.duration)}{mark(wake.span)} behind {wake.behind[0].comm}"
                     if wake.behind
+                    # none known ran there: who did is unknown when the wait began before what the trace shows
+                    else f"{fmt_ms(wake.span.duration)}{mark(wake.span)} behind unknown"
+                    if wake.unseen > 0
                     else fmt_ms(wake.span.duration) + mark(wake.span)
                 )
                 + _unknown_wakeups(t)

@@ -71,8 +71,8 @@ class Wait(NamedTuple):
     span: Span
     behind: tuple[Blame, ...]
     source: str  # the event that started the wait: sched_waking, sched_wakeup, sched_wakeup_new, preemption
-    # Seconds at the wait's start whose runs were no longer kept (the CPU's last rules.RECENT_RUNS runs began
-    # later): ``behind`` names who ran in the rest only.
+    # Seconds at the wait's start whose runs are not known: no longer kept (the CPU's last rules.RECENT_RUNS runs
+    # began later), or before the CPU's first sched_switch: ``behind`` names who ran in the rest only.
     unseen: float = 0.0
     # The waiter's kernel prio as the trace shows it at this wait, and the line it was read from: the switch-in
     # (next_prio) that ends it, else the event that began it (sched_waking/wakeup prio=, a preemption's

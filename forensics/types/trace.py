@@ -33,6 +33,10 @@ class Kind(enum.IntEnum):
     LOST = 17  # a lost-events marker; ``pid`` holds the count (0 when not printed)
 
 
+#: The kind of an event the analyses skip, noted only for when its CPU reported (ParseCounts.skipped_first/last).
+SKIPPED = 0
+
+
 class TraceEvent(NamedTuple):
     """One parsed event.  Field meaning depends on ``kind``.
 
@@ -138,3 +142,15 @@ class ParseCounts:
     latency_callers: list[tuple[int, str]] = field(default_factory=list)
     layout: str = "unknown"  # "bracket" (CPU in [..]) or "fused" (trace-cmd -l)
     first_malformed: list[tuple[int, str]] = field(default_factory=list)  # a few examples (line no, text)
+    # Per CPU, the first and the last event the analyses skip (kind SKIPPED: of a kind not analysed, or a
+    # sched_wakeup once sched_waking is known): with the analysed ones, from when to when the CPU reported.
+    skipped_first: dict[int, TraceEvent] = field(default_factory=dict)
+    skipped_last: dict[int, TraceEvent] = field(default_factory=dict)
+    # An LTTng CPU's buffer: the begin of its first packet and the end of its last (seconds; timestamp_begin and
+    # timestamp_end of the packet contexts).  It covered that time, whether the CPU had events in it or not.
+    packet_span: dict[int, tuple[float, float]] = field(default_factory=dict)
+
+    def skipped(self, ev: TraceEvent) -> None:
+        """Note an event the analyses skip (its CPU's first and last such)."""
+        self.skipped_first.setdefault(ev.cpu, ev)
+        self.skipped_last[ev.cpu] = ev
