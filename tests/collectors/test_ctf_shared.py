@@ -61,11 +61,13 @@ def reference(trace: Path) -> dict[int, tuple[float, float, float]]:
     waking = "sched_waking:" in text
     for line in text.splitlines():
         m = _LINE.match(line)
-        if not m or m.group(2) not in _ANALYSED:
+        if not m:
             continue
         ts, name, cpu = int(m.group(1)), m.group(2), int(m.group(3))
+        last[cpu] = ts  # an open run lasts to its CPU's last event of any kind (ue4 #3)
+        if name not in _ANALYSED:
+            continue
         f = {k: v.strip() for k, v in _FIELD.findall(m.group(4))}
-        last[cpu] = ts
         if name in ("sched_waking" if waking else "sched_wakeup", "sched_wakeup_new"):
             tid = int(f["tid"])
             if tid and tid not in pending:
