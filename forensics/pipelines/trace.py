@@ -265,7 +265,8 @@ def examined_trace(
         share = cov.lost_events / (cov.lost_events + parse.events) if cov.lost_events else 0.0
         of_all = f" ({share:.0%} of what was traced)" if share >= 0.005 else ""
         could_not.append(
-            f"anything inside the tracer's {cov.lost_markers:,} gap(s): {lost} lost{of_all} (ring buffer full); "
+            f"anything inside the tracer's {cov.lost_markers:,} gap(s): {lost} lost{of_all} (a full ring buffer, or "
+            "a packet lost on its way to the file); "
             "record with larger buffers (trace-cmd record -b, lttng enable-channel --subbuf-size) or fewer events"
         )
     kinds_said = f"; event kinds: {', '.join(present) or 'none the analysis uses'}"
