@@ -238,6 +238,15 @@ def kernels_of(name: str) -> list[Any]:
     ]
 
 
+def on_case(key: str) -> Any:
+    """The mark that runs a test reading the one case ``kernel/name`` (or a name of the first kernel) in that case's
+    xdist group: on the worker that analyses and opens the case for its other tests.  Ungrouped, such a test ran on
+    any worker and analysed or opened the case there again (0.3-0.8 s of CPU; tests/conftest.py groups only the
+    tests parametrized by a case)."""
+    kernel, _, name = key.rpartition("/")
+    return pytest.mark.xdist_group(case_group(kernel or PRIMARY_KERNEL, name))
+
+
 def analysed_id(key: str, kernel: str = PRIMARY_KERNEL) -> tuple[VmcoreCase, Any]:
     """:func:`analysed` for a ``kernel/name`` key (or a bare name of ``kernel``); skips an absent case."""
     if NO_FIXTURES in (key, kernel):
@@ -270,7 +279,10 @@ def open_program(case: VmcoreCase, modules: bool = False) -> Any:
     Shared, read only, by the tests of a process that open the same dump: its DWARF index is most of the cost (0.15-0.35
     s of CPU a program), and a case's tests run one after the other on one pytest-xdist worker (the xdist_group of
     the case, tests/conftest.py), so the last few programs opened are kept (~50 MB each).  No test changes a program
-    it is given (loads more debug info, adds finders or memory segments): one that must, opens its own.
+    it is given (loads more debug info, adds finders or memory segments): one that must, opens its own.  The tests ask
+    for ``modules=True`` even where they read only the kernel's memory and types (kf_buggy.ko's DWARF adds 2 ms):
+    one program per case, where a second without the module loaded the kernel's DWARF again (0.1 s of CPU on 6.1,
+    0.4-0.6 s on the dwz-compressed DWARF of 5.10 and 6.12).
     """
     return _opened(case.kernel, case.name, modules)
 

@@ -89,7 +89,7 @@ def vmcore(
     """
     from forensics.pipelines.vmcore import analyse_dump, analyse_dump_or_log
     from forensics.types.results import VmcoreResult
-    from forensics.vmcore.program import DebugInfoRequest
+    from forensics.vmcore.request import DebugInfoRequest
 
     if no_debuginfod and debuginfod:
         raise UsageError("--debuginfod and --no-debuginfod contradict each other", hint="give one of them")

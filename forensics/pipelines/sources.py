@@ -31,7 +31,7 @@ def analyse_vmcore(
     """``kforensic vmcore``: the dump, with the kernel log beside it; without the kernel's debug info, the dump's
     kernel log alone, as ``kforensic vmcore`` reads it then."""
     from forensics.pipelines.vmcore import analyse_dump_or_log
-    from forensics.vmcore.program import DebugInfoRequest
+    from forensics.vmcore.request import DebugInfoRequest
 
     result = analyse_dump_or_log(path, DebugInfoRequest(vmlinux, debug_dirs, module_debug, source_dirs))
     args: list[str | Path] = ["kforensic", "vmcore", path]

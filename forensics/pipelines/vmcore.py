@@ -13,7 +13,7 @@ from forensics.types.vmcore import Taint
 if TYPE_CHECKING:
     from forensics.errors import NoDebugInfoError
     from forensics.model import SourceRecord
-    from forensics.vmcore.program import DebugInfoRequest
+    from forensics.vmcore.request import DebugInfoRequest
 
 
 def analyse_dump_or_log(
@@ -124,12 +124,14 @@ def analyse_dump(
 
     ``progress``: transient status; ``notice``: downloads and decompressions, said even without a terminal.
     """
-    from detectors.vmcore.analysis import analyse_snapshot
-    from forensics import __version__
-    from forensics.model import BootTime, Clock, Incident, NotAvailable, Timestamp, TimeWindow
     from forensics.vmcore import extract_dump
 
     extract = extract_dump(path, request, progress, notice)
+    # After the extraction: a dump that cannot be read ends the run without the detectors' imports.
+    from detectors.vmcore.analysis import analyse_snapshot
+    from forensics import __version__
+    from forensics.model import BootTime, Clock, Incident, NotAvailable, Timestamp, TimeWindow
+
     snapshot = extract.snapshot
     if progress is not None:
         progress("analysing")

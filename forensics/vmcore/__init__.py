@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from forensics.model import NotAvailable, SourceRecord
     from forensics.types.vmcore import CrashSnapshot
-    from forensics.vmcore.program import DebugInfoRequest
+    from forensics.vmcore.request import DebugInfoRequest
 
 
 @dataclass(frozen=True)
@@ -45,6 +45,18 @@ def extract_dump(
     import time
     from dataclasses import replace
 
+    from forensics.output import register_input
+    from forensics.vmcore.dumpfile import check_pages, read_dump_header
+    from forensics.vmcore.locate import locate_dump
+
+    started = time.monotonic()
+    location = locate_dump(path)
+    for name in (location.dump, location.dmesg, request.vmlinux, *request.module_debug):
+        if name is not None:
+            register_input(name)  # no output of this run may replace them
+    header = read_dump_header(location.dump)
+    # drgn and the readers built on it only now: a missing, cut or damaged dump ends the run without them (the
+    # bad-input runs' 0.1 s of imports).
     import drgn
 
     from forensics.vmcore.lazyhelpers import defer_linux_helpers
@@ -54,22 +66,13 @@ def extract_dump(
     from collectors.inputs import unreadable_record
     from forensics.errors import InputError
     from forensics.model import NotAvailable, SourceRecord
-    from forensics.output import register_input
     from forensics.vmcore import system
     from forensics.vmcore.collect import collect_snapshot
-    from forensics.vmcore.dumpfile import check_pages, read_dump_header
-    from forensics.vmcore.locate import locate_dump
     from forensics.vmcore.program import open_dump
 
     say = progress or (lambda _m: None)
     # drgn logs its own warnings (e.g. modules without debug info); kforensic reports them itself.
     logging.getLogger("drgn").setLevel(logging.ERROR)
-    started = time.monotonic()
-    location = locate_dump(path)
-    for name in (location.dump, location.dmesg, request.vmlinux, *request.module_debug):
-        if name is not None:
-            register_input(name)  # no output of this run may replace them
-    header = read_dump_header(location.dump)
     say("loading debug info")
     opened = open_dump(location.dump, header, request, progress, notice)
     try:

@@ -18,19 +18,7 @@ from forensics.errors import InputError, NoDebugInfoError
 from forensics.vmcore.debuginfo import elf_build_id
 from forensics.vmcore.dumpfile import DumpFormat, DumpHeader
 from forensics.vmcore.modplace import place_modules
-
-
-@dataclass(frozen=True)
-class DebugInfoRequest:
-    """Where the user said debug info is, and whether debuginfod may be asked."""
-
-    vmlinux: Path | None = None
-    debug_dirs: tuple[Path, ...] = ()
-    module_debug: tuple[Path, ...] = ()
-    source_dirs: tuple[Path, ...] = ()  # kernel/module source trees for BUG/WARN lines (--source-dir)
-    # debuginfod servers: None = $DEBUGINFOD_URLS (as libdebuginfod), () = none (--no-debuginfod)
-    debuginfod: tuple[str, ...] | None = None
-    root: Path = Path("/")  # where the standard places are (tests pass a tree)
+from forensics.vmcore.request import DebugInfoRequest
 
 
 @dataclass

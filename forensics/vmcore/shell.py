@@ -30,7 +30,7 @@ import drgn
 from forensics.errors import InputError, UsageError
 from forensics.model import NotAvailable
 from forensics.types.vmcore import CrashSnapshot
-from forensics.vmcore.program import DebugInfoRequest
+from forensics.vmcore.request import DebugInfoRequest
 
 
 def check_stdin(stream: Any = None) -> None:

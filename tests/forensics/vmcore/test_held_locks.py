@@ -165,7 +165,7 @@ def test_the_kernel_stack_size_is_read_from_the_kernel(kernel: str) -> None:
     case = _need("11-abba-deadlock", kernel)
     # x86-64: THREAD_SIZE = PAGE_SIZE << (2 + KASAN_STACK_ORDER) (arch/x86/include/asm/page_64_types.h);
     # no fixture kernel has KASAN
-    assert thread_size(open_program(case)) == 16384
+    assert thread_size(open_program(case, modules=True)) == 16384
 
 
 @pytest.mark.parametrize("kernel", kernels_of("04-hung-task"))

@@ -18,8 +18,10 @@ from tests.vmcore_cases import (
     case_ids,
     case_names,
     kernel_ids,
+    kernels,
     kernels_of,
     load_case,
+    on_case,
     open_program,
 )
 
@@ -27,6 +29,8 @@ drgn = pytest.importorskip("drgn")
 
 CASES = case_ids()  # every case of every fixture kernel, as ``kernel/name``
 KERNELS = kernel_ids()
+#: Each fixture kernel, its test in the group of the kernel's first case (whose program it reads).
+FIRST_CASES = [pytest.param(k, marks=on_case(f"{k}/{case_names(k)[0]}")) for k in kernels() if case_names(k)] or KERNELS
 
 
 def _case(key: str) -> tuple[VmcoreCase, VmcoreResult]:
@@ -229,13 +233,14 @@ def test_every_evidence_resolves_in_the_dump(name: str, tmp_path: Path) -> None:
     }
 
 
+@on_case("07-sysrq-c")
 def test_a_page_makedumpfile_left_out_reads_as_not_in_dump() -> None:
     from forensics.vmcore.system import attempt
 
     if "07-sysrq-c" not in case_names():
         pytest.skip("the sysrq-c fixture is absent")
     case = load_case("07-sysrq-c")
-    prog = open_program(case)
+    prog = open_program(case, modules=True)
     task = prog.crashed_thread().object
     # The shell's user stack: user pages are excluded at dump level 31 (-d 31 has bit 8).
     user_stack = int(task.mm.start_stack.value_())
@@ -255,14 +260,14 @@ def test_every_other_cpu_has_its_task_and_stack(name: str) -> None:
         assert task.stack, f"no stack for {task.comm} on CPU {cpu}"
 
 
-@pytest.mark.parametrize("kernel", KERNELS)
+@pytest.mark.parametrize("kernel", FIRST_CASES)
 def test_node_counters_give_the_same_totals_as_walking_the_slabs(kernel: str) -> None:
     from drgn.helpers.linux.slab import for_each_slab_cache, slab_cache_usage
 
     from forensics.vmcore.system import _node_total_objects
 
     case = load_case(case_names(kernel)[0], kernel) if case_names(kernel) else pytest.skip("no vmcore fixtures")
-    prog = open_program(case)
+    prog = open_program(case, modules=True)
     compared = 0
     for cache in for_each_slab_cache(prog):
         try:

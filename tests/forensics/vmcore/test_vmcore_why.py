@@ -26,6 +26,7 @@ from tests.vmcore_cases import (
     kernel_ids,
     kernels_of,
     load_case,
+    on_case,
     open_program,
 )
 
@@ -82,6 +83,7 @@ def test_bug_and_warn_conditions_are_evaluated_from_the_frame(name: str) -> None
     assert str(want["condition"]) in result.analysis.hypotheses[0].statement
 
 
+@on_case("02-bug-on")
 def test_bug_on_reads_exactly_like_the_issue_asks() -> None:
     if "02-bug-on" not in case_names():
         pytest.skip("the BUG_ON fixture is absent")
@@ -159,6 +161,7 @@ def test_soft_lockup_without_source_keeps_what_the_machine_code_says(tmp_path: P
     assert doc["loop"]["loop_reads_memory"] is False
 
 
+@on_case("6.12/08-slab-leak")
 def test_a_slab_cache_whose_in_use_count_the_dump_cannot_give_says_unknown_and_why() -> None:
     # The 6.12 dumps (makedumpfile -d 31) leave out a slab page of dentry: its free objects cannot be counted.
     from forensics.report.formats import Destination
@@ -177,6 +180,7 @@ def test_a_slab_cache_whose_in_use_count_the_dump_cannot_give_says_unknown_and_w
     assert doc[unknown[0].name]["active"] == {"not_available": unknown[0].active_missing}
 
 
+@on_case("6.12/08-slab-leak")
 def test_an_outsized_cache_whose_in_use_count_the_dump_cannot_give_says_unknown_in_its_evidence() -> None:
     # The 6.12 dump leaves out a slab page of dentry; had it been one of the outsized kf_leak_obj's, its finding's
     # evidence (slabinfo's columns) printed "kf_leak_obj None 1152 512".
@@ -195,6 +199,7 @@ def test_an_outsized_cache_whose_in_use_count_the_dump_cannot_give_says_unknown_
     assert str(excerpt).startswith(f"kf_leak_obj unknown ({why}) 1152 512")
 
 
+@on_case("6.12/08-slab-leak")
 def test_a_slab_cache_whose_total_count_the_dump_cannot_give_says_unknown_and_why() -> None:
     # Without the per-node counters (no CONFIG_SLUB_DEBUG) the total comes from the same slab walk as the in-use
     # count: a slab page the dump lacks leaves both unknown, for the reason dentry's in-use count has on 6.12.
@@ -219,6 +224,7 @@ def test_a_slab_cache_whose_total_count_the_dump_cannot_give_says_unknown_and_wh
     assert doc[name]["total"] == {"not_available": why}
 
 
+@on_case("04-hung-task")
 def test_a_lock_owner_whose_name_the_dump_cannot_give_says_unknown_and_why() -> None:
     # The owner's pid is read from its task_struct; its name can lie on a page of it the dump lacks.
     from dataclasses import replace
@@ -244,6 +250,7 @@ def test_a_lock_owner_whose_name_the_dump_cannot_give_says_unknown_and_why() -> 
     assert blocked[waiter.pid]["lock_owner_comm"] == {"not_available": why}
 
 
+@on_case("03-warn-on")
 def test_a_trap_whose_line_the_dump_cannot_give_is_not_available_and_why_in_json() -> None:
     # The JSON says the reason the trap fact gives (BugSite.line_missing), not a bare null; a known line stays a number.
     from dataclasses import replace
@@ -326,6 +333,7 @@ def test_frame_values_say_optimized_out_and_never_guess(name: str) -> None:
                 assert v.shown() == v.missing
 
 
+@on_case("02-bug-on")
 def test_without_source_the_frame_values_and_what_is_missing(tmp_path: Path) -> None:
     from dataclasses import replace
 
@@ -383,13 +391,14 @@ def test_unreadable_source_is_said(tmp_path: Path) -> None:
     assert f"cannot read {tmp_path / 'kf_buggy' / 'kf_buggy.c'}: it is a directory" in said
 
 
+@on_case("07-sysrq-c")
 def test_an_address_the_dump_does_not_hold_is_said() -> None:
     from forensics.vmcore.why import identify
 
     if "07-sysrq-c" not in case_names():
         pytest.skip("the sysrq-c fixture is absent")
     case = load_case("07-sysrq-c")
-    prog = open_program(case)
+    prog = open_program(case, modules=True)
     task = prog.crashed_thread().object
     info = identify(prog, int(task.mm.start_stack.value_()), "test")
     assert info.kind == "unknown"
@@ -418,6 +427,7 @@ def test_source_dir_option_reaches_the_analysis(tmp_path: Path) -> None:
     assert site["source"]["found_via"] == "--source-dir"
 
 
+@on_case("06-list-corrupt")
 def test_a_pointer_into_a_free_slab_object_is_a_use_after_free() -> None:
     """On the real dump: a free object found on a slab's free list is identified as free, then judged."""
     from dataclasses import replace
@@ -436,7 +446,7 @@ def test_a_pointer_into_a_free_slab_object_is_a_use_after_free() -> None:
         pytest.skip("the list-corruption fixture is absent")
     case, result = _analyse("06-list-corrupt")
     assert not [f for f in result.analysis.findings if f.kind == "use-after-free"]  # nothing points at one
-    prog = open_program(case)
+    prog = open_program(case, modules=True)
     free = None
     for cache in for_each_slab_cache(prog):
         usage = slab_cache_usage(cache)
@@ -460,6 +470,7 @@ def test_a_pointer_into_a_free_slab_object_is_a_use_after_free() -> None:
     assert "FREE" in str(finding.fact("object"))
 
 
+@on_case("02-bug-on")
 def test_report_vmcore_shows_the_same_why(tmp_path: Path) -> None:
     from typer.testing import CliRunner
 
