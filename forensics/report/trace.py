@@ -12,13 +12,13 @@ from forensics.types.trace import ASIDE_STATEDUMP, ASIDE_SYSCALLS, ASIDE_USER, A
 from forensics.types.trace_result import TraceResult
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Sequence
+    from collections.abc import Callable
 
     from forensics.model import StreamEvent
     from forensics.report.document import Block, Document
     from forensics.types.sched import ParseSummary, Span, TaskStats, TraceAnalysis
     from forensics.types.spans import SpanReport
-    from forensics.types.syscalls import SyscallLatency, SyscallStats
+    from forensics.types.syscalls import SyscallLatency
 
 
 CLOCK_MARK = " †"  # after a figure that spans a step where a CPU's clock went back
@@ -186,6 +186,7 @@ def _syscall_rows(
 ) -> tuple[str, list[str], list[list[str]], list[str]]:
     """The syscall latency table (title, header, the ``top`` names with the longest call) and what it did not
     measure, shared by the text and markdown renderers (``named``: the session's events, TraceResult.events)."""
+    from forensics.types.syscalls import name_calls
     from forensics.units import fmt_ms
 
     shown = t.stats[:top]
@@ -239,17 +240,6 @@ def _syscall_rows(
         if n:
             notes.append(what.format(n=n))
     return title, header, rows, notes
-
-
-def name_calls(
-    stats: Sequence[SyscallStats], named: Callable[[int], StreamEvent | None] | None
-) -> dict[int, StreamEvent | None]:
-    """The entry and exit events of each worst call, named in the order of the session (each naming decodes its
-    packet again, and the session keeps the last few: in time order one decode per packet)."""
-    if named is None:
-        return {}
-    positions = sorted({p for st in stats for p in (st.worst.entry_at, st.worst.exit_at)})
-    return {p: named(p) for p in positions}
 
 
 def _unknown_wakeups(t: TaskStats) -> str:

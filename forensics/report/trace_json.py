@@ -265,8 +265,8 @@ def syscalls_to_dict(t: SyscallLatency, named: Named) -> JsonDict:
     """An LTTng kernel session's syscall latency: every syscall name, longest call first, and what was read but
     not measured (see forensics/types/syscalls.py); each worst call's entry and exit events as the evidence cites
     events (``named``: the session's events)."""
-    from forensics.report.trace import name_calls
     from forensics.serialize import stream_event_to_dict
+    from forensics.types.syscalls import name_calls
 
     events = name_calls(t.stats, named)
 

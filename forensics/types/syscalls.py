@@ -3,7 +3,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from forensics.model import StreamEvent
 
 
 @dataclass(frozen=True)
@@ -55,3 +60,14 @@ class SyscallLatency:
     mismatched: int  # entry and exit of different syscall names (an exit and entry lost between them)
     unknown_thread: int  # events on a CPU no sched_switch had named the running thread of: paired on the CPU
     thread_exits: int = 0  # entries of exit / exit_group: the thread ended there (no exit to pair)
+
+
+def name_calls(
+    stats: Sequence[SyscallStats], named: Callable[[int], StreamEvent | None] | None
+) -> dict[int, StreamEvent | None]:
+    """The entry and exit events of each worst call, named in the order of the session (each naming decodes its
+    packet again, and the session keeps the last few: in time order one decode per packet)."""
+    if named is None:
+        return {}
+    positions = sorted({p for st in stats for p in (st.worst.entry_at, st.worst.exit_at)})
+    return {p: named(p) for p in positions}
