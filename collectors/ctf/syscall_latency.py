@@ -91,6 +91,14 @@ class SyscallPairing:
         calls = np.flatnonzero((kinds == K_SYSCALL_ENTRY) | (kinds == K_SYSCALL_EXIT))
         if not len(sw) and not len(calls):
             return
+        self._pair(rows, owner, kinds, calls, self._threads(chunk, sw, calls))
+
+    def _threads(
+        self, chunk: SplitChunk, sw: npt.NDArray[np.intp], calls: npt.NDArray[np.intp]
+    ) -> npt.NDArray[np.int64]:
+        """The thread key of each syscall row ``calls`` of ``chunk`` (``sw``: its sched_switch rows); a method of
+        its own so that its temporaries are gone before the pairing makes its own."""
+        rows = chunk.head
         full = chunk.full(sw)
         prev_tid, next_tid = full[:, _PREV_TID], full[:, _NEXT_TID]
         sw_cpu = rows[sw, ly.R_CPU]
@@ -119,7 +127,7 @@ class SyscallPairing:
         if bool(nameless.any()):
             self.unknown_thread += int(np.count_nonzero(nameless))
             tid = np.where(nameless, -(call_cpu + 1), tid)
-        self._pair(rows, owner, kinds, calls, tid)
+        return tid
 
     def _pair(
         self,
@@ -137,6 +145,8 @@ class SyscallPairing:
             self.thread_exits += int(np.count_nonzero(gone))
             keep = ~gone
             ev, key, nid, entry = ev[keep], key[keep], nid[keep], entry[keep]
+            del gone, keep
+        del ends
         order = np.argsort(key, kind="stable")  # by thread, each in time order
         k = key[order]
         e = entry[order]
@@ -147,8 +157,7 @@ class SyscallPairing:
         inner = np.flatnonzero(same & e[:-1] & ~e[1:])
         self.unpaired_entries += int(np.count_nonzero(same & e[:-1] & e[1:]))
         self.unpaired_exits += int(np.count_nonzero(same & ~e[:-1] & ~e[1:]))
-        a_at = order[inner]
-        b_at = order[inner + 1]
+        del same
         # Each thread's first event: an exit closes the entry carried from the chunks before (or has none).
         carried: list[
             tuple[int, int, int, int, int]
@@ -172,33 +181,41 @@ class SyscallPairing:
             if entry[i]:
                 r = int(ev[i])
                 self.open[t] = (int(ts[r]), int(base[owner[r]]) + int(off[r]), int(cpus[r]), int(nid[i]))
-        # The pairs: entry then exit (rows of the chunk, and the carried entries' own columns).
-        ra, rb = ev[a_at], ev[b_at]
-        t0, t1 = ts[ra], ts[rb]
-        p0, p1 = base[owner[ra]] + off[ra], base[owner[rb]] + off[rb]
-        c0, c1 = cpus[ra], cpus[rb]
-        n0, n1 = nid[a_at], nid[b_at]
+        # The pairs: entry then exit (rows of the chunk, then the carried entries from their own columns).  Only
+        # what every pair needs is gathered for all (times, names; CPUs when a marker may lie between); a pair's
+        # thread, CPUs and positions are read for the calls cited (each name's longest): the chunk's temporaries
+        # are what held the peak RSS (7 MB on the x44 session).
+        a_at = order[inner]
+        b_at = order[inner + 1]
         tid = k[inner]
-        if carried:
-            cw = np.array(carried, dtype=np.int64)
-            rc = ev[cw[:, 0]]
+        del order, k, e, entry, inner
+        ra, rb = ev[a_at], ev[b_at]
+        n0, n1 = nid[a_at], nid[b_at]
+        del a_at, b_at
+        t0, t1 = ts[ra], ts[rb]
+        cw = np.array(carried, dtype=np.int64).reshape(-1, 5)
+        rc = ev[cw[:, 0]]
+        if len(cw):
             t0, t1 = np.r_[t0, cw[:, 1]], np.r_[t1, ts[rc]]
-            p0, p1 = np.r_[p0, cw[:, 2]], np.r_[p1, base[owner[rc]] + off[rc]]
-            c0, c1 = np.r_[c0, cw[:, 3]], np.r_[c1, cpus[rc]]
             n0, n1 = np.r_[n0, cw[:, 4]], np.r_[n1, nid[cw[:, 0]]]
-            tid = np.r_[tid, key[cw[:, 0]]]
         if not len(t0):
             return
         good = (n1 == _ANY_NAME) | (n1 == n0)
+        del n1
         self.mismatched += int(len(good) - np.count_nonzero(good))
         if self.lost:
+            c0, c1 = np.r_[cpus[ra], cw[:, 3]], np.r_[cpus[rb], cpus[rc]]
             hit = np.zeros(len(t0), dtype=np.bool_)
             for lc, lt in self.lost:  # (markers are few: one per packet that lost events)
                 hit |= ((c0 == lc) | (c1 == lc)) & (t0 < lt) & (lt <= t1)
             self.across_loss += int(np.count_nonzero(good & hit))
             good &= ~hit
+            del c0, c1, hit
+        picked: npt.NDArray[np.intp] | None = None  # the pairs kept, when some are not
         if not bool(good.all()):
-            t0, t1, p0, p1, c0, c1, n0, tid = (x[good] for x in (t0, t1, p0, p1, c0, c1, n0, tid))
+            picked = np.flatnonzero(good)
+            t0, t1, n0 = t0[picked], t1[picked], n0[picked]
+        del good
         if not len(t0):
             return
         d = t1 - t0
@@ -207,21 +224,21 @@ class SyscallPairing:
         longest = np.full(len(counts), -1, dtype=np.int64)
         np.maximum.at(longest, n0, d)
         top = np.flatnonzero(d == longest[n0])  # each name's longest call(s): the first of each is kept
+        inside = len(ra)
         for j in top.tolist():
             i = int(n0[j])
             w = self.worst.get(i)
             if w is None or int(d[j]) > w[0]:
-                t = int(tid[j])
-                self.worst[i] = (
-                    int(d[j]),
-                    t if t >= 0 else -1,
-                    int(c0[j]),
-                    int(c1[j]),
-                    int(t0[j]),
-                    int(t1[j]),
-                    int(p0[j]),
-                    int(p1[j]),
-                )
+                at = j if picked is None else int(picked[j])
+                if at < inside:
+                    r0, r1, t = int(ra[at]), int(rb[at]), int(tid[at])
+                    c_0, p_0 = int(cpus[r0]), int(base[owner[r0]]) + int(off[r0])
+                else:
+                    _x, _ns, p_0, c_0, _n = cw[at - inside].tolist()
+                    r1 = int(rc[at - inside])
+                    t = int(key[_x])
+                c_1, p_1 = int(cpus[r1]), int(base[owner[r1]]) + int(off[r1])
+                self.worst[i] = (int(d[j]), t if t >= 0 else -1, c_0, c_1, int(t0[j]), int(t1[j]), p_0, p_1)
         for i in np.flatnonzero(counts).tolist():
             self.count[i] = self.count.get(i, 0) + int(counts[i])
             self.total[i] = self.total.get(i, 0) + int(totals[i])
