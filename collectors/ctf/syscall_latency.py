@@ -35,6 +35,15 @@ _PREV_TID, _NEXT_TID = ly.R_V0, ly.R_V0 + 3  # sched_switch's value columns (rea
 _Worst = tuple[int, int, int, int, int, int, int, int]
 
 
+def _by_thread(key: npt.NDArray[np.int64]) -> npt.NDArray[np.intp]:
+    """The stable argsort of ``key``: of its offsets from the least key as 16-bit numbers when they fit (numpy
+    sorts those by radix: 0.24 ms for 40 k keys against 1.8 ms, a tenth of the pairing's CPU on the x44 session's
+    87 chunks), the same order."""
+    if len(key) and int(key.max()) - (least := int(key.min())) < 1 << 16:
+        return np.argsort((key - least).astype(np.uint16), kind="stable")
+    return np.argsort(key, kind="stable")
+
+
 class SyscallPairing:
     """Syscall entries paired with exits, fed the merged chunks in time order."""
 
@@ -147,7 +156,7 @@ class SyscallPairing:
             ev, key, nid, entry = ev[keep], key[keep], nid[keep], entry[keep]
             del gone, keep
         del ends
-        order = np.argsort(key, kind="stable")  # by thread, each in time order
+        order = _by_thread(key)  # by thread, each in time order
         k = key[order]
         e = entry[order]
         same = k[1:] != k[:-1]
@@ -203,10 +212,15 @@ class SyscallPairing:
         good = (n1 == _ANY_NAME) | (n1 == n0)
         del n1
         self.mismatched += int(len(good) - np.count_nonzero(good))
-        if self.lost:
+        # The markers that lie between some entry and its exit: those within the span of the chunk's pairs (the
+        # markers are kept for the whole session; each tested against every pair, a chunk's test grew with them:
+        # 0.10 s of the pairing's 0.3 s on the x44 session's 129 packet gaps).
+        lo, hi = int(t0.min()), int(t1.max())
+        near = [(lc, lt) for lc, lt in self.lost if lo < lt <= hi]
+        if near:
             c0, c1 = np.r_[cpus[ra], cw[:, 3]], np.r_[cpus[rb], cpus[rc]]
             hit = np.zeros(len(t0), dtype=np.bool_)
-            for lc, lt in self.lost:  # (markers are few: one per packet that lost events)
+            for lc, lt in near:  # (markers are few: one per packet that lost events)
                 hit |= ((c0 == lc) | (c1 == lc)) & (t0 < lt) & (lt <= t1)
             self.across_loss += int(np.count_nonzero(good & hit))
             good &= ~hit
