@@ -244,7 +244,7 @@ def feed_session(session: Session, sink: BatchSink, keep: bool = False, user: bo
             tracker.chunk(rows, owner, np.zeros(0, dtype=np.intp) if getattr(sink, "past", False) else noted, kinds)
         counts.used += len(batch) - int(np.count_nonzero(batch.kind == Kind.LOST))  # markers are not events
         if len(sel):
-            analysed.chunk(chunk.full(sel)[:, ly.R_TS], owner[sel])
+            analysed.chunk(rows[sel, ly.R_TS], owner[sel])  # (the times: every row's head holds them)
         if len(batch):
             sink.feed(batch)
     counts.events = sum(s.events for s in session.streams)

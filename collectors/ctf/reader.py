@@ -351,6 +351,26 @@ def _room(s: StreamFile, cap: int) -> npt.NDArray[np.int64]:
     return buf[n : n + cap]
 
 
+def _insert_marks(s: StreamFile) -> None:
+    """The lost-event markers noted for ``s`` (StreamFile.lost_marks) put among its pending rows, in time order (a
+    marker before the rows of its time).  Written back into the stream's row buffer where it has the room: a new
+    array per marker, kept until the stream's next decode (and the concatenation kept by the merge generator), was
+    7 MB of the x44 session's peak RSS (43 packet gaps on each of 3 streams)."""
+    marks = np.zeros((len(s.lost_marks), ly.N_ROWCOLS), dtype=np.int64)
+    for k, (ts, cpu, n) in enumerate(s.lost_marks):
+        marks[k, ly.R_KIND], marks[k, ly.R_TS], marks[k, ly.R_CPU], marks[k, ly.R_V0] = (Kind.LOST, ts, cpu, n)
+        marks[k, ly.R_OFF] = -1
+    s.lost_marks.clear()
+    both = np.concatenate([marks, s.pending])
+    merged = both[np.argsort(both[:, ly.R_TS], kind="stable")]
+    del both
+    if len(s.rowbuf) >= len(merged):  # (the pending rows, a view of it or not, are copied already: merged)
+        s.rowbuf[: len(merged)] = merged
+        s.pending = s.rowbuf[: len(merged)]
+    else:
+        s.pending = merged
+
+
 _ROW = np.dtype((np.void, ly.N_ROWCOLS * 8))  # one whole row as an opaque item: copied with one memcpy
 
 
@@ -789,18 +809,7 @@ class Session:
                 while not s.done and len(s.pending) < PENDING_ROWS:
                     self._decode_more(s)
                 if s.lost_marks:
-                    marks = np.zeros((len(s.lost_marks), ly.N_ROWCOLS), dtype=np.int64)
-                    for k, (ts, cpu, n) in enumerate(s.lost_marks):
-                        marks[k, ly.R_KIND], marks[k, ly.R_TS], marks[k, ly.R_CPU], marks[k, ly.R_V0] = (
-                            Kind.LOST,
-                            ts,
-                            cpu,
-                            n,
-                        )
-                        marks[k, ly.R_OFF] = -1
-                    s.lost_marks.clear()
-                    both = np.concatenate([marks, s.pending])
-                    s.pending = both[np.argsort(both[:, ly.R_TS], kind="stable")]
+                    _insert_marks(s)
             live = [i for i in live if not streams[i].done or len(streams[i].pending)]
             if not live:  # the decoder's rows and the last pending arrays (held by empty views) let go
                 for s in streams:
