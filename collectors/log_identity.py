@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 from collectors.inputs import open_input
 from forensics import regexcache as rc  # the compiled patterns kept between runs
+from forensics.types.release import release_version
 
 #: How much of the log is read: the banner and the host show in its first lines.
 HEAD_BYTES = 1 << 20
@@ -123,13 +124,11 @@ def uts_preemption(version: str, release: str = "") -> BuiltModel:
     if b"PREEMPT_DYNAMIC" in flags:
         return BuiltModel("", "PREEMPT_DYNAMIC: the model is chosen at boot (preempt=), which uname -v does not say")
     model = _built_model(flags)
-    numbers = re.match(r"(\d+)\.(\d+)", release)
-    if model == "full" and numbers is not None:
-        at = (int(numbers.group(1)), int(numbers.group(2)))
-        if _DYNAMIC_SAID_PREEMPT[0] <= at < _DYNAMIC_SAID_PREEMPT[1]:
-            return BuiltModel(
-                "", f"a {release} kernel says PREEMPT for a PREEMPT_DYNAMIC build too (its model chosen at boot)"
-            )
+    at = release_version(release)
+    if model == "full" and at is not None and _DYNAMIC_SAID_PREEMPT[0] <= at < _DYNAMIC_SAID_PREEMPT[1]:
+        return BuiltModel(
+            "", f"a {release} kernel says PREEMPT for a PREEMPT_DYNAMIC build too (its model chosen at boot)"
+        )
     return BuiltModel(model)
 
 

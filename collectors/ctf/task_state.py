@@ -24,11 +24,12 @@ no ABI); a release that names no version is taken as 4.14 or later, and the read
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
+
+from forensics.types.release import release_version
 
 #: The raw values translated: every bit up to TASK_STATE_MAX of 4.8-4.13 (0x1000: masked off, running).
 SIZE = 1 << 12
@@ -88,11 +89,10 @@ def _translation(lay: _Layout) -> npt.NDArray[np.int64]:
 
 def state_table(release: str | None) -> StateTable:
     """The reading of ``prev_state`` for a kernel trace whose ``env.kernel_release`` is ``release``."""
-    numbers = re.match(r"(\d+)\.(\d+)", release or "")
-    if numbers is None:
+    at = release_version(release or "")
+    if at is None:
         why = f"the release {release!r} names no version" if release else "the metadata names no kernel release"
         return StateTable(None, "4.14 and later (TASK_REPORT)", f"{why} (env.kernel_release)")
-    at = (int(numbers.group(1)), int(numbers.group(2)))
     if at >= _REPORT_SINCE:
         return StateTable(None, "4.14 and later (TASK_REPORT)")
     lay = next(lay for lay in _LAYOUTS if at >= lay.since)

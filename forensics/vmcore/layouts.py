@@ -25,7 +25,6 @@ What differs, and where it is read:
 
 from __future__ import annotations
 
-import re
 import struct
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -33,6 +32,7 @@ from dataclasses import dataclass
 import drgn
 
 from forensics.model import NotAvailable
+from forensics.types.release import release_version as version_of
 
 
 def unknown(what: str, why: str) -> NotAvailable:
@@ -46,17 +46,13 @@ def unknown_read(why: str) -> NotAvailable:
     return NotAvailable(f"unknown on this kernel ({why})")
 
 
-_RELEASE = re.compile(r"^(\d+)\.(\d+)")
-
-
 def release_version(prog: drgn.Program) -> tuple[int, int] | None:
     """``(major, minor)`` of the dumped kernel's ``uname -r``, None when the dump does not say."""
     try:
         release = prog["init_uts_ns"].name.release.string_().decode(errors="replace")
     except (LookupError, drgn.FaultError):
         return None
-    m = _RELEASE.match(release)
-    return (int(m.group(1)), int(m.group(2))) if m else None
+    return version_of(release)
 
 
 def has_member(prog: drgn.Program, type_name: str, member: str) -> bool:
