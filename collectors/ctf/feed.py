@@ -279,6 +279,11 @@ class _Extent:
             self.last[stream] = int(ts[b])
 
 
+#: The text of a CPU's first or last event when it is of a kind the analysis does not read (its fields not decoded):
+#: evidence needs an excerpt, and the evidence names the event by its stream and number (Session.cite).
+_NOT_ANALYSED = b"an event of a kind not analysed (its stream file and number name it)"
+
+
 def _note_reported(session: Session, counts: ParseCounts, analysed: _Extent) -> None:
     """Per CPU of the kernel traces: its first and last event of any kind (ParseCounts.skipped_first/last; their
     positions read again, only where they are not the events the engine was fed: ``analysed``), and the time its
@@ -300,7 +305,7 @@ def _note_reported(session: Session, counts: ParseCounts, analysed: _Extent) -> 
         for got, into, earlier in ((first, counts.skipped_first, True), (last, counts.skipped_last, False)):
             if got is None:
                 continue
-            ev = make_event((SKIPPED, got[1] / 1e9, s.cpu, got[0], b"", 0, 0, b"", b"", 0, 0, b""))
+            ev = make_event((SKIPPED, got[1] / 1e9, s.cpu, got[0], _NOT_ANALYSED, 0, 0, b"", b"", 0, 0, b""))
             known_ev = into.get(s.cpu)
             if known_ev is None or (ev.ts < known_ev.ts if earlier else ev.ts > known_ev.ts):
                 into[s.cpu] = ev

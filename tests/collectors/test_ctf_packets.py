@@ -67,3 +67,19 @@ def test_a_packet_that_begins_after_the_one_before_ended_is_a_gap(tmp_path: Path
     spans = [t.runs.worst for t in cut.analysis.tasks] + [t.wakeup.worst for t in cut.analysis.tasks]
     assert not [s for s in spans if s is not None and s.cpu == 0 and s.start < gap < s.start + s.duration]
     assert cut.parse.events == intact.parse.events  # every event is still read
+
+
+def test_a_cpu_whose_last_event_is_of_a_kind_not_analysed_is_cited_so(tmp_path: Path) -> None:
+    """CPU0's stream stopped short at a packet boundary (the session's kch_0 holds two packets: the second left out):
+    CPU0 stops reporting at its last event, whatever its kind.  That event, not analysed, had no text, and the
+    coverage finding citing it ended the run in an internal error ("evidence needs a non-empty excerpt", found
+    2026-12-07 on a cut copy of an LTTng 2.5 trace)."""
+    root = extract_session(tmp_path) / "kernel"
+    stream = root / "kch_0"
+    stream.write_bytes(stream.read_bytes()[: 1 << 20])  # the first packet's 1 MiB sub-buffer, whole
+    result = analyse_trace_file(str(root))
+    (cpu0,) = (c for c in result.analysis.cpus if c.cpu == 0)
+    (stopped,) = (f for f in result.incident.findings if f.title == "CPU0 stops reporting before the trace ends")
+    (cited,) = (e for e in stopped.evidence if e.cpu == 0)
+    assert cited.excerpt and cited.timestamp is not None and cited.timestamp.seconds == cpu0.last_ts
+    assert cited.locator.event is not None and cited.locator.event.stream.endswith("kch_0")
