@@ -2146,19 +2146,21 @@ def _inlined_names(profile: Profile) -> set[str]:
 INLINED_SAMPLES_MAX = 20_000
 
 
-def _inlined_dsos(path: Path, names: set[str], perf: str | None = None) -> dict[str, tuple[str, str]]:
+def _inlined_dsos(path: Path, names: set[str], perf: str | None = None) -> tuple[dict[str, str], dict[str, str]]:
     """The DSO perf counts each of ``names`` in (frames perf script printed as ``(inlined)``), and the symbol table's
     name of the symbol at that address (``pthread_spin_lock@@GLIBC_2.34`` for ``__pthread_spin_lock``: the name
-    ``perf annotate -s`` takes), where one is found.
+    ``perf annotate -s`` takes), where one is found: two maps by name, DSOs and symbols.
 
     perf script prints no DSO for a function debug info names other than the symbol table; with ``--no-inline``
     it prints the symbol table's frame at the same address, with its DSO.  Both are read in step, sample by sample
     (``-F time,ip,sym,dso``: the same samples in the same order), until each name has its DSO or
-    :data:`INLINED_SAMPLES_MAX` samples were read; a name met in several DSOs or symbols is left out (not one answer).
+    :data:`INLINED_SAMPLES_MAX` samples were read.  A name met in several DSOs is left out of the DSOs, and one met
+    in several symbols out of the symbols (not one answer): glibc inlines ``lll_mutex_lock_optimized`` into more
+    than one function of libc, whose DSO is still one answer.
     """
     binary = perf or find_perf()
     if not names or binary is None or not path.exists():
-        return {}
+        return {}, {}
     fields = ["-F", "time,ip,sym,dso"]
     both = [
         subprocess.Popen(
@@ -2197,7 +2199,12 @@ def _inlined_dsos(path: Path, names: set[str], perf: str | None = None) -> dict[
             p.wait()
             if p.stdout is not None:
                 p.stdout.close()
-    return {name: next(iter(got)) for name, got in seen.items() if name in names and len(got) == 1}
+    dsos = {name: {dso for dso, _ in got} for name, got in seen.items() if name in names}
+    symbols = {name: {symbol for _, symbol in got} for name, got in seen.items() if name in names}
+    return (
+        {name: got.pop() for name, got in dsos.items() if len(got) == 1},
+        {name: got.pop() for name, got in symbols.items() if len(got) == 1},
+    )
 
 
 def _samples(stream: Any) -> Iterator[tuple[bytes, list[bytes]]]:
@@ -2345,9 +2352,7 @@ def read_profile(
                     parser.feed(chunk)
                 system = perf_data_system(data_path, perf)
             profile = parser.close()
-            inlined = _inlined_dsos(data_path, _inlined_names(profile), perf)
-            profile.inlined_dsos = {name: dso for name, (dso, _) in inlined.items()}
-            profile.inlined_symbols = {name: symbol for name, (_, symbol) in inlined.items()}
+            profile.inlined_dsos, profile.inlined_symbols = _inlined_dsos(data_path, _inlined_names(profile), perf)
             profile.host, profile.kernel_release, profile.header, profile.recorded_by = system
             profile.notes[:0] = warnings + perf_data_notes(first, size) + tracked.notes
             profile.record = record

@@ -113,20 +113,26 @@ def _rows(
 
 def _inlined_into_dsos(
     found: dict[str, str],
-    self_t: dict[str, list[int]],
+    inlined: dict[str, list[int]],
     dso_t: dict[str, list[int]],
     meta: dict[str, tuple[bool | None, str]],
 ) -> None:
-    """Move the self time of frames perf script printed as ``(inlined)`` with no DSO to the DSO perf counts them in
-    (``found``: :attr:`Profile.inlined_dsos`), in the per-DSO table and the self rows."""
+    """Move the self time of frames perf script printed as ``(inlined)`` with no DSO (``inlined``: per name) to the
+    DSO perf counts them in (``found``: :attr:`Profile.inlined_dsos`), in the per-DSO table and the self rows.
+
+    Only the inlined frames' own time moves: a name may also be a frame with a DSO of its own (glibc inlines a
+    ``futex_wait`` of its own; the kernel's ``futex_wait`` is another function of the same name), whose time stays
+    where perf counted it."""
     left = dso_t.get(INLINED_DSO)
     if not found or left is None:
         return
     for name, dso in found.items():
-        got, row = meta.get(name), self_t.get(name)
-        if got is None or got[1] != INLINED_DSO or row is None:
+        row = inlined.get(name)
+        if row is None:
             continue
-        meta[name] = (got[0], dso)
+        got = meta.get(name)
+        if got is not None and got[1] == INLINED_DSO:
+            meta[name] = (got[0], dso)
         left[0] -= row[0]
         left[1] -= row[1]
         _add(dso_t, dso, row[0], row[1])
@@ -154,6 +160,8 @@ class _Tables(NamedTuple):
     thread_t: dict[str, list[int]]
     meta: dict[str, tuple[bool | None, str]]  # self symbol -> kernel, DSO of its first stack
     space: dict[str, list[int]]
+    # Self time per name of the leaves perf script printed as "(inlined)" with no DSO (INLINED_DSO).
+    inlined: dict[str, list[int]]
     # The call paths of a self symbol's stacks: names root to leaf -> [period, samples, first line, its header].
     paths_of: Callable[[str], dict[tuple[str, ...], list[Any]]]
 
@@ -183,6 +191,7 @@ def _tables_python(stacks: Sequence[ProfileStack]) -> _Tables:
     thread_t: dict[str, list[int]] = {}
     meta: dict[str, tuple[bool | None, str]] = {}
     space = {"kernel": [0, 0], "user": [0, 0]}
+    inlined: dict[str, list[int]] = {}
     total_period = 0
     total_samples = 0
     by_leaf: dict[str, list[ProfileStack]] = {}  # the stacks of each self symbol, for its call paths
@@ -206,6 +215,8 @@ def _tables_python(stacks: Sequence[ProfileStack]) -> _Tables:
             if name not in meta:
                 meta[name] = (leaf.kernel, leaf.dso)
             _add(dso_t, leaf.dso or "[unknown]", period, samples)
+            if leaf.dso == INLINED_DSO:
+                _add(inlined, name, period, samples)
             sp = space["kernel" if leaf.kernel else "user"]
             sp[0] += period
             sp[1] += samples
@@ -225,7 +236,16 @@ def _tables_python(stacks: Sequence[ProfileStack]) -> _Tables:
             labelled = labels[id(th)] = (th, _label(th))
         _add(thread_t, labelled[1], period, samples)
     return _Tables(
-        total_period, total_samples, self_t, total_t, dso_t, thread_t, meta, space, lambda name: _paths(by_leaf[name])
+        total_period,
+        total_samples,
+        self_t,
+        total_t,
+        dso_t,
+        thread_t,
+        meta,
+        space,
+        inlined,
+        lambda name: _paths(by_leaf[name]),
     )
 
 
@@ -300,6 +320,9 @@ def _tables_numpy(stacks: Sequence[ProfileStack], table: StackTable | None = Non
     dso_names, dso_of_chain = numbers([(c[-1].dso or "[unknown]") if c else "" for c in chains])
     dso_t = sums(dso_names, dso_of_chain[chain_of][leafed], leafed)
     dso_t.pop("", None)  # the key of chains without frames, which count in no DSO
+    printed_inlined = np.fromiter((bool(c) and c[-1].dso == INLINED_DSO for c in chains), bool, len(chains))
+    at_inlined = np.flatnonzero(printed_inlined[chain_of])
+    inlined = {k: v for k, v in sums(leaf_names, leaf_of[at_inlined], at_inlined).items() if v[1]}
     meta: dict[str, tuple[bool | None, str]] = {}
     if len(leafed):
         named, first = np.unique(leaf_of[leafed], return_index=True)
@@ -347,7 +370,9 @@ def _tables_numpy(stacks: Sequence[ProfileStack], table: StackTable | None = Non
                     slot[2], slot[3] = line, stacks[int(at[k])].first_header
         return by_path
 
-    return _Tables(int(period.sum()), int(samples.sum()), self_t, total_t, dso_t, thread_t, meta, space, paths_of)
+    return _Tables(
+        int(period.sum()), int(samples.sum()), self_t, total_t, dso_t, thread_t, meta, space, inlined, paths_of
+    )
 
 
 def compute_hotspots(
@@ -364,8 +389,8 @@ def compute_hotspots(
     """
     stacks = stacks if isinstance(stacks, (list, StackColumns)) else list(stacks)
     tables = _tables_numpy(stacks, table) if len(stacks) >= VECTOR_FROM else _tables_python(stacks)
-    total_period, total_samples, self_t, total_t, dso_t, thread_t, meta, space, paths_of = tables
-    _inlined_into_dsos(profile.inlined_dsos, self_t, dso_t, meta)
+    total_period, total_samples, self_t, total_t, dso_t, thread_t, meta, space, inlined, paths_of = tables
+    _inlined_into_dsos(profile.inlined_dsos, inlined, dso_t, meta)
     if _NO_FRAMES in self_t:
         meta[_NO_FRAMES] = (None, "")  # no frame: neither kernel nor user
     self_rows = _rows(self_t, total_period, meta)

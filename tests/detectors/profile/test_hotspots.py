@@ -193,6 +193,34 @@ def test_unknown_frames_by_number_find_the_first_worst_stack(monkeypatch: pytest
     assert by_stack.evidence[0].excerpt == "app 9"  # two unknown frames, period 40: the first such stack
 
 
+@pytest.mark.parametrize("vector_from", [1 << 60, 0], ids=["python", "numpy"])
+def test_an_inlined_frame_moves_only_its_own_time_to_its_dso(monkeypatch: pytest.MonkeyPatch, vector_from: int) -> None:
+    """glibc inlines a ``futex_wait`` of its own (perf script prints it "(inlined)", no DSO) and the kernel has a
+    ``futex_wait`` too.  Only the inlined frames' time moves to libc: the kernel's stays in [kernel.kallsyms],
+    whichever of the two the first stack holds (the CI's recording counted one or the other twice)."""
+    from detectors.profile import hotspots
+    from forensics.types.profile import INLINED_DSO, Profile, ProfileFrame
+
+    libc = "/usr/lib/x86_64-linux-gnu/libc.so.6"
+    lock = ProfileFrame("__GI___lll_lock_wait", libc, False, False, False)
+    inlined = ProfileFrame("futex_wait", INLINED_DSO, False, False, True)
+    kernel = ProfileFrame("futex_wait", "[kernel.kallsyms]", True, False, False)
+    spin = ProfileFrame("pthread_spin_lock", libc, False, False, False)
+    for chains in ([(lock, inlined), (lock, kernel), (spin,)], [(lock, kernel), (lock, inlined), (spin,)]):
+        stacks = [
+            ProfileStack(Thread("app", 1, 1), "cycles", chains[i % 3], 1, 1 + i % 3, i, f"app {i}") for i in range(30)
+        ]
+        profile = Profile("spin.data", "perf.data", stacks, {"cycles": 30}, "cycles", None, None, 30)
+        profile.inlined_dsos = {"futex_wait": libc}
+        monkeypatch.setattr(hotspots, "VECTOR_FROM", vector_from)
+        hot = compute_hotspots(profile, stacks)
+        dsos = {r.key: r.period for r in hot.dsos}
+        period = [sum(1 + i % 3 for i in range(30) if chains[i % 3] == c) for c in chains]
+        at = {c[-1].dso: p for c, p in zip(chains, period, strict=True)}
+        assert dsos == {libc: at[INLINED_DSO] + at[libc], "[kernel.kallsyms]": at["[kernel.kallsyms]"]}, chains
+        assert sum(r.period for r in hot.dsos) == hot.total_period
+
+
 def test_an_unlinked_binary_is_the_dso_perf_report_names() -> None:
     """perf prints an unlinked file's DSO as ``(/path (deleted))``: the per-DSO table showed ``deleted)``.
 
