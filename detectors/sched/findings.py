@@ -53,9 +53,27 @@ def _evidence(source: str, span: Span) -> tuple[Evidence, ...]:
     )
 
 
-def _confidence(analysis: TraceAnalysis) -> tuple[float, str]:
-    if analysis.coverage.note:
-        return 0.75, f"measured between trace events, but: {analysis.coverage.note}"
+def _confidence(analysis: TraceAnalysis, span: Span | None) -> tuple[float, str]:
+    """How sure a figure measured over ``span`` is, given what the trace covers.
+
+    A coverage note lowers only what it can touch: every figure when events were lost (one may have ended or
+    explained the interval), and a span that reaches a time when only some CPUs were covered (before every CPU's
+    buffer starts, after one stops: who ran, woke or waited there is not all seen); ``span`` None: a figure summed
+    over the whole trace, lowered whenever some CPU was not covered for a time.  Time counted neither busy
+    nor idle (before a CPU's first sched_switch) moves no interval measured between two cited events.  Until
+    2026-12-07 any note lowered every finding, so every finding of every ftrace recording said 0.75 for the time
+    before its CPUs' first switch.
+    """
+    coverage = analysis.coverage
+    start, end = coverage.common_start, coverage.common_end
+    if coverage.lost_markers:
+        return 0.75, f"measured between trace events, but events were lost: {coverage.note}"
+    if coverage.stopped or coverage.started:
+        partial = 0.75, f"measured between trace events while only some CPUs were covered: {coverage.note}"
+        if span is None or not isinstance(start, float) or not isinstance(end, float):
+            return partial
+        if (coverage.started and span.begin.ts < start) or (coverage.stopped and span.end.ts > end):
+            return partial
     return 0.95, "measured between the trace events that open and close the interval"
 
 
@@ -153,12 +171,12 @@ def cpu_hogs(analysis: TraceAnalysis, source: str) -> list[Finding]:
     hogs = [t for t in analysis.tasks if not t.longest_run_rt and t.runs.worst and t.runs.worst.duration > limit]
     hogs.sort(key=lambda t: -(t.runs.worst.duration if t.runs.worst else 0.0))
     by_pid = {t.pid: t for t in analysis.tasks}
-    confidence, reason = _confidence(analysis)
     cpus = harm.cpu_count(analysis)
     out = []
     for task in hogs[:MAX_PER_RULE]:
         run = task.runs.worst
         assert run is not None
+        confidence, reason = _confidence(analysis, run)
         worst, judged = harm.victim_harm(task, analysis, by_pid, analysis.thresholds.wakeup_latency)
         waited = task.delay_caused > 0 or bool(task.victims)
         stick = harm.fair_yardstick(2, cpus, analysis.kernel_release)
@@ -272,11 +290,11 @@ def rt_hogs(analysis: TraceAnalysis, source: str) -> list[Finding]:
     hogs = [t for t in analysis.tasks if t.longest_run_rt and t.runs.worst and t.runs.worst.duration > limit]
     hogs.sort(key=lambda t: -t.delay_caused)
     by_pid = {t.pid: t for t in analysis.tasks}
-    confidence, reason = _confidence(analysis)
     out = []
     for task in hogs[:MAX_PER_RULE]:
         run = task.runs.worst
         assert run is not None
+        confidence, reason = _confidence(analysis, run)
         worst, judged = harm.victim_harm(task, analysis, by_pid, analysis.thresholds.wakeup_latency)
         evidence = list(_evidence(source, run))
         for _victim, wait, _j in judged:  # the worst waits' lines, each line once
@@ -373,11 +391,11 @@ def wakeup_latency(analysis: TraceAnalysis, source: str) -> list[Finding]:
     slow.sort(key=lambda t: -(t.worst_wakeup.span.duration if t.worst_wakeup else 0.0))
     by_pid = {t.pid: t for t in analysis.tasks}
     mean, count = _trace_mean_wakeup(analysis)
-    confidence, reason = _confidence(analysis)
     out = []
     for task in slow:
         wait = task.worst_wakeup
         assert wait is not None
+        confidence, reason = _confidence(analysis, wait.span)
         judged = harm.judge_wait(task, wait, analysis, by_pid, limit)
         if judged is None:  # within what the task's class is promised
             continue
@@ -451,13 +469,13 @@ def _judge_softirq_wait(wait: Wait, by_pid: dict[int, TaskStats], limit: float) 
 def softirq_starvation(analysis: TraceAnalysis, source: str) -> list[Finding]:
     """Softirq vectors raised long before they ran, or running long."""
     limit = analysis.thresholds.softirq
-    confidence, reason = _confidence(analysis)
     out = []
     by_pid = {t.pid: t for t in analysis.tasks}
     for soft in analysis.softirqs:
         wait = soft.worst_raise_wait
         judged = _judge_softirq_wait(wait, by_pid, limit) if wait is not None else None
         if wait is not None and judged is not None:
+            confidence, reason = _confidence(analysis, wait.span)
             out.append(
                 Finding(
                     id=finding_id(FindingKind.SCHED_SOFTIRQ_STARVATION, soft.name),
@@ -485,6 +503,7 @@ def softirq_starvation(analysis: TraceAnalysis, source: str) -> list[Finding]:
             )
         run = soft.durations.worst
         if run is not None and run.duration > limit:
+            confidence, reason = _confidence(analysis, run)
             out.append(
                 Finding(
                     id=finding_id(FindingKind.SCHED_SOFTIRQ_LONG, soft.name),
@@ -515,12 +534,12 @@ def softirq_starvation(analysis: TraceAnalysis, source: str) -> list[Finding]:
 def long_irqs(analysis: TraceAnalysis, source: str) -> list[Finding]:
     """IRQ handlers that ran longer than the threshold."""
     limit = analysis.thresholds.irq
-    confidence, reason = _confidence(analysis)
     out = []
     for irq in sorted(analysis.irqs, key=lambda i: -(i.durations.worst.duration if i.durations.worst else 0.0)):
         run = irq.durations.worst
         if run is None or run.duration <= limit:
             continue
+        confidence, reason = _confidence(analysis, run)
         label = f"IRQ {irq.irq} ({irq.name})" if irq.irq >= 0 else f"vector {-irq.irq} ({irq.name})"
         out.append(
             Finding(
@@ -569,11 +588,11 @@ def dstate_blocking(analysis: TraceAnalysis, source: str) -> list[Finding]:
             if st.state == "D" and st.worst is not None and st.total >= limit:
                 rows.append((task, st))
     rows.sort(key=lambda r: -r[1].total)
-    confidence, reason = _confidence(analysis)
     out = []
     for task, st in rows[:MAX_PER_RULE]:
         worst = st.worst
         assert worst is not None
+        confidence, reason = _confidence(analysis, None)  # the sleeps' total, over the whole trace
         out.append(
             Finding(
                 id=_task_id(FindingKind.SCHED_DSTATE, task),

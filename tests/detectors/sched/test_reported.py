@@ -19,7 +19,7 @@ from forensics.model import Severity
 from forensics.types.sched import Blame, EventRef, Span, Wait
 from forensics.types.trace import PRIO_UNKNOWN
 from tests.detectors.sched.test_input_sanity import _both, _lines, _ts, _write
-from tests.detectors.sched.traces import IDLE0, IDLE1, Ev, _switch, format_event
+from tests.detectors.sched.traces import IDLE0, IDLE1, Ev, _switch, format_event, recorded
 
 
 def _renamed(tmp_path: Path) -> tuple[Path, float, float]:
@@ -97,3 +97,57 @@ def test_a_softirq_wait_spent_idle_is_not_starvation() -> None:
     assert _judge_softirq_wait(idle, {}, 0.01) is None
     judged = _judge_softirq_wait(busy, {}, 0.01)
     assert judged is not None and judged.severity == Severity.MEDIUM
+
+
+def _cpu0_ends(tmp_path: Path, cpu0_next: tuple[str, int, int]) -> Path:
+    """CPU0's last event switches to ``cpu0_next`` at 10.020; CPU1 runs on to 10.050 (nothing lost)."""
+    worker = ("worker", 700, 120)
+    events = [
+        _switch(10.000, 0, IDLE0, "R", ("hog", 500, 120)),
+        _switch(10.001, 1, IDLE1, "R", worker),
+        _switch(10.020, 0, ("hog", 500, 120), "S", cpu0_next),
+        _switch(10.030, 1, worker, "S", IDLE1),
+        _switch(10.040, 1, IDLE1, "R", worker),
+        _switch(10.050, 1, worker, "S", IDLE1),
+    ]
+    path = tmp_path / f"cpu0-ends-{cpu0_next[1]}.txt"
+    path.write_text("".join(format_event(e, "ftrace") + "\n" for e in events))
+    return path
+
+
+def test_a_cpu_idle_from_its_last_switch_is_covered_to_the_end(tmp_path: Path) -> None:
+    """A tickless idle CPU writes nothing until woken: this VM's idle 2 s of sched events said CPU0 "stops
+    reporting" 2.07 ms before the end and lowered every finding for it.  A CPU left running a task is still said
+    to stop: what it did after its last event is not in the trace."""
+    idle, _ = _both(_cpu0_ends(tmp_path, IDLE0))
+    assert idle.coverage.stopped == () and "stop reporting" not in idle.coverage.note
+    assert idle.coverage.common_end == 10.050
+    busy, _ = _both(_cpu0_ends(tmp_path, ("other", 800, 120)))
+    assert [(r.cpu, r.ts) for r in busy.coverage.stopped] == [(0, 10.020)]
+    assert "stop reporting" in busy.coverage.note
+
+
+def test_a_coverage_gap_lowers_only_the_figures_it_touches(tmp_path: Path) -> None:
+    """CPU0 stops at 10.020: a span within the time both CPUs report stays 0.95, one reaching past it and a
+    figure over the whole trace are 0.75.  Time counted neither busy nor idle (before a CPU's first switch,
+    kf.ftrace.txt's note) lowers nothing; its CPU0 buffer starting late lowers what reaches before it."""
+    from detectors.sched.findings import _confidence
+
+    analysis, _ = _both(_cpu0_ends(tmp_path, ("other", 800, 120)))
+
+    def span(start: float, end: float) -> Span:
+        return Span(end - start, start, 1, EventRef(1, start, 1, ""), EventRef(2, end, 1, ""))
+
+    assert _confidence(analysis, span(10.001, 10.020))[0] == 0.95
+    low, why = _confidence(analysis, span(10.030, 10.040))
+    assert low == 0.75 and "only some CPUs were covered" in why and "CPU0 at 10.020000" in why
+    assert _confidence(analysis, None)[0] == 0.75
+    recorded_trace, findings = _both(recorded("kf.ftrace.txt", tmp_path))
+    assert "neither busy nor idle" in recorded_trace.coverage.note and not recorded_trace.coverage.stopped
+    sched = [f for f in findings if f.kind.startswith("sched")]
+    assert 0.95 in {f.confidence for f in sched}  # before 2026-12-07: all 0.75, for the time before first switches
+    start = recorded_trace.coverage.common_start  # CPU0's buffer starts 797.542779, after CPU1's
+    for f in sched:
+        times = [e.timestamp.seconds for e in f.evidence if e.timestamp is not None]
+        reaches = f.kind == "sched-dstate" or min(times) < start  # type: ignore[operator]
+        assert (f.confidence == 0.75) == reaches, (f.title, f.confidence, times)
