@@ -475,21 +475,35 @@ def _hung_timeouts(snap: CrashSnapshot) -> dict[int, int]:
     return {int(m.group(2)): int(m.group(3)) for r in snap.log if (m := _HUNG_REPORT.search(r.text))}
 
 
-def _blocked_severity(task: TaskInfo, cycle: bool, reported: int | None, has_lock: bool) -> tuple[Severity, Baseline]:
+def _blocked_severity(
+    task: TaskInfo, cycle: bool, reported: int | None, has_lock: bool, dumped: int | NotAvailable
+) -> tuple[Severity, Baseline]:
     """How much a D-state task was hurt: its time off the CPU against the hung-task timeout.
 
     The time since it last ran bounds its sleep; a task that ran a moment before the crash waited for
     nobody's fault yet (a kworker waiting for a completion, a kthread in msleep()).  A lock cycle never ends.
+    The timeout is the one khungtaskd applied when it reported the task, else the crashed kernel's own setting
+    (``dumped``: sysctl_hung_task_timeout_secs read from the dump), else the default.
     """
     if cycle:
         return Severity.HIGH, CYCLE
-    timeout = reported if reported is not None else HUNG_TASK_TIMEOUT_S
-    source = (
-        f"the timeout khungtaskd applied: it reported this task (hung_task_timeout_secs = {reported} s)"
-        if reported is not None
-        else "hung_task_timeout_secs' default (Documentation/admin-guide/sysctl/kernel.rst); "
-        "the crashed machine's setting is not read"
-    )
+    timeout = HUNG_TASK_TIMEOUT_S
+    if reported is not None:
+        timeout = reported
+        source = f"the timeout khungtaskd applied: it reported this task (hung_task_timeout_secs = {reported} s)"
+    elif isinstance(dumped, int) and dumped > 0:
+        timeout = dumped
+        source = "the crashed kernel's hung_task_timeout_secs, read from the dump (sysctl_hung_task_timeout_secs)"
+    elif isinstance(dumped, int):
+        source = (
+            "hung_task_timeout_secs' default (Documentation/admin-guide/sysctl/kernel.rst): the crashed kernel's "
+            "is 0 (sysctl_hung_task_timeout_secs in the dump), its hung-task detector was off"
+        )
+    else:
+        source = (
+            "hung_task_timeout_secs' default (Documentation/admin-guide/sysctl/kernel.rst); the crashed machine's "
+            f"setting: not available ({dumped.reason})"
+        )
     if task.last_run_ns is None:
         return Severity.INFO, Baseline(
             "time in D state: unknown (when it last ran was not read)", f"hung-task timeout {timeout} s", source
@@ -542,7 +556,9 @@ def blocked_task_findings(snap: CrashSnapshot) -> list[Finding]:
                 Fact("owner is in", owner_top.label() if owner_top else "not available: no stack"),
                 Fact("wait-for chain", chain),
             ]
-        severity, baseline = _blocked_severity(task, "(a cycle)" in chain, hung.get(task.pid), bool(task.blocked_on))
+        severity, baseline = _blocked_severity(
+            task, "(a cycle)" in chain, hung.get(task.pid), bool(task.blocked_on), snap.hung_task_timeout
+        )
         if task.blocked_on:
             summary = f"{task.comm} (pid {task.pid}) sleeps uninterruptibly on {lock}" + (
                 f", which {owner.comm} (pid {owner.pid}) holds." if owner else "."

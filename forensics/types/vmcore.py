@@ -621,6 +621,9 @@ class CrashSnapshot:
     spinlock: SpinLockState | NotAvailable = field(default=NotAvailable("the crashed CPU spins on no spinlock"))
     global_locks: tuple[GlobalLock, ...] = ()  # modules' global sleeping locks that are held
     follow_up: FollowUp | NotAvailable = field(default=NotAvailable("not recorded"))  # how to go on by hand
+    # The crashed kernel's sysctl_hung_task_timeout_secs (0: the detector was off); not available without
+    # CONFIG_DETECT_HUNG_TASK, or where it was not read.
+    hung_task_timeout: int | NotAvailable = field(default=NotAvailable("not read"))
 
     def layout(self, type_name: str) -> TypeLayout | None:
         """The layout of a type extracted with the snapshot, by name."""

@@ -240,6 +240,7 @@ def _collect(
         slab_objects=objects,
         spinlock=spinlock,
         global_locks=held,
+        hung_task_timeout=system.attempt("hung-task timeout", lambda: system.hung_task_timeout(prog)),
     )
 
 

@@ -53,6 +53,14 @@ def machine(prog: drgn.Program) -> str:
     return str(prog["init_uts_ns"].name.machine.string_().decode())
 
 
+def hung_task_timeout(prog: drgn.Program) -> int:
+    """The crashed kernel's ``kernel.hung_task_timeout_secs`` (0: khungtaskd reports nothing)."""
+    try:
+        return int(prog["sysctl_hung_task_timeout_secs"].value_())
+    except KeyError:  # kernel/hung_task.c is built only with CONFIG_DETECT_HUNG_TASK
+        raise LookupError("the kernel has no hung-task detector (CONFIG_DETECT_HUNG_TASK is off)") from None
+
+
 def hostname(prog: drgn.Program) -> str:
     """The host name of the dumped kernel."""
     name = str(prog["init_uts_ns"].name.nodename.string_().decode())

@@ -286,6 +286,25 @@ def test_a_d_sleep_is_judged_by_its_time_off_the_cpu_against_the_hung_task_timeo
     assert found.baseline.name == f"D state for {seconds:.1f} s (since it last ran) against the hung-task timeout"
 
 
+@pytest.mark.parametrize(
+    ("dumped", "severity", "timeout", "said"),
+    [
+        (30, Severity.HIGH, "30 s", "read from the dump"),  # the crashed kernel's own, lower setting
+        (0, Severity.INFO, "120 s", "its hung-task detector was off"),
+        (NotAvailable("the kernel has no hung-task detector"), Severity.INFO, "120 s", "not available (the kernel"),
+    ],
+)
+def test_a_d_sleep_is_judged_against_the_crashed_kernels_own_timeout(
+    dumped: int | NotAvailable, severity: Severity, timeout: str, said: str
+) -> None:
+    """The review's 08 and 10 dumps said "the crashed machine's setting is not read", though every dump holds
+    sysctl_hung_task_timeout_secs: 40 s off the CPU is a hang on a kernel set to 30 s."""
+    sleeper = task(50, "kworker/0:1", "D", "schedule", "do_wait_for_common", "kthread", last_run_ns=40 * 10**9)
+    (found,) = vf.blocked_task_findings(replace(snapshot(tasks=(sleeper,)), hung_task_timeout=dumped))
+    assert found.severity is severity
+    assert found.baseline is not None and found.baseline.value == timeout and said in found.baseline.source
+
+
 def test_a_lock_wait_in_a_cycle_is_high_however_short() -> None:
     a = task(42, "kf_config", "D", *_WAITER, blocked_on="mutex kf_stats_lock", lock_owner_pid=43, last_run_ns=10**9)
     b = task(43, "kf_stats", "D", *_WAITER, blocked_on="mutex kf_config_lock", lock_owner_pid=42, last_run_ns=10**9)

@@ -137,6 +137,8 @@ def test_hung_task_names_waiter_and_owner(kernel: str) -> None:
     # khungtaskd panics once the waiter has not run for the timeout.
     assert waiter.last_run_ns is not None
     assert waiter.last_run_ns >= int(case.expected["hung_task_timeout_secs"]) * 1e9 * 0.9  # type: ignore[call-overload]
+    # the crashed kernel's own setting, read from the dump (the fixture lowers it from the default 120 s)
+    assert result.snapshot.hung_task_timeout == int(case.expected["hung_task_timeout_secs"])  # type: ignore[call-overload]
     assert waiter.blocked_on == f"mutex {lock['name']}"
     assert waiter.lock_owner_comm == lock["owner_comm"]
     [blocked] = [t for t in to_document(result)["tasks"]["blocked"] if t["pid"] == waiter.pid]
