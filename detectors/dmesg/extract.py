@@ -443,7 +443,10 @@ def _corruption(
         for j in range(i + 1, min(i + 16, len(lines))):
             if kinds[j] & _OPENS:
                 break
-            if kinds[j] & _FRAME or "(stack is not available)" in lines[j].body:
+            # A heading with no frames on purpose: a task's stack that cannot be read, or the same as another
+            # task's the dump printed above (show_state()'s "<Same stack as pid N>", 4.4 Android/ChromeOS kernels).
+            body = lines[j].body
+            if kinds[j] & _FRAME or "(stack is not available)" in body or "<Same stack as pid " in body:
                 break
         else:
             return "no frames in a call trace"

@@ -182,3 +182,33 @@ def test_another_cpus_nmi_backtrace_is_not_the_hung_tasks() -> None:
               for s in why.stacks if s.kind is StackKind.CALL_TRACE]  # fmt: skip
     assert traces == [(None, "kf_waiter_update"), (1, "kf_spinner_fn"), (0, "watchdog")], traces
     assert {f.name: f.value for f in why.facts}["waits for"] == "a mutex"
+
+
+def test_a_stack_the_dump_printed_for_another_pid_is_no_missing_frames() -> None:
+    """A 4.4 Android/ChromeOS kernel's show_state() prints a stack it printed for another task once: the next
+    task's "Call Trace:" is followed by "<Same stack as pid 43>", not frames.  That is a stack given, not a call
+    trace the console lost: the report is not corrupted (syzkaller's log 254 was called "corrupted: no frames in a
+    call trace" for four such tasks while its blocked task's own trace had 39 frame lines).
+
+    The log: the fixture kernel's hung-task report with a second kf_waiter in the 4.4 show_state() form, where the
+    log ends (a kernel without hung_task_panic goes on; the next check is minutes later).
+    """
+    from tests.vmcore_cases import payload_dir
+
+    hung = payload_dir() / "cases" / "04-hung-task" / "console.log"
+    if not hung.is_file():
+        pytest.skip("no fixture console logs: vmcore_fixtures/MANIFEST.json is absent (run vmcore_fixtures/build.sh)")
+    lines = hung.read_text().splitlines()
+    start = next(i for i, line in enumerate(lines) if "INFO: task kf_waiter:" in line)
+    panic = next(i for i in range(start, len(lines)) if "Kernel panic - not syncing: hung_task" in lines[i])
+    stamp = lines[panic].split("]")[0] + "]"
+    same = [
+        f"{stamp} kf_waiter       D ffff88008addf688     0    44      2 0x00000000",
+        f"{stamp}  ffff88008addf688 ffff88008add0000 dffffc0000000000 0000000000000007",
+        f"{stamp} Call Trace:",
+        f"{stamp} <Same stack as pid 43>",
+    ]
+    log = [*lines[start:panic], *same]
+    [report] = [r for r in scan_chunks([("\n".join(log) + "\n").encode()]) if not r.is_event]
+    assert report.title == "INFO: task hung in kf_waiter_update"
+    assert (report.corrupted, report.corrupted_reason) == (False, None)
