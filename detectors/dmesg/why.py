@@ -826,12 +826,19 @@ def _name_rcu_tasks(r: _Reading) -> None:
 
 
 def _frame_at(r: _Reading, function: str) -> int:
-    """The line of the first frame of ``function`` in the report; else, for the report's frame read past its own
-    lines (a stall's CPU after another report's header), that line; else the header."""
+    """The line of the first reliable frame of ``function`` in the report, else of its first "?" frame (a stack word
+    the unwinder did not confirm, its offset maybe not the frame's: the fixture's "? kf_waiter_update+0x20/0x20"
+    above "kf_waiter_update+0xc/0x20"); else, for the report's frame read past its own lines (a stall's CPU after
+    another report's header), that line; else the header."""
+    unconfirmed: int | None = None
     for section in r.stacks:
         for frame in section.frames:
             if frame.function == function:
-                return frame.at
+                if frame.reliable:
+                    return frame.at
+                unconfirmed = frame.at if unconfirmed is None else unconfirmed
+    if unconfirmed is not None:
+        return unconfirmed
     past = r.report.frame_past
     return past[0] if past is not None and function == r.report.frame else 0
 

@@ -212,3 +212,56 @@ def test_a_stack_the_dump_printed_for_another_pid_is_no_missing_frames() -> None
     [report] = [r for r in scan_chunks([("\n".join(log) + "\n").encode()]) if not r.is_event]
     assert report.title == "INFO: task hung in kf_waiter_update"
     assert (report.corrupted, report.corrupted_reason) == (False, None)
+
+
+def _fixture_logs() -> list[object]:
+    """Every fixture kernel's logs of every case: the serial console's and the one kdump read from the dump."""
+    if console_logs is None:
+        return [None]
+    from tests.vmcore_cases import kernels
+
+    found = [(k, log) for k in kernels() for log in console_logs(k)]
+    logs = [*found, *((k, log.parent / "dmesg.txt") for k, log in found if (log.parent / "dmesg.txt").is_file())]
+    return [pytest.param(log, id=f"{k}-{log.parent.name}-{log.name}") for k, log in logs] or [None]
+
+
+@pytest.mark.parametrize("log", _fixture_logs())
+def test_the_guilty_frame_is_cited_by_a_reliable_frame_line(log: Path | None) -> None:
+    """The guilty frame's evidence is a line the unwinder confirmed (or the RIP line), never a "? f+0x20/0x20" one
+    above it: the 6.12 hung-task log's "? kf_waiter_update+0x20/0x20 [kf_buggy]" (a stack word: 0x20 of a 0x20
+    function is the next one's entry) was cited, one line above "kf_waiter_update+0xc/0x20 [kf_buggy]"."""
+    if log is None:
+        pytest.skip("no fixture console logs: vmcore_fixtures/MANIFEST.json is absent (run vmcore_fixtures/build.sh)")
+    from detectors.dmesg.frames import parse_frame
+    from detectors.dmesg.lines import parse_line
+
+    reports = [r for r in scan_chunks([log.read_bytes()]) if not r.is_event]
+    for group in group_reports(reports):
+        report, finding = group.first, group_finding(str(log), group)
+        cited = [e for e in finding.evidence if e.locator.name == "guilty frame"]
+        if not isinstance(report.frame, str) or not cited:
+            continue
+        frames = [parse_frame(parse_line(n, t).body) for n, t in report.lines]
+        if not any(f is not None and f.reliable and f.function == report.frame for f in frames):
+            continue  # (the frame is the RIP's, or the report names it otherwise)
+        [evidence] = cited
+        line = parse_frame(parse_line(evidence.locator.start, evidence.excerpt).body)
+        assert line is None or line.reliable, (report.title, evidence.locator.start, evidence.excerpt)
+
+
+def test_a_hung_tasks_wait_is_cited_by_its_reliable_frame() -> None:
+    """The 6.12 hung-task log: the guilty frame and "waits in" cite line 272 "kf_waiter_update+0xc/0x20", where
+    kf_waiter sleeps, not line 271's "? kf_waiter_update+0x20/0x20" (which `kforensic vmcore` cited too)."""
+    from detectors.dmesg.findings import explain_reports
+    from tests.vmcore_cases import payload_dir
+
+    log = payload_dir("6.12") / "cases" / "04-hung-task" / "dmesg.txt"
+    if not log.is_file():
+        pytest.skip(f"{log} is absent (run vmcore_fixtures/build.sh)")
+    [report] = [r for r in scan_chunks([log.read_bytes()]) if not r.is_event]
+    [finding] = [group_finding(str(log), g) for g in group_reports([report])]
+    [guilty] = [e for e in finding.evidence if e.locator.name == "guilty frame"]
+    assert guilty.excerpt.split("]", 1)[1].strip() == "kf_waiter_update+0xc/0x20 [kf_buggy]"
+    why = explain_reports([report])[report.start_line]
+    [waits_in] = [f for f in why.facts if f.name == "waits in"]
+    assert (waits_in.value, report.start_line + waits_in.at) == ("kf_waiter_update", guilty.locator.start)
