@@ -49,6 +49,12 @@ _CPU_LINE: Final = rc.compile(
 )
 _RELEASE: Final = rc.compile(r"(?:Not tainted|Tainted: [A-Z ]+?)\s+(\d+\.\d+[^\s]*)")
 _HARDWARE: Final = rc.compile(r"Hardware name: (.+?)\s*$")
+#: The task a hung-task report is about, as khungtaskd names it (``INFO: task %s:%d blocked for more than %ld
+#: seconds.``, ``... can't die for ...``); a comm may hold colons (``kworker/0:1:12``): the pid is the last number.
+_BLOCKED_TASK: Final = rc.compile(r"INFO: task (.+?):(\d+) (?:blocked|can't die) ")
+#: The rules whose report is about a task asleep (khungtaskd's): no CPU runs it, and no "CPU:" line of its report is
+#: its own.
+BLOCKED_TASK_RULES: Final = ("hung-task", "task-cant-die")
 _TIMESTAMP_IN_TITLE: Final = rc.compile(r"\[ *\d+\.\d+\]")
 _OFFSET: Final = rc.compile(r"\+0x[0-9a-f]+/0x[0-9a-f]+")
 _ADDRESS: Final = rc.compile(r"\b(?:0x[0-9a-fA-F]+|[0-9a-fA-F]{8,})\b")
@@ -437,7 +443,10 @@ def _corruption(
         for j in range(i + 1, min(i + 16, len(lines))):
             if kinds[j] & _OPENS:
                 break
-            if kinds[j] & _FRAME or "(stack is not available)" in lines[j].body:
+            # A heading with no frames on purpose: a task's stack that cannot be read, or the same as another
+            # task's the dump printed above (show_state()'s "<Same stack as pid N>", 4.4 Android/ChromeOS kernels).
+            body = lines[j].body
+            if kinds[j] & _FRAME or "(stack is not available)" in body or "<Same stack as pid " in body:
                 break
         else:
             return "no frames in a call trace"
@@ -473,6 +482,25 @@ def _context_fields(text: str) -> dict[str, object]:
             break
         at = text.find("Hardware name: ", end)
     return fields
+
+
+def _blocked_task(header: str, fields: dict[str, object]) -> None:
+    """A hung task's identity in ``fields`` (:func:`_context_fields`'): the task its header names, on no CPU.
+
+    The task sleeps (state D): the kernel prints its stack with sched_show_task(), which prints no "CPU:" line.
+    Every "CPU: N PID: P Comm: C" line of the report is another task's: khungtaskd's own (its NMI backtrace, the
+    "Kernel panic - not syncing: hung_task" that follows), or whatever ran on the other CPUs when khungtaskd had
+    them dump their stacks (syzkaller's log 254 named syz-executor491, printing to the serial console on CPU 0,
+    as the task blocked: init).  Those lines' taint, release and hardware are the machine's and stay.
+    """
+    fields["cpu"] = NotAvailable("a blocked task runs on no CPU (the report's CPU: lines are other tasks')")
+    m = _BLOCKED_TASK.search(header)
+    pid = None if m is None else log_dec(m.group(2))
+    if m is None or pid is None:
+        fields["pid"] = NotAvailable("the header does not name the blocked task")
+        fields["comm"] = NotAvailable("the header does not name the blocked task")
+        return
+    fields["pid"], fields["comm"] = pid, m.group(1)
 
 
 def _line_around(text: str, at: int) -> tuple[str, int]:
@@ -597,6 +625,8 @@ def build_report(
     if corrupted_reason is None:
         corrupted_reason = _corruption(rule, title, text, own, len(trace), header.start(), kinds)
     fields = _context_fields(text)
+    if rule.name in BLOCKED_TASK_RULES:
+        _blocked_task(head.body, fields)
     panicked = "Kernel panic - not syncing" in text  # the bodies joined: one search, not one a line (no newline in it)
     taint = fields.get("taint")
     # The first and the last time, looked for from each end: compiled, a list of them boxed every float again (a new

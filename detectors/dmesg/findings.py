@@ -15,6 +15,7 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Final, TypeVar
 
 from detectors.dmesg.cpublocks import is_irq_state, other_cpu_lines
+from detectors.dmesg.frames import after_marker, parse_frame
 from detectors.dmesg.lines import parse_line
 from detectors.dmesg.repeat import origin
 from forensics.model import (
@@ -215,6 +216,11 @@ def _when(report: KernelReport) -> Timestamp | None:
 _LOCKUPS: Final = frozenset((ReportKind.SOFT_LOCKUP, ReportKind.LOCKUP))
 
 
+#: The names of the evidence that cites a report's guilty frame: its line, or a "?" line where it has no other.
+_GUILTY_FRAME: Final = "guilty frame"
+_GUILTY_UNCONFIRMED: Final = "guilty frame ('?': a stack word the unwinder did not confirm)"
+
+
 def _evidence(source: str, report: KernelReport) -> list[Evidence]:
     cpu = report.cpu if isinstance(report.cpu, int) else None
     items = [
@@ -234,6 +240,12 @@ def _evidence(source: str, report: KernelReport) -> list[Evidence]:
         # A lockup's stuck CPU's frame is cited from its own lines, not another CPU's NMI backtrace in the same
         # report; never from lockdep's irq-state lines (where interrupts were last switched, not where it was).
         foreign = other_cpu_lines(report.lines, cpu) if cpu is not None and report.kind in _LOCKUPS else frozenset()
+        # Not a "? f+0x../0x.." line where a reliable one of the frame follows: "?" marks a word the unwinder
+        # found on the stack and did not confirm as a return address (a stale one, its offset not the frame's;
+        # syzkaller's log 476 cited "? audit_data_to_entry+0x225c" two lines above the reliable frame), the line a
+        # kernel developer skips.  The title's frame is a reliable one: cited by its own line, a "?" line only
+        # where the report has no other (its name then says so).
+        unconfirmed: tuple[int, str] | None = None
         for number, text in report.lines:
             if (
                 number != report.start_line
@@ -242,14 +254,28 @@ def _evidence(source: str, report: KernelReport) -> list[Evidence]:
                 and number not in foreign
                 and not is_irq_state(text)
             ):
-                items.append(_cited(source, _line_at(number, None, "guilty frame"), _excerpt(text), None, cpu))
+                if _unreliable_frame(parse_line(number, text).body):
+                    unconfirmed = unconfirmed or (number, text)
+                    continue
+                items.append(_cited(source, _line_at(number, None, _GUILTY_FRAME), _excerpt(text), None, cpu))
                 break
         else:
-            if report.frame_past is not None:
+            if unconfirmed is not None:
+                at_line = _line_at(unconfirmed[0], None, _GUILTY_UNCONFIRMED)
+                items.append(_cited(source, at_line, _excerpt(unconfirmed[1]), None, cpu))
+            elif report.frame_past is not None:
                 # Read past its own lines (after another report's header): that line, the CPU it does not name.
                 at, body = report.frame_past
-                items.append(_cited(source, _line_at(report.start_line + at, None, "guilty frame"), _excerpt(body)))
+                items.append(_cited(source, _line_at(report.start_line + at, None, _GUILTY_FRAME), _excerpt(body)))
     return items
+
+
+def _unreliable_frame(body: str) -> bool:
+    """Whether a line (message body) is a frame the unwinder marked unreliable (``? f+0x1/0x2``, powerpc's
+    ``(unreliable)``), also after a context marker (``<EOI> [ 420.505397]  [<...>] ? f+0x1/0x2``, x86 before
+    v4.10); not a RIP line, nor any other line that names a function."""
+    found = parse_frame(after_marker(body) or body)
+    return found is not None and not found.reliable
 
 
 def line_evidence(source: str, number: int, text: str, name: str, report: KernelReport) -> Evidence:

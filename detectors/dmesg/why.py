@@ -27,6 +27,7 @@ from ahocorasick_rs import BytesAhoCorasick, MatchKind
 
 from detectors.dmesg.code import listing
 from detectors.dmesg.cpublocks import cpu_blocks, cpu_of, other_cpu_lines
+from detectors.dmesg.extract import BLOCKED_TASK_RULES
 from detectors.dmesg.frames import HUNG_SKIPS, function_name, is_skipped
 from detectors.dmesg.lines import LogLine, parse_line
 from detectors.dmesg.model import parsed_lines
@@ -825,12 +826,19 @@ def _name_rcu_tasks(r: _Reading) -> None:
 
 
 def _frame_at(r: _Reading, function: str) -> int:
-    """The line of the first frame of ``function`` in the report; else, for the report's frame read past its own
-    lines (a stall's CPU after another report's header), that line; else the header."""
+    """The line of the first reliable frame of ``function`` in the report, else of its first "?" frame (a stack word
+    the unwinder did not confirm, its offset maybe not the frame's: the fixture's "? kf_waiter_update+0x20/0x20"
+    above "kf_waiter_update+0xc/0x20"); else, for the report's frame read past its own lines (a stall's CPU after
+    another report's header), that line; else the header."""
+    unconfirmed: int | None = None
     for section in r.stacks:
         for frame in section.frames:
             if frame.function == function:
-                return frame.at
+                if frame.reliable:
+                    return frame.at
+                unconfirmed = frame.at if unconfirmed is None else unconfirmed
+    if unconfirmed is not None:
+        return unconfirmed
     past = r.report.frame_past
     return past[0] if past is not None and function == r.report.frame else 0
 
@@ -900,7 +908,15 @@ def _hung_task(r: _Reading) -> None:
         elif "#" in body and (m := _HELD.match(body)) is not None and r.tasks:
             owner = r.tasks[-1]
             _add_held(r, m, f"{owner.comm}/{owner.pid}", line)
-    trace = r.stack(_SK_CALL_TRACE)
+    # Each call trace of another CPU's dump labelled with that CPU: khungtaskd's NMI backtraces and its panic's stack
+    # are where those CPUs were, with other tasks (syzkaller's log 254: CPU 0 printing to the serial console while
+    # init waits for console_sem); the blocked tasks' stacks, before the first dump, are on no CPU.
+    blocks = cpu_blocks(r.report.lines, -1)[1:]  # (cpu_blocks's first block, the lines before any dump, left out)
+    if blocks:
+        r.stacks[:] = [
+            s._replace(cpu=cpu_of(blocks, r.first + s.at)) if s.kind is _SK_CALL_TRACE else s for s in r.stacks
+        ]
+    trace = next((s for s in r.stacks if s.kind is _SK_CALL_TRACE and s.cpu is None), None)
     if trace is None:
         return
     if (wait := _wait_of(trace)) is not None:
@@ -2457,7 +2473,8 @@ def explain(report: KernelReport, preamble: Sequence[LogLine] | None = None) -> 
     own = lines[len(report.preamble) :]
     rule = _RULE_NAMED.get(report.rule)
     skip = rule.stack.skip if rule is not None and rule.stack is not None else ()
-    if report.rule in ("hung-task", "task-cant-die"):
+    blocked = report.rule in BLOCKED_TASK_RULES
+    if blocked:
         skip = (*skip, *HUNG_SKIPS)  # the hung task's own frame is past the switch and the waits, as its title's
     text = "\n".join([line.body for line in lines])
     blob = text.encode()
@@ -2485,7 +2502,8 @@ def explain(report: KernelReport, preamble: Sequence[LogLine] | None = None) -> 
             for at in section.skipped:  # noted: the reading went on past a frame line the console cut short
                 r.facts.append(_fact("frame line cut", texts.get(first + at, "").strip(), at))
     found: Extractor | None = None
-    if "Code:" in text:
+    if "Code:" in text and not blocked:
+        # (A blocked task's report prints no registers of its own: its Code: lines are other CPUs' NMI backtraces'.)
         r.code = listing(own, first)
     noted = len(r.facts)
     for extractor in EXTRACTORS:
