@@ -29,7 +29,6 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from scipy import stats
 
 from collectors.slabstore import SlabStore
 from collectors.slabwatch import Progress, SlabWatcher, WatchPlan
@@ -161,6 +160,11 @@ def test_a_real_vma_leak_is_flagged_with_its_rate_and_the_user_action(tmp_path: 
     finally:
         _end(children)
     at, vmas = zip(*counted, strict=True)
+    # SciPy's Theil-Sen, independent of the detector's own (detectors/leaks/trend_stats.py), imported here: at the
+    # module's top every pytest-xdist worker's collection (and make warm's) imported scipy.stats, ~0.8 s of CPU
+    # each, for this one test on one worker (issue #28).
+    from scipy import stats
+
     true_rate = stats.theilslopes(vmas, at).slope * objsize * 3600.0  # bytes/h
 
     result = analyse_store(tmp_path / "leak.sqlite", run_id)
