@@ -25,6 +25,7 @@ from operator import add, attrgetter, is_, itemgetter, sub
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from collectors.binary_formats import binary_format, not_text
 from forensics.errors import InputError, UsageError
 from forensics.types.profile import (
     EXITED_COMM,
@@ -2358,6 +2359,8 @@ def read_profile(
             profile.record = record
             return _checked(profile, window)
 
+        _refuse_binary(tracked.name, first)
+
         def rest() -> Iterator[bytes]:
             yield first
             yield from chunks
@@ -2394,7 +2397,25 @@ def read_profile(
             profile.host, profile.kernel_release, profile.header, profile.recorded_by = header_system(head)
         profile.record = tracked.record()
         profile.notes.extend(tracked.notes)  # a compressed stream cut short: read up to the cut, and said
-    return _checked(profile, window)
+    return _checked(profile, window, not_text(first))
+
+
+def _refuse_binary(source: str, head: bytes) -> None:
+    """A file another command reads (a slab store, a dump, trace.dat...) is no profile: exit 3 naming it and the
+    command that reads it, not a quote of its first bytes as a line that is no sample."""
+    known = binary_format(head)
+    if known is None:
+        return
+    if known.archive:
+        raise InputError(
+            f"{source}: not a profile as it is: {known.what}",
+            hint=f"unpack it first (`{known.reader}`) and give the perf.data or perf script text inside; gzip, xz, "
+            "zstd and bzip2 are read as they are",
+        )
+    raise InputError(
+        f"{source}: not a profile: {known.what}",
+        hint=f"read it with `{known.reader}`; kforensic profile reads perf.data, perf script text or folded stacks",
+    )
 
 
 def _past_blank_text(head: bytes, stream: Iterator[bytes]) -> tuple[bytes, list[bytes]]:
@@ -2434,8 +2455,8 @@ def _stored_size(stream: Any) -> int:
     return st.st_size if stat.S_ISREG(st.st_mode) else 0
 
 
-def _checked(profile: Profile, window: tuple[float, float] | None) -> Profile:
-    """The profile, or a one-line error when it holds no sample."""
+def _checked(profile: Profile, window: tuple[float, float] | None, binary: str | None = None) -> Profile:
+    """The profile, or a one-line error when it holds no sample; ``binary``: why the input's start is no text."""
     if profile.stacks:
         return profile
     if window is not None and any("--window" in n for n in profile.notes):
@@ -2450,6 +2471,12 @@ def _checked(profile: Profile, window: tuple[float, float] | None) -> Profile:
         raise UsageError(
             f"{asked} keeps no sample of {profile.source}: its samples span {lo:.6f} to {hi:.6f} s",
             hint="give T0:T1 within that span (perf's seconds, as perf script prints them after the pid)",
+        )
+    if binary is not None:
+        # Its "first line" would be bytes quoted as text (a line of mojibake): say what it is instead.
+        raise InputError(
+            f"{profile.source}: not a profile: binary, not text ({binary}), and not a perf.data (no PERFILE2 magic)",
+            hint="give `perf script` output, folded stacks (a;b;c 42) or a perf.data file",
         )
     where = f" (line {profile.first_skipped[0]}: {profile.first_skipped[1][:60]!r})" if profile.first_skipped else ""
     raise InputError(
