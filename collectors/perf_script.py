@@ -2131,9 +2131,13 @@ def perf_script_chunks(
 #: The lines of perf's header (``perf report --header-only``, ``perf script --header``) that name the system, and the
 #: command line that recorded it.
 _SYSTEM_LINE = re.compile(rb"^# (hostname|os release|cmdline) : (.*\S)\s*$", re.MULTILINE)
+#: A recorded event of the header (``# event : name = sched:sched_switch, , id = { 1, 2 }, type = 2, ...``).
+_EVENT_LINE = re.compile(rb"^# event : name = ([^,\n]+),", re.MULTILINE)
 
-#: What :func:`header_system` reads: host, kernel release, the header lines naming them, the ``# cmdline`` line.
-PerfHeader = tuple[str | None, str | None, tuple[str, ...], str | None]
+#: What :func:`header_system` reads: host, kernel release, the header lines naming them, the ``# cmdline`` line, and
+#: the events recorded (their names, perf's ``dummy`` event of side-band records left out).
+PerfHeader = tuple[str | None, str | None, tuple[str, ...], str | None, tuple[str, ...]]
+_NO_HEADER: PerfHeader = (None, None, (), None, ())
 
 
 def _inlined_names(profile: Profile) -> set[str]:
@@ -2234,18 +2238,22 @@ def header_system(text: bytes) -> PerfHeader:
     lines: list[str] = []
     cmdline = None
     end = re.search(rb"^[^#\n]", text, re.MULTILINE)
-    for m in _SYSTEM_LINE.finditer(text, 0, end.start() if end else len(text)):
+    stop = end.start() if end else len(text)
+    for m in _SYSTEM_LINE.finditer(text, 0, stop):
         if m.group(1) == b"cmdline":
             cmdline = cmdline or m.group(0).decode("utf-8", "replace").strip()
         elif m.group(1) not in found:
             found[m.group(1)] = m.group(2)
             lines.append(m.group(0).decode("utf-8", "replace").strip())
     host, kernel = found.get(b"hostname"), found.get(b"os release")
+    # perf adds a "dummy" software event (dummy:HG, dummy:u) that samples nothing: it carries mmap and comm records.
+    events = (m.group(1).decode("utf-8", "replace").strip() for m in _EVENT_LINE.finditer(text, 0, stop))
     return (
         host.decode("utf-8", "replace") if host is not None else None,
         kernel.decode("utf-8", "replace") if kernel is not None else None,
         tuple(lines),
         cmdline,
+        tuple(e for e in events if not e.startswith("dummy")),
     )
 
 
@@ -2254,7 +2262,7 @@ def perf_data_system(path: Path, perf: str | None = None) -> PerfHeader:
     perf cannot read it."""
     binary = perf or find_perf()
     if binary is None:
-        return None, None, (), None
+        return _NO_HEADER
     try:
         proc = subprocess.run(
             [binary, "report", "--header-only", "-i", str(path)],
@@ -2264,8 +2272,8 @@ def perf_data_system(path: Path, perf: str | None = None) -> PerfHeader:
             check=False,
         )
     except (OSError, subprocess.TimeoutExpired):
-        return None, None, (), None
-    return header_system(proc.stdout) if proc.returncode == 0 else (None, None, (), None)
+        return _NO_HEADER
+    return header_system(proc.stdout) if proc.returncode == 0 else _NO_HEADER
 
 
 def _is_folded(text: bytes) -> bool:
@@ -2354,7 +2362,7 @@ def read_profile(
                 system = perf_data_system(data_path, perf)
             profile = parser.close()
             profile.inlined_dsos, profile.inlined_symbols = _inlined_dsos(data_path, _inlined_names(profile), perf)
-            profile.host, profile.kernel_release, profile.header, profile.recorded_by = system
+            profile.host, profile.kernel_release, profile.header, profile.recorded_by, profile.recorded_events = system
             profile.notes[:0] = warnings + perf_data_notes(first, size) + tracked.notes
             profile.record = record
             return _checked(profile, window)
@@ -2394,7 +2402,8 @@ def read_profile(
                 parser.feed(chunk)
             profile = parser.close()
             # `perf script --header` text starts with the perf.data header.
-            profile.host, profile.kernel_release, profile.header, profile.recorded_by = header_system(head)
+            system = header_system(head)
+            profile.host, profile.kernel_release, profile.header, profile.recorded_by, profile.recorded_events = system
         profile.record = tracked.record()
         profile.notes.extend(tracked.notes)  # a compressed stream cut short: read up to the cut, and said
     return _checked(profile, window, not_text(first))

@@ -131,9 +131,15 @@ def _table(title: str, header: list[str], rows: list[list[str]]) -> str:
 def _head(result: ProfileResult) -> str:
     hot, p = result.hot, result.profile
     span = f", {p.start:.6f}-{p.end:.6f} s" if p.start is not None and p.end is not None else ""
+    # perf report's "Samples: N of event 'E'" and "Event count": of an event not of CPU time, the shares are of it.
+    counted = (
+        f"period {hot.total_period:,}"
+        if hot.sampled.cpu_time
+        else f"counts of {hot.sampled.unit}, not CPU time; event count {hot.total_period:,}"
+    )
     return (
         f"{p.source} ({p.kind}): {hot.total_samples:,} samples of {hot.event or 'folded stacks'}, "
-        f"period {hot.total_period:,}{span}; kernel {_pct(hot.kernel.share)}, user {_pct(hot.user.share)}"
+        f"{counted}{span}; kernel {_pct(hot.kernel.share)}, user {_pct(hot.user.share)}"
         + (
             f", no call chain {_pct(hot.no_frames.share)} ({hot.no_frames.samples:,} samples perf printed without "
             "frames: neither kernel nor user)"
@@ -235,6 +241,7 @@ def to_document(result: ProfileResult, deltas: list[SymbolDelta] | None, budget:
             "source": p.source,
             "input": p.kind,
             "event": hot.event,
+            "counts": hot.sampled.unit,  # "CPU time", or the unit of an event that is not ("context switches")
             "samples": hot.total_samples,
             "period": hot.total_period,
             "span": [p.start, p.end] if p.start is not None else None,
