@@ -2134,10 +2134,21 @@ _SYSTEM_LINE = re.compile(rb"^# (hostname|os release|cmdline) : (.*\S)\s*$", re.
 #: A recorded event of the header (``# event : name = sched:sched_switch, , id = { 1, 2 }, type = 2, ...``).
 _EVENT_LINE = re.compile(rb"^# event : name = ([^,\n]+),", re.MULTILINE)
 
+
 #: What :func:`header_system` reads: host, kernel release, the header lines naming them, the ``# cmdline`` line, and
 #: the events recorded (their names, perf's ``dummy`` event of side-band records left out).
-PerfHeader = tuple[str | None, str | None, tuple[str, ...], str | None, tuple[str, ...]]
-_NO_HEADER: PerfHeader = (None, None, (), None, ())
+class PerfHeader(NamedTuple):
+    """What :func:`header_system` reads from perf's header lines."""
+
+    host: str | None
+    kernel: str | None
+    lines: tuple[str, ...]  # the header lines naming them
+    cmdline: str | None
+    events: tuple[str, ...]  # the events recorded, perf's dummy left out
+    release_line: int | None  # the line number of ``# os release : ...`` in the header text read
+
+
+_NO_HEADER = PerfHeader(None, None, (), None, (), None)
 
 
 def _inlined_names(profile: Profile) -> set[str]:
@@ -2237,6 +2248,7 @@ def header_system(text: bytes) -> PerfHeader:
     found: dict[bytes, bytes] = {}
     lines: list[str] = []
     cmdline = None
+    release_line = None
     end = re.search(rb"^[^#\n]", text, re.MULTILINE)
     stop = end.start() if end else len(text)
     for m in _SYSTEM_LINE.finditer(text, 0, stop):
@@ -2245,15 +2257,28 @@ def header_system(text: bytes) -> PerfHeader:
         elif m.group(1) not in found:
             found[m.group(1)] = m.group(2)
             lines.append(m.group(0).decode("utf-8", "replace").strip())
+            if m.group(1) == b"os release":
+                release_line = text.count(b"\n", 0, m.start()) + 1
     host, kernel = found.get(b"hostname"), found.get(b"os release")
     # perf adds a "dummy" software event (dummy:HG, dummy:u) that samples nothing: it carries mmap and comm records.
     events = (m.group(1).decode("utf-8", "replace").strip() for m in _EVENT_LINE.finditer(text, 0, stop))
-    return (
+    return PerfHeader(
         host.decode("utf-8", "replace") if host is not None else None,
         kernel.decode("utf-8", "replace") if kernel is not None else None,
         tuple(lines),
         cmdline,
         tuple(e for e in events if not e.startswith("dummy")),
+        release_line,
+    )
+
+
+def _take_header(profile: Profile, header: PerfHeader) -> None:
+    """The header's system, command line and events, into the profile."""
+    profile.host, profile.kernel_release, profile.header = header.host, header.kernel, header.lines
+    profile.recorded_by, profile.recorded_events, profile.release_line = (
+        header.cmdline,
+        header.events,
+        header.release_line,
     )
 
 
@@ -2362,7 +2387,7 @@ def read_profile(
                 system = perf_data_system(data_path, perf)
             profile = parser.close()
             profile.inlined_dsos, profile.inlined_symbols = _inlined_dsos(data_path, _inlined_names(profile), perf)
-            profile.host, profile.kernel_release, profile.header, profile.recorded_by, profile.recorded_events = system
+            _take_header(profile, system)
             profile.notes[:0] = warnings + perf_data_notes(first, size) + tracked.notes
             profile.record = record
             return _checked(profile, window)
@@ -2402,8 +2427,7 @@ def read_profile(
                 parser.feed(chunk)
             profile = parser.close()
             # `perf script --header` text starts with the perf.data header.
-            system = header_system(head)
-            profile.host, profile.kernel_release, profile.header, profile.recorded_by, profile.recorded_events = system
+            _take_header(profile, header_system(head))
         profile.record = tracked.record()
         profile.notes.extend(tracked.notes)  # a compressed stream cut short: read up to the cut, and said
     return _checked(profile, window, not_text(first))

@@ -14,7 +14,18 @@ from dataclasses import replace
 from operator import attrgetter, itemgetter
 
 from detectors.profile.rules import MIN_SHARE, RULES, classify, classify_chains
-from forensics.model import Baseline, Evidence, Fact, Finding, FindingKind, Locator, LocatorKind, Severity, finding_id
+from forensics.model import (
+    PERF_SCRIPT_LINE,
+    Baseline,
+    Evidence,
+    Fact,
+    Finding,
+    FindingKind,
+    Locator,
+    LocatorKind,
+    Severity,
+    finding_id,
+)
 from forensics.types.profile import (
     CPU_TIME,
     UNKNOWN_FRAME,
@@ -181,7 +192,7 @@ def _of_line(stacks: Sequence[ProfileStack], line: int | None) -> Iterable[Profi
 def _evidence(profile: Profile, stack: ProfileStack) -> Evidence:
     if profile.kind == "perf.data":
         # The lines are those of `perf script -i FILE`, not of the binary file itself.
-        locator = Locator(LocatorKind.SAMPLE, stack.first_line, name="perf script line")
+        locator = Locator(LocatorKind.SAMPLE, stack.first_line, name=PERF_SCRIPT_LINE)
     else:
         locator = Locator(LocatorKind.LINE, stack.first_line)
     return Evidence(profile.source, locator, stack.first_header.strip() or stack.first_header)

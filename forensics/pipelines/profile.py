@@ -7,7 +7,17 @@ from typing import TYPE_CHECKING
 
 from forensics import __version__
 from forensics.errors import UsageError
-from forensics.model import Clock, Examined, Incident, NotAvailable, Timestamp, TimeWindow
+from forensics.model import (
+    Clock,
+    Evidence,
+    Examined,
+    Incident,
+    Locator,
+    LocatorKind,
+    NotAvailable,
+    Timestamp,
+    TimeWindow,
+)
 from forensics.types.profile_result import ProfileFilters, ProfileResult
 
 if TYPE_CHECKING:
@@ -57,7 +67,22 @@ def examined_profile(
         f"profile {profile.source} ({profile.kind}): {samples:,} samples of {events}{span}{counted}{named}",
         (could,),
         tuple(could_not),
+        named_by=_release_evidence(profile),
     )
+
+
+#: How a line of the perf.data header is located: a line of ``perf report --header-only -i FILE``.
+HEADER_LINE = "perf report --header-only line"
+
+
+def _release_evidence(profile: Profile) -> tuple[Evidence, ...]:
+    """The header line that names the kernel release (``# os release : 6.1.0``), as evidence: of ``perf report
+    --header-only`` for a perf.data, of the text itself for ``perf script --header`` text; none without one."""
+    line = next((h for h in profile.header if h.startswith("# os release")), None)
+    if line is None or profile.release_line is None:
+        return ()
+    name = HEADER_LINE if profile.kind == "perf.data" else None
+    return (Evidence(profile.source, Locator(LocatorKind.LINE, profile.release_line, name=name), line),)
 
 
 def _no_call_paths(profile: Profile) -> str:
