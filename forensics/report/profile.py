@@ -159,9 +159,10 @@ def _tables(
          [[_pct(r.share), str(r.samples), _SPACE[r.kernel], r.key, r.dso] for r in hot.self_symbols[:top]]),
         ("Hotspots (total, with callees)", ["total", "samples", "symbol"],
          [[_pct(r.share), str(r.samples), r.key] for r in hot.total_symbols[:top]]),
-        ("What they mean", ["share", "samples", "class", "next step"],
-         [[_pct(c.share), str(c.samples), c.rule.title, c.rule.next_step] for c in result.classes]),
     ]  # fmt: skip
+    if hot.sampled.cpu_time:  # the classes judge CPU time: of another event's samples there are none to show
+        rows = [[_pct(c.share), str(c.samples), c.rule.title, c.rule.next_step] for c in result.classes]
+        out.append(("What they mean", ["share", "samples", "class", "next step"], rows))
     if p.kind != "folded":
         out += [
             ("Per DSO (self)", ["self", "samples", "dso"],

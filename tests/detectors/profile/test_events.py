@@ -55,7 +55,9 @@ def test_a_recording_of_another_event_is_counts_of_that_event_not_cpu_time(
     top = next(f for f in findings if f.detector == "profile.hotspots")
     assert f"of {unit} ({hot.event}) sampled in" in top.title, top.title
     # The headline names the event and its unit (perf report's "Samples: N of event 'E'", "Event count").
-    head = render_tables(result, markdown=False, top=5).splitlines()[0]
+    tables = render_tables(result, markdown=False, top=5)
+    head = tables.splitlines()[0]
+    assert "What they mean" not in tables  # the classes' table: of CPU time only
     assert f"samples of {hot.event}, counts of {unit}, not CPU time; event count " in head, head
     (examined,) = result.incident.examined
     assert f"samples of {hot.event} over " in examined.what and "not CPU time" in examined.what, examined.what
@@ -80,6 +82,7 @@ def test_a_cpu_recording_stays_cpu_time(tmp_path: Path) -> None:
     result = analyse_profile(str(record(tmp_path, "spin", "fp", 0.6)))
     assert result.hot.sampled.cpu_time and result.hot.sampled.unit == "CPU time"
     assert any(f.fact("class") == "user-spin" for f in result.incident.findings)
+    assert "What they mean" in render_tables(result, markdown=False, top=5)
 
 
 @pytest.mark.parametrize(
