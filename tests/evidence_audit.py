@@ -573,3 +573,7 @@ def add_perf_data(inputs: Inputs, perf_data: Path) -> None:
         return lines[n - 1] if 0 < n <= len(lines) else None
 
     inputs.source_resolvers[str(perf_data)] = resolve
+    # The samples' times (perf's clock): a finding's evidence carries its sample's.
+    times = [t for line in lines if line[:1] not in ("", " ", "\t") for t in line_times(line)]
+    if times:
+        inputs.spans[str(perf_data)] = (min(times), max(times))

@@ -27,7 +27,7 @@ _MAX_TITLE = 58
 def _origin_text(lane: Lane, first: TimelineEvent) -> str:
     if first.wall is not None:
         return iso_utc(first.wall) + " UTC"
-    return f"{first.when.seconds:.6f} s on {'the trace' if lane.key.clock == TRACE_LANE else 'its'} clock"
+    return f"{first.when.seconds:.6f} s on {'the ' + lane.noun if lane.key.clock == TRACE_LANE else 'its'} clock"
 
 
 def _x(e: TimelineEvent) -> tuple[float, float]:

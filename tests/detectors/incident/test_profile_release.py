@@ -8,7 +8,9 @@ use-after-free log (vmcore_fixtures): two kernels, unless this machine runs that
 
 from __future__ import annotations
 
+import json
 import subprocess
+import sys
 from dataclasses import replace
 from pathlib import Path
 
@@ -58,3 +60,30 @@ def test_a_saved_profile_digest_still_says_the_header_named_its_kernel(tmp_path:
     assert isinstance(profile.kernel_release, str)
     said = release_read_at(saved, profile.kernel_release)
     assert said == "the perf.data header ('# os release', as perf report --header-only prints it)", said
+
+
+def test_a_perf_data_has_a_lane_of_its_own_on_perfs_clock(tmp_path: Path) -> None:
+    """Its findings carry their samples' times (perf's clock): ``report`` gives the profile its lane, titled as a
+    profile, with the contradiction of its kernel (user-eye round 5 #12: only "Boot" and the store had one)."""
+    data = record(tmp_path, "spin", "fp", 0.3)
+    out = tmp_path / "r.json"
+    done = subprocess.run(
+        [sys.executable, "-m", "forensics", "report", "--dmesg", str(LOG / "dmesg.txt"), "--profile", str(data),
+         "-o", str(tmp_path / "r.md"), "--json", str(out)],
+        capture_output=True, timeout=300, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    doc = json.loads(out.read_text())
+    (lane,) = [x for x in doc["lanes"] if x["key"].endswith(str(data))]
+    assert lane["label"].startswith(f"profile {data}: perf's clock"), lane
+    events = [e for e in doc["timeline"] if e["lane"] == lane["key"]]
+    perf = find_perf()
+    assert perf is not None
+    script = subprocess.run([perf, "script", "-i", str(data)], capture_output=True, check=True).stdout.decode()
+    lines = script.split("\n")
+    assert events and all(e["cite"].startswith(f"{data} sample ") for e in events)
+    for e in events:  # the time is the cited sample's, as perf script prints it
+        n = int(e["cite"].split(" sample ")[1].split()[0])
+        assert f" {e['when'].split()[0]}: " in lines[n - 1], (e, lines[n - 1])
+    if lane["contradiction"] is not None:
+        assert f"The profile {data} cannot come from the crashed boot" in doc["narrative"]
