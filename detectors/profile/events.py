@@ -77,11 +77,18 @@ def sampled_event(named: str, recorded: Iterable[str] = (), first_headers: Itera
         events = tuple(recorded)
         if len(events) == 1:
             named, by = events[0], "the perf.data header (# event : name = ...)"
+        elif events and not any(base_name(e) in CPU_TIME_EVENTS for e in events):
+            # Tracepoints whose samples name none of them (their payload ends the line): counted as one event, as
+            # stackcollapse-perf.pl counts them; no one unit (29 context switches and 5 wake-ups were said
+            # "34 context switches").
+            return SampledEvent(", ".join(events), "events", False, "the perf.data header (# event : name = ...)")
         else:
-            found = next((m.group(1) for h in first_headers if (m := _TRACEPOINT.search(h)) is not None), None)
-            if found is None:
+            found = list(dict.fromkeys(m.group(1) for h in first_headers if (m := _TRACEPOINT.search(h)) is not None))
+            if not found:
                 return CPU_TIME  # folded stacks, text without event names: perf record's default, CPU time
-            named, by = found, "the samples' tracepoint field"
+            if len(found) > 1:
+                return SampledEvent(", ".join(found), "events", False, "the samples' tracepoint fields")
+            named, by = found[0], "the samples' tracepoint field"
     base = base_name(named)
     if base in CPU_TIME_EVENTS:
         return SampledEvent(named, "CPU time", True, by)

@@ -28,9 +28,10 @@ CALL_GRAPH = {
     # Events that are not CPU time, with call chains: one sample per context switch, per page faults.
     "sched-switch": ("-e", "sched:sched_switch", "-g"),
     "page-faults": ("-e", "page-faults", "-g"),
+    "sched-two": ("-e", "sched:sched_switch", "-e", "sched:sched_wakeup", "-g"),
 }
 #: The modes that sample an event of their own: recorded at its own period (perf's default), not -F 999.
-EVENT_MODES = frozenset({"sched-switch", "page-faults"})
+EVENT_MODES = frozenset({"sched-switch", "page-faults", "sched-two"})
 
 
 @cache

@@ -77,6 +77,25 @@ def test_perf_script_text_of_a_tracepoint_is_named_by_its_tracepoint_field(tmp_p
     assert hot.sampled.named_by == "the samples' tracepoint field"
 
 
+def test_two_tracepoints_whose_samples_name_neither_are_counted_together_in_no_one_unit(tmp_path: Path) -> None:
+    """``-e sched:sched_switch -e sched:sched_wakeup -g``: the samples are read as one event (stackcollapse-perf.pl's
+    rule); they were all called context switches (29 switches and 5 wake-ups: "34 ... context switches")."""
+    data = record(tmp_path, "spin", "sched-two", 0.6)
+    hot = analyse_profile(str(data)).hot
+    assert (hot.event, hot.sampled.unit, hot.sampled.cpu_time) == (
+        "sched:sched_switch, sched:sched_wakeup",
+        "events",
+        False,
+    )
+    perf = find_perf()
+    assert perf is not None
+    out = subprocess.run(
+        [perf, "report", "-i", str(data), "--stdio", "--no-children"], capture_output=True, timeout=120, check=True
+    ).stdout.decode()
+    counts = [int(n) for n in re.findall(r"^# Samples: (\d+)\s+of event", out, re.M)]
+    assert hot.total_samples == sum(counts), (hot.total_samples, counts)
+
+
 def test_a_cpu_recording_stays_cpu_time(tmp_path: Path) -> None:
     """``perf record -g -F 999`` (cycles or cpu-clock, with perf's modifiers): the classes judge it as before."""
     result = analyse_profile(str(record(tmp_path, "spin", "fp", 0.6)))
@@ -107,4 +126,7 @@ def test_an_unnamed_event_is_named_by_the_header_or_stays_cpu_time() -> None:
     assert sampled_event("", ("sched:sched_switch",)).unit == "context switches"
     assert sampled_event("").cpu_time  # folded stacks: perf record's default event
     assert sampled_event("", ("cycles", "sched:sched_switch")).cpu_time  # several: not one answer
+    # Several tracepoints whose samples name none: counted together, in no one unit (not "context switches").
+    both = sampled_event("", ("sched:sched_switch", "sched:sched_wakeup"))
+    assert (both.name, both.unit, both.cpu_time) == ("sched:sched_switch, sched:sched_wakeup", "events", False)
     assert base_name("sched:sched_switch") == "sched:sched_switch" and base_name("cycles:u") == "cycles"
