@@ -194,7 +194,12 @@ def _lane_rank(key: LaneKey) -> tuple[int, str]:
 def _event(finding: Finding, boot: BootTime | NotAvailable, elsewhere: dict[str, str]) -> TimelineEvent | None:
     """The finding as one interval on the lane of its first timestamped evidence that can be converted."""
     by_lane: dict[LaneKey, list[tuple[float, Timestamp, Evidence]]] = {}
-    for ev in finding.evidence:
+    evidence = finding.evidence
+    if finding.kind is FindingKind.CONTRADICTION and any(e.source in elsewhere for e in evidence):
+        # An input set apart is no event of the crash: its contradiction sits in that input's lane, at the input's
+        # own time, or nowhere (the lane's label states it); it was an "instant" at the crash, cited by the Oops.
+        evidence = tuple(e for e in evidence if e.source in elsewhere)
+    for ev in evidence:
         ts = ev.timestamp
         if ts is None:
             continue
@@ -375,7 +380,7 @@ def narrative_sentences(
         out.append(f"The timeline lists {len(told) - min(limit, len(steps))} more finding(s) on this clock.")
     for key in dict.fromkeys(e.lane for e in events if e.lane != first_lane):
         lane = by_key.get(key)
-        n = sum(1 for e in events if e.lane == key)
+        n = sum(1 for e in events if e.lane == key and e.kind is not FindingKind.CONTRADICTION)  # (its lane's own)
         name = key.source
         if key.clock == INPUT_LANE:
             why = f": {lane.contradiction}" if lane is not None and lane.contradiction else ""

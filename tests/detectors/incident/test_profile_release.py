@@ -87,3 +87,6 @@ def test_a_perf_data_has_a_lane_of_its_own_on_perfs_clock(tmp_path: Path) -> Non
         assert f" {e['when'].split()[0]}: " in lines[n - 1], (e, lines[n - 1])
     if lane["contradiction"] is not None:
         assert f"The profile {data} cannot come from the crashed boot" in doc["narrative"]
+        assert f"Its {len(events)} finding(s) are shown on its own clock" in doc["narrative"]
+        # The contradiction is no event of the crash: not an "instant" at the Oops, cited by the Oops line.
+        assert not [e for e in doc["timeline"] if str(data) in e["title"]], doc["timeline"]
