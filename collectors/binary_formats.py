@@ -51,3 +51,26 @@ BINARY_FORMATS: tuple[BinaryFormat, ...] = (
 def binary_format(head: bytes) -> BinaryFormat | None:
     """The binary format ``head`` (a file's first bytes) starts with, or None for anything else."""
     return next((f for f in BINARY_FORMATS if head.startswith(f.magic, f.offset)), None)
+
+
+#: Bytes of a text input's start judged for being text.
+TEXT_SAMPLE = 64 << 10
+#: The share of the sample's bytes that are control bytes (not tab, newline, form feed...) or not UTF-8, past which
+#: the input is no text: random bytes have ~50%; a log with some Latin-1 words or a few NULs of a serial console, ~0.
+NOT_TEXT_SHARE = 0.10
+_CONTROL = bytes([*range(0x09), *range(0x0E, 0x20), 0x7F])
+_NOT_CONTROL = bytes(sorted(set(range(256)) - set(_CONTROL)))
+
+
+def not_text(sample: bytes) -> str | None:
+    """Why ``sample`` (an input's first bytes, at most :data:`TEXT_SAMPLE` of them are judged) is no text, or None
+    when it is text (or empty)."""
+    sample = sample[:TEXT_SAMPLE]
+    if not sample:
+        return None
+    control = len(sample.translate(None, _NOT_CONTROL))
+    invalid = sample.decode("utf-8", "replace").count("\ufffd")
+    share = (control + invalid) / len(sample)
+    if share <= NOT_TEXT_SHARE:
+        return None
+    return f"{share:.0%} of its first {len(sample):,} bytes are control bytes or not UTF-8"

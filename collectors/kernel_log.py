@@ -22,7 +22,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from collectors.binary_formats import binary_format
+from collectors.binary_formats import TEXT_SAMPLE, binary_format, not_text
 from collectors.inputs import TrackedInput, open_input
 from forensics.errors import CollectionError, InputError
 from forensics.model import NotAvailable, SourceRecord
@@ -96,13 +96,6 @@ def _refuse_binary(source: str, head: bytes) -> None:
     )
 
 
-#: Bytes of a log's start (decompressed and normalized) judged for being text.
-TEXT_SAMPLE = 64 << 10
-#: The share of the sample's bytes that are control bytes (not tab, newline, form feed...) or not UTF-8, past which
-#: the input is no text: random bytes have ~50%; a log with some Latin-1 words or a few NULs of a serial console, ~0.
-NOT_TEXT_SHARE = 0.10
-_CONTROL = bytes([*range(0x09), *range(0x0E, 0x20), 0x7F])
-_NOT_CONTROL = bytes(sorted(set(range(256)) - set(_CONTROL)))
 #: A line only a kernel log has: printk's "[ sec.usec]" stamp (maybe after a "<level>"), a /dev/kmsg record, syslog's
 #: "host kernel:", or the words of a kernel report or boot banner.
 _KERNEL_LINE = re.compile(
@@ -155,15 +148,10 @@ class TextCheck:
     def _judge(self) -> None:
         self._judged = True
         held, self._held = self._held, []
-        sample = b"".join(held)[:TEXT_SAMPLE]
-        if not sample:
-            return  # an empty log: said empty by what reads it
-        control = len(sample.translate(None, _NOT_CONTROL))
-        invalid = sample.decode("utf-8", "replace").count("\ufffd")
-        share = (control + invalid) / len(sample)
-        if share <= NOT_TEXT_SHARE:
+        # An empty log is text here: said empty by what reads it.
+        self.not_text = not_text(b"".join(held))
+        if self.not_text is None:
             return
-        self.not_text = f"{share:.0%} of its first {len(sample):,} bytes are control bytes or not UTF-8"
         for chunk in held:
             self._search(chunk)
             if self.kernel_line:

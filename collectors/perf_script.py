@@ -25,6 +25,7 @@ from operator import add, attrgetter, is_, itemgetter, sub
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from collectors.binary_formats import binary_format, not_text
 from forensics.errors import InputError, UsageError
 from forensics.types.profile import (
     EXITED_COMM,
@@ -2130,9 +2131,24 @@ def perf_script_chunks(
 #: The lines of perf's header (``perf report --header-only``, ``perf script --header``) that name the system, and the
 #: command line that recorded it.
 _SYSTEM_LINE = re.compile(rb"^# (hostname|os release|cmdline) : (.*\S)\s*$", re.MULTILINE)
+#: A recorded event of the header (``# event : name = sched:sched_switch, , id = { 1, 2 }, type = 2, ...``).
+_EVENT_LINE = re.compile(rb"^# event : name = ([^,\n]+),", re.MULTILINE)
 
-#: What :func:`header_system` reads: host, kernel release, the header lines naming them, the ``# cmdline`` line.
-PerfHeader = tuple[str | None, str | None, tuple[str, ...], str | None]
+
+#: What :func:`header_system` reads: host, kernel release, the header lines naming them, the ``# cmdline`` line, and
+#: the events recorded (their names, perf's ``dummy`` event of side-band records left out).
+class PerfHeader(NamedTuple):
+    """What :func:`header_system` reads from perf's header lines."""
+
+    host: str | None
+    kernel: str | None
+    lines: tuple[str, ...]  # the header lines naming them
+    cmdline: str | None
+    events: tuple[str, ...]  # the events recorded, perf's dummy left out
+    release_line: int | None  # the line number of ``# os release : ...`` in the header text read
+
+
+_NO_HEADER = PerfHeader(None, None, (), None, (), None)
 
 
 def _inlined_names(profile: Profile) -> set[str]:
@@ -2232,19 +2248,37 @@ def header_system(text: bytes) -> PerfHeader:
     found: dict[bytes, bytes] = {}
     lines: list[str] = []
     cmdline = None
+    release_line = None
     end = re.search(rb"^[^#\n]", text, re.MULTILINE)
-    for m in _SYSTEM_LINE.finditer(text, 0, end.start() if end else len(text)):
+    stop = end.start() if end else len(text)
+    for m in _SYSTEM_LINE.finditer(text, 0, stop):
         if m.group(1) == b"cmdline":
             cmdline = cmdline or m.group(0).decode("utf-8", "replace").strip()
         elif m.group(1) not in found:
             found[m.group(1)] = m.group(2)
             lines.append(m.group(0).decode("utf-8", "replace").strip())
+            if m.group(1) == b"os release":
+                release_line = text.count(b"\n", 0, m.start()) + 1
     host, kernel = found.get(b"hostname"), found.get(b"os release")
-    return (
+    # perf adds a "dummy" software event (dummy:HG, dummy:u) that samples nothing: it carries mmap and comm records.
+    events = (m.group(1).decode("utf-8", "replace").strip() for m in _EVENT_LINE.finditer(text, 0, stop))
+    return PerfHeader(
         host.decode("utf-8", "replace") if host is not None else None,
         kernel.decode("utf-8", "replace") if kernel is not None else None,
         tuple(lines),
         cmdline,
+        tuple(e for e in events if not e.startswith("dummy")),
+        release_line,
+    )
+
+
+def _take_header(profile: Profile, header: PerfHeader) -> None:
+    """The header's system, command line and events, into the profile."""
+    profile.host, profile.kernel_release, profile.header = header.host, header.kernel, header.lines
+    profile.recorded_by, profile.recorded_events, profile.release_line = (
+        header.cmdline,
+        header.events,
+        header.release_line,
     )
 
 
@@ -2253,7 +2287,7 @@ def perf_data_system(path: Path, perf: str | None = None) -> PerfHeader:
     perf cannot read it."""
     binary = perf or find_perf()
     if binary is None:
-        return None, None, (), None
+        return _NO_HEADER
     try:
         proc = subprocess.run(
             [binary, "report", "--header-only", "-i", str(path)],
@@ -2263,8 +2297,8 @@ def perf_data_system(path: Path, perf: str | None = None) -> PerfHeader:
             check=False,
         )
     except (OSError, subprocess.TimeoutExpired):
-        return None, None, (), None
-    return header_system(proc.stdout) if proc.returncode == 0 else (None, None, (), None)
+        return _NO_HEADER
+    return header_system(proc.stdout) if proc.returncode == 0 else _NO_HEADER
 
 
 def _is_folded(text: bytes) -> bool:
@@ -2353,10 +2387,12 @@ def read_profile(
                 system = perf_data_system(data_path, perf)
             profile = parser.close()
             profile.inlined_dsos, profile.inlined_symbols = _inlined_dsos(data_path, _inlined_names(profile), perf)
-            profile.host, profile.kernel_release, profile.header, profile.recorded_by = system
+            _take_header(profile, system)
             profile.notes[:0] = warnings + perf_data_notes(first, size) + tracked.notes
             profile.record = record
             return _checked(profile, window)
+
+        _refuse_binary(tracked.name, first)
 
         def rest() -> Iterator[bytes]:
             yield first
@@ -2391,10 +2427,28 @@ def read_profile(
                 parser.feed(chunk)
             profile = parser.close()
             # `perf script --header` text starts with the perf.data header.
-            profile.host, profile.kernel_release, profile.header, profile.recorded_by = header_system(head)
+            _take_header(profile, header_system(head))
         profile.record = tracked.record()
         profile.notes.extend(tracked.notes)  # a compressed stream cut short: read up to the cut, and said
-    return _checked(profile, window)
+    return _checked(profile, window, not_text(first))
+
+
+def _refuse_binary(source: str, head: bytes) -> None:
+    """A file another command reads (a slab store, a dump, trace.dat...) is no profile: exit 3 naming it and the
+    command that reads it, not a quote of its first bytes as a line that is no sample."""
+    known = binary_format(head)
+    if known is None:
+        return
+    if known.archive:
+        raise InputError(
+            f"{source}: not a profile as it is: {known.what}",
+            hint=f"unpack it first (`{known.reader}`) and give the perf.data or perf script text inside; gzip, xz, "
+            "zstd and bzip2 are read as they are",
+        )
+    raise InputError(
+        f"{source}: not a profile: {known.what}",
+        hint=f"read it with `{known.reader}`; kforensic profile reads perf.data, perf script text or folded stacks",
+    )
 
 
 def _past_blank_text(head: bytes, stream: Iterator[bytes]) -> tuple[bytes, list[bytes]]:
@@ -2434,8 +2488,8 @@ def _stored_size(stream: Any) -> int:
     return st.st_size if stat.S_ISREG(st.st_mode) else 0
 
 
-def _checked(profile: Profile, window: tuple[float, float] | None) -> Profile:
-    """The profile, or a one-line error when it holds no sample."""
+def _checked(profile: Profile, window: tuple[float, float] | None, binary: str | None = None) -> Profile:
+    """The profile, or a one-line error when it holds no sample; ``binary``: why the input's start is no text."""
     if profile.stacks:
         return profile
     if window is not None and any("--window" in n for n in profile.notes):
@@ -2450,6 +2504,12 @@ def _checked(profile: Profile, window: tuple[float, float] | None) -> Profile:
         raise UsageError(
             f"{asked} keeps no sample of {profile.source}: its samples span {lo:.6f} to {hi:.6f} s",
             hint="give T0:T1 within that span (perf's seconds, as perf script prints them after the pid)",
+        )
+    if binary is not None:
+        # Its "first line" would be bytes quoted as text (a line of mojibake): say what it is instead.
+        raise InputError(
+            f"{profile.source}: not a profile: binary, not text ({binary}), and not a perf.data (no PERFILE2 magic)",
+            hint="give `perf script` output, folded stacks (a;b;c 42) or a perf.data file",
         )
     where = f" (line {profile.first_skipped[0]}: {profile.first_skipped[1][:60]!r})" if profile.first_skipped else ""
     raise InputError(

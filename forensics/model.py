@@ -269,6 +269,10 @@ class Locator:
         return f"{text} ({self.name})" if self.name else text
 
 
+#: The :attr:`Locator.name` of a perf.data's sample: its header line in ``perf script -i FILE`` (the file is binary).
+PERF_SCRIPT_LINE = "perf script line"
+
+
 class Clock(enum.Enum):
     """Which clock a :class:`Timestamp` was read from."""
 
@@ -390,6 +394,9 @@ class Examined:
     # How the input stands to the boot a report tells ("set apart: it names kernel 6.12.118, the dump 6.1.192",
     # "boot: unconfirmed: ..."); "" outside a report.
     standing: str = ""
+    # The records that name the input's kernel release where no finding's evidence prints it (a perf.data header's
+    # ``# os release : ...`` line): what a contradiction of kernels cites for the input.
+    named_by: tuple[Evidence, ...] = ()
 
     @property
     def blind(self) -> bool:

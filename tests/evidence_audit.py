@@ -544,14 +544,36 @@ def add_store(inputs: Inputs, store: Path, name: str | None = None) -> None:
     inputs.sample_times[source] = {s.id: (s.wall, s.uptime) for s in opened.samples()}
 
 
+def _perf_header_lines(perf_data: Path) -> list[str]:
+    """The lines of ``perf report --header-only -i PERF_DATA``, read by perf itself."""
+    import subprocess
+
+    from collectors.perf_script import find_perf
+
+    perf = find_perf()
+    assert perf is not None
+    out = subprocess.run([perf, "report", "--header-only", "-i", str(perf_data)], capture_output=True, check=True)
+    return out.stdout.decode("utf-8", "replace").split("\n")
+
+
 def add_perf_data(inputs: Inputs, perf_data: Path) -> None:
     """Read a perf.data's samples: the lines of its ``perf script`` text (the product's own reading of it)."""
     from collectors.perf_script import perf_script_lines
+    from forensics.pipelines.profile import HEADER_LINE
 
     lines = perf_script_lines(perf_data)
+    header: list[str] = []
 
     def resolve(ev: Evidence) -> str | None:
         n = ev.locator.start
+        if ev.locator.name == HEADER_LINE:  # a line of `perf report --header-only` (the kernel release's)
+            if not header:
+                header.extend(_perf_header_lines(perf_data))
+            return header[n - 1] if 0 < n <= len(header) else None
         return lines[n - 1] if 0 < n <= len(lines) else None
 
     inputs.source_resolvers[str(perf_data)] = resolve
+    # The samples' times (perf's clock): a finding's evidence carries its sample's.
+    times = [t for line in lines if line[:1] not in ("", " ", "\t") for t in line_times(line)]
+    if times:
+        inputs.spans[str(perf_data)] = (min(times), max(times))

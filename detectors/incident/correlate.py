@@ -28,6 +28,7 @@ from detectors.incident.deliberate import is_deliberate, mark
 from detectors.incident.hypotheses import FREE_AT_CRASH
 from detectors.incident.timeline import crash_uptime, ends_the_boot, foreign_sources
 from forensics.model import (
+    PERF_SCRIPT_LINE,
     Baseline,
     BootTime,
     Clock,
@@ -406,14 +407,26 @@ _RELEASE_READ = {
 def release_read_at(incident: Incident, release: str) -> str:
     """Where ``incident`` read its kernel release: a cited line that prints it (a report's ``CPU: ... 6.1.192 #1``
     line, a boot banner), else what kind of record holds it."""
+    named = _release_named_by(incident, release)
+    if named is not None:
+        return f"{named.cite()}: {named.excerpt.strip()!r}"
     evidence = [e for f in incident.findings for e in f.evidence]
     for ev in evidence:
         line = next((ln for ln in ev.excerpt.splitlines() if release in ln), None)
         if line is not None:
             return f"{ev.cite()}: {line.strip()!r}"
+    if any(e.locator.name == PERF_SCRIPT_LINE for e in evidence):
+        # A perf.data's samples (a saved profile digest keeps no header line): its header names the release.
+        return "the perf.data header ('# os release', as perf report --header-only prints it)"
     # A dump's evidence cites its log's lines too: VMCOREINFO is what names its release.
     kinds = sorted({e.locator.kind for e in evidence}, key=_read_rank)
     return next((_RELEASE_READ[k] for k in kinds if k in _RELEASE_READ), "the input's own header")
+
+
+def _release_named_by(incident: Incident, release: str) -> Evidence | None:
+    """The record an analysis says names ``incident``'s kernel release (a perf.data header's ``# os release``
+    line: :attr:`Examined.named_by`), when one prints it."""
+    return next((e for x in incident.examined for e in x.named_by if release in e.excerpt), None)
 
 
 def _read_rank(kind: LocatorKind) -> int:
@@ -453,7 +466,7 @@ def other_kernels(incidents: tuple[Incident, ...], known: frozenset[str] = froze
                 "a running kernel's release changes only with a boot",
                 f"The input {first.source} was recorded under kernel {release} (read from {read_at}); "
                 f"{home_name} {home} (read from {home_at}): " + _NOT_OURS,
-                (crash_ev, first),
+                (crash_ev, _release_named_by(incident, release) or first),
                 "check that every input was copied from the crashed machine and boot (boot_id, uname -r)",
                 (
                     Fact("other boot", first.source),

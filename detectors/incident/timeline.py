@@ -143,9 +143,18 @@ def told_boot(crashed: bool) -> str:
 
 
 def _lane_of(
-    key: LaneKey, boot: BootTime | NotAvailable, elsewhere: dict[str, str], on_wall: bool, crashed: bool = True
+    key: LaneKey,
+    boot: BootTime | NotAvailable,
+    elsewhere: dict[str, str],
+    on_wall: bool,
+    crashed: bool = True,
+    profiles: frozenset[str] = frozenset(),
 ) -> Lane:
+    """``profiles``: the sources of profile findings (perf's samples, on perf's clock: a lane as a trace's)."""
     source = key.source
+    if key.clock == TRACE_LANE and source in profiles:
+        label = f"profile {source}: perf's clock (seconds since boot of the recorded kernel)"
+        return Lane(key, f"Profile {source}", label, False, elsewhere.get(source), noun="profile")
     if key.clock == TRACE_LANE:
         label = f"trace {source}: its own clock (seconds since boot of the traced kernel)"
         return Lane(key, f"Trace {source}", label, False, elsewhere.get(source))
@@ -171,8 +180,9 @@ def timeline_lanes(events: tuple[TimelineEvent, ...], findings: tuple[Finding, .
     """The lanes the events use, in the timeline's order (``crashed``: an input of the boot told shows a crash)."""
     elsewhere = elsewhere_inputs(findings)
     keys = dict.fromkeys(e.lane for e in events)
-    return tuple(_lane_of(k, boot, elsewhere, any(e.wall is not None for e in events if e.lane == k), crashed)
-                 for k in keys)  # fmt: skip
+    profiles = frozenset(ev.source for f in findings if f.kind is FindingKind.PROFILE for ev in f.evidence)
+    return tuple(_lane_of(k, boot, elsewhere, any(e.wall is not None for e in events if e.lane == k), crashed,
+                          profiles) for k in keys)  # fmt: skip
 
 
 def _lane_rank(key: LaneKey) -> tuple[int, str]:
@@ -184,7 +194,12 @@ def _lane_rank(key: LaneKey) -> tuple[int, str]:
 def _event(finding: Finding, boot: BootTime | NotAvailable, elsewhere: dict[str, str]) -> TimelineEvent | None:
     """The finding as one interval on the lane of its first timestamped evidence that can be converted."""
     by_lane: dict[LaneKey, list[tuple[float, Timestamp, Evidence]]] = {}
-    for ev in finding.evidence:
+    evidence = finding.evidence
+    if finding.kind is FindingKind.CONTRADICTION and any(e.source in elsewhere for e in evidence):
+        # An input set apart is no event of the crash: its contradiction sits in that input's lane, at the input's
+        # own time, or nowhere (the lane's label states it); it was an "instant" at the crash, cited by the Oops.
+        evidence = tuple(e for e in evidence if e.source in elsewhere)
+    for ev in evidence:
         ts = ev.timestamp
         if ts is None:
             continue
@@ -332,7 +347,9 @@ def traces_apart(events: tuple[TimelineEvent, ...]) -> tuple[tuple[str, frozense
     told = told_lane(events)
     lanes: dict[LaneKey, set[str]] = {}
     for e in events:
-        if e.lane.clock == TRACE_LANE and e.lane != told:
+        # A profile's findings say where the CPU of the machine went (its own clock only orders them): they stay the
+        # machine's (a medium spinlock finding beside a store was dropped from the headline).
+        if e.lane.clock == TRACE_LANE and e.lane != told and e.kind is not FindingKind.PROFILE:
             lanes.setdefault(e.lane, set()).add(e.finding_id)
     return tuple((key.source, frozenset(ids)) for key, ids in lanes.items())
 
@@ -363,7 +380,7 @@ def narrative_sentences(
         out.append(f"The timeline lists {len(told) - min(limit, len(steps))} more finding(s) on this clock.")
     for key in dict.fromkeys(e.lane for e in events if e.lane != first_lane):
         lane = by_key.get(key)
-        n = sum(1 for e in events if e.lane == key)
+        n = sum(1 for e in events if e.lane == key and e.kind is not FindingKind.CONTRADICTION)  # (its lane's own)
         name = key.source
         if key.clock == INPUT_LANE:
             why = f": {lane.contradiction}" if lane is not None and lane.contradiction else ""
@@ -374,11 +391,12 @@ def narrative_sentences(
             out.append(f"{n} finding(s) carry times since boot only; without the boot time they are not ordered "
                        "against the wall-clock ones.")  # fmt: skip
             continue
+        noun = lane.noun if lane is not None else "trace"
         if lane is not None and lane.contradiction:
-            out.append(f"The trace {name} cannot come from {ours}: {lane.contradiction}.")
+            out.append(f"The {noun} {name} cannot come from {ours}: {lane.contradiction}.")
             out.append(f"Its {n} finding(s) are shown on its own clock, {apart}.")
         else:
-            out.append(f"The trace {name} has {n} finding(s) on its own clock, apart from the others.")
+            out.append(f"The {noun} {name} has {n} finding(s) on its own clock, apart from the others.")
     return out
 
 

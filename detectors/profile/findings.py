@@ -14,8 +14,22 @@ from dataclasses import replace
 from operator import attrgetter, itemgetter
 
 from detectors.profile.rules import MIN_SHARE, RULES, classify, classify_chains
-from forensics.model import Baseline, Evidence, Fact, Finding, FindingKind, Locator, LocatorKind, Severity, finding_id
+from forensics.model import (
+    PERF_SCRIPT_LINE,
+    Baseline,
+    Clock,
+    Evidence,
+    Fact,
+    Finding,
+    FindingKind,
+    Locator,
+    LocatorKind,
+    Severity,
+    Timestamp,
+    finding_id,
+)
 from forensics.types.profile import (
+    CPU_TIME,
     UNKNOWN_FRAME,
     VECTOR_FROM,
     ClassShare,
@@ -24,6 +38,7 @@ from forensics.types.profile import (
     Profile,
     ProfileFrame,
     ProfileStack,
+    SampledEvent,
     StackColumns,
     StackTable,
     frame_names,
@@ -176,13 +191,20 @@ def _of_line(stacks: Sequence[ProfileStack], line: int | None) -> Iterable[Profi
     return (s for s in stacks if s.first_line == line)
 
 
+#: The time perf script prints in a sample's header (``app 10 [001] 361.500123: 1001001 cpu-clock:``).
+_SAMPLE_TIME = re.compile(r"(?:^|\s)(\d+\.\d{3,9}):(?:\s|$)")
+
+
 def _evidence(profile: Profile, stack: ProfileStack) -> Evidence:
     if profile.kind == "perf.data":
         # The lines are those of `perf script -i FILE`, not of the binary file itself.
-        locator = Locator(LocatorKind.SAMPLE, stack.first_line, name="perf script line")
+        locator = Locator(LocatorKind.SAMPLE, stack.first_line, name=PERF_SCRIPT_LINE)
     else:
         locator = Locator(LocatorKind.LINE, stack.first_line)
-    return Evidence(profile.source, locator, stack.first_header.strip() or stack.first_header)
+    # The sample's time, on perf's clock (its own, as a trace's): the report gives the profile a lane of its own.
+    at = _SAMPLE_TIME.search(stack.first_header)
+    stamp = Timestamp(float(at.group(1)), Clock.TRACE) if at is not None else None
+    return Evidence(profile.source, locator, stack.first_header.strip() or stack.first_header, timestamp=stamp)
 
 
 def _chain(stack: ProfileStack, limit: int = 8) -> str:
@@ -222,7 +244,9 @@ def _unknown_table(stacks: Sequence[ProfileStack], table: StackTable) -> tuple[i
 _INT64_SAFE = 1 << 62
 
 
-def unknown_frames(profile: Profile, stacks: Sequence[ProfileStack], table: StackTable | None = None) -> Finding | None:
+def unknown_frames(
+    profile: Profile, stacks: Sequence[ProfileStack], table: StackTable | None = None, sampled: SampledEvent = CPU_TIME
+) -> Finding | None:
     """A finding when most frames of the call chains are ``[unknown]``: the chains cannot be trusted.
 
     perf unwinds user stacks by frame pointers unless told otherwise; code built without them
@@ -256,6 +280,7 @@ def unknown_frames(profile: Profile, stacks: Sequence[ProfileStack], table: Stac
     share = 100.0 * unknown / total if total else 0.0
     if worst is None or share <= UNKNOWN_SHARE:
         return None
+    where = "the CPU was" if sampled.cpu_time else f"the {sampled.unit} happened"
     return Finding(
         id=finding_id(FindingKind.PROFILE, "unknown-frames"),
         kind=FindingKind.PROFILE,
@@ -265,7 +290,7 @@ def unknown_frames(profile: Profile, stacks: Sequence[ProfileStack], table: Stac
         confidence_reason="counted over every frame of every sampled call chain, weighted by period",
         summary=(
             f"{share:.1f}% of the frames perf recorded could not be named. The leaf symbols still say where "
-            "the CPU was, but callers, the flame graph's shape and the classes that look at the whole chain "
+            f"{where}, but callers, the flame graph's shape and the classes that look at the whole chain "
             "(futex waits, syscalls, page faults) are incomplete. Code without frame pointers unwinds to "
             "[unknown]; so does JIT code without a perf map."
         ),
@@ -302,11 +327,12 @@ def profile_findings(
     """
     findings: list[Finding] = []
     event = hot.event or "samples"
-    unknown = unknown_frames(profile, stacks, table)
+    unknown = unknown_frames(profile, stacks, table, hot.sampled)
     if unknown is not None:
         findings.append(unknown)
     if classes is None:
-        classes = class_shares(stacks, hot.total_period, table)
+        # The classes judge CPU time: the samples of another event (context switches, page faults) are none.
+        classes = class_shares(stacks, hot.total_period, table) if hot.sampled.cpu_time else []
     # How each class was read (a system call class as the work of the calls): the top hotspot's class says the same.
     read_as = {r.name: c.rule for c in classes for r in RULES if r.work is c.rule}
     for c in classes:
@@ -361,21 +387,45 @@ def profile_findings(
             None,
         )
         if heaviest is not None and top_row.share >= MIN_SHARE:
-            rule = classify(frame_names(heaviest.frames), heaviest.frames[-1].kernel)
-            rule = read_as.get(rule.name, rule) if rule else None
-            meaning = f"classed as {rule.title}" if rule else "not in a known overhead class: the program's own work"
+            what = f"{top_row.key} ({_SPACE_WORD[top_row.kernel]}, {top_row.dso or 'unknown DSO'})"
+            if hot.sampled.cpu_time:
+                rule = classify(frame_names(heaviest.frames), heaviest.frames[-1].kernel)
+                rule = read_as.get(rule.name, rule) if rule else None
+                meaning = (
+                    f"classed as {rule.title}" if rule else "not in a known overhead class: the program's own work"
+                )
+                title = f"Top hotspot: {top_row.key} ({top_row.share:.1f}% self)"
+                summary = f"{what} is where the CPU was in {top_row.share:.1f}% of the {event} period; {meaning}."
+            else:
+                # perf report's "Samples: N of event 'E'": a share of the event's count, not of CPU time.
+                unit = hot.sampled.unit
+                title = f"{top_row.share:.1f}% of {unit} ({event}) sampled in {top_row.key}"
+                summary = (
+                    f"{what} is where {top_row.share:.1f}% of the {unit} were sampled (the {event} event count). "
+                    f"The samples count {event} events, not CPU time: the shares say where the {unit} happen, "
+                    "not where the CPU was, and no overhead class judges them."
+                    + (
+                        " A task that switches out is off the CPU: the call paths say from where (a futex wait, a "
+                        "read, a sleep), the per-thread table which tasks switch most."
+                        if unit == "context switches"
+                        else ""
+                    )
+                )
             findings.append(
                 Finding(
                     id=finding_id(FindingKind.PROFILE, "top-hotspot", top_row.key),
                     kind=FindingKind.PROFILE,
-                    title=f"Top hotspot: {top_row.key} ({top_row.share:.1f}% self)",
+                    title=title,
                     severity=Severity.INFO,
                     confidence=0.9 if top_row.samples >= 50 else 0.5,
                     confidence_reason=f"{top_row.samples} of {hot.total_samples} samples end in it",
-                    summary=f"{top_row.key} ({_SPACE_WORD[top_row.kernel]}, {top_row.dso or 'unknown DSO'}) "
-                    f"is where the CPU was in {top_row.share:.1f}% of the {event} period; {meaning}.",
+                    summary=summary,
                     evidence=(_evidence(profile, heaviest),),
-                    next_steps=(_hot_instructions_step(profile, top_row.key, top_row.dso),),
+                    next_steps=(
+                        _hot_instructions_step(profile, top_row.key, top_row.dso)
+                        if hot.sampled.cpu_time
+                        else _event_paths_step(profile, hot.sampled.unit),
+                    ),
                     facts=(
                         Fact("share", f"{top_row.share:.2f}%"),
                         Fact("samples", str(top_row.samples)),
@@ -386,6 +436,16 @@ def profile_findings(
                 )
             )
     return findings
+
+
+def _event_paths_step(profile: Profile, unit: str) -> str:
+    """Where the events of a recording that is not of CPU time come from: the callers, by task (the hot
+    instructions of a tracepoint's sampled function are where the tracepoint fires, nothing to annotate)."""
+    where = f" -i {shlex.quote(profile.source)}" if profile.kind == "perf.data" else ""
+    return (
+        f"`perf report{where} --stdio --no-children --sort comm,sym -G` shows the call paths of each task's {unit}; "
+        "for where the CPU went, record CPU time: `perf record -g -F 999`"
+    )
 
 
 def _hot_instructions_step(profile: Profile, key: str, dso: str | None) -> str:

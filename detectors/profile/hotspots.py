@@ -13,6 +13,7 @@ from itertools import repeat
 from operator import attrgetter, itemgetter
 from typing import Any, NamedTuple
 
+from detectors.profile.events import sampled_event
 from forensics.types.profile import (
     INLINED_DSO,
     UNKNOWN_FRAME,
@@ -406,8 +407,14 @@ def compute_hotspots(
             CallPath(k, int(v[0]), int(v[1]), _pct(int(v[0]), total_period), int(v[2]), str(v[3])) for k, v in best
         )
     first = event or profile.first_event
+    # A tracepoint's samples name no event in their headers (stackcollapse-perf.pl's rule): the header or their
+    # tracepoint field names it, and says whether the samples count CPU time.
+    sampled = sampled_event(
+        first or "", profile.recorded_events, (cp.first_header for rows in paths.values() for cp in rows)
+    )
     return Hotspots(
-        event=first or "",
+        event=first or sampled.name,
+        sampled=sampled,
         total_period=total_period,
         total_samples=total_samples,
         self_symbols=self_rows,

@@ -7,20 +7,36 @@ from typing import TYPE_CHECKING
 
 from forensics import __version__
 from forensics.errors import UsageError
-from forensics.model import Clock, Examined, Incident, NotAvailable, Timestamp, TimeWindow
+from forensics.model import (
+    Clock,
+    Evidence,
+    Examined,
+    Incident,
+    Locator,
+    LocatorKind,
+    NotAvailable,
+    Timestamp,
+    TimeWindow,
+)
 from forensics.types.profile_result import ProfileFilters, ProfileResult
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
     from forensics.errors import InputError
-    from forensics.types.profile import Profile, ProfileStack, Share, StackTable
+    from forensics.types.profile import Profile, ProfileStack, SampledEvent, Share, StackTable
 
 
-def examined_profile(profile: Profile, stacks: Sequence[ProfileStack], table: StackTable | None = None) -> Examined:
+def examined_profile(
+    profile: Profile,
+    stacks: Sequence[ProfileStack],
+    table: StackTable | None = None,
+    sampled: SampledEvent | None = None,
+) -> Examined:
     """What the profile let the analysis see: samples, events, time, call chains.
 
-    ``table``: the stacks' :func:`forensics.types.profile.stack_table` when the caller has it (summed by number).
+    ``table``: the stacks' :func:`forensics.types.profile.stack_table` when the caller has it (summed by number);
+    ``sampled``: what the samples count (the hotspots' :attr:`Hotspots.sampled`; None: CPU time).
     """
     span = f" over {profile.end - profile.start:.3f} s" if profile.start is not None and profile.end is not None else ""
     if span and profile.span_doubt:
@@ -34,15 +50,39 @@ def examined_profile(profile: Profile, stacks: Sequence[ProfileStack], table: St
         samples = sum(s.samples for s in stacks)
         chained = sum(s.samples for s in stacks if len(s.frames) > 1)
     could_not = ["who waited for the CPU: a profile shows where the CPU went, not harm (kforensic trace shows waits)"]
+    could = "hotspots and overhead classes (lock contention, page faults, syscalls, copies, allocation)"
+    events = ", ".join(e for e in profile.events if e) or "one event"
+    counted = ""
+    if sampled is not None and not sampled.cpu_time:
+        events, counted = sampled.name, f" (counts of {sampled.unit}, not CPU time)"
+        could = f"where the {sampled.unit} happen: hotspots, call paths and threads, as shares of {sampled.name}"
+        could_not = [
+            f"where the CPU went, and the overhead classes (lock contention, page faults, syscalls) that judge CPU "
+            f"time: the samples count {sampled.name} events, not CPU time (record CPU time: perf record -g -F 999)"
+        ]
     if chained < samples / 2:
         could_not.append(_no_call_paths(profile))
     named = f"; its header names the system: {', '.join(repr(h) for h in profile.header)}" if profile.header else ""
     return Examined(
-        f"profile {profile.source} ({profile.kind}): {samples:,} samples of "
-        f"{', '.join(e for e in profile.events if e) or 'one event'}{span}{named}",
-        ("hotspots and overhead classes (lock contention, page faults, syscalls, copies, allocation)",),
+        f"profile {profile.source} ({profile.kind}): {samples:,} samples of {events}{span}{counted}{named}",
+        (could,),
         tuple(could_not),
+        named_by=_release_evidence(profile),
     )
+
+
+#: How a line of the perf.data header is located: a line of ``perf report --header-only -i FILE``.
+HEADER_LINE = "perf report --header-only line"
+
+
+def _release_evidence(profile: Profile) -> tuple[Evidence, ...]:
+    """The header line that names the kernel release (``# os release : 6.1.0``), as evidence: of ``perf report
+    --header-only`` for a perf.data, of the text itself for ``perf script --header`` text; none without one."""
+    line = next((h for h in profile.header if h.startswith("# os release")), None)
+    if line is None or profile.release_line is None:
+        return ()
+    name = HEADER_LINE if profile.kind == "perf.data" else None
+    return (Evidence(profile.source, Locator(LocatorKind.LINE, profile.release_line, name=name), line),)
 
 
 def _no_call_paths(profile: Profile) -> str:
@@ -239,7 +279,9 @@ def analyse_profile(name: str, filters: ProfileFilters | None = None) -> Profile
             "table, as glibc's internal names under --call-graph dwarf); the per-DSO table shows them as "
             f"{INLINED_DSO!r}: `perf report --sort dso` counts them in the DSO of their address"
         )
-    classes = class_shares(stacks, hot.total_period, table)
+    # The overhead classes say where CPU time went: the samples of another event (a context switch, a page fault)
+    # are no CPU time, and no class judges them.
+    classes = class_shares(stacks, hot.total_period, table) if hot.sampled.cpu_time else []
     findings = profile_findings(profile, stacks, hot, classes, table)
     window: TimeWindow | NotAvailable = (
         TimeWindow(Timestamp(profile.start, Clock.TRACE), Timestamp(profile.end, Clock.TRACE))
@@ -254,6 +296,6 @@ def analyse_profile(name: str, filters: ProfileFilters | None = None) -> Profile
         sources=(profile.record,),
         findings=tuple(findings),
         tool_version=__version__,
-        examined=(examined_profile(profile, stacks, table),),
+        examined=(examined_profile(profile, stacks, table, hot.sampled),),
     )
     return ProfileResult(profile, stacks, hot, classes, incident, table)

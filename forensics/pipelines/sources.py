@@ -14,6 +14,7 @@ from pathlib import Path
 
 from forensics.model import BootTime, Examined, NotAvailable
 from forensics.types.dmesg_result import DmesgResult
+from forensics.types.profile_result import ProfileResult
 from forensics.types.results import DumpLogResult, SourceAnalysis, VmcoreResult
 
 
@@ -160,9 +161,15 @@ def analyse_trace(path: Path, plots_dir: Path | None, preemption: str = "", kern
     return SourceAnalysis(result.incident, f"trace {path}", result, plots, command, result.figures)
 
 
+def _profile_title(result: ProfileResult, path: Path) -> str:
+    """The details' title: a CPU profile, or the profile of an event that is not CPU time (sched:sched_switch)."""
+    sampled = result.hot.sampled
+    return f"CPU profile {path}" if sampled.cpu_time else f"Profile of {sampled.name} ({sampled.unit}) {path}"
+
+
 def analyse_profile(path: Path) -> SourceAnalysis:
     """``kforensic profile``: hotspots of a CPU profile and what they mean."""
     from forensics.pipelines.profile import analyse_profile as profile_of
 
     result = profile_of(str(path))
-    return SourceAnalysis(result.incident, f"CPU profile {path}", result, (), _cmd("kforensic", "profile", path))
+    return SourceAnalysis(result.incident, _profile_title(result, path), result, (), _cmd("kforensic", "profile", path))

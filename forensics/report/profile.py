@@ -131,9 +131,15 @@ def _table(title: str, header: list[str], rows: list[list[str]]) -> str:
 def _head(result: ProfileResult) -> str:
     hot, p = result.hot, result.profile
     span = f", {p.start:.6f}-{p.end:.6f} s" if p.start is not None and p.end is not None else ""
+    # perf report's "Samples: N of event 'E'" and "Event count": of an event not of CPU time, the shares are of it.
+    counted = (
+        f"period {hot.total_period:,}"
+        if hot.sampled.cpu_time
+        else f"counts of {hot.sampled.unit}, not CPU time; event count {hot.total_period:,}"
+    )
     return (
         f"{p.source} ({p.kind}): {hot.total_samples:,} samples of {hot.event or 'folded stacks'}, "
-        f"period {hot.total_period:,}{span}; kernel {_pct(hot.kernel.share)}, user {_pct(hot.user.share)}"
+        f"{counted}{span}; kernel {_pct(hot.kernel.share)}, user {_pct(hot.user.share)}"
         + (
             f", no call chain {_pct(hot.no_frames.share)} ({hot.no_frames.samples:,} samples perf printed without "
             "frames: neither kernel nor user)"
@@ -153,9 +159,10 @@ def _tables(
          [[_pct(r.share), str(r.samples), _SPACE[r.kernel], r.key, r.dso] for r in hot.self_symbols[:top]]),
         ("Hotspots (total, with callees)", ["total", "samples", "symbol"],
          [[_pct(r.share), str(r.samples), r.key] for r in hot.total_symbols[:top]]),
-        ("What they mean", ["share", "samples", "class", "next step"],
-         [[_pct(c.share), str(c.samples), c.rule.title, c.rule.next_step] for c in result.classes]),
     ]  # fmt: skip
+    if hot.sampled.cpu_time:  # the classes judge CPU time: of another event's samples there are none to show
+        rows = [[_pct(c.share), str(c.samples), c.rule.title, c.rule.next_step] for c in result.classes]
+        out.append(("What they mean", ["share", "samples", "class", "next step"], rows))
     if p.kind != "folded":
         out += [
             ("Per DSO (self)", ["self", "samples", "dso"],
@@ -235,6 +242,7 @@ def to_document(result: ProfileResult, deltas: list[SymbolDelta] | None, budget:
             "source": p.source,
             "input": p.kind,
             "event": hot.event,
+            "counts": hot.sampled.unit,  # "CPU time", or the unit of an event that is not ("context switches")
             "samples": hot.total_samples,
             "period": hot.total_period,
             "span": [p.start, p.end] if p.start is not None else None,

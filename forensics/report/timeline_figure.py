@@ -27,13 +27,28 @@ _MAX_TITLE = 58
 def _origin_text(lane: Lane, first: TimelineEvent) -> str:
     if first.wall is not None:
         return iso_utc(first.wall) + " UTC"
-    return f"{first.when.seconds:.6f} s on {'the trace' if lane.key.clock == TRACE_LANE else 'its'} clock"
+    return f"{first.when.seconds:.6f} s on {'the ' + lane.noun if lane.key.clock == TRACE_LANE else 'its'} clock"
 
 
 def _x(e: TimelineEvent) -> tuple[float, float]:
     start = e.wall if e.wall is not None else e.when.seconds
     end = e.wall_end if e.wall_end is not None else (e.end.seconds if e.end is not None else start)
     return start, end
+
+
+#: Times of one lane less than this far apart (seconds) are one moment: several inputs' readings of one crash (a
+#: dump's and its log's), whose wall times differ in a float's last digits; an axis scaled to that spread read
+#: "1e-7" with its markers 0.7 µs apart.
+MIN_SPAN = 0.001
+
+
+def axis_range(evs: list[TimelineEvent]) -> tuple[TimelineEvent, float, float]:
+    """A lane's axis: the event it starts at (the earliest), the span of its times after it (0 for one moment,
+    :data:`MIN_SPAN`), and the padding either side."""
+    first = min(evs, key=lambda e: _x(e)[0])
+    span = max(_x(e)[1] for e in evs) - _x(first)[0]
+    span = span if span >= MIN_SPAN else 0.0
+    return first, span, span * 0.04 or 0.5
 
 
 def timeline_png(events: tuple[TimelineEvent, ...], lanes: tuple[Lane, ...]) -> bytes:
@@ -51,13 +66,13 @@ def timeline_png(events: tuple[TimelineEvent, ...], lanes: tuple[Lane, ...]) -> 
     )  # fmt: skip
     try:
         for ax, (lane, evs) in zip(axes[:, 0], groups, strict=True):
-            origin = _x(evs[0])[0]
-            span = max(_x(e)[1] for e in evs) - origin
+            first, span, pad = axis_range(evs)
+            origin = _x(first)[0]
             for row, e in enumerate(evs):
                 start, end = _x(e)
                 colour = SEVERITY_COLOURS[e.severity]
                 # An interval too short to see at this scale is drawn as an instant.
-                if end - start > span * 0.004:
+                if span and end - start > span * 0.004:
                     ax.barh(row, end - start, left=start - origin, height=0.6, color=colour)
                 else:
                     ax.plot([start - origin], [row], marker="D", markersize=7, color=colour)
@@ -65,9 +80,8 @@ def timeline_png(events: tuple[TimelineEvent, ...], lanes: tuple[Lane, ...]) -> 
             ax.set_yticklabels([e.title if len(e.title) <= _MAX_TITLE else e.title[: _MAX_TITLE - 1] + "…"
                                 for e in evs], fontsize=8)  # fmt: skip
             ax.invert_yaxis()
-            pad = span * 0.04 or 0.5
             ax.set_xlim(-pad, span + pad)
-            ax.set_xlabel(f"seconds after {_origin_text(lane, evs[0])}", fontsize=8)
+            ax.set_xlabel(f"seconds after {_origin_text(lane, first)}", fontsize=8)
             ax.grid(True, axis="x", alpha=0.3)
             title = lane.title
             if lane.contradiction:

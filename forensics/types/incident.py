@@ -40,6 +40,8 @@ class Lane:
     label: str  # for people: which clock, and how its times were converted
     converted: bool  # times are on the wall clock
     contradiction: str | None = None  # why this input cannot belong to the incident's boot
+    # What a lane of its own clock is the clock of, in sentences ("the trace t.dat", "the profile perf.data").
+    noun: str = "trace"
 
 
 @dataclass(frozen=True)

@@ -364,6 +364,11 @@ class Profile:
     header: tuple[str, ...] = ()
     # The header's ``# cmdline : perf record -g ...`` line: how it was recorded (None: no header, or none there).
     recorded_by: str | None = None
+    # The events the header says were recorded (``# event : name = sched:sched_switch, ...``), perf's dummy left out.
+    recorded_events: tuple[str, ...] = ()
+    # The line of ``# os release : ...`` in the header text: of ``perf report --header-only -i FILE`` for a perf.data,
+    # of the input itself for ``perf script --header`` text (the evidence of the kernel release).
+    release_line: int | None = None
     # The folded stacks as the reader summed them when asked (``read_profile(folded=True)``; None when it did not):
     # per (command's folded name, the chain's frame names joined by ";") the period of the stacks of the first event,
     # what the folded lines of all its stacks sum (:func:`detectors.profile.hotspots.folded_rows`).
@@ -440,6 +445,24 @@ class CallPath:
 
 
 @dataclass(frozen=True)
+class SampledEvent:
+    """What a profile's samples count (``perf report``'s "Samples: N of event 'E'"): CPU time, where the CPU went
+    (cpu-clock, task-clock, cycles), or events of another kind (a tracepoint, page-faults), whose shares are of
+    those events (of context switches, of page faults), not of CPU time."""
+
+    name: str  # "" where nothing names it (folded stacks, text without event names)
+    unit: (
+        str  # what the period counts: "CPU time", or "context switches", "page faults", "irq:irq_handler_entry events"
+    )
+    cpu_time: bool = True
+    named_by: str = ""  # where the name was read when the samples' headers do not name it ("" where they do)
+
+
+#: Samples of an event that measures CPU time, or naming none (perf record's default event is CPU time).
+CPU_TIME = SampledEvent("", "CPU time")
+
+
+@dataclass(frozen=True)
 class Hotspots:
     """Everything the tables and the rules need."""
 
@@ -458,6 +481,8 @@ class Hotspots:
     unresolved: Share | None = None
     # The samples perf printed no call chain for: no frame says kernel or user, so they count in neither.
     no_frames: Share | None = None
+    # What the samples count: CPU time, or events of another kind (detectors.profile.events).
+    sampled: SampledEvent = CPU_TIME
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,13 @@ CALL_GRAPH = {
     "dwarf": ("--call-graph", "dwarf"),
     # Kernel call chains only: a sample taken in user mode has an empty chain (perf script prints no frame).
     "kernel-chains": ("-g", "--kernel-callchains"),
+    # Events that are not CPU time, with call chains: one sample per context switch, per page faults.
+    "sched-switch": ("-e", "sched:sched_switch", "-g"),
+    "page-faults": ("-e", "page-faults", "-g"),
+    "sched-two": ("-e", "sched:sched_switch", "-e", "sched:sched_wakeup", "-g"),
 }
+#: The modes that sample an event of their own: recorded at its own period (perf's default), not -F 999.
+EVENT_MODES = frozenset({"sched-switch", "page-faults", "sched-two"})
 
 
 @cache
@@ -43,7 +49,7 @@ def _built(where: Path) -> Path:
 
 
 def record(where: Path, workload: str, mode: str, secs: float = 0.6) -> Path:
-    """``perf.data`` of ``glibc WORKLOAD SECS`` recorded in call graph ``mode`` ("fp" or "dwarf") in ``where``."""
+    """``perf.data`` of ``glibc WORKLOAD SECS`` recorded in ``mode`` (a key of :data:`CALL_GRAPH`) in ``where``."""
     perf = find_perf()
     if perf is None:
         pytest.skip("perf is not installed")
@@ -56,8 +62,7 @@ def record(where: Path, workload: str, mode: str, secs: float = 0.6) -> Path:
                 "record",
                 "-q",
                 *CALL_GRAPH[mode],
-                "-F",
-                "999",
+                *(() if mode in EVENT_MODES else ("-F", "999")),
                 "-o",
                 str(out),
                 "--",

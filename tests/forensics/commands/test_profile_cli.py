@@ -5,9 +5,11 @@ from __future__ import annotations
 import gzip
 import json
 import os
+import random
 import stat
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -169,6 +171,36 @@ def test_bad_inputs_exit_3_with_one_line(tmp_path: Path, content: bytes, words: 
     assert proc.returncode == 3, proc.stderr
     assert words in proc.stderr and b"Traceback" not in proc.stderr
     assert proc.stderr.count(b"\n") <= 2  # the error and its hint
+
+
+def _slab_store(path: Path) -> Path:
+    """A slab-watch store as kforensic makes one (a SQLite file)."""
+    from collectors.slabstore import SlabStore
+
+    SlabStore.open_for_writing(path, "host").close()
+    return path
+
+
+@pytest.mark.parametrize(
+    ("make", "words"),
+    [
+        (_slab_store, "not a profile: a SQLite database (a slab store?)"),
+        (lambda p: (p.write_bytes(random.Random(1).randbytes(4096)), p)[1], "not a profile: binary, not text (5"),
+    ],
+    ids=["slab-store", "random-bytes"],
+)
+def test_a_binary_file_of_another_kind_is_named_in_one_line_not_quoted(
+    tmp_path: Path, make: Callable[[Path], Path], words: str
+) -> None:
+    """One line saying what the file is (and for a store, which command reads it), never its bytes as a 'line'."""
+    proc = run("profile", str(make(tmp_path / "in")))
+    err = proc.stderr.decode()
+    assert proc.returncode == 3 and not proc.stdout, err
+    error, hint = err.splitlines()
+    assert words in error and "\\x" not in err and "line 1" not in err, err
+    assert hint.startswith("kforensic: hint:"), err
+    if "SQLite" in error:
+        assert "kforensic leaks --store" in hint, hint
 
 
 def test_no_callchains_and_mixed_events_are_notes() -> None:

@@ -1,0 +1,92 @@
+"""A perf.data of another kernel beside a crashed log: the contradiction says where the perf.data named its kernel.
+
+The release of a perf.data comes from its header (``perf report --header-only``: ``# os release : ...``), not from
+a slab-watch store's run record, and the header line is what the contradiction cites (user-eye round 5 #7).  The
+recording is made now on this machine (tests/detectors/profile/glibc_recordings.py), beside the 6.12.118 guest's
+use-after-free log (vmcore_fixtures): two kernels, unless this machine runs that very release.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from collectors.perf_script import find_perf
+from detectors.incident.correlate import other_kernels, release_read_at
+from forensics.pipelines.profile import HEADER_LINE
+from forensics.pipelines.sources import analyse_dmesg, analyse_profile
+from tests.detectors.profile.glibc_recordings import record
+from tests.evidence_audit import Inputs, add_perf_data, audit_findings
+
+LOG = Path(__file__).resolve().parents[3] / "vmcore_fixtures" / "kernels" / "6.12" / "cases" / "10-use-after-free"
+
+
+def test_a_perf_data_of_another_kernel_is_cited_by_its_header_line(tmp_path: Path) -> None:
+    data = record(tmp_path, "clock", "fp", 0.3)
+    log = analyse_dmesg((LOG / "dmesg.txt",)).incident
+    profile = analyse_profile(data).incident
+    if profile.kernel_release == log.kernel_release:
+        pytest.skip(f"this machine runs {log.kernel_release}, the log's kernel: no contradiction to make")
+    (found,) = other_kernels((log, profile))
+    perf = find_perf()
+    assert perf is not None
+    header = subprocess.run(
+        [perf, "report", "--header-only", "-i", str(data)], capture_output=True, check=True
+    ).stdout.decode()
+    n = header.split("\n").index(f"# os release : {profile.kernel_release}") + 1
+    read_at = found.fact("kernel read from")
+    assert read_at == f"{data} line {n} ({HEADER_LINE}): '# os release : {profile.kernel_release}'", read_at
+    assert "store" not in found.summary and "slab-watch" not in found.summary, found.summary
+    cited = [e for e in found.evidence if e.source == str(data)]
+    assert [(e.locator.start, e.locator.name, e.excerpt) for e in cited] == [
+        (n, HEADER_LINE, f"# os release : {profile.kernel_release}")
+    ]
+    inputs = Inputs(tmp_path)
+    add_perf_data(inputs, data)
+    inputs.texts[str(LOG / "dmesg.txt")] = LOG / "dmesg.txt"
+    assert not [p for p in audit_findings([found], inputs) if str(data) in p]
+
+
+def test_a_saved_profile_digest_still_says_the_header_named_its_kernel(tmp_path: Path) -> None:
+    """``report --from profile.json``: the digest keeps no header line; the release is still the header's."""
+    data = record(tmp_path, "clock", "fp", 0.3)
+    profile = analyse_profile(data).incident
+    saved = replace(profile, examined=tuple(replace(x, named_by=()) for x in profile.examined))
+    assert isinstance(profile.kernel_release, str)
+    said = release_read_at(saved, profile.kernel_release)
+    assert said == "the perf.data header ('# os release', as perf report --header-only prints it)", said
+
+
+def test_a_perf_data_has_a_lane_of_its_own_on_perfs_clock(tmp_path: Path) -> None:
+    """Its findings carry their samples' times (perf's clock): ``report`` gives the profile its lane, titled as a
+    profile, with the contradiction of its kernel (user-eye round 5 #12: only "Boot" and the store had one)."""
+    data = record(tmp_path, "spin", "fp", 0.3)
+    out = tmp_path / "r.json"
+    done = subprocess.run(
+        [sys.executable, "-m", "forensics", "report", "--dmesg", str(LOG / "dmesg.txt"), "--profile", str(data),
+         "-o", str(tmp_path / "r.md"), "--json", str(out)],
+        capture_output=True, timeout=300, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    doc = json.loads(out.read_text())
+    (lane,) = [x for x in doc["lanes"] if x["key"].endswith(str(data))]
+    assert lane["label"].startswith(f"profile {data}: perf's clock"), lane
+    events = [e for e in doc["timeline"] if e["lane"] == lane["key"]]
+    perf = find_perf()
+    assert perf is not None
+    script = subprocess.run([perf, "script", "-i", str(data)], capture_output=True, check=True).stdout.decode()
+    lines = script.split("\n")
+    assert events and all(e["cite"].startswith(f"{data} sample ") for e in events)
+    for e in events:  # the time is the cited sample's, as perf script prints it
+        n = int(e["cite"].split(" sample ")[1].split()[0])
+        assert f" {e['when'].split()[0]}: " in lines[n - 1], (e, lines[n - 1])
+    if lane["contradiction"] is not None:
+        assert f"The profile {data} cannot come from the crashed boot" in doc["narrative"]
+        assert f"Its {len(events)} finding(s) are shown on its own clock" in doc["narrative"]
+        # The contradiction is no event of the crash: not an "instant" at the Oops, cited by the Oops line.
+        assert not [e for e in doc["timeline"] if str(data) in e["title"]], doc["timeline"]

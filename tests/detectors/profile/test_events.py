@@ -1,0 +1,132 @@
+"""A recording of an event that is not CPU time (a tracepoint, a software event) is told as counts of that event.
+
+The recordings are made now (tests/detectors/profile/glibc_recordings.py): ``perf record -e sched:sched_switch -g``
+and ``perf record -e page-faults -g`` of two threads that contend on a mutex.  ``perf report`` shows their shares
+as shares of the event ("Samples: N of event 'sched:sched_switch'", "Event count"): the tool must name the event
+and its unit, and judge no CPU overhead class by them (a futex wait that switches out is off the CPU).
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from collectors.perf_script import find_perf
+from detectors.profile.events import base_name, sampled_event
+from forensics.model import Severity
+from forensics.pipelines.profile import analyse_profile
+from forensics.pipelines.sources import analyse_profile as source_analysis
+from forensics.report.profile import render_tables
+from tests.detectors.profile.glibc_recordings import record
+
+
+def _perf_report_event(data: Path) -> str:
+    """The event ``perf report`` names for the recording ("# Samples: 55 of event 'sched:sched_switch'")."""
+    perf = find_perf()
+    assert perf is not None
+    out = subprocess.run(
+        [perf, "report", "-i", str(data), "--stdio", "--no-children"], capture_output=True, timeout=120, check=True
+    ).stdout.decode()
+    m = re.search(r"^# Samples: \S+\s+of event '([^']+)'", out, re.M)
+    assert m is not None, out[:500]
+    return m.group(1)
+
+
+@pytest.mark.parametrize(
+    ("mode", "unit"), [("sched-switch", "context switches"), ("page-faults", "page faults")], ids=["tracepoint", "sw"]
+)
+def test_a_recording_of_another_event_is_counts_of_that_event_not_cpu_time(
+    tmp_path: Path, mode: str, unit: str
+) -> None:
+    data = record(tmp_path, "spin", mode, 0.6)
+    result = analyse_profile(str(data))
+    hot = result.hot
+    assert hot.event == _perf_report_event(data)  # the tracepoint's samples name it only in the header
+    assert not hot.sampled.cpu_time and hot.sampled.unit == unit
+    # No CPU overhead class judges them, and no finding speaks of CPU time or is a problem.
+    assert result.classes == []
+    findings = result.incident.findings
+    assert findings and not any(f.fact("class") for f in findings)
+    assert all(f.severity <= Severity.LOW for f in findings), [(f.title, f.severity) for f in findings]
+    assert not any("of CPU" in f.title or "is where the CPU was" in f.summary for f in findings)
+    top = next(f for f in findings if f.detector == "profile.hotspots")
+    assert f"of {unit} ({hot.event}) sampled in" in top.title, top.title
+    # The headline names the event and its unit (perf report's "Samples: N of event 'E'", "Event count").
+    tables = render_tables(result, markdown=False, top=5)
+    head = tables.splitlines()[0]
+    assert "What they mean" not in tables  # the classes' table: of CPU time only
+    assert f"samples of {hot.event}, counts of {unit}, not CPU time; event count " in head, head
+    (examined,) = result.incident.examined
+    assert f"samples of {hot.event} over " in examined.what and "not CPU time" in examined.what, examined.what
+    # kforensic report nests its details under a title that is not "CPU profile".
+    assert source_analysis(data).title == f"Profile of {hot.event} ({unit}) {data}"
+
+
+def test_perf_script_text_of_a_tracepoint_is_named_by_its_tracepoint_field(tmp_path: Path) -> None:
+    """Plain ``perf script`` text has no header: the sample lines' ``sched:sched_switch:`` field names the event."""
+    data = record(tmp_path, "spin", "sched-switch", 0.6)
+    perf = find_perf()
+    assert perf is not None
+    text = tmp_path / "sw.perf.txt"
+    text.write_bytes(subprocess.run([perf, "script", "-i", str(data)], capture_output=True, check=True).stdout)
+    hot = analyse_profile(str(text)).hot
+    assert (hot.event, hot.sampled.unit, hot.sampled.cpu_time) == ("sched:sched_switch", "context switches", False)
+    assert hot.sampled.named_by == "the samples' tracepoint field"
+
+
+def test_two_tracepoints_whose_samples_name_neither_are_counted_together_in_no_one_unit(tmp_path: Path) -> None:
+    """``-e sched:sched_switch -e sched:sched_wakeup -g``: the samples are read as one event (stackcollapse-perf.pl's
+    rule); they were all called context switches (29 switches and 5 wake-ups: "34 ... context switches")."""
+    data = record(tmp_path, "spin", "sched-two", 0.6)
+    hot = analyse_profile(str(data)).hot
+    assert (hot.event, hot.sampled.unit, hot.sampled.cpu_time) == (
+        "sched:sched_switch, sched:sched_wakeup",
+        "events",
+        False,
+    )
+    perf = find_perf()
+    assert perf is not None
+    out = subprocess.run(
+        [perf, "report", "-i", str(data), "--stdio", "--no-children"], capture_output=True, timeout=120, check=True
+    ).stdout.decode()
+    counts = [int(n) for n in re.findall(r"^# Samples: (\d+)\s+of event", out, re.M)]
+    assert hot.total_samples == sum(counts), (hot.total_samples, counts)
+
+
+def test_a_cpu_recording_stays_cpu_time(tmp_path: Path) -> None:
+    """``perf record -g -F 999`` (cycles or cpu-clock, with perf's modifiers): the classes judge it as before."""
+    result = analyse_profile(str(record(tmp_path, "spin", "fp", 0.6)))
+    assert result.hot.sampled.cpu_time and result.hot.sampled.unit == "CPU time"
+    assert any(f.fact("class") == "user-spin" for f in result.incident.findings)
+    assert "What they mean" in render_tables(result, markdown=False, top=5)
+
+
+@pytest.mark.parametrize(
+    ("event", "cpu_time", "unit"),
+    [
+        ("cycles:ppp", True, "CPU time"),
+        ("cpu-clock:ppp", True, "CPU time"),
+        ("cpu_core/cycles/P", True, "CPU time"),
+        ("task-clock", True, "CPU time"),
+        ("sched:sched_switch", False, "context switches"),
+        ("major-faults:u", False, "major page faults"),
+        ("irq:irq_handler_entry", False, "irq:irq_handler_entry events"),
+        ("instructions", False, "instructions"),
+    ],
+)
+def test_what_an_event_counts(event: str, cpu_time: bool, unit: str) -> None:
+    got = sampled_event(event)
+    assert (got.name, got.cpu_time, got.unit) == (event, cpu_time, unit)
+
+
+def test_an_unnamed_event_is_named_by_the_header_or_stays_cpu_time() -> None:
+    assert sampled_event("", ("sched:sched_switch",)).unit == "context switches"
+    assert sampled_event("").cpu_time  # folded stacks: perf record's default event
+    assert sampled_event("", ("cycles", "sched:sched_switch")).cpu_time  # several: not one answer
+    # Several tracepoints whose samples name none: counted together, in no one unit (not "context switches").
+    both = sampled_event("", ("sched:sched_switch", "sched:sched_wakeup"))
+    assert (both.name, both.unit, both.cpu_time) == ("sched:sched_switch, sched:sched_wakeup", "events", False)
+    assert base_name("sched:sched_switch") == "sched:sched_switch" and base_name("cycles:u") == "cycles"
