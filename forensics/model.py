@@ -264,6 +264,9 @@ class Locator:
             text = f"{kind.value} {self.start:#x}"
         elif kind is LocatorKind.FRAME:
             text = f"frame #{self.start}"
+        elif kind is LocatorKind.REGISTER and self.name:
+            # ``start`` is the frame: "register 0 (rax)" read as DWARF's register number 0
+            return f"frame #{self.start} register {self.name}"
         else:
             text = f"{kind.value} {self.start}"
         return f"{text} ({self.name})" if self.name else text

@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import gzip
 import os
 import signal
 import subprocess
 import sys
+import tempfile
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -20,6 +22,7 @@ from typing import Any
 
 import pytest
 
+from collectors.inputs import SOURCE_SUFFIX
 from forensics.evidence import Resolver, check_findings
 from forensics.model import Finding, LocatorKind
 
@@ -36,7 +39,16 @@ def assert_evidence_resolves(
     """
     found = list(findings)
     assert found, "no findings to check: the detector found nothing"
-    problems = check_findings(found, source_paths, resolvers)
+    with tempfile.TemporaryDirectory() as workdir:
+        # A source named ``PATH (gunzipped)`` (/proc/config.gz) cites lines of PATH's decompressed text.
+        gunzipped = {
+            e.source: Path(workdir) / str(i)
+            for i, e in enumerate(e for f in found for e in f.evidence)
+            if e.source.endswith(SOURCE_SUFFIX["gzip"]) and e.source not in (source_paths or {})
+        }
+        for source, plain in gunzipped.items():
+            plain.write_bytes(gzip.decompress(Path(source.removesuffix(SOURCE_SUFFIX["gzip"])).read_bytes()))
+        problems = check_findings(found, {**gunzipped, **(source_paths or {})}, resolvers)
     assert not problems, "evidence does not resolve:\n" + "\n".join(str(p) for p in problems)
 
 

@@ -12,10 +12,12 @@ import hashlib
 import os
 import stat
 import time
+import zlib
 from collections.abc import Callable
 from pathlib import Path
 from typing import BinaryIO, NamedTuple
 
+from collectors.inputs import SOURCE_SUFFIX
 from forensics.evidence import iter_text_lines
 from forensics.model import NotAvailable, SourceRecord
 from forensics.types.kdump import MaybeFile, ReadProblem, TextFile
@@ -190,13 +192,33 @@ class RootReader:
         data = self.read_bytes(target, limit)
         if isinstance(data, NotAvailable):
             return data
+        return self._text_file(target, data, str(self.host_path(target)))
+
+    def read_gzip_text(self, target: str) -> MaybeFile:
+        """A gzip-compressed target text file (``/proc/config.gz``), decompressed: cited as ``SOURCE (gunzipped)``,
+        its lines counted in the decompressed text, as a compressed log's findings cite it."""
+        data = self.read_bytes(target)
+        if isinstance(data, NotAvailable):
+            return data
+        inflate = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)
+        try:
+            text = inflate.decompress(data, _MAX_TEXT_BYTES)
+        except zlib.error as exc:
+            return NotAvailable(f"cannot read {target}: not gzip data ({exc})")
+        if not inflate.eof:
+            cut = "more than 4 MiB of text" if inflate.unconsumed_tail else "its gzip stream is cut short"
+            return NotAvailable(f"cannot read {target}: {cut}")
+        return self._text_file(target, text, f"{self.host_path(target)}{SOURCE_SUFFIX['gzip']}")
+
+    @staticmethod
+    def _text_file(target: str, data: bytes, source: str) -> TextFile:
         lines = list(iter_text_lines(data))
         if lines and lines[-1] == "" and data.endswith(b"\n"):
             lines.pop()  # the empty string after the final newline is not a line
         cr = (
             frozenset(i for i, raw in enumerate(data.split(b"\n"), 1) if raw.endswith(b"\r")) if b"\r" in data else None
         )
-        return TextFile(path=target, source=str(self.host_path(target)), lines=tuple(lines), cr_lines=cr or frozenset())
+        return TextFile(path=target, source=source, lines=tuple(lines), cr_lines=cr or frozenset())
 
     def _problem(self, target: str, path: Path, exc: OSError) -> NotAvailable:
         reason = exc.strerror or str(exc)

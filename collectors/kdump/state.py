@@ -28,6 +28,7 @@ from forensics.types.kdump import (
     DumpTarget,
     KdumpConfig,
     KdumpState,
+    KernelConfig,
     KernelPackage,
     MaybeFile,
     MemInfo,
@@ -86,6 +87,7 @@ def collect_kdump_state(root: Path, statvfs: StatvfsProvider = real_statvfs) -> 
         images=_images(reader, distro.family, release),
         boot=_boot_config(reader),
         debuginfo=_debuginfo(reader, release, distro.family),
+        kernel_config=_kernel_config(reader, release),
         managed_files=tuple((path, reader.read_text(path)) for path in paths.MANAGED_FILES),
         problems=tuple(reader.problems),
         sources=tuple(reader.sources),
@@ -115,6 +117,30 @@ def _running_kernel_file(reader: RootReader, target: str) -> MaybeFile:
         f"{target} not read: {pseudo} under the root {reader.root} is {'empty' if where.is_dir() else 'absent'} "
         "(not a running system's, nor a copy of it)"
     )
+
+
+_CONFIG_SET = re.compile(r"CONFIG_(\w+)=(.*)")
+_CONFIG_UNSET = re.compile(r"# CONFIG_(\w+) is not set")
+
+
+def _kernel_config(reader: RootReader, release: str | NotAvailable) -> KernelConfig | NotAvailable:
+    """The running kernel's build configuration: its own /proc/config.gz, else the distribution's
+    /boot/config-RELEASE; NotAvailable naming both when neither is read."""
+    file = reader.read_gzip_text(paths.PROC_CONFIG_GZ)
+    if isinstance(file, NotAvailable):
+        if isinstance(release, NotAvailable) or not release:
+            return NotAvailable(f"{file.reason}; the kernel release is unknown, so no /boot/config-RELEASE")
+        boot = reader.read_text(paths.BOOT_CONFIG.format(release=release))
+        if isinstance(boot, NotAvailable):
+            return NotAvailable(f"{file.reason}; {boot.reason}")
+        file = boot
+    options: dict[str, tuple[int, str | None]] = {}
+    for number, line in enumerate(file.lines, 1):
+        if m := _CONFIG_SET.fullmatch(line.strip()):
+            options[m.group(1)] = (number, m.group(2).strip('"'))
+        elif m := _CONFIG_UNSET.fullmatch(line.strip()):
+            options[m.group(1)] = (number, None)
+    return KernelConfig(file, options)
 
 
 def _first_existing(reader: RootReader, candidates: tuple[str, ...]) -> MaybeFile:

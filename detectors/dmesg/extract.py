@@ -59,6 +59,9 @@ _TIMESTAMP_IN_TITLE: Final = rc.compile(r"\[ *\d+\.\d+\]")
 _OFFSET: Final = rc.compile(r"\+0x[0-9a-f]+/0x[0-9a-f]+")
 _ADDRESS: Final = rc.compile(r"\b(?:0x[0-9a-fA-F]+|[0-9a-fA-F]{8,})\b")
 _NUMBER: Final = rc.compile(r"\b\d+\b")
+# A run of 7 digits or more inside a word ("./syzkaller-testdir264563108") is an occurrence's number, not part
+# of a name (names keep short ones: cfg80211, nl802154); syzkaller's titles replace it too.
+_LONG_NUMBER: Final = rc.compile(r"\d{7,}")
 _SYMBOL: Final = rc.compile(r"[A-Za-z_][A-Za-z0-9_.$]*")
 
 
@@ -69,7 +72,7 @@ def sanitize(text: str) -> str:
     give the same title (and finding id).
     """
     text = _ADDRESS.sub("ADDR", _OFFSET.sub("", text))
-    return _NUMBER.sub("NUM", text).strip()
+    return _LONG_NUMBER.sub("NUM", _NUMBER.sub("NUM", text)).strip()
 
 
 _STRUCTURAL: Final = rc.compile(

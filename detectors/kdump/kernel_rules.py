@@ -7,9 +7,9 @@ from dataclasses import replace
 from detectors.kdump.context import cmdline_crashkernel, no_boot_loader, tooling_family
 from detectors.kdump.crashkernel import MIB, parse_crashkernel
 from detectors.kdump.util import fail, file_evidence, pass_, unknown, warn
-from forensics.model import NotAvailable, Severity
+from forensics.model import Evidence, NotAvailable, Severity
 from forensics.types import kdump_paths as paths
-from forensics.types.kdump import CheckLine, DistroFamily, Estimate, KdumpState, describe_estimate
+from forensics.types.kdump import CheckLine, DistroFamily, Estimate, KdumpState, KernelConfig, describe_estimate
 
 _WHY_RESERVE = "the crash kernel can only boot into memory reserved at boot with crashkernel="
 _WHY_PERSIST = "a crashkernel= set only by hand is lost at the next kernel update or boot loader rewrite"
@@ -52,8 +52,42 @@ def check_distro(state: KdumpState, estimate: Estimate) -> list[CheckLine]:
 
 
 def no_crash_support(state: KdumpState) -> bool:
-    """/sys/kernel/kexec_crash_size is absent: the kernel has no crash support (unreadable proves nothing)."""
-    return isinstance(state.crash_size, NotAvailable) and "does not exist" in state.crash_size.reason
+    """/sys/kernel/kexec_crash_size is absent: the kernel has no crash support (unreadable proves nothing), unless
+    the kernel's build configuration says it was built with it."""
+    absent = isinstance(state.crash_size, NotAvailable) and "does not exist" in state.crash_size.reason
+    return absent and _config_crash_support(state)[0] is not True
+
+
+def _config_crash_support(state: KdumpState) -> tuple[bool | None, tuple[int, ...]]:
+    """What the kernel's build configuration says of kexec crash support, and the numbers of the lines saying it.
+
+    The sysfs files need kexec's core (selected by KEXEC or KEXEC_FILE; with both off it has no line at all) and,
+    since 6.7, CRASH_DUMP.  None: no configuration read, or no line about either.
+    """
+    config = state.kernel_config
+    if isinstance(config, NotAvailable):
+        return None, ()
+    if config.enabled("KEXEC_CORE") and config.enabled("CRASH_DUMP"):
+        return True, tuple(config.options[name][0] for name in ("KEXEC_CORE", "CRASH_DUMP"))
+    off = [] if config.enabled("KEXEC_CORE") else ["KEXEC", "KEXEC_FILE"]
+    lines = tuple(
+        config.options[name][0] for name in [*off, "CRASH_DUMP"] if config.options.get(name, (0, "y"))[1] is None
+    )
+    return (False, lines) if lines else (None, ())
+
+
+def _crash_support_evidence(state: KdumpState) -> tuple[str, tuple[Evidence, ...]]:
+    """Why the kernel is said to be built without kexec crash support, and the configuration lines that show it.
+
+    The absent sysfs file alone is an inference; the build configuration, where it was read, is the evidence.
+    """
+    config = state.kernel_config
+    says, numbers = _config_crash_support(state)
+    if isinstance(config, NotAvailable):
+        return f"CONFIG_CRASH_DUMP; no build configuration read to confirm it: {config.reason}", ()
+    if says is None:
+        return f"CONFIG_CRASH_DUMP; {config.file.path} has no line of KEXEC, KEXEC_FILE nor CRASH_DUMP", ()
+    return _quote(config, numbers), tuple(e for n in numbers for e in file_evidence(config.file, n))
 
 
 def _fix_persist(state: KdumpState) -> str:
@@ -72,6 +106,21 @@ def _fix_crashkernel(state: KdumpState) -> str:
     if no_crash_support(state):
         return f"{_FIX_KERNEL}; then {_fix_persist(state)}"
     return _fix_persist(state)
+
+
+def _against_config(state: KdumpState, file: NotAvailable) -> NotAvailable:
+    """An absent sysfs file of a kernel whose build configuration has crash support: a /sys not wholly there, not a
+    kernel without it (the lines that say so are named)."""
+    config = state.kernel_config
+    says, numbers = _config_crash_support(state)
+    if says is not True or isinstance(config, NotAvailable) or "does not exist" not in file.reason:
+        return file
+    return NotAvailable(f"{file.reason}, although {_quote(config, numbers)}: the kernel has kexec crash support")
+
+
+def _quote(config: KernelConfig, numbers: tuple[int, ...]) -> str:
+    """``/proc/config.gz line 287: # CONFIG_KEXEC is not set, line 288: ...``"""
+    return f"{config.file.path} " + ", ".join(f"line {n}: {config.file.lines[n - 1].strip()}" for n in numbers)
 
 
 def _unread_kernel_file(line_id: str, title: str, file: NotAvailable, why: str) -> CheckLine:
@@ -163,10 +212,11 @@ def check_reservation(state: KdumpState, estimate: Estimate) -> list[CheckLine]:
     title = "Crash kernel memory reserved"
     file = state.crash_size
     if isinstance(file, NotAvailable) and not no_crash_support(state):
-        return [_unread_kernel_file("crash-reservation", title, file, _WHY_RESERVE)]
+        return [_unread_kernel_file("crash-reservation", title, _against_config(state, file), _WHY_RESERVE)]
     if isinstance(file, NotAvailable):
-        detail = f"{file.reason}: the kernel was built without kexec crash support (CONFIG_CRASH_DUMP)"
-        return [fail("crash-reservation", title, detail, _WHY_RESERVE, _FIX_KERNEL, (), kernel=True)]
+        why_not, evidence = _crash_support_evidence(state)
+        detail = f"{file.reason}: the kernel was built without kexec crash support ({why_not})"
+        return [fail("crash-reservation", title, detail, _WHY_RESERVE, _FIX_KERNEL, evidence, kernel=True)]
     text = file.first_line()
     evidence = file_evidence(file, 1, text)
     if not text.isdigit() or int(text) == 0:
@@ -192,11 +242,12 @@ def check_loaded(state: KdumpState, estimate: Estimate) -> list[CheckLine]:
     file = state.crash_loaded
     why = "without a loaded crash kernel a panic reboots or hangs and memory is lost"
     fix = _FIX_LOAD.get(tooling_family(state), _FIX_LOAD[DistroFamily.UNKNOWN])
-    if isinstance(file, NotAvailable) and "does not exist" not in file.reason:
-        return [_unread_kernel_file("crash-loaded", title, file, why)]
+    if isinstance(file, NotAvailable) and ("does not exist" not in file.reason or not no_crash_support(state)):
+        return [_unread_kernel_file("crash-loaded", title, _against_config(state, file), why)]
     if isinstance(file, NotAvailable):  # no service can load one into this kernel: another kernel first
+        _, evidence = _crash_support_evidence(state)
         detail = f"{file.reason}: kexec crash support missing"
-        return [fail("crash-loaded", title, detail, why, f"{_FIX_KERNEL}; then {fix}", (), kernel=True)]
+        return [fail("crash-loaded", title, detail, why, f"{_FIX_KERNEL}; then {fix}", evidence, kernel=True)]
     text = file.first_line()
     if text != "1":
         return [

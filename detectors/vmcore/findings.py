@@ -325,11 +325,16 @@ def crash_finding(
             evidence.append(panic_ev)
     if not evidence:
         evidence.append(Evidence(snap.dump_path, Locator(LocatorKind.BYTE, 0), "KDUMP   "))
-    where = frame.where() if frame else None
+    # The file a reader opens: the copy found via --source-dir, not the build machine's path (which the fact keeps).
+    where = snap.where(frame) if frame else None
     func = frame.function if frame else NotAvailable("no backtrace")
     facts = [
         Fact("crashing function", str(func)),
-        Fact("source", where or "not available: no line information"),
+        Fact(
+            "source",
+            (snap.cite_with_origin(frame.source_file, frame.source_line) if frame else None)
+            or "not available: no line information",
+        ),
         Fact("task", crashed_task_text(snap, report)),
         Fact("panic message", str(snap.panic_message)),
         Fact("crash site", _crash_site(snap.backtrace, frame)),
@@ -337,7 +342,7 @@ def crash_finding(
     culprit = culprit_frame(snap.backtrace, frame)
     if culprit is not None and frame is not None and culprit.index != frame.index:
         facts.append(
-            Fact("culprit (first frame past generic helpers)", f"{culprit.label()} {culprit.where() or ''}".strip())
+            Fact("culprit (first frame past generic helpers)", f"{culprit.label()} {snap.where(culprit) or ''}".strip())
         )
     if frame is not None and frame.module:
         facts.append(Fact("module", frame.module))
@@ -418,7 +423,7 @@ def null_field_finding(snap: CrashSnapshot, fault: FaultAnalysis) -> Finding | N
     else:
         what = f"`{fault.null_expression}` was NULL"
         key = str(fault.null_expression)
-    where = fault_frame.where() if fault_frame else None
+    where = snap.where(fault_frame) if fault_frame else None
     title = f"NULL pointer: {what}" + (f" at {where}" if where else "")
     return Finding(
         id=finding_id(FindingKind.NULL_FIELD, key),

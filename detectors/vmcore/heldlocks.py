@@ -133,7 +133,7 @@ def _where(snap: CrashSnapshot, ref: LockTaskRef, hung: dict[int, HungReport]) -
     task = next((t for t in snap.tasks if t.pid == ref.pid), None) if ref.pid is not None else None
     own = first_own_frame(task) if task is not None else None
     if own is not None:
-        return own.label() + (f" ({own.where()})" if own.where() else "")
+        return own.label() + (f" ({snap.where(own)})" if snap.where(own) else "")
     text = next((t for t in ref.stack_text if own_function(t)), None)
     if text is not None:
         return f"{text} (the first return address of its own code on its stack, above its wait-list entry)"

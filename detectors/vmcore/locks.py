@@ -66,7 +66,7 @@ def lock_cycle_findings(snap: CrashSnapshot) -> list[Finding]:
         parts = []
         for t in tasks:
             own = first_own_frame(t)
-            where = f"{own.label()}" + (f" ({own.where()})" if own and own.where() else "") if own else "?"
+            where = f"{own.label()}" + (f" ({snap.where(own)})" if snap.where(own) else "") if own else "?"
             held = ", ".join(holds[t.pid]) or "?"
             facts += [
                 Fact(f"{t.comm} (pid {t.pid}) holds", held),

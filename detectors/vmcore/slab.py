@@ -110,7 +110,7 @@ def double_free_finding(snap: CrashSnapshot) -> Finding | None:
     name, meaning = signal
     culprit = _culprit(snap)
     func = str(culprit.function) if culprit is not None else "the caller"
-    where = culprit.where() if culprit is not None else None
+    where = snap.where(culprit) if culprit is not None else None
     obj = _freed_object(snap)
     facts = [Fact("detected by", f"{name}: {meaning}")]
     if where:

@@ -506,7 +506,7 @@ def overflow_check_finding(snap: CrashSnapshot) -> Finding | None:
     if culprit is None or culprit.index == frame.index:
         return None
     func = str(culprit.function)
-    where = culprit.where()
+    where = snap.where(culprit)
     report = log_line_evidence(snap, needle)
     said = f" ('{report.excerpt.strip()}')" if report is not None else ""
     facts = [

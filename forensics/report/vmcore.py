@@ -22,14 +22,23 @@ from forensics.report.formats import Destination
 from forensics.report.markdown import md_escape, next_step_md, render_markdown
 from forensics.serialize import incident_to_dict, json_value
 from forensics.types.results import VmcoreResult
-from forensics.types.vmcore import CrashSnapshot, FaultAnalysis, FieldRef, Frame, SlabCacheInfo, TaskInfo, ValueRead
+from forensics.types.vmcore import (
+    CrashSnapshot,
+    FaultAnalysis,
+    FieldRef,
+    Frame,
+    FrameValues,
+    SlabCacheInfo,
+    TaskInfo,
+    ValueRead,
+)
 from forensics.units import iso_utc
 
 VMCORE_SCHEMA = "kforensic.vmcore/1"
 LOG_TAIL = 25
 
 
-def _frame(f: Frame) -> dict[str, Any]:
+def _frame(f: Frame, s: CrashSnapshot) -> dict[str, Any]:
     return {
         "index": f.index,
         "function": json_value(f.function),
@@ -37,11 +46,24 @@ def _frame(f: Frame) -> dict[str, Any]:
         "offset": f.offset,
         "size": f.size,
         "module": f.module,
-        "source": f.where(),
+        "source": f.where(),  # as the debug info names it
+        "local_source": _local_where(s, f),
         "inline": f.inline,
         "symbol": f.symbol,
         "exception_frame": f.interrupted,
     }
+
+
+def _local_where(s: CrashSnapshot, f: Frame | None) -> str | None:
+    """``file:line`` of the copy of the frame's source found via --source-dir; None where the debug info's path is
+    the one to open (or nothing was found)."""
+    if f is None or f.source_file is None or isinstance(s.follow_up, NotAvailable):
+        return None
+    return s.where(f) if s.follow_up.found_source(f.source_file) else None
+
+
+def _values_frame(s: CrashSnapshot, fv: FrameValues) -> Frame | None:
+    return next((f for f in s.backtrace if f.index == fv.frame), None)
 
 
 def _field(ref: FieldRef | NotAvailable) -> object:
@@ -170,6 +192,7 @@ def _why(result: VmcoreResult) -> dict[str, Any]:
                 "frame": fv.frame,
                 "function": fv.function,
                 "source": fv.location,
+                "local_source": _local_where(s, _values_frame(s, fv)),
                 "variables": [_read(v) for v in fv.variables],
                 "members": [_read(v) for v in fv.members],
             }
@@ -322,13 +345,13 @@ def to_document(result: VmcoreResult) -> dict[str, Any]:
             "cpus": json_value(s.cpus),
             "memory_bytes": json_value(s.memory_bytes),
         },
-        "backtrace": [_frame(f) for f in s.backtrace],
+        "backtrace": [_frame(f, s) for f in s.backtrace],
         "crash_frame": None if result.analysis.crash_frame is None else result.analysis.crash_frame.index,
         "culprit_frame": None if result.analysis.culprit_frame is None else result.analysis.culprit_frame.index,
         "fault": _fault(result.fault),
         "why": _why(result),
         "other_cpus": [
-            {"cpu": cpu, "pid": t.pid, "comm": t.comm, "backtrace": [_frame(f) for f in t.stack]}
+            {"cpu": cpu, "pid": t.pid, "comm": t.comm, "backtrace": [_frame(f, s) for f in t.stack]}
             for cpu, t in s.other_cpus
         ],
         "tasks": {
@@ -345,7 +368,7 @@ def to_document(result: VmcoreResult) -> dict[str, Any]:
                     if t.lock_owner_comm is not None or t.lock_owner_pid is None
                     else json_value(NotAvailable(t.lock_owner_missing or "not read")),
                     "completion": completion_json(t),
-                    "backtrace": [_frame(f) for f in t.stack],
+                    "backtrace": [_frame(f, s) for f in t.stack],
                 }
                 for t in s.tasks
                 if t.state == "D"
@@ -408,11 +431,12 @@ def _disassembly(result: VmcoreResult) -> Block:
     if isinstance(fault, NotAvailable):
         return Paragraph(f"Not available: {fault.reason.removeprefix('not available: ')}")
     code = result.snapshot.code
-    lines_by_addr = dict(code.source_lines) if not isinstance(code, NotAvailable) else {}
+    snap = result.snapshot
+    lines_by_addr = {a: (f, n) for a, f, n in code.source_lines} if not isinstance(code, NotAvailable) else {}
     body = []
     for insn in fault.window:
         mark = "=>" if insn.address == fault.instruction.address else "  "
-        src = lines_by_addr.get(insn.address, "")
+        src = snap.cite(*lines_by_addr[insn.address]) if insn.address in lines_by_addr else ""
         body.append(f"{mark} {insn.address:#x}  {insn.text():<44} {src}".rstrip())
     return Code("\n".join(body))
 
@@ -420,6 +444,19 @@ def _disassembly(result: VmcoreResult) -> Block:
 def _continued(parts: tuple[str, ...]) -> str:
     """A shell command written over lines (``\\`` continuations): short lines that paste as one command."""
     return " \\\n    ".join(parts)
+
+
+def _found_sources(s: CrashSnapshot) -> tuple[Block, ...]:
+    """Which file each path of the backtrace's debug info is here (crash's ``bt -l`` and drgn print the debug
+    info's: the build machine's path)."""
+    if isinstance(s.follow_up, NotAvailable):
+        return ()
+    files = dict.fromkeys(f.source_file for f in s.backtrace if f.source_file)
+    found = [(path, s.follow_up.found_source(path)) for path in files]
+    lines = tuple(
+        f"`{md_escape(local)}`, named `{md_escape(path)}` in the debug info" for path, local in found if local
+    )
+    return (Paragraph("Source files found via --source-dir:"), BulletList(lines)) if lines else ()
 
 
 def _follow_up_section(result: VmcoreResult) -> Section | None:
@@ -461,7 +498,9 @@ def _why_sections(result: VmcoreResult) -> list[Block]:
     if s.frame_values:
         lines = []
         for fv in s.frame_values:
-            lines.append(f"#{fv.frame} {fv.function}  {fv.location or ''}".rstrip())
+            frame = _values_frame(s, fv)
+            where = s.where(frame) if frame is not None else fv.location
+            lines.append(f"#{fv.frame} {fv.function}  {where or ''}".rstrip())
             lines += [f"    {v.type_name} {v.expression} = {v.shown()}" for v in fv.variables]
             lines += [f"    {v.expression} = {v.shown()}" for v in fv.members]
         out.append(Section("Frame values", (Code("\n".join(lines)),)))
@@ -557,8 +596,8 @@ def vmcore_document(result: VmcoreResult) -> Document:
     trace = []
     for f in s.backtrace:
         flags = " (exception frame)" if f.interrupted else ""  # "(inlined)" is the label's
-        trace.append(f"#{f.index:<2} {f.label()}{flags}  {f.where() or ''}".rstrip())
-    blocks.append(Section("Backtrace of the crashed thread", (Code("\n".join(trace)),)))
+        trace.append(f"#{f.index:<2} {f.label()}{flags}  {s.where(f) or ''}".rstrip())
+    blocks.append(Section("Backtrace of the crashed thread", (Code("\n".join(trace)), *_found_sources(s))))
     blocks += _why_sections(result)
     fault: list[Block] = [_disassembly(result)]
     title = "Faulting instruction"

@@ -190,6 +190,23 @@ class BootImages:
 
 
 @dataclass(frozen=True)
+class KernelConfig:
+    """The running kernel's build configuration (``/proc/config.gz`` or the distribution's ``/boot/config-REL``).
+
+    ``options`` maps a symbol without its ``CONFIG_`` prefix to (line number, value); the value is None for a
+    ``# CONFIG_X is not set`` line.  A symbol whose dependencies are off has no line at all.
+    """
+
+    file: TextFile
+    options: dict[str, tuple[int, str | None]]
+
+    def enabled(self, name: str) -> bool:
+        """Whether ``CONFIG_<name>`` is built in or a module."""
+        value = self.options.get(name, (0, None))[1]
+        return value in ("y", "m")
+
+
+@dataclass(frozen=True)
 class BootConfig:
     """Where the persistent kernel command line lives, with any crashkernel= it sets."""
 
@@ -249,6 +266,8 @@ class KdumpState:
     images: BootImages
     boot: BootConfig
     debuginfo: DebugInfo
+    # What says whether the kernel was built with kexec crash support, beside its sysfs files.
+    kernel_config: KernelConfig | NotAvailable
     managed_files: tuple[tuple[str, MaybeFile], ...]  # files the setup plan may change, by target path
     problems: tuple[ReadProblem, ...]
     sources: tuple[SourceRecord, ...]

@@ -13,6 +13,8 @@ ARCH = "/proc/sys/kernel/arch"
 MEMINFO = "/proc/meminfo"
 IOMEM = "/proc/iomem"
 MODULES = "/proc/modules"
+PROC_CONFIG_GZ = "/proc/config.gz"  # CONFIG_IKCONFIG_PROC: the running kernel's own build configuration
+BOOT_CONFIG = "/boot/config-{release}"  # what distributions install beside the kernel image
 
 DEBIAN_CONFIG = "/etc/default/kdump-tools"  # kdump-tools
 RHEL_CONFIG = "/etc/kdump.conf"  # kexec-tools (RHEL <= 9) / kdump-utils (Fedora >= 40)

@@ -35,7 +35,7 @@ class CodeBytes:
     data: bytes
     fault_pc: int
     arch: str  # drgn's architecture name, e.g. ``X86_64`` or ``AARCH64``
-    source_lines: tuple[tuple[int, str], ...] = ()  # (address, "file:line") for instructions
+    source_lines: tuple[tuple[int, str, int], ...] = ()  # (address, file, line) of instructions, as DWARF has them
 
 
 @dataclass(frozen=True)

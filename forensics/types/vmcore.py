@@ -574,6 +574,25 @@ class FollowUp:
         """The local copy of a source file the debug info names (found via --source-dir), else the path itself."""
         return next((local for dwarf, local in self.sources if dwarf == path), path)
 
+    def found_source(self, path: str) -> str | None:
+        """Where the reader opens a source file the debug info names, when that is another file (found via
+        --source-dir): relative to the working directory below it, as the directory was given, else absolute.
+
+        The build machine's path the debug info names (``/build/kf/kf.c``) does not exist here.
+        """
+        import os
+
+        local = next((local for dwarf, local in self.sources if dwarf == path), None)
+        if local is None:
+            return None
+        try:
+            shown = os.path.relpath(local)
+        except ValueError:  # another drive (Windows): no relative path
+            shown = local
+        if shown.startswith(os.pardir):
+            shown = local
+        return None if shown == path else shown
+
     def module_file(self, name: str) -> str | None:
         """The debug file of a module, when one was loaded."""
         return next((path for module, path in self.modules if module == name), None)
@@ -624,6 +643,27 @@ class CrashSnapshot:
     # The crashed kernel's sysctl_hung_task_timeout_secs (0: the detector was off); not available without
     # CONFIG_DETECT_HUNG_TASK, or where it was not read.
     hung_task_timeout: int | NotAvailable = field(default=NotAvailable("not read"))
+
+    def where(self, frame: Frame) -> str | None:
+        """``file:line`` of a frame as a reader opens it: the copy found via --source-dir where the debug info's
+        path is the build machine's (:meth:`Frame.where` keeps that one), else the debug info's."""
+        return self.cite(frame.source_file, frame.source_line)
+
+    def cite(self, file: str | None, line: int | None) -> str | None:
+        """``file:line`` of a location the debug info names, as :meth:`where` cites a frame's."""
+        if file is None:
+            return None
+        found = None if isinstance(self.follow_up, NotAvailable) else self.follow_up.found_source(file)
+        shown = found or file
+        return f"{shown}:{line}" if line else shown
+
+    def cite_with_origin(self, file: str | None, line: int | None) -> str | None:
+        """:meth:`cite`, saying where a local copy was found and the path the debug info names (a fact's value:
+        ``kf.c:446 (found via --source-dir; the debug info names /build/kf/kf.c)``)."""
+        shown = self.cite(file, line)
+        if file is None or isinstance(self.follow_up, NotAvailable) or self.follow_up.found_source(file) is None:
+            return shown
+        return f"{shown} (found via --source-dir; the debug info names {file})"
 
     def layout(self, type_name: str) -> TypeLayout | None:
         """The layout of a type extracted with the snapshot, by name."""

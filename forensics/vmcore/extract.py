@@ -120,7 +120,7 @@ def code_of(prog: drgn.Program, pc: int) -> CodeBytes | NotAvailable:
         except LookupError:
             continue
         if len(loc):
-            lines.append((addr, f"{loc[0].filename}:{loc[0].line}"))
+            lines.append((addr, loc[0].filename, loc[0].line))
     arch = prog.platform.arch.name if prog.platform is not None else "UNKNOWN"
     return CodeBytes(start=start, data=data, fault_pc=pc, arch=arch, source_lines=tuple(lines))
 

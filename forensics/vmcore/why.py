@@ -39,6 +39,8 @@ from forensics.vmcore.gaps import not_in_dump
 VALUE_FRAMES = 6
 #: At most this many members of a struct are shown for a pointer without source.
 MEMBERS_WITHOUT_SOURCE = 8
+#: At most this many members of a struct or union value (a local ``struct fd f``) are shown in its value.
+AGGREGATE_MEMBERS = 4
 #: Addresses identified per dump (registers, pointers of the frames, the log's addresses).
 MAX_ADDRESSES = 48
 #: Distribution layouts of kernel sources, searched after --source-dir and the DWARF path.
@@ -53,8 +55,9 @@ _SCALARS = (drgn.TypeKind.INT, drgn.TypeKind.BOOL, drgn.TypeKind.ENUM, drgn.Type
 _DEFINITION = re.compile(r"^[A-Za-z_][\w \t\*]*?\b(\w+)\s*\(")
 
 
-def value_of(expression: str, obj: drgn.Object) -> ValueRead:
-    """A drgn object as a plain :class:`ValueRead`: its integer and how to show it."""
+def value_of(expression: str, obj: drgn.Object, depth: int = 0) -> ValueRead:
+    """A drgn object as a plain :class:`ValueRead`: its integer and how to show it (a struct or union by its first
+    members, ``{.file = 0xffff8880... , .flags = 0}``; one nested in it (``depth`` 1) as ``{...}``)."""
     type_name = obj.type_.type_name()
     address = obj.address_
     pointee = _pointee(obj.type_)
@@ -81,11 +84,28 @@ def value_of(expression: str, obj: drgn.Object) -> ValueRead:
         if kind == drgn.TypeKind.ARRAY and obj.type_.unaliased().type.unaliased_kind() == drgn.TypeKind.INT:
             raw = obj.string_()[:64] if drgn.sizeof(obj.type_.unaliased().type) == 1 else b""
             return ValueRead(expression, type_name, None, repr(raw.decode(errors="replace")), None, address)
-        return ValueRead(expression, type_name, None, f"({type_name})", None, address)
+        if kind in (drgn.TypeKind.STRUCT, drgn.TypeKind.UNION) and depth == 0:
+            return ValueRead(expression, type_name, None, _aggregate_text(obj), None, address)
+        return ValueRead(expression, type_name, None, "{...}" if depth else f"({type_name})", None, address)
     except drgn.FaultError as exc:
         return ValueRead(expression, type_name, None, "", not_in_dump(exc), address)
     except drgn.ObjectAbsentError:
         return ValueRead(expression, type_name, None, "", "optimized out", address)
+
+
+def _aggregate_text(obj: drgn.Object) -> str:
+    """A struct or union value as drgn prints one, its first named members only: ``{.word = 0xffff9d98c0a1b2c0}``.
+
+    Its type alone (``(struct fd)``) said nothing of what the frame held.
+    """
+    members = [m for m in obj.type_.unaliased().members or () if m.name]
+    parts = []
+    for member in members[:AGGREGATE_MEMBERS]:
+        assert member.name is not None
+        read = value_of(member.name, obj.member_(member.name), depth=1)
+        parts.append(f".{member.name} = {read.text if read.missing is None else read.missing}")
+    more = ", ..." if len(members) > AGGREGATE_MEMBERS else ""
+    return "{" + ", ".join(parts) + more + "}"
 
 
 def _lookup(prog: drgn.Program, frame: drgn.StackFrame | None, name: str) -> drgn.Object:

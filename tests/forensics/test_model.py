@@ -116,7 +116,8 @@ def test_locator_and_citation_text(tmp_path: Path) -> None:
     assert ev.cite() == f"{tmp_path / 'kern.log'} line 2 [   12.500000] CPU 1"
     assert str(Locator(LocatorKind.LINE, 3, 7)) == "line 3-7"
     assert str(Locator(LocatorKind.FRAME, 0)) == "frame #0"
-    assert str(Locator(LocatorKind.REGISTER, 0, name="rax")) == "register 0 (rax)"
+    # The frame's number is not the register's (DWARF numbers rax 0): "register 0 (rax)" was read so (review 5).
+    assert str(Locator(LocatorKind.REGISTER, 2, name="rax")) == "frame #2 register rax"
     assert str(Locator(LocatorKind.BYTE, 4096)) == "byte 0x1000"
 
 

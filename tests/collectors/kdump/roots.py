@@ -7,6 +7,7 @@ formats the real systems use.  Free space is given by a fake statvfs.
 
 from __future__ import annotations
 
+import gzip
 import os
 import struct
 from collections.abc import Callable
@@ -92,6 +93,10 @@ class FakeSystem:
     # False: no boot loader configuration nor tool (a VM booted directly by its VMM, Firecracker's: the kernel
     # command line is set outside the machine)
     boot_loader: bool = True
+    # Where the kernel's build configuration is: "boot" (/boot/config-REL, as distributions install it), "proc"
+    # (/proc/config.gz of a kernel built with CONFIG_IKCONFIG_PROC, this machine's), None: nowhere.  Its kexec
+    # lines follow crash_size: an absent sysfs file is a kernel built without kexec.
+    kernel_config: str | None = "boot"
 
     @property
     def release(self) -> str:
@@ -133,6 +138,25 @@ def _bzimage(init_size: int) -> bytes:
 def _notes() -> bytes:
     build_id = bytes.fromhex("3f2a9c0d5e6b7a8190aabbccddeeff0011223344")
     return struct.pack("<III", 4, len(build_id), 3) + b"GNU\0" + build_id
+
+
+def kernel_config(release: str, *, kexec: bool) -> str:
+    """The part of a kernel's .config around its kexec options, as ``make oldconfig`` writes it: without KEXEC
+    nor KEXEC_FILE, the symbols that depend on them (KEXEC_CORE, CRASH_DUMP) have no line at all."""
+    head = (
+        f"#\n# Automatically generated file; DO NOT EDIT.\n# Linux/x86 {release} Kernel Configuration\n#\n"
+        'CONFIG_CC_VERSION_TEXT="gcc (Debian 12.2.0-14) 12.2.0"\nCONFIG_CC_IS_GCC=y\n'
+        "#\n# Kexec and crash features\n#\n"
+    )
+    if kexec:
+        kexec_lines = (
+            "CONFIG_CRASH_RESERVE=y\nCONFIG_VMCORE_INFO=y\nCONFIG_KEXEC_CORE=y\nCONFIG_KEXEC=y\nCONFIG_KEXEC_FILE=y\n"
+            "CONFIG_CRASH_DUMP=y\n"
+        )
+    else:
+        kexec_lines = "# CONFIG_KEXEC is not set\n# CONFIG_KEXEC_FILE is not set\n"
+    tail = "# end of Kexec and crash features\nCONFIG_PROC_KCORE=y\nCONFIG_IKCONFIG=y\n"
+    return head + kexec_lines + tail
 
 
 DEFAULT_SYSCTLS = {
@@ -187,6 +211,10 @@ def build(root: Path, system: FakeSystem) -> Path:
         "mbcache 16384 1 ext4, Live 0x0000000000000000\njbd2 196608 1 ext4, Live 0x0000000000000000\n",
     )
     _write(root, f"/boot/vmlinuz-{rel}", _bzimage(30 * MIB))
+    if system.kernel_config == "boot":
+        _write(root, f"/boot/config-{rel}", kernel_config(rel, kexec=system.crash_size is not None))
+    elif system.kernel_config == "proc":
+        _write(root, "/proc/config.gz", gzip.compress(kernel_config(rel, kexec=system.crash_size is not None).encode()))
     _sparse(
         root, f"/var/lib/kdump/initrd.img-{rel}" if debian else f"/boot/initramfs-{rel}kdump.img", system.initrd_bytes
     )
@@ -336,6 +364,7 @@ SCENARIOS: dict[str, FakeSystem] = {
         crash_size=None,
         loaded=None,
         boot_loader=False,
+        kernel_config="proc",
     ),
     "debian12-unreadable-config": replace(_DEBIAN_READY, extra=_unreadable_config),
     "debian12-no-systemd": replace(_DEBIAN_READY, systemd=False, service_enabled=False),

@@ -564,3 +564,15 @@ def test_the_cpu_and_hardware_lines_read_as_their_patterns_search_them(pieces: l
     assert taint_letters(body) == (None if m is None else "".join(c for c in m.group(1) or "" if c not in " G"))
     hardware = _HARDWARE.search(body)
     assert _hardware_name(body) == (None if hardware is None else hardware.group(1))
+
+
+def test_a_long_digit_run_inside_a_word_is_a_number_of_the_occurrence() -> None:
+    # syz-executor names its temp dirs with a random number: two runs of the same failure must give one title
+    # (syzkaller's titles say "testdirNUM"); a short run is part of a name (cfg80211) and stays.
+    line = "SYZFATAL: executor {} failed 11 times: failed to create temp dir: mkdir ./syzkaller-testdir{}: read-only"
+    titles = {_only(_log(line.format(n, d))).title for n, d in ((4, "264563108"), (2, "1049"), (3, "98765432101"))}
+    assert titles == {
+        "SYZFATAL: executor NUM failed NUM times: failed to create temp dir: mkdir ./syzkaller-testdirNUM: read-only",
+        "SYZFATAL: executor NUM failed NUM times: failed to create temp dir: mkdir ./syzkaller-testdir1049: read-only",
+    }
+    assert _only(_log("SYZFAIL: cfg80211 nl802154 setup failed")).title == "SYZFAIL: cfg80211 nl802154 setup failed"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 from pathlib import Path
 
 import pytest
@@ -12,8 +13,8 @@ from detectors.kdump.findings import checklist_findings
 from detectors.kdump.plan import make_plan
 from detectors.kdump.sysctl_rules import POLICIES, policy_named
 from forensics.model import Severity
-from forensics.types.kdump import Checklist, KdumpState, Status
-from tests.collectors.kdump.roots import SCENARIOS, build
+from forensics.types.kdump import CheckLine, Checklist, KdumpState, Status
+from tests.collectors.kdump.roots import RELEASE, SCENARIOS, FakeSystem, build, kernel_config
 from tests.helpers import assert_evidence_resolves
 
 #: scenario -> (ready, kernel side ready, {line id: status} that must hold)
@@ -288,3 +289,44 @@ def test_a_kernel_without_crash_support_is_fixed_by_another_kernel_first(tmp_pat
         assert cmdline.status is Status.PASS or cmdline.fix.startswith(f"{kernel}; then kforensic kdump setup"), cmdline
     with_kexec = {line.id: line for line in _run(tmp_path / "ready", "debian12-not-loaded")[1].lines}
     assert with_kexec["crash-loaded"].fix.startswith("kdump-config load")  # a capable kernel: load it
+
+
+def test_a_kernel_without_crash_support_is_shown_by_its_build_configuration(tmp_path: Path) -> None:
+    """The absent /sys/kernel/kexec_crash_size was the only ground of "built without kexec crash support", though
+    this machine's /proc/config.gz says "# CONFIG_KEXEC is not set" (review 5, #12): the configuration is cited."""
+    from dataclasses import replace
+
+    def lines(name: str, system: FakeSystem) -> dict[str, CheckLine]:
+        state = collect_kdump_state(build(tmp_path / name, system))
+        checklist = run_checklist(state)
+        assert_evidence_resolves(checklist_findings(checklist, state))
+        return {line.id: line for line in checklist.lines}
+
+    unset = ("# CONFIG_KEXEC is not set", "# CONFIG_KEXEC_FILE is not set")
+    for name, cited in (("debian12-direct-boot", "/proc/config.gz"), ("rhel9-no-kexec-kernel", "/boot/config-")):
+        by_id = lines(name, SCENARIOS[name])
+        for line_id in ("crash-reservation", "crash-loaded"):
+            assert [e.excerpt for e in by_id[line_id].evidence] == list(unset), by_id[line_id]
+            assert all(cited in e.source for e in by_id[line_id].evidence)
+        reservation = by_id["crash-reservation"]
+        assert reservation.status is Status.FAIL
+        assert f"without kexec crash support ({cited}" in reservation.detail
+        assert all(text in reservation.detail for text in unset)
+    # No configuration to read: the inference from the absent file is said to be one.
+    bare = lines("bare", replace(SCENARIOS["debian12-direct-boot"], kernel_config=None))["crash-reservation"]
+    assert bare.status is Status.FAIL and not bare.evidence
+    assert "no build configuration read to confirm it: /proc/config.gz does not exist; /boot/config-" in bare.detail
+    # A configuration with crash support contradicts the inference: the absent files are not read as its absence.
+    config = kernel_config(RELEASE["debian12"], kexec=True)
+    sysfs_gone = replace(
+        SCENARIOS["debian12-ready"],
+        crash_size=None,
+        loaded=None,
+        kernel_config=None,
+        extra=lambda root: (root / "proc/config.gz").write_bytes(gzip.compress(config.encode())),
+    )
+    by_id = lines("contradicted", sysfs_gone)
+    for line_id in ("crash-reservation", "crash-loaded"):
+        assert by_id[line_id].status is Status.UNKNOWN, by_id[line_id]
+        assert "CONFIG_CRASH_DUMP=y: the kernel has kexec crash support" in by_id[line_id].detail
+    assert by_id["crashkernel-cmdline"].status is Status.PASS

@@ -333,6 +333,19 @@ def test_frame_values_say_optimized_out_and_never_guess(name: str) -> None:
                 assert v.shown() == v.missing
 
 
+def test_a_struct_value_of_a_frame_is_shown_by_its_members() -> None:
+    """``struct fd f = (struct fd)`` named the type and nothing the frame held (review 5, #12): the members are
+    shown as drgn reads them in that frame."""
+    case, result = _analyse("10-use-after-free", "6.12")
+    (fv, read) = next(
+        (fv, v) for fv in result.snapshot.frame_values for v in fv.variables if v.type_name == "struct fd"
+    )
+    frame = open_program(case, modules=True).crashed_thread().stack_trace()[fv.frame]
+    f = frame[read.expression]
+    words = [f".{m.name} = {int(f.member_(m.name).value_()):#x}" for m in f.type_.unaliased().members if m.name]
+    assert read.shown() == "{" + ", ".join(words) + "}"  # 6.12's struct fd holds one word: file pointer and flags
+
+
 @on_case("02-bug-on")
 def test_without_source_the_frame_values_and_what_is_missing(tmp_path: Path) -> None:
     from dataclasses import replace

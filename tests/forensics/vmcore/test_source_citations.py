@@ -1,0 +1,75 @@
+"""Source locations of a dump are cited as files the reader can open: the copy found via --source-dir.
+
+The debug info names the build machine's path (the fixtures' module: ``/work/wt/vmcore/.../kf_buggy.c``), which
+does not exist where the dump is read; with ``--source-dir`` the file was found, yet every location of the headline,
+the backtrace and the why was that path (review 5, #12).  The debug info's path stays where it helps: the crash
+finding's ``source`` fact, the backtrace's list of files found, the JSON's ``source``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from forensics.model import FindingKind, NotAvailable
+from forensics.report.vmcore import render_vmcore_markdown, to_document
+from tests.vmcore_cases import FIXTURES_DIR, analysed_id
+
+pytest.importorskip("drgn")
+
+MODULE_SOURCE = FIXTURES_DIR / "kf_buggy" / "kf_buggy.c"
+
+
+def _module_frame(result: Any) -> Any:
+    return next(f for f in result.snapshot.backtrace if f.module == "kf_buggy" and f.source_line)
+
+
+@pytest.mark.parametrize("key", ["6.1/01-null-member", "6.12/10-use-after-free"])
+def test_a_module_location_is_the_file_found_via_source_dir(key: str) -> None:
+    _, result = analysed_id(key)
+    snap = result.snapshot
+    frame = _module_frame(result)
+    dwarf = f"{frame.source_file}:{frame.source_line}"
+    assert not Path(frame.source_file).exists()  # the build machine's path: nothing to open here
+    copy = os.path.relpath(MODULE_SOURCE)  # analysed with --source-dir vmcore_fixtures (from the checkout's root)
+    local = f"{copy}:{frame.source_line}"
+
+    crash = next(f for f in result.incident.findings if f.kind is FindingKind.CRASH)
+    crash_frame = result.analysis.crash_frame
+    assert crash_frame.module == "kf_buggy"
+    at = f"{copy}:{crash_frame.source_line}"
+    assert f"({at})" in crash.summary and frame.source_file not in crash.summary
+    source = next(fact.value for fact in crash.facts if fact.name == "source")
+    assert source == f"{at} (found via --source-dir; the debug info names {crash_frame.source_file})"
+    # No other statement of a finding sends the reader to the build machine's path.
+    for finding in result.incident.findings:
+        told = [finding.title, finding.summary, *(x.value for x in finding.facts if x.name != "source")]
+        assert not [t for t in told if frame.source_file in t], finding.title
+
+    doc = to_document(result)
+    (entry,) = [f for f in doc["backtrace"] if f["index"] == frame.index]
+    assert entry["source"] == dwarf and entry["local_source"] == local
+    values = [v for v in doc["why"]["frame_values"] if v["frame"] == frame.index]
+    assert all(v["local_source"] == local for v in values)
+
+    text = render_vmcore_markdown(result)
+    backtrace = text.split("## Backtrace of the crashed thread", 1)[1].split("\n## ", 1)[0]
+    assert f"  {local}\n" in backtrace and frame.source_file + ":" not in backtrace
+    assert f"`{local.rsplit(':', 1)[0]}`, named `{frame.source_file}` in the debug info" in backtrace
+    window = text.split("## Faulting instruction", 1)[1].split("\n## ", 1)[0]
+    assert f"{copy}:" in window and frame.source_file not in window
+    assert snap.where(frame) == local
+
+
+def test_without_a_copy_the_debug_info_path_is_cited() -> None:
+    _, result = analysed_id("6.1/01-null-member")
+    frame = _module_frame(result)
+    bare = dataclasses.replace(result.snapshot, follow_up=NotAvailable("not recorded"))
+    assert bare.where(frame) == frame.where()
+    assert bare.cite_with_origin(frame.source_file, frame.source_line) == frame.where()
+    vmlinux = next(f for f in result.snapshot.backtrace if f.module is None and f.source_file)
+    assert result.snapshot.where(vmlinux) == vmlinux.where()  # not found under --source-dir: as the debug info says
