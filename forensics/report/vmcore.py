@@ -334,6 +334,14 @@ def to_document(result: VmcoreResult) -> dict[str, Any]:
         "tasks": {
             "count": len(s.tasks),
             "by_state": dict(sorted(states.items())),
+            # the count and states are of the tasks read: "unknown" says how many more the dump hid
+            "complete": s.task_census.complete,
+            "unknown": json_value(s.task_census.unseen()),
+            "incomplete_because": s.task_census.why_incomplete() or None,
+            "list_breaks": [
+                {"direction": b.direction, "after_pid": b.after_pid, "address": b.address, "reason": b.reason}
+                for b in s.task_census.breaks
+            ],
             "blocked": [
                 {
                     "pid": t.pid,
@@ -584,10 +592,7 @@ def vmcore_document(result: VmcoreResult) -> Document:
                 Code("\n".join(f"#{f.index} {f.label()}" for f in t.stack) or "no stack"),
             ]
         blocks.append(Section("Other CPUs", tuple(cpus)))
-    states = Counter(t.state for t in s.tasks)
-    tasks: list[Block] = [
-        Paragraph(f"{len(s.tasks)} tasks: " + ", ".join(f"{k} {v}" for k, v in sorted(states.items())))
-    ]
+    tasks: list[Block] = [Paragraph(md_escape(task_census_line(s)))]
     blocked = []
     for t in s.tasks:
         if t.state == "D":
@@ -612,6 +617,21 @@ def vmcore_document(result: VmcoreResult) -> Document:
     if s.warnings:
         blocks.append(Section("Warnings", (BulletList(tuple(md_escape(w) for w in s.warnings)),)))
     return Document("kforensic vmcore report", tuple(blocks))
+
+
+def task_census_line(s: CrashSnapshot) -> str:
+    """``38 tasks: D 1, S 17``; when the dump hid some, the figure is of those read, with how many more and why."""
+    states = ", ".join(f"{k} {v}" for k, v in sorted(Counter(t.state for t in s.tasks).items()))
+    census = s.task_census
+    if census.complete:
+        return f"{len(s.tasks)} tasks: {states}"
+    unseen = census.unseen()
+    more = (
+        f"unknown how many more ({unseen.reason})"
+        if isinstance(unseen, NotAvailable)
+        else f"{unseen} more not read, state unknown"
+    )
+    return f"{len(s.tasks)} tasks read: {states}; incomplete, {more}: {census.why_incomplete()}"
 
 
 def render_vmcore_markdown(result: VmcoreResult) -> str:

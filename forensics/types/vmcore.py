@@ -7,6 +7,7 @@ build them from any source.  Importing this module never imports drgn.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, ClassVar
 
@@ -580,6 +581,71 @@ class FollowUp:
 
 
 @dataclass(frozen=True)
+class TaskListBreak:
+    """Where a walk of the list of tasks (``init_task.tasks``) stopped: a task_struct the dump lacks."""
+
+    direction: str  # "forward" (->next) or "backward" (->prev), from init_task
+    after_pid: int  # the last task the walk read before it (0: init_task itself)
+    address: int  # the task_struct it could not read
+    reason: str  # why the dump lacks it (page frame, what filtered it out)
+
+    def text(self) -> str:
+        return f"{self.direction} after pid {self.after_pid} at {self.address:#x} ({self.reason})"
+
+
+@dataclass(frozen=True)
+class TaskCensus:
+    """How complete the dump's list of tasks is, and how that was found out.
+
+    The PID table (one struct pid per pid) is the census; a struct pid the dump lacks hides its task,
+    which the list of thread-group leaders (``init_task.tasks``) may give back.  A task neither gave is
+    not counted: its state is unknown, and the count of tasks read is then a lower bound.
+    """
+
+    hidden: int = 0  # struct pids of the PID table the dump lacks (each hid its task)
+    recovered: int = 0  # tasks the list of tasks gave among those hidden
+    left_out: int = 0  # tasks found whose task_struct could not be read
+    breaks: tuple[TaskListBreak, ...] = ()  # where the walks of the list of tasks stopped
+    pid_table: str | None = None  # why the walk of the PID table itself stopped, when it did
+
+    @property
+    def complete(self) -> bool:
+        return not (self.hidden > self.recovered or self.left_out or self.pid_table)
+
+    def unseen(self) -> int | NotAvailable:
+        """How many tasks were not read (each of their states unknown); not available when the PID table's
+        own walk stopped, as then how many pids follow is unknown."""
+        if self.pid_table is not None:
+            return NotAvailable(f"the walk of the PID table stopped: {self.pid_table}")
+        return max(0, self.hidden - self.recovered) + self.left_out
+
+    def why_incomplete(self) -> str:
+        """How the gap was detected and where the walks broke, in one sentence."""
+        parts = []
+        if self.hidden:
+            parts.append(
+                f"{self.hidden} struct pids of the PID table are not in the dump and the list of tasks "
+                f"(init_task.tasks) gave back {self.recovered} of their tasks"
+            )
+        if self.breaks:
+            # both walks usually stop on the same filtered page: its explanation is said once
+            reasons = {re.sub(r" at 0x[0-9a-f]+", "", b.reason) for b in self.breaks}
+            if len(reasons) == 1:
+                where = " and ".join(f"{b.direction} after pid {b.after_pid} at {b.address:#x}" for b in self.breaks)
+                parts.append(f"the list of tasks breaks {where} ({self.breaks[0].reason})")
+            else:
+                parts.append("the list of tasks breaks " + "; ".join(b.text() for b in self.breaks))
+        elif self.hidden > self.recovered:
+            # a whole list read: the others are threads (not on it) or pids that outlived their task
+            parts.append("the list of tasks was read whole: the others are threads or pids kept after their task")
+        if self.left_out:
+            parts.append(f"{self.left_out} task_structs named by the PID table are not in the dump")
+        if self.pid_table is not None:
+            parts.append(f"the walk of the PID table stopped: {self.pid_table}")
+        return "; ".join(parts)
+
+
+@dataclass(frozen=True)
 class CrashSnapshot:
     """Everything the adapter extracted from one dump."""
 
@@ -621,6 +687,7 @@ class CrashSnapshot:
     spinlock: SpinLockState | NotAvailable = field(default=NotAvailable("the crashed CPU spins on no spinlock"))
     global_locks: tuple[GlobalLock, ...] = ()  # modules' global sleeping locks that are held
     follow_up: FollowUp | NotAvailable = field(default=NotAvailable("not recorded"))  # how to go on by hand
+    task_census: TaskCensus = field(default=TaskCensus())  # how complete ``tasks`` is
 
     def layout(self, type_name: str) -> TypeLayout | None:
         """The layout of a type extracted with the snapshot, by name."""
