@@ -564,7 +564,9 @@ def vmcore_document(result: VmcoreResult) -> Document:
     blocks.append(Section("Summary", (Lines(summary),)))
     trace = []
     for f in s.backtrace:
-        flags = " (exception frame)" if f.interrupted else ""  # "(inlined)" is the label's
+        # "(inlined)" is the label's; drgn marks the inlined calls at an exception's pc interrupted too, but the
+        # exception frame is one physical frame: the real function's
+        flags = " (exception frame)" if f.interrupted and not f.inline else ""
         trace.append(f"#{f.index:<2} {f.label()}{flags}  {f.where() or ''}".rstrip())
     blocks.append(Section("Backtrace of the crashed thread", (Code("\n".join(trace)),)))
     blocks += _why_sections(result)
