@@ -579,7 +579,7 @@ def vmcore_document(result: VmcoreResult) -> Document:
         fault.append(Paragraph(f"{md_escape(result.fault.stopped)}."))
     else:
         steps = BulletList(tuple(md_escape(step) for step in result.fault.steps), ordered=True)
-        fault.append(Section("Reasoning", (steps, Paragraph(f"Confidence {result.fault.confidence:.2f}."))))
+        fault.append(Section("Reasoning", (steps, Paragraph(md_escape(result.fault.confidence_text())))))
     blocks.append(Section(title, tuple(fault)))
     follow_up = _follow_up_section(result)
     if follow_up is not None:

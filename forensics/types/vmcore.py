@@ -720,6 +720,10 @@ class FieldRef:
         return f"{self.struct}.{self.member.name} (offset {self.member.offset:#x}, {self.member.type_name})"
 
 
+#: Below this a pointer is NULL plus an offset: nothing is ever mapped in the lowest page (x86-64, arm64).
+NULL_PAGE_LIMIT = 0x1000
+
+
 @dataclass(frozen=True)
 class FaultAnalysis:
     """What the faulting instruction did, and which NULL field it went through (or why nothing faulted there)."""
@@ -740,6 +744,23 @@ class FaultAnalysis:
     # Why nothing faulted at the instruction (a BUG/WARN trap, the interrupt a lockup detector took), None for a
     # fault: then there are no steps, the instruction is only where the CPU stopped.
     stopped: str | None = None
+
+    def confidence_text(self) -> str:
+        """What ``confidence`` is of: the reading of a NULL pointer the fault went through.  A base register that
+        holds no NULL-page pointer leaves no such reading to weigh: the steps are then the instruction's arithmetic
+        on the saved registers, and no figure is given for them."""
+        if isinstance(self.null_expression, str):
+            what = f"{self.null_expression} is the NULL pointer the fault read through"
+            return f"Confidence {self.confidence:.2f} that {what}."
+        if self.base_value is not None and self.base_value < NULL_PAGE_LIMIT:
+            return (
+                f"Confidence {self.confidence:.2f} that the fault read through a NULL pointer ({self.base_register} = "
+                f"{self.base_value:#x}); which pointer is unknown: {self.null_expression.reason}."
+            )
+        return (
+            f"No NULL pointer to weigh ({self.null_expression.reason}): the steps are the instruction's arithmetic on "
+            "the saved registers, exact as far as the registers are; what the address held is in the Why above."
+        )
 
 
 @dataclass(frozen=True)
