@@ -351,6 +351,12 @@ class AddressInfo:
     symbol: str | None = None
     words: tuple[int, ...] = ()  # the first words at the address (for poison / text checks)
     missing: str | None = None
+    # the slab object's bytes before the address (at most LEADING_BYTES): the text an overflow wrote up to it
+    leading: bytes = b""
+
+
+#: How many bytes of a slab object before an address are kept (the member an overflow came from).
+LEADING_BYTES = 256
 
 
 @dataclass(frozen=True)
