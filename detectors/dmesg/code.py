@@ -62,8 +62,9 @@ class Registers:
     dataclasses cost ~2.3 ms to import, for a lookup by name.
     """
 
-    def __init__(self, values: tuple[tuple[str, int], ...]) -> None:
+    def __init__(self, values: tuple[tuple[str, int], ...], lines: tuple[tuple[str, int], ...] = ()) -> None:
         self.values = values
+        self.lines = lines  # (name, log line number) of each: the line a fact of its value cites
         self._by_name = dict(values)
 
     def get(self, name: str) -> int | None:
@@ -148,6 +149,7 @@ def registers(lines: Sequence[LogLine]) -> tuple[Registers, int | None]:
     block of the kernel's own frame counts.
     """
     values: list[tuple[str, int]] = []
+    at: list[tuple[str, int]] = []
     seen: set[str] = set()
     rip_at: int | None = None
     for i, line in enumerate(lines):
@@ -176,6 +178,7 @@ def registers(lines: Sequence[LogLine]) -> tuple[Registers, int | None]:
                 if name not in seen and name != "rip":
                     seen.add(name)
                     values.append((name, int(value, 16)))
+                    at.append((name, line.number))
         # And only where it holds ": ", which both arm patterns need after a name: not a frame line of the call
         # trace an old kernel prints right after its registers ("? vprintk_func+0x7d/0x113" holds an x and a p).
         if ("x" in body or "r" in body or "p" in body) and ": " in body:
@@ -183,7 +186,8 @@ def registers(lines: Sequence[LogLine]) -> tuple[Registers, int | None]:
                 if name not in seen:
                     seen.add(name)
                     values.append((name, int(value, 16)))
-    return Registers(tuple(values)), rip_at
+                    at.append((name, line.number))
+    return Registers(tuple(values), tuple(at)), rip_at
 
 
 # detectors.vmcore.disasm's converter, imported where the capstone module decodes and kept: an ``import`` in a
@@ -389,15 +393,19 @@ def listing(lines: Sequence[LogLine], first: int) -> CodeListing | None:
             return None
         if not body.lstrip().startswith("Code:"):
             continue
+        # the lines of the register values, as offsets from the report's first line (a fact of a value cites its)
+        reg_at = tuple((name, number - first) for name, number in regs.lines)
         if (text := _x86_code(body)) is not None and (got := _x86_bytes(text)) is not None:
-            return _x86_listing(line.number - first, *got, regs)
+            return _x86_listing(line.number - first, *got, regs, reg_at)
         if (m := _ARM64_CODE.match(body)) is not None:
-            return _arm_listing(line.number - first, m.group(1), regs, "arm" if arm32 else "arm64")
+            return _arm_listing(line.number - first, m.group(1), regs, "arm" if arm32 else "arm64", reg_at)
         return None
     return None
 
 
-def _x86_listing(at: int, data: bytes, mark: int, regs: Registers) -> CodeListing | None:
+def _x86_listing(
+    at: int, data: bytes, mark: int, regs: Registers, reg_at: tuple[tuple[str, int], ...]
+) -> CodeListing | None:
     decoded = _decode_x86(data, mark)
     if decoded is None:
         return None
@@ -426,7 +434,7 @@ def _x86_listing(at: int, data: bytes, mark: int, regs: Registers) -> CodeListin
         regs.get(base) if base else None, memory.index if memory is not None else None,
         regs.get(memory.index) if memory is not None and memory.index else None,
         memory.disp if memory is not None else None, loaded_from, loaded_base,
-        loaded_value, _compared(insns, fault, regs)))  # fmt: skip
+        loaded_value, _compared(insns, fault, regs), reg_at))  # fmt: skip
 
 
 def _arm_access(mnemonic: str) -> str | None:
@@ -441,7 +449,9 @@ def _arm_access(mnemonic: str) -> str | None:
 _ARM_MEM = rc.compile(r"\[(\w+)(?:, #(-?(?:0x[0-9a-f]+|\d+)))?")
 
 
-def _arm_listing(at: int, words: str, regs: Registers, arch: str) -> CodeListing | None:
+def _arm_listing(
+    at: int, words: str, regs: Registers, arch: str, reg_at: tuple[tuple[str, int], ...]
+) -> CodeListing | None:
     """arm64's (and 32-bit arm's) Code: words, the faulting one in parentheses, with its operand's base register."""
     data = bytearray()
     mark = None
@@ -465,7 +475,7 @@ def _arm_listing(at: int, words: str, regs: Registers, arch: str) -> CodeListing
     return _new_tuple(CodeListing, (
         arch, at, shown, fault, operand.group(0) if operand else None,
         _arm_access(mnemonic) if mem else None, base, regs.get(base) if base else None, None, None, disp,
-        None, None, None, ()))  # fmt: skip
+        None, None, None, (), reg_at))  # fmt: skip
 
 
 # ---------------------------------------------------------------- capstone's C library, called directly

@@ -637,11 +637,16 @@ def why_evidence(source: str, report: KernelReport, why: ReportWhy) -> list[Evid
     out: list[Evidence] = []
     seen = {first}
     wanted = [(at, "cause") for at in why.cause_at[:_CAUSE_EVIDENCE]]
-    wanted += [(f.at, f.name) for f in why.facts if f.name in _FIRST_FACTS]
+    wanted += [(at, f.name) for f in why.facts if f.name in _FIRST_FACTS for at in (f.at, *f.also)]
     wanted += [
         (s.first_foreign.at, f"stack {s.kind}") for s in why.stacks if s.first_foreign and s.kind is not _SK_CALL_TRACE
     ]
-    wanted += [(f.at, f.name) for f in why.facts if f.name != "root cause" and f.name not in _FIRST_FACTS]
+    wanted += [
+        (at, f.name)
+        for f in why.facts
+        if f.name != "root cause" and f.name not in _FIRST_FACTS
+        for at in (f.at, *f.also)
+    ]
     for at, name in wanted:
         number = first + at
         if number in seen or len(out) >= _CAUSE_EVIDENCE + _WHY_EVIDENCE:

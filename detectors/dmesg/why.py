@@ -105,9 +105,9 @@ _VK_SLAB_POISON_FREE: Final = ValueKind.SLAB_POISON_FREE
 PID_MAX_LIMIT: Final = 4 * 1024 * 1024  # the largest pid_max on 64-bit (include/linux/threads.h)
 
 
-def _fact(name: str, value: FactValue | NotAvailable, at: int) -> WhyFact:
-    """``WhyFact(name, value, at)``, made by :data:`_new_tuple`."""
-    return _new_tuple(WhyFact, (name, value, at))
+def _fact(name: str, value: FactValue | NotAvailable, at: int, also: tuple[int, ...] = ()) -> WhyFact:
+    """``WhyFact(name, value, at, also)``, made by :data:`_new_tuple`."""
+    return _new_tuple(WhyFact, (name, value, at, also))
 
 
 @dataclass
@@ -137,6 +137,11 @@ class _Reading:
     def add(self, name: str, value: FactValue | None, line: LogLine) -> None:
         if value is not None and value != "":
             self.facts.append(_fact(name, value, line.number - self.first))
+
+    def computed(self, name: str, value: FactValue | None, at: int, line: LogLine) -> None:
+        """A fact computed from values on two lines (``at``, an offset, and ``line``): both are cited."""
+        if value is not None:
+            self.facts.append(_fact(name, value, at, (line.number - self.first,)))
 
     def num(self, name: str, text: str, line: LogLine) -> None:
         """A decimal field's fact: its value, or "unknown" with why when past the 64 bits a kernel prints."""
@@ -1619,14 +1624,17 @@ def _code_facts(r: _Reading) -> None:
         r.facts.append(_fact("KASAN checks", f"{register} << 3 = {address:#x}", at))
         r.facts.append(_fact("checked address is", pointer_class(address), at))
     elif code.base and code.base_value is not None:
-        r.facts.append(_fact("base register", f"{code.base} = {code.base_value:#x}", at))
-        r.facts.append(_fact("base register is", pointer_class(code.base_value), at))
+        # a register's value is cited by the line of the register dump that prints it, not the Code: line
+        r.facts.append(_fact("base register", f"{code.base} = {code.base_value:#x}", code.register_at(code.base)))
+        r.facts.append(_fact("base register is", pointer_class(code.base_value), code.register_at(code.base)))
     if code.loaded_from:
         r.facts.append(_fact("loaded from", code.loaded_from, at))
     if code.loaded_base and code.loaded_value is not None:
-        r.facts.append(_fact("object pointer", f"{code.loaded_base} = {code.loaded_value:#x}", at))
+        r.facts.append(
+            _fact("object pointer", f"{code.loaded_base} = {code.loaded_value:#x}", code.register_at(code.loaded_base))
+        )
     for name, value in code.compared:
-        r.facts.append(_fact("compared", f"{name} = {value:#x}" if value is not None else name, at))
+        r.facts.append(_fact("compared", f"{name} = {value:#x}" if value is not None else name, code.register_at(name)))
 
 
 # ---------------------------------------------------------------- memory
@@ -1671,6 +1679,7 @@ def _oom_killed(r: _Reading, m: re.Match[str], line: LogLine) -> None:
 
 def _memory(r: _Reading) -> None:
     ram = reserved = None
+    ram_at = 0
     in_slab_info = False
     for line in r.lines:
         body = line.body
@@ -1706,10 +1715,11 @@ def _memory(r: _Reading) -> None:
             size = _bounded(rss + swap) if rss is not None and swap is not None else None
             r.consumer("task", m.group(9), log_dec(m.group(1)), size, at)
         elif "pages RAM" in body and (m := _PAGES_RAM.match(body)) is not None:
-            ram = log_dec(m.group(1))
+            ram, ram_at = log_dec(m.group(1)), line.number - r.first
         elif "reserved" in body and (m := _PAGES_RESERVED.match(body)) is not None:
             reserved = log_dec(m.group(1))
-            r.add("RAM bytes", _bounded((ram - reserved) * PAGE_SIZE) if ram and reserved is not None else None, line)
+            usable = _bounded((ram - reserved) * PAGE_SIZE) if ram and reserved is not None else None
+            r.computed("RAM bytes", usable, ram_at, line)  # neither line holds it: the difference, both cited
         elif "pagecache" in body and (m := _PAGECACHE.match(body)) is not None:
             r.consumer("page-cache", "page cache (files and shmem)", None, _scaled(m.group(1), PAGE_SIZE), at)
         elif "usage" in body and (m := _MEMCG_USAGE.search(body)) is not None:

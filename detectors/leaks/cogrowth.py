@@ -26,7 +26,7 @@ import numpy as np
 from detectors.leaks.attribution import merged_names
 from detectors.leaks.decision import WITH_PAGE_CACHE
 from detectors.leaks.series import FloatArray, SeriesMatrix
-from forensics.types.leaks import CoGrowth, Grade, SeriesVerdict, Share, Signature
+from forensics.types.leaks import FD_VIEW_CACHES, CoGrowth, Grade, SeriesVerdict, Share, Signature
 
 MIN_CORRELATION = 0.95
 MAX_RATIO_DRIFT = 1.5  # first-half ratio / second-half ratio, either way
@@ -58,6 +58,7 @@ SIGNATURES: tuple[Signature, ...] = (
         _SOCKET_COMPANIONS,
         _PER_SOCKET,
         held_by_process=True,
+        fds_per_object=1.0,
     ),
     Signature(
         "TCP sockets",
@@ -67,6 +68,7 @@ SIGNATURES: tuple[Signature, ...] = (
         (*_SOCKET_COMPANIONS, "request_sock_TCP*", "tw_sock_TCP*"),
         _PER_SOCKET,
         held_by_process=True,
+        fds_per_object=1.0,
     ),
     Signature(
         "UNIX sockets",
@@ -76,6 +78,7 @@ SIGNATURES: tuple[Signature, ...] = (
         _SOCKET_COMPANIONS,
         _PER_SOCKET,
         held_by_process=True,
+        fds_per_object=1.0,
     ),
     Signature(
         "sockets",
@@ -93,6 +96,7 @@ SIGNATURES: tuple[Signature, ...] = (
         ),
         _PER_SOCKET,
         held_by_process=True,
+        fds_per_object=1.0,
     ),
     Signature(
         "processes and threads",
@@ -130,6 +134,7 @@ SIGNATURES: tuple[Signature, ...] = (
         # Per open file (the anchor, filp): a pipe is two files sharing one inode and one dentry.
         (("inode_cache", 0.5), ("dentry", 0.5), ("lsm_file_cache", 1.0)),
         held_by_process=True,
+        fds_per_object=1.0,
     ),
     Signature(
         "memory mappings",
@@ -177,6 +182,7 @@ SIGNATURES: tuple[Signature, ...] = (
         ("dentry", "lsm_file_cache", "kmalloc-*", "kmalloc-cg-*"),
         (("lsm_file_cache", 1.0),),  # a file's LSM blob; its dentry may be shared by many opens
         held_by_process=True,
+        fds_per_object=1.0,
     ),
 )
 
@@ -328,7 +334,8 @@ def find_groups(
         anchor = _anchor(members, signature, known_as)
         ordered = [anchor, *sorted((m for m in members if m is not anchor), key=lambda m: (-m.rate, m.name))]
         ratios = _ratios(matrix, ordered)
-        shares = tuple(_share(matrix, ordered, i, r, signature) for i, r in enumerate(ratios))
+        view = _fd_view(ordered, ratios, signature)
+        shares = tuple(_share(matrix, ordered, i, r, signature, view) for i, r in enumerate(ratios))
         groups.append(CoGrowth(tuple(ordered), ratios, signature, shares))
     return sorted(groups, key=lambda g: (-g.grade.rank, -g.rate))
 
@@ -350,8 +357,32 @@ def _anchor(
 SHARE_TOLERANCE = 1.2
 
 
+#: Why a listing of /proc/PID/fd grows procfs inodes and dentries with a leak of fds.
+FD_VIEW_WHY = (
+    "something (ls /proc/PID/fd, lsof, a monitoring agent) lists the leaking process's fds: one entry per fd, "
+    "living while the fd is open"
+)
+
+
+def _fd_view(ordered: list[SeriesVerdict], ratios: tuple[float, ...], signature: Signature | None) -> float | None:
+    """The procfs inodes per anchor object when they grow as the group's fds do (a listing of /proc/PID/fd, one
+    inode and one dentry per fd), else None: then no dentry is attributed to such a view."""
+    fds = signature.fds_per_object if signature is not None else None
+    if fds is None:
+        return None
+    for member, ratio in zip(ordered, ratios, strict=True):
+        if member.name in FD_VIEW_CACHES and fds / SHARE_TOLERANCE <= ratio <= fds * SHARE_TOLERANCE:
+            return ratio
+    return None
+
+
 def _share(
-    matrix: SeriesMatrix, ordered: list[SeriesVerdict], index: int, ratio: float, signature: Signature | None
+    matrix: SeriesMatrix,
+    ordered: list[SeriesVerdict],
+    index: int,
+    ratio: float,
+    signature: Signature | None,
+    view: float | None = None,
 ) -> Share:
     """How much of member ``index``'s growth is the group's: what a known count, or the timing, supports.
 
@@ -366,13 +397,22 @@ def _share(
         return Share(1.0, "anchor", f"the group is counted in {anchor.name} objects")
     per = f"per {anchor.name} object"
     made = signature.made_per_object(member.name) if signature is not None else None
+    # who makes them: "as many as {source}: N each", "of which {source} N"
+    source = "the action makes"
+    if member.name in FD_VIEW_CACHES and signature is not None and signature.fds_per_object is not None:
+        made, source = signature.fds_per_object, f"the group's fds listed in /proc/PID/fd ({FD_VIEW_WHY})"
+    elif member.name == "dentry" and view is not None:
+        # each fd listed in /proc/PID/fd has its dentry, as many as the procfs inodes
+        action = f"the action makes ({_num(made)}) and " if made is not None else ""
+        made = (made or 0.0) + view
+        source = f"{action}the /proc/PID/fd listing ({_num(view)}, one per procfs inode: {FD_VIEW_WHY})"
     if made is not None and not math.isnan(ratio):
         if ratio <= made * SHARE_TOLERANCE:
-            return Share(1.0, "count", f"{_num(ratio)} {per}, as many as the action makes: {_num(made)} each")
+            return Share(1.0, "count", f"{_num(ratio)} {per}, as many as {source}: {_num(made)} each")
         return Share(
             made / ratio,
             "count",
-            f"{_num(ratio)} {per}, of which the action makes {_num(made)}: {made / ratio:.0%} of its growth is the "
+            f"{_num(ratio)} {per}, of which {source} {_num(made)}: {made / ratio:.0%} of its growth is the "
             f"group's; the other {_num(ratio - made)} {per} grow for other reasons, not attributed",
         )
     objects = in_use(matrix)

@@ -37,7 +37,15 @@ from forensics.model import (
 )
 from forensics.types.deliberate import FORCED
 from forensics.types.dmesg import KernelReport
-from forensics.types.vmcore import WAIT_FRAMES, CompletionWait, CrashSnapshot, FaultAnalysis, Frame, TaskInfo
+from forensics.types.vmcore import (
+    WAIT_FRAMES,
+    BugSite,
+    CompletionWait,
+    CrashSnapshot,
+    FaultAnalysis,
+    Frame,
+    TaskInfo,
+)
 
 DETECTOR = "vmcore"
 #: A slab cache holding more than this share of RAM is outsized.
@@ -220,6 +228,38 @@ def physical_frame(frames: tuple[Frame, ...], frame: Frame) -> Frame:
     return frames[i]
 
 
+def innermost_frame(frames: tuple[Frame, ...], frame: Frame) -> Frame:
+    """The innermost inlined call at a frame's pc (itself when nothing is inlined there): the source line the
+    instruction belongs to, which is the one a BUG()/WARN() names (``kernel BUG at mm/slub.c:305``)."""
+    i = frame.index
+    while i > 0 and frames[i - 1].inline and frames[i - 1].pc == frame.pc:
+        i -= 1
+    return frames[i]
+
+
+def crash_where(snap: CrashSnapshot, frame: Frame) -> str | None:
+    """``file:line`` of the crash as the kernel states it, with the function it is in when that is not the real
+    function the log and the headline name (an inlined call).
+
+    A BUG()/WARN() trap is where its bug table entry says (``kernel BUG at mm/slub.c:305``), which is the innermost
+    inlined call at the pc, not the line where the real function inlines it; a dump taken in panic() is at the line
+    that called it (``check_hung_uninterruptible_tasks``, inlined into ``watchdog``).  Any other exception (a fault,
+    a lockup's interrupt) keeps the real function's line: the innermost there is a helper such as cpu_relax()."""
+    site = snap.bug_site
+    function: str | NotAvailable
+    inner = innermost_frame(snap.backtrace, frame)
+    # The file a reader opens: the copy found via --source-dir where there is one (CrashSnapshot.where).
+    where, function = snap.where(inner) or snap.where(frame), inner.function
+    if isinstance(site, BugSite) and site.pc == frame.pc and site.file and site.line is not None:
+        if inner.source_line != site.line:  # the bug table's word over DWARF's; the same line keeps DWARF's path
+            where, function = snap.cite(site.file, site.line), site.function
+    elif frame.interrupted:
+        return snap.where(frame)
+    if where is None or function == frame.function:
+        return where
+    return f"{where} in {function}, inlined"
+
+
 def _frame_evidence(snap: CrashSnapshot, frame: Frame) -> Evidence:
     return Evidence(snap.dump_path, Locator(LocatorKind.FRAME, frame.index), frame.label())
 
@@ -326,7 +366,7 @@ def crash_finding(
     if not evidence:
         evidence.append(Evidence(snap.dump_path, Locator(LocatorKind.BYTE, 0), "KDUMP   "))
     # The file a reader opens: the copy found via --source-dir, not the build machine's path (which the fact keeps).
-    where = snap.where(frame) if frame else None
+    where = crash_where(snap, frame) if frame else None
     func = frame.function if frame else NotAvailable("no backtrace")
     facts = [
         Fact("crashing function", str(func)),

@@ -18,13 +18,18 @@ from dataclasses import replace
 from detectors.vmcore.disasm import X86_CALLER_SAVED, decode, effective_address, instruction_at
 from forensics.model import NotAvailable
 from forensics.types.registers import Instruction
-from forensics.types.vmcore import CodeBytes, FaultAnalysis, FieldRef, RegisterSet, TypeLayout, Variable
+from forensics.types.vmcore import (
+    NULL_PAGE_LIMIT,
+    CodeBytes,
+    FaultAnalysis,
+    FieldRef,
+    RegisterSet,
+    TypeLayout,
+    Variable,
+)
 
 #: The instructions BUG() and WARN() compile to (x86-64 ``ud2``, arm64 ``brk``): a trap the kernel set, no fault.
 TRAPS = frozenset({"ud2", "brk"})
-
-#: Faults below this address are NULL-pointer dereferences (the kernel never maps page 0).
-NULL_PAGE_LIMIT = 0x1000
 
 
 def _last_write(instructions: list[Instruction], before: int, register: str) -> int | None:

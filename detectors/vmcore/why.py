@@ -49,7 +49,7 @@ from forensics.types.causes import (
     memory_user,
     memory_user_label,
 )
-from forensics.types.vmcore import AddressInfo, BugSite, CrashSnapshot, LoopSite, TypeLayout, ValueRead
+from forensics.types.vmcore import AddressInfo, BugSite, CrashSnapshot, LoopSite, MemberInfo, TypeLayout, ValueRead
 
 __all__ = ["LIST_POISON1", "LIST_POISON2", "VALUE_RULES", "ValueClass", "classify_value"]
 
@@ -292,6 +292,51 @@ def _owner(snap: CrashSnapshot, info: AddressInfo) -> tuple[str, str, TypeLayout
     return None
 
 
+@dataclass(frozen=True)
+class _Overflow:
+    """A string that ran out of the member before a list head: its text and where its NUL landed."""
+
+    text: str
+    terminator: int | None  # offset of its NUL from the list head (None: past the words read)
+
+    def prev_byte(self) -> int | None:
+        """The byte of ``prev`` (0 = lowest) the NUL overwrote, when it landed there."""
+        return self.terminator - 8 if self.terminator is not None and 8 <= self.terminator < 16 else None
+
+
+def _overflow(entry: AddressInfo, source: MemberInfo) -> _Overflow | None:
+    """The string written from ``source`` (a char array before the list head) through the entry's words.
+
+    strcpy() writes the text and then its NUL: bytes the text did not reach keep their value, so a NUL inside
+    ``prev`` is the terminator when the text ran through the whole of ``next``."""
+    if entry.offset is None or not source.type_name.startswith("char ["):
+        return None
+    span = entry.offset - source.offset
+    if span <= 0 or len(entry.leading) < span:
+        return None
+    data = entry.leading[-span:] + b"".join(w.to_bytes(8, "little") for w in entry.words)
+    end = data.find(b"\0")
+    text = (data if end < 0 else data[:end]).decode("ascii", errors="replace")
+    if end >= 0 and end <= span:
+        return None  # the string ended inside its member: no overflow to spell
+    return _Overflow(text, None if end < 0 else end - span)
+
+
+def _overflow_facts(spill: _Overflow, source: MemberInfo, entry: AddressInfo, facts: list[Fact]) -> None:
+    """The overflow's string and what its NUL did to ``prev``, as facts."""
+    length = f"{len(spill.text)} characters and its NUL" if spill.terminator is not None else "no NUL in the words read"
+    facts.append(Fact("overflowing string", f"{spill.text!r} ({length}, into {source.name}, {source.type_name})"))
+    byte = spill.prev_byte()
+    if byte is not None:
+        facts.append(
+            Fact(
+                "prev",
+                f"{entry.words[1]:#x}: its byte {byte} (from the lowest) is the string's NUL terminator, so prev was "
+                "overwritten too: its true value is unknown",
+            )
+        )
+
+
 def list_corruption_finding(snap: CrashSnapshot) -> Finding | None:
     """A list_add/list_del corruption report explained: the entry, its object, struct, member and neighbour."""
     record_no, record = next(((n, r) for n, r in enumerate(snap.log, 1) if _LIST_MESSAGE.search(r.text)), (None, None))
@@ -343,6 +388,10 @@ def list_corruption_finding(snap: CrashSnapshot) -> Finding | None:
                         spelled = [v for v in (*(a for a, _ in bad), *entry.words[:2]) if _ascii(v) is not None]
                         explain = list_text_explain(spelled[0], str(_ascii(spelled[0])), member_text,
                                                     f"{struct}.{neighbour.name} ({neighbour.type_name})")  # fmt: skip
+                        # the string and its NUL are facts: the hypothesis is the log's wording (one for both)
+                        spill = _overflow(entry, neighbour)
+                        if spill is not None:
+                            _overflow_facts(spill, neighbour, entry, facts)
         poison = [w for w in entry.words[:2] if w in (LIST_POISON1, LIST_POISON2)]
         if not explain and len(poison) == 2:
             explain = list_poison_explain(func, member_text or None, ("next", "prev"))

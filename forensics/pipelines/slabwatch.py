@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 import shutil
 import sys
 from pathlib import Path
@@ -58,7 +59,14 @@ def leak_findings(store: SlabStore) -> tuple[tuple[Finding, ...], str]:
             f"leak analysis failed: {type(exc).__name__}: {exc} (a bug in kforensic; the samples are safe:"
             f" rerun kforensic leaks --store {store.path} --debug)"
         )
-    return findings, f"leak analysis of the whole store: {len(findings)} finding(s); details: kforensic leaks --store"
+    return findings, (
+        f"leak analysis of the whole store: {len(findings)} finding(s); details: {leaks_command(store.path)}"
+    )
+
+
+def leaks_command(store: Path) -> str:
+    """The command that analyses a store, ready to paste (the path shell-quoted where it needs it)."""
+    return f"kforensic leaks --store {shlex.quote(str(store))}"
 
 
 def end_of_run_analysis(store: SlabStore, run_id: int | None, analyse: bool = True) -> RunReport:
@@ -66,9 +74,15 @@ def end_of_run_analysis(store: SlabStore, run_id: int | None, analyse: bool = Tr
     summary = store.summary(run_id)
     findings: tuple[Finding, ...] = ()
     if not analyse:
-        analysis = "leak analysis: skipped (--no-analysis); run kforensic leaks --store"
+        analysis = f"leak analysis: skipped (--no-analysis); run {leaks_command(store.path)}"
     elif not summary.samples:
         analysis = "leak analysis: no samples"
+    elif not summary.caches:
+        # what kforensic leaks refuses ("no slab samples to analyse"): no verdict on caches never read
+        analysis = (
+            "leak analysis: not run: no slab samples to analyse (no sample read /proc/slabinfo: it is readable by "
+            "root only, and some kernels lack it)"
+        )
     else:
         findings, analysis = leak_findings(store)
     runs = [r for r in store.runs() if run_id is None or r.id == run_id]

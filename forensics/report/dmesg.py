@@ -448,7 +448,7 @@ def _why_parts(group: ReportGroup, why: ReportWhy) -> _WhyParts:
     if why.cause is not None:
         cause = (why.cause.cls, why.cause.statement, ", ".join(str(first + at) for at in why.cause_at))
     facts = [f for f in why.facts if f.name != "root cause"][:_SHOWN_FACTS]
-    rows = [(f.name, str(f.value), str(first + f.at)) for f in facts]
+    rows = [(f.name, str(f.value), ", ".join(map(str, f.lines(first)))) for f in facts]
     rows += [(f"lock {k.role}" + (f" #{k.number}" if k.number is not None else ""),
               k.name + (f" taken in {k.site}" if k.site else ""), str(first + k.at))
              for k in why.locks[:8]]  # fmt: skip

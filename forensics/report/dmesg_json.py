@@ -8,7 +8,7 @@ from typing import Any
 from forensics.model import NotAvailable
 from forensics.serialize import json_value
 from forensics.types.causes import Cause
-from forensics.types.dmesg import Frame, KernelReport, ReportGroup, ReportWhy, StackFrame
+from forensics.types.dmesg import Frame, KernelReport, ReportGroup, ReportWhy, StackFrame, WhyFact
 
 
 def _value(value: object) -> object:
@@ -291,6 +291,15 @@ def _stack_frame_dicts(frames: tuple[StackFrame, ...], first: int) -> list[dict[
     ]  # fmt: skip
 
 
+def _why_fact(fact: WhyFact, first: int) -> dict[str, Any]:
+    """A fact with its line; one computed from values on several lines (none holds it alone) names the others in
+    ``also_lines``."""
+    out: dict[str, Any] = {"name": fact.name, "value": _value(fact.value), "line": first + fact.at}
+    if fact.also:
+        out["also_lines"] = list(fact.lines(first)[1:])
+    return out
+
+
 def why_to_dict(report: KernelReport, why: ReportWhy, cause: Cause | None = None) -> dict[str, Any]:
     """A report's reading as JSON (the ``why`` of a ``reports`` item of ``kforensic.dmesg/1``), lines absolute."""
     first = report.start_line
@@ -300,7 +309,7 @@ def why_to_dict(report: KernelReport, why: ReportWhy, cause: Cause | None = None
     texts = dict(report.lines) if any(s.skipped for s in why.stacks) else {}
     return {
         "class": why.cls,
-        "facts": [{"name": f.name, "value": _value(f.value), "line": first + f.at} for f in why.facts],
+        "facts": [_why_fact(f, first) for f in why.facts],
         "stacks": [
             {
                 "kind": s.kind._value_,

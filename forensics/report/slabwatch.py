@@ -78,7 +78,9 @@ def render_report(report: RunReport, md: bool) -> str:
     # Named: the leak findings below measure slab memory (num_objs × objsize, window medians), another figure.
     head = f"top growers ({GROWERS_MEASURE}, first to last sample of the last boot)"
     lines += ["", f"## T{head[1:]}", ""] if md else [f"{head}:"]
-    if not s.top_growers:
+    if not s.caches:  # no cache read is no cache growing: whether one grew is unknown
+        lines.append(f"{bullet}unknown: no sample read a slab cache (/proc/slabinfo was not read)")
+    elif not s.top_growers:
         lines.append(f"{bullet}none: no cache grew between the first and last sample")
     for g in s.top_growers:
         lines.append(

@@ -357,6 +357,14 @@ def to_document(result: VmcoreResult) -> dict[str, Any]:
         "tasks": {
             "count": len(s.tasks),
             "by_state": dict(sorted(states.items())),
+            # the count and states are of the tasks read: "unknown" says how many more the dump hid
+            "complete": s.task_census.complete,
+            "unknown": json_value(s.task_census.unseen()),
+            "incomplete_because": s.task_census.why_incomplete() or None,
+            "list_breaks": [
+                {"direction": b.direction, "after_pid": b.after_pid, "address": b.address, "reason": b.reason}
+                for b in s.task_census.breaks
+            ],
             "blocked": [
                 {
                     "pid": t.pid,
@@ -595,7 +603,9 @@ def vmcore_document(result: VmcoreResult) -> Document:
     blocks.append(Section("Summary", (Lines(summary),)))
     trace = []
     for f in s.backtrace:
-        flags = " (exception frame)" if f.interrupted else ""  # "(inlined)" is the label's
+        # "(inlined)" is the label's; drgn marks the inlined calls at an exception's pc interrupted too, but the
+        # exception frame is one physical frame: the real function's
+        flags = " (exception frame)" if f.interrupted and not f.inline else ""
         trace.append(f"#{f.index:<2} {f.label()}{flags}  {s.where(f) or ''}".rstrip())
     blocks.append(Section("Backtrace of the crashed thread", (Code("\n".join(trace)), *_found_sources(s))))
     blocks += _why_sections(result)
@@ -608,7 +618,7 @@ def vmcore_document(result: VmcoreResult) -> Document:
         fault.append(Paragraph(f"{md_escape(result.fault.stopped)}."))
     else:
         steps = BulletList(tuple(md_escape(step) for step in result.fault.steps), ordered=True)
-        fault.append(Section("Reasoning", (steps, Paragraph(f"Confidence {result.fault.confidence:.2f}."))))
+        fault.append(Section("Reasoning", (steps, Paragraph(md_escape(result.fault.confidence_text())))))
     blocks.append(Section(title, tuple(fault)))
     follow_up = _follow_up_section(result)
     if follow_up is not None:
@@ -623,10 +633,7 @@ def vmcore_document(result: VmcoreResult) -> Document:
                 Code("\n".join(f"#{f.index} {f.label()}" for f in t.stack) or "no stack"),
             ]
         blocks.append(Section("Other CPUs", tuple(cpus)))
-    states = Counter(t.state for t in s.tasks)
-    tasks: list[Block] = [
-        Paragraph(f"{len(s.tasks)} tasks: " + ", ".join(f"{k} {v}" for k, v in sorted(states.items())))
-    ]
+    tasks: list[Block] = [Paragraph(md_escape(task_census_line(s)))]
     blocked = []
     for t in s.tasks:
         if t.state == "D":
@@ -651,6 +658,21 @@ def vmcore_document(result: VmcoreResult) -> Document:
     if s.warnings:
         blocks.append(Section("Warnings", (BulletList(tuple(md_escape(w) for w in s.warnings)),)))
     return Document("kforensic vmcore report", tuple(blocks))
+
+
+def task_census_line(s: CrashSnapshot) -> str:
+    """``38 tasks: D 1, S 17``; when the dump hid some, the figure is of those read, with how many more and why."""
+    states = ", ".join(f"{k} {v}" for k, v in sorted(Counter(t.state for t in s.tasks).items()))
+    census = s.task_census
+    if census.complete:
+        return f"{len(s.tasks)} tasks: {states}"
+    unseen = census.unseen()
+    more = (
+        f"unknown how many more ({unseen.reason})"
+        if isinstance(unseen, NotAvailable)
+        else f"{unseen} more not read, state unknown"
+    )
+    return f"{len(s.tasks)} tasks read: {states}; incomplete, {more}: {census.why_incomplete()}"
 
 
 def render_vmcore_markdown(result: VmcoreResult) -> str:

@@ -344,6 +344,12 @@ class CodeListing(NamedTuple):
     loaded_base: str | None  # the load's base register (``rdi``)
     loaded_value: int | None  # its value: the object the bad pointer was read from
     compared: tuple[tuple[str, int | None], ...]  # a trap's compare before the ud2: the registers and their values
+    # (register, line) of the register dump, offsets from the report's first line: where a register's value is
+    register_lines: tuple[tuple[str, int], ...] = ()
+
+    def register_at(self, name: str | None) -> int:
+        """The line (offset) that prints a register's value; the Code: line's when the dump does not print it."""
+        return next((at for register, at in self.register_lines if register == name), self.at)
 
 
 class WhyFact(NamedTuple):
@@ -357,6 +363,13 @@ class WhyFact(NamedTuple):
     name: str
     value: FactValue | NotAvailable
     at: int
+    # the other lines a value computed from several is read from (RAM bytes: "pages RAM" less "pages reserved"):
+    # no one line holds it, so each is cited
+    also: tuple[int, ...] = ()
+
+    def lines(self, first: int) -> tuple[int, ...]:
+        """The log lines the value is read from, ``first`` the report's first line's number."""
+        return (first + self.at, *(first + a for a in self.also))
 
 
 class LockInfo(NamedTuple):

@@ -363,6 +363,10 @@ class Power:
         )
 
 
+#: The caches a listing of /proc/PID/fd grows, one object each per fd listed: procfs's inode (and a dentry).
+FD_VIEW_CACHES = ("proc_inode_cache",)
+
+
 class Signature(NamedTuple):
     """A user action recognised by the caches it grows together."""
 
@@ -377,10 +381,15 @@ class Signature(NamedTuple):
     # Whether the objects are held open by a process (its sockets, files, mappings, watches): its exit frees them, so
     # the report's verdict says a process holds kernel memory, not that the kernel had a problem.
     held_by_process: bool = False
+    # Open file descriptors each anchor object stands for (a socket's, a pipe end's): whoever lists a process's fds
+    # (ls /proc/PID/fd, lsof, a monitoring agent) makes one procfs inode and one dentry per fd, kept while it is open.
+    fds_per_object: float | None = None
 
     def involves(self, cache: str) -> bool:
-        """Whether the action typically grows ``cache``."""
+        """Whether the action typically grows ``cache`` (the procfs view of its fds too, where it holds fds)."""
         patterns = (*(p for group in self.required for p in group), *self.companions)
+        if self.fds_per_object is not None:
+            patterns = (*patterns, *FD_VIEW_CACHES)
         return any(fnmatch.fnmatchcase(cache, p) for p in patterns)
 
     def made_per_object(self, cache: str) -> float | None:

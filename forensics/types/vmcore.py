@@ -7,6 +7,7 @@ build them from any source.  Importing this module never imports drgn.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, ClassVar
 
@@ -350,6 +351,12 @@ class AddressInfo:
     symbol: str | None = None
     words: tuple[int, ...] = ()  # the first words at the address (for poison / text checks)
     missing: str | None = None
+    # the slab object's bytes before the address (at most LEADING_BYTES): the text an overflow wrote up to it
+    leading: bytes = b""
+
+
+#: How many bytes of a slab object before an address are kept (the member an overflow came from).
+LEADING_BYTES = 256
 
 
 @dataclass(frozen=True)
@@ -599,6 +606,71 @@ class FollowUp:
 
 
 @dataclass(frozen=True)
+class TaskListBreak:
+    """Where a walk of the list of tasks (``init_task.tasks``) stopped: a task_struct the dump lacks."""
+
+    direction: str  # "forward" (->next) or "backward" (->prev), from init_task
+    after_pid: int  # the last task the walk read before it (0: init_task itself)
+    address: int  # the task_struct it could not read
+    reason: str  # why the dump lacks it (page frame, what filtered it out)
+
+    def text(self) -> str:
+        return f"{self.direction} after pid {self.after_pid} at {self.address:#x} ({self.reason})"
+
+
+@dataclass(frozen=True)
+class TaskCensus:
+    """How complete the dump's list of tasks is, and how that was found out.
+
+    The PID table (one struct pid per pid) is the census; a struct pid the dump lacks hides its task,
+    which the list of thread-group leaders (``init_task.tasks``) may give back.  A task neither gave is
+    not counted: its state is unknown, and the count of tasks read is then a lower bound.
+    """
+
+    hidden: int = 0  # struct pids of the PID table the dump lacks (each hid its task)
+    recovered: int = 0  # tasks the list of tasks gave among those hidden
+    left_out: int = 0  # tasks found whose task_struct could not be read
+    breaks: tuple[TaskListBreak, ...] = ()  # where the walks of the list of tasks stopped
+    pid_table: str | None = None  # why the walk of the PID table itself stopped, when it did
+
+    @property
+    def complete(self) -> bool:
+        return not (self.hidden > self.recovered or self.left_out or self.pid_table)
+
+    def unseen(self) -> int | NotAvailable:
+        """How many tasks were not read (each of their states unknown); not available when the PID table's
+        own walk stopped, as then how many pids follow is unknown."""
+        if self.pid_table is not None:
+            return NotAvailable(f"the walk of the PID table stopped: {self.pid_table}")
+        return max(0, self.hidden - self.recovered) + self.left_out
+
+    def why_incomplete(self) -> str:
+        """How the gap was detected and where the walks broke, in one sentence."""
+        parts = []
+        if self.hidden:
+            parts.append(
+                f"{self.hidden} struct pids of the PID table are not in the dump and the list of tasks "
+                f"(init_task.tasks) gave back {self.recovered} of their tasks"
+            )
+        if self.breaks:
+            # both walks usually stop on the same filtered page: its explanation is said once
+            reasons = {re.sub(r" at 0x[0-9a-f]+", "", b.reason) for b in self.breaks}
+            if len(reasons) == 1:
+                where = " and ".join(f"{b.direction} after pid {b.after_pid} at {b.address:#x}" for b in self.breaks)
+                parts.append(f"the list of tasks breaks {where} ({self.breaks[0].reason})")
+            else:
+                parts.append("the list of tasks breaks " + "; ".join(b.text() for b in self.breaks))
+        elif self.hidden > self.recovered:
+            # a whole list read: the others are threads (not on it) or pids that outlived their task
+            parts.append("the list of tasks was read whole: the others are threads or pids kept after their task")
+        if self.left_out:
+            parts.append(f"{self.left_out} task_structs named by the PID table are not in the dump")
+        if self.pid_table is not None:
+            parts.append(f"the walk of the PID table stopped: {self.pid_table}")
+        return "; ".join(parts)
+
+
+@dataclass(frozen=True)
 class CrashSnapshot:
     """Everything the adapter extracted from one dump."""
 
@@ -643,6 +715,7 @@ class CrashSnapshot:
     # The crashed kernel's sysctl_hung_task_timeout_secs (0: the detector was off); not available without
     # CONFIG_DETECT_HUNG_TASK, or where it was not read.
     hung_task_timeout: int | NotAvailable = field(default=NotAvailable("not read"))
+    task_census: TaskCensus = field(default=TaskCensus())  # how complete ``tasks`` is
 
     def where(self, frame: Frame) -> str | None:
         """``file:line`` of a frame as a reader opens it: the copy found via --source-dir where the debug info's
@@ -696,6 +769,10 @@ class FieldRef:
         return f"{self.struct}.{self.member.name} (offset {self.member.offset:#x}, {self.member.type_name})"
 
 
+#: Below this a pointer is NULL plus an offset: nothing is ever mapped in the lowest page (x86-64, arm64).
+NULL_PAGE_LIMIT = 0x1000
+
+
 @dataclass(frozen=True)
 class FaultAnalysis:
     """What the faulting instruction did, and which NULL field it went through (or why nothing faulted there)."""
@@ -716,6 +793,23 @@ class FaultAnalysis:
     # Why nothing faulted at the instruction (a BUG/WARN trap, the interrupt a lockup detector took), None for a
     # fault: then there are no steps, the instruction is only where the CPU stopped.
     stopped: str | None = None
+
+    def confidence_text(self) -> str:
+        """What ``confidence`` is of: the reading of a NULL pointer the fault went through.  A base register that
+        holds no NULL-page pointer leaves no such reading to weigh: the steps are then the instruction's arithmetic
+        on the saved registers, and no figure is given for them."""
+        if isinstance(self.null_expression, str):
+            what = f"{self.null_expression} is the NULL pointer the fault read through"
+            return f"Confidence {self.confidence:.2f} that {what}."
+        if self.base_value is not None and self.base_value < NULL_PAGE_LIMIT:
+            return (
+                f"Confidence {self.confidence:.2f} that the fault read through a NULL pointer ({self.base_register} = "
+                f"{self.base_value:#x}); which pointer is unknown: {self.null_expression.reason}."
+            )
+        return (
+            f"No NULL pointer to weigh ({self.null_expression.reason}): the steps are the instruction's arithmetic on "
+            "the saved registers, exact as far as the registers are; what the address held is in the Why above."
+        )
 
 
 @dataclass(frozen=True)

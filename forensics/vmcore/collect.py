@@ -168,9 +168,11 @@ def _collect(
         "memory users", lambda: reads.memory_users(prog, page_size(prog), warnings)
     )
     say("tasks")
-    all_tasks = system.attempt("tasks", lambda: system.tasks(prog, STACK_STATES, warnings))
+    walk = system.TaskWalk()
+    all_tasks = system.attempt("tasks", lambda: system.tasks(prog, STACK_STATES, warnings, walk))
     if isinstance(all_tasks, NotAvailable):
         warnings.append(str(all_tasks))
+        walk.pid_table = walk.pid_table or str(all_tasks)  # no census: how many tasks there were is unknown
         all_tasks = ()
     other = system.attempt("other CPUs", lambda: system.other_cpu_tasks(prog, crashed_cpu, warnings))
     if isinstance(other, NotAvailable):
@@ -225,6 +227,7 @@ def _collect(
         layouts=layouts,
         other_cpus=other,
         tasks=all_tasks,
+        task_census=walk.census(),
         memory=system.memory_totals(prog),
         slab_caches=caches,
         modules=mods,

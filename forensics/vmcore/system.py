@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import TypeVar
 
@@ -16,7 +16,17 @@ from drgn.helpers.linux.printk import get_printk_records
 from drgn.helpers.linux.sched import task_cpu, task_state_to_char
 
 from forensics.model import NotAvailable
-from forensics.types.vmcore import CompletionWait, Frame, LogRecord, MemoryTotals, ModuleInfo, SlabCacheInfo, TaskInfo
+from forensics.types.vmcore import (
+    CompletionWait,
+    Frame,
+    LogRecord,
+    MemoryTotals,
+    ModuleInfo,
+    SlabCacheInfo,
+    TaskCensus,
+    TaskInfo,
+    TaskListBreak,
+)
 from forensics.vmcore import gaps, layouts
 from forensics.vmcore.extract import backtrace
 from forensics.vmcore.gaps import not_in_dump
@@ -367,38 +377,62 @@ def _lock_wait(prog: drgn.Program, trace: drgn.StackTrace) -> tuple[str | None, 
     return None, None, None, None
 
 
-def pids_and_tasks(prog: drgn.Program, notes: list[str]) -> Iterator[tuple[int | None, drgn.Object]]:
+@dataclass
+class TaskWalk:
+    """What a walk of the tasks met on its way: filled by :func:`pids_and_tasks`, read as a :class:`TaskCensus`."""
+
+    hidden: int = 0
+    recovered: int = 0
+    left_out: int = 0
+    breaks: list[TaskListBreak] = field(default_factory=list)
+    pid_table: str | None = None
+
+    def census(self) -> TaskCensus:
+        return TaskCensus(self.hidden, self.recovered, self.left_out, tuple(self.breaks), self.pid_table)
+
+
+def pids_and_tasks(
+    prog: drgn.Program, notes: list[str], walk: TaskWalk | None = None
+) -> Iterator[tuple[int | None, drgn.Object]]:
     """(pid, task) of every task in the initial PID namespace, as far as the dump holds the PID table.
 
     A struct pid the dump lacks hides its task from the PID table.  Then the list of thread-group
     leaders (``init_task.tasks``, linked through the task_structs themselves, walked both ways from
     ``init_task`` so that one missing task_struct costs only the tasks between two gaps) gives the
     tasks whose task_struct is there; threads other than leaders hidden that way stay unknown.
+    ``walk`` records how many were hidden and given back and where the list broke.
     """
     from drgn.helpers.linux.pid import for_each_pid, pid_task
 
+    walk = TaskWalk() if walk is None else walk
     pidtype = prog["PIDTYPE_PID"]
     seen: set[int] = set()
-    hidden = 0
-    for pid in gaps.walk(for_each_pid(prog), "the PID table", notes):
+    stopped: list[str] = []
+    for pid in gaps.walk(for_each_pid(prog), "the PID table", stopped):
         try:
             nr: int | None = int(pid.numbers[0].nr.value_())
             task = pid_task(pid, pidtype)
         except drgn.FaultError as exc:
             notes.append(f"a task: its struct pid at {int(pid.value_()):#x} {gaps.not_in_dump(exc, 'struct pid')}")
-            hidden += 1
+            walk.hidden += 1
             continue
         if task:
             seen.add(int(task.value_()))
             yield nr, task
-    if hidden:
-        found = 0
-        for task in _task_list(prog, seen):
-            found += 1
+    notes.extend(stopped)
+    walk.pid_table = stopped[0] if stopped else None
+    if walk.hidden:
+        for task in _task_list(prog, seen, walk.breaks):
+            walk.recovered += 1
             yield int(task.pid.value_()), task
+        # the census line (Tasks) says why each break's task_struct is missing; here only where
+        where = " and ".join(f"{b.direction} after pid {b.after_pid} at {b.address:#x}" for b in walk.breaks)
+        unseen = walk.hidden - walk.recovered
+        breaks = f"; it breaks {where} (task_structs not in the dump)" if walk.breaks else ""
+        breaks += f", so {unseen} tasks are not read (state unknown)" if unseen > 0 else ""
         notes.append(
-            f"the PID table: {hidden} struct pids are not in the dump; the list of tasks (init_task.tasks) "
-            f"gave {found} tasks it hid"
+            f"the PID table: {walk.hidden} struct pids are not in the dump; the list of tasks (init_task.tasks) "
+            f"gave {walk.recovered} tasks it hid{breaks}"
         )
 
 
@@ -406,40 +440,54 @@ def pids_and_tasks(prog: drgn.Program, notes: list[str]) -> Iterator[tuple[int |
 TASK_LIST_MAX = 1 << 20
 
 
-def _task_list(prog: drgn.Program, seen: set[int]) -> Iterator[drgn.Object]:
-    """Thread-group leaders on ``init_task.tasks`` not in ``seen``, forward then backward to a gap."""
+def _task_list(prog: drgn.Program, seen: set[int], breaks: list[TaskListBreak]) -> Iterator[drgn.Object]:
+    """Thread-group leaders on ``init_task.tasks`` not in ``seen``, forward then backward to a gap (in ``breaks``)."""
     from drgn.helpers.linux.list import list_empty
 
     head = prog["init_task"].tasks.address_of_()
     if list_empty(head):
         return
     visited = {int(head.value_())}
-    for direction in ("next", "prev"):
+    for direction, way in (("next", "forward"), ("prev", "backward")):
         node = head.member_(direction)
+        after = 0
         for _ in range(TASK_LIST_MAX):
-            address = int(node.value_())
+            try:
+                address = int(node.value_())
+            except drgn.FaultError as exc:  # the previous task_struct's link itself is not in the dump
+                breaks.append(TaskListBreak(way, after, int(getattr(exc, "address", 0)), not_in_dump(exc)))
+                break
             if address in visited:
                 break
             visited.add(address)
             task = drgn.container_of(node, "struct task_struct", "tasks")
             try:
                 following = node.member_(direction)
-                task.pid.value_()
-            except drgn.FaultError:
-                break  # a task_struct the dump lacks: the other direction goes on from init_task
+                pid = int(task.pid.value_())
+            except drgn.FaultError as exc:
+                # a task_struct the dump lacks: the other direction goes on from init_task
+                breaks.append(
+                    TaskListBreak(way, after, int(task.value_()), not_in_dump(exc, "a word of its task_struct"))
+                )
+                break
             if int(task.value_()) not in seen:
                 yield task
+            after = pid
             node = following
 
 
-def tasks(prog: drgn.Program, with_stacks: set[str], notes: list[str] | None = None) -> tuple[TaskInfo, ...]:
+def tasks(
+    prog: drgn.Program, with_stacks: set[str], notes: list[str] | None = None, walk: TaskWalk | None = None
+) -> tuple[TaskInfo, ...]:
     """Every task; those in a state of ``with_stacks`` (or on a CPU) with their stack and lock wait.
 
-    A task whose task_struct the dump lacks is left out, and ``notes`` says which and why.
+    A task whose task_struct the dump lacks is left out, ``notes`` says which and why, and ``walk`` counts
+    it with what the walk of the PID table and of the list of tasks could not read.
     """
     notes = [] if notes is None else notes
+    walk = TaskWalk() if walk is None else walk
     out = []
-    for nr, task in pids_and_tasks(prog, notes):
+    for nr, task in pids_and_tasks(prog, notes, walk):
         try:
             state = task_state_to_char(task)
             pid = int(task.pid.value_())
@@ -447,6 +495,7 @@ def tasks(prog: drgn.Program, with_stacks: set[str], notes: list[str] | None = N
         except drgn.FaultError as exc:
             what = f"task_struct of pid {nr}"
             notes.append(f"task pid {nr} left out: {gaps.not_in_dump(exc, what)}")
+            walk.left_out += 1
             continue
         cpu = attempt("cpu", partial(_task_int, task_cpu, task))
         on_cpu = bool(int(task.on_cpu.value_())) if _has_member(task, "on_cpu") else False

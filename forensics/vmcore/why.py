@@ -20,6 +20,7 @@ import drgn
 from detectors.vmcore import cexpr
 from forensics.model import NotAvailable
 from forensics.types.vmcore import (
+    LEADING_BYTES,
     AddressInfo,
     BugSite,
     CodeBytes,
@@ -533,9 +534,13 @@ def identify(prog: drgn.Program, address: int, origin: str, aliases: dict[str, s
         name = cache.name.string_().decode(errors="replace")
         merged = tuple(sorted(alias for alias, target in (aliases or {}).items() if target == name))
         start = int(info.address)
+        leading = b""
+        with contextlib.suppress(drgn.FaultError):
+            first = max(start, address - LEADING_BYTES)
+            leading = prog.read(first, address - first) if address > first else b""
         return AddressInfo(
             address, origin, "slab", name, merged, start, int(cache.object_size.value_()),
-            address - start, allocation_state(prog, info), words=words, missing=missing,
+            address - start, allocation_state(prog, info), words=words, missing=missing, leading=leading,
         )  # fmt: skip
     try:
         sym = prog.symbol(address)

@@ -128,6 +128,41 @@ def test_watch_text_summary_names_top_growers(tmp_path: Path) -> None:
     assert "Example:" in whole.stdout
 
 
+def test_a_watch_that_read_no_cache_says_so_not_that_none_grew(tmp_path: Path) -> None:
+    """A --root where /proc/slabinfo cannot be read: the summary said "none: no cache grew" and "leak analysis of the
+    whole store: 0 finding(s)", an all-clear about caches it never read, while kforensic leaks on the same store says
+    "no slab samples to analyse" (a reviewer, round 5 #12)."""
+    tree = FakeTree(tmp_path / "root")
+    (tree.root / "proc/slabinfo").unlink()
+    store = tmp_path / "s.sqlite"
+    done = kforensic(
+        "slab-watch", "--root", str(tree.root), "--store", str(store), "--interval", "0.05",
+        "--allow-fast-interval", "--duration", "0.2",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "caches: 0;" in done.stdout
+    assert "no cache grew" not in done.stdout and "0 finding(s)" not in done.stdout
+    assert "unknown: no sample read a slab cache (/proc/slabinfo was not read)" in done.stdout
+    assert "leak analysis: not run: no slab samples to analyse" in done.stdout
+    refused = kforensic("leaks", "--store", str(store))
+    assert refused.returncode == 3 and "no slab samples to analyse" in refused.stderr
+
+
+def test_the_summary_names_the_store_the_leaks_command_reads(tmp_path: Path) -> None:
+    """ "details: kforensic leaks --store" ended without the path it was to be run on (round 5 #12)."""
+    tree = FakeTree(tmp_path / "root dir")
+    store = tmp_path / "my store.sqlite"
+    for extra in ((), ("--no-analysis",)):
+        done = kforensic(
+            "slab-watch", "--root", str(tree.root), "--store", str(store), "--interval", "0.05",
+            "--allow-fast-interval", "--duration", "0.2", *extra,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        [command] = re.findall(r"kforensic leaks --store .*", done.stdout)
+        assert shlex.split(command)[3:] == [str(store)], command
+        assert kforensic(*shlex.split(command)[1:]).returncode in (0, 1)
+
+
 def test_interval_bounds_and_conflicting_durations_are_usage_errors(tmp_path: Path) -> None:
     store = str(tmp_path / "s.sqlite")
     for args in (

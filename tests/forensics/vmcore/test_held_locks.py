@@ -194,5 +194,5 @@ def test_tasks_the_pid_table_loses_are_found_on_the_task_list(kernel: str, tmp_p
     waiter, owner = tasks[truth["waiter_comm"]], tasks[truth["owner_comm"]]
     assert (waiter.state, waiter.blocked_on, waiter.lock_owner_pid) == ("D", f"mutex {truth['name']}", owner.pid)
     [said] = [n for n in notes if n.startswith("the PID table: ")]
-    assert said.endswith("tasks it hid") and "struct pids are not in the dump" in said
+    assert "tasks it hid" in said and "struct pids are not in the dump" in said
     assert any("struct pid" in n and FILTERED in n for n in notes)

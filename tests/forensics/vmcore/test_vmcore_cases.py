@@ -3,12 +3,13 @@ from the source."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
 
 from forensics.model import PROBLEM, LocatorKind, NotAvailable, Severity
-from forensics.report.vmcore import to_document
+from forensics.report.vmcore import render_vmcore_markdown, to_document
 from forensics.types.results import VmcoreResult
 from tests.helpers import assert_evidence_resolves
 from tests.vmcore_cases import (
@@ -92,6 +93,55 @@ def test_crashing_function_and_culprit(name: str) -> None:
         assert any(f.function == named and f.module == want["in_module"] for f in result.snapshot.backtrace)
     else:
         assert crash.title.lower() == str(want["title"]).lower()
+
+
+#: The kernel's own statement of where it stopped: a BUG()'s line, in the log.
+_BUG_AT = re.compile(r"kernel BUG at (\S+):(\d+)!")
+_CRASHED_AT = re.compile(r"crashed in \S+ \((\S+):(\d+)[ )]")
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_the_crash_line_is_the_one_the_kernel_states(name: str) -> None:
+    """The headline's line is the BUG's (mm/slub.c:305 on 5.10, where set_freepointer inlines itself at line
+    300), and for a panic called by a function inlined into another, the line of that call."""
+    case, result = _case(name)
+    want = case.expected
+    stated = _BUG_AT.search("\n".join(r.text for r in result.snapshot.log))
+    site = want.get("kernel_site")
+    if stated is not None:
+        file, line = stated.group(1), int(stated.group(2))
+    elif want["type"] in ("hung_task", "oom_panic") and isinstance(site, dict):
+        file, line = site["file"], site["line"]
+    else:
+        pytest.skip("the kernel states no line of the crash: a fault or a lockup's interrupt is where its pc is")
+    crash = next(f for f in result.incident.findings if f.kind == "crash")
+    said = _CRASHED_AT.search(crash.summary)
+    assert said is not None, crash.summary
+    assert said.group(1).endswith(file) and int(said.group(2)) == line, crash.summary
+    assert str(crash.fact("source")).startswith(said.group(1) + ":" + said.group(2))
+
+
+@pytest.mark.parametrize("kernel", kernels_of("01-null-member"))
+def test_the_reasoning_weighs_the_null_pointer_it_names(kernel: str) -> None:
+    """The figure under the fault's steps is the NULL-pointer reading's, named with the pointer it weighs."""
+    case, result = _need("01-null-member", kernel)
+    fault = result.fault
+    assert not isinstance(fault, NotAvailable)
+    pointer = case.expected["null_expression"]
+    want = f"Confidence {fault.confidence:.2f} that {pointer} is the NULL pointer the fault read through."
+    assert fault.confidence_text() == want
+
+
+@pytest.mark.parametrize("kernel", kernels_of("10-use-after-free"))
+def test_the_reasoning_gives_no_figure_without_a_null_pointer(kernel: str) -> None:
+    """The base register holds a use-after-free's poison (0x6b6b6b6b6b6b6b6b), no NULL pointer: the derivation is
+    exact and no NULL-pointer confidence (0.30, "of what?") is printed under it."""
+    _, result = _need("10-use-after-free", kernel)
+    fault = result.fault
+    assert not isinstance(fault, NotAvailable)
+    text = fault.confidence_text()
+    assert "Confidence" not in text and "the base register does not hold a NULL-page pointer" in text
+    assert "Confidence 0.30" not in render_vmcore_markdown(result)
 
 
 @pytest.mark.parametrize("kernel", kernels_of("01-null-member"))

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -338,6 +339,16 @@ def test_list_overflow_names_the_neighbour_and_decodes_the_text(kernel: str) -> 
     assert not [h for h in result.analysis.hypotheses if h.statement.startswith("a bug in __list_")]
     assert f"{want['bad_pointer']} = {want['text']!r} is text" in hypothesis
     assert f"text overflowed from {want['struct']}.{want['neighbour']}" in hypothesis
+    # the whole string is quoted, and its NUL, past name's 16 bytes and next's 8, is prev's lowest byte
+    written = re.search(r'\("([^"]+)"\)', str(case.expected["description"]))
+    assert written is not None
+    string = written.group(1)
+    assert str(finding.fact("overflowing string")).startswith(f"{string!r} ({len(string)} characters and its NUL")
+    size = int(re.sub(r"\D", "", want["neighbour_type"]))
+    assert str(finding.fact("prev")).endswith(
+        f"its byte {len(string) - size - 8} (from the lowest) is the string's NUL terminator, so prev was "
+        "overwritten too: its true value is unknown"
+    )
 
 
 @pytest.mark.parametrize("kernel", kernels_of("14-spin-deadlock"))
