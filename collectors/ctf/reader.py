@@ -938,7 +938,16 @@ class Session:
             t.every = (want, emit, ly.field_reads(t.layouts, want, emit))
         want, emit, reads = t.every
         packets = np.empty((1, ly.N_PKTCOLS), dtype=np.int64)
-        cap = size // 4 + 2  # (an event takes at least 32 bits)
+        # Rows for the events the packet was read with (a row more: never full), else for its worst case (an
+        # event takes at least 32 bits).  That worst case, 27 MB for a 1 MB packet, came from the heap once the
+        # session's own row buffers were freed (glibc's mmap threshold follows the blocks freed): the part of it
+        # written stayed resident, and a later one placed elsewhere added its own (peak RSS of the x44 session's
+        # citations 66-78 MB from run to run, 65-67 MB so).
+        k = bisect.bisect_left(s.packet_offs, offset)
+        if k < len(s.packet_offs) and s.packet_offs[k] == offset:
+            cap = (s.packet_before[k + 1] if k + 1 < len(s.packet_before) else s.events) - s.packet_before[k] + 1
+        else:
+            cap = size // 4 + 2
         while True:
             rows = np.empty((cap, ly.N_ROWCOLS), dtype=np.int64)
             st = np.zeros(ly.N_STATE, dtype=np.int64)
