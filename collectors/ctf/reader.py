@@ -183,6 +183,9 @@ class StreamFile:
     first_ts: int = -1
     last_ts: int = -1
     lost_marks: list[tuple[int, int, int]] = field(default_factory=list)  # (ts ns, cpu, count) to insert
+    # The lost-event marker rows not merged yet, in time order: merged as a part of their own, just before the
+    # stream's pending rows (so a marker precedes the rows of its time), never written among those (_note_marks).
+    marks: npt.NDArray[np.int64] = field(default_factory=lambda: np.zeros((0, ly.N_ROWCOLS), dtype=np.int64))
     mapping: mmap.mmap | None = None  # the file's mapping (None: empty file)
     rows_needed: int = 0  # the rows a decode call needs to hold one packet of this stream (0: not known yet)
     # The decoder writes into this array right after the pending rows (``pending`` is its head while it is a
@@ -351,24 +354,27 @@ def _room(s: StreamFile, cap: int) -> npt.NDArray[np.int64]:
     return buf[n : n + cap]
 
 
-def _insert_marks(s: StreamFile) -> None:
-    """The lost-event markers noted for ``s`` (StreamFile.lost_marks) put among its pending rows, in time order (a
-    marker before the rows of its time).  Written back into the stream's row buffer where it has the room: a new
-    array per marker, kept until the stream's next decode (and the concatenation kept by the merge generator), was
-    7 MB of the x44 session's peak RSS (43 packet gaps on each of 3 streams)."""
+def _note_marks(s: StreamFile) -> None:
+    """The lost-event markers noted for ``s`` (StreamFile.lost_marks) as rows added to its unmerged markers
+    (StreamFile.marks), in time order (a new one before an older one of its time).
+
+    Kept apart from the pending rows, the merge (Session._steps) takes them as a part of their own placed before
+    the stream's rows, the order they had when they were sorted in among those, without copying those: sorted in,
+    each marker made two copies of the stream's pending rows (about one packet's: 2.5-4 MB each of the x44
+    benchmark session, whose 129 packet gaps each made one, in the reader thread's heap: its reading alone
+    peaked at 59.7 MB, 56.6 MB so; sorting them in was about 0.3 s of the run's CPU)."""
     marks = np.zeros((len(s.lost_marks), ly.N_ROWCOLS), dtype=np.int64)
     for k, (ts, cpu, n) in enumerate(s.lost_marks):
         marks[k, ly.R_KIND], marks[k, ly.R_TS], marks[k, ly.R_CPU], marks[k, ly.R_V0] = (Kind.LOST, ts, cpu, n)
         marks[k, ly.R_OFF] = -1
     s.lost_marks.clear()
-    both = np.concatenate([marks, s.pending])
-    merged = both[np.argsort(both[:, ly.R_TS], kind="stable")]
-    del both
-    if len(s.rowbuf) >= len(merged):  # (the pending rows, a view of it or not, are copied already: merged)
-        s.rowbuf[: len(merged)] = merged
-        s.pending = s.rowbuf[: len(merged)]
-    else:
-        s.pending = merged
+    both = np.concatenate([marks, s.marks])
+    s.marks = both[np.argsort(both[:, ly.R_TS], kind="stable")]
+
+
+def _last_ts(s: StreamFile) -> int:
+    """The time of the last row of ``s`` not merged yet, marker or event (it has one)."""
+    return max(int(a[-1, ly.R_TS]) for a in (s.pending, s.marks) if len(a))
 
 
 _ROW = np.dtype((np.void, ly.N_ROWCOLS * 8))  # one whole row as an opaque item: copied with one memcpy
@@ -809,27 +815,35 @@ class Session:
                 while not s.done and len(s.pending) < PENDING_ROWS:
                     self._decode_more(s)
                 if s.lost_marks:
-                    _insert_marks(s)
-            live = [i for i in live if not streams[i].done or len(streams[i].pending)]
+                    _note_marks(s)
+            live = [i for i in live if not streams[i].done or len(streams[i].pending) or len(streams[i].marks)]
             if not live:  # the decoder's rows and the last pending arrays (held by empty views) let go
                 for s in streams:
-                    s.pending = s.rowbuf = np.zeros((0, ly.N_ROWCOLS), dtype=np.int64)
+                    s.pending = s.rowbuf = s.marks = np.zeros((0, ly.N_ROWCOLS), dtype=np.int64)
                 return
             # Everything up to the earliest "last decoded" time of the streams still reading is final.
             horizon = min(
-                (int(streams[i].pending[-1, ly.R_TS]) for i in live if not streams[i].done and len(streams[i].pending)),
+                (
+                    _last_ts(streams[i])
+                    for i in live
+                    if not streams[i].done and (len(streams[i].pending) or len(streams[i].marks))
+                ),
                 default=None,
             )
             parts, owners = [], []  # (the parts are views of the streams' buffers, read before they decode again)
             for i in live:
-                p = streams[i].pending
-                if not len(p):
-                    continue
-                n = len(p) if horizon is None else int(np.searchsorted(p[:, ly.R_TS], horizon, side="right"))
-                if n:
-                    parts.append(p[:n])
-                    owners.append(np.full(n, i, dtype=np.int64))
-                    streams[i].pending = p[n:]  # (a view: the next decode moves it to its buffer's head)
+                s = streams[i]
+                for p, is_marks in ((s.marks, True), (s.pending, False)):  # a stream's markers before its rows
+                    if not len(p):
+                        continue
+                    n = len(p) if horizon is None else int(np.searchsorted(p[:, ly.R_TS], horizon, side="right"))
+                    if n:
+                        parts.append(p[:n])
+                        owners.append(np.full(n, i, dtype=np.int64))
+                        if is_marks:
+                            s.marks = p[n:]
+                        else:
+                            s.pending = p[n:]  # (a view: the next decode moves it to its buffer's head)
             if not parts:
                 continue
             owner = np.concatenate(owners)
@@ -924,7 +938,16 @@ class Session:
             t.every = (want, emit, ly.field_reads(t.layouts, want, emit))
         want, emit, reads = t.every
         packets = np.empty((1, ly.N_PKTCOLS), dtype=np.int64)
-        cap = size // 4 + 2  # (an event takes at least 32 bits)
+        # Rows for the events the packet was read with (a row more: never full), else for its worst case (an
+        # event takes at least 32 bits).  That worst case, 27 MB for a 1 MB packet, came from the heap once the
+        # session's own row buffers were freed (glibc's mmap threshold follows the blocks freed): the part of it
+        # written stayed resident, and a later one placed elsewhere added its own (peak RSS of the x44 session's
+        # citations 66-78 MB from run to run, 65-67 MB so).
+        k = bisect.bisect_left(s.packet_offs, offset)
+        if k < len(s.packet_offs) and s.packet_offs[k] == offset:
+            cap = (s.packet_before[k + 1] if k + 1 < len(s.packet_before) else s.events) - s.packet_before[k] + 1
+        else:
+            cap = size // 4 + 2
         while True:
             rows = np.empty((cap, ly.N_ROWCOLS), dtype=np.int64)
             st = np.zeros(ly.N_STATE, dtype=np.int64)

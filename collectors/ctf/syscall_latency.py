@@ -18,6 +18,7 @@ import numpy.typing as npt
 
 from collectors.ctf import layouts as ly
 from collectors.ctf.reader import K_SYSCALL_ENTRY, K_SYSCALL_EXIT, syscall_name
+from forensics.types.arrays import distinct
 from forensics.types.syscalls import SyscallCall, SyscallLatency, SyscallStats
 from forensics.types.trace import Kind
 
@@ -77,7 +78,7 @@ class SyscallPairing:
         nid = self._lut[keys]
         new = nid == _UNSET
         if bool(new.any()):
-            for key in np.unique(keys[new]).tolist():
+            for key in distinct(keys[new]).tolist():  # (np.unique would import numpy.ma: forensics.types.arrays)
                 name = self.session.event_name(key // self.width, key % self.width)
                 if name == "exit_syscall":
                     got = _ANY_NAME

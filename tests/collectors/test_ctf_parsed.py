@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import pickle
 import stat
 from pathlib import Path
 
@@ -51,6 +52,17 @@ def test_a_cached_parse_equals_a_fresh_one_at_the_path_asked(kernel: Path, tmp_p
     _same_layouts(cached_layouts, compile_layouts(fresh))
     assert meta.path == kernel
     _same_layouts(layouts, cached_layouts)
+
+
+def test_a_cached_parse_unpickles_its_events_when_first_read(kernel: Path) -> None:
+    parsed.load(kernel)
+    meta, _layouts = parsed.load(kernel)  # from the entry
+    assert "events" not in vars(meta)  # one bytes object until read
+    again = pickle.loads(pickle.dumps(meta))  # pickled again unread, then read
+    assert meta.events == parse_metadata(kernel).events and "events" in vars(meta)
+    assert again.events == meta.events
+    with pytest.raises(AttributeError):
+        _ = meta.no_such_attribute
 
 
 def test_a_damaged_entry_is_parsed_again_and_replaced(kernel: Path) -> None:
