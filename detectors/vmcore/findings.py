@@ -237,24 +237,28 @@ def innermost_frame(frames: tuple[Frame, ...], frame: Frame) -> Frame:
     return frames[i]
 
 
-def crash_where(snap: CrashSnapshot, frame: Frame) -> str | None:
+def crash_where(snap: CrashSnapshot, frame: Frame, origin: bool = False) -> str | None:
     """``file:line`` of the crash as the kernel states it, with the function it is in when that is not the real
     function the log and the headline name (an inlined call).
 
     A BUG()/WARN() trap is where its bug table entry says (``kernel BUG at mm/slub.c:305``), which is the innermost
     inlined call at the pc, not the line where the real function inlines it; a dump taken in panic() is at the line
     that called it (``check_hung_uninterruptible_tasks``, inlined into ``watchdog``).  Any other exception (a fault,
-    a lockup's interrupt) keeps the real function's line: the innermost there is a helper such as cpu_relax()."""
+    a lockup's interrupt) keeps the real function's line: the innermost there is a helper such as cpu_relax().
+    The file is the one a reader opens (:meth:`CrashSnapshot.cite`: the copy found via --source-dir); ``origin``:
+    saying so, with the path the debug info names (the source fact's value)."""
+    cite = snap.cite_with_origin if origin else snap.cite
     site = snap.bug_site
-    function: str | NotAvailable
     inner = innermost_frame(snap.backtrace, frame)
-    # The file a reader opens: the copy found via --source-dir where there is one (CrashSnapshot.where).
-    where, function = snap.where(inner) or snap.where(frame), inner.function
+    file, line, function = inner.source_file, inner.source_line, inner.function
+    if file is None:
+        file, line = frame.source_file, frame.source_line
     if isinstance(site, BugSite) and site.pc == frame.pc and site.file and site.line is not None:
         if inner.source_line != site.line:  # the bug table's word over DWARF's; the same line keeps DWARF's path
-            where, function = snap.cite(site.file, site.line), site.function
+            file, line, function = site.file, site.line, site.function
     elif frame.interrupted:
-        return snap.where(frame)
+        return cite(frame.source_file, frame.source_line)
+    where = cite(file, line)
     if where is None or function == frame.function:
         return where
     return f"{where} in {function}, inlined"
@@ -371,9 +375,7 @@ def crash_finding(
     facts = [
         Fact("crashing function", str(func)),
         Fact(
-            "source",
-            (snap.cite_with_origin(frame.source_file, frame.source_line) if frame else None)
-            or "not available: no line information",
+            "source", (crash_where(snap, frame, origin=True) if frame else None) or "not available: no line information"
         ),
         Fact("task", crashed_task_text(snap, report)),
         Fact("panic message", str(snap.panic_message)),
