@@ -2116,7 +2116,12 @@ def perf_script_chunks(
             rc = proc.wait()
         errors.seek(0)
         said = [x.strip() for x in errors.read(1 << 20).decode("utf-8", "replace").splitlines() if x.strip()]
-    reason = said[0][:200] if said else f"exit status {rc}"
+    if said:
+        reason = said[0][:200]
+    elif rc < 0:  # killed by a signal: a file cut short makes perf read past its mapping (SIGBUS)
+        reason = f"perf was killed by signal {-rc} ({_signal_name(-rc)})"
+    else:
+        reason = f"exit status {rc}"
     if rc != 0 and (warnings is None or not produced):
         raise InputError(
             f"{label or path}: perf script failed: {reason}",
@@ -2149,6 +2154,16 @@ class PerfHeader(NamedTuple):
 
 
 _NO_HEADER = PerfHeader(None, None, (), None, (), None)
+
+
+def _signal_name(number: int) -> str:
+    """``SIGBUS`` for 7; the number itself where Python does not know it."""
+    import signal
+
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"
 
 
 def _inlined_names(profile: Profile) -> set[str]:

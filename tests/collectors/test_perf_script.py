@@ -371,6 +371,7 @@ def test_truncated_perf_data_is_an_error_or_a_note(recorded: Path, tmp_path: Pat
     with pytest.raises(InputError) as info:
         read_profile(str(cut))
     assert "\n" not in info.value.message and str(cut) in info.value.message
+    assert "exit status -" not in info.value.message  # a signal is named (a cut DWARF recording: SIGBUS, 7)
     cut = tmp_path / "cut-data.data"
     cut.write_bytes(data[: start + size // 2])  # inside the samples: perf script reads up to the cut
     try:
@@ -379,6 +380,13 @@ def test_truncated_perf_data_is_an_error_or_a_note(recorded: Path, tmp_path: Pat
         assert "\n" not in exc.message
     else:
         assert any("truncated" in n for n in profile.notes)
+
+
+def test_a_perf_killed_by_a_signal_is_said_so() -> None:
+    """perf script on a DWARF recording cut inside its samples dies of SIGBUS: "exit status -7" said nothing."""
+    from collectors.perf_script import _signal_name
+
+    assert _signal_name(7) == "SIGBUS" and _signal_name(9) == "SIGKILL" and _signal_name(999) == "signal 999"
 
 
 def test_findings_of_a_perf_data_input_resolve_through_perf_script(recorded: Path) -> None:
