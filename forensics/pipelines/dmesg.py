@@ -74,10 +74,15 @@ def _triage_file(name: str) -> tuple[SourceResult, bytes]:
 
 def _triage(tracked: TrackedInput) -> tuple[SourceResult, bytes]:
     """One opened log triaged, with its head as read."""
-    from collectors.kernel_log import log_chunks
+    from collectors.kernel_log import TextCheck, log_chunks
 
     head = bytearray()
-    grouper, lines = scan_chunks(log_chunks(tracked, head=head))
+    check = TextCheck(tracked.source)
+    grouper, lines = scan_chunks(log_chunks(tracked, head=head, check=check))
+    if not grouper.groups():
+        # Nothing found where nothing could be: an input with no kernel log line (another kind of text, an empty
+        # file) is refused, not said to hold no problem.
+        check.refuse_without_kernel_line(lines)
     return _explained(tracked.source, tracked.record(), grouper, lines), bytes(head)
 
 
