@@ -72,14 +72,15 @@ def _triage_file(name: str) -> tuple[SourceResult, bytes]:
         return _triage(tracked)
 
 
-def _triage(tracked: TrackedInput) -> tuple[SourceResult, bytes]:
-    """One opened log triaged, with its head as read."""
+def _triage(tracked: TrackedInput, refuse: bool = True) -> tuple[SourceResult, bytes]:
+    """One opened log triaged, with its head as read (``refuse``: an input without a kernel log line is refused,
+    :meth:`collectors.kernel_log.TextCheck.refuse_without_kernel_line`)."""
     from collectors.kernel_log import TextCheck, log_chunks
 
     head = bytearray()
     check = TextCheck(tracked.source)
     grouper, lines = scan_chunks(log_chunks(tracked, head=head, check=check))
-    if not grouper.groups():
+    if refuse and not grouper.groups():
         # Nothing found where nothing could be: an input with no kernel log line (another kind of text, an empty
         # file) is refused, not said to hold no problem.
         check.refuse_without_kernel_line(lines)
@@ -94,7 +95,9 @@ def analyse_log_bytes(name: str, data: bytes) -> DmesgResult:
     from collectors.inputs import TrackedInput
     from collectors.log_identity import parse_identity
 
-    result, head = _triage(TrackedInput(name, io.BytesIO(data)))
+    # The dump's own log, however little makedumpfile got of it: what it holds is the dump's, never refused (an
+    # empty one is said empty beside the dump's other findings).
+    result, head = _triage(TrackedInput(name, io.BytesIO(data)), refuse=False)
     # No file to read the head of again: what the head says is given as the last result's (build_incident).
     return _merged([result], parse_identity(head))
 

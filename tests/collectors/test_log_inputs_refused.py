@@ -211,3 +211,12 @@ def test_the_reader_refuses_at_the_end_of_the_input(tmp_path: Path) -> None:
     path.write_bytes(_random(5000) + b"\n[   12.345678] kf: hello\n" + _random(5000))
     with open_log(str(path)) as tracked:
         assert list(log_chunks(tracked))
+
+
+def test_a_dumps_own_log_is_never_refused() -> None:
+    """The kernel log makedumpfile extracts from a dump is the dump's whatever it holds (an empty one: the dump's
+    log buffer was not in it): the vmcore analysis goes on with it, no refusal of a file the user did not give."""
+    from forensics.pipelines.dmesg import analyse_log_bytes
+
+    result = analyse_log_bytes("vmcore#log", b"")
+    assert result.sources[0].lines == 0 and not result.sources[0].reports
