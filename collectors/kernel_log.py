@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 
 from collectors.binary_formats import TEXT_SAMPLE, binary_format, not_text
 from collectors.inputs import TrackedInput, open_input
-from forensics.errors import CollectionError, InputError
+from forensics.errors import CollectionError, EmptyLogError, InputError
 from forensics.model import NotAvailable, SourceRecord
 from forensics.textcodec import TextNormalizer
 
@@ -45,17 +45,21 @@ def open_log(name: str) -> Iterator[TrackedInput]:
         yield tracked
 
 
-def log_chunks(tracked: TrackedInput, chunk_size: int = CHUNK_SIZE, head: bytearray | None = None) -> Iterator[bytes]:
+def log_chunks(
+    tracked: TrackedInput, chunk_size: int = CHUNK_SIZE, head: bytearray | None = None, check: TextCheck | None = None
+) -> Iterator[bytes]:
     """The bytes of an opened log, in chunks, counted and hashed into ``tracked``'s source record.
 
     ``head``: filled with the log's first :data:`collectors.log_identity.HEAD_BYTES` bytes as read (decompressed,
     not normalized): what :func:`collectors.log_identity.read_identity` reads of a log file, without reading it
-    again (``kforensic dmesg``; as :class:`KmsgDumpReader` keeps the ring buffer's).
+    again (``kforensic dmesg``; as :class:`KmsgDumpReader` keeps the ring buffer's).  ``check``: the input's
+    :class:`TextCheck`, given by a reader that asks, once the log is scanned, whether any line of it was a kernel
+    log's (:meth:`TextCheck.refuse_without_kernel_line`).
     """
     # SHA-256 runs at about 1 GB/s here: hashing on the reading thread costs less than handing
     # chunks to a helper thread would.  The record hashes the bytes as read; the engine gets them normalized.
     norm = TextNormalizer()
-    text = TextCheck(tracked.source)
+    text = check if check is not None else TextCheck(tracked.source)
     first = True
     keep = 0
     if head is not None:
@@ -97,11 +101,28 @@ def _refuse_binary(source: str, head: bytes) -> None:
 
 
 #: A line only a kernel log has: printk's "[ sec.usec]" stamp (maybe after a "<level>"), a /dev/kmsg record, syslog's
-#: "host kernel:", or the words of a kernel report or boot banner.
+#: and the journal's "host kernel:", ``dmesg -T``'s "[Mon Nov 30 06:55:29 2026]", ``dmesg -x``'s "kern  :warn  :", or
+#: the words of a kernel report or boot banner.
 _KERNEL_LINE = re.compile(
     rb"(?m)^(?:<\d{1,3}>)?\[ *\d+\.\d+\]|^\d{1,3},\d+,\d+,[^;\n]{0,8};| kernel: |^<\d>"
+    rb"|^\[[A-Z][a-z]{2} [A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \d{4}\]"
+    rb"|^[a-z]{3,8}\d? *:(?:emerg|alert|crit|err|warn|notice|info|debug) *: "
     rb"|Linux version \d|Call Trace:|BUG: |WARNING: |Oops: |Kernel panic - not syncing"
 )
+#: Text of the other kinds most often given to ``dmesg`` by mistake, by what their lines look like, with the command
+#: that reads each: an ftrace or trace-cmd text trace ("bash-6051  [001] d.h1.  361.707048: event:"), a ``perf
+#: script`` text ("pf  2620 61844.490379:  2004008 cpu-clock:ppp:", "perf 16820 [000] 823.664303: sched:sched_waking:").
+_OTHER_TEXT = (
+    (re.compile(rb"(?m)^# tracer: |^ *\S.*-\d+ +\[\d{3}\] .{0,12} \d+\.\d+: \w+:"), "ftrace text", "kforensic trace"),
+    (re.compile(rb"(?m)^ *\S.*? +\d+(?:/\d+)? +(?:\[\d+\] +)?\d+\.\d+: +(?:\d+ +)?[\w:.-]+:"), "perf script text",
+     "kforensic profile"),
+)  # fmt: skip
+_OTHER_TEXT_SAMPLE = 16 << 10  # the bytes of a log's start kept to tell what it is when it is no kernel log
+#: A console line without any prefix shaped as a kernel message: a subsystem's or a device's name, then ": " (pr_fmt's
+#: "kf_buggy: loaded", dev_printk's "usb 1-1: new device", "EXT4-fs (loop4): mounted", "INFO: NMI handler took too
+#: long"); syzkaller's consoles and logs cut from them have no time stamps.  Prose, ftrace and perf script lines are
+#: not (a word, a space, words; a line that starts with a space, a tab or "#").
+_KERNEL_MESSAGE = re.compile(rb"(?m)^[A-Za-z][\w.-]*(?: \(?[\w.:-]+\)?)?: \S")
 _KERNEL_LINE_TAIL = 256  # bytes kept from a chunk's end: a kernel line cut between two chunks is still found
 
 
@@ -117,16 +138,20 @@ class TextCheck:
     def __init__(self, source: str) -> None:
         self.source = source
         self.not_text: str | None = None  # why the sample is no text, once judged
-        self.kernel_line = False
+        self.kernel_line = False  # whether a line of it, text or not, is a kernel log line (searched until one is)
+        self.message_line = False  # whether a line of its text is shaped as a kernel message without a prefix
         self._held: list[bytes] = []  # chunks until the sample is judged
         self._size = 0
         self._judged = False
         self._tail = b""
+        self._start = b""  # the input's first bytes: what it looks like when no line is a kernel log's
 
     def feed(self, out: bytes) -> None:
         """One chunk of normalized text, in order."""
+        if len(self._start) < _OTHER_TEXT_SAMPLE:
+            self._start += out[: _OTHER_TEXT_SAMPLE - len(self._start)]
         if self._judged:
-            if self.not_text is not None and not self.kernel_line:
+            if not self.kernel_line:
                 self._search(out)
             return
         self._held.append(out)
@@ -148,19 +173,49 @@ class TextCheck:
     def _judge(self) -> None:
         self._judged = True
         held, self._held = self._held, []
-        # An empty log is text here: said empty by what reads it.
-        self.not_text = not_text(b"".join(held))
-        if self.not_text is None:
-            return
+        sample = b"".join(held)
+        if not sample:
+            return  # an empty log: refused by what reads it, once it knows no report was found
+        self.not_text = not_text(sample)
         for chunk in held:
             self._search(chunk)
             if self.kernel_line:
                 return
 
+    def refuse_without_kernel_line(self, lines: int) -> None:
+        """Raise InputError when the input, of ``lines`` lines, held no kernel log line (after :meth:`close`).
+
+        For a reader that scanned it and found no report nor event: text of another kind (an ftrace trace, ``perf
+        script`` text, notes) or an empty file, read as a log, said "No problem found", exit 0, and ``report
+        --dmesg`` "no known kernel problem": a verdict on a log no kernel wrote, where nothing could have been
+        found.  A report the scanner found makes any input a kernel log, with or without prefixes; so does a line
+        shaped as a kernel message (:data:`_KERNEL_MESSAGE`) in text that is not an ftrace trace nor ``perf script``
+        text: a console without time stamps, which could have shown a report.
+        """
+        if self.kernel_line:
+            return
+        if not lines or not self._start.strip():
+            raise EmptyLogError(
+                f"{self.source}: not a kernel log: it is empty, so nothing in it could show a kernel problem",
+                hint="give the log that holds the kernel's messages (dmesg, journalctl -k, a serial console)",
+            )
+        kind = next(((what, reader) for pattern, what, reader in _OTHER_TEXT if pattern.search(self._start)), None)
+        if kind is None and self.message_line:
+            return  # console text without time stamps (a syzkaller console): kernel messages, none a report
+        looks = f"; it looks like {kind[0]}" if kind else ""
+        raise InputError(
+            f"{self.source}: not a kernel log: none of its {lines:,} lines is a kernel log line (no printk time stamp, "
+            f"/dev/kmsg record, syslog or journal 'kernel:' prefix, boot banner, kernel report or message){looks}",
+            hint=(f"read it with `{kind[1]}`; " if kind else "")
+            + "kforensic dmesg reads dmesg, journalctl -k or console text",
+        )
+
     def _search(self, chunk: bytes) -> None:
         window = self._tail + chunk
         if _KERNEL_LINE.search(window) is not None:
             self.kernel_line = True
+        elif self.not_text is None and not self.message_line and _KERNEL_MESSAGE.search(window) is not None:
+            self.message_line = True
         self._tail = window[-_KERNEL_LINE_TAIL:]
 
 

@@ -36,6 +36,11 @@ class InputError(KforensicError):
     exit_code = ExitCode.BAD_INPUT
 
 
+class EmptyLogError(InputError):
+    """A log with nothing in it (no line, or blank lines only): refused as no kernel log, or, for a command that
+    read standard input without being told to, its usage error (cron's and ssh's empty pipe)."""
+
+
 class CollectionError(KforensicError):
     """Reading the live system failed (permissions, missing files)."""
 

@@ -31,6 +31,7 @@ NATIVE = native.Group(
     what="the kernel log's scanner, line parser, report builder and reader",
     # what they import, directly or not, of the project's other modules (checked by test_native.py)
     reads=(
+        "detectors.dmesg.atomic",
         "detectors.dmesg.cpublocks",
         "detectors.dmesg.model",
         "detectors.dmesg.repeat",

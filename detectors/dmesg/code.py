@@ -122,7 +122,7 @@ def _insn_of(insn: Instruction) -> _Insn:
 _LEGACY_X86: Final = frozenset({"ax", "bx", "cx", "dx", "si", "di", "bp", "sp"})
 
 
-def _x86_canonical(name: str | None) -> str | None:
+def x86_canonical(name: str | None) -> str | None:
     """The 64-bit register an x86 register is part of, as :func:`detectors.vmcore.disasm.canonical_register` names
     it (a test compares the two on every register capstone names): ``eax``, ``ax``, ``al`` and ``ah`` are ``rax``,
     ``sil`` is ``rsi``, ``r8d``, ``r8w`` and ``r8b`` are ``r8``; any other name is itself."""
@@ -603,8 +603,8 @@ class _Capstone:
                 access = "read-write" if read and write else "write" if write else "read"
             if memory is None and not mnemonic.startswith("nop"):  # disasm.instruction: the first memory operand
                 memory = _Memory(
-                    _x86_canonical(self._name(csh, base)) if base else None,
-                    _x86_canonical(self._name(csh, index)) if index else None,
+                    x86_canonical(self._name(csh, base)) if base else None,
+                    x86_canonical(self._name(csh, index)) if index else None,
                     disp,
                 )
         return _Insn(at, size, mnemonic, op_str, memory, writes), access
@@ -619,7 +619,7 @@ class _Capstone:
 
     def _named(self, csh: int, registers: list[int]) -> tuple[str, ...]:
         """:func:`detectors.vmcore.disasm._named`: the 64-bit registers, each once, in order."""
-        names: list[Any] = [_x86_canonical(self._name(csh, r)) for r in registers]  # (each named: str)
+        names: list[Any] = [x86_canonical(self._name(csh, r)) for r in registers]  # (each named: str)
         return tuple(dict.fromkeys(names))
 
 

@@ -12,7 +12,7 @@ import heapq
 import re
 from collections.abc import Iterator, Sequence
 
-from detectors.dmesg.extract import guilty_frame, line_context, report_extent, signature
+from detectors.dmesg.extract import UNTIMED, WALL_ONLY, guilty_frame, line_context, report_extent, signature
 from detectors.dmesg.lines import LogLine, Window
 from detectors.dmesg.rules import CALL_TRACE, TRACE, StackSpec
 from forensics import regexcache as rc
@@ -195,6 +195,9 @@ def _event(
 ) -> KernelReport:
     head = window[0]
     times = [line.timestamp for line in own if line.timestamp is not None]
+    # A log stamped with dated wall-clock times only: the event's time is its first line's.
+    wall = None if times else next((line.wall for line in own if line.wall is not None), None)
+    untimed = UNTIMED if wall is None else WALL_ONLY
     no = "not printed with this event"
     return KernelReport(
         title=title,
@@ -212,8 +215,8 @@ def _event(
         taint_flags=(),
         kernel_release=NotAvailable(no),
         hardware=NotAvailable(no),
-        start_time=times[0] if times else NotAvailable("the log has no timestamps"),
-        end_time=times[-1] if times else NotAvailable("the log has no timestamps"),
+        start_time=times[0] if times else untimed,
+        end_time=times[-1] if times else untimed,
         start_line=head.number,
         end_line=window[end].number,
         header=head.text,
@@ -223,4 +226,5 @@ def _event(
         signature=signature(title, frame),
         is_event=True,
         details=details,
+        start_wall=wall,
     )

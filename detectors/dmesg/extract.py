@@ -642,6 +642,9 @@ def build_report(
     for line in reversed(own):
         if (end_time := line.timestamp) is not None:
             break
+    # A log stamped with dated wall-clock times only: the report's time is its first line's (a printk time wins).
+    start_wall = None if start_time is not None else next((x.wall for x in own if x.wall is not None), None)
+    untimed = UNTIMED if start_wall is None else WALL_ONLY
     # A stall's culprit from the lines its frame was read from: past another report's header, its CPU's.
     culprit = _culprit(rest, rule, frame, None) if rest else _culprit(own, rule, frame, kinds)
     report = KernelReport(
@@ -660,8 +663,8 @@ def build_report(
         taint_flags=decode_taint(taint) if isinstance(taint, str) else (),
         kernel_release=_str_or_na(fields.get("release"), "the report does not print the kernel release"),
         hardware=_str_or_na(fields.get("hardware"), "no Hardware name: line in the report"),
-        start_time=start_time if start_time is not None else NotAvailable("the log has no timestamps"),
-        end_time=end_time if end_time is not None else NotAvailable("the log has no timestamps"),
+        start_time=start_time if start_time is not None else untimed,
+        end_time=end_time if end_time is not None else untimed,
         start_line=head.number,
         end_line=window[end].number,
         header=head.text,
@@ -671,9 +674,16 @@ def build_report(
         signature=signature(title, frame),
         boot_time=next((x.wall - x.timestamp for x in own if x.wall is not None and x.timestamp is not None), None),
         frame_past=_frame_past(rest, own, culprit),
+        start_wall=start_wall,
     )
     keep_parsed(report, own)
     return report, resume
+
+
+#: The reason a report (or event) has no time since boot: its lines have none, or only a dated wall-clock time
+#: (``start_wall``).
+UNTIMED: Final = NotAvailable("the log has no timestamps")
+WALL_ONLY: Final = NotAvailable("the log's lines carry wall-clock times only (start_wall), no time since boot")
 
 
 def _numbered_texts(own: list[LogLine]) -> tuple[tuple[int, str], ...]:

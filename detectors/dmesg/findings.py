@@ -123,6 +123,13 @@ class ReportGrouper:
         self.last_time: float | None = None
         self.boot_times = array("d")
         self.banners: dict[int, str] = {}  # the log's boot banners, line -> release (the scanner's)
+        # The first and last wall-clock times of reports without a printk time (a log stamped with dated
+        # wall-clock prefixes only), and where, in log order, that clock went back between two reports (an NTP
+        # step, a clock set by hand, lines of another host or boot): (line before, line after, seconds back).
+        self.first_wall: float | None = None
+        self.last_wall: float | None = None
+        self.wall_steps: list[tuple[int, int, float]] = []
+        self._previous_wall: tuple[int, float] | None = None
 
     def add(self, report: KernelReport) -> None:
         """Count one more report."""
@@ -134,11 +141,23 @@ class ReportGrouper:
             self.last_time = t if self.last_time is None else max(self.last_time, t)
         if report.boot_time is not None:
             self.boot_times.append(report.boot_time)
+        if (wall := report.start_wall) is not None:
+            self._add_wall(report.start_line, wall)
         acc = self._groups.get(report.signature)
         if acc is None:
             self._groups[report.signature] = _Acc(report)
         else:
             acc.add(report)
+
+    def _add_wall(self, line: int, wall: float) -> None:
+        self.first_wall = wall if self.first_wall is None else min(self.first_wall, wall)
+        self.last_wall = wall if self.last_wall is None else max(self.last_wall, wall)
+        previous = self._previous_wall
+        # Wall-clock prefixes have whole seconds at worst (rsyslog's early lines all take its start time): a step
+        # back of a second or less is their rounding, not the clock's.
+        if previous is not None and wall < previous[1] - 1.0:
+            self.wall_steps.append((previous[0], line, previous[1] - wall))
+        self._previous_wall = (line, wall)
 
     def groups(self) -> list[ReportGroup]:
         """The groups so far."""
@@ -166,6 +185,7 @@ _new_object: Final = object.__new__
 #: The enum members the findings' records hold or compare with, bound once (a member read through its class goes
 #: through EnumType's ``__getattr__`` hook under Python 3.11: ~700 instructions from compiled code; see why.py).
 _CLOCK_MONOTONIC: Final = Clock.MONOTONIC
+_CLOCK_WALL: Final = Clock.WALL
 _ID_DMESG: Final = IdFamily.DMESG
 _LK_LINE: Final = LocatorKind.LINE
 _RK_REBOOT: Final = ReportKind.REBOOT
@@ -209,7 +229,11 @@ def _excerpt(text: str) -> str:
 
 def _when(report: KernelReport) -> Timestamp | None:
     t = report.start_time
-    return None if isinstance(t, NotAvailable) else _record(Timestamp, {"seconds": t, "clock": _CLOCK_MONOTONIC})
+    if isinstance(t, NotAvailable):
+        # A log with dated wall-clock prefixes only: the time is on the wall clock, not "none".
+        wall = report.start_wall
+        return None if wall is None else _record(Timestamp, {"seconds": wall, "clock": _CLOCK_WALL})
+    return _record(Timestamp, {"seconds": t, "clock": _CLOCK_MONOTONIC})
 
 
 #: The reports of a stuck CPU: its frames are its own dump's (detectors.dmesg.cpublocks).

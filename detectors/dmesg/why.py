@@ -25,7 +25,8 @@ from typing import Final, NamedTuple
 
 from ahocorasick_rs import BytesAhoCorasick, MatchKind
 
-from detectors.dmesg.code import listing
+from detectors.dmesg.atomic import decode_preempt_count
+from detectors.dmesg.code import listing, registers, x86_canonical
 from detectors.dmesg.cpublocks import cpu_blocks, cpu_of, other_cpu_lines
 from detectors.dmesg.extract import BLOCKED_TASK_RULES
 from detectors.dmesg.frames import HUNG_SKIPS, function_name, is_skipped
@@ -1737,6 +1738,218 @@ def _memory(r: _Reading) -> None:
         r.facts.append(_fact("caller", r.report.frame, _frame_at(r, r.report.frame)))
 
 
+# ---------------------------------------------------------------- atomic context: scheduling or sleeping in it
+
+_SCHED_ATOMIC = rc.compile(r"BUG: scheduling while atomic: (.+)/(\d+)/0x([0-9a-f]{1,8})\s*$")
+_MIGHT_SLEEP = rc.compile(r"BUG: sleeping function called from invalid context at (\S+)")
+_IN_ATOMIC = rc.compile(r"^\s*in_atomic\(\): (\d+), irqs_disabled\(\): (\d+)")
+_PREEMPT_COUNT = rc.compile(r"^\s*preempt_count: ([0-9a-f]{1,8}), expected: ([0-9a-f]{1,8})")
+_RCU_DEPTH = rc.compile(r"^\s*RCU nest depth: (\d+), expected: (\d+)")
+_PREEMPTIBLE = rc.compile(r"BUG: using ([\w_]+\(\)) in preemptible \[([0-9a-f]{1,8})\] code: (.+)/(\d+)")
+_CALLER_IS = rc.compile(r"^\s*caller is ([\w.]+\+0x[0-9a-f]+/0x[0-9a-f]+)")
+#: The functions of the way back to user space: a count left set there was left by the system call.
+_EXIT_TO_USER = frozenset((
+    "exit_to_usermode_loop", "exit_to_user_mode_prepare", "exit_to_user_mode_loop", "syscall_exit_to_user_mode",
+    "prepare_exit_to_usermode", "irqentry_exit_to_user_mode",
+))  # fmt: skip
+
+
+#: The reports :func:`_atomic` reads.
+_ATOMIC_RULES = frozenset(("sched-atomic", "atomic-sleep", "this-cpu-preemptible"))
+
+
+def _atomic(r: _Reading) -> None:
+    """What a "scheduling while atomic" or "sleeping function called from invalid context" report prints of the
+    context the task slept in (kernel/sched/core.c __schedule_bug, __might_resched): its preempt_count decoded,
+    in_atomic() and irqs_disabled(), the RCU nesting, the locks held (lockdep) and where preemption was disabled."""
+    task: str | None = None
+    site_next = False
+    for line in _held_lines(r.lines):
+        body = line.body
+        if site_next:
+            site_next = False
+            if (m := _SITE.match(body)) is not None:
+                r.add("preemption disabled at", m.group(1), line)
+                continue
+        if "Call Trace:" in body:
+            break  # the context is printed above the stack
+        if "scheduling while atomic" in body and (m := _SCHED_ATOMIC.search(body)) is not None:
+            r.add("task", m.group(1), line)
+            r.num("pid", m.group(2), line)
+            count = decode_preempt_count(int(m.group(3), 16))
+            r.add("preempt_count", f"0x{count.value:08x}", line)
+            r.add("preempt_count is", count.words(schedules=True), line)
+        elif "sleeping function" in body and (m := _MIGHT_SLEEP.search(body)) is not None:
+            r.add("might sleep at", m.group(1), line)
+        elif "in preemptible" in body and (m := _PREEMPTIBLE.search(body)) is not None:
+            r.add("per-CPU access", m.group(1), line)
+            r.add("preempt_count", f"0x{decode_preempt_count(int(m.group(2), 16)).value:08x}", line)
+            r.add("task", m.group(3), line)
+            r.num("pid", m.group(4), line)
+        elif "caller is" in body and (m := _CALLER_IS.match(body)) is not None:
+            r.add("caller", m.group(1), line)
+        elif "in_atomic()" in body and (m := _IN_ATOMIC.match(body)) is not None:
+            r.num("in_atomic", m.group(1), line)
+            r.num("irqs_disabled", m.group(2), line)
+        elif "preempt_count:" in body and (m := _PREEMPT_COUNT.match(body)) is not None:
+            count = decode_preempt_count(int(m.group(1), 16))
+            r.add("preempt_count", f"0x{count.value:08x}", line)
+            r.add("preempt_count is", count.words(), line)
+        elif "RCU nest depth" in body and (m := _RCU_DEPTH.match(body)) is not None:
+            r.num("RCU nest depth", m.group(1), line)
+        elif "held by" in body and (m := _HELD_BY.match(body)) is not None:
+            task = m.group(2)
+            r.add("locks held", "none (lockdep)" if m.group(1) == "no" else m.group(1), line)
+        elif "#" in body and (m := _HELD.match(body)) is not None:
+            _add_held(r, m, task, line)
+        elif body.strip() == "Preemption disabled at:":
+            site_next = True
+
+
+def _atomic_cause(r: _Reading) -> Cause | None:
+    """Why the task could not sleep where it did, from what :func:`_atomic` read."""
+    rule = r.report.rule
+    if rule == "this-cpu-preemptible":
+        return _preemptible_cause(r)
+    if rule not in ("sched-atomic", "atomic-sleep"):
+        return None
+    held = [lock for lock in r.locks if lock.role == "held"]
+    disabled_at = r.get("preemption disabled at")
+    since = f"; preemption was disabled at {disabled_at}" if disabled_at else ""
+    raw = r.get("preempt_count")
+    count = decode_preempt_count(int(str(raw), 16)) if raw is not None else None
+    if rule == "sched-atomic":
+        if count is None:
+            return None
+        if count.nmi or count.hardirq:
+            what = "schedule() was called from a hard interrupt or NMI handler"
+        elif count.serving_softirq:
+            what = "schedule() was called while a softirq was served (a timer, tasklet or NAPI callback that sleeps)"
+        else:
+            left = []
+            if count.bh_disabled:
+                left.append(f"bottom halves still disabled ({count.bh_disabled} local_bh_disable()/spin_lock_bh() "
+                            "without its enable)")  # fmt: skip
+            if count.extra_preempt:
+                left.append(f"preemption still disabled ({count.extra_preempt} preempt_disable()/spin_lock() without "
+                            "its release)")  # fmt: skip
+            if not left:
+                return None
+            trace = {f.function for f in r.report.trace if f.reliable}
+            if trace & _EXIT_TO_USER:
+                what = (
+                    f"a system call returned to user space with {' and '.join(left)}: a path of the system call "
+                    "left it unbalanced"
+                )
+            else:
+                what = f"schedule() was called from {r.func} with {' and '.join(left)}"
+        locks = "" if r.get("locks held") is None else f"; locks held: {r.get('locks held')}"
+        statement = f"{what} (preempt_count {count.words(schedules=True)}){locks}{since}"
+        return _cause("atomic_context", r, 0.6, "find the unbalanced disable on the path (CONFIG_DEBUG_PREEMPT and "
+                      "lockdep print where it was taken)", r.at("preempt_count"), statement=statement)  # fmt: skip
+    sleeps = f"{r.func} may sleep" + (f" (might_sleep at {r.get('might sleep at')})" if r.get("might sleep at") else "")
+    rcu = next((lock for lock in held if lock.name.startswith("rcu_read_lock")), None)
+    nested = r.get("RCU nest depth")
+    if rcu is not None:
+        where = f", taken at {rcu.site}" if rcu.site else ""
+        context = f"inside an RCU read-side critical section ({rcu.name}{where})"
+        at = rcu.at
+    elif isinstance(nested, int) and nested > 0:
+        context = f"inside an RCU read-side critical section (RCU nest depth {nested})"
+        at = r.at("RCU nest depth") or 0
+    elif r.get("irqs_disabled") == 1:
+        context = "with interrupts disabled"
+        at = r.at("irqs_disabled") or 0
+    elif count is not None and count.value:
+        context = f"in atomic context (preempt_count {count.words()})"
+        at = r.at("preempt_count") or 0
+    elif r.get("in_atomic") == 1:
+        context = "in atomic context (in_atomic() is 1)"
+        at = r.at("in_atomic") or 0
+    else:
+        return None
+    others = [lock.name for lock in held if lock is not rcu]
+    holding = f"; also holding {', '.join(others)}" if others else ""
+    statement = f"{sleeps} {context}{holding}{since}"
+    return _cause("atomic_context", r, 0.6, f"move the sleeping call out of that section, or make {r.func} not "
+                  "sleep there (GFP_ATOMIC, a non-blocking variant)", at, statement=statement)  # fmt: skip
+
+
+def _preemptible_cause(r: _Reading) -> Cause | None:
+    """A per-CPU access with preemption enabled (lib/smp_processor_id.c check_preemption_disabled): the task may
+    move to another CPU between reading which CPU it is on (or its variable) and using it."""
+    access = r.get("per-CPU access")
+    if access is None:
+        return None
+    caller = str(r.get("caller") or "")
+    # "caller is __this_cpu_preempt_check": the check's own frame; the caller is the report's guilty frame.
+    who = r.func if not caller or "preempt_check" in caller else caller.partition("+")[0]
+    statement = (
+        f"{who} uses {access} with preemption enabled (preempt_count {r.get('preempt_count')}): the task can move to "
+        "another CPU between reading the CPU (or its per-CPU variable) and using it"
+    )
+    return _cause("atomic_context", r, 0.6, "disable preemption around the access (get_cpu()/put_cpu(), "
+                  "preempt_disable()), or use the raw_/this_cpu_ form where a migration is harmless",
+                  r.at("per-CPU access"), statement=statement)  # fmt: skip
+
+
+# ---------------------------------------------------------------- divide error
+
+_DIVIDE = rc.compile(r"^(i?div) ([a-z0-9]+)$")
+
+
+def _register_bits(name: str) -> int:
+    """The bits an x86 general register's name reads of its 64-bit register: rcx 64, ecx 32, cx 16, cl 8, r8d 32,
+    r8w 16, r8b 8."""
+    if name[0] == "r" and name[1:].isdigit():
+        return 64
+    if name[0] == "r" and name[-1] in "dwb":
+        return {"d": 32, "w": 16, "b": 8}[name[-1]]
+    if len(name) == 3:
+        return 64 if name[0] == "r" else 32 if name[0] == "e" else 8  # rcx, ecx, sil
+    return 8 if name[-1] in "lh" and name[0] in "abcd" else 16  # cl, ah; cx, si
+
+
+def _divide_cause(r: _Reading) -> Cause | None:
+    """A #DE (divide error): a DIV or IDIV whose divisor was zero, or whose quotient does not fit its register (IDIV
+    of the most negative value by -1); which one, from the faulting instruction and its divisor register's value."""
+    if r.report.rule != "divide-error":
+        return None
+    insn = str(r.get("faulting instruction") or "")
+    m = _DIVIDE.match(insn)
+    at = r.at("faulting instruction") or 0
+    if m is None:
+        statement = f"a division in {r.func} by zero, or with a quotient too large for its register" + (
+            f" (the faulting instruction: {insn})" if insn else " (no Code: line to tell which)"
+        )
+        return _cause("divide_error", r, 0.5, _dis(r), at, statement=statement)
+    name = m.group(2)
+    regs, _ = registers(own_lines(r.report))
+    full = regs.get(x86_canonical(name) or name)
+    bits = _register_bits(name)
+    value = None if full is None else (full >> 8 if name in ("ah", "bh", "ch", "dh") else full) & ((1 << bits) - 1)
+    if value is not None:
+        # The divisor's value, cited at the register dump's line that prints it (not the Code: line).
+        printed = f"{(x86_canonical(name) or name).upper()}: "
+        line = next((x for x in own_lines(r.report) if printed in x.body), None)
+        if line is not None:
+            r.add("divisor", f"{name} = {value:#x}", line)
+            at = r.at("divisor") or at
+    if value == 0:
+        statement = f"{r.func} divided by zero: `{insn}` with {name} = 0"
+        confidence = 0.8
+    elif value is not None:
+        statement = (
+            f"{r.func}: `{insn}` with {name} = {value:#x}, not zero: the quotient does not fit in {bits} bits"
+            + (" (the most negative value divided by -1)" if m.group(1) == "idiv" and value == (1 << bits) - 1 else "")
+        )
+        confidence = 0.6
+    else:
+        statement = f"{r.func} divided by zero (or overflowed the quotient): `{insn}`, {name} not in the register dump"
+        confidence = 0.5
+    return _cause("divide_error", r, confidence, _dis(r), at, statement=statement)
+
+
 # ---------------------------------------------------------------- the tables
 
 
@@ -1791,6 +2004,9 @@ EXTRACTORS: tuple[Extractor, ...] = (
     Extractor("alloc-failure", lambda r, t: r.kind is _RK_ALLOC_FAILURE, _memory,
               "x: page allocation failure: order:4, mode:0x40dc0(GFP_KERNEL)",
               "the failed allocation's order and memory state"),
+    Extractor("atomic-context", lambda r, t: r.rule in _ATOMIC_RULES, _atomic,
+              "BUG: scheduling while atomic: syz-executor.4/21395/0x00000201",
+              "the context it slept in (preempt_count, held locks)"),
     Extractor("fault", lambda r, t: r.kind in _FAULT_KINDS or _lockdep_warn(r, t), _fault,
               "general protection fault, probably for non-canonical address 0xdffffc0000000000: 0000 [#1] SMP KASAN",
               "the faulting address and instruction"),
@@ -2432,6 +2648,8 @@ CAUSE_RULES: tuple[tuple[str, Callable[[_Reading], Cause | None]], ...] = (
     ("bad-page", _bad_page_cause),
     ("oom", _oom_cause),
     ("alloc-failure", _alloc_cause),
+    ("atomic-context", _atomic_cause),
+    ("divide-error", _divide_cause),
     ("assertion", _assertion_cause),
 )
 

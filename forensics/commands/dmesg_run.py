@@ -13,7 +13,7 @@ from pathlib import Path
 
 from forensics.commandline import Argument, CommandLine, Option, integer, text
 from forensics.commands.shared import DEBUG, FAIL_ON, FORCE, FORMAT, OUTPUT, distinct_inputs
-from forensics.errors import UsageError
+from forensics.errors import EmptyLogError, UsageError
 from forensics.model import Severity
 from forensics.report.formats import OutputFormat
 
@@ -91,10 +91,14 @@ def run_dmesg(
             raise UsageError(NO_LOG, hint=NO_LOG_HINT)
         names = ["-"]
     distinct_inputs("LOG", names)
-    result = analyse_logs(names, live)
-    if implicit and not result.sources[0].lines:
-        # cron and ssh give a command an empty pipe or socket: nothing was examined, not "no problem found".
-        raise UsageError(f"{NO_LOG}: standard input was empty", hint=NO_LOG_HINT)
+    try:
+        result = analyse_logs(names, live)
+    except EmptyLogError:
+        if not implicit:
+            raise
+        # cron and ssh give a command an empty pipe or socket: it was not told to read it (a usage error, not
+        # "not a kernel log"), and nothing was examined, not "no problem found".
+        raise UsageError(f"{NO_LOG}: standard input was empty", hint=NO_LOG_HINT) from None
     deliver(render_streamed(DmesgRenderer(), result, fmt, output), output)
     # Delivered: held to the process's end, not freed now (~10 ms of a report-dense log's; forensics.runend).
     keep(result)

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from forensics import __version__
-from forensics.model import BootTime, Examined, Incident, NotAvailable, SourceRecord, Timestamp, TimeWindow
+from forensics.model import BootTime, Clock, Examined, Incident, NotAvailable, SourceRecord, Timestamp, TimeWindow
 from forensics.types.dmesg_result import DmesgResult, SourceResult
 
 if TYPE_CHECKING:
@@ -72,12 +72,18 @@ def _triage_file(name: str) -> tuple[SourceResult, bytes]:
         return _triage(tracked)
 
 
-def _triage(tracked: TrackedInput) -> tuple[SourceResult, bytes]:
-    """One opened log triaged, with its head as read."""
-    from collectors.kernel_log import log_chunks
+def _triage(tracked: TrackedInput, refuse: bool = True) -> tuple[SourceResult, bytes]:
+    """One opened log triaged, with its head as read (``refuse``: an input without a kernel log line is refused,
+    :meth:`collectors.kernel_log.TextCheck.refuse_without_kernel_line`)."""
+    from collectors.kernel_log import TextCheck, log_chunks
 
     head = bytearray()
-    grouper, lines = scan_chunks(log_chunks(tracked, head=head))
+    check = TextCheck(tracked.source)
+    grouper, lines = scan_chunks(log_chunks(tracked, head=head, check=check))
+    if refuse and not grouper.groups():
+        # Nothing found where nothing could be: an input with no kernel log line (another kind of text, an empty
+        # file) is refused, not said to hold no problem.
+        check.refuse_without_kernel_line(lines)
     return _explained(tracked.source, tracked.record(), grouper, lines), bytes(head)
 
 
@@ -89,7 +95,9 @@ def analyse_log_bytes(name: str, data: bytes) -> DmesgResult:
     from collectors.inputs import TrackedInput
     from collectors.log_identity import parse_identity
 
-    result, head = _triage(TrackedInput(name, io.BytesIO(data)))
+    # The dump's own log, however little makedumpfile got of it: what it holds is the dump's, never refused (an
+    # empty one is said empty beside the dump's other findings).
+    result, head = _triage(TrackedInput(name, io.BytesIO(data)), refuse=False)
     # No file to read the head of again: what the head says is given as the last result's (build_incident).
     return _merged([result], parse_identity(head))
 
@@ -144,6 +152,8 @@ def source_result(
         whys,
         group_causes,
         tuple(sorted(grouper.banners.items())),
+        None if grouper.first_wall is None or grouper.last_wall is None else (grouper.first_wall, grouper.last_wall),
+        tuple(grouper.wall_steps),
     )
 
 
@@ -177,6 +187,14 @@ def _could_not(r: SourceResult, identity: LogIdentity | None) -> tuple[str, ...]
     cut = (f"what the reading lost: {r.record.error}",) if r.record.error else ()
     if not r.lines:
         return ("anything: the log is empty", *cut)
+    # A time span across a step back of the wall clock (an NTP step, a clock set by hand, another boot's lines)
+    # is not a duration: said, not computed as one.
+    steps = tuple(
+        f"a duration across lines {before}-{after}: the log's wall clock goes back {back:,.0f} s between those "
+        "reports (a clock step, or lines of another boot or host)"
+        for before, after, back in r.wall_steps[:3]
+    )
+    cut = (*steps, *cut)
     if identity is None or identity.starts_after is None:
         return cut
     return (
@@ -212,9 +230,16 @@ def build_incident(
     releases |= {release for r in results for _, release in r.banners}
     firsts = [r.first_time for r in results if r.first_time is not None]
     lasts = [r.last_time for r in results if r.last_time is not None]
+    walls = [r.walls for r in results if r.walls is not None]
     window: TimeWindow | NotAvailable = (
         TimeWindow(Timestamp(min(firsts)), Timestamp(max(lasts)))
         if firsts
+        # Logs stamped with dated wall-clock prefixes only: the window on the wall clock (a log of printk times
+        # beside them keeps the window since boot above: one clock per window).
+        else TimeWindow(
+            Timestamp(min(w[0] for w in walls), Clock.WALL), Timestamp(max(w[1] for w in walls), Clock.WALL)
+        )
+        if walls
         else NotAvailable("no report has a timestamp" if findings else "no report was found")
     )
     identities = _identities(results, live, heads)

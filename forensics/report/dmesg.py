@@ -402,8 +402,16 @@ def _write_indented(
     flush()
 
 
-def _time(value: object) -> str:
-    return f"{value:.6f}" if isinstance(value, float) else "-"
+def _time(report: KernelReport) -> str:
+    """A report's time: since boot, else on the wall clock (a log of dated wall-clock prefixes only), else "-"."""
+    value = report.start_time
+    if isinstance(value, float):
+        return f"{value:.6f}"
+    if report.start_wall is not None:
+        from forensics.units import iso_utc
+
+        return iso_utc(report.start_wall)
+    return "-"
 
 
 def _rows(results: list[SourceResult]) -> list[list[str]]:
@@ -417,7 +425,7 @@ def _rows(results: list[SourceResult]) -> list[list[str]]:
                 [
                     r.name,
                     f"{first.start_line}-{first.end_line}",
-                    _time(first.start_time),
+                    _time(first),
                     group_severity(g).value,  # as the group's finding says (a panic makes it critical)
                     first.title + (" [corrupted]" if first.corrupted else ""),
                     str(g.count),

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, Final
 
 from forensics.model import NotAvailable
 from forensics.serialize import json_value
@@ -24,6 +24,11 @@ def report_to_dict(report: KernelReport, why: ReportWhy | None = None, cause: Ca
     return _report_dict(report, _frame_dicts(report.trace), why, cause)
 
 
+#: ``start_wall`` of a report whose lines have no dated wall-clock prefix (the time since boot is ``start_time``).
+_NO_WALL_PRINTK: Final = {"not_available": "its lines have a printk time only (start_time)"}
+_NO_WALL: Final = {"not_available": "its lines have no dated wall-clock time"}
+
+
 def _report_dict(
     report: KernelReport, call_trace: list[dict[str, Any]], why: ReportWhy | None = None, cause: Cause | None = None
 ) -> dict[str, Any]:
@@ -39,6 +44,11 @@ def _report_dict(
         "end_line": report.end_line,
         "start_time": _value(report.start_time),
         "end_time": _value(report.end_time),
+        "start_wall": _NO_WALL_PRINTK
+        if report.start_wall is None and type(report.start_time) is float
+        else _NO_WALL
+        if report.start_wall is None
+        else report.start_wall,
         "cpu": _value(report.cpu),
         "pid": _value(report.pid),
         "comm": _value(report.comm),
@@ -128,7 +138,7 @@ class ReportItem:
     def floats_alike(self) -> bool:
         """Whether orjson writes every float of the item as the standard library does (:func:`alike`)."""
         report = self.report
-        return alike(report.start_time) and alike(report.end_time) and self._cause_alike()
+        return alike(report.start_time) and alike(report.end_time) and alike(report.start_wall) and self._cause_alike()
 
     def _cause_alike(self) -> bool:
         """:meth:`floats_alike` of the item's cause (its reading's, or the one it shows with other reports)."""
@@ -243,7 +253,7 @@ def _template(report: KernelReport) -> Template | None:
     # One byte more for each mark replaced: a mark that stood elsewhere (orjson writes none) would be one more.
     if len(form) - len(escaped) != len(numbers):
         return None
-    return Template(numbers, form, alike(report.start_time) and alike(report.end_time))
+    return Template(numbers, form, alike(report.start_time) and alike(report.end_time) and alike(report.start_wall))
 
 
 def _frame_dicts(trace: tuple[Frame, ...], line_mark: object = None) -> list[dict[str, Any]]:

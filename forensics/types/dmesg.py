@@ -153,6 +153,9 @@ class KernelReport:
     # The first line of the report's boot when the log holds that boot's start (its lines printed at 0.000000,
     # after later ones) and no banner of it: its kernel is not known (the previous boot's banner is not its).
     bannerless_boot: int | None = None
+    # Epoch seconds of its first line's dated wall-clock prefix (``journalctl -o short-iso``, rsyslog's RFC 3339,
+    # ``dmesg -T``) when no line of it has a printk time: its time on the wall clock, not "no timestamp".
+    start_wall: float | None = None
 
     def __init__(
         self,
@@ -187,6 +190,7 @@ class KernelReport:
         frame_past: tuple[int, str] | None = None,
         boot_banner: tuple[int, str, str] | None = None,
         bannerless_boot: int | None = None,
+        start_wall: float | None = None,
     ) -> None:
         # The frozen dataclass's own __init__ sets each field with object.__setattr__ (~7 us for the 31, ~66,000
         # instructions a report); the fields written into the instance's dict, in the same order, give
@@ -223,6 +227,7 @@ class KernelReport:
         fields["frame_past"] = frame_past
         fields["boot_banner"] = boot_banner
         fields["bannerless_boot"] = bannerless_boot
+        fields["start_wall"] = start_wall
 
     def excerpt(self) -> str:
         """The texts of the report's lines, one a line (the JSON's ``excerpt``).  A repeat the report memo

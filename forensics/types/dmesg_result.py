@@ -46,6 +46,10 @@ class SourceResult:
     # The boot banners ("Linux version X (...") of the log: (line, release), in log order.  A report that does not
     # print its release is of the kernel of the banner above it: a log may hold boots of several kernels.
     banners: tuple[tuple[int, str], ...] = ()
+    # A log stamped with dated wall-clock prefixes only: its reports' first and last wall-clock times (epoch
+    # seconds), and where that clock went back between two reports, as (line before, line after, seconds back).
+    walls: tuple[float, float] | None = None
+    wall_steps: tuple[tuple[int, int, float], ...] = ()
 
     def release_at(self, line: int) -> str | None:
         """The release of the last boot banner at or before ``line`` (None when no banner precedes it)."""

@@ -137,13 +137,67 @@ def test_a_log_after_binary_bytes_is_read(tmp_path: Path, log_text: bytes) -> No
     assert done.returncode == 1 and "kf_null_member_read" in done.stdout, done.stderr
 
 
-def test_a_text_file_without_reports_says_what_was_examined(tmp_path: Path) -> None:
-    path = tmp_path / "notes.txt"
-    path.write_bytes("a file of text, no kernel line, café\n".encode() * 50 + b"\x00\x01 a few control bytes\n")
+TRACES = ROOT / "tests/data/traces"
+
+
+@pytest.mark.parametrize(
+    ("name", "made", "said"),
+    [
+        ("ftrace", lambda: gzip.decompress((TRACES / "kf.ftrace.txt.gz").read_bytes()), "; it looks like ftrace text"),
+        ("perf", lambda: gzip.decompress((TRACES / "kf.perf-script.txt.gz").read_bytes()), "looks like perf script"),
+        ("notes", lambda: "a file of text, no kernel line, café\n".encode() * 50 + b"\x00\x01 control bytes\n", ""),
+        ("empty", lambda: b"", "it is empty, so nothing in it could show a kernel problem"),
+        ("blank", lambda: b"\n\n  \n", "it is empty"),
+    ],
+)
+def test_text_without_a_kernel_line_is_not_a_kernel_log(tmp_path: Path, name: str, made: object, said: str) -> None:
+    """A text file of another kind given to ``dmesg`` or ``report --dmesg`` (an ftrace trace, ``perf script`` text,
+    notes, an empty file) said "No problem found", exit 0 (also with ``--fail-on``), and ``report`` "found no known
+    kernel problem": a verdict on a log no kernel wrote, where nothing could have been found.  Now refused, exit 3,
+    one line saying how many lines it examined and what it looks like, with the command that reads it."""
+    path = tmp_path / f"{name}.txt"
+    path.write_bytes(made())  # type: ignore[operator]
+    for command in (("dmesg",), ("dmesg", "--fail-on", "low"), ("report", "--dmesg")):
+        done = kforensic(*command, str(path))
+        assert done.returncode == 3, (command, done.stdout, done.stderr)
+        assert done.stderr.startswith(f"kforensic: error: {path}: not a kernel log: "), done.stderr
+        assert said in done.stderr and "No problem found" not in done.stdout
+        assert "no known kernel problem" not in done.stdout
+    if name in ("ftrace", "notes"):
+        lines = made().count(b"\n")  # type: ignore[operator]
+        assert f"none of its {lines:,} lines is a kernel log line" in kforensic("dmesg", str(path)).stderr
+    if name in ("ftrace", "perf"):
+        reader = "kforensic trace" if name == "ftrace" else "kforensic profile"
+        assert f"read it with `{reader}`" in kforensic("dmesg", str(path)).stderr
+
+
+@pytest.mark.parametrize("form", ["printk", "iso", "dmesg -T", "dmesg -x", "bare"])
+def test_a_kernel_log_without_reports_is_read_and_says_what_was_examined(
+    tmp_path: Path, log_text: bytes, form: str
+) -> None:
+    """A log that could have shown a report and shows none is read: "No problem found", with what was examined.
+    The fixture's boot lines without the banner, in each prefix form (no report word in them: the prefix alone
+    makes them kernel log lines), and without any prefix, as syzkaller's consoles print them ("BIOS-e820: [mem
+    ...] usable": kernel messages; two such logs of the syzkaller corpus were refused by a first version)."""
+    lines = [line for line in log_text.decode().splitlines()[:120] if "Linux version" not in line]
+    assert all(line.startswith("[") for line in lines[:5])
+
+    def stamped(line: str) -> str:
+        body = line.split("] ", 1)[1] if line.startswith("[") else line
+        return {
+            "printk": line,
+            "iso": f"2026-12-03T15:15:11+0000 web01 kernel: {body}",
+            "dmesg -T": f"[Thu Dec  3 15:15:11 2026] {body}",
+            "dmesg -x": f"kern  :info  : {line}",
+            "bare": body,
+        }[form]
+
+    path = tmp_path / "boot.log"
+    path.write_text("".join(stamped(line) + "\n" for line in lines))
     done = kforensic("dmesg", str(path), "--fail-on", "low", "--format", "md")
     assert done.returncode == 0, done.stderr
     assert "No problem found" in done.stdout
-    assert f"kernel log {path}: 51 lines, 0 report(s) and 0 event(s) kept" in done.stdout
+    assert f"kernel log {path}: {len(lines)} lines, 0 report(s) and 0 event(s) kept" in done.stdout
 
 
 def test_the_reader_refuses_at_the_end_of_the_input(tmp_path: Path) -> None:
@@ -157,3 +211,12 @@ def test_the_reader_refuses_at_the_end_of_the_input(tmp_path: Path) -> None:
     path.write_bytes(_random(5000) + b"\n[   12.345678] kf: hello\n" + _random(5000))
     with open_log(str(path)) as tracked:
         assert list(log_chunks(tracked))
+
+
+def test_a_dumps_own_log_is_never_refused() -> None:
+    """The kernel log makedumpfile extracts from a dump is the dump's whatever it holds (an empty one: the dump's
+    log buffer was not in it): the vmcore analysis goes on with it, no refusal of a file the user did not give."""
+    from forensics.pipelines.dmesg import analyse_log_bytes
+
+    result = analyse_log_bytes("vmcore#log", b"")
+    assert result.sources[0].lines == 0 and not result.sources[0].reports

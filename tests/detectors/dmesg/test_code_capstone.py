@@ -110,15 +110,15 @@ def test_every_decode_is_the_modules() -> None:
 
 
 def test_the_64_bit_register_names_are_the_vmcore_disassemblers() -> None:
-    """``code._x86_canonical`` names each register capstone names as ``disasm.canonical_register`` does."""
+    """``code.x86_canonical`` names each register capstone names as ``disasm.canonical_register`` does."""
     from detectors.vmcore.disasm import canonical_register
 
     md = capstone.Cs(capstone.CS_ARCH_X86, capstone.CS_MODE_64)
     names = [md.reg_name(r) for r in range(1, x86.X86_REG_ENDING)]
     assert len(names) > 200 and None not in names
-    assert [code._x86_canonical(n) for n in names] == [canonical_register(n) for n in names]
-    assert code._x86_canonical(None) is None
-    assert {code._x86_canonical(n) for n in ("eax", "ax", "al", "ah", "sil", "r8d", "r10w", "r15b", "spl")} == {
+    assert [code.x86_canonical(n) for n in names] == [canonical_register(n) for n in names]
+    assert code.x86_canonical(None) is None
+    assert {code.x86_canonical(n) for n in ("eax", "ax", "al", "ah", "sil", "r8d", "r10w", "r15b", "spl")} == {
         "rax", "rsi", "r8", "r10", "r15", "rsp"}  # fmt: skip
 
 

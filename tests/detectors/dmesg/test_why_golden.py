@@ -59,6 +59,7 @@ SHARED_CASES = {
     "refcount": ("158", "406"),
     "bad-page": ("726",),
     "fault": ("112", "174", "260", "308", "510", "600", "738", "10", "564"),
+    "atomic-context": ("366", "642", "644", "608", "628", "496"),
 }  # fmt: skip
 
 #: Facts compared per class (the acceptance values); a class not listed compares every fact it has.

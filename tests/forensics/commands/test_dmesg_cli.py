@@ -72,22 +72,33 @@ def test_fail_on_sets_exit_status_1() -> None:
     assert run("--fail-on", "critical", str(GOLDEN / "warning_syslog.log")).returncode == 0
 
 
-@pytest.mark.parametrize(
-    "content",
-    [
-        b"",
-        bytes(range(256)) * 100 + b"\n[   12.000000] kf: a kernel line\n",
-        b"\xff\xfe\xfd invalid utf-8\n" * 10,
-        b"x" * (3 << 20),
-    ],
-    ids=["empty", "binary-with-a-kernel-line", "invalid-utf8", "3MB-line"],
-)
-def test_bad_but_readable_input_gives_a_result(tmp_path: Path, content: bytes) -> None:
+def test_bad_but_readable_input_gives_a_result(tmp_path: Path) -> None:
     log = tmp_path / "bad.log"
-    log.write_bytes(content)
+    log.write_bytes(bytes(range(256)) * 100 + b"\n[   12.000000] kf: a kernel line\n")
     proc = run("--format", "json", str(log))
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["sources"][0]["reports"] == []
+
+
+@pytest.mark.parametrize(
+    ("content", "said"),
+    [
+        (b"", "it is empty"),
+        (b"\xff\xfe\xfd invalid utf-8\n" * 10, "none of its 1 lines is a kernel log line"),
+        (b"x" * (3 << 20), "none of its 1 lines is a kernel log line"),
+    ],
+    ids=["empty", "invalid-utf8", "3MB-line"],
+)
+def test_readable_input_without_a_kernel_line_is_read_and_refused(tmp_path: Path, content: bytes, said: str) -> None:
+    """Read to its end (no traceback, memory bounded), then refused with one line: no line of it is a kernel log's,
+    so "no reports" would be a verdict on nothing (it said so, exit 0)."""
+    log = tmp_path / "bad.log"
+    log.write_bytes(content)
+    proc = run("--format", "json", str(log))
+    assert proc.returncode == 3 and proc.stdout == b"", proc.stderr
+    assert (
+        proc.stderr.decode().startswith(f"kforensic: error: {log}: not a kernel log: ") and said in proc.stderr.decode()
+    )
 
 
 def test_binary_input_without_a_kernel_line_is_not_a_kernel_log(tmp_path: Path) -> None:
@@ -194,7 +205,8 @@ def test_no_log_and_no_input_on_stdin_is_a_usage_error() -> None:
     proc = subprocess.run(
         [*KFORENSIC, "dmesg", "-"], stdin=subprocess.DEVNULL, capture_output=True, timeout=60, check=False
     )
-    assert proc.returncode == 0 and b"the log is empty" in proc.stdout, proc.stderr
+    # read, and refused as it holds no kernel log line (it said "No problem found": the log is empty)
+    assert proc.returncode == 3 and b"<stdin>: not a kernel log: it is empty" in proc.stderr, proc.stderr
     piped = run(stdin=b"[    1.000000] Linux version 6.1.0 (gcc 12)\n")
     assert piped.returncode == 0 and b"1 lines" in piped.stdout, piped.stderr
     empty = run(stdin=b"")  # an empty pipe: cron's and ssh's standard input

@@ -307,6 +307,7 @@ def test_a_report_item_holds_floats_only_where_its_floats_are_looked_at() -> Non
         ("KernelReport", "start_time"),
         ("KernelReport", "end_time"),
         ("KernelReport", "boot_time"),
+        ("KernelReport", "start_wall"),
         ("Cause", "confidence"),
         ("Cause", "fields"),
     }

@@ -1,0 +1,128 @@
+"""A log stamped with dated wall-clock times only is timed on the wall clock, not "the log has no timestamps".
+
+A reviewer rewrote the 6.12 use-after-free fixture's log to ``journalctl -k -o short-iso``'s prefix (documented in
+docs/dmesg.md), to rsyslog's RFC 3339 kern.log and to ``dmesg -T``: the report's time was "-", its JSON
+``start_time`` "the log has no timestamps", the window "no report has a timestamp", although every line carries a
+dated time to the second.  ``report`` beside a store recorded on another host then told that store's two info
+findings as the verdict's "First ... Then ..." and put the crash on no timeline.  The logs here are the fixture's,
+rewritten the same way: the boot at 15:15:11 UTC, its printk time added to each line.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import re
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[3]
+LOG = ROOT / "vmcore_fixtures/kernels/6.12/cases/10-use-after-free/dmesg.txt"
+BOOT = dt.datetime(2026, 12, 3, 15, 15, 11, tzinfo=dt.UTC)
+KFORENSIC = [sys.executable, "-m", "forensics"]
+_STAMP = re.compile(r"^\[\s*(\d+\.\d+)\] ?")
+
+
+def _iso(when: dt.datetime, body: str) -> str:
+    return f"{when.strftime('%Y-%m-%dT%H:%M:%S')}+0000 web01 kernel: {body}"
+
+
+def _rfc3339(when: dt.datetime, body: str) -> str:
+    return f"{when.isoformat(timespec='microseconds')} web01 kernel: {body}"
+
+
+def _ctime(when: dt.datetime, body: str) -> str:
+    # dmesg -T prints local time; the test runs with TZ=UTC (see _run).
+    return f"[{when.strftime('%a %b %e %H:%M:%S %Y')}] {body}"
+
+
+FORMS: dict[str, Callable[[dt.datetime, str], str]] = {"short-iso": _iso, "rfc3339": _rfc3339, "dmesg -T": _ctime}
+
+
+def _rewrite(form: str, lines: list[str], step_back_at: int | None = None) -> str:
+    """The log's lines with their printk time replaced by the wall-clock prefix of ``form`` (boot + printk time);
+    from line ``step_back_at`` on, the clock is an hour behind (an NTP step back)."""
+    out = []
+    seconds = 0.0
+    for number, line in enumerate(lines, 1):
+        m = _STAMP.match(line)
+        if m is not None:
+            seconds = float(m.group(1))
+        when = BOOT + dt.timedelta(seconds=int(seconds))
+        if step_back_at is not None and number >= step_back_at:
+            when -= dt.timedelta(hours=1)
+        out.append(FORMS[form](when, line[m.end() :] if m else line))
+    return "\n".join(out) + "\n"
+
+
+def _run(*args: str) -> subprocess.CompletedProcess[str]:
+    env = {"TZ": "UTC", "PATH": "/usr/bin:/bin"}
+    return subprocess.run(
+        [*KFORENSIC, *args], capture_output=True, text=True, timeout=120, check=False, cwd=ROOT, env=env
+    )
+
+
+@pytest.fixture
+def lines() -> list[str]:
+    if not LOG.is_file():
+        pytest.skip("no fixture log")
+    return LOG.read_text().splitlines()
+
+
+@pytest.mark.parametrize("form", list(FORMS))
+def test_a_wall_clock_log_times_its_reports_on_the_wall_clock(tmp_path: Path, lines: list[str], form: str) -> None:
+    path = tmp_path / "kern.log"
+    path.write_text(_rewrite(form, lines))
+    done = _run("dmesg", "--format", "json", str(path))
+    assert done.returncode == 0, done.stderr
+    doc = json.loads(done.stdout)
+    (report,) = doc["sources"][0]["reports"]
+    assert report["title"] == "general protection fault in kf_conn_send"
+    crash = (BOOT + dt.timedelta(seconds=11)).timestamp()  # the Oops at [11.469644]
+    assert report["start_wall"] == crash
+    assert report["start_time"] == {
+        "not_available": "the log's lines carry wall-clock times only (start_wall), no time since boot"
+    }
+    assert doc["incident"]["window"]["start"] == {"seconds": crash, "clock": "wall"}
+    text = _run("dmesg", str(path)).stdout
+    assert "2026-12-03T15:15:22+00:00  critical  general protection fault in kf_conn_send" in text, text
+    assert "window not available" not in text
+
+
+def test_the_printk_time_of_the_same_log_is_still_its_time(lines: list[str]) -> None:
+    """Lines with a printk time keep it as the report's time (since boot): no wall time is made up."""
+    doc = json.loads(_run("dmesg", "--format", "json", str(LOG)).stdout)
+    (report,) = doc["sources"][0]["reports"]
+    assert report["start_time"] == 11.469644
+    assert report["start_wall"] == {"not_available": "its lines have a printk time only (start_time)"}
+
+
+def test_a_wall_clock_step_back_between_reports_is_said(tmp_path: Path, lines: list[str]) -> None:
+    """The log twice over, the second copy's clock an hour behind (an NTP step back): the window spans the two
+    copies' reports, and "what it could not judge" says that a duration across the step is none."""
+    path = tmp_path / "kern.log"
+    path.write_text(_rewrite("short-iso", lines + lines, step_back_at=len(lines) + 1))
+    doc = json.loads(_run("dmesg", "--format", "json", str(path)).stdout)
+    (examined,) = doc["incident"]["examined"]
+    first, second = 279, 279 + len(lines)
+    assert any(
+        f"a duration across lines {first}-{second}: the log's wall clock goes back 3,600 s" in said
+        for said in examined["could_not"]
+    ), examined
+
+
+def test_report_places_the_crash_of_a_wall_clock_log_on_the_timeline(tmp_path: Path, lines: list[str]) -> None:
+    """The verdict's chronology is the crash's, at its wall-clock time (it held none: "First" was another
+    input's finding)."""
+    path = tmp_path / "kern.log"
+    path.write_text(_rewrite("short-iso", lines))
+    out = tmp_path / "r.md"
+    done = _run("report", "--dmesg", str(path), "-o", str(out))
+    assert done.returncode == 0, done.stderr
+    md = out.read_text()
+    assert "First (2026-12-03 15:15:22 UTC): general protection fault in kf_conn_send." in md, md[:1500]
+    assert "| 2026-12-03T15:15:22+00:00 |  | instant | general protection fault in kf_conn_send |" in md
