@@ -58,8 +58,9 @@ def _confidence(analysis: TraceAnalysis, span: Span | None) -> tuple[float, str]
 
     A coverage note lowers only what it can touch: every figure when events were lost (one may have ended or
     explained the interval), and a span that reaches a time when only some CPUs were covered (before every CPU's
-    buffer starts, after one stops: who ran, woke or waited there is not all seen); ``span`` None: a figure summed
-    over the whole trace, lowered whenever some CPU was not covered for a time.  Time counted neither busy
+    buffer starts, after one stops: who ran, woke or waited there is not all seen), or any span when a CPU the trace
+    declares (``#P:2``) reported nothing at all; ``span`` None: a figure summed over the whole trace, lowered whenever
+    some CPU was not covered for a time.  Time counted neither busy
     nor idle (before a CPU's first sched_switch) moves no interval measured between two cited events.  Until
     2026-12-07 any note lowered every finding, so every finding of every ftrace recording said 0.75 for the time
     before its CPUs' first switch.
@@ -68,6 +69,9 @@ def _confidence(analysis: TraceAnalysis, span: Span | None) -> tuple[float, str]
     start, end = coverage.common_start, coverage.common_end
     if coverage.lost_markers:
         return 0.75, f"measured between trace events, but events were lost: {coverage.note}"
+    declared = coverage.cpus_declared
+    if isinstance(declared, int) and len(coverage.cpus_seen) < declared:  # a CPU of the header never reported
+        return 0.75, f"measured between trace events while some CPUs reported nothing at all: {coverage.note}"
     if coverage.stopped or coverage.started:
         partial = 0.75, f"measured between trace events while only some CPUs were covered: {coverage.note}"
         if span is None or not isinstance(start, float) or not isinstance(end, float):

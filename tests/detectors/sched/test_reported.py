@@ -151,3 +151,18 @@ def test_a_coverage_gap_lowers_only_the_figures_it_touches(tmp_path: Path) -> No
         times = [e.timestamp.seconds for e in f.evidence if e.timestamp is not None]
         reaches = f.kind == "sched-dstate" or min(times) < start  # type: ignore[operator]
         assert (f.confidence == 0.75) == reaches, (f.title, f.confidence, times)
+
+
+def test_a_declared_cpu_that_never_reported_lowers_every_figure(tmp_path: Path) -> None:
+    """``#P:3`` and events from CPU0 and CPU1 only: what CPU2 did is unknown throughout, so no figure is 0.95
+    (the review of 2026-12-07 found every finding at 0.95 once the coverage rule was narrowed)."""
+    from detectors.sched.findings import _confidence
+
+    path = _cpu0_ends(tmp_path, IDLE0)
+    path.write_text("# entries-in-buffer/entries-written: 6/6   #P:3\n" + path.read_text())
+    analysis, _ = _both(path)
+    assert analysis.coverage.cpus_declared == 3 and "no events at all from CPU 2" in analysis.coverage.note
+    span = Span(0.009, 10.001, 1, EventRef(1, 10.001, 1, ""), EventRef(2, 10.010, 1, ""))
+    for figure in (span, None):
+        low, why = _confidence(analysis, figure)
+        assert low == 0.75 and "some CPUs reported nothing at all" in why
