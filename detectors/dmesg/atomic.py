@@ -11,7 +11,9 @@ one is the bug).
 
 from __future__ import annotations
 
-from typing import NamedTuple
+import re
+from collections.abc import Sequence
+from typing import Literal, NamedTuple
 
 PREEMPT_MASK = 0x000000FF
 SOFTIRQ_OFFSET = 0x00000100
@@ -75,3 +77,53 @@ def decode_preempt_count(value: int) -> PreemptCount:
 
 def _times(n: int) -> str:
     return "once" if n == 1 else f"{n} times"
+
+
+#: The frames of the check itself (kernel/sched/core.c ``__might_resched``/``___might_sleep``, mm/memory.c
+#: ``__might_fault``): the call that may sleep is the first frame past them.
+MIGHT_FRAMES = frozenset(("___might_sleep", "__might_sleep", "might_sleep", "__might_resched", "__might_fault",
+                          "might_fault"))  # fmt: skip
+#: A user-memory access: it may fault and sleep to page the memory in, whatever flags its caller has.
+_USER_COPY = re.compile(r"copy_(?:to|from)_user|(?:get|put|clear)_user|strncpy_from_user|strnlen_user")
+#: A sleeping lock or wait: no flag makes it atomic.
+_LOCK_OR_WAIT = re.compile(r"mutex_lock|rwsem|^down(?:_\w+)?$|^console_lock$|^lock_sock|^wait_for_|^msleep|"
+                           r"^synchronize_|^flush_work|^schedule")  # fmt: skip
+#: The might_sleep() sites of the allocators (might_alloc() in include/linux/sched/mm.h, slab_pre_alloc_hook()).
+_ALLOC_SITES = ("include/linux/sched/mm.h", "mm/slab.h", "mm/slab.c", "mm/slub.c", "mm/page_alloc.c")
+
+SleepKind = Literal["user copy", "allocation", "lock or wait", "other"]
+
+
+class SleepingCall(NamedTuple):
+    """The call a "sleeping function called from invalid context" report caught, from its stack."""
+
+    call: str  # the function whose might_sleep()/might_fault() fired
+    caller: str | None  # the function that called it
+    above: str | None  # the caller's caller
+    kind: SleepKind
+
+
+def sleeping_call(functions: Sequence[str], site: str | None) -> SleepingCall | None:
+    """The call past the might_sleep() frames of ``functions`` (the reliable frames, innermost first) and what it
+    is; ``site`` is the report's "at FILE:LINE".  None when the stack shows no might_sleep() frame."""
+    first = next((i for i, name in enumerate(functions) if name in MIGHT_FRAMES), None)
+    if first is None:
+        return None
+    past = first
+    while past < len(functions) and functions[past] in MIGHT_FRAMES:
+        past += 1
+    if past >= len(functions):
+        return None
+    call = functions[past]
+    caller = functions[past + 1] if past + 1 < len(functions) else None
+    above = functions[past + 2] if past + 2 < len(functions) else None
+    kind: SleepKind
+    if "__might_fault" in functions[first:past] or "might_fault" in functions[first:past] or _USER_COPY.search(call):
+        kind = "user copy"
+    elif "alloc" in call or (site is not None and site.startswith(_ALLOC_SITES)):
+        kind = "allocation"
+    elif _LOCK_OR_WAIT.search(call):
+        kind = "lock or wait"
+    else:
+        kind = "other"
+    return SleepingCall(call, caller, above, kind)

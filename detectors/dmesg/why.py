@@ -25,7 +25,7 @@ from typing import Final, NamedTuple
 
 from ahocorasick_rs import BytesAhoCorasick, MatchKind
 
-from detectors.dmesg.atomic import decode_preempt_count
+from detectors.dmesg.atomic import PreemptCount, SleepingCall, decode_preempt_count, sleeping_call
 from detectors.dmesg.code import listing, registers, x86_canonical
 from detectors.dmesg.cpublocks import cpu_blocks, cpu_of, other_cpu_lines
 from detectors.dmesg.extract import BLOCKED_TASK_RULES
@@ -1847,8 +1847,26 @@ def _atomic_cause(r: _Reading) -> Cause | None:
         statement = f"{what} (preempt_count {count.words(schedules=True)}){locks}{since}"
         return _cause("atomic_context", r, 0.6, "find the unbalanced disable on the path (CONFIG_DEBUG_PREEMPT and "
                       "lockdep print where it was taken)", r.at("preempt_count"), statement=statement)  # fmt: skip
-    sleeps = f"{r.func} may sleep" + (f" (might_sleep at {r.get('might sleep at')})" if r.get("might sleep at") else "")
+    return _sleeping_cause(r, held, count, since)
+
+
+def _sleeping_cause(r: _Reading, held: list[LockInfo], count: PreemptCount | None, since: str) -> Cause | None:
+    """A "sleeping function called from invalid context": the call that may sleep (past the might_sleep() frames),
+    its caller, and the context it slept in (an RCU section, interrupts off, a preempt_count)."""
+    site = r.get("might sleep at")
+    might = f" (might_sleep at {site})" if site else ""
     rcu = next((lock for lock in held if lock.name.startswith("rcu_read_lock")), None)
+    # The function that took the RCU section, from its lock line (the report's title frame may be a caller of it).
+    taker = _function_name(rcu.site.split("+")[0]) if rcu is not None and rcu.site else None
+    call = sleeping_call([f.function for f in r.report.trace if f.reliable], str(site) if site else None)
+    if call is not None and call.caller is not None:
+        took = [f"which took {rcu.name}"] if rcu is not None and taker == call.caller else []
+        if call.above is not None and call.above == r.named_func:
+            took.append(f"called from {call.above}")
+        who = f"{call.caller} ({', '.join(took)})" if took else call.caller
+        sleeps = f"{who} calls {call.call}, which may sleep{might}"
+    else:
+        sleeps = f"{r.func} may sleep{might}"
     nested = r.get("RCU nest depth")
     if rcu is not None:
         where = f", taken at {rcu.site}" if rcu.site else ""
@@ -1871,8 +1889,34 @@ def _atomic_cause(r: _Reading) -> Cause | None:
     others = [lock.name for lock in held if lock is not rcu]
     holding = f"; also holding {', '.join(others)}" if others else ""
     statement = f"{sleeps} {context}{holding}{since}"
-    return _cause("atomic_context", r, 0.6, f"move the sleeping call out of that section, or make {r.func} not "
-                  "sleep there (GFP_ATOMIC, a non-blocking variant)", at, statement=statement)  # fmt: skip
+    section = f"the RCU read-side section {taker} took" if taker else "that section"
+    return _cause("atomic_context", r, 0.6, _sleeping_advice(call, section, r.func), at, statement=statement)
+
+
+def _sleeping_advice(call: SleepingCall | None, section: str, func: str) -> str:
+    """What to do about the sleeping call, by what it is: no flag makes a user copy or a mutex atomic."""
+    if call is None or call.caller is None:
+        # No stack to tell what sleeps: either remedy may apply.
+        return (
+            f"move the sleeping call out of {section}, or make {func} not sleep there (GFP_ATOMIC, a non-blocking "
+            "variant)"
+        )
+    if call.kind == "user copy":
+        # The user page may have to be read in, whatever the flags.
+        return (
+            f"move the {call.call} in {call.caller} out of {section}: a user copy may fault and sleep; copy into a "
+            "kernel buffer inside the section and to user space after it ends"
+        )
+    if call.kind == "allocation":
+        return (
+            f"allocate without sleeping at the {call.call} call in {call.caller} (GFP_ATOMIC or GFP_NOWAIT, the flags "
+            f"may come from a caller), or move the allocation out of {section}"
+        )
+    if call.kind == "lock or wait":
+        return (
+            f"move the {call.call} call in {call.caller} out of {section}: a sleeping lock or wait has no atomic form"
+        )
+    return f"move the {call.call} call in {call.caller} out of {section}, or use a variant that does not sleep"
 
 
 def _preemptible_cause(r: _Reading) -> Cause | None:

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from detectors.dmesg.atomic import decode_preempt_count
+from detectors.dmesg.atomic import decode_preempt_count, sleeping_call
 from forensics.pipelines.dmesg import triage_file
 
 SCHEDULING_WHILE_ATOMIC = """\
@@ -63,6 +63,28 @@ SLEEPING_IRQS_OFF = """\
 [   74.542000][ T6529]  __might_resched.cold+0x222/0x26b
 [   74.543000][ T6529]  console_lock+0x17/0x80
 [   74.544000][ T6529]  n_tty_ioctl_helper+0x1c0/0x2d0
+"""
+
+# A 4.15 report (no caller prefix, "[<hash>]" before each lock's site): the title's frame is a caller of the function
+# that took the RCU section and copies to user space in it.
+USER_COPY_UNDER_RCU = """\
+[   31.000100] BUG: sleeping function called from invalid context at lib/usercopy.c:25
+[   31.000200] in_atomic(): 1, irqs_disabled(): 0, pid: 2211, name: bpf-query
+[   31.000300] 2 locks held by bpf-query/2211:
+[   31.000400]  #0:  (bpf_event_mutex){+.+.}, at: [<00000000a1b2c3d4>] perf_event_query_prog_array+0x10e/0x280
+[   31.000500]  #1:  (rcu_read_lock){....}, at: [<00000000d4c3b2a1>] bpf_prog_array_copy_to_user+0x0/0x4d0
+[   31.000600] CPU: 0 PID: 2211 Comm: bpf-query Not tainted 4.15.0 #1
+[   31.000700] Call Trace:
+[   31.000800]  dump_stack+0x194/0x257
+[   31.000900]  ___might_sleep+0x2b2/0x470
+[   31.001000]  __might_sleep+0x95/0x190
+[   31.001100]  __might_fault+0xab/0x1d0
+[   31.001200]  _copy_to_user+0x2c/0xc0
+[   31.001300]  bpf_prog_array_copy_to_user+0x217/0x4d0
+[   31.001400]  ? _copy_to_user+0xa2/0xc0
+[   31.001500]  bpf_prog_array_copy_info+0x17b/0x1c0
+[   31.001600]  perf_event_query_prog_array+0x196/0x280
+[   31.001700]  perf_ioctl+0x3e1/0x1480
 """
 
 PREEMPTIBLE = """\
@@ -114,16 +136,16 @@ def _why(tmp_path: Path, text: str) -> tuple[str, dict[str, object]]:
         (
             SLEEPING_UNDER_RCU,
             "BUG: sleeping function called from invalid context in __alloc_skb",
-            "__alloc_skb may sleep (might_sleep at include/linux/sched/mm.h:201) inside an RCU read-side critical "
-            "section (rcu_read_lock, taken at nfnetlink_rcv_msg+0x1da/0x1300); preemption was disabled at "
-            "__dev_queue_xmit+0x1f0/0x2e30",
+            "__alloc_skb calls kmem_cache_alloc_node, which may sleep (might_sleep at include/linux/sched/mm.h:201) "
+            "inside an RCU read-side critical section (rcu_read_lock, taken at nfnetlink_rcv_msg+0x1da/0x1300); "
+            "preemption was disabled at __dev_queue_xmit+0x1f0/0x2e30",
             {"in_atomic": 0, "irqs_disabled": 0, "preemption disabled at": "__dev_queue_xmit+0x1f0/0x2e30"},
         ),
         (
             SLEEPING_IRQS_OFF,
             "BUG: sleeping function called from invalid context in console_lock",
-            "console_lock may sleep (might_sleep at kernel/printk/printk.c:2525) with interrupts disabled; also "
-            "holding &tty->flow.lock",
+            "n_tty_ioctl_helper calls console_lock, which may sleep (might_sleep at kernel/printk/printk.c:2525) with "
+            "interrupts disabled; also holding &tty->flow.lock",
             {"preempt_count": "0x00000001", "RCU nest depth": 0, "irqs_disabled": 1},
         ),
         (
@@ -146,3 +168,51 @@ def test_the_report_says_why_the_task_could_not_sleep(
     said, read = _why(tmp_path, text)
     assert said == statement
     assert {name: read.get(name) for name in facts} == facts
+
+
+def test_the_sleeper_is_the_function_that_took_the_rcu_section_and_a_user_copy_is_moved_out(tmp_path: Path) -> None:
+    """The title names bpf_prog_array_copy_info, a caller; the lock line and the stack name the function that took
+    rcu_read_lock and calls _copy_to_user under it.  GFP_ATOMIC is no remedy for a copy that may fault."""
+    path = tmp_path / "console.log"
+    path.write_text(USER_COPY_UNDER_RCU)
+    result = triage_file(str(path))
+    (report,) = result.reports
+    assert report.title == "BUG: sleeping function called from invalid context in bpf_prog_array_copy_info"
+    cause = result.whys[report.start_line].cause
+    assert cause is not None
+    assert cause.statement == (
+        "bpf_prog_array_copy_to_user (which took rcu_read_lock, called from bpf_prog_array_copy_info) calls "
+        "_copy_to_user, which may sleep (might_sleep at lib/usercopy.c:25) inside an RCU read-side critical section "
+        "(rcu_read_lock, taken at bpf_prog_array_copy_to_user+0x0/0x4d0); also holding bpf_event_mutex"
+    )
+    assert cause.next_command.startswith(
+        "move the _copy_to_user in bpf_prog_array_copy_to_user out of the RCU read-side section "
+        "bpf_prog_array_copy_to_user took: a user copy may fault and sleep"
+    )
+    assert "GFP_ATOMIC" not in cause.next_command
+
+
+@pytest.mark.parametrize(
+    ("functions", "site", "expected"),
+    [
+        (["dump_stack", "___might_sleep", "__might_sleep", "__might_fault", "_copy_to_user", "f", "g"],
+         "lib/usercopy.c:25", ("_copy_to_user", "f", "g", "user copy")),
+        (["dump_stack", "___might_sleep", "__might_sleep", "kmem_cache_alloc", "rds_tcp_conn_alloc"],
+         "mm/slab.h:420", ("kmem_cache_alloc", "rds_tcp_conn_alloc", None, "allocation")),
+        (["dump_stack", "___might_sleep", "slab_pre_alloc_hook_inlined", "f"],
+         "mm/slab.h:420", ("slab_pre_alloc_hook_inlined", "f", None, "allocation")),
+        (["dump_stack_lvl", "__might_resched", "mutex_lock_nested", "f"],
+         "kernel/locking/mutex.c:577", ("mutex_lock_nested", "f", None, "lock or wait")),
+        (["dump_stack_lvl", "__might_resched", "frob", "f"], "drivers/x.c:1", ("frob", "f", None, "other")),
+    ],
+    ids=["user-copy", "allocation", "allocator-site", "mutex", "other"],
+)  # fmt: skip
+def test_the_sleeping_call_is_the_frame_past_the_might_sleep_checks(
+    functions: list[str], site: str, expected: tuple[str, str | None, str | None, str]
+) -> None:
+    assert tuple(sleeping_call(functions, site) or ()) == expected
+
+
+def test_no_might_sleep_frame_names_no_sleeping_call() -> None:
+    assert sleeping_call(["dump_stack", "kmem_cache_alloc", "f"], "mm/slab.h:420") is None
+    assert sleeping_call(["dump_stack", "__might_sleep"], "mm/slab.h:420") is None
