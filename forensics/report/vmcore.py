@@ -292,6 +292,7 @@ def _follow_up_json(s: CrashSnapshot) -> object:
         "shell": f.shell(),
         "modules": [{"name": n, "debug_file": p} for n, p in f.modules],
         "sources": [{"debug_info": d, "local": p} for d, p in f.sources],
+        "unused_sources": [{"debug_info": d, "local": p, "why": why} for d, p, why in f.unused_sources],
     }
 
 
@@ -464,7 +465,16 @@ def _found_sources(s: CrashSnapshot) -> tuple[Block, ...]:
     lines = tuple(
         f"`{md_escape(local)}`, named `{md_escape(path)}` in the debug info" for path, local in found if local
     )
-    return (Paragraph("Source files found via --source-dir:"), BulletList(lines)) if lines else ()
+    unused = [(path, s.follow_up.unused_source(path)) for path in files]
+    rejected = tuple(
+        f"`{md_escape(u[0])}`, found for `{md_escape(path)}`: {md_escape(u[1])}" for path, u in unused if u
+    )
+    out: list[Block] = [Paragraph("Source files found via --source-dir:"), BulletList(lines)] if lines else []
+    if rejected:
+        # The locations above keep the debug info's path: this copy would send the reader to other lines.
+        out += [Paragraph("Copies found via --source-dir and not cited (not the source of the build):")]
+        out += [BulletList(rejected)]
+    return tuple(out)
 
 
 def _follow_up_section(result: VmcoreResult) -> Section | None:

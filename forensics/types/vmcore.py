@@ -531,6 +531,9 @@ class FollowUp:
     debug_info_via: str  # how the kernel's debug info was found ("--vmlinux", a place, debuginfod ...)
     modules: tuple[tuple[str, str], ...] = ()  # (module name, absolute path of its uncompressed debug file)
     sources: tuple[tuple[str, str], ...] = ()  # (source path in the debug info, the local file: --source-dir)
+    # Copies found via --source-dir that are not the source the kernel was built from, never cited in the debug
+    # info's place: (source path in the debug info, the local file, why: "line 156 lies in kf_setup_device() ...").
+    unused_sources: tuple[tuple[str, str, str], ...] = ()
 
     def crash_parts(self) -> tuple[str, ...] | NotAvailable:
         """The shell command that opens the dump in crash, in parts (joined by spaces, or line continuations)."""
@@ -599,6 +602,10 @@ class FollowUp:
         if shown.startswith(os.pardir):
             shown = local
         return None if shown == path else shown
+
+    def unused_source(self, path: str) -> tuple[str, str] | None:
+        """The copy of a source file found via --source-dir that is not cited (not the build's), and why."""
+        return next(((local, why) for dwarf, local, why in self.unused_sources if dwarf == path), None)
 
     def module_file(self, name: str) -> str | None:
         """The debug file of a module, when one was loaded."""
@@ -732,11 +739,17 @@ class CrashSnapshot:
 
     def cite_with_origin(self, file: str | None, line: int | None) -> str | None:
         """:meth:`cite`, saying where a local copy was found and the path the debug info names (a fact's value:
-        ``kf.c:446 (found via --source-dir; the debug info names /build/kf/kf.c)``)."""
+        ``kf.c:446 (found via --source-dir; the debug info names /build/kf/kf.c)``), or why the copy found is not
+        cited (not the source the kernel was built from)."""
         shown = self.cite(file, line)
-        if file is None or isinstance(self.follow_up, NotAvailable) or self.follow_up.found_source(file) is None:
+        if file is None or isinstance(self.follow_up, NotAvailable):
             return shown
-        return f"{shown} (found via --source-dir; the debug info names {file})"
+        if self.follow_up.found_source(file) is not None:
+            return f"{shown} (found via --source-dir; the debug info names {file})"
+        unused = self.follow_up.unused_source(file)
+        if unused is not None:
+            return f"{shown} (the copy found via --source-dir, {unused[0]}, is not cited: {unused[1]})"
+        return shown
 
     def layout(self, type_name: str) -> TypeLayout | None:
         """The layout of a type extracted with the snapshot, by name."""

@@ -61,10 +61,51 @@ def build_follow_up(
         readable, why_not = decompressed(Path(path), notice)
         if why_not is None:
             modules.append((name, os.path.abspath(readable)))
-    sources: dict[str, str] = {}
+    sources: list[tuple[str, str]] = []
+    unused: list[tuple[str, str, str]] = []
+    for path, locations in _locations(snapshot).items():
+        found = local_source(path, source_dirs)
+        if found is None or found == path:
+            continue
+        why = _not_the_build(snapshot, found, locations)
+        if why is None:
+            sources.append((path, found))
+        else:
+            unused.append((path, found, why))
+    return FollowUp(os.path.abspath(dump), vmlinux, via, tuple(modules), tuple(sources), tuple(unused))
+
+
+def _locations(snapshot: CrashSnapshot) -> dict[str, list[tuple[int, str | None]]]:
+    """Every (line, function) the snapshot cites in each source file the debug info names: its frames' and the
+    faulting instructions' (whose function is not recorded)."""
+    out: dict[str, list[tuple[int, str | None]]] = {}
     for frame in _frames(snapshot):
-        if frame.source_file and frame.source_file not in sources:
-            found = local_source(frame.source_file, source_dirs)
-            if found is not None and found != frame.source_file:
-                sources[frame.source_file] = found
-    return FollowUp(os.path.abspath(dump), vmlinux, via, tuple(modules), tuple(sources.items()))
+        if frame.source_file:
+            cited = out.setdefault(frame.source_file, [])
+            if frame.source_line:
+                cited.append((frame.source_line, frame.function if isinstance(frame.function, str) else None))
+    if not isinstance(snapshot.code, NotAvailable):
+        for _, file, line in snapshot.code.source_lines:
+            if file in out:
+                out[file].append((line, None))
+    return out
+
+
+def _not_the_build(snapshot: CrashSnapshot, local: str, locations: list[tuple[int, str | None]]) -> str | None:
+    """Why the copy ``local`` is not the source the kernel was built from (it is then not cited in its place), None
+    when it checks: the BUG/WARN line read from it fits (:func:`forensics.vmcore.why.read_source_line`) and every
+    location cited in it lies in its function (:func:`forensics.vmcore.why.copy_fits`)."""
+    from collectors.inputs import open_input
+    from forensics.errors import InputError
+    from forensics.vmcore.why import copy_fits
+
+    site = snapshot.bug_site
+    source = site if isinstance(site, NotAvailable) else site.source
+    if not isinstance(source, NotAvailable) and os.path.abspath(source.path) == local and source.mismatch:
+        return source.mismatch
+    try:
+        with open_input(local) as tracked:
+            lines = tracked.stream.read().decode(errors="replace").splitlines()
+    except (OSError, InputError) as exc:
+        return f"not readable: {exc}"
+    return copy_fits(lines, locations)

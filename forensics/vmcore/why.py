@@ -211,6 +211,37 @@ def _enclosing_function(lines: list[str], line: int) -> str | None:
     return None
 
 
+def _head_at(lines: list[str], index: int) -> str | None:
+    """The function a definition starting at ``lines[index]`` defines: its head, joined over lines until its
+    parentheses close (``static ssize_t kf_write(struct file *file,`` / ``...)``), ends in ``)`` or ``{``."""
+    m = _DEFINITION.match(lines[index])
+    if m is None or "=" in lines[index].split("(")[0]:
+        return None
+    head = _statement(lines, index + 1)
+    return m.group(1) if head.endswith((")", "{")) else None
+
+
+def copy_fits(lines: list[str], locations: Iterable[tuple[int, str | None]]) -> str | None:
+    """Why a copy of a source file (its ``lines``) is not the one the kernel was built from, None when every
+    location the debug info puts in it (line, function) checks: the line exists and lies in that function (the
+    nearest definition at or above it).  A location of an unknown function only has to exist; a copy with no
+    location to check is not taken as the build's.
+    """
+    checked = False
+    for line, function in locations:
+        if line > len(lines):
+            return f"it has only {len(lines)} line{'' if len(lines) == 1 else 's'}, the debug info cites line {line}"
+        if function is None:
+            continue
+        # A compiler's clone (kf_put.constprop.0, kf_put.cold) is the function of its source name.
+        name = function.split(".", 1)[0]
+        at = next((f for i in range(line - 1, -1, -1) if (f := _head_at(lines, i)) is not None), None)
+        if at != name:
+            return f"line {line} lies in {at + '()' if at else 'no function'}, not in {name}()"
+        checked = True
+    return None if checked else "no line of a known function to check it against"
+
+
 def read_source_line(
     file: str, line: int, function: str, dwarf_path: str | None, source_dirs: tuple[Path, ...], trap: bool
 ) -> SourceLine | NotAvailable:

@@ -17,7 +17,7 @@ import pytest
 
 from forensics.model import FindingKind, NotAvailable
 from forensics.report.vmcore import render_vmcore_markdown, to_document
-from tests.vmcore_cases import FIXTURES_DIR, analysed_id
+from tests.vmcore_cases import FIXTURES_DIR, analysed_id, load_case
 
 pytest.importorskip("drgn")
 
@@ -73,3 +73,60 @@ def test_without_a_copy_the_debug_info_path_is_cited() -> None:
     assert bare.cite_with_origin(frame.source_file, frame.source_line) == frame.where()
     vmlinux = next(f for f in result.snapshot.backtrace if f.module is None and f.source_file)
     assert result.snapshot.where(vmlinux) == vmlinux.where()  # not found under --source-dir: as the debug info says
+
+
+def _analysed_with_sources(name: str, source_dir: Path) -> Any:
+    from forensics.pipelines.vmcore import analyse_dump
+    from forensics.vmcore.program import DebugInfoRequest
+
+    case = load_case(name, "6.12")
+    return analyse_dump(case.directory, DebugInfoRequest(case.vmlinux, (), case.module_debug, (source_dir,)))
+
+
+def test_a_copy_that_is_not_the_build_is_not_cited(tmp_path: Path) -> None:
+    """A copy 20 lines off (another version of the module) cited as the crash location sent the reader to
+    ``return -ENOMEM;`` in another function, while the report itself said the source is not the build's (review
+    6, #2): the debug info's path is cited, and the copy named with why it is not."""
+    shifted = tmp_path / "kf_buggy" / "kf_buggy.c"
+    shifted.parent.mkdir()
+    shifted.write_text("/* an older copy */\n" * 20 + MODULE_SOURCE.read_text())
+    result = _analysed_with_sources("02-bug-on", tmp_path)
+    frame = result.analysis.crash_frame
+    assert frame.module == "kf_buggy" and frame.function == "kf_buffer_put"
+    dwarf = f"{frame.source_file}:{frame.source_line}"
+    assert result.snapshot.where(frame) == dwarf
+
+    crash = next(f for f in result.incident.findings if f.kind is FindingKind.CRASH)
+    assert f"({dwarf})" in crash.summary and str(tmp_path) not in crash.summary
+    source = next(fact.value for fact in crash.facts if fact.name == "source")
+    assert source.startswith(f"{dwarf} (the copy found via --source-dir, {shifted}, is not cited: line 156 lies in")
+    doc = to_document(result)
+    assert all(f["local_source"] is None for f in doc["backtrace"])
+    (unused,) = doc["follow_up"]["unused_sources"]
+    assert unused["debug_info"] == frame.source_file and unused["local"] == str(shifted)
+    assert doc["follow_up"]["sources"] == []
+
+    text = render_vmcore_markdown(result)
+    backtrace = text.split("## Backtrace of the crashed thread", 1)[1].split("\n## ", 1)[0]
+    assert f"  {dwarf}\n" in backtrace and f"`{shifted}`, found for `{frame.source_file}`: line 156" in backtrace
+    window = text.split("## Where the CPU stopped", 1)[1].split("\n## ", 1)[0]  # a trap: no fault to reason on
+    assert "=> " in window and f"{frame.source_file}:156" in window and str(tmp_path) not in window
+
+
+def test_a_kernel_file_shorter_than_the_cited_line_is_not_cited(tmp_path: Path) -> None:
+    """Without a BUG line to check, a one-line ``kernel/hung_task.c`` was cited as ``hung_task.c:229`` with no word
+    of warning (review 6, #2); a file of comments as long as the real one is not the build's either."""
+    fake = tmp_path / "kernel" / "hung_task.c"
+    fake.parent.mkdir()
+    for body, why in [
+        ("int x;\n", "it has only 1 line, the debug info cites line 229"),
+        ("/* not it */\n" * 499, "line 229 lies in no function, not in check_hung_uninterruptible_tasks()"),
+    ]:
+        fake.write_text(body)
+        result = _analysed_with_sources("04-hung-task", tmp_path)
+        frames = [f for f in result.snapshot.backtrace if f.source_file == "kernel/hung_task.c"]
+        assert [f.source_line for f in frames] == [229, 381]
+        assert all(result.snapshot.where(f) == f"kernel/hung_task.c:{f.source_line}" for f in frames)
+        assert result.snapshot.follow_up.unused_source("kernel/hung_task.c") == (str(fake), why)
+        crash = next(f for f in result.incident.findings if f.kind is FindingKind.CRASH)
+        assert "(kernel/hung_task.c:229 in check_hung_uninterruptible_tasks, inlined)" in crash.summary
