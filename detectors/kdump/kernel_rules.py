@@ -21,8 +21,9 @@ from forensics.types.kdump import (
 from forensics.types.release import release_version
 
 # The release from which kernel/ksysfs.c builds kexec_crash_size and kexec_crash_loaded under CONFIG_CRASH_DUMP
-# (before it, under CONFIG_KEXEC_CORE alone).
-_CRASH_DUMP_GATES_SYSFS = (6, 7)
+# (before it, under CONFIG_KEXEC_CORE alone): 6.9, whose "crash: split crash dumping code out from kexec_core.c"
+# (02aff8480533) put them there; CRASH_DUMP existed before, building only the capture kernel's /proc/vmcore.
+_CRASH_DUMP_GATES_SYSFS = (6, 9)
 _WHY_RESERVE = "the crash kernel can only boot into memory reserved at boot with crashkernel="
 _WHY_PERSIST = "a crashkernel= set only by hand is lost at the next kernel update or boot loader rewrite"
 _FIX_CRASHKERNEL = "kforensic kdump setup --apply (adds crashkernel= to the boot configuration), then reboot"
@@ -74,7 +75,7 @@ def _config_crash_support(state: KdumpState) -> tuple[bool | None, tuple[int, ..
     """What the kernel's build configuration says of kexec crash support, and the numbers of the lines saying it.
 
     The sysfs files need kexec's core (selected by KEXEC or KEXEC_FILE; with both off it has no line at all) and,
-    since 6.7, CRASH_DUMP: on an older release (the running kernel's) CRASH_DUMP only builds a capture kernel and
+    since 6.9, CRASH_DUMP: on an older release (the running kernel's) CRASH_DUMP only builds a capture kernel and
     says nothing of them.  None: no configuration read, or no line about either.
     """
     config = state.kernel_config
@@ -91,7 +92,7 @@ def _config_crash_support(state: KdumpState) -> tuple[bool | None, tuple[int, ..
 
 
 def _crash_dump_gates_sysfs(state: KdumpState) -> bool:
-    """Whether CONFIG_CRASH_DUMP gates the kexec_crash_* sysfs files on the running kernel: from 6.7, and where its
+    """Whether CONFIG_CRASH_DUMP gates the kexec_crash_* sysfs files on the running kernel: from 6.9, and where its
     release is not known (the recent kernels' rule)."""
     release = state.osrelease.first_line() if isinstance(state.osrelease, TextFile) else ""
     version = release_version(release)
