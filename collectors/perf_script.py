@@ -2151,9 +2151,10 @@ class PerfHeader(NamedTuple):
     cmdline: str | None
     events: tuple[str, ...]  # the events recorded, perf's dummy left out
     release_line: int | None  # the line number of ``# os release : ...`` in the header text read
+    host_line: int | None  # the line number of ``# hostname : ...`` in the header text read
 
 
-_NO_HEADER = PerfHeader(None, None, (), None, (), None)
+_NO_HEADER = PerfHeader(None, None, (), None, (), None, None)
 
 
 def _signal_name(number: int) -> str:
@@ -2263,7 +2264,7 @@ def header_system(text: bytes) -> PerfHeader:
     found: dict[bytes, bytes] = {}
     lines: list[str] = []
     cmdline = None
-    release_line = None
+    numbers: dict[bytes, int] = {}  # the line number of each system line taken
     end = re.search(rb"^[^#\n]", text, re.MULTILINE)
     stop = end.start() if end else len(text)
     for m in _SYSTEM_LINE.finditer(text, 0, stop):
@@ -2272,8 +2273,7 @@ def header_system(text: bytes) -> PerfHeader:
         elif m.group(1) not in found:
             found[m.group(1)] = m.group(2)
             lines.append(m.group(0).decode("utf-8", "replace").strip())
-            if m.group(1) == b"os release":
-                release_line = text.count(b"\n", 0, m.start()) + 1
+            numbers[m.group(1)] = text.count(b"\n", 0, m.start()) + 1
     host, kernel = found.get(b"hostname"), found.get(b"os release")
     # perf adds a "dummy" software event (dummy:HG, dummy:u) that samples nothing: it carries mmap and comm records.
     events = (m.group(1).decode("utf-8", "replace").strip() for m in _EVENT_LINE.finditer(text, 0, stop))
@@ -2283,18 +2283,16 @@ def header_system(text: bytes) -> PerfHeader:
         tuple(lines),
         cmdline,
         tuple(e for e in events if not e.startswith("dummy")),
-        release_line,
+        numbers.get(b"os release"),
+        numbers.get(b"hostname"),
     )
 
 
 def _take_header(profile: Profile, header: PerfHeader) -> None:
     """The header's system, command line and events, into the profile."""
     profile.host, profile.kernel_release, profile.header = header.host, header.kernel, header.lines
-    profile.recorded_by, profile.recorded_events, profile.release_line = (
-        header.cmdline,
-        header.events,
-        header.release_line,
-    )
+    profile.recorded_by, profile.recorded_events = header.cmdline, header.events
+    profile.release_line, profile.host_line = header.release_line, header.host_line
 
 
 def perf_data_system(path: Path, perf: str | None = None) -> PerfHeader:

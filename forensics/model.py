@@ -397,8 +397,9 @@ class Examined:
     # How the input stands to the boot a report tells ("set apart: it names kernel 6.12.118, the dump 6.1.192",
     # "boot: unconfirmed: ..."); "" outside a report.
     standing: str = ""
-    # The records that name the input's kernel release where no finding's evidence prints it (a perf.data header's
-    # ``# os release : ...`` line): what a contradiction of kernels cites for the input.
+    # The records that name the input's kernel release or host where no finding's evidence prints them (a perf.data
+    # header's ``# os release : ...`` and ``# hostname : ...`` lines): what a contradiction of kernels or hosts cites
+    # for the input.
     named_by: tuple[Evidence, ...] = ()
 
     @property

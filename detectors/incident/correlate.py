@@ -337,12 +337,18 @@ def other_hosts(incidents: tuple[Incident, ...]) -> list[Finding]:
     named = [(i, h) for i in incidents if (h := _named_host(i)) is not None]
     if not named:
         return []
-    home = named[0][1]
+    home_incident, home = named[0]
+    home_ev = _host_named_by(home_incident, home)
     out = []
     for incident, host in named[1:]:
         if host == home or not incident.findings:
             continue
         source = incident.findings[0].evidence[0].source
+        # The records that name each host (a log line whose syslog prefix names it, a perf.data's "# hostname : vm"
+        # header line), not a sample line that names none; the input's first evidence where none does.  The home
+        # input's first, as a contradiction of kernels cites the crash first: it stands on the told boot's lane.
+        other_ev = _host_named_by(incident, host) or incident.findings[0].evidence[0]
+        cited = (home_ev, other_ev) if home_ev is not None else (other_ev,)
         out.append(
             _elsewhere(
                 ("other host", source, host),
@@ -350,12 +356,21 @@ def other_hosts(incidents: tuple[Incident, ...]) -> list[Finding]:
                 "the inputs name two different host names",
                 f"The input {source} was recorded on {host}, the others on {home}. Its findings are "
                 "listed but not ordered against the crash nor ranked as its causes.",
-                (incident.findings[0].evidence[0],),
+                cited,
                 "check that every input was copied from the crashed machine",
                 (Fact("other host", source), Fact("host", host), Fact("crashed host", home)),
             )
         )
     return out
+
+
+def _host_named_by(incident: Incident, host: str) -> Evidence | None:
+    """A record of ``incident`` that names ``host`` as a word: a header line the analysis says names it
+    (:attr:`Examined.named_by`), else a cited line that prints it (a syslog prefix), a timestamped one first."""
+    names = re.compile(rf"(?<![\w.-]){re.escape(host)}(?![\w.-])")
+    headers = (e for x in incident.examined for e in x.named_by)
+    cited = sorted((e for f in incident.findings for e in f.evidence), key=lambda e: e.timestamp is None)
+    return next((e for e in (*headers, *cited) if names.search(e.excerpt)), None)
 
 
 #: What a contradiction of another boot says of the input's findings.

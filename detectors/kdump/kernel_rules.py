@@ -9,8 +9,21 @@ from detectors.kdump.crashkernel import MIB, parse_crashkernel
 from detectors.kdump.util import fail, file_evidence, pass_, unknown, warn
 from forensics.model import Evidence, NotAvailable, Severity
 from forensics.types import kdump_paths as paths
-from forensics.types.kdump import CheckLine, DistroFamily, Estimate, KdumpState, KernelConfig, describe_estimate
+from forensics.types.kdump import (
+    CheckLine,
+    DistroFamily,
+    Estimate,
+    KdumpState,
+    KernelConfig,
+    TextFile,
+    describe_estimate,
+)
+from forensics.types.release import release_version
 
+# The release from which kernel/ksysfs.c builds kexec_crash_size and kexec_crash_loaded under CONFIG_CRASH_DUMP
+# (before it, under CONFIG_KEXEC_CORE alone): 6.9, whose "crash: split crash dumping code out from kexec_core.c"
+# (02aff8480533) put them there; CRASH_DUMP existed before, building only the capture kernel's /proc/vmcore.
+_CRASH_DUMP_GATES_SYSFS = (6, 9)
 _WHY_RESERVE = "the crash kernel can only boot into memory reserved at boot with crashkernel="
 _WHY_PERSIST = "a crashkernel= set only by hand is lost at the next kernel update or boot loader rewrite"
 _FIX_CRASHKERNEL = "kforensic kdump setup --apply (adds crashkernel= to the boot configuration), then reboot"
@@ -62,18 +75,28 @@ def _config_crash_support(state: KdumpState) -> tuple[bool | None, tuple[int, ..
     """What the kernel's build configuration says of kexec crash support, and the numbers of the lines saying it.
 
     The sysfs files need kexec's core (selected by KEXEC or KEXEC_FILE; with both off it has no line at all) and,
-    since 6.7, CRASH_DUMP.  None: no configuration read, or no line about either.
+    since 6.9, CRASH_DUMP: on an older release (the running kernel's) CRASH_DUMP only builds a capture kernel and
+    says nothing of them.  None: no configuration read, or no line about either.
     """
     config = state.kernel_config
     if isinstance(config, NotAvailable):
         return None, ()
-    if config.enabled("KEXEC_CORE") and config.enabled("CRASH_DUMP"):
-        return True, tuple(config.options[name][0] for name in ("KEXEC_CORE", "CRASH_DUMP"))
+    gates = ["KEXEC_CORE", "CRASH_DUMP"] if _crash_dump_gates_sysfs(state) else ["KEXEC_CORE"]
+    if all(config.enabled(name) for name in gates):
+        return True, tuple(config.options[name][0] for name in gates)
     off = [] if config.enabled("KEXEC_CORE") else ["KEXEC", "KEXEC_FILE"]
     lines = tuple(
-        config.options[name][0] for name in [*off, "CRASH_DUMP"] if config.options.get(name, (0, "y"))[1] is None
+        config.options[name][0] for name in [*off, *gates[1:]] if config.options.get(name, (0, "y"))[1] is None
     )
     return (False, lines) if lines else (None, ())
+
+
+def _crash_dump_gates_sysfs(state: KdumpState) -> bool:
+    """Whether CONFIG_CRASH_DUMP gates the kexec_crash_* sysfs files on the running kernel: from 6.9, and where its
+    release is not known (the recent kernels' rule)."""
+    release = state.osrelease.first_line() if isinstance(state.osrelease, TextFile) else ""
+    version = release_version(release)
+    return version is None or version >= _CRASH_DUMP_GATES_SYSFS
 
 
 def _crash_support_evidence(state: KdumpState) -> tuple[str, tuple[Evidence, ...]]:
@@ -83,10 +106,13 @@ def _crash_support_evidence(state: KdumpState) -> tuple[str, tuple[Evidence, ...
     """
     config = state.kernel_config
     says, numbers = _config_crash_support(state)
+    # The option that gates the sysfs files on this release (KEXEC_CORE is selected by KEXEC or KEXEC_FILE).
+    option = "CONFIG_CRASH_DUMP" if _crash_dump_gates_sysfs(state) else "CONFIG_KEXEC_CORE"
     if isinstance(config, NotAvailable):
-        return f"CONFIG_CRASH_DUMP; no build configuration read to confirm it: {config.reason}", ()
+        return f"{option}; no build configuration read to confirm it: {config.reason}", ()
     if says is None:
-        return f"CONFIG_CRASH_DUMP; {config.file.path} has no line of KEXEC, KEXEC_FILE nor CRASH_DUMP", ()
+        symbol = option.removeprefix("CONFIG_")
+        return f"{option}; {config.file.path} has no line of KEXEC, KEXEC_FILE nor {symbol}", ()
     return _quote(config, numbers), tuple(e for n in numbers for e in file_evidence(config.file, n))
 
 

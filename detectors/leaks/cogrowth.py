@@ -357,16 +357,18 @@ def _anchor(
 SHARE_TOLERANCE = 1.2
 
 
-#: Why a listing of /proc/PID/fd grows procfs inodes and dentries with a leak of fds.
+#: What procfs inodes and dentries growing one per leaked fd are consistent with.  The store holds slab counts
+#: only: the ratio is all that ties them to the fds, and two causes give it.
 FD_VIEW_WHY = (
-    "something (ls /proc/PID/fd, lsof, a monitoring agent) lists the leaking process's fds: one entry per fd, "
-    "living while the fd is open"
+    "the ratio is the only evidence: it is consistent with a listing of /proc/PID/fd (ls, lsof, a monitoring agent: "
+    "one procfs inode and dentry per fd listed, kept while the fd is open), or with leaked fds that are themselves "
+    "open procfs files; the slab counts cannot tell which"
 )
 
 
 def _fd_view(ordered: list[SeriesVerdict], ratios: tuple[float, ...], signature: Signature | None) -> float | None:
-    """The procfs inodes per anchor object when they grow as the group's fds do (a listing of /proc/PID/fd, one
-    inode and one dentry per fd), else None: then no dentry is attributed to such a view."""
+    """The procfs inodes per anchor object when they grow as the group's fds do (one inode and one dentry per fd: a
+    listing of /proc/PID/fd, or fds of open procfs files), else None: then no dentry is attributed to such a view."""
     fds = signature.fds_per_object if signature is not None else None
     if fds is None:
         return None
@@ -400,12 +402,12 @@ def _share(
     # who makes them: "as many as {source}: N each", "of which {source} N"
     source = "the action makes"
     if member.name in FD_VIEW_CACHES and signature is not None and signature.fds_per_object is not None:
-        made, source = signature.fds_per_object, f"the group's fds listed in /proc/PID/fd ({FD_VIEW_WHY})"
+        made, source = signature.fds_per_object, f"the group's fds, one procfs inode each ({FD_VIEW_WHY})"
     elif member.name == "dentry" and view is not None:
-        # each fd listed in /proc/PID/fd has its dentry, as many as the procfs inodes
+        # each procfs inode of the group's fds has its dentry, whichever made them
         action = f"the action makes ({_num(made)}) and " if made is not None else ""
         made = (made or 0.0) + view
-        source = f"{action}the /proc/PID/fd listing ({_num(view)}, one per procfs inode: {FD_VIEW_WHY})"
+        source = f"{action}the procfs inodes of the group's fds ({_num(view)}, a dentry each; {FD_VIEW_WHY})"
     if made is not None and not math.isnan(ratio):
         if ratio <= made * SHARE_TOLERANCE:
             return Share(1.0, "count", f"{_num(ratio)} {per}, as many as {source}: {_num(made)} each")

@@ -67,7 +67,7 @@ def examined_profile(
         f"profile {profile.source} ({profile.kind}): {samples:,} samples of {events}{span}{counted}{named}",
         (could,),
         tuple(could_not),
-        named_by=_release_evidence(profile),
+        named_by=_header_evidence(profile),
     )
 
 
@@ -75,14 +75,17 @@ def examined_profile(
 HEADER_LINE = "perf report --header-only line"
 
 
-def _release_evidence(profile: Profile) -> tuple[Evidence, ...]:
-    """The header line that names the kernel release (``# os release : 6.1.0``), as evidence: of ``perf report
-    --header-only`` for a perf.data, of the text itself for ``perf script --header`` text; none without one."""
-    line = next((h for h in profile.header if h.startswith("# os release")), None)
-    if line is None or profile.release_line is None:
-        return ()
+def _header_evidence(profile: Profile) -> tuple[Evidence, ...]:
+    """The header lines that name the kernel release (``# os release : 6.1.0``) and the host (``# hostname : vm``),
+    as evidence: of ``perf report --header-only`` for a perf.data, of the text itself for ``perf script --header``
+    text; none without them."""
     name = HEADER_LINE if profile.kind == "perf.data" else None
-    return (Evidence(profile.source, Locator(LocatorKind.LINE, profile.release_line, name=name), line),)
+    out = []
+    for prefix, number in (("# os release", profile.release_line), ("# hostname", profile.host_line)):
+        line = next((h for h in profile.header if h.startswith(prefix)), None)
+        if line is not None and number is not None:
+            out.append(Evidence(profile.source, Locator(LocatorKind.LINE, number, name=name), line))
+    return tuple(out)
 
 
 def _no_call_paths(profile: Profile) -> str:

@@ -369,6 +369,8 @@ class Profile:
     # The line of ``# os release : ...`` in the header text: of ``perf report --header-only -i FILE`` for a perf.data,
     # of the input itself for ``perf script --header`` text (the evidence of the kernel release).
     release_line: int | None = None
+    # The line of ``# hostname : ...`` in that header text (the evidence of the host).
+    host_line: int | None = None
     # The folded stacks as the reader summed them when asked (``read_profile(folded=True)``; None when it did not):
     # per (command's folded name, the chain's frame names joined by ";") the period of the stacks of the first event,
     # what the folded lines of all its stacks sum (:func:`detectors.profile.hotspots.folded_rows`).

@@ -17,13 +17,23 @@ from pathlib import Path
 import pytest
 
 from collectors.perf_script import find_perf
-from detectors.incident.correlate import other_kernels, release_read_at
+from detectors.incident.correlate import other_hosts, other_kernels, release_read_at
 from forensics.pipelines.profile import HEADER_LINE
 from forensics.pipelines.sources import analyse_dmesg, analyse_profile
 from tests.detectors.profile.glibc_recordings import record
 from tests.evidence_audit import Inputs, add_perf_data, audit_findings
 
 LOG = Path(__file__).resolve().parents[3] / "vmcore_fixtures" / "kernels" / "6.12" / "cases" / "10-use-after-free"
+
+
+def _header_line(data: Path, text: str) -> int:
+    """The number of ``text``'s line in ``perf report --header-only -i DATA``, as perf itself prints it."""
+    perf = find_perf()
+    assert perf is not None
+    header = subprocess.run(
+        [perf, "report", "--header-only", "-i", str(data)], capture_output=True, check=True
+    ).stdout.decode()
+    return header.split("\n").index(text) + 1
 
 
 def test_a_perf_data_of_another_kernel_is_cited_by_its_header_line(tmp_path: Path) -> None:
@@ -33,12 +43,7 @@ def test_a_perf_data_of_another_kernel_is_cited_by_its_header_line(tmp_path: Pat
     if profile.kernel_release == log.kernel_release:
         pytest.skip(f"this machine runs {log.kernel_release}, the log's kernel: no contradiction to make")
     (found,) = other_kernels((log, profile))
-    perf = find_perf()
-    assert perf is not None
-    header = subprocess.run(
-        [perf, "report", "--header-only", "-i", str(data)], capture_output=True, check=True
-    ).stdout.decode()
-    n = header.split("\n").index(f"# os release : {profile.kernel_release}") + 1
+    n = _header_line(data, f"# os release : {profile.kernel_release}")
     read_at = found.fact("kernel read from")
     assert read_at == f"{data} line {n} ({HEADER_LINE}): '# os release : {profile.kernel_release}'", read_at
     assert "store" not in found.summary and "slab-watch" not in found.summary, found.summary
@@ -90,3 +95,30 @@ def test_a_perf_data_has_a_lane_of_its_own_on_perfs_clock(tmp_path: Path) -> Non
         assert f"Its {len(events)} finding(s) are shown on its own clock" in doc["narrative"]
         # The contradiction is no event of the crash: not an "instant" at the Oops, cited by the Oops line.
         assert not [e for e in doc["timeline"] if str(data) in e["title"]], doc["timeline"]
+
+
+def test_a_perf_data_of_another_host_is_cited_by_its_header_line(tmp_path: Path) -> None:
+    """The "comes from host H, not HOME" contradiction cited a sched_switch sample line, which names no host (review
+    6, #6): it cites the header's ``# hostname : H`` line, and the log line whose syslog prefix names HOME."""
+    data = record(tmp_path, "clock", "fp", 0.3)
+    profile = analyse_profile(data).incident
+    assert isinstance(profile.host, str)
+    home = "crashhost" if profile.host != "crashhost" else "otherhost"
+    # The guest's log as syslog keeps it: each line prefixed with its time and the host that wrote it.
+    log = tmp_path / "syslog.log"
+    lines = (LOG / "dmesg.txt").read_text().splitlines()
+    log.write_text("".join(f"2026-12-07T14:30:{n % 60:02d}+01:00 {home} kernel: {ln}\n" for n, ln in enumerate(lines)))
+    log_incident = analyse_dmesg((log,)).incident
+    assert log_incident.host == home, log_incident.host
+    (found,) = other_hosts((log_incident, profile))
+    n = _header_line(data, f"# hostname : {profile.host}")
+    cited = [e for e in found.evidence if e.source == str(data)]
+    assert [(e.locator.start, e.locator.name, e.excerpt) for e in cited] == [
+        (n, HEADER_LINE, f"# hostname : {profile.host}")
+    ]
+    (home_line,) = [e for e in found.evidence if e.source == str(log)]
+    assert f" {home} kernel: " in home_line.excerpt, home_line
+    inputs = Inputs(tmp_path)
+    add_perf_data(inputs, data)
+    inputs.texts[str(log)] = log
+    assert not audit_findings([found], inputs)

@@ -328,5 +328,46 @@ def test_a_kernel_without_crash_support_is_shown_by_its_build_configuration(tmp_
     by_id = lines("contradicted", sysfs_gone)
     for line_id in ("crash-reservation", "crash-loaded"):
         assert by_id[line_id].status is Status.UNKNOWN, by_id[line_id]
-        assert "CONFIG_CRASH_DUMP=y: the kernel has kexec crash support" in by_id[line_id].detail
+        # 6.1: kexec's core alone gates the files (CRASH_DUMP from 6.9)
+        assert "CONFIG_KEXEC_CORE=y: the kernel has kexec crash support" in by_id[line_id].detail
+        assert "CRASH_DUMP" not in by_id[line_id].detail
     assert by_id["crashkernel-cmdline"].status is Status.PASS
+
+
+def test_crash_dump_off_is_no_proof_before_the_release_it_gates_the_sysfs_files(tmp_path: Path) -> None:
+    """Before 6.9 /sys/kernel/kexec_crash_size and kexec_crash_loaded need CONFIG_KEXEC_CORE only: a 5.14 kernel
+    with KEXEC_CORE=y and "# CONFIG_CRASH_DUMP is not set" has them, and that line was cited as proof of "built
+    without kexec crash support" (review 6, #9).  On 6.9 and later the same line is the proof."""
+    from dataclasses import replace
+
+    def config(release: str) -> str:
+        without_dump = kernel_config(release, kexec=True).replace(
+            "CONFIG_CRASH_DUMP=y", "# CONFIG_CRASH_DUMP is not set"
+        )
+        assert "# CONFIG_CRASH_DUMP is not set" in without_dump
+        return without_dump
+
+    def lines(name: str, distro: str) -> dict[str, CheckLine]:
+        rel = RELEASE[distro]
+        system = replace(
+            SCENARIOS["rhel9-no-kexec-kernel"],
+            distro=distro,
+            kernel_config=None,
+            extra=lambda root: (root / f"boot/config-{rel}").write_text(config(rel)),
+        )
+        state = collect_kdump_state(build(tmp_path / name, system))
+        checklist = run_checklist(state)
+        assert_evidence_resolves(checklist_findings(checklist, state))
+        return {line.id: line for line in checklist.lines}
+
+    for distro in ("rhel9", "ubuntu2404"):  # 5.14, 6.8: kexec core is in, the absent files are not the kernel's
+        old = lines(distro, distro)
+        for line_id in ("crash-reservation", "crash-loaded"):
+            line = old[line_id]
+            assert line.status is Status.UNKNOWN, line
+            assert "CRASH_DUMP" not in line.detail and all("CRASH_DUMP" not in e.excerpt for e in line.evidence), line
+            assert "CONFIG_KEXEC_CORE=y: the kernel has kexec crash support" in line.detail, line
+    new = lines("fedora41", "fedora41")  # 6.11: CRASH_DUMP gates the files
+    reservation = new["crash-reservation"]
+    assert reservation.status is Status.FAIL, reservation
+    assert [e.excerpt for e in reservation.evidence] == ["# CONFIG_CRASH_DUMP is not set"], reservation

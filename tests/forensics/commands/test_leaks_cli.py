@@ -354,7 +354,7 @@ def test_the_story_tells_the_leak_not_the_caches_beside_it(tmp_path: Path, run: 
     doc = json.loads(out.read_text())
     severity = {f["id"]: f["severity"] for f in doc["incident"]["findings"]}
     # dentry and proc_inode_cache grow in step with the sockets (the socket's dentry, and one procfs inode and dentry
-    # per fd something listed in /proc/PID/fd): group members, no findings of their own.
+    # per fd, as a listing of /proc/PID/fd makes them): group members, no findings of their own.
     assert sorted(severity[e["finding"]] for e in doc["timeline"]) == ["high", "info"]
     assert doc["narrative"].startswith("First (2026-12-05 00:13:38 UTC, for 2.0 min): UDP sockets leak:")
     steps = [s for s in doc["narrative"].split(". ") if s.startswith(("First", "Then"))]
