@@ -31,7 +31,8 @@ if TYPE_CHECKING:
 _KMSG: Final = rc.compile(r"(\d{1,20}),(\d{1,20}),(\d{1,20}),[^;]*;")
 _SYSLOG: Final = rc.compile(
     r"(?:[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d(?:\.\d+)?"  # syslog / journalctl short
-    r"|\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?"  # short-iso, rfc3339
+    # short-iso, rfc3339: the group is the whole stamp (its date and time may be parted by a space, not only a "T")
+    r"|(\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?)"
     r"|\[\s*\d+\.\d+\])"  # journalctl short-monotonic
     r" \S+ kernel: ?"
 )
@@ -100,8 +101,8 @@ def parse_line(number: int, text: str) -> LogLine:
     wall: float | None = None
     if " kernel:" in text and (m := _SYSLOG.match(text)):
         pos = m.end()
-        if text[:1].isdigit():
-            wall = _iso_wall(text[: text.index(" ")])
+        if (stamp := m.group(1)) is not None:
+            wall = _iso_wall(stamp)
     elif ":" in text[:8] and (m := _DMESG_X.match(text)):
         level = _LEVEL_NAMES.index(m.group(1))
         pos = m.end()
