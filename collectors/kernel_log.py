@@ -203,9 +203,13 @@ class TextCheck:
         """
         if self.kernel_line:
             return
-        if not lines or not self._start.strip():
+        # Blank lines only: said as such ("empty" was said of a file of 3 lines).  Known only when the whole input is
+        # in the sample kept; a longer run of blank lines before text is judged as text below.
+        blank = len(self._start) < _OTHER_TEXT_SAMPLE and not self._start.strip()
+        if not lines or not self._start or blank:
+            said = f"it holds only blank lines ({lines:,})" if lines and self._start else "it is empty"
             raise EmptyLogError(
-                f"{self.source}: not a kernel log: it is empty, so nothing in it could show a kernel problem",
+                f"{self.source}: not a kernel log: {said}, so nothing in it could show a kernel problem",
                 hint="give the log that holds the kernel's messages (dmesg, journalctl -k, a serial console)",
             )
         kind = next(((what, reader) for pattern, what, reader in _OTHER_TEXT if pattern.search(self._start)), None)

@@ -147,7 +147,7 @@ TRACES = ROOT / "tests/data/traces"
         ("perf", lambda: gzip.decompress((TRACES / "kf.perf-script.txt.gz").read_bytes()), "looks like perf script"),
         ("notes", lambda: "a file of text, no kernel line, café\n".encode() * 50 + b"\x00\x01 control bytes\n", ""),
         ("empty", lambda: b"", "it is empty, so nothing in it could show a kernel problem"),
-        ("blank", lambda: b"\n\n  \n", "it is empty"),
+        ("blank", lambda: b"\n\n  \n", "not a kernel log: it holds only blank lines (3), so nothing"),
         # One line shaped as a kernel message ("Word: text") made these a console without time stamps: "No problem
         # found", exit 0.
         (
