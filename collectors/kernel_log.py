@@ -73,9 +73,11 @@ def log_chunks(
         if head is not None and len(head) < keep:
             head += chunk[: keep - len(head)]
         if out := norm.feed(chunk):
+            text.encoding = norm.encoding
             text.feed(out)
             yield out
     if out := norm.close():
+        text.encoding = norm.encoding
         text.feed(out)
         yield out
     text.close()
@@ -146,6 +148,7 @@ class TextCheck:
     def __init__(self, source: str) -> None:
         self.source = source
         self.not_text: str | None = None  # why the sample is no text, once judged
+        self.encoding: str | None = None  # what the text was decoded from (the normalizer's), before it is fed
         self.kernel_line = False  # whether a line of it, text or not, is a kernel log line (searched until one is)
         self._held: list[bytes] = []  # chunks until the sample is judged
         self._size = 0
@@ -183,7 +186,7 @@ class TextCheck:
         sample = b"".join(held)
         if not sample:
             return  # an empty log: refused by what reads it, once it knows no report was found
-        self.not_text = not_text(sample)
+        self.not_text = not_text(sample, None if self.encoding in (None, "utf-8") else self.encoding.upper())
         for chunk in held:
             self._search(chunk)
             if self.kernel_line:

@@ -128,6 +128,16 @@ def test_bytes_that_are_not_text_without_a_kernel_line_are_not_a_kernel_log(tmp_
     assert "bad.log: not a kernel log (" in done.stdout and "kf_null_member_read" in done.stdout, done.stdout
 
 
+def test_nul_bytes_read_as_utf16_are_said_so(tmp_path: Path) -> None:
+    """Three NULs and a newline are sniffed as UTF-16 BE: 4 bytes of the file are 2 characters.  It said "50% of its
+    first 2 bytes", bytes the file does not have."""
+    path = tmp_path / "nul.txt"
+    path.write_bytes(b"\x00\x00\x00\n")
+    done = kforensic("dmesg", str(path))
+    assert done.returncode == 3, done.stderr
+    assert "(50% of the first 2 bytes of its text, read as UTF-16-BE, are control bytes or not UTF-16-BE" in done.stderr
+
+
 def test_a_log_after_binary_bytes_is_read(tmp_path: Path, log_text: bytes) -> None:
     """Bytes that are not text at the start (a serial console's noise, a cut capture) with a kernel log past the
     judged sample: the log's lines are found and its reports read."""
