@@ -238,6 +238,12 @@ def _journal_kernel(raw: bytes, at: i64) -> bool:
     return at < space <= n - 8 and raw[space + 1] == 107 and raw[space : space + 8] == b" kernel:"  # "k"
 
 
+def local_wall_stamp(text: str) -> str | None:
+    """``dmesg -T``'s ``[Mon Nov 30 06:55:29 2026]`` at the start of ``text``, or None: a time of the host's local
+    zone, which the line does not name (read in this machine's, :func:`_ctime_wall`)."""
+    return m.group() if (m := _WALL.match(text)) is not None else None
+
+
 def line_time(text: str) -> float | None:
     """``parse_line(n, text).timestamp``: the same value, without taking the rest of the line apart."""
     if text[:1] == "[" and (m := _FAST.match(text)) is not None and " kernel:" not in text:

@@ -126,6 +126,26 @@ def test_a_space_separated_stamp_with_printk_times_gives_the_boot_time(tmp_path:
     assert abs(boot["wall"] - BOOT.timestamp()) < 12, boot
 
 
+@pytest.mark.parametrize("form", ["dmesg -T", "short-iso"])
+def test_the_zone_of_dmesg_t_times_is_said_to_be_this_machines(tmp_path: Path, lines: list[str], form: str) -> None:
+    """dmesg -T prints the host's local time without its zone: read in this machine's and printed in UTC, which
+    was said nowhere.  An ISO stamp (with its offset) needs no such word."""
+    path = tmp_path / "kern.log"
+    path.write_text(_rewrite(form, lines))
+    doc = json.loads(_run("dmesg", "--format", "json", str(path)).stdout)
+    (examined,) = doc["incident"]["examined"]
+    said = [why for why in examined["could_not"] if "time zone" in why]
+    if form == "short-iso":
+        assert said == [], said
+        return
+    (report,) = doc["sources"][0]["reports"]
+    assert said == [
+        f"the time zone of its dmesg -T times (line {report['start_line']}: [Thu Dec  3 15:15:22 2026]): the crashed "
+        "host's local time, which the log does not name; read in this machine's (UTC, UTC+0000): run with TZ set "
+        "to the host's zone when it differs"
+    ]
+
+
 def test_a_wall_clock_step_back_between_reports_is_said(tmp_path: Path, lines: list[str]) -> None:
     """The log twice over, the second copy's clock an hour behind (an NTP step back): the window spans the two
     copies' reports, and "what it could not judge" says that a duration across the step is none."""
