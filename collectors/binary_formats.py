@@ -62,9 +62,10 @@ _CONTROL = bytes([*range(0x09), *range(0x0E, 0x20), 0x7F])
 _NOT_CONTROL = bytes(sorted(set(range(256)) - set(_CONTROL)))
 
 
-def not_text(sample: bytes) -> str | None:
+def not_text(sample: bytes, decoded_from: str | None = None) -> str | None:
     """Why ``sample`` (an input's first bytes, at most :data:`TEXT_SAMPLE` of them are judged) is no text, or None
-    when it is text (or empty)."""
+    when it is text (or empty).  ``decoded_from``: the encoding the sample was decoded from into UTF-8 (a file
+    sniffed as UTF-16): its bytes are then not the file's, and the reason says so."""
     sample = sample[:TEXT_SAMPLE]
     if not sample:
         return None
@@ -73,4 +74,10 @@ def not_text(sample: bytes) -> str | None:
     share = (control + invalid) / len(sample)
     if share <= NOT_TEXT_SHARE:
         return None
+    if decoded_from is not None:
+        # "\0\0\0\n" is sniffed as UTF-16 BE: 4 bytes of the file are 2 characters, judged re-encoded.
+        return (
+            f"{share:.0%} of the first {len(sample):,} bytes of its text, read as {decoded_from}, are control bytes or "
+            f"not {decoded_from}"
+        )
     return f"{share:.0%} of its first {len(sample):,} bytes are control bytes or not UTF-8"

@@ -73,9 +73,11 @@ def log_chunks(
         if head is not None and len(head) < keep:
             head += chunk[: keep - len(head)]
         if out := norm.feed(chunk):
+            text.encoding = norm.encoding
             text.feed(out)
             yield out
     if out := norm.close():
+        text.encoding = norm.encoding
         text.feed(out)
         yield out
     text.close()
@@ -121,8 +123,16 @@ _OTHER_TEXT_SAMPLE = 16 << 10  # the bytes of a log's start kept to tell what it
 #: A console line without any prefix shaped as a kernel message: a subsystem's or a device's name, then ": " (pr_fmt's
 #: "kf_buggy: loaded", dev_printk's "usb 1-1: new device", "EXT4-fs (loop4): mounted", "INFO: NMI handler took too
 #: long"); syzkaller's consoles and logs cut from them have no time stamps.  Prose, ftrace and perf script lines are
-#: not (a word, a space, words; a line that starts with a space, a tab or "#").
-_KERNEL_MESSAGE = re.compile(rb"(?m)^[A-Za-z][\w.-]*(?: \(?[\w.:-]+\)?)?: \S")
+#: not (a word, a space, words; a line that starts with a space, a tab or "#"), nor an e-mail's header lines, which
+#: have the same shape ("Subject: server down").
+_KERNEL_MESSAGE = re.compile(
+    rb"(?m)^(?!(?:From|To|Cc|Bcc|Subject|Date|Reply-To|In-Reply-To|Message-I[Dd]|Received|Return-Path|MIME-Version"
+    rb"|Content-[\w-]+|X-[\w-]+): )[A-Za-z][\w.-]*(?: \(?[\w.:-]+\)?)?: \S"
+)
+#: The share of a text's non-blank lines that must be shaped as kernel messages for it to be a console without time
+#: stamps: a console's lines mostly are (70% of a boot's, all of syzkaller's cut logs), while one "Todo: ..." line in
+#: notes, a YAML file's top-level keys or a traceback's "RuntimeError: ..." among an application's log lines are not.
+_MESSAGE_SHARE = 0.5
 _KERNEL_LINE_TAIL = 256  # bytes kept from a chunk's end: a kernel line cut between two chunks is still found
 
 
@@ -138,8 +148,8 @@ class TextCheck:
     def __init__(self, source: str) -> None:
         self.source = source
         self.not_text: str | None = None  # why the sample is no text, once judged
+        self.encoding: str | None = None  # what the text was decoded from (the normalizer's), before it is fed
         self.kernel_line = False  # whether a line of it, text or not, is a kernel log line (searched until one is)
-        self.message_line = False  # whether a line of its text is shaped as a kernel message without a prefix
         self._held: list[bytes] = []  # chunks until the sample is judged
         self._size = 0
         self._judged = False
@@ -176,7 +186,7 @@ class TextCheck:
         sample = b"".join(held)
         if not sample:
             return  # an empty log: refused by what reads it, once it knows no report was found
-        self.not_text = not_text(sample)
+        self.not_text = not_text(sample, None if self.encoding in (None, "utf-8") else self.encoding.upper())
         for chunk in held:
             self._search(chunk)
             if self.kernel_line:
@@ -188,19 +198,25 @@ class TextCheck:
         For a reader that scanned it and found no report nor event: text of another kind (an ftrace trace, ``perf
         script`` text, notes) or an empty file, read as a log, said "No problem found", exit 0, and ``report
         --dmesg`` "no known kernel problem": a verdict on a log no kernel wrote, where nothing could have been
-        found.  A report the scanner found makes any input a kernel log, with or without prefixes; so does a line
-        shaped as a kernel message (:data:`_KERNEL_MESSAGE`) in text that is not an ftrace trace nor ``perf script``
-        text: a console without time stamps, which could have shown a report.
+        found.  A report the scanner found makes any input a kernel log, with or without prefixes; so does text, not
+        an ftrace trace nor ``perf script`` text, whose start is mostly lines shaped as kernel messages
+        (:data:`_KERNEL_MESSAGE`, :data:`_MESSAGE_SHARE`): a console without time stamps, which could have shown a
+        report.  One such line among others is no console: "Todo: ..." in notes, "RuntimeError: ..." in an
+        application's log.
         """
         if self.kernel_line:
             return
-        if not lines or not self._start.strip():
+        # Blank lines only: said as such ("empty" was said of a file of 3 lines).  Known only when the whole input is
+        # in the sample kept; a longer run of blank lines before text is judged as text below.
+        blank = len(self._start) < _OTHER_TEXT_SAMPLE and not self._start.strip()
+        if not lines or not self._start or blank:
+            said = f"it holds only blank lines ({lines:,})" if lines and self._start else "it is empty"
             raise EmptyLogError(
-                f"{self.source}: not a kernel log: it is empty, so nothing in it could show a kernel problem",
+                f"{self.source}: not a kernel log: {said}, so nothing in it could show a kernel problem",
                 hint="give the log that holds the kernel's messages (dmesg, journalctl -k, a serial console)",
             )
         kind = next(((what, reader) for pattern, what, reader in _OTHER_TEXT if pattern.search(self._start)), None)
-        if kind is None and self.message_line:
+        if kind is None and _console_text(self._start):
             return  # console text without time stamps (a syzkaller console): kernel messages, none a report
         looks = f"; it looks like {kind[0]}" if kind else ""
         raise InputError(
@@ -214,9 +230,15 @@ class TextCheck:
         window = self._tail + chunk
         if _KERNEL_LINE.search(window) is not None:
             self.kernel_line = True
-        elif self.not_text is None and not self.message_line and _KERNEL_MESSAGE.search(window) is not None:
-            self.message_line = True
         self._tail = window[-_KERNEL_LINE_TAIL:]
+
+
+def _console_text(start: bytes) -> bool:
+    """Whether the input's first bytes are mostly console lines without prefixes (:data:`_MESSAGE_SHARE`)."""
+    if len(start) >= _OTHER_TEXT_SAMPLE and b"\n" in start:
+        start = start[: start.rindex(b"\n")]  # the sample's last line may be cut: not judged
+    lines = sum(1 for line in start.split(b"\n") if line.strip())
+    return lines > 0 and len(_KERNEL_MESSAGE.findall(start)) >= _MESSAGE_SHARE * lines
 
 
 @dataclass

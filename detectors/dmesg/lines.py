@@ -31,7 +31,8 @@ if TYPE_CHECKING:
 _KMSG: Final = rc.compile(r"(\d{1,20}),(\d{1,20}),(\d{1,20}),[^;]*;")
 _SYSLOG: Final = rc.compile(
     r"(?:[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d(?:\.\d+)?"  # syslog / journalctl short
-    r"|\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?"  # short-iso, rfc3339
+    # short-iso, rfc3339: the group is the whole stamp (its date and time may be parted by a space, not only a "T")
+    r"|(\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?)"
     r"|\[\s*\d+\.\d+\])"  # journalctl short-monotonic
     r" \S+ kernel: ?"
 )
@@ -100,8 +101,8 @@ def parse_line(number: int, text: str) -> LogLine:
     wall: float | None = None
     if " kernel:" in text and (m := _SYSLOG.match(text)):
         pos = m.end()
-        if text[:1].isdigit():
-            wall = _iso_wall(text[: text.index(" ")])
+        if (stamp := m.group(1)) is not None:
+            wall = _iso_wall(stamp)
     elif ":" in text[:8] and (m := _DMESG_X.match(text)):
         level = _LEVEL_NAMES.index(m.group(1))
         pos = m.end()
@@ -235,6 +236,12 @@ def _journal_kernel(raw: bytes, at: i64) -> bool:
     while space < n and raw[space] != 32:
         space += 1
     return at < space <= n - 8 and raw[space + 1] == 107 and raw[space : space + 8] == b" kernel:"  # "k"
+
+
+def local_wall_stamp(text: str) -> str | None:
+    """``dmesg -T``'s ``[Mon Nov 30 06:55:29 2026]`` at the start of ``text``, or None: a time of the host's local
+    zone, which the line does not name (read in this machine's, :func:`_ctime_wall`)."""
+    return m.group() if (m := _WALL.match(text)) is not None else None
 
 
 def line_time(text: str) -> float | None:

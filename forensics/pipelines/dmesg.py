@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as _dt
 import gc
 from collections.abc import Iterable
 from pathlib import Path
@@ -180,6 +181,23 @@ def _identities(
     return out
 
 
+def _local_zone(r: SourceResult) -> tuple[str, ...]:
+    """The zone of ``dmesg -T`` times, when a report is timed by one: the line names none, so it is read in this
+    machine's (TZ) and printed in UTC; said, since the crashed host's zone may differ by hours."""
+    from detectors.dmesg.lines import local_wall_stamp
+
+    for rep in (*r.reports, *r.events):
+        if rep.start_wall is None or not rep.lines or (stamp := local_wall_stamp(rep.lines[0][1])) is None:
+            continue
+        here = _dt.datetime.fromtimestamp(rep.start_wall).astimezone()
+        return (
+            f"the time zone of its dmesg -T times (line {rep.start_line}: {stamp}): the crashed host's local time, "
+            f"which the log does not name; read in this machine's ({here.tzname()}, UTC{here:%z}): run with TZ set "
+            "to the host's zone when it differs",
+        )
+    return ()
+
+
 def _could_not(r: SourceResult, identity: LogIdentity | None) -> tuple[str, ...]:
     """What a log could not show: anything when empty; reports before its first line when it starts after boot."""
     # What the reading lost (a compressed log cut short: what followed the cut; the ring buffer: records overwritten
@@ -194,7 +212,7 @@ def _could_not(r: SourceResult, identity: LogIdentity | None) -> tuple[str, ...]
         "reports (a clock step, or lines of another boot or host)"
         for before, after, back in r.wall_steps[:3]
     )
-    cut = (*steps, *cut)
+    cut = (*steps, *_local_zone(r), *cut)
     if identity is None or identity.starts_after is None:
         return cut
     return (

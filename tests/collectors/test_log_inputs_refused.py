@@ -128,6 +128,16 @@ def test_bytes_that_are_not_text_without_a_kernel_line_are_not_a_kernel_log(tmp_
     assert "bad.log: not a kernel log (" in done.stdout and "kf_null_member_read" in done.stdout, done.stdout
 
 
+def test_nul_bytes_read_as_utf16_are_said_so(tmp_path: Path) -> None:
+    """Three NULs and a newline are sniffed as UTF-16 BE: 4 bytes of the file are 2 characters.  It said "50% of its
+    first 2 bytes", bytes the file does not have."""
+    path = tmp_path / "nul.txt"
+    path.write_bytes(b"\x00\x00\x00\n")
+    done = kforensic("dmesg", str(path))
+    assert done.returncode == 3, done.stderr
+    assert "(50% of the first 2 bytes of its text, read as UTF-16-BE, are control bytes or not UTF-16-BE" in done.stderr
+
+
 def test_a_log_after_binary_bytes_is_read(tmp_path: Path, log_text: bytes) -> None:
     """Bytes that are not text at the start (a serial console's noise, a cut capture) with a kernel log past the
     judged sample: the log's lines are found and its reports read."""
@@ -147,7 +157,24 @@ TRACES = ROOT / "tests/data/traces"
         ("perf", lambda: gzip.decompress((TRACES / "kf.perf-script.txt.gz").read_bytes()), "looks like perf script"),
         ("notes", lambda: "a file of text, no kernel line, café\n".encode() * 50 + b"\x00\x01 control bytes\n", ""),
         ("empty", lambda: b"", "it is empty, so nothing in it could show a kernel problem"),
-        ("blank", lambda: b"\n\n  \n", "it is empty"),
+        ("blank", lambda: b"\n\n  \n", "not a kernel log: it holds only blank lines (3), so nothing"),
+        # One line shaped as a kernel message ("Word: text") made these a console without time stamps: "No problem
+        # found", exit 0.
+        (
+            "todo",
+            lambda: b"Incident notes\n\nTodo: ask the DB team\nThe web servers were slow.\nNo kernel message.\n",
+            "",
+        ),
+        ("mail", lambda: b"From: alice@example.com\nSubject: server down\n\nHi, the box rebooted at night.\n", ""),
+        ("yaml", lambda: b"name: CI\non: push\njobs:\n  test:\n    runs-on: ubuntu-latest\n", ""),
+        (
+            "app-log",
+            lambda: (
+                b"2026-12-07 14:30:05,456 ERROR worker crashed\nTraceback (most recent call last):\n"
+                b'  File "w.py", line 3, in <module>\n    run()\nRuntimeError: out of memory\n'
+            ),
+            "",
+        ),
     ],
 )
 def test_text_without_a_kernel_line_is_not_a_kernel_log(tmp_path: Path, name: str, made: object, said: str) -> None:
@@ -198,6 +225,24 @@ def test_a_kernel_log_without_reports_is_read_and_says_what_was_examined(
     assert done.returncode == 0, done.stderr
     assert "No problem found" in done.stdout
     assert f"kernel log {path}: {len(lines)} lines, 0 report(s) and 0 event(s) kept" in done.stdout
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        b"\nINFO: NMI handler (perf_event_nmi_handler) took too long to run: 2.277 msecs\n",
+        b"\n\nEXT4-fs: Warning: mounting with an experimental mount option 'dioread_nolock'\n"
+        b"EXT4-fs (loop4): 1 truncate cleaned up\nEXT4-fs (loop4): mounted filesystem without journal.\n",
+    ],
+    ids=["one-line", "ext4"],
+)
+def test_a_cut_console_without_time_stamps_is_read(tmp_path: Path, text: bytes) -> None:
+    """Logs cut from syzkaller's consoles, a few kernel messages without any prefix and no report: still read."""
+    path = tmp_path / "console.log"
+    path.write_bytes(text)
+    done = kforensic("dmesg", str(path))
+    assert done.returncode == 0, done.stderr
+    assert "No problem found" in done.stdout
 
 
 def test_the_reader_refuses_at_the_end_of_the_input(tmp_path: Path) -> None:

@@ -35,12 +35,27 @@ def _rfc3339(when: dt.datetime, body: str) -> str:
     return f"{when.isoformat(timespec='microseconds')} web01 kernel: {body}"
 
 
+def _iso_space(when: dt.datetime, body: str) -> str:
+    # rsyslog and journald exports with a space between the date and the time: it was read up to the space, midnight.
+    return f"{when.strftime('%Y-%m-%d %H:%M:%S')} web01 kernel: {body}"
+
+
+def _rfc3339_space(when: dt.datetime, body: str) -> str:
+    return f"{when.isoformat(sep=' ', timespec='microseconds')} web01 kernel: {body}"
+
+
 def _ctime(when: dt.datetime, body: str) -> str:
     # dmesg -T prints local time; the test runs with TZ=UTC (see _run).
     return f"[{when.strftime('%a %b %e %H:%M:%S %Y')}] {body}"
 
 
-FORMS: dict[str, Callable[[dt.datetime, str], str]] = {"short-iso": _iso, "rfc3339": _rfc3339, "dmesg -T": _ctime}
+FORMS: dict[str, Callable[[dt.datetime, str], str]] = {
+    "short-iso": _iso,
+    "rfc3339": _rfc3339,
+    "short-iso, space": _iso_space,
+    "rfc3339, space": _rfc3339_space,
+    "dmesg -T": _ctime,
+}
 
 
 def _rewrite(form: str, lines: list[str], step_back_at: int | None = None) -> str:
@@ -99,6 +114,36 @@ def test_the_printk_time_of_the_same_log_is_still_its_time(lines: list[str]) -> 
     (report,) = doc["sources"][0]["reports"]
     assert report["start_time"] == 11.469644
     assert report["start_wall"] == {"not_available": "its lines have a printk time only (start_time)"}
+
+
+def test_a_space_separated_stamp_with_printk_times_gives_the_boot_time(tmp_path: Path, lines: list[str]) -> None:
+    """Lines "2026-12-03 15:15:22 web01 kernel: [   11.469644] ...": the boot is the whole stamp minus the printk
+    time (it was the date alone minus it, 15 h early, "+-1 s")."""
+    path = tmp_path / "kern.log"
+    path.write_text("".join(f"{_iso_space(BOOT + dt.timedelta(seconds=11), line)}\n" for line in lines))
+    doc = json.loads(_run("dmesg", "--format", "json", str(path)).stdout)
+    boot = doc["incident"]["boot_time"]
+    assert abs(boot["wall"] - BOOT.timestamp()) < 12, boot
+
+
+@pytest.mark.parametrize("form", ["dmesg -T", "short-iso"])
+def test_the_zone_of_dmesg_t_times_is_said_to_be_this_machines(tmp_path: Path, lines: list[str], form: str) -> None:
+    """dmesg -T prints the host's local time without its zone: read in this machine's and printed in UTC, which
+    was said nowhere.  An ISO stamp (with its offset) needs no such word."""
+    path = tmp_path / "kern.log"
+    path.write_text(_rewrite(form, lines))
+    doc = json.loads(_run("dmesg", "--format", "json", str(path)).stdout)
+    (examined,) = doc["incident"]["examined"]
+    said = [why for why in examined["could_not"] if "time zone" in why]
+    if form == "short-iso":
+        assert said == [], said
+        return
+    (report,) = doc["sources"][0]["reports"]
+    assert said == [
+        f"the time zone of its dmesg -T times (line {report['start_line']}: [Thu Dec  3 15:15:22 2026]): the crashed "
+        "host's local time, which the log does not name; read in this machine's (UTC, UTC+0000): run with TZ set "
+        "to the host's zone when it differs"
+    ]
 
 
 def test_a_wall_clock_step_back_between_reports_is_said(tmp_path: Path, lines: list[str]) -> None:
