@@ -244,6 +244,21 @@ def local_wall_stamp(text: str) -> str | None:
     return m.group() if (m := _WALL.match(text)) is not None else None
 
 
+#: An ISO 8601 stamp's offset from UTC at its end (``+01:00``, ``-0500``).
+_OFFSET_AT_END: Final = rc.compile(r"[+-]\d\d:?\d\d$")
+
+
+def naive_iso_stamp(text: str) -> str | None:
+    """The ISO 8601 stamp of a syslog line that names no offset (``2026-12-07 14:30:02 host kernel:``), or None:
+    :func:`_iso_wall` takes it as UTC, which the line does not say (journalctl's short-iso and rsyslog's RFC 3339 name
+    one)."""
+    m = _SYSLOG.match(text) if " kernel:" in text else None
+    stamp = m.group(1) if m is not None else None
+    if stamp is None or stamp.endswith("Z") or _OFFSET_AT_END.search(stamp) is not None:
+        return None
+    return stamp
+
+
 def line_time(text: str) -> float | None:
     """``parse_line(n, text).timestamp``: the same value, without taking the rest of the line apart."""
     if text[:1] == "[" and (m := _FAST.match(text)) is not None and " kernel:" not in text:

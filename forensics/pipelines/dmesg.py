@@ -183,11 +183,19 @@ def _identities(
 
 def _local_zone(r: SourceResult) -> tuple[str, ...]:
     """The zone of ``dmesg -T`` times, when a report is timed by one: the line names none, so it is read in this
-    machine's (TZ) and printed in UTC; said, since the crashed host's zone may differ by hours."""
-    from detectors.dmesg.lines import local_wall_stamp
+    machine's (TZ) and printed in UTC; said, since the crashed host's zone may differ by hours.  The same for an ISO
+    stamp without an offset, read as UTC."""
+    from detectors.dmesg.lines import local_wall_stamp, naive_iso_stamp
 
     for rep in (*r.reports, *r.events):
-        if rep.start_wall is None or not rep.lines or (stamp := local_wall_stamp(rep.lines[0][1])) is None:
+        if rep.start_wall is None or not rep.lines:
+            continue
+        if (iso := naive_iso_stamp(rep.lines[0][1])) is not None:
+            return (
+                f"the time zone of its times (line {rep.start_line}: {iso}): the stamps name no offset from UTC and "
+                "were read as UTC: add the host's offset if its clock was not on UTC",
+            )
+        if (stamp := local_wall_stamp(rep.lines[0][1])) is None:
             continue
         here = _dt.datetime.fromtimestamp(rep.start_wall).astimezone()
         return (

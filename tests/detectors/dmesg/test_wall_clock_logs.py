@@ -126,10 +126,11 @@ def test_a_space_separated_stamp_with_printk_times_gives_the_boot_time(tmp_path:
     assert abs(boot["wall"] - BOOT.timestamp()) < 12, boot
 
 
-@pytest.mark.parametrize("form", ["dmesg -T", "short-iso"])
+@pytest.mark.parametrize("form", ["dmesg -T", "short-iso", "short-iso, space"])
 def test_the_zone_of_dmesg_t_times_is_said_to_be_this_machines(tmp_path: Path, lines: list[str], form: str) -> None:
     """dmesg -T prints the host's local time without its zone: read in this machine's and printed in UTC, which
-    was said nowhere.  An ISO stamp (with its offset) needs no such word."""
+    was said nowhere.  An ISO stamp with its offset needs no such word; one without (``2026-12-03 15:15:22 web01
+    kernel:``) is read as UTC, which is said too."""
     path = tmp_path / "kern.log"
     path.write_text(_rewrite(form, lines))
     doc = json.loads(_run("dmesg", "--format", "json", str(path)).stdout)
@@ -139,6 +140,12 @@ def test_the_zone_of_dmesg_t_times_is_said_to_be_this_machines(tmp_path: Path, l
         assert said == [], said
         return
     (report,) = doc["sources"][0]["reports"]
+    if form == "short-iso, space":
+        assert said == [
+            f"the time zone of its times (line {report['start_line']}: 2026-12-03 15:15:22): the stamps name no "
+            "offset from UTC and were read as UTC: add the host's offset if its clock was not on UTC"
+        ]
+        return
     assert said == [
         f"the time zone of its dmesg -T times (line {report['start_line']}: [Thu Dec  3 15:15:22 2026]): the crashed "
         "host's local time, which the log does not name; read in this machine's (UTC, UTC+0000): run with TZ set "
