@@ -33,7 +33,10 @@ _SYSLOG: Final = rc.compile(
     r"(?:[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d(?:\.\d+)?"  # syslog / journalctl short
     # short-iso, rfc3339: the group is the whole stamp (its date and time may be parted by a space, not only a "T")
     r"|(\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?)"
-    r"|\[\s*\d+\.\d+\])"  # journalctl short-monotonic
+    r"|\[\s*\d+\.\d+\]"  # journalctl short-monotonic
+    # journalctl short-full, "Mon 2026-12-07 14:30:02 CET": its zone is a name (CET, EST) that no offset is read
+    # from, so it times nothing; its lines were not taken apart ("kernel BUG in corrupted [corrupted]")
+    r"|[A-Z][a-z]{2} \d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)? [A-Z][A-Za-z]{0,5}(?:[+-]\d{1,4})?)"
     r" \S+ kernel: ?"
 )
 _DMESG_X: Final = rc.compile(

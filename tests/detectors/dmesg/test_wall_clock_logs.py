@@ -178,3 +178,20 @@ def test_report_places_the_crash_of_a_wall_clock_log_on_the_timeline(tmp_path: P
     md = out.read_text()
     assert "First (2026-12-03 15:15:22 UTC): general protection fault in kf_conn_send." in md, md[:1500]
     assert "| 2026-12-03T15:15:22+00:00 |  | instant | general protection fault in kf_conn_send |" in md
+
+
+def test_journalctl_short_full_lines_are_taken_apart(tmp_path: Path, lines: list[str]) -> None:
+    """``journalctl -k -o short-full``: "Mon 2026-12-03 15:15:22 CET web01 kernel: ...".  Its lines were not taken
+    apart: "general protection fault in corrupted [corrupted]" on two lines.  Now the report is the printk log's,
+    untimed (a zone name gives no offset)."""
+    path = tmp_path / "kern.log"
+    path.write_text(
+        "".join(f"{(BOOT + dt.timedelta(seconds=11)).strftime('%a %Y-%m-%d %H:%M:%S')} CET web01 kernel: {line}\n"
+                for line in (_STAMP.sub("", x, count=1) for x in lines))
+    )  # fmt: skip
+    full = json.loads(_run("dmesg", "--format", "json", str(path)).stdout)["sources"][0]["reports"]
+    plain = json.loads(_run("dmesg", "--format", "json", str(LOG)).stdout)["sources"][0]["reports"]
+    assert [(r["title"], r["start_line"], r["end_line"]) for r in full] == [
+        (r["title"], r["start_line"], r["end_line"]) for r in plain
+    ]
+    assert "corrupted" not in full[0]["title"]
