@@ -27,7 +27,7 @@ from forensics.commands.shared import force_outputs
 from forensics.delivery import deliver, exit_status
 from forensics.errors import InputError, UsageError
 from forensics.model import NotAvailable
-from forensics.pipelines.slabwatch import end_of_run_analysis, store_export, systemd_unit
+from forensics.pipelines.slabwatch import NO_SLABINFO_IMPORTED, end_of_run_analysis, store_export, systemd_unit
 from forensics.report.formats import ExportFormat, OutputFormat, export, render
 from forensics.report.slabwatch import RunReportRenderer, prometheus_text
 from forensics.units import human_bytes, parse_duration
@@ -290,7 +290,7 @@ def slab_import(
     with SlabStore.open_for_writing(store_path, owner, force=force) as writer:
         run_id = import_snapshots(writer, snapshots, origin, owner, force=force)
     with SlabStore.open(store_path, readonly=True) as reader:
-        report = end_of_run_analysis(reader, run_id, analyse=not no_analysis)
+        report = end_of_run_analysis(reader, run_id, analyse=not no_analysis, no_slabinfo=NO_SLABINFO_IMPORTED)
     checks = (
         *partial_samples(loaded.partial, len(snapshots)),
         *wall_clock_steps(loaded.clock_steps),

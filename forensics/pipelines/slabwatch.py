@@ -69,8 +69,18 @@ def leaks_command(store: Path) -> str:
     return f"kforensic leaks --store {shlex.quote(str(store))}"
 
 
-def end_of_run_analysis(store: SlabStore, run_id: int | None, analyse: bool = True) -> RunReport:
-    """Summarise a run (or the store) and run the leak analysis on the store: what a run ends with."""
+#: Why a sampling run read no slab cache.
+NO_SLABINFO_SAMPLED = "no sample read /proc/slabinfo: it is readable by root only, and some kernels lack it"
+#: Why an import holds no slab cache.
+NO_SLABINFO_IMPORTED = "the imported files hold no /proc/slabinfo table"
+
+
+def end_of_run_analysis(
+    store: SlabStore, run_id: int | None, analyse: bool = True, no_slabinfo: str = NO_SLABINFO_SAMPLED
+) -> RunReport:
+    """Summarise a run (or the store) and run the leak analysis on the store: what a run ends with.
+
+    ``no_slabinfo``: why no slab cache was read, when none was (a run sampling this machine, or an import)."""
     summary = store.summary(run_id)
     findings: tuple[Finding, ...] = ()
     if not analyse:
@@ -79,10 +89,7 @@ def end_of_run_analysis(store: SlabStore, run_id: int | None, analyse: bool = Tr
         analysis = "leak analysis: no samples"
     elif not summary.caches:
         # what kforensic leaks refuses ("no slab samples to analyse"): no verdict on caches never read
-        analysis = (
-            "leak analysis: not run: no slab samples to analyse (no sample read /proc/slabinfo: it is readable by "
-            "root only, and some kernels lack it)"
-        )
+        analysis = f"leak analysis: not run: no slab samples to analyse ({no_slabinfo})"
     else:
         findings, analysis = leak_findings(store)
     runs = [r for r in store.runs() if run_id is None or r.id == run_id]

@@ -267,6 +267,17 @@ def test_export_of_a_missing_store_exits_3(tmp_path: Path) -> None:
     assert done.returncode == 3 and "no such store" in done.stderr
 
 
+def test_an_import_without_slabinfo_says_its_files_hold_none(tmp_path: Path) -> None:
+    """meminfo snapshots only: the summary blamed /proc/slabinfo's root-only access, a reason of a sampling run (the
+    review of 2026-12-07, 10d); an import's is that its files hold no slabinfo table."""
+    log = tmp_path / "meminfo.log"
+    log.write_text("".join(f"date={1700000000 + 60 * i}\n" + MEMINFO.format(slab=i, unreclaim=i) for i in range(3)))
+    done = kforensic("slab-import", "--store", str(tmp_path / "mem.sqlite"), "--host", "db7", str(log))
+    assert done.returncode == 0, done.stderr
+    assert "no slab samples to analyse (the imported files hold no /proc/slabinfo table)" in done.stdout
+    assert "root only" not in done.stdout
+
+
 def test_import_command(tmp_path: Path) -> None:
     log = tmp_path / "slabinfo.log"
     log.write_text(
