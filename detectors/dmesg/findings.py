@@ -15,6 +15,7 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Final, TypeVar
 
 from detectors.dmesg.cpublocks import is_irq_state, other_cpu_lines
+from detectors.dmesg.extract import BLOCKED_TASK_RULES
 from detectors.dmesg.frames import after_marker, parse_frame
 from detectors.dmesg.lines import parse_line
 from detectors.dmesg.repeat import origin
@@ -595,7 +596,7 @@ def _pass_key(members: list[KernelReport], whys: dict[int, ReportWhy]) -> tuple[
 #: The hung-task reports of one khungtaskd pass come within this many seconds of each other.
 _HUNG_PASS_SECONDS = 2.0
 #: The rules of khungtaskd's reports.
-_HUNG_RULES = ("hung-task", "task-cant-die")
+_HUNG_RULES = BLOCKED_TASK_RULES  # khungtaskd's classes: a blocked task, one that cannot die
 
 
 #: Facts of the report itself that a why fact of the same name would only repeat.

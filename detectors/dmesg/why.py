@@ -2037,7 +2037,7 @@ EXTRACTORS: tuple[Extractor, ...] = (
     Extractor("rcu-stall", lambda r, t: r.kind is _RK_RCU_STALL, _rcu_stall,
               "rcu: INFO: rcu_preempt detected stalls on CPUs/tasks:",
               "the stalled CPUs and tasks"),
-    Extractor("hung-task", lambda r, t: r.rule in ("hung-task", "task-cant-die"), _hung_task,
+    Extractor("hung-task", lambda r, t: r.rule in BLOCKED_TASK_RULES, _hung_task,
               "INFO: task kworker/0:1:12 blocked for more than 143 seconds.",
               "the blocked task and its stack"),
     Extractor("bad-page", lambda r, t: r.rule == "bad-page-state", _bad_page,
