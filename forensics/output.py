@@ -126,6 +126,24 @@ def check_outputs_not_named_inputs(outputs: Iterable[Path | None], named: Iterab
                 _refuse_if_same(target, name)
 
 
+def check_output_directories(outputs: Iterable[Path | None]) -> None:
+    """Refuse (exit 3), before anything is read, an output file whose directory does not exist.
+
+    Every output is written in its own directory (a temporary file linked into place), so such an output fails when
+    it is written, after the analysis: ``report``'s plots beside its page were made first, and their directory with
+    its missing parents (a typo'd ``-o /ect/incident.md`` under sudo made ``/ect`` at the root).
+    """
+    for target in outputs:
+        if target is None or written_through(target):
+            continue
+        directory = target.parent
+        if not directory.is_dir():
+            raise InputError(
+                f"cannot write {target}: its directory {directory} does not exist",
+                hint="create the directory first, or choose another output path",
+            )
+
+
 def _std_fd(path: Path) -> int | None:
     """The descriptor a ``/dev/stdout``-like path names, else None."""
     name = os.fspath(path)

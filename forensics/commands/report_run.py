@@ -89,13 +89,14 @@ def run_report(
     distinct_inputs("--dmesg", dmesg)
     distinct_inputs("--from", files)
     from collectors.slabstore import resolve_store_path
-    from forensics.output import check_outputs_not_named_inputs
+    from forensics.output import check_output_directories, check_outputs_not_named_inputs
 
     # As leaks and slab-watch read --store: a directory means the slab-watch.sqlite in it.
     store_file = resolve_store_path(store) if store is not None else None
     # (in the order the inputs are read and the outputs written: the error names the pair the late check named)
     named = [vmcore, *(dmesg or ()), store_file, *(trace or ()), *(profile or ()), *files]
     check_outputs_not_named_inputs((json_out, html_out, digest, output), named)
+    check_output_directories((json_out, html_out, digest, output))
     plots_dir = _plots_dir(output if fmt.links_files else None, html_out)
     parts: list[SourceAnalysis] = []
     if vmcore is not None:

@@ -154,6 +154,22 @@ def test_output_that_is_the_log_or_trace_input_is_refused(tmp_path: Path, comman
         assert _digest(source) == before
 
 
+@pytest.mark.parametrize("flag", ["-o", "--html", "--json", "--digest"])
+def test_report_output_in_a_missing_directory_is_refused_before_anything_is_made(tmp_path: Path, flag: str) -> None:
+    """A typo'd ``report -o /ect/incident.md`` made /ect (and its -plots directory) and exited 0; the other commands'
+    outputs, and report's own --html, refused such a path (exit 3).  Nothing is created now (review 7, K)."""
+    missing = tmp_path / "no" / "such"
+    target = missing / "incident.md"
+    args = ["report", "--trace", "tests/data/traces/kf.ftrace.txt.gz", flag, str(target)]
+    if flag != "-o":
+        args += ["-o", str(tmp_path / "page.md")]
+    done = kforensic(*args)
+    assert done.returncode == 3, done.stderr
+    _one_error_line(done.stderr, f"cannot write {target}: its directory {missing} does not exist")
+    assert not (tmp_path / "no").exists()
+    assert not (tmp_path / "page.md").exists() and not (tmp_path / "page-plots").exists()
+
+
 @pytest.mark.parametrize("command", ["leaks", "slab-export", "report"])
 def test_output_that_is_the_store_is_refused(tmp_path: Path, store_file: Path, command: str) -> None:
     store = tmp_path / "s.sqlite"
