@@ -255,13 +255,19 @@ def _figure_html(story: IncidentStory) -> str:
         return ""
     import base64
 
-    from forensics.report.timeline_figure import timeline_png
+    from forensics.report.timeline_figure import left_out, timeline_png
 
     data = base64.b64encode(timeline_png(story.timeline, story.lanes)).decode()
+    omitted = left_out(story.timeline, story.lanes)
+    caption = (
+        f"The findings as intervals, one lane per clock; {omitted} less severe finding(s) not drawn, all in the "
+        "findings table"
+        if omitted
+        else "Every finding as an interval, one lane per clock"
+    )
     return (
         f'<figure id="incident-timeline"><img src="data:image/png;base64,{data}" alt="incident timeline: '
-        f"every finding on its clock's lane\"><figcaption>Every finding as an interval, one lane per clock"
-        "</figcaption></figure>"
+        f"the findings on their clock's lane\"><figcaption>{caption}</figcaption></figure>"
     )
 
 

@@ -51,21 +51,41 @@ def axis_range(evs: list[TimelineEvent]) -> tuple[TimelineEvent, float, float]:
     return first, span, span * 0.04 or 0.5
 
 
+def lane_rows(events: tuple[TimelineEvent, ...], lane: Lane) -> tuple[list[TimelineEvent], int]:
+    """A lane's rows to draw and how many of its findings are left out (:data:`_MAX_ROWS` a lane).
+
+    The most severe are kept (the earlier first among equals), drawn in time order: the first 14 by time were kept
+    before, and a lane of 17 findings lost its MEDIUM CPU hog, the lane's worst, under a caption that said "every
+    finding" (review 7, I).
+    """
+    evs = [e for e in events if e.lane == lane.key]
+    if len(evs) <= _MAX_ROWS:
+        return evs, 0
+    order = sorted(range(len(evs)), key=lambda i: (-evs[i].severity.rank, _x(evs[i])[0], i))
+    kept = sorted(order[:_MAX_ROWS])
+    return [evs[i] for i in kept], len(evs) - _MAX_ROWS
+
+
+def left_out(events: tuple[TimelineEvent, ...], lanes: tuple[Lane, ...]) -> int:
+    """How many findings the figure leaves out in all (each is in the findings table)."""
+    return sum(lane_rows(events, lane)[1] for lane in lanes)
+
+
 def timeline_png(events: tuple[TimelineEvent, ...], lanes: tuple[Lane, ...]) -> bytes:
     """The figure as PNG bytes: a panel per lane, a bar per finding (a diamond for an instant)."""
     from forensics.report.mpl import png_bytes, pyplot
 
     plt = pyplot()
 
-    groups = [(lane, [e for e in events if e.lane == lane.key][:_MAX_ROWS]) for lane in lanes]
-    groups = [(lane, evs) for lane, evs in groups if evs]
-    heights = [max(len(evs), 2) for _, evs in groups]
+    rows = [(lane, *lane_rows(events, lane)) for lane in lanes]
+    groups = [(lane, evs, omitted) for lane, evs, omitted in rows if evs]
+    heights = [max(len(evs), 2) for _, evs, _ in groups]
     fig, axes = plt.subplots(
         len(groups), 1, figsize=(11, 0.9 + 0.32 * sum(heights) + 0.9 * len(groups)), dpi=90, squeeze=False,
         gridspec_kw={"height_ratios": heights},
     )  # fmt: skip
     try:
-        for ax, (lane, evs) in zip(axes[:, 0], groups, strict=True):
+        for ax, (lane, evs, omitted) in zip(axes[:, 0], groups, strict=True):
             first, span, pad = axis_range(evs)
             origin = _x(first)[0]
             for row, e in enumerate(evs):
@@ -84,6 +104,8 @@ def timeline_png(events: tuple[TimelineEvent, ...], lanes: tuple[Lane, ...]) -> 
             ax.set_xlabel(f"seconds after {_origin_text(lane, first)}", fontsize=8)
             ax.grid(True, axis="x", alpha=0.3)
             title = lane.title
+            if omitted:
+                title += f" (the {len(evs)} most severe; {omitted} more in the findings table)"
             if lane.contradiction:
                 ax.set_title(f"{title}: ANOTHER BOOT, not ordered against the crash", fontsize=9, color="#8b0000")
                 ax.set_facecolor("#fdecea")
