@@ -150,3 +150,35 @@ def test_the_request_s_own_fields_are_cited_as_babeltrace2_reads_them(ust: Path)
         text = subprocess.run(["babeltrace2", str(ust)], capture_output=True, text=True, check=True).stdout
         ids = [int(x) for x in re.findall(r"infer:request_begin: .*\{ id = (\d+) \}", text)]
         assert [int(b.split("id=")[1].split()[0]) for b in begins] == ids
+
+
+def _outer_calls(durations: tuple[float, ...]) -> list[Mark]:
+    marks: list[Mark] = []
+    t = 0.0
+    for d in durations:
+        marks += [entry(t, 7, MAIN), leave(t + d, 7, MAIN)]
+        t += d + 0.005
+    return marks
+
+
+@pytest.mark.parametrize(
+    ("durations", "severity", "title"),
+    [
+        # 40 equal spans: the slowest is the median one, context (it was a LOW "slow ... span" to watch: review 7, G)
+        ((0.050,) * 40, "info", "slowest lttng_ust_cyg_profile:func span: 50.000 ms, 1.0x its median"),
+        ((0.010, 0.012, 0.011, 0.019), "info", "slowest lttng_ust_cyg_profile:func span: 19.000 ms, 1.7x its median"),
+        ((0.010, 0.012, 0.011, 0.400), "low", "slow lttng_ust_cyg_profile:func span: 400.000 ms, 36.4x its median"),
+        ((0.010,), "info", "slowest lttng_ust_cyg_profile:func span: 10.000 ms (the only one of its kind"),
+    ],
+)
+def test_without_an_objective_only_a_span_that_stands_out_from_its_own_kind_is_worth_a_look(
+    durations: tuple[float, ...], severity: str, title: str
+) -> None:
+    marks = _outer_calls(durations)
+    spans, _u = pair(marks)
+    (f,) = span_findings(analyse(spans, {}, None, None, 1, ["t"], []), None, marks)
+    assert f.severity.value == severity
+    assert f.title.startswith(title), f.title
+    # With an objective the objective judges, as before.
+    (g,) = span_findings(analyse(spans, {}, None, 0.005, 1, ["t"], []), 0.005, marks)
+    assert g.severity.value == "medium" and g.title.startswith("slow ")
