@@ -550,3 +550,27 @@ def test_a_trace_on_its_own_clock_is_not_the_machines_main_problem(tmp_path: Pat
     alone = json.loads((tmp_path / "t.json").read_text())["summary"]
     assert alone.startswith("The Linux kernel on the machine had a problem: a high-priority task kept a CPU busy")
     assert alone.endswith("keeping other tasks waiting (medium)."), alone
+
+
+def test_a_trace_set_apart_is_judged_as_it_is_alone_not_with_the_logs_kernel(tmp_path: Path, kf: Run) -> None:
+    """The project's trace (times ~797 s since boot) beside a 6.12 log whose kernel crashed at 24 s: set apart as
+    another boot, it was still judged with that log's release and preemption model (EEVDF slices), and had three
+    findings more than alone (review 7, H).  Its findings are now the ones `kforensic trace` gives it."""
+    log = Path("vmcore_fixtures/kernels/6.12/cases/14-spin-deadlock/dmesg.txt")
+    alone = kf("trace", TRACE, "-f", "json", "-o", tmp_path / "alone.json")
+    assert alone.returncode == 0, alone.stderr
+    beside = kf("report", "--dmesg", log, "--trace", TRACE, "-f", "json", "-o", tmp_path / "report.json")
+    assert beside.returncode == 0, beside.stderr
+    trace_doc = json.loads((tmp_path / "alone.json").read_text())["incident"]
+    report_doc = json.loads((tmp_path / "report.json").read_text())
+
+    def of_trace(findings: list[dict[str, Any]]) -> list[tuple[str, str, str]]:
+        return sorted(
+            (f["severity"], f["title"], json.dumps(f.get("baseline"), sort_keys=True))
+            for f in findings
+            if f["kind"] != "contradiction" and all(e["source"].startswith(str(TRACE)) for e in f["evidence"])
+        )
+
+    assert any("cannot come from the crashed boot" in f["title"] for f in report_doc["findings"])
+    assert of_trace(report_doc["findings"]) == of_trace(trace_doc["findings"])
+    assert of_trace(trace_doc["findings"])  # the trace has findings to compare
