@@ -613,8 +613,10 @@ def blocked_task_findings(snap: CrashSnapshot) -> list[Finding]:
             reason = (
                 "lock owner read from the lock in the waiter's frame"
                 if owner is not None
-                else "waiting task found; the lock owner could not be read"
+                else _unread_owner(snap, task.lock_owner_pid)
             )
+            if owner is None and task.lock_owner_pid is not None:
+                facts.append(Fact("lock owner, not read", f"pid {task.lock_owner_pid}: {reason}"))
         else:
             summary, reason, wait = _lockless_wait(task, in_func)
             facts.insert(2, Fact("waits for", task.waits_for()))
@@ -654,6 +656,20 @@ def blocked_task_findings(snap: CrashSnapshot) -> list[Finding]:
             )
         )
     return out
+
+
+def _unread_owner(snap: CrashSnapshot, pid: int | None) -> str:
+    """Why a lock waiter's owner is not named: its pid not read, or its task not among the tasks read (the dump's
+    list of tasks is incomplete: the owner's state and stack are then unknown, not absent)."""
+    if pid is None:
+        return "waiting task found; the lock owner could not be read"
+    census = snap.task_census
+    if not census.complete:
+        return f"the lock's owner field names pid {pid}, not among the tasks read: {census.why_incomplete()}"
+    return (
+        f"the lock's owner field names pid {pid}, which no task of the dump has: its owner exited with it held, or the "
+        "owner word is stale"
+    )
 
 
 def _wait_chain(snap: CrashSnapshot, task: TaskInfo) -> str:
