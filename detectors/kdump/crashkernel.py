@@ -87,6 +87,19 @@ def parse_crashkernel(text: str) -> Crashkernel:
     return Crashkernel(text, None, tuple(ranges), offset or None, placement)
 
 
+def crashkernel_problem(value: str, ram: int | NotAvailable) -> str | None:
+    """Why a crashkernel= value reserves nothing on this machine (malformed, ``auto``, no range for its RAM); None
+    when it reserves memory (or may: the RAM is not known).  The one rule for the command line and the boot
+    configuration alike."""
+    try:
+        parsed = parse_crashkernel(value)
+    except ValueError as exc:
+        return str(exc)
+    if isinstance(ram, int) and parsed.size_for(ram) == 0:
+        return f"reserves nothing for {ram // MIB} MiB of RAM (no range matches)"
+    return None
+
+
 @dataclass(frozen=True)
 class DistroDefault:
     """One row of the distro default table."""

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from detectors.kdump.context import cmdline_crashkernel, no_boot_loader, tooling_family
+from detectors.kdump.context import boot_gap, cmdline_crashkernel, no_boot_loader, regenerate_step, tooling_family
 from detectors.kdump.crashkernel import MIB, parse_crashkernel
 from detectors.kdump.util import fail, file_evidence, pass_, unknown, warn
 from forensics.model import Evidence, NotAvailable, Severity
 from forensics.types import kdump_paths as paths
 from forensics.types.kdump import (
+    BootEntry,
     CheckLine,
     DistroFamily,
     Estimate,
@@ -124,6 +125,13 @@ def _fix_persist(state: KdumpState) -> str:
             "add crashkernel= to the kernel command line where the machine is booted from (no boot loader "
             "configuration here for kdump setup to edit; kforensic kdump setup gives the value), then reboot"
         )
+    gap = boot_gap(state)
+    if gap is not None and gap.stale:
+        # The boot configuration has it, what the boot loader boots does not: setup would add nothing.
+        return f"{regenerate_step(state, gap.source[2])[1]}, then reboot"
+    if gap is not None and gap.booted is not None and isinstance(gap.entry, BootEntry):
+        entry = gap.entry
+        return f"reboot: {entry.file.path} line {entry.line} already boots with crashkernel={gap.booted}"
     return _FIX_CRASHKERNEL
 
 
@@ -231,6 +239,41 @@ def check_boot_config(state: KdumpState, estimate: Estimate) -> list[CheckLine]:
     file = state.boot.files[0]
     detail = f"none of {len(state.boot.files)} boot configuration file(s) sets crashkernel="
     return [warn("crashkernel-boot", title, detail, _WHY_PERSIST, _FIX_CRASHKERNEL, file_evidence(file, 1))]
+
+
+_WHY_GENERATED = (
+    "the boot loader boots the generated entry (grub.cfg, which grub-mkconfig writes from /etc/default/grub and "
+    "grub.d; or a BLS entry), not the boot configuration: without crashkernel= there the next boot reserves nothing"
+)
+
+
+def check_generated_boot(state: KdumpState, estimate: Estimate) -> list[CheckLine]:
+    """The boot configuration's crashkernel= in what the boot loader boots (grub.cfg's default entry, the BLS
+    entry), so that the reboot every fix ends with does reserve it.  No line when the configuration sets none
+    (the boot configuration's line says so)."""
+    gap = boot_gap(state)
+    if gap is None:
+        return []
+    title = "crashkernel= in the generated boot entry"
+    source, number, value = gap.source
+    step = f"{regenerate_step(state, value)[1]}, then reboot"
+    entry = gap.entry
+    if isinstance(entry, NotAvailable):
+        fix = f"look for crashkernel={value} in what the boot loader boots; if it is not there: {step}"
+        return [unknown("crashkernel-generated", title, entry.reason, _WHY_GENERATED, fix, (), severity=Severity.LOW)]
+    where = f"{entry.file.path} line {entry.line}"
+    evidence = file_evidence(entry.file, entry.line, f"crashkernel={entry.crashkernel}" if entry.crashkernel else None)
+    if gap.stale:
+        has = f"crashkernel={entry.crashkernel}" if entry.crashkernel else "no crashkernel="
+        regenerated = "grubby did not update it" if entry.bls else "it was not regenerated since"
+        detail = (
+            f"{source.path} line {number} sets crashkernel={value}, but {where}, the entry the boot loader boots "
+            f"({entry.kernel or 'its kernel'}), has {has}: {regenerated}"
+        )
+        evidence = file_evidence(source, number, f"crashkernel={value}") + evidence
+        return [warn("crashkernel-generated", title, detail, _WHY_GENERATED, step, evidence)]
+    detail = f"{where} boots {entry.kernel or 'its kernel'} with crashkernel={entry.crashkernel}"
+    return [pass_("crashkernel-generated", title, detail, evidence)]
 
 
 def check_reservation(state: KdumpState, estimate: Estimate) -> list[CheckLine]:

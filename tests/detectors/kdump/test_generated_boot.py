@@ -1,0 +1,131 @@
+"""crashkernel= in /etc/default/grub(.d) is only an input of grub-mkconfig: what GRUB boots is grub.cfg.
+
+Review 7 (A): after ``kdump setup --apply`` wrote grub.d/zz-kforensic-kdump.cfg on a tree without update-grub, the
+check passed "crashkernel= in the boot configuration", setup said "Nothing to do" and "Reboot needed: ... this boot
+reserved too little", and the reboot would have booted grub.cfg, still without crashkernel=.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import replace
+from pathlib import Path
+
+from collectors.kdump.state import collect_kdump_state
+from detectors.kdump.checklist import run_checklist
+from detectors.kdump.plan import make_plan
+from detectors.kdump.sysctl_rules import policy_named
+from forensics.pipelines.kdump import run_setup
+from forensics.report import OutputFormat
+from forensics.report.formats import render
+from forensics.report.kdump import KdumpSetupRenderer
+from forensics.types.kdump import CheckLine, Checklist, KdumpState, Status
+from tests.collectors.kdump.roots import DEBIAN_CONFIG, GIB, RELEASE, FakeSystem, build
+
+REGENERATE = "update-grub (grub-mkconfig -o /boot/grub/grub.cfg), then reboot"
+#: The reviewer's /tmp/ue7/rd2 after setup --apply: grub.d has crashkernel=, grub.cfg and this boot do not.
+STALE = FakeSystem(
+    distro="debian12",
+    ram=16 * GIB,
+    cmdline_crashkernel=None,
+    boot_crashkernel="384M-:128M",
+    grub_cfg="stale",
+    crash_size=0,
+    loaded=0,
+    config=DEBIAN_CONFIG.format(use=1, args="-c -d 31"),
+)
+
+
+def _check(tmp_path: Path, system: FakeSystem) -> tuple[KdumpState, Checklist]:
+    state = collect_kdump_state(build(tmp_path / "root", system), system.statvfs)
+    return state, run_checklist(state)
+
+
+def _line(checklist: Checklist, line_id: str) -> CheckLine:
+    return next(line for line in checklist.lines if line.id == line_id)
+
+
+def _no_update_grub(root: Path) -> None:
+    (root / "usr/sbin/update-grub").unlink()
+
+
+def test_stale_grub_cfg_is_its_own_line_citing_both_files(tmp_path: Path) -> None:
+    _, checklist = _check(tmp_path, STALE)
+    line = _line(checklist, "crashkernel-generated")
+    assert line.status is Status.WARN
+    assert "/etc/default/grub.d/kdump-tools.cfg line 1 sets crashkernel=384M-:128M" in line.detail
+    assert "/boot/grub/grub.cfg line 22" in line.detail
+    assert line.fix == REGENERATE
+    assert [e.source.rsplit("/", 1)[-1] for e in line.evidence] == ["kdump-tools.cfg", "grub.cfg"]
+    # The command line's fix is the same step, not "setup --apply (adds crashkernel=)", which plans nothing more.
+    cmdline = _line(checklist, "crashkernel-cmdline")
+    assert cmdline.status is Status.FAIL
+    assert cmdline.fix == REGENERATE
+
+
+def test_setup_runs_update_grub_and_names_the_real_reboot_cause(tmp_path: Path) -> None:
+    state, checklist = _check(tmp_path, STALE)
+    plan = make_plan(state, checklist, policy_named("none"))
+    assert ("update-grub",) in [c.argv for c in plan.commands]
+    assert "reserved too little" not in plan.reboot_reason
+    assert "no crashkernel= on this boot's command line" in plan.reboot_reason
+    assert "/boot/grub/grub.cfg" in plan.reboot_reason
+
+
+def test_setup_without_update_grub_says_regenerate_by_hand_not_nothing_to_do(tmp_path: Path) -> None:
+    system = replace(STALE, extra=_no_update_grub)
+    root = build(tmp_path / "root", system)
+    text = render(KdumpSetupRenderer(), run_setup(root, policy_named("none"), apply=False), OutputFormat.TEXT)
+    assert "Nothing to do" not in text
+    assert f"manual: {REGENERATE}" in text
+
+
+def test_setup_apply_then_setup_again_keeps_the_regenerate_step(tmp_path: Path) -> None:
+    # The reviewer's loop: apply writes the grub.d snippet (no update-grub under the root to run), and every later
+    # run still says grub.cfg must be regenerated.
+    system = replace(STALE, boot_crashkernel=None, extra=_no_update_grub)
+    root = build(tmp_path / "root", system)
+    when = dt.datetime(2026, 1, 2, tzinfo=dt.UTC)
+    first = run_setup(root, policy_named("none"), apply=True, statvfs=system.statvfs, now=when)
+    assert [c.path for c in first.plan.changes] == ["/etc/default/grub.d/zz-kforensic-kdump.cfg"]
+    assert first.plan.boot_steps == (REGENERATE,)
+    again = run_setup(root, policy_named("none"), apply=True, statvfs=system.statvfs, now=when)
+    assert again.plan.changes == ()
+    assert again.plan.boot_steps == (REGENERATE,)
+    text = render(KdumpSetupRenderer(), again, OutputFormat.TEXT)
+    assert "Nothing to do" not in text
+    assert "reserved too little" not in text
+
+
+def test_regenerated_grub_cfg_passes_and_the_fix_is_a_reboot(tmp_path: Path) -> None:
+    _, checklist = _check(tmp_path, replace(STALE, grub_cfg="generated"))
+    line = _line(checklist, "crashkernel-generated")
+    assert line.status is Status.PASS
+    # The default entry, not the recovery entry (which has no crashkernel=, by design of grub-mkconfig).
+    assert line.detail.startswith("/boot/grub/grub.cfg line 22 boots /boot/vmlinuz-")
+    assert "crashkernel=384M-:128M" in line.detail
+    cmdline = _line(checklist, "crashkernel-cmdline")
+    assert cmdline.fix.startswith("reboot: ")
+
+
+def test_no_generated_config_is_unknown_not_pass(tmp_path: Path) -> None:
+    _, checklist = _check(tmp_path, replace(STALE, grub_cfg=None))
+    line = _line(checklist, "crashkernel-generated")
+    assert line.status is Status.UNKNOWN
+    assert line.detail.startswith("unknown (neither /boot/grub/grub.cfg nor /boot/grub2/grub.cfg")
+
+
+def test_bls_entry_without_crashkernel_is_judged_with_grubby(tmp_path: Path) -> None:
+    # RHEL: /etc/default/grub has crashkernel=, the BLS entry GRUB boots does not; grubby edits the entries.
+    def grub_default(root: Path) -> None:
+        (root / "etc/default/grub").write_text('GRUB_TIMEOUT=5\nGRUB_CMDLINE_LINUX="rhgb quiet crashkernel=256M"\n')
+
+    system = FakeSystem(distro="rhel9", cmdline_crashkernel=None, boot_crashkernel=None, extra=grub_default)
+    state, checklist = _check(tmp_path, system)
+    line = _line(checklist, "crashkernel-generated")
+    assert line.status is Status.WARN
+    entry = f"/boot/loader/entries/0123456789abcdef-{RELEASE['rhel9']}.conf line 5"
+    assert entry in line.detail
+    assert line.fix == "grubby --update-kernel=ALL --args=crashkernel=256M, then reboot"
+    plan = make_plan(state, checklist, policy_named("none"))
+    assert ("grubby", "--update-kernel=ALL", "--args=crashkernel=256M") in [c.argv for c in plan.commands]
