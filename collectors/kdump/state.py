@@ -22,6 +22,7 @@ from forensics.types.kdump import (
     BootConfig,
     BootEntry,
     BootImages,
+    CrashkernelLog,
     DebugInfo,
     DiskSpace,
     Distro,
@@ -66,13 +67,14 @@ def collect_kdump_state(root: Path, statvfs: StatvfsProvider = real_statvfs) -> 
     arch_file = reader.read_text(paths.ARCH)
     meminfo = _meminfo(reader.read_text(paths.MEMINFO))
     target = _dump_target(distro, debian_config, rhel_config)
+    crash_size = _running_kernel_file(reader, paths.KEXEC_CRASH_SIZE)
     return KdumpState(
         root=str(root),
         distro=distro,
         os_release=os_release,
         hostname=reader.read_text(paths.HOSTNAME),
         cmdline=_running_kernel_file(reader, paths.CMDLINE),
-        crash_size=_running_kernel_file(reader, paths.KEXEC_CRASH_SIZE),
+        crash_size=crash_size,
         crash_loaded=_running_kernel_file(reader, paths.KEXEC_CRASH_LOADED),
         osrelease=osrelease,
         arch=arch_file.first_line() if isinstance(arch_file, TextFile) else arch_file,
@@ -93,7 +95,51 @@ def collect_kdump_state(root: Path, statvfs: StatvfsProvider = real_statvfs) -> 
         problems=tuple(reader.problems),
         sources=tuple(reader.sources),
         unexamined=unexamined,
+        crash_log=_crash_log(reader) if isinstance(crash_size, TextFile) and crash_size.first_line() == "0" else None,
     )
+
+
+#: Kernel logs are larger than configuration files: the last boot of a long kern.log may lie past the first 4 MiB.
+_LOG_LIMIT = 32 << 20
+
+
+def _crash_log(reader: RootReader) -> CrashkernelLog | NotAvailable:
+    """The crashkernel lines of the last boot the kernel log holds: the live ring buffer on this machine, else the
+    first of paths.KERNEL_LOGS under the root that can be read."""
+    why: list[str] = []
+    if reader.root == Path("/"):
+        from collectors.kernel_log import KmsgDumpReader
+        from forensics.errors import CollectionError
+
+        try:
+            records = [r.decode("utf-8", "replace").partition(";")[2].rstrip("\n") for r in KmsgDumpReader().chunks()]
+        except CollectionError as exc:
+            why.append(exc.message)
+        else:
+            return _crash_lines(paths.KMSG, None, records)
+    for path in paths.KERNEL_LOGS:
+        file = reader.read_text(path, limit=_LOG_LIMIT)
+        if isinstance(file, TextFile):
+            return _crash_lines(path, file, file.lines)
+        if "does not exist" not in file.reason:
+            why.append(file.reason)
+    return NotAvailable("; ".join(why) or f"no kernel log under the root ({', '.join(paths.KERNEL_LOGS)})")
+
+
+#: A syslog line's prefix ("Dec  7 04:00:00 host kernel: ") and the printk time ("[    0.000000] "): the message is
+#: what the detail quotes.
+_LOG_PREFIX = re.compile(r"^(?:.*?\bkernel: )?(?:\[\s*\d+\.\d+\]\s*)?")
+
+
+def _crash_lines(source: str, file: TextFile | None, lines: tuple[str, ...] | list[str]) -> CrashkernelLog:
+    start = max((n for n, line in enumerate(lines) if "Linux version " in line), default=0)
+    # The command line's own crashkernel= is no news (it is read from /proc/cmdline).
+    found = tuple(
+        (n + 1, _LOG_PREFIX.sub("", line).strip())
+        for n, line in enumerate(lines)
+        if n >= start and "crashkernel" in line.lower() and "command line" not in line.lower()
+    )
+    return CrashkernelLog(source, file, found[:5])
 
 
 def _running_kernel_file(reader: RootReader, target: str) -> MaybeFile:

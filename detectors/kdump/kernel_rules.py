@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from detectors.kdump.context import boot_gap, cmdline_crashkernel, no_boot_loader, regenerate_step, tooling_family
-from detectors.kdump.crashkernel import MIB, parse_crashkernel
+from detectors.kdump.crashkernel import MIB, crashkernel_problem, parse_crashkernel
 from detectors.kdump.util import fail, file_evidence, pass_, unknown, warn
 from forensics.model import Evidence, NotAvailable, Severity
 from forensics.types import kdump_paths as paths
@@ -290,8 +290,10 @@ def check_reservation(state: KdumpState, estimate: Estimate) -> list[CheckLine]:
     evidence = file_evidence(file, 1, text)
     if not text.isdigit() or int(text) == 0:
         detail = f"{file.path} is {text!r}: nothing reserved"
-        if cmdline_crashkernel(state):
-            detail += " although crashkernel= was given (too large for free low memory? see dmesg 'crashkernel')"
+        given = cmdline_crashkernel(state)
+        if given and crashkernel_unplaced(state):
+            why, fix, cited = _unplaced(state, given)
+            return [fail("crash-reservation", title, detail + why, _WHY_RESERVE, fix, evidence + cited, kernel=True)]
         return [fail("crash-reservation", title, detail, _WHY_RESERVE, _fix_persist(state), evidence, kernel=True)]
     reserved = int(text)
     want = describe_estimate(estimate)
@@ -303,6 +305,69 @@ def check_reservation(state: KdumpState, estimate: Estimate) -> list[CheckLine]:
     return [
         pass_("crash-reservation", title, f"{reserved // MIB} MiB reserved (recommended {want})", evidence, kernel=True)
     ]
+
+
+# Where crashkernel=X,high (a reservation above 4 GiB, with a low part for DMA) exists: x86_64 since 3.9 (the
+# "kexec: crashkernel=X,high" series), arm64 since 5.19 ("arm64: kdump: Reimplement crashkernel=X"), riscv since 6.6
+# ("riscv: kdump: Implement crashkernel=X,[high,low]").  Elsewhere only a smaller size can help.
+_HIGH_SINCE = {"x86_64": (3, 9), "aarch64": (5, 19), "riscv64": (6, 6)}
+
+
+def crashkernel_unplaced(state: KdumpState) -> bool:
+    """This boot's command line has a crashkernel= that reserves memory for its RAM, and nothing was reserved: the
+    kernel could not place it (the same command line fails the same way at every boot)."""
+    given = cmdline_crashkernel(state)
+    size = state.crash_size
+    empty = isinstance(size, TextFile) and size.first_line() == "0"
+    return bool(given) and empty and crashkernel_problem(given or "", state.system_ram_bytes) is None
+
+
+def _high_supported(state: KdumpState) -> bool:
+    since = _HIGH_SINCE.get(state.arch) if isinstance(state.arch, str) else None
+    release = release_version(state.osrelease.first_line()) if isinstance(state.osrelease, TextFile) else None
+    return since is not None and (release is None or release >= since)
+
+
+def _unplaced(state: KdumpState, value: str) -> tuple[str, str, tuple[Evidence, ...]]:
+    """Why a crashkernel= that should reserve memory reserved nothing, as the kernel log says; the fix that matches
+    (a reservation above 4 GiB, or a smaller one, where the boot configuration sets it); the log lines cited."""
+    ram = state.system_ram_bytes
+    size = parse_crashkernel(value).size_for(ram) if isinstance(ram, int) else 0
+    detail = (
+        f" although crashkernel={value}{f' ({size // MIB} MiB for this RAM)' if size else ''} was given: the kernel"
+    )
+    detail += " could not place it"
+    log = state.crash_log
+    cited: tuple[Evidence, ...] = ()
+    if isinstance(log, NotAvailable) or log is None:
+        detail += f" ({log.reason if log else 'the kernel log was not read'})"
+    elif not log.lines:
+        detail += f" ({log.source} has no crashkernel line after its last 'Linux version' line)"
+    else:
+        detail += "; " + "; ".join(f"{log.source} line {n}: {text}" for n, text in log.lines)
+        cited = tuple(e for n, text in log.lines for e in file_evidence(log.file, n, text))
+    lookup = (
+        "the kernel log lines cited"
+        if cited or (log and not isinstance(log, NotAvailable) and log.lines)
+        else ("dmesg | grep -i crashkernel, e.g. 'crashkernel reservation failed - No suitable area found.'")
+    )
+    smaller = "a smaller size"
+    if _high_supported(state):
+        high = f"crashkernel={size // MIB}M,high" if size else "crashkernel=<size>,high"
+        smaller = f"{high} (placed above 4 GiB, where low memory is short), or a smaller size"
+    gap = boot_gap(state)
+    if no_boot_loader(state):
+        where, step = "where the machine is booted from", ""
+    elif gap is not None:
+        where = f"{gap.source[0].path} line {gap.source[1]}"
+        step = f", {regenerate_step(state, value)[1]}"
+    else:
+        where, step = "the boot configuration", ""
+    fix = (
+        f"see why in the kernel log ({lookup}); then replace crashkernel={value} in {where} with {smaller}{step}, "
+        "then reboot (the same crashkernel= fails the same way at every boot)"
+    )
+    return detail, fix, cited
 
 
 def check_loaded(state: KdumpState, estimate: Estimate) -> list[CheckLine]:

@@ -20,7 +20,7 @@ from detectors.kdump.context import (
 )
 from detectors.kdump.crashkernel import MIB, parse_crashkernel
 from detectors.kdump.dependencies import capture_blocker
-from detectors.kdump.kernel_rules import no_crash_support
+from detectors.kdump.kernel_rules import crashkernel_unplaced, no_crash_support
 from detectors.kdump.makedumpfile import Compression, compression_flag
 from detectors.kdump.sysctl_rules import Policy
 from forensics.model import NotAvailable
@@ -126,6 +126,11 @@ def _crashkernel_plan(
             return [], [], [], "boot a kernel built with crash dump support (CONFIG_CRASH_DUMP, CONFIG_KEXEC)"
         if pending:
             return [], [], [], pending
+        if crashkernel_unplaced(state):
+            # The same command line fails the same way at the next boot: no reboot alone, the check's fix (another
+            # placement or size, as the kernel log says), by hand.
+            fix = next(ln.fix for ln in checklist.lines if ln.id == "crash-reservation")
+            return [], [], [fix], ""
         gap = boot_gap(state)
         cause = _reboot_cause(state, checklist)
         if gap is not None and gap.booted is None:

@@ -274,6 +274,17 @@ class DebugInfo:
 
 
 @dataclass(frozen=True)
+class CrashkernelLog:
+    """What the kernel log says of the crashkernel= reservation at the last boot it holds (after its last
+    ``Linux version`` line): the reservation or why it failed (``crashkernel reservation failed - No suitable area
+    found.``)."""
+
+    source: str  # the log read: a target path, or /dev/kmsg
+    file: TextFile | None  # the file, for evidence (None for the live ring buffer, which cannot be cited again)
+    lines: tuple[tuple[int, str], ...]  # (1-based line, text) of the lines that name crashkernel
+
+
+@dataclass(frozen=True)
 class KdumpState:
     """Everything read about the crash-dump setup of one system."""
 
@@ -305,6 +316,8 @@ class KdumpState:
     sources: tuple[SourceRecord, ...]
     # Of paths.SYSTEM_DIRS, those absent under a --root tree: what lives there was not examined (never on "/").
     unexamined: tuple[str, ...] = ()
+    # The kernel log's crashkernel lines, read only when the reservation is empty (why it failed), else why not.
+    crash_log: CrashkernelLog | NotAvailable | None = None
 
     def not_examined(self, path: str) -> str | None:
         """Why ``path`` was not examined (its top directory is absent under the root), None when it was."""

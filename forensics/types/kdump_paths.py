@@ -44,6 +44,10 @@ DEFAULT_DUMP_DIR = "/var/crash"
 #: lives under them was not examined, which is not "missing".
 SYSTEM_DIRS = ("/usr", "/etc")
 PROC_VERSION = "/proc/version"
+#: Kernel logs a root tree may hold, this boot's alone first (Debian's and RHEL 7's /var/log/dmesg); the live system's
+#: ring buffer (/dev/kmsg) is read before them.
+KMSG = "/dev/kmsg"
+KERNEL_LOGS = ("/var/log/dmesg", "/var/log/kern.log", "/var/log/messages", "/var/log/syslog")
 DPKG_STATUS = "/var/lib/dpkg/status"
 RPM_DB = "/var/lib/rpm/rpmdb.sqlite"  # rpm >= 4.16 (RHEL 9, Fedora 33+)
 

@@ -11,16 +11,15 @@ import datetime as dt
 from dataclasses import replace
 from pathlib import Path
 
-from collectors.kdump.state import collect_kdump_state
-from detectors.kdump.checklist import run_checklist
 from detectors.kdump.plan import make_plan
 from detectors.kdump.sysctl_rules import policy_named
 from forensics.pipelines.kdump import run_setup
 from forensics.report import OutputFormat
 from forensics.report.formats import render
 from forensics.report.kdump import KdumpSetupRenderer
-from forensics.types.kdump import CheckLine, Checklist, KdumpState, Status
+from forensics.types.kdump import Status
 from tests.collectors.kdump.roots import DEBIAN_CONFIG, GIB, RELEASE, FakeSystem, build
+from tests.detectors.kdump.lines import check_root, line_of
 
 REGENERATE = "update-grub (grub-mkconfig -o /boot/grub/grub.cfg), then reboot"
 #: The reviewer's /tmp/ue7/rd2 after setup --apply: grub.d has crashkernel=, grub.cfg and this boot do not.
@@ -36,35 +35,26 @@ STALE = FakeSystem(
 )
 
 
-def _check(tmp_path: Path, system: FakeSystem) -> tuple[KdumpState, Checklist]:
-    state = collect_kdump_state(build(tmp_path / "root", system), system.statvfs)
-    return state, run_checklist(state)
-
-
-def _line(checklist: Checklist, line_id: str) -> CheckLine:
-    return next(line for line in checklist.lines if line.id == line_id)
-
-
 def _no_update_grub(root: Path) -> None:
     (root / "usr/sbin/update-grub").unlink()
 
 
 def test_stale_grub_cfg_is_its_own_line_citing_both_files(tmp_path: Path) -> None:
-    _, checklist = _check(tmp_path, STALE)
-    line = _line(checklist, "crashkernel-generated")
+    _, checklist = check_root(tmp_path, STALE)
+    line = line_of(checklist, "crashkernel-generated")
     assert line.status is Status.WARN
     assert "/etc/default/grub.d/kdump-tools.cfg line 1 sets crashkernel=384M-:128M" in line.detail
     assert "/boot/grub/grub.cfg line 22" in line.detail
     assert line.fix == REGENERATE
     assert [e.source.rsplit("/", 1)[-1] for e in line.evidence] == ["kdump-tools.cfg", "grub.cfg"]
     # The command line's fix is the same step, not "setup --apply (adds crashkernel=)", which plans nothing more.
-    cmdline = _line(checklist, "crashkernel-cmdline")
+    cmdline = line_of(checklist, "crashkernel-cmdline")
     assert cmdline.status is Status.FAIL
     assert cmdline.fix == REGENERATE
 
 
 def test_setup_runs_update_grub_and_names_the_real_reboot_cause(tmp_path: Path) -> None:
-    state, checklist = _check(tmp_path, STALE)
+    state, checklist = check_root(tmp_path, STALE)
     plan = make_plan(state, checklist, policy_named("none"))
     assert ("update-grub",) in [c.argv for c in plan.commands]
     assert "reserved too little" not in plan.reboot_reason
@@ -98,19 +88,19 @@ def test_setup_apply_then_setup_again_keeps_the_regenerate_step(tmp_path: Path) 
 
 
 def test_regenerated_grub_cfg_passes_and_the_fix_is_a_reboot(tmp_path: Path) -> None:
-    _, checklist = _check(tmp_path, replace(STALE, grub_cfg="generated"))
-    line = _line(checklist, "crashkernel-generated")
+    _, checklist = check_root(tmp_path, replace(STALE, grub_cfg="generated"))
+    line = line_of(checklist, "crashkernel-generated")
     assert line.status is Status.PASS
     # The default entry, not the recovery entry (which has no crashkernel=, by design of grub-mkconfig).
     assert line.detail.startswith("/boot/grub/grub.cfg line 22 boots /boot/vmlinuz-")
     assert "crashkernel=384M-:128M" in line.detail
-    cmdline = _line(checklist, "crashkernel-cmdline")
+    cmdline = line_of(checklist, "crashkernel-cmdline")
     assert cmdline.fix.startswith("reboot: ")
 
 
 def test_no_generated_config_is_unknown_not_pass(tmp_path: Path) -> None:
-    _, checklist = _check(tmp_path, replace(STALE, grub_cfg=None))
-    line = _line(checklist, "crashkernel-generated")
+    _, checklist = check_root(tmp_path, replace(STALE, grub_cfg=None))
+    line = line_of(checklist, "crashkernel-generated")
     assert line.status is Status.UNKNOWN
     assert line.detail.startswith("unknown (neither /boot/grub/grub.cfg nor /boot/grub2/grub.cfg")
 
@@ -121,8 +111,8 @@ def test_bls_entry_without_crashkernel_is_judged_with_grubby(tmp_path: Path) -> 
         (root / "etc/default/grub").write_text('GRUB_TIMEOUT=5\nGRUB_CMDLINE_LINUX="rhgb quiet crashkernel=256M"\n')
 
     system = FakeSystem(distro="rhel9", cmdline_crashkernel=None, boot_crashkernel=None, extra=grub_default)
-    state, checklist = _check(tmp_path, system)
-    line = _line(checklist, "crashkernel-generated")
+    state, checklist = check_root(tmp_path, system)
+    line = line_of(checklist, "crashkernel-generated")
     assert line.status is Status.WARN
     entry = f"/boot/loader/entries/0123456789abcdef-{RELEASE['rhel9']}.conf line 5"
     assert entry in line.detail
