@@ -117,21 +117,25 @@ class BootGap:
 
     @property
     def stale(self) -> bool:
-        """The generated entry was read and lacks the configured crashkernel=: it was not regenerated since."""
-        return isinstance(self.entry, BootEntry) and self.entry.crashkernel not in self.values
+        """The generated entry was read and lacks the configured crashkernel= (it has none, another, or one that
+        reserves nothing, such as the auto an override replaces): it was not regenerated since."""
+        if not isinstance(self.entry, BootEntry):
+            return False
+        value = self.entry.crashkernel
+        return value not in self.values or crashkernel_problem(value or "", self.ram) is not None
 
     @property
     def booted(self) -> str | None:
         """The crashkernel= value the next boot uses when it reserves memory, None when not known to."""
-        if not isinstance(self.entry, BootEntry) or self.stale or self.entry.crashkernel is None:
+        if not isinstance(self.entry, BootEntry) or self.stale:
             return None
-        value = self.entry.crashkernel
-        return None if crashkernel_problem(value, self.ram) is not None else value
+        return self.entry.crashkernel
 
 
 def boot_gap(state: KdumpState) -> BootGap | None:
-    """The configured crashkernel= and the generated entry; None when the boot configuration sets none."""
-    if not state.boot.crashkernel:
+    """The configured crashkernel= and the generated entry; None when the boot configuration sets none, or one that
+    reserves nothing here (its own line fails, and setup replaces it: whether it reached grub.cfg is moot)."""
+    if not state.boot.crashkernel or crashkernel_problem(state.boot.crashkernel[-1][2], state.system_ram_bytes):
         return None
     values = frozenset(value for _, _, value in state.boot.crashkernel)
     return BootGap(state.boot.crashkernel[-1], state.boot.generated, values, state.system_ram_bytes)

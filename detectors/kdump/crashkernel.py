@@ -96,7 +96,7 @@ def crashkernel_problem(value: str, ram: int | NotAvailable) -> str | None:
     except ValueError as exc:
         return str(exc)
     if isinstance(ram, int) and parsed.size_for(ram) == 0:
-        return f"reserves nothing for {ram // MIB} MiB of RAM (no range matches)"
+        return f"no range covers this machine's {ram // MIB} MiB of RAM"
     return None
 
 

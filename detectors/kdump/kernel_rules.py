@@ -188,37 +188,17 @@ def check_cmdline(state: KdumpState, estimate: Estimate) -> list[CheckLine]:
                 kernel=True,
             )
         ]
-    try:
-        parsed = parse_crashkernel(value)
-    except ValueError as exc:
-        return [
-            fail(
-                "crashkernel-cmdline",
-                title,
-                f"crashkernel={value}: {exc}",
-                _WHY_RESERVE,
-                _fix_crashkernel(state),
-                evidence,
-                kernel=True,
-            )
-        ]
     ram = state.system_ram_bytes
-    if isinstance(ram, int):
-        size = parsed.size_for(ram)
-        if size == 0:
-            detail = f"crashkernel={value} reserves nothing for {ram // MIB} MiB of RAM (no range matches)"
-            return [
-                fail("crashkernel-cmdline", title, detail, _WHY_RESERVE, _fix_crashkernel(state), evidence, kernel=True)
-            ]
+    problem = crashkernel_problem(value, ram)
+    if problem is not None:
+        detail = f"crashkernel={value}: {problem}"
         return [
-            pass_(
-                "crashkernel-cmdline",
-                title,
-                f"crashkernel={value} ({size // MIB} MiB for {ram // MIB} MiB RAM)",
-                evidence,
-                kernel=True,
-            )
+            fail("crashkernel-cmdline", title, detail, _WHY_RESERVE, _fix_crashkernel(state), evidence, kernel=True)
         ]
+    if isinstance(ram, int):
+        size = parse_crashkernel(value).size_for(ram)
+        detail = f"crashkernel={value} ({size // MIB} MiB for {ram // MIB} MiB RAM)"
+        return [pass_("crashkernel-cmdline", title, detail, evidence, kernel=True)]
     return [pass_("crashkernel-cmdline", title, f"crashkernel={value}", evidence, kernel=True)]
 
 
@@ -228,7 +208,13 @@ def check_boot_config(state: KdumpState, estimate: Estimate) -> list[CheckLine]:
     if state.boot.crashkernel:
         file, number, value = state.boot.crashkernel[-1]
         detail = f"{file.path} line {number} sets crashkernel={value}"
-        return [pass_("crashkernel-boot", title, detail, file_evidence(file, number, f"crashkernel={value}"))]
+        evidence = file_evidence(file, number, f"crashkernel={value}")
+        # The rule of the command line: a value that reserves nothing here keeps every boot without a crash kernel.
+        problem = crashkernel_problem(value, state.system_ram_bytes)
+        if problem is not None:
+            detail += f", which reserves nothing here: {problem}"
+            return [fail("crashkernel-boot", title, detail, _WHY_PERSIST, _FIX_CRASHKERNEL, evidence)]
+        return [pass_("crashkernel-boot", title, detail, evidence)]
     unexamined = state.not_examined(paths.GRUB_DEFAULT)
     if not state.boot.files and unexamined:
         reason = f"the boot loader configuration: {unexamined}"
@@ -294,6 +280,9 @@ def check_reservation(state: KdumpState, estimate: Estimate) -> list[CheckLine]:
         if given and crashkernel_unplaced(state):
             why, fix, cited = _unplaced(state, given)
             return [fail("crash-reservation", title, detail + why, _WHY_RESERVE, fix, evidence + cited, kernel=True)]
+        problem = crashkernel_problem(given, state.system_ram_bytes) if given else None
+        if problem is not None:
+            detail += f": crashkernel={given} on this boot's command line reserves nothing: {problem}"
         return [fail("crash-reservation", title, detail, _WHY_RESERVE, _fix_persist(state), evidence, kernel=True)]
     reserved = int(text)
     want = describe_estimate(estimate)

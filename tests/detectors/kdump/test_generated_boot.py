@@ -18,21 +18,12 @@ from forensics.report import OutputFormat
 from forensics.report.formats import render
 from forensics.report.kdump import KdumpSetupRenderer
 from forensics.types.kdump import Status
-from tests.collectors.kdump.roots import DEBIAN_CONFIG, GIB, RELEASE, FakeSystem, build
-from tests.detectors.kdump.lines import check_root, line_of
+from tests.collectors.kdump.roots import RELEASE, FakeSystem, build
+from tests.detectors.kdump.lines import DEBIAN_16G, check_root, line_of
 
 REGENERATE = "update-grub (grub-mkconfig -o /boot/grub/grub.cfg), then reboot"
 #: The reviewer's /tmp/ue7/rd2 after setup --apply: grub.d has crashkernel=, grub.cfg and this boot do not.
-STALE = FakeSystem(
-    distro="debian12",
-    ram=16 * GIB,
-    cmdline_crashkernel=None,
-    boot_crashkernel="384M-:128M",
-    grub_cfg="stale",
-    crash_size=0,
-    loaded=0,
-    config=DEBIAN_CONFIG.format(use=1, args="-c -d 31"),
-)
+STALE = replace(DEBIAN_16G, cmdline_crashkernel=None, boot_crashkernel="384M-:128M", grub_cfg="stale")
 
 
 def _no_update_grub(root: Path) -> None:

@@ -15,20 +15,12 @@ from forensics.report import OutputFormat
 from forensics.report.formats import render
 from forensics.report.kdump import KdumpSetupRenderer
 from forensics.types.kdump import Status
-from tests.collectors.kdump.roots import DEBIAN_CONFIG, GIB, RELEASE, FakeSystem, build
-from tests.detectors.kdump.lines import check_root, line_of
+from tests.collectors.kdump.roots import RELEASE, build
+from tests.detectors.kdump.lines import DEBIAN_16G, check_root, line_of
 from tests.helpers import assert_evidence_resolves
 
 #: The reviewer's /tmp/ue7/rd: crashkernel=384M-:128M on the command line and in grub.cfg, nothing reserved.
-UNPLACED = FakeSystem(
-    distro="debian12",
-    ram=16 * GIB,
-    cmdline_crashkernel="384M-:128M",
-    boot_crashkernel="384M-:128M",
-    crash_size=0,
-    loaded=0,
-    config=DEBIAN_CONFIG.format(use=1, args="-c -d 31"),
-)
+UNPLACED = replace(DEBIAN_16G, cmdline_crashkernel="384M-:128M", boot_crashkernel="384M-:128M")
 _REL = RELEASE["debian12"]
 #: kern.log of two boots: the older one reserved, the last one (this boot) could not.
 KERN_LOG = (
