@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from detectors.kdump.context import boot_gap, cmdline_crashkernel, no_boot_loader, regenerate_step, tooling_family
 from detectors.kdump.crashkernel import MIB, crashkernel_problem, parse_crashkernel
@@ -28,9 +28,38 @@ _CRASH_DUMP_GATES_SYSFS = (6, 9)
 _WHY_RESERVE = "the crash kernel can only boot into memory reserved at boot with crashkernel="
 _WHY_PERSIST = "a crashkernel= set only by hand is lost at the next kernel update or boot loader rewrite"
 _FIX_CRASHKERNEL = "kforensic kdump setup --apply (adds crashkernel= to the boot configuration), then reboot"
+
+
+@dataclass(frozen=True)
+class KernelOption:
+    """A build option kdump needs of the kernel: any one of ``names`` (without ``CONFIG_``), and what it gives."""
+
+    names: tuple[str, ...]
+    gives: str
+
+
+#: The kernel options kdump needs, the one list check and setup name.  KEXEC or KEXEC_FILE selects KEXEC_CORE (the
+#: crash kernel's loading); CRASH_DUMP the reservation (and, from 6.9, the kexec_crash_* files); PROC_VMCORE the
+#: capture kernel's /proc/vmcore that makedumpfile reads; MAGIC_SYSRQ the trigger SysRq-c and /proc/sysrq-trigger
+#: (kdump test writes it).
+REQUIRED_OPTIONS = (
+    KernelOption(("KEXEC", "KEXEC_FILE"), "loading a crash kernel"),
+    KernelOption(("CRASH_DUMP",), "the crashkernel= reservation"),
+    KernelOption(("PROC_VMCORE",), "the capture kernel's /proc/vmcore"),
+    KernelOption(("MAGIC_SYSRQ",), "SysRq-c and /proc/sysrq-trigger, which kdump test writes"),
+)
+
+
+def required_options_text() -> str:
+    """``CONFIG_KEXEC/CONFIG_KEXEC_FILE, CONFIG_CRASH_DUMP, ... and ...``: the options of :data:`REQUIRED_OPTIONS`
+    (one of a slash-joined pair)."""
+    names = ["/".join(f"CONFIG_{n}" for n in option.names) for option in REQUIRED_OPTIONS]
+    return ", ".join(names[:-1]) + f" and {names[-1]}"
+
+
 #: A kernel without kexec crash support (no /sys/kernel/kexec_crash_size) can neither reserve nor load a crash
 #: kernel: no crashkernel= and no service restart helps until another kernel is booted.
-_FIX_KERNEL = "boot a distribution kernel, or one built with CONFIG_KEXEC, CONFIG_CRASH_DUMP and CONFIG_PROC_VMCORE"
+FIX_KERNEL = f"boot a distribution kernel, or one built with {required_options_text()}"
 #: What lets a check see what a --root tree without /usr or /etc did not hold.
 FIX_UNEXAMINED = "check the installed system's tree (with its /usr and /etc), or run the check on the system itself"
 _FIX_UNREAD = "run as root, or on a --root tree copy the file from the running system"
@@ -138,7 +167,7 @@ def _fix_persist(state: KdumpState) -> str:
 def _fix_crashkernel(state: KdumpState) -> str:
     """How to get crashkernel= in place: on a kernel without crash support, another kernel first."""
     if no_crash_support(state):
-        return f"{_FIX_KERNEL}; then {_fix_persist(state)}"
+        return f"{FIX_KERNEL}; then {_fix_persist(state)}"
     return _fix_persist(state)
 
 
@@ -271,7 +300,7 @@ def check_reservation(state: KdumpState, estimate: Estimate) -> list[CheckLine]:
     if isinstance(file, NotAvailable):
         why_not, evidence = _crash_support_evidence(state)
         detail = f"{file.reason}: the kernel was built without kexec crash support ({why_not})"
-        return [fail("crash-reservation", title, detail, _WHY_RESERVE, _FIX_KERNEL, evidence, kernel=True)]
+        return [fail("crash-reservation", title, detail, _WHY_RESERVE, FIX_KERNEL, evidence, kernel=True)]
     text = file.first_line()
     evidence = file_evidence(file, 1, text)
     if not text.isdigit() or int(text) == 0:
@@ -370,7 +399,7 @@ def check_loaded(state: KdumpState, estimate: Estimate) -> list[CheckLine]:
     if isinstance(file, NotAvailable):  # no service can load one into this kernel: another kernel first
         _, evidence = _crash_support_evidence(state)
         detail = f"{file.reason}: kexec crash support missing"
-        return [fail("crash-loaded", title, detail, why, f"{_FIX_KERNEL}; then {fix}", evidence, kernel=True)]
+        return [fail("crash-loaded", title, detail, why, f"{FIX_KERNEL}; then {fix}", evidence, kernel=True)]
     text = file.first_line()
     if text != "1":
         return [

@@ -20,7 +20,7 @@ from detectors.kdump.context import (
 )
 from detectors.kdump.crashkernel import MIB, parse_crashkernel
 from detectors.kdump.dependencies import capture_blocker
-from detectors.kdump.kernel_rules import crashkernel_unplaced, no_crash_support
+from detectors.kdump.kernel_rules import crashkernel_unplaced, no_crash_support, required_options_text
 from detectors.kdump.makedumpfile import Compression, compression_flag
 from detectors.kdump.sysctl_rules import Policy
 from forensics.model import NotAvailable
@@ -101,7 +101,7 @@ def _crashkernel_plan(
         # No boot loader configuration to edit (kdump-tools' grub.d snippet would be read by no grub either): the
         # plan's manual step says where crashkernel= goes (make_plan); a reboot only once it is there.
         if isinstance(state.crash_size, NotAvailable):
-            return [], [], [], "boot a kernel built with crash dump support (CONFIG_CRASH_DUMP, CONFIG_KEXEC)"
+            return [], [], [], f"boot a kernel built with crash dump support ({required_options_text()})"
         return [], [], [], crashkernel_value(checklist)[1] if _needs_crashkernel(checklist) else ""
     want = checklist.estimate.recommended
     ram = state.system_ram_bytes
@@ -123,7 +123,7 @@ def _crashkernel_plan(
         if reservation_ok:
             return [], [], [], ""
         if isinstance(state.crash_size, NotAvailable):
-            return [], [], [], "boot a kernel built with crash dump support (CONFIG_CRASH_DUMP, CONFIG_KEXEC)"
+            return [], [], [], f"boot a kernel built with crash dump support ({required_options_text()})"
         if pending:
             return [], [], [], pending
         if crashkernel_unplaced(state):
