@@ -427,6 +427,11 @@ def _generated_boot(reader: RootReader, release: str | NotAvailable) -> BootEntr
     names = [n for n in reader.listdir(paths.BLS_ENTRIES) if n.endswith(".conf")]
     if names:
         return _bls_entry(reader, names, release)
+    denied = next((p for p in reader.problems if p.path == paths.BLS_ENTRIES), None)
+    if denied is not None:
+        # RHEL keeps /boot/loader/entries root-only: its entries are what boots, and grub.cfg (root-only too) only
+        # points at them; reading it would add a second unreadable file for one cause.
+        return NotAvailable(f"cannot read {paths.BLS_ENTRIES}: {denied.reason}")
     why: list[str] = []
     for path in paths.GRUB_CFG:
         file = reader.read_text(path)

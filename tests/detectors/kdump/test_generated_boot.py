@@ -110,3 +110,28 @@ def test_bls_entry_without_crashkernel_is_judged_with_grubby(tmp_path: Path) -> 
     assert line.fix == "grubby --update-kernel=ALL --args=crashkernel=256M, then reboot"
     plan = make_plan(state, checklist, policy_named("none"))
     assert ("grubby", "--update-kernel=ALL", "--args=crashkernel=256M") in [c.argv for c in plan.commands]
+
+
+def test_unreadable_bls_entries_are_one_unknown_not_a_grub_cfg_read_too(tmp_path: Path) -> None:
+    # /boot/loader/entries that cannot be listed (a link to itself: ELOOP, for root too; RHEL's mode 0700 for a user):
+    # one unknown citing it, and grub.cfg (root-only there as well) not read for a second unreadable file.
+    def looping(root: Path) -> None:
+        entries = root / "boot/loader/entries"
+        for entry in entries.iterdir():
+            entry.unlink()
+        entries.rmdir()
+        entries.symlink_to("entries")
+        (root / "boot/grub2").mkdir(parents=True)
+        (root / "boot/grub2/grub.cfg").write_text("blscfg\n")
+
+    system = FakeSystem(distro="rhel9", cmdline_crashkernel="256M", boot_crashkernel=None, extra=looping)
+
+    def grub_default(root: Path) -> None:
+        looping(root)
+        (root / "etc/default/grub").write_text('GRUB_CMDLINE_LINUX="rhgb quiet crashkernel=256M"\n')
+
+    state, checklist = check_root(tmp_path, replace(system, extra=grub_default))
+    line = line_of(checklist, "crashkernel-generated")
+    assert line.status is Status.UNKNOWN
+    assert line.detail.startswith("unknown (cannot read /boot/loader/entries: ")
+    assert [p.path for p in state.problems if p.path.startswith("/boot")] == ["/boot/loader/entries"]
