@@ -78,13 +78,13 @@ def _reboot_cause(state: KdumpState, checklist: Checklist) -> str:
     return "this boot reserved too little"
 
 
-def _boot_step(state: KdumpState, value: str, reason: str) -> tuple[list[Command], list[str]]:
+def _boot_step(state: KdumpState, value: str, reason: str, *, reboot: bool = True) -> tuple[list[Command], list[str]]:
     """Carry crashkernel= from the boot configuration into what the boot loader boots: a command where its program
     is under the root, else a step by hand (every run, until the generated entry has it)."""
     argv, text = regenerate_step(state, value)
     if argv is not None:
         return [Command(argv, reason)], []
-    return [], [f"{text}, then reboot"]
+    return [], [f"{text}, then reboot" if reboot else text]
 
 
 def _crashkernel_plan(
@@ -120,8 +120,14 @@ def _crashkernel_plan(
         pending = "installing kdump-tools adds crashkernel= to the boot configuration; reboot to reserve it"
     reservation_ok = next((ln.status is Status.PASS for ln in checklist.lines if ln.id == "crash-reservation"), False)
     if enough:
+        gap = boot_gap(state)
         if reservation_ok:
-            return [], [], [], ""
+            if gap is None or not gap.stale:
+                return [], [], [], ""
+            # This boot reserves, the next would not: grub.cfg lacks what the configuration says (no reboot needed).
+            value = gap.source[2]
+            commands, by_hand = _boot_step(state, value, f"keep crashkernel={value} at the next boot", reboot=False)
+            return [], commands, by_hand, ""
         if isinstance(state.crash_size, NotAvailable):
             return [], [], [], f"boot a kernel built with crash dump support ({required_options_text()})"
         if pending:
@@ -131,7 +137,6 @@ def _crashkernel_plan(
             # placement or size, as the kernel log says), by hand.
             fix = next(ln.fix for ln in checklist.lines if ln.id == "crash-reservation")
             return [], [], [fix], ""
-        gap = boot_gap(state)
         cause = _reboot_cause(state, checklist)
         if gap is not None and gap.booted is None:
             # The generated entry lacks it (or was not read): the reboot alone boots without it again.

@@ -135,3 +135,15 @@ def test_unreadable_bls_entries_are_one_unknown_not_a_grub_cfg_read_too(tmp_path
     assert line.status is Status.UNKNOWN
     assert line.detail.startswith("unknown (cannot read /boot/loader/entries: ")
     assert [p.path for p in state.problems if p.path.startswith("/boot")] == ["/boot/loader/entries"]
+
+
+def test_a_boot_that_reserves_with_a_stale_grub_cfg_plans_update_grub_without_reboot(tmp_path: Path) -> None:
+    # crashkernel= given by hand at this boot, then put in grub.d, grub.cfg never regenerated: the next boot loses it.
+    system = replace(STALE, cmdline_crashkernel="384M-:128M", crash_size=128 << 20, loaded=1)
+    state, checklist = check_root(tmp_path, system)
+    assert line_of(checklist, "crashkernel-generated").status is Status.WARN
+    plan = make_plan(state, checklist, policy_named("none"))
+    assert ("update-grub",) in [c.argv for c in plan.commands]
+    assert not plan.reboot_needed
+    without = make_plan(*check_root(tmp_path / "b", replace(system, extra=_no_update_grub)), policy_named("none"))
+    assert without.boot_steps == ("update-grub (grub-mkconfig -o /boot/grub/grub.cfg)",)
