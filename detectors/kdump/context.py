@@ -114,6 +114,7 @@ class BootGap:
     entry: BootEntry | NotAvailable  # what the boot loader boots, or why it was not read
     values: frozenset[str]  # every crashkernel= value the boot configuration sets (any may end up last)
     ram: int | NotAvailable  # the machine's RAM, which a range expression is judged against
+    release: str  # the running kernel's release ("" when unknown): crashkernel=auto depends on it
 
     @property
     def stale(self) -> bool:
@@ -122,7 +123,7 @@ class BootGap:
         if not isinstance(self.entry, BootEntry):
             return False
         value = self.entry.crashkernel
-        return value not in self.values or crashkernel_problem(value or "", self.ram) is not None
+        return value not in self.values or crashkernel_problem(value or "", self.ram, self.release) is not None
 
     @property
     def booted(self) -> str | None:
@@ -135,10 +136,20 @@ class BootGap:
 def boot_gap(state: KdumpState) -> BootGap | None:
     """The configured crashkernel= and the generated entry; None when the boot configuration sets none, or one that
     reserves nothing here (its own line fails, and setup replaces it: whether it reached grub.cfg is moot)."""
-    if not state.boot.crashkernel or crashkernel_problem(state.boot.crashkernel[-1][2], state.system_ram_bytes):
+    if not state.boot.crashkernel or value_problem(state, state.boot.crashkernel[-1][2]):
         return None
     values = frozenset(value for _, _, value in state.boot.crashkernel)
-    return BootGap(state.boot.crashkernel[-1], state.boot.generated, values, state.system_ram_bytes)
+    return BootGap(state.boot.crashkernel[-1], state.boot.generated, values, state.system_ram_bytes, release(state))
+
+
+def release(state: KdumpState) -> str:
+    """The running kernel's release, "" when it was not read."""
+    return state.osrelease.first_line() if isinstance(state.osrelease, TextFile) else ""
+
+
+def value_problem(state: KdumpState, value: str) -> str | None:
+    """Why ``value`` of crashkernel= reserves nothing on this machine and its kernel (None when it reserves)."""
+    return crashkernel_problem(value, state.system_ram_bytes, release(state))
 
 
 def regenerate_step(state: KdumpState, value: str) -> tuple[tuple[str, ...] | None, str]:

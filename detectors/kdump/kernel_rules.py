@@ -4,8 +4,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from detectors.kdump.context import boot_gap, cmdline_crashkernel, no_boot_loader, regenerate_step, tooling_family
-from detectors.kdump.crashkernel import MIB, crashkernel_problem, parse_crashkernel
+from detectors.kdump.context import (
+    boot_gap,
+    cmdline_crashkernel,
+    no_boot_loader,
+    regenerate_step,
+    release,
+    tooling_family,
+    value_problem,
+)
+from detectors.kdump.crashkernel import MIB, auto_sized, parse_crashkernel
 from detectors.kdump.util import fail, file_evidence, pass_, unknown, warn
 from forensics.model import Evidence, NotAvailable, Severity
 from forensics.types import kdump_paths as paths
@@ -218,12 +226,15 @@ def check_cmdline(state: KdumpState, estimate: Estimate) -> list[CheckLine]:
             )
         ]
     ram = state.system_ram_bytes
-    problem = crashkernel_problem(value, ram)
+    problem = value_problem(state, value)
     if problem is not None:
         detail = f"crashkernel={value}: {problem}"
         return [
             fail("crashkernel-cmdline", title, detail, _WHY_RESERVE, _fix_crashkernel(state), evidence, kernel=True)
         ]
+    if auto_sized(value, release(state)):
+        detail = f"crashkernel={value} (sized by this RHEL 7/8 kernel itself)"
+        return [pass_("crashkernel-cmdline", title, detail, evidence, kernel=True)]
     if isinstance(ram, int):
         size = parse_crashkernel(value).size_for(ram)
         detail = f"crashkernel={value} ({size // MIB} MiB for {ram // MIB} MiB RAM)"
@@ -239,7 +250,7 @@ def check_boot_config(state: KdumpState, estimate: Estimate) -> list[CheckLine]:
         detail = f"{file.path} line {number} sets crashkernel={value}"
         evidence = file_evidence(file, number, f"crashkernel={value}")
         # The rule of the command line: a value that reserves nothing here keeps every boot without a crash kernel.
-        problem = crashkernel_problem(value, state.system_ram_bytes)
+        problem = value_problem(state, value)
         if problem is not None:
             detail += f", which reserves nothing here: {problem}"
             return [fail("crashkernel-boot", title, detail, _WHY_PERSIST, _FIX_CRASHKERNEL, evidence)]
@@ -309,7 +320,7 @@ def check_reservation(state: KdumpState, estimate: Estimate) -> list[CheckLine]:
         if given and crashkernel_unplaced(state):
             why, fix, cited = _unplaced(state, given)
             return [fail("crash-reservation", title, detail + why, _WHY_RESERVE, fix, evidence + cited, kernel=True)]
-        problem = crashkernel_problem(given, state.system_ram_bytes) if given else None
+        problem = value_problem(state, given) if given else None
         if problem is not None:
             detail += f": crashkernel={given} on this boot's command line reserves nothing: {problem}"
         return [fail("crash-reservation", title, detail, _WHY_RESERVE, _fix_persist(state), evidence, kernel=True)]
@@ -337,7 +348,7 @@ def crashkernel_unplaced(state: KdumpState) -> bool:
     given = cmdline_crashkernel(state)
     size = state.crash_size
     empty = isinstance(size, TextFile) and size.first_line() == "0"
-    return bool(given) and empty and crashkernel_problem(given or "", state.system_ram_bytes) is None
+    return bool(given) and empty and value_problem(state, given or "") is None
 
 
 def _high_supported(state: KdumpState) -> bool:
@@ -350,7 +361,9 @@ def _unplaced(state: KdumpState, value: str) -> tuple[str, str, tuple[Evidence, 
     """Why a crashkernel= that should reserve memory reserved nothing, as the kernel log says; the fix that matches
     (a reservation above 4 GiB, or a smaller one, where the boot configuration sets it); the log lines cited."""
     ram = state.system_ram_bytes
-    size = parse_crashkernel(value).size_for(ram) if isinstance(ram, int) else 0
+    size = (
+        parse_crashkernel(value).size_for(ram) if isinstance(ram, int) and not auto_sized(value, release(state)) else 0
+    )
     detail = (
         f" although crashkernel={value}{f' ({size // MIB} MiB for this RAM)' if size else ''} was given: the kernel"
     )

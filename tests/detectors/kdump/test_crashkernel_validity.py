@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from forensics.types.kdump import Status
+from tests.collectors.kdump.roots import RELEASE, SCENARIOS
 from tests.detectors.kdump.lines import DEBIAN_16G, check_root, line_of
 
 #: The reviewer's /tmp/ue7/rd3: crashkernel=auto on the command line, in grub.d/kdump-tools.cfg and in grub.cfg.
@@ -60,3 +61,17 @@ def test_grub_cfg_still_booting_auto_under_an_override_is_stale(tmp_path: Path) 
     generated = line_of(checklist, "crashkernel-generated")
     assert generated.status is Status.WARN
     assert "has crashkernel=auto: it was not regenerated since" in generated.detail
+
+
+@pytest.mark.parametrize(
+    ("release", "status"), [("4.18.0-513.5.1.el8_9.x86_64", Status.PASS), (RELEASE["rhel9"], Status.FAIL)]
+)
+def test_auto_is_valid_on_the_rhel_7_8_kernels_that_size_it(tmp_path: Path, release: str, status: Status) -> None:
+    # The same rule, with the kernel it is judged for: a RHEL 8 kernel reserves for crashkernel=auto, RHEL 9 does not.
+    def osrelease(root: Path) -> None:
+        (root / "proc/sys/kernel/osrelease").write_text(f"{release}\n")
+
+    system = replace(SCENARIOS["rhel9-ready"], cmdline_crashkernel="auto", boot_crashkernel="auto", extra=osrelease)
+    _, checklist = check_root(tmp_path, system)
+    assert line_of(checklist, "crashkernel-cmdline").status is status
+    assert line_of(checklist, "crashkernel-boot").status is status
