@@ -20,7 +20,9 @@ from forensics.model import NotAvailable
 from forensics.types import kdump_paths as paths
 from forensics.types.kdump import (
     BootConfig,
+    BootEntry,
     BootImages,
+    CrashkernelLog,
     DebugInfo,
     DiskSpace,
     Distro,
@@ -65,13 +67,14 @@ def collect_kdump_state(root: Path, statvfs: StatvfsProvider = real_statvfs) -> 
     arch_file = reader.read_text(paths.ARCH)
     meminfo = _meminfo(reader.read_text(paths.MEMINFO))
     target = _dump_target(distro, debian_config, rhel_config)
+    crash_size = _running_kernel_file(reader, paths.KEXEC_CRASH_SIZE)
     return KdumpState(
         root=str(root),
         distro=distro,
         os_release=os_release,
         hostname=reader.read_text(paths.HOSTNAME),
         cmdline=_running_kernel_file(reader, paths.CMDLINE),
-        crash_size=_running_kernel_file(reader, paths.KEXEC_CRASH_SIZE),
+        crash_size=crash_size,
         crash_loaded=_running_kernel_file(reader, paths.KEXEC_CRASH_LOADED),
         osrelease=osrelease,
         arch=arch_file.first_line() if isinstance(arch_file, TextFile) else arch_file,
@@ -85,14 +88,58 @@ def collect_kdump_state(root: Path, statvfs: StatvfsProvider = real_statvfs) -> 
         sysctls=tuple(Sysctl(name, reader.read_text(path)) for name, path in paths.PANIC_SYSCTLS),
         dump_space=_dump_space(reader, target, statvfs),
         images=_images(reader, distro.family, release),
-        boot=_boot_config(reader),
+        boot=_boot_config(reader, release),
         debuginfo=_debuginfo(reader, release, distro.family),
         kernel_config=_kernel_config(reader, release),
         managed_files=tuple((path, reader.read_text(path)) for path in paths.MANAGED_FILES),
         problems=tuple(reader.problems),
         sources=tuple(reader.sources),
         unexamined=unexamined,
+        crash_log=_crash_log(reader) if isinstance(crash_size, TextFile) and crash_size.first_line() == "0" else None,
     )
+
+
+#: Kernel logs are larger than configuration files: the last boot of a long kern.log may lie past the first 4 MiB.
+_LOG_LIMIT = 32 << 20
+
+
+def _crash_log(reader: RootReader) -> CrashkernelLog | NotAvailable:
+    """The crashkernel lines of the last boot the kernel log holds: the live ring buffer on this machine, else the
+    first of paths.KERNEL_LOGS under the root that can be read."""
+    why: list[str] = []
+    if reader.root == Path("/"):
+        from collectors.kernel_log import KmsgDumpReader
+        from forensics.errors import CollectionError
+
+        try:
+            records = [r.decode("utf-8", "replace").partition(";")[2].rstrip("\n") for r in KmsgDumpReader().chunks()]
+        except CollectionError as exc:
+            why.append(exc.message)
+        else:
+            return _crash_lines(paths.KMSG, None, records)
+    for path in paths.KERNEL_LOGS:
+        file = reader.read_text(path, limit=_LOG_LIMIT)
+        if isinstance(file, TextFile):
+            return _crash_lines(path, file, file.lines)
+        if "does not exist" not in file.reason:
+            why.append(file.reason)
+    return NotAvailable("; ".join(why) or f"no kernel log under the root ({', '.join(paths.KERNEL_LOGS)})")
+
+
+#: A syslog line's prefix ("Dec  7 04:00:00 host kernel: ") and the printk time ("[    0.000000] "): the message is
+#: what the detail quotes.
+_LOG_PREFIX = re.compile(r"^(?:.*?\bkernel: )?(?:\[\s*\d+\.\d+\]\s*)?")
+
+
+def _crash_lines(source: str, file: TextFile | None, lines: tuple[str, ...] | list[str]) -> CrashkernelLog:
+    start = max((n for n, line in enumerate(lines) if "Linux version " in line), default=0)
+    # The command line's own crashkernel= is no news (it is read from /proc/cmdline).
+    found = tuple(
+        (n + 1, _LOG_PREFIX.sub("", line).strip())
+        for n, line in enumerate(lines)
+        if n >= start and "crashkernel" in line.lower() and "command line" not in line.lower()
+    )
+    return CrashkernelLog(source, file, found[:5])
 
 
 def _running_kernel_file(reader: RootReader, target: str) -> MaybeFile:
@@ -351,7 +398,7 @@ def _images(reader: RootReader, family: DistroFamily, release: str | NotAvailabl
     )
 
 
-def _boot_config(reader: RootReader) -> BootConfig:
+def _boot_config(reader: RootReader, release: str | NotAvailable) -> BootConfig:
     names = [paths.GRUB_DEFAULT, paths.KERNEL_CMDLINE]
     names += [f"{paths.GRUB_D}/{n}" for n in reader.listdir(paths.GRUB_D) if n.endswith(".cfg")]
     names += [f"{paths.BLS_ENTRIES}/{n}" for n in reader.listdir(paths.BLS_ENTRIES) if n.endswith(".conf")]
@@ -367,7 +414,97 @@ def _boot_config(reader: RootReader) -> BootConfig:
                 continue
             for match in _CRASHKERNEL.finditer(line):
                 found.append((file, number, match.group(1)))
-    return BootConfig(files=tuple(files), crashkernel=tuple(found))
+    return BootConfig(files=tuple(files), crashkernel=tuple(found), generated=_generated_boot(reader, release))
+
+
+_GRUB_MENUENTRY = re.compile(r"""^\s*menuentry\s+(?:'([^']*)'|"([^"]*)")""")
+_GRUB_LINUX = re.compile(r"^\s*(?:linux|linuxefi|linux16)\s+(\S+)(.*)$")
+
+
+def _generated_boot(reader: RootReader, release: str | NotAvailable) -> BootEntry | NotAvailable:
+    """The default entry of what the boot loader boots: BLS entries where there are any (GRUB's blscfg and
+    systemd-boot read them), else grub.cfg as grub-mkconfig wrote it; NotAvailable saying why none was read."""
+    names = [n for n in reader.listdir(paths.BLS_ENTRIES) if n.endswith(".conf")]
+    if names:
+        return _bls_entry(reader, names, release)
+    denied = next((p for p in reader.problems if p.path == paths.BLS_ENTRIES), None)
+    if denied is not None:
+        # RHEL keeps /boot/loader/entries root-only: its entries are what boots, and grub.cfg (root-only too) only
+        # points at them; reading it would add a second unreadable file for one cause.
+        return NotAvailable(f"cannot read {paths.BLS_ENTRIES}: {denied.reason}")
+    why: list[str] = []
+    for path in paths.GRUB_CFG:
+        file = reader.read_text(path)
+        if isinstance(file, NotAvailable):
+            why.append(file.reason)
+            continue
+        entry = _grub_entry(file)
+        if entry is not None:
+            return entry
+        why.append(f"{path} has no linux line")
+    absent = all("does not exist" in reason for reason in why)
+    if absent:
+        return NotAvailable(f"neither {' nor '.join(paths.GRUB_CFG)} nor {paths.BLS_ENTRIES}/*.conf exist")
+    return NotAvailable("; ".join(r for r in why if "does not exist" not in r))
+
+
+def _grub_entry(file: TextFile) -> BootEntry | None:
+    """The first ``linux`` line of grub.cfg outside a recovery entry: the default entry (GRUB_DEFAULT=0).
+
+    Recovery entries get GRUB_CMDLINE_LINUX but not GRUB_CMDLINE_LINUX_DEFAULT, where kdump-tools puts
+    crashkernel=: judged, they would say it is missing from the entry that boots.
+    """
+    title = ""
+    for number, line in enumerate(file.lines, 1):
+        if m := _GRUB_MENUENTRY.match(line):
+            title = m.group(1) or m.group(2) or ""
+            continue
+        m = _GRUB_LINUX.match(line)
+        if m is None:
+            continue
+        args = tuple(m.group(2).split())
+        if "recovery mode" in title or "single" in args:
+            continue
+        return BootEntry(file, number, m.group(1), args, bls=False)
+    return None
+
+
+def _bls_entry(reader: RootReader, names: list[str], release: str | NotAvailable) -> BootEntry | NotAvailable:
+    """The BLS entry of the running release (else the first that is no rescue entry), its ``options`` line."""
+    entries: list[tuple[TextFile, dict[str, tuple[int, str]]]] = []
+    unread: list[str] = []
+    for name in names:
+        file = reader.read_text(f"{paths.BLS_ENTRIES}/{name}")
+        if isinstance(file, NotAvailable):
+            unread.append(file.reason)
+            continue
+        keys: dict[str, tuple[int, str]] = {}
+        for number, line in enumerate(file.lines, 1):
+            key, _, value = line.strip().partition(" ")
+            if key and not key.startswith("#"):
+                keys.setdefault(key, (number, value.strip()))
+        entries.append((file, keys))
+    if not entries:
+        return NotAvailable("; ".join(unread) or f"no entry in {paths.BLS_ENTRIES}")
+    usual = [e for e in entries if "rescue" not in e[0].path] or entries
+    chosen = next((e for e in usual if isinstance(release, str) and e[1].get("version", (0, ""))[1] == release), None)
+    file, keys = chosen or usual[0]
+    if "options" not in keys:
+        return NotAvailable(f"{file.path} has no options line")
+    number, options = keys["options"]
+    if "$kernelopts" in options:
+        # RHEL 8: the options live in grubenv's kernelopts= (grub2-editenv), and the entry names the variable.
+        env = reader.read_text(paths.GRUBENV)
+        opts = (
+            next((ln.partition("=")[2] for ln in env.lines if ln.startswith("kernelopts=")), None)
+            if isinstance(env, TextFile)
+            else None
+        )
+        if opts is None:
+            why = env.reason if isinstance(env, NotAvailable) else f"{paths.GRUBENV} sets no kernelopts="
+            return NotAvailable(f"{file.path} line {number} takes its options from $kernelopts: {why}")
+        options = options.replace("$kernelopts", opts)
+    return BootEntry(file, number, keys.get("linux", (0, ""))[1], tuple(options.split()), bls=True)
 
 
 def _build_id(notes: bytes) -> str | NotAvailable:

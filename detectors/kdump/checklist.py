@@ -15,7 +15,14 @@ from dataclasses import replace
 
 from detectors.kdump.context import active_config, collector_options, crashkernel_estimate
 from detectors.kdump.dependencies import apply_dependencies
-from detectors.kdump.kernel_rules import check_boot_config, check_cmdline, check_distro, check_loaded, check_reservation
+from detectors.kdump.kernel_rules import (
+    check_boot_config,
+    check_cmdline,
+    check_distro,
+    check_generated_boot,
+    check_loaded,
+    check_reservation,
+)
 from detectors.kdump.service_rules import (
     check_collector,
     check_config,
@@ -35,6 +42,7 @@ RULES: tuple[Callable[[KdumpState, Estimate], list[CheckLine]], ...] = (
     check_distro,
     check_cmdline,
     check_boot_config,
+    check_generated_boot,
     check_reservation,
     check_loaded,
     check_tooling,
@@ -53,6 +61,7 @@ WHY_IT_MATTERS = (
     ("distro", "the kdump packages, configuration file and service differ between distribution families"),
     ("crashkernel-cmdline", "the crash kernel can only boot into memory reserved at boot with crashkernel="),
     ("crashkernel-boot", "crashkernel= must be in the boot configuration to survive reboots and kernel updates"),
+    ("crashkernel-generated", "the boot loader boots the generated entry, so crashkernel= must reach it"),
     ("crash-reservation", "the crash kernel, its initramfs and makedumpfile must fit in the reservation"),
     ("crash-loaded", "a panic jumps into the loaded crash kernel; nothing loaded, nothing captured"),
     ("kdump-tooling", "the tooling loads the crash kernel at boot and saves the dump after a crash"),

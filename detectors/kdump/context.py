@@ -2,11 +2,22 @@
 
 from __future__ import annotations
 
-from detectors.kdump.crashkernel import DISTRO_DEFAULTS, distro_default, estimate_crashkernel
+from dataclasses import dataclass
+
+from detectors.kdump.crashkernel import DISTRO_DEFAULTS, crashkernel_problem, distro_default, estimate_crashkernel
 from detectors.kdump.makedumpfile import CollectorOptions, parse_collector
 from forensics.model import NotAvailable
 from forensics.types import kdump_paths as paths
-from forensics.types.kdump import DistroFamily, Estimate, KdumpConfig, KdumpState, ReadProblem, TextFile
+from forensics.types.kdump import (
+    BootEntry,
+    DistroFamily,
+    Estimate,
+    KdumpConfig,
+    KdumpState,
+    ReadProblem,
+    TextFile,
+    crashkernel_word,
+)
 
 #: Debian's kdump-config and RHEL's kdumpctl defaults when the config sets no collector.
 DEFAULT_COLLECTOR = {
@@ -78,12 +89,7 @@ def cmdline_crashkernel(state: KdumpState) -> str | None:
     """The crashkernel= value the running kernel uses: the last one, a ",low" companion aside."""
     if not isinstance(state.cmdline, TextFile):
         return None
-    values = [
-        w.removeprefix("crashkernel=") for w in state.cmdline.first_line().split() if w.startswith("crashkernel=")
-    ]
-    main = [v for v in values if not v.endswith(",low")]
-    chosen = main or values
-    return chosen[-1] if chosen else None
+    return crashkernel_word(state.cmdline.first_line().split())
 
 
 #: Where a kernel command line is kept when no boot loader configuration on the machine holds it.
@@ -98,3 +104,68 @@ def no_boot_loader(state: KdumpState) -> bool:
     """No boot loader configuration was found where one was looked for: nothing on the machine sets crashkernel=
     (an unexamined tree is not this: its configuration was not seen)."""
     return not state.boot.files and not state.not_examined(paths.GRUB_DEFAULT)
+
+
+@dataclass(frozen=True)
+class BootGap:
+    """The boot configuration's crashkernel= against the generated entry the boot loader boots."""
+
+    source: tuple[TextFile, int, str]  # the file, 1-based line and value of the crashkernel= that takes effect
+    entry: BootEntry | NotAvailable  # what the boot loader boots, or why it was not read
+    values: frozenset[str]  # every crashkernel= value the boot configuration sets (any may end up last)
+    ram: int | NotAvailable  # the machine's RAM, which a range expression is judged against
+    release: str  # the running kernel's release ("" when unknown): crashkernel=auto depends on it
+
+    @property
+    def stale(self) -> bool:
+        """The generated entry was read and lacks the configured crashkernel= (it has none, another, or one that
+        reserves nothing, such as the auto an override replaces): it was not regenerated since."""
+        if not isinstance(self.entry, BootEntry):
+            return False
+        value = self.entry.crashkernel
+        return value not in self.values or crashkernel_problem(value or "", self.ram, self.release) is not None
+
+    @property
+    def booted(self) -> str | None:
+        """The crashkernel= value the next boot uses when it reserves memory, None when not known to."""
+        if not isinstance(self.entry, BootEntry) or self.stale:
+            return None
+        return self.entry.crashkernel
+
+
+def boot_gap(state: KdumpState) -> BootGap | None:
+    """The configured crashkernel= and the generated entry; None when the boot configuration sets none, or one that
+    reserves nothing here (its own line fails, and setup replaces it: whether it reached grub.cfg is moot)."""
+    if not state.boot.crashkernel or value_problem(state, state.boot.crashkernel[-1][2]):
+        return None
+    values = frozenset(value for _, _, value in state.boot.crashkernel)
+    return BootGap(state.boot.crashkernel[-1], state.boot.generated, values, state.system_ram_bytes, release(state))
+
+
+def release(state: KdumpState) -> str:
+    """The running kernel's release, "" when it was not read."""
+    return state.osrelease.first_line() if isinstance(state.osrelease, TextFile) else ""
+
+
+def value_problem(state: KdumpState, value: str) -> str | None:
+    """Why ``value`` of crashkernel= reserves nothing on this machine and its kernel (None when it reserves)."""
+    return crashkernel_problem(value, state.system_ram_bytes, release(state))
+
+
+def regenerate_step(state: KdumpState, value: str) -> tuple[tuple[str, ...] | None, str]:
+    """How the boot configuration's crashkernel= reaches what the boot loader boots: the command (None when its
+    program is not under the root: a step by hand) and its text.
+
+    GRUB boots grub.cfg, which only grub-mkconfig (update-grub on Debian) writes from /etc/default/grub(.d); BLS
+    entries are edited in place by grubby.
+    """
+    entry = state.boot.generated
+    bls = entry.bls if isinstance(entry, BootEntry) else state.distro.family is DistroFamily.RHEL
+    if bls:
+        argv = ("grubby", "--update-kernel=ALL", f"--args=crashkernel={value}")
+        return (argv if state.tooling.grubby else None), " ".join(argv)
+    if isinstance(entry, BootEntry) and entry.file.path == paths.GRUB_CFG[1]:
+        return None, f"grub2-mkconfig -o {paths.GRUB_CFG[1]}"
+    return (("update-grub",) if state.tooling.update_grub else None), (
+        f"update-grub (grub-mkconfig -o {paths.GRUB_CFG[0]})"
+    )

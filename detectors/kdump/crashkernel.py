@@ -87,6 +87,31 @@ def parse_crashkernel(text: str) -> Crashkernel:
     return Crashkernel(text, None, tuple(ranges), offset or None, placement)
 
 
+#: Kernels that size crashkernel=auto themselves: RHEL 7 and 8 (Red Hat's "kdump: add support for crashkernel=auto",
+#: never upstream); RHEL 9 kernels (5.14.0-*.el9) dropped it for kdumpctl's reset-crashkernel, upstream ignores it.
+_AUTO_KERNELS = re.compile(r"\.el[78]")
+
+
+def auto_sized(value: str, release: str) -> bool:
+    """``crashkernel=auto`` on a kernel that sizes it itself (a RHEL 7/8 release such as 4.18.0-513.el8_9.x86_64)."""
+    return value == "auto" and _AUTO_KERNELS.search(release) is not None
+
+
+def crashkernel_problem(value: str, ram: int | NotAvailable, release: str = "") -> str | None:
+    """Why a crashkernel= value reserves nothing on this machine (malformed, ``auto`` on a kernel that ignores it, no
+    range for its RAM); None when it reserves memory (or may: the RAM is not known).  The one rule for the command
+    line and the boot configuration alike; ``release`` is the running kernel's."""
+    if auto_sized(value, release):
+        return None
+    try:
+        parsed = parse_crashkernel(value)
+    except ValueError as exc:
+        return str(exc)
+    if isinstance(ram, int) and parsed.size_for(ram) == 0:
+        return f"no range covers this machine's {ram // MIB} MiB of RAM"
+    return None
+
+
 @dataclass(frozen=True)
 class DistroDefault:
     """One row of the distro default table."""

@@ -149,6 +149,9 @@ def capture_blocker(state: KdumpState, lines: Sequence[CheckLine]) -> tuple[Bloc
 
 def _held_sysctl(line: CheckLine, cause: CheckLine) -> CheckLine:
     """A panic sysctl blocked by the capture path: its fix waits for the cause's, and says why."""
+    if line.fix and line.fix in cause.fix:
+        # The same step fixes both (another kernel, for kexec and SysRq alike): said once.
+        return replace(line, fix=cause.fix)
     fix = (
         "not before a crash kernel can be loaded (until then a panic captures nothing: a failure made to panic"
         f" reboots the machine and leaves no dump); first: {cause.fix}; then: {line.fix}"

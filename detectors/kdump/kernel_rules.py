@@ -2,14 +2,23 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
-from detectors.kdump.context import cmdline_crashkernel, no_boot_loader, tooling_family
-from detectors.kdump.crashkernel import MIB, parse_crashkernel
+from detectors.kdump.context import (
+    boot_gap,
+    cmdline_crashkernel,
+    no_boot_loader,
+    regenerate_step,
+    release,
+    tooling_family,
+    value_problem,
+)
+from detectors.kdump.crashkernel import MIB, auto_sized, parse_crashkernel
 from detectors.kdump.util import fail, file_evidence, pass_, unknown, warn
 from forensics.model import Evidence, NotAvailable, Severity
 from forensics.types import kdump_paths as paths
 from forensics.types.kdump import (
+    BootEntry,
     CheckLine,
     DistroFamily,
     Estimate,
@@ -27,9 +36,38 @@ _CRASH_DUMP_GATES_SYSFS = (6, 9)
 _WHY_RESERVE = "the crash kernel can only boot into memory reserved at boot with crashkernel="
 _WHY_PERSIST = "a crashkernel= set only by hand is lost at the next kernel update or boot loader rewrite"
 _FIX_CRASHKERNEL = "kforensic kdump setup --apply (adds crashkernel= to the boot configuration), then reboot"
+
+
+@dataclass(frozen=True)
+class KernelOption:
+    """A build option kdump needs of the kernel: any one of ``names`` (without ``CONFIG_``), and what it gives."""
+
+    names: tuple[str, ...]
+    gives: str
+
+
+#: The kernel options kdump needs, the one list check and setup name.  KEXEC or KEXEC_FILE selects KEXEC_CORE (the
+#: crash kernel's loading); CRASH_DUMP the reservation (and, from 6.9, the kexec_crash_* files); PROC_VMCORE the
+#: capture kernel's /proc/vmcore that makedumpfile reads; MAGIC_SYSRQ the trigger SysRq-c and /proc/sysrq-trigger
+#: (kdump test writes it).
+REQUIRED_OPTIONS = (
+    KernelOption(("KEXEC", "KEXEC_FILE"), "loading a crash kernel"),
+    KernelOption(("CRASH_DUMP",), "the crashkernel= reservation"),
+    KernelOption(("PROC_VMCORE",), "the capture kernel's /proc/vmcore"),
+    KernelOption(("MAGIC_SYSRQ",), "SysRq-c and /proc/sysrq-trigger, which kdump test writes"),
+)
+
+
+def required_options_text() -> str:
+    """``CONFIG_KEXEC/CONFIG_KEXEC_FILE, CONFIG_CRASH_DUMP, ... and ...``: the options of :data:`REQUIRED_OPTIONS`
+    (one of a slash-joined pair)."""
+    names = ["/".join(f"CONFIG_{n}" for n in option.names) for option in REQUIRED_OPTIONS]
+    return ", ".join(names[:-1]) + f" and {names[-1]}"
+
+
 #: A kernel without kexec crash support (no /sys/kernel/kexec_crash_size) can neither reserve nor load a crash
 #: kernel: no crashkernel= and no service restart helps until another kernel is booted.
-_FIX_KERNEL = "boot a distribution kernel, or one built with CONFIG_KEXEC, CONFIG_CRASH_DUMP and CONFIG_PROC_VMCORE"
+FIX_KERNEL = f"boot a distribution kernel, or one built with {required_options_text()}"
 #: What lets a check see what a --root tree without /usr or /etc did not hold.
 FIX_UNEXAMINED = "check the installed system's tree (with its /usr and /etc), or run the check on the system itself"
 _FIX_UNREAD = "run as root, or on a --root tree copy the file from the running system"
@@ -124,13 +162,20 @@ def _fix_persist(state: KdumpState) -> str:
             "add crashkernel= to the kernel command line where the machine is booted from (no boot loader "
             "configuration here for kdump setup to edit; kforensic kdump setup gives the value), then reboot"
         )
+    gap = boot_gap(state)
+    if gap is not None and gap.stale:
+        # The boot configuration has it, what the boot loader boots does not: setup would add nothing.
+        return f"{regenerate_step(state, gap.source[2])[1]}, then reboot"
+    if gap is not None and gap.booted is not None and isinstance(gap.entry, BootEntry):
+        entry = gap.entry
+        return f"reboot: {entry.file.path} line {entry.line} already boots with crashkernel={gap.booted}"
     return _FIX_CRASHKERNEL
 
 
 def _fix_crashkernel(state: KdumpState) -> str:
     """How to get crashkernel= in place: on a kernel without crash support, another kernel first."""
     if no_crash_support(state):
-        return f"{_FIX_KERNEL}; then {_fix_persist(state)}"
+        return f"{FIX_KERNEL}; then {_fix_persist(state)}"
     return _fix_persist(state)
 
 
@@ -180,37 +225,20 @@ def check_cmdline(state: KdumpState, estimate: Estimate) -> list[CheckLine]:
                 kernel=True,
             )
         ]
-    try:
-        parsed = parse_crashkernel(value)
-    except ValueError as exc:
-        return [
-            fail(
-                "crashkernel-cmdline",
-                title,
-                f"crashkernel={value}: {exc}",
-                _WHY_RESERVE,
-                _fix_crashkernel(state),
-                evidence,
-                kernel=True,
-            )
-        ]
     ram = state.system_ram_bytes
-    if isinstance(ram, int):
-        size = parsed.size_for(ram)
-        if size == 0:
-            detail = f"crashkernel={value} reserves nothing for {ram // MIB} MiB of RAM (no range matches)"
-            return [
-                fail("crashkernel-cmdline", title, detail, _WHY_RESERVE, _fix_crashkernel(state), evidence, kernel=True)
-            ]
+    problem = value_problem(state, value)
+    if problem is not None:
+        detail = f"crashkernel={value}: {problem}"
         return [
-            pass_(
-                "crashkernel-cmdline",
-                title,
-                f"crashkernel={value} ({size // MIB} MiB for {ram // MIB} MiB RAM)",
-                evidence,
-                kernel=True,
-            )
+            fail("crashkernel-cmdline", title, detail, _WHY_RESERVE, _fix_crashkernel(state), evidence, kernel=True)
         ]
+    if auto_sized(value, release(state)):
+        detail = f"crashkernel={value} (sized by this RHEL 7/8 kernel itself)"
+        return [pass_("crashkernel-cmdline", title, detail, evidence, kernel=True)]
+    if isinstance(ram, int):
+        size = parse_crashkernel(value).size_for(ram)
+        detail = f"crashkernel={value} ({size // MIB} MiB for {ram // MIB} MiB RAM)"
+        return [pass_("crashkernel-cmdline", title, detail, evidence, kernel=True)]
     return [pass_("crashkernel-cmdline", title, f"crashkernel={value}", evidence, kernel=True)]
 
 
@@ -220,7 +248,13 @@ def check_boot_config(state: KdumpState, estimate: Estimate) -> list[CheckLine]:
     if state.boot.crashkernel:
         file, number, value = state.boot.crashkernel[-1]
         detail = f"{file.path} line {number} sets crashkernel={value}"
-        return [pass_("crashkernel-boot", title, detail, file_evidence(file, number, f"crashkernel={value}"))]
+        evidence = file_evidence(file, number, f"crashkernel={value}")
+        # The rule of the command line: a value that reserves nothing here keeps every boot without a crash kernel.
+        problem = value_problem(state, value)
+        if problem is not None:
+            detail += f", which reserves nothing here: {problem}"
+            return [fail("crashkernel-boot", title, detail, _WHY_PERSIST, _FIX_CRASHKERNEL, evidence)]
+        return [pass_("crashkernel-boot", title, detail, evidence)]
     unexamined = state.not_examined(paths.GRUB_DEFAULT)
     if not state.boot.files and unexamined:
         reason = f"the boot loader configuration: {unexamined}"
@@ -233,6 +267,41 @@ def check_boot_config(state: KdumpState, estimate: Estimate) -> list[CheckLine]:
     return [warn("crashkernel-boot", title, detail, _WHY_PERSIST, _FIX_CRASHKERNEL, file_evidence(file, 1))]
 
 
+_WHY_GENERATED = (
+    "the boot loader boots the generated entry (grub.cfg, which grub-mkconfig writes from /etc/default/grub and "
+    "grub.d; or a BLS entry), not the boot configuration: without crashkernel= there the next boot reserves nothing"
+)
+
+
+def check_generated_boot(state: KdumpState, estimate: Estimate) -> list[CheckLine]:
+    """The boot configuration's crashkernel= in what the boot loader boots (grub.cfg's default entry, the BLS
+    entry), so that the reboot every fix ends with does reserve it.  No line when the configuration sets none
+    (the boot configuration's line says so)."""
+    gap = boot_gap(state)
+    if gap is None:
+        return []
+    title = "crashkernel= in the generated boot entry"
+    source, number, value = gap.source
+    step = f"{regenerate_step(state, value)[1]}, then reboot"
+    entry = gap.entry
+    if isinstance(entry, NotAvailable):
+        fix = f"look for crashkernel={value} in what the boot loader boots; if it is not there: {step}"
+        return [unknown("crashkernel-generated", title, entry.reason, _WHY_GENERATED, fix, (), severity=Severity.LOW)]
+    where = f"{entry.file.path} line {entry.line}"
+    evidence = file_evidence(entry.file, entry.line, f"crashkernel={entry.crashkernel}" if entry.crashkernel else None)
+    if gap.stale:
+        has = f"crashkernel={entry.crashkernel}" if entry.crashkernel else "no crashkernel="
+        regenerated = "grubby did not update it" if entry.bls else "it was not regenerated since"
+        detail = (
+            f"{source.path} line {number} sets crashkernel={value}, but {where}, the entry the boot loader boots "
+            f"({entry.kernel or 'its kernel'}), has {has}: {regenerated}"
+        )
+        evidence = file_evidence(source, number, f"crashkernel={value}") + evidence
+        return [warn("crashkernel-generated", title, detail, _WHY_GENERATED, step, evidence)]
+    detail = f"{where} boots {entry.kernel or 'its kernel'} with crashkernel={entry.crashkernel}"
+    return [pass_("crashkernel-generated", title, detail, evidence)]
+
+
 def check_reservation(state: KdumpState, estimate: Estimate) -> list[CheckLine]:
     """Memory actually reserved (/sys/kernel/kexec_crash_size) against the recommended size."""
     title = "Crash kernel memory reserved"
@@ -242,13 +311,18 @@ def check_reservation(state: KdumpState, estimate: Estimate) -> list[CheckLine]:
     if isinstance(file, NotAvailable):
         why_not, evidence = _crash_support_evidence(state)
         detail = f"{file.reason}: the kernel was built without kexec crash support ({why_not})"
-        return [fail("crash-reservation", title, detail, _WHY_RESERVE, _FIX_KERNEL, evidence, kernel=True)]
+        return [fail("crash-reservation", title, detail, _WHY_RESERVE, FIX_KERNEL, evidence, kernel=True)]
     text = file.first_line()
     evidence = file_evidence(file, 1, text)
     if not text.isdigit() or int(text) == 0:
         detail = f"{file.path} is {text!r}: nothing reserved"
-        if cmdline_crashkernel(state):
-            detail += " although crashkernel= was given (too large for free low memory? see dmesg 'crashkernel')"
+        given = cmdline_crashkernel(state)
+        if given and crashkernel_unplaced(state):
+            why, fix, cited = _unplaced(state, given)
+            return [fail("crash-reservation", title, detail + why, _WHY_RESERVE, fix, evidence + cited, kernel=True)]
+        problem = value_problem(state, given) if given else None
+        if problem is not None:
+            detail += f": crashkernel={given} on this boot's command line reserves nothing: {problem}"
         return [fail("crash-reservation", title, detail, _WHY_RESERVE, _fix_persist(state), evidence, kernel=True)]
     reserved = int(text)
     want = describe_estimate(estimate)
@@ -262,6 +336,71 @@ def check_reservation(state: KdumpState, estimate: Estimate) -> list[CheckLine]:
     ]
 
 
+# Where crashkernel=X,high (a reservation above 4 GiB, with a low part for DMA) exists: x86_64 since 3.9 (the
+# "kexec: crashkernel=X,high" series), arm64 since 5.19 ("arm64: kdump: Reimplement crashkernel=X"), riscv since 6.6
+# ("riscv: kdump: Implement crashkernel=X,[high,low]").  Elsewhere only a smaller size can help.
+_HIGH_SINCE = {"x86_64": (3, 9), "aarch64": (5, 19), "riscv64": (6, 6)}
+
+
+def crashkernel_unplaced(state: KdumpState) -> bool:
+    """This boot's command line has a crashkernel= that reserves memory for its RAM, and nothing was reserved: the
+    kernel could not place it (the same command line fails the same way at every boot)."""
+    given = cmdline_crashkernel(state)
+    size = state.crash_size
+    empty = isinstance(size, TextFile) and size.first_line() == "0"
+    return bool(given) and empty and value_problem(state, given or "") is None
+
+
+def _high_supported(state: KdumpState) -> bool:
+    since = _HIGH_SINCE.get(state.arch) if isinstance(state.arch, str) else None
+    release = release_version(state.osrelease.first_line()) if isinstance(state.osrelease, TextFile) else None
+    return since is not None and (release is None or release >= since)
+
+
+def _unplaced(state: KdumpState, value: str) -> tuple[str, str, tuple[Evidence, ...]]:
+    """Why a crashkernel= that should reserve memory reserved nothing, as the kernel log says; the fix that matches
+    (a reservation above 4 GiB, or a smaller one, where the boot configuration sets it); the log lines cited."""
+    ram = state.system_ram_bytes
+    size = (
+        parse_crashkernel(value).size_for(ram) if isinstance(ram, int) and not auto_sized(value, release(state)) else 0
+    )
+    detail = (
+        f" although crashkernel={value}{f' ({size // MIB} MiB for this RAM)' if size else ''} was given: the kernel"
+    )
+    detail += " could not place it"
+    log = state.crash_log
+    cited: tuple[Evidence, ...] = ()
+    if isinstance(log, NotAvailable) or log is None:
+        detail += f" ({log.reason if log else 'the kernel log was not read'})"
+    elif not log.lines:
+        detail += f" ({log.source} has no crashkernel line after its last 'Linux version' line)"
+    else:
+        detail += "; " + "; ".join(f"{log.source} line {n}: {text}" for n, text in log.lines)
+        cited = tuple(e for n, text in log.lines for e in file_evidence(log.file, n, text))
+    lookup = (
+        "the kernel log lines cited"
+        if cited or (log and not isinstance(log, NotAvailable) and log.lines)
+        else ("dmesg | grep -i crashkernel, e.g. 'crashkernel reservation failed - No suitable area found.'")
+    )
+    smaller = "a smaller size"
+    if _high_supported(state):
+        high = f"crashkernel={size // MIB}M,high" if size else "crashkernel=<size>,high"
+        smaller = f"{high} (placed above 4 GiB, where low memory is short), or a smaller size"
+    gap = boot_gap(state)
+    if no_boot_loader(state):
+        where, step = "where the machine is booted from", ""
+    elif gap is not None:
+        where = f"{gap.source[0].path} line {gap.source[1]}"
+        step = f", {regenerate_step(state, value)[1]}"
+    else:
+        where, step = "the boot configuration", ""
+    fix = (
+        f"see why in the kernel log ({lookup}); then replace crashkernel={value} in {where} with {smaller}{step}, "
+        "then reboot (the same crashkernel= fails the same way at every boot)"
+    )
+    return detail, fix, cited
+
+
 def check_loaded(state: KdumpState, estimate: Estimate) -> list[CheckLine]:
     """A crash kernel is loaded into the reservation (/sys/kernel/kexec_crash_loaded)."""
     title = "Crash kernel loaded"
@@ -273,7 +412,7 @@ def check_loaded(state: KdumpState, estimate: Estimate) -> list[CheckLine]:
     if isinstance(file, NotAvailable):  # no service can load one into this kernel: another kernel first
         _, evidence = _crash_support_evidence(state)
         detail = f"{file.reason}: kexec crash support missing"
-        return [fail("crash-loaded", title, detail, why, f"{_FIX_KERNEL}; then {fix}", evidence, kernel=True)]
+        return [fail("crash-loaded", title, detail, why, f"{FIX_KERNEL}; then {fix}", evidence, kernel=True)]
     text = file.first_line()
     if text != "1":
         return [

@@ -10,16 +10,24 @@ from __future__ import annotations
 from dataclasses import replace
 
 from detectors.kdump.checklist import active_config, collector_options
-from detectors.kdump.context import NO_BOOT_LOADER, config_problem, no_boot_loader
+from detectors.kdump.context import (
+    NO_BOOT_LOADER,
+    boot_gap,
+    cmdline_crashkernel,
+    config_problem,
+    no_boot_loader,
+    regenerate_step,
+)
 from detectors.kdump.crashkernel import MIB, parse_crashkernel
 from detectors.kdump.dependencies import capture_blocker
-from detectors.kdump.kernel_rules import no_crash_support
+from detectors.kdump.kernel_rules import crashkernel_unplaced, no_crash_support, required_options_text
 from detectors.kdump.makedumpfile import Compression, compression_flag
 from detectors.kdump.sysctl_rules import Policy
 from forensics.model import NotAvailable
 from forensics.quoting import comment_text, kernel_param_value, shell_double_inner, sysctl_line
 from forensics.types import kdump_paths as paths
 from forensics.types.kdump import (
+    BootEntry,
     Checklist,
     Command,
     DistroFamily,
@@ -59,19 +67,42 @@ def _needs_crashkernel(checklist: Checklist) -> bool:
     return any(ln.status is not Status.PASS for ln in checklist.lines if ln.id in _RESERVE_LINES)
 
 
-def _crashkernel_plan(state: KdumpState, checklist: Checklist) -> tuple[list[FileChange], list[Command], str]:
-    """Changes that make the boot configuration reserve the recommended size; and why a reboot is needed."""
+def _reboot_cause(state: KdumpState, checklist: Checklist) -> str:
+    """Why this boot does not reserve what the boot configuration asks for, from the lines that say so."""
+    status = {line.id: line for line in checklist.lines}
+    cmdline = status.get("crashkernel-cmdline")
+    if cmdline is not None and cmdline.status is not Status.PASS:
+        if isinstance(state.cmdline, TextFile) and not cmdline_crashkernel(state):
+            return "there was no crashkernel= on this boot's command line"
+        return f"this boot's command line has {cmdline.detail}"
+    return "this boot reserved too little"
+
+
+def _boot_step(state: KdumpState, value: str, reason: str, *, reboot: bool = True) -> tuple[list[Command], list[str]]:
+    """Carry crashkernel= from the boot configuration into what the boot loader boots: a command where its program
+    is under the root, else a step by hand (every run, until the generated entry has it)."""
+    argv, text = regenerate_step(state, value)
+    if argv is not None:
+        return [Command(argv, reason)], []
+    return [], [f"{text}, then reboot" if reboot else text]
+
+
+def _crashkernel_plan(
+    state: KdumpState, checklist: Checklist
+) -> tuple[list[FileChange], list[Command], list[str], str]:
+    """Changes that make the boot configuration reserve the recommended size, the commands or steps by hand that
+    carry it into what the boot loader boots; and why a reboot is needed."""
     if state.not_examined(paths.GRUB_DEFAULT):
         # No /etc under the root: the boot configuration was not seen, so neither a change nor a reboot is known
         # to be needed (it was "Reboot needed: reserve 64M" for a guest whose crash kernel was loaded).  The plan's
         # ``unread`` names the directory.
-        return [], [], ""
+        return [], [], [], ""
     if no_boot_loader(state):
         # No boot loader configuration to edit (kdump-tools' grub.d snippet would be read by no grub either): the
         # plan's manual step says where crashkernel= goes (make_plan); a reboot only once it is there.
         if isinstance(state.crash_size, NotAvailable):
-            return [], [], "boot a kernel built with crash dump support (CONFIG_CRASH_DUMP, CONFIG_KEXEC)"
-        return [], [], crashkernel_value(checklist)[1] if _needs_crashkernel(checklist) else ""
+            return [], [], [], f"boot a kernel built with crash dump support ({required_options_text()})"
+        return [], [], [], crashkernel_value(checklist)[1] if _needs_crashkernel(checklist) else ""
     want = checklist.estimate.recommended
     ram = state.system_ram_bytes
     configured = state.boot.crashkernel[-1] if state.boot.crashkernel else None
@@ -89,11 +120,33 @@ def _crashkernel_plan(state: KdumpState, checklist: Checklist) -> tuple[list[Fil
         pending = "installing kdump-tools adds crashkernel= to the boot configuration; reboot to reserve it"
     reservation_ok = next((ln.status is Status.PASS for ln in checklist.lines if ln.id == "crash-reservation"), False)
     if enough:
+        gap = boot_gap(state)
         if reservation_ok:
-            return [], [], ""
+            if gap is None or not gap.stale:
+                return [], [], [], ""
+            # This boot reserves, the next would not: grub.cfg lacks what the configuration says (no reboot needed).
+            value = gap.source[2]
+            commands, by_hand = _boot_step(state, value, f"keep crashkernel={value} at the next boot", reboot=False)
+            return [], commands, by_hand, ""
         if isinstance(state.crash_size, NotAvailable):
-            return [], [], "boot a kernel built with crash dump support (CONFIG_CRASH_DUMP, CONFIG_KEXEC)"
-        return [], [], pending or "crashkernel= is in the boot configuration but this boot reserved too little"
+            return [], [], [], f"boot a kernel built with crash dump support ({required_options_text()})"
+        if pending:
+            return [], [], [], pending
+        if crashkernel_unplaced(state):
+            # The same command line fails the same way at the next boot: no reboot alone, the check's fix (another
+            # placement or size, as the kernel log says), by hand.
+            fix = next(ln.fix for ln in checklist.lines if ln.id == "crash-reservation")
+            return [], [], [fix], ""
+        cause = _reboot_cause(state, checklist)
+        if gap is not None and gap.booted is None:
+            # The generated entry lacks it (or was not read): the reboot alone boots without it again.
+            entry = gap.entry
+            where = entry.file.path if isinstance(entry, BootEntry) else "what the boot loader boots"
+            source, number, value = gap.source
+            reason = f"crashkernel={value} is in {source.path} line {number} but not in {where}, and {cause}"
+            commands, by_hand = _boot_step(state, value, f"carry crashkernel={value} into {where}")
+            return [], commands, by_hand, reason
+        return [], [], [], f"crashkernel= is in the boot configuration but {cause}"
     value, reason = crashkernel_value(checklist)
     # The value may come from a distribution file under --root: it must stay one kernel parameter
     # inside GRUB's double-quoted, shell-sourced assignment (or be refused).
@@ -107,13 +160,12 @@ def _crashkernel_plan(state: KdumpState, checklist: Checklist) -> tuple[list[Fil
         )
         old = _text(snippet) if isinstance(snippet, TextFile) else None
         changes = [] if old == new else [FileChange(paths.KFORENSIC_GRUB_SNIPPET, old, new, reason)]
-        if state.tooling.update_grub:
-            return changes, [Command(("update-grub",), "regenerate grub.cfg with the new crashkernel=")], reason
-        return changes, [], f"{reason}; no update-grub found: regenerate the boot loader configuration by hand"
+        commands, by_hand = _boot_step(state, value, "regenerate grub.cfg with the new crashkernel=")
+        return changes, commands, by_hand, reason
     if family is DistroFamily.RHEL and state.tooling.grubby:
         argv = ("grubby", "--update-kernel=ALL", f"--args=crashkernel={value}")
-        return [], [Command(argv, reason)], reason
-    return [], [], reason
+        return [], [Command(argv, reason)], [], reason
+    return [], [], [], reason
 
 
 def _config_plan(state: KdumpState, checklist: Checklist) -> list[FileChange]:
@@ -235,7 +287,7 @@ def make_plan(state: KdumpState, checklist: Checklist, policy: Policy) -> Plan:
     packages, install, manual = _packages(state)
     if packages and isinstance(active_config(state), NotAvailable):
         manual.append("the kdump configuration arrives with the package: run kforensic kdump setup again after it")
-    ck_changes, ck_commands, reboot_reason = _crashkernel_plan(state, checklist)
+    ck_changes, ck_commands, boot_steps, reboot_reason = _crashkernel_plan(state, checklist)
     held = _held_policy(state, checklist, policy)
     sysctls = [] if held else _sysctl_plan(state, policy)
     changes = [*_config_plan(state, checklist), *ck_changes, *sysctls]
@@ -284,4 +336,5 @@ def make_plan(state: KdumpState, checklist: Checklist, policy: Policy) -> Plan:
         reboot_reason=reboot_reason,
         unread=tuple(unread),
         held_back=(held,) if held else (),
+        boot_steps=tuple(boot_steps),
     )

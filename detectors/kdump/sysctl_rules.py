@@ -9,13 +9,15 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from detectors.kdump.kernel_rules import FIX_KERNEL
 from detectors.kdump.util import file_evidence, pass_, unknown, warn
 from forensics.model import NotAvailable, Severity
+from forensics.types import kdump_paths as paths
 from forensics.types.kdump import CheckLine
 
 if TYPE_CHECKING:
     from forensics.model import Evidence
-    from forensics.types.kdump import Estimate, KdumpState
+    from forensics.types.kdump import Estimate, KdumpState, MaybeFile
 
 
 @dataclass(frozen=True)
@@ -155,6 +157,27 @@ def _unread(rule: SysctlRule, line_id: str, title: str, reason: str, evidence: t
     return unknown(line_id, title, reason, why, fix, evidence, severity=Severity.LOW if rule.why else Severity.INFO)
 
 
+def _no_magic_sysrq(state: KdumpState, file: MaybeFile, line_id: str, title: str) -> CheckLine | None:
+    """kernel.sysrq absent on a kernel whose build configuration says ``# CONFIG_MAGIC_SYSRQ is not set``: no SysRq
+    at all, no /proc/sysrq-trigger either (no sysctl can change that); None when the configuration does not say so.
+
+    Only the explicit line counts: a configuration without one (a fragment) says nothing.
+    """
+    config = state.kernel_config
+    if isinstance(config, NotAvailable) or not isinstance(file, NotAvailable) or "does not exist" not in file.reason:
+        return None
+    number, value = config.options.get("MAGIC_SYSRQ", (0, "?"))
+    if value is not None:
+        return None
+    detail = (
+        f"CONFIG_MAGIC_SYSRQ is not set ({config.file.path} line {number}): {dict(paths.PANIC_SYSCTLS)['kernel.sysrq']}"
+        f" and {paths.SYSRQ_TRIGGER} do not exist, so SysRq-c cannot force a dump and kdump test cannot run"
+    )
+    why = "a hung machine can only be dumped by a panic it makes itself: SysRq-c on the console is not there"
+    evidence = file_evidence(config.file, number)
+    return warn(line_id, title, detail, why, FIX_KERNEL, evidence, severity=Severity.LOW)
+
+
 def check_sysctls(state: KdumpState, estimate: Estimate) -> list[CheckLine]:
     """One line per panic sysctl."""
     lines = []
@@ -162,6 +185,10 @@ def check_sysctls(state: KdumpState, estimate: Estimate) -> list[CheckLine]:
         file = state.sysctl(rule.name)
         line_id = f"sysctl:{rule.name}"
         title = f"sysctl {rule.name}"
+        built_without = _no_magic_sysrq(state, file, line_id, title) if rule.name == "kernel.sysrq" else None
+        if built_without is not None:
+            lines.append(built_without)
+            continue
         if isinstance(file, NotAvailable):
             lines.append(_unread(rule, line_id, title, _absent_reason(file), ()))
             continue

@@ -126,12 +126,18 @@ def test(
         failing = [f"  {line.title}: {line.detail}" for line in checklist.holding_back()]
         print("kforensic: refusing to crash: kdump check does not pass:", *failing, sep="\n", file=sys.stderr)
         raise typer.Exit(int(ExitCode.FINDINGS))
+    from forensics.types.kdump_paths import SYSRQ_TRIGGER
+
+    if not os.path.exists(SYSRQ_TRIGGER):
+        # A kernel built without CONFIG_MAGIC_SYSRQ (kdump check's kernel.sysrq line says so): nothing to write.
+        raise CollectionError(
+            f"{SYSRQ_TRIGGER} does not exist: the kernel was built without CONFIG_MAGIC_SYSRQ",
+            hint="boot a kernel built with CONFIG_MAGIC_SYSRQ to test kdump with SysRq-c",
+        )
     if os.geteuid() != 0:
         raise UsageError("kdump test needs root to write /proc/sysrq-trigger", hint="sudo kforensic kdump test ...")
     print(f"kforensic: crashing now; the dump will be in {state.dump_target.location}", file=sys.stderr, flush=True)
     os.sync()
-    from forensics.types.kdump_paths import SYSRQ_TRIGGER
-
     try:
         with open(SYSRQ_TRIGGER, "w") as trigger:
             trigger.write("c")

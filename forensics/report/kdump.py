@@ -154,7 +154,8 @@ def setup_document(setup: KdumpSetup) -> dict[str, Any]:
             }
             for c in commands
         ],
-        "manual": list(plan.manual),
+        "manual": [*plan.boot_steps, *plan.manual],
+        "boot_steps": list(plan.boot_steps),
         "unread": list(plan.unread),
         "held_back": list(plan.held_back),
         "reboot_needed": plan.reboot_needed,
@@ -172,7 +173,7 @@ def render_setup(setup: KdumpSetup, md: bool) -> str:
     if doc["unread"]:
         # What was not read may need changes of its own: never "nothing to do" over it.
         out.append(f"Not read, so not planned: {'; '.join(doc['unread'])}.")
-    elif not (doc["packages"] or doc["changes"] or doc["commands"] or doc["held_back"]):
+    elif not (doc["packages"] or doc["changes"] or doc["commands"] or doc["held_back"] or doc["boot_steps"]):
         out.append("Nothing to do: the configuration is already as the plan wants it.")
     if doc["packages"]:
         out.append(f"{'## ' if md else ''}Packages to install: {' '.join(doc['packages'])}")

@@ -206,12 +206,44 @@ class KernelConfig:
         return value in ("y", "m")
 
 
+def crashkernel_word(words: tuple[str, ...] | list[str]) -> str | None:
+    """The crashkernel= value a kernel command line's words give the kernel: the last one, a ",low" companion
+    aside (it only sizes the low part of a ",high" reservation)."""
+    values = [w.removeprefix("crashkernel=") for w in words if w.startswith("crashkernel=")]
+    main = [v for v in values if not v.endswith(",low")]
+    chosen = main or values
+    return chosen[-1] if chosen else None
+
+
+@dataclass(frozen=True)
+class BootEntry:
+    """The kernel command line of the entry the boot loader boots, as generated from the boot configuration:
+    grub.cfg's ``linux`` line (grub-mkconfig's output), or a BLS entry's ``options`` line."""
+
+    file: TextFile  # /boot/grub/grub.cfg, /boot/grub2/grub.cfg or /boot/loader/entries/NAME.conf
+    line: int  # 1-based line of the ``linux`` / ``options`` line
+    kernel: str  # the image it boots (/boot/vmlinuz-REL), "" when the entry does not say
+    args: tuple[str, ...]  # the command line words (BLS: with $kernelopts expanded from grubenv)
+    bls: bool  # a BLS entry (edited in place by grubby / kernel-install), not a grub.cfg made by grub-mkconfig
+
+    @property
+    def crashkernel(self) -> str | None:
+        """The crashkernel= value the entry boots with, None when it has none."""
+        return crashkernel_word(self.args)
+
+
 @dataclass(frozen=True)
 class BootConfig:
-    """Where the persistent kernel command line lives, with any crashkernel= it sets."""
+    """Where the persistent kernel command line lives, with any crashkernel= it sets; and what is generated from it.
+
+    /etc/default/grub and grub.d are only inputs of grub-mkconfig: GRUB boots /boot/grub/grub.cfg, so a crashkernel=
+    written there boots only once grub.cfg is regenerated (``generated`` is what the next boot uses).
+    """
 
     files: tuple[TextFile, ...]  # /etc/default/grub, /etc/default/grub.d/*.cfg, BLS entries, /etc/kernel/cmdline
     crashkernel: tuple[tuple[TextFile, int, str], ...]  # (file, 1-based line, crashkernel=... value)
+    # The default entry of the generated configuration (BLS entries where present, else grub.cfg), or why unread.
+    generated: BootEntry | NotAvailable
 
 
 @dataclass(frozen=True)
@@ -239,6 +271,17 @@ class DebugInfo:
     debuginfod_urls: tuple[str, ...]
     debuginfod_file: TextFile | None  # the file naming the first URL, for evidence
     origin: KernelPackage | None = None  # None: not looked for (the release is not known)
+
+
+@dataclass(frozen=True)
+class CrashkernelLog:
+    """What the kernel log says of the crashkernel= reservation at the last boot it holds (after its last
+    ``Linux version`` line): the reservation or why it failed (``crashkernel reservation failed - No suitable area
+    found.``)."""
+
+    source: str  # the log read: a target path, or /dev/kmsg
+    file: TextFile | None  # the file, for evidence (None for the live ring buffer, which cannot be cited again)
+    lines: tuple[tuple[int, str], ...]  # (1-based line, text) of the lines that name crashkernel
 
 
 @dataclass(frozen=True)
@@ -273,6 +316,8 @@ class KdumpState:
     sources: tuple[SourceRecord, ...]
     # Of paths.SYSTEM_DIRS, those absent under a --root tree: what lives there was not examined (never on "/").
     unexamined: tuple[str, ...] = ()
+    # The kernel log's crashkernel lines, read only when the reservation is empty (why it failed), else why not.
+    crash_log: CrashkernelLog | NotAvailable | None = None
 
     def not_examined(self, path: str) -> str | None:
         """Why ``path`` was not examined (its top directory is absent under the root), None when it was."""
@@ -492,6 +537,9 @@ class Plan:
     # What the plan would have done and does not, each with why and what comes first (the panic sysctls of
     # --policy while no crash kernel can be loaded: they would turn an oops into a reboot with no dump).
     held_back: tuple[str, ...] = ()
+    # Steps by hand on the boot loader that the reboot waits for (grub.cfg to regenerate where no update-grub is
+    # under the root): while one is left the configuration is not as the plan wants it.
+    boot_steps: tuple[str, ...] = ()
 
     @property
     def empty(self) -> bool:

@@ -27,6 +27,9 @@ GRUB_D = "/etc/default/grub.d"
 DEBIAN_GRUB_SNIPPET = "/etc/default/grub.d/kdump-tools.cfg"  # installed by kdump-tools with the distro default
 KFORENSIC_GRUB_SNIPPET = "/etc/default/grub.d/zz-kforensic-kdump.cfg"  # ours; sourced after kdump-tools.cfg
 BLS_ENTRIES = "/boot/loader/entries"
+#: What grub-mkconfig writes from /etc/default/grub(.d): what GRUB boots (Debian's update-grub writes the first).
+GRUB_CFG = ("/boot/grub/grub.cfg", "/boot/grub2/grub.cfg")
+GRUBENV = "/boot/grub2/grubenv"  # RHEL 8 BLS entries take their options from its kernelopts=
 KERNEL_CMDLINE = "/etc/kernel/cmdline"
 SYSCTL_SNIPPET = "/etc/sysctl.d/90-kforensic-kdump.conf"
 SYSRQ_TRIGGER = "/proc/sysrq-trigger"
@@ -41,6 +44,10 @@ DEFAULT_DUMP_DIR = "/var/crash"
 #: lives under them was not examined, which is not "missing".
 SYSTEM_DIRS = ("/usr", "/etc")
 PROC_VERSION = "/proc/version"
+#: Kernel logs a root tree may hold, this boot's alone first (Debian's and RHEL 7's /var/log/dmesg); the live system's
+#: ring buffer (/dev/kmsg) is read before them.
+KMSG = "/dev/kmsg"
+KERNEL_LOGS = ("/var/log/dmesg", "/var/log/kern.log", "/var/log/messages", "/var/log/syslog")
 DPKG_STATUS = "/var/lib/dpkg/status"
 RPM_DB = "/var/lib/rpm/rpmdb.sqlite"  # rpm >= 4.16 (RHEL 9, Fedora 33+)
 

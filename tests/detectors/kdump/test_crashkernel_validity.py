@@ -1,0 +1,77 @@
+"""One validity rule for crashkernel= wherever it is read: the command line, the boot configuration, the generated
+boot entry, and the reservation's detail.  Review 7 (J): crashkernel=auto was a FAIL on the command line ("upstream
+and RHEL 9 kernels reserve nothing") but a PASS in the boot configuration that keeps booting it, and the reservation
+line guessed "too large for free low memory?"."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from forensics.types.kdump import Status
+from tests.collectors.kdump.roots import RELEASE, SCENARIOS
+from tests.detectors.kdump.lines import DEBIAN_16G, check_root, line_of
+
+#: The reviewer's /tmp/ue7/rd3: crashkernel=auto on the command line, in grub.d/kdump-tools.cfg and in grub.cfg.
+AUTO = replace(DEBIAN_16G, cmdline_crashkernel="auto", boot_crashkernel="auto")
+
+
+def test_auto_fails_in_the_boot_configuration_as_on_the_command_line(tmp_path: Path) -> None:
+    _, checklist = check_root(tmp_path, AUTO)
+    assert line_of(checklist, "crashkernel-cmdline").status is Status.FAIL
+    boot = line_of(checklist, "crashkernel-boot")
+    assert boot.status is Status.FAIL
+    assert boot.detail.startswith("/etc/default/grub.d/kdump-tools.cfg line 1 sets crashkernel=auto, which")
+    assert "RHEL 7/8" in boot.detail
+    assert "kforensic kdump setup --apply" in boot.fix
+    # Whether grub.cfg has it too is moot (it reserves nothing either way): one line, not a second fault.
+    assert [line for line in checklist.lines if line.id == "crashkernel-generated"] == []
+
+
+def test_the_reservation_names_the_command_lines_cause(tmp_path: Path) -> None:
+    _, checklist = check_root(tmp_path, AUTO)
+    line = line_of(checklist, "crash-reservation")
+    assert "too large" not in line.detail
+    assert "crashkernel=auto on this boot's command line reserves nothing: crashkernel=auto is a RHEL 7/8" in (
+        line.detail
+    )
+
+
+@pytest.mark.parametrize("value", ["2G-4G:256M", "128Q"])
+def test_a_value_that_reserves_nothing_here_is_no_pass(tmp_path: Path, value: str) -> None:
+    # 2G-4G:256M has no range for 16 GiB; 128Q is malformed: the same words as on the command line.
+    _, checklist = check_root(tmp_path, replace(AUTO, cmdline_crashkernel=value, boot_crashkernel=value))
+    boot = line_of(checklist, "crashkernel-boot")
+    cmdline = line_of(checklist, "crashkernel-cmdline")
+    assert boot.status is Status.FAIL
+    assert cmdline.detail.removeprefix(f"crashkernel={value}") in boot.detail
+
+
+def test_grub_cfg_still_booting_auto_under_an_override_is_stale(tmp_path: Path) -> None:
+    # setup's override (zz-kforensic-kdump.cfg) is in grub.d, grub.cfg was generated before it: it boots auto.
+    def override(root: Path) -> None:
+        (root / "etc/default/grub.d/zz-kforensic-kdump.cfg").write_text(
+            'GRUB_CMDLINE_LINUX_DEFAULT="$GRUB_CMDLINE_LINUX_DEFAULT crashkernel=384M-:128M"\n'
+        )
+
+    _, checklist = check_root(tmp_path, replace(AUTO, extra=override))
+    assert line_of(checklist, "crashkernel-boot").status is Status.PASS
+    generated = line_of(checklist, "crashkernel-generated")
+    assert generated.status is Status.WARN
+    assert "has crashkernel=auto: it was not regenerated since" in generated.detail
+
+
+@pytest.mark.parametrize(
+    ("release", "status"), [("4.18.0-513.5.1.el8_9.x86_64", Status.PASS), (RELEASE["rhel9"], Status.FAIL)]
+)
+def test_auto_is_valid_on_the_rhel_7_8_kernels_that_size_it(tmp_path: Path, release: str, status: Status) -> None:
+    # The same rule, with the kernel it is judged for: a RHEL 8 kernel reserves for crashkernel=auto, RHEL 9 does not.
+    def osrelease(root: Path) -> None:
+        (root / "proc/sys/kernel/osrelease").write_text(f"{release}\n")
+
+    system = replace(SCENARIOS["rhel9-ready"], cmdline_crashkernel="auto", boot_crashkernel="auto", extra=osrelease)
+    _, checklist = check_root(tmp_path, system)
+    assert line_of(checklist, "crashkernel-cmdline").status is status
+    assert line_of(checklist, "crashkernel-boot").status is status

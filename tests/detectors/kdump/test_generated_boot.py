@@ -1,0 +1,149 @@
+"""crashkernel= in /etc/default/grub(.d) is only an input of grub-mkconfig: what GRUB boots is grub.cfg.
+
+Review 7 (A): after ``kdump setup --apply`` wrote grub.d/zz-kforensic-kdump.cfg on a tree without update-grub, the
+check passed "crashkernel= in the boot configuration", setup said "Nothing to do" and "Reboot needed: ... this boot
+reserved too little", and the reboot would have booted grub.cfg, still without crashkernel=.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import replace
+from pathlib import Path
+
+from detectors.kdump.plan import make_plan
+from detectors.kdump.sysctl_rules import policy_named
+from forensics.pipelines.kdump import run_setup
+from forensics.report import OutputFormat
+from forensics.report.formats import render
+from forensics.report.kdump import KdumpSetupRenderer
+from forensics.types.kdump import Status
+from tests.collectors.kdump.roots import RELEASE, FakeSystem, build
+from tests.detectors.kdump.lines import DEBIAN_16G, check_root, line_of
+
+REGENERATE = "update-grub (grub-mkconfig -o /boot/grub/grub.cfg), then reboot"
+#: The reviewer's /tmp/ue7/rd2 after setup --apply: grub.d has crashkernel=, grub.cfg and this boot do not.
+STALE = replace(DEBIAN_16G, cmdline_crashkernel=None, boot_crashkernel="384M-:128M", grub_cfg="stale")
+
+
+def _no_update_grub(root: Path) -> None:
+    (root / "usr/sbin/update-grub").unlink()
+
+
+def test_stale_grub_cfg_is_its_own_line_citing_both_files(tmp_path: Path) -> None:
+    _, checklist = check_root(tmp_path, STALE)
+    line = line_of(checklist, "crashkernel-generated")
+    assert line.status is Status.WARN
+    assert "/etc/default/grub.d/kdump-tools.cfg line 1 sets crashkernel=384M-:128M" in line.detail
+    assert "/boot/grub/grub.cfg line 22" in line.detail
+    assert line.fix == REGENERATE
+    assert [e.source.rsplit("/", 1)[-1] for e in line.evidence] == ["kdump-tools.cfg", "grub.cfg"]
+    # The command line's fix is the same step, not "setup --apply (adds crashkernel=)", which plans nothing more.
+    cmdline = line_of(checklist, "crashkernel-cmdline")
+    assert cmdline.status is Status.FAIL
+    assert cmdline.fix == REGENERATE
+
+
+def test_setup_runs_update_grub_and_names_the_real_reboot_cause(tmp_path: Path) -> None:
+    state, checklist = check_root(tmp_path, STALE)
+    plan = make_plan(state, checklist, policy_named("none"))
+    assert ("update-grub",) in [c.argv for c in plan.commands]
+    assert "reserved too little" not in plan.reboot_reason
+    assert "no crashkernel= on this boot's command line" in plan.reboot_reason
+    assert "/boot/grub/grub.cfg" in plan.reboot_reason
+
+
+def test_setup_without_update_grub_says_regenerate_by_hand_not_nothing_to_do(tmp_path: Path) -> None:
+    system = replace(STALE, extra=_no_update_grub)
+    root = build(tmp_path / "root", system)
+    text = render(KdumpSetupRenderer(), run_setup(root, policy_named("none"), apply=False), OutputFormat.TEXT)
+    assert "Nothing to do" not in text
+    assert f"manual: {REGENERATE}" in text
+
+
+def test_setup_apply_then_setup_again_keeps_the_regenerate_step(tmp_path: Path) -> None:
+    # The reviewer's loop: apply writes the grub.d snippet (no update-grub under the root to run), and every later
+    # run still says grub.cfg must be regenerated.
+    system = replace(STALE, boot_crashkernel=None, extra=_no_update_grub)
+    root = build(tmp_path / "root", system)
+    when = dt.datetime(2026, 1, 2, tzinfo=dt.UTC)
+    first = run_setup(root, policy_named("none"), apply=True, statvfs=system.statvfs, now=when)
+    assert [c.path for c in first.plan.changes] == ["/etc/default/grub.d/zz-kforensic-kdump.cfg"]
+    assert first.plan.boot_steps == (REGENERATE,)
+    again = run_setup(root, policy_named("none"), apply=True, statvfs=system.statvfs, now=when)
+    assert again.plan.changes == ()
+    assert again.plan.boot_steps == (REGENERATE,)
+    text = render(KdumpSetupRenderer(), again, OutputFormat.TEXT)
+    assert "Nothing to do" not in text
+    assert "reserved too little" not in text
+
+
+def test_regenerated_grub_cfg_passes_and_the_fix_is_a_reboot(tmp_path: Path) -> None:
+    _, checklist = check_root(tmp_path, replace(STALE, grub_cfg="generated"))
+    line = line_of(checklist, "crashkernel-generated")
+    assert line.status is Status.PASS
+    # The default entry, not the recovery entry (which has no crashkernel=, by design of grub-mkconfig).
+    assert line.detail.startswith("/boot/grub/grub.cfg line 22 boots /boot/vmlinuz-")
+    assert "crashkernel=384M-:128M" in line.detail
+    cmdline = line_of(checklist, "crashkernel-cmdline")
+    assert cmdline.fix.startswith("reboot: ")
+
+
+def test_no_generated_config_is_unknown_not_pass(tmp_path: Path) -> None:
+    _, checklist = check_root(tmp_path, replace(STALE, grub_cfg=None))
+    line = line_of(checklist, "crashkernel-generated")
+    assert line.status is Status.UNKNOWN
+    assert line.detail.startswith("unknown (neither /boot/grub/grub.cfg nor /boot/grub2/grub.cfg")
+
+
+def test_bls_entry_without_crashkernel_is_judged_with_grubby(tmp_path: Path) -> None:
+    # RHEL: /etc/default/grub has crashkernel=, the BLS entry GRUB boots does not; grubby edits the entries.
+    def grub_default(root: Path) -> None:
+        (root / "etc/default/grub").write_text('GRUB_TIMEOUT=5\nGRUB_CMDLINE_LINUX="rhgb quiet crashkernel=256M"\n')
+
+    system = FakeSystem(distro="rhel9", cmdline_crashkernel=None, boot_crashkernel=None, extra=grub_default)
+    state, checklist = check_root(tmp_path, system)
+    line = line_of(checklist, "crashkernel-generated")
+    assert line.status is Status.WARN
+    entry = f"/boot/loader/entries/0123456789abcdef-{RELEASE['rhel9']}.conf line 5"
+    assert entry in line.detail
+    assert line.fix == "grubby --update-kernel=ALL --args=crashkernel=256M, then reboot"
+    plan = make_plan(state, checklist, policy_named("none"))
+    assert ("grubby", "--update-kernel=ALL", "--args=crashkernel=256M") in [c.argv for c in plan.commands]
+
+
+def test_unreadable_bls_entries_are_one_unknown_not_a_grub_cfg_read_too(tmp_path: Path) -> None:
+    # /boot/loader/entries that cannot be listed (a link to itself: ELOOP, for root too; RHEL's mode 0700 for a user):
+    # one unknown citing it, and grub.cfg (root-only there as well) not read for a second unreadable file.
+    def looping(root: Path) -> None:
+        entries = root / "boot/loader/entries"
+        for entry in entries.iterdir():
+            entry.unlink()
+        entries.rmdir()
+        entries.symlink_to("entries")
+        (root / "boot/grub2").mkdir(parents=True)
+        (root / "boot/grub2/grub.cfg").write_text("blscfg\n")
+
+    system = FakeSystem(distro="rhel9", cmdline_crashkernel="256M", boot_crashkernel=None, extra=looping)
+
+    def grub_default(root: Path) -> None:
+        looping(root)
+        (root / "etc/default/grub").write_text('GRUB_CMDLINE_LINUX="rhgb quiet crashkernel=256M"\n')
+
+    state, checklist = check_root(tmp_path, replace(system, extra=grub_default))
+    line = line_of(checklist, "crashkernel-generated")
+    assert line.status is Status.UNKNOWN
+    assert line.detail.startswith("unknown (cannot read /boot/loader/entries: ")
+    assert [p.path for p in state.problems if p.path.startswith("/boot")] == ["/boot/loader/entries"]
+
+
+def test_a_boot_that_reserves_with_a_stale_grub_cfg_plans_update_grub_without_reboot(tmp_path: Path) -> None:
+    # crashkernel= given by hand at this boot, then put in grub.d, grub.cfg never regenerated: the next boot loses it.
+    system = replace(STALE, cmdline_crashkernel="384M-:128M", crash_size=128 << 20, loaded=1)
+    state, checklist = check_root(tmp_path, system)
+    assert line_of(checklist, "crashkernel-generated").status is Status.WARN
+    plan = make_plan(state, checklist, policy_named("none"))
+    assert ("update-grub",) in [c.argv for c in plan.commands]
+    assert not plan.reboot_needed
+    without = make_plan(*check_root(tmp_path / "b", replace(system, extra=_no_update_grub)), policy_named("none"))
+    assert without.boot_steps == ("update-grub (grub-mkconfig -o /boot/grub/grub.cfg)",)
