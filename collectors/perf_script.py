@@ -53,6 +53,15 @@ GZIP_MAGIC = b"\x1f\x8b"
 _HEADER = re.compile(rb"^(\S.+?)\s+(\d+)/*(\d+)?\s+")
 # ... its event rule: ``[period] event:`` at the end of the header line.
 _EVENT = re.compile(rb":\s*(\d+)?\s+(\S+):\s*$")
+# A tracepoint's sample line ends with its payload (``... [000] 62329.6: sched:sched_switch: prev_comm=...``), which
+# the rule above cannot see past (stackcollapse-perf.pl counts such samples with the first event it names).  Its
+# event is read where perf script prints it, right after the pid/tid, the CPU, the time and the period (when printed;
+# a tracepoint's is not): a ``subsystem:name:`` field that more text follows.  Matched where _HEADER ends, never
+# inside the payload, which may hold anything ("comm=a: b:", numbers, times).  ``cycles:ppp:`` (perf's modifiers)
+# is no tracepoint: a sample line without call chain (``cycles:ppp:  ffffffff81 sym (dso)``) is read as it was.
+_PAYLOAD_EVENT = re.compile(
+    rb"(?:\[\d+\]\s+)?\d+\.\d+:\s+(?:(\d+)\s+)?([A-Za-z_]\w*:(?![ukhIGHpPSDWeb]+:)[A-Za-z_]\w*(?::[ukhIGHpPSDWeb]+)?):\s+\S"
+)
 _TIME = re.compile(rb"\s(\d+\.\d+):\s")
 # A call chain line: address, symbol(+offset), (DSO).
 _FRAME = re.compile(rb"^\s*(\w+)\s*(.+) \((.*)\)")
@@ -536,12 +545,17 @@ def _thread(comm: bytes, a: bytes, b: bytes | None) -> Thread:
     return Thread(comm_s, None, int(a)) if b is None else Thread(comm_s, int(a), int(b))
 
 
-def _parse_header(text: bytes, m: re.Match[bytes]) -> _Header | None:
+def _parse_header(text: bytes, m: re.Match[bytes], traced: set[bytes]) -> _Header | None:
     """comm, pid, tid, event and period of a header; None when a number is past 64 bits (perf prints none such:
-    not a header, skipped as one it cannot read)."""
+    not a header, skipped as one it cannot read).  An event named by its payload's place (:data:`_PAYLOAD_EVENT`:
+    a tracepoint's) is added to ``traced``."""
     if not _ids_fit(m):
         return None
-    e = _EVENT.search(text)
+    e = _PAYLOAD_EVENT.match(text, m.end())
+    if e is not None:
+        traced.add(e.group(2))
+    else:
+        e = _EVENT.search(text)
     if e is None:
         return (m.group(1), m.group(2), m.group(3), b"", 1)
     period = log_dec(e.group(1).decode()) if e.group(1) else 1
@@ -677,6 +691,7 @@ class ScriptParser:
         self._cut_at: int | None = None  # the line of a last sample without its blank line (a cut input)
         self._counts: dict[tuple[bytes, bytes, bytes | None, bytes, bytes], StackCount] = {}
         self._events_raw: dict[bytes, int] = {}
+        self._traced: set[bytes] = set()  # the events named by a tracepoint's field (_PAYLOAD_EVENT)
         self._seen: dict[bytes, tuple[StackCount, int, bytes] | None] = {}
         # The numpy path: masked sample text -> slot; slot 0 is "counts nothing" (empty pieces).
         self._ids: dict[bytes, int] = {b"": 0}
@@ -789,12 +804,12 @@ class ScriptParser:
         at = shape.find(b"0.0:")
         if 0 <= at < m.end():
             return _TIMED
-        return _parse_header(shape, m)
+        return _parse_header(shape, m, self._traced)
 
     def _real_header(self, header: bytes) -> _Header | None:
         """:meth:`_header` of a header as it is (its time included)."""
         m = _HEADER.match(header)
-        return None if m is None else _parse_header(header, m)
+        return None if m is None else _parse_header(header, m, self._traced)
 
     def _blocks_counted(self, data: bytes) -> None:
         """:meth:`_blocks_bulk` without numpy: times masked by ``re.subn``, ``Counter`` counts."""
@@ -1614,15 +1629,12 @@ class ScriptParser:
     def _profile(self) -> Profile:
         pending = self._fast_pending()
         self._flush_slots()
-        events = {e.decode("utf-8", "replace"): n for e, n in self._events_raw.items()}
-        # stackcollapse-perf.pl keeps the first event it meets (and samples whose header names none).
-        first = next((e for e in events if e), None)
+        names, events, first = self._event_names()
         line_caches: dict[bool, dict[bytes, tuple[ProfileFrame, ...] | None]] = {False: {}, True: {}}
         # Stacks of one thread share its Thread, equal call chains share one frames tuple (chains that
         # differ only in addresses parse to equal frames): later stages may group by identity.
         threads: dict[tuple[bytes, bytes, bytes | None], Thread] = {}
         chains: dict[tuple[ProfileFrame, ...], tuple[ProfileFrame, ...]] = {}
-        names = {e: e.decode("utf-8", "replace") for e in self._events_raw}
         summed = self._pending_folded(pending, names, first) if pending is not None and self._folded else None
         if summed is not None:
             assert pending is not None
@@ -1680,6 +1692,25 @@ class ScriptParser:
             map(_HEADER_OF, counters),
         )
         return self._profile_of(stacks, events, first, bad_bodies)
+
+    def _event_names(self) -> tuple[dict[bytes, str], dict[str, int], str | None]:
+        """Each event's name, the samples per name (in the order first met) and the event the stacks are of.
+
+        stackcollapse-perf.pl keeps the first event it names (and the samples whose header names none).  A
+        tracepoint's samples, named by their field (:data:`_PAYLOAD_EVENT`), are another event beside one the rule
+        names, never that first one: ``-e sched:sched_switch -e cpu-clock`` keeps the cpu-clock samples (perf report
+        --event cpu-clock's), the sched_switch ones left out and said, whichever was met first.  In a recording of
+        tracepoints only they name none, as before: counted together, their event told by the perf.data header or
+        their field (detectors.profile.events).
+        """
+        raw = self._events_raw
+        traced = self._traced
+        alone = all(not e or e in traced for e in raw)
+        names = {e: "" if alone and e in traced else e.decode("utf-8", "replace") for e in raw}
+        events: dict[str, int] = {}
+        for e, n in raw.items():
+            events[names[e]] = events.get(names[e], 0) + n
+        return names, events, next((names[e] for e in raw if e and e not in traced), None)
 
     def _fast_stacks(
         self,
@@ -1871,7 +1902,7 @@ class ScriptParser:
                 fast = self._fast_grouped(pending)
                 if self._counts:
                     fast = self._with_counted(fast)
-                names = {e: e.decode("utf-8", "replace") for e in self._events_raw}
+                names = self._event_names()[0]
                 made.append(self._fast_stacks(fast, names, line_caches)[0])
             return made[0]
 
@@ -1890,8 +1921,10 @@ class ScriptParser:
         notes: list[str] = []
         if len([e for e in events if e]) > 1 and first is not None:
             others = ", ".join(f"{e or '(unnamed)'}: {n} samples" for e, n in events.items() if e != first)
+            # A tracepoint met first is not the first the samples' rule names (_event_names).
+            which = "the first" if first == next(e for e in events if e) else "the first that is not a tracepoint"
             notes.append(
-                f"several events in one input; hotspots and flame graph use the first, {first} ({others} left out)"
+                f"several events in one input; hotspots and flame graph use {which}, {first} ({others} left out)"
             )
         if self._flat and not any(s.frames and len(s.frames) > 1 for s in stacks):
             notes.append(

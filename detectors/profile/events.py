@@ -9,8 +9,9 @@ that blocks often in futex_wait has many context switches and is off the CPU whi
 
 The event's name comes from the samples' headers (``... 1001001 cpu-clock:``); a tracepoint's sample line ends with
 its payload (``... 62329.6: sched:sched_switch: prev_comm=...``), which names no event by the reader's rule
-(``stackcollapse-perf.pl``'s): then from the perf.data header (``# event : name = ...``) when it names one event, or
-from the sample line's tracepoint field.
+(``stackcollapse-perf.pl``'s).  Beside another event the reader keeps such samples apart by their tracepoint field
+(collectors.perf_script); in a recording of tracepoints only they name none: the name then comes from the perf.data
+header (``# event : name = ...``) when it names one event, or from the sample line's tracepoint field.
 """
 
 from __future__ import annotations

@@ -59,7 +59,10 @@ def profile(
     event: Annotated[
         str | None,
         typer.Option(
-            "--event", help="Which event to analyse when there are several (default: the first).", metavar="NAME"
+            "--event",
+            help="Which event to analyse when there are several (default: the first; a tracepoint only when no "
+            "other event is sampled).",
+            metavar="NAME",
         ),
     ] = None,
     kernel_only: Annotated[bool, typer.Option("--kernel-only", help="Keep only kernel frames.")] = False,

@@ -333,6 +333,36 @@ def test_a_lost_task_keeps_its_chunk_counted_by_number(few: int, monkeypatch: py
         assert len(parser._counts) == 8  # only the lost samples went the per-sample way
 
 
+def test_a_tracepoint_recorded_with_cpu_clock_is_its_own_event_counted_by_number(tmp_path: Path) -> None:
+    """``perf record -e sched:sched_switch -e cpu-clock -g`` (review ue6 #5): the compiled pass reads the tracepoint's
+    samples (their header lines end with the payload) as another event, as the numpy passes do, and counts them by
+    number, not sample by sample."""
+    import subprocess
+
+    from collectors.perf_script import find_perf
+    from tests.detectors.profile.glibc_recordings import record
+
+    data = record(tmp_path, "spin", "sched-cpu", 0.6)
+    perf = find_perf()
+    assert perf is not None
+    text = subprocess.run([perf, "script", "-i", str(data)], capture_output=True, timeout=120, check=True).stdout
+    events = subprocess.run(
+        [perf, "script", "-i", str(data), "-F", "event"], capture_output=True, timeout=120, check=True
+    ).stdout.split()
+    cpu = events.count(b"cpu-clock:")
+    assert cpu and events.count(b"sched:sched_switch:"), set(events)
+    for chunk in (CHUNK, 4096):
+        got = _same(text, chunk)
+        assert got.first_event == "cpu-clock" and set(got.events) == {"cpu-clock", "sched:sched_switch"}, got.events
+        assert got.events["cpu-clock"] == cpu
+        assert sum(s.samples for s in selected_stacks(got)) == cpu
+        assert any(n.startswith("several events") and "sched:sched_switch: " in n for n in got.notes), got.notes
+        parser = ScriptParser("x", bulk=True, scanner=jitted_scan(), expected=len(text))
+        for at in range(0, len(text), chunk):
+            parser.feed(text[at : at + chunk])
+        assert all(k[3] != b"sched:sched_switch" for k in parser._counts)  # none read sample by sample
+
+
 @settings(max_examples=200, deadline=None)
 @given(st.lists(st.integers(-(1 << 63), (1 << 63) - 1), max_size=300), st.integers(0, 2))
 def test_a_rehashed_table_is_one_linear_probing_makes(hashes: list[int], first: int) -> None:

@@ -192,6 +192,78 @@ def test_several_events_use_the_first_and_note_the_others() -> None:
     assert any("several events" in n and "cpu-clock" in n for n in profile.notes)
 
 
+_SWITCH = b"\tffffffff81000000 __schedule+0x1 ([kernel.kallsyms])\n\n"
+_CLOCK = b"\tffffffff81000001 spin+0x1 ([kernel.kallsyms])\n\n"
+
+
+@pytest.mark.parametrize(
+    ("header", "event", "period", "traced"),
+    [
+        (
+            b"app 7 [000] 1.5: sched:sched_switch: prev_comm=a prev_pid=7 ==> next_comm=b",
+            b"sched:sched_switch",
+            1,
+            True,
+        ),
+        # The payload ends as a header whose event ends the line: ": 12 b:" (stackcollapse-perf.pl's rule reads
+        # event b, period 12); perf prints the event after the time.
+        (b"app 7 [000] 1.5: sched:sched_switch: prev_comm=a: 12 b:", b"sched:sched_switch", 1, True),
+        (b"app 7 [000] 1.5:          3 probe_app:enter: comm=x:1 7 y: 9.5: z:", b"probe_app:enter", 3, True),
+        (b"my app 7/8 1.5: irq:irq_handler_entry: irq=24 name=eth0:", b"irq:irq_handler_entry", 1, True),
+        # Not a tracepoint: the event the header ends with, as before; a line without call chain reads as before.
+        (b"app 7 [000] 1.5:     250000 cpu-clock:ppp: ", b"cpu-clock:ppp", 250000, False),
+        (b"app 7 [000] 1.5:     250000 cycles:u: ", b"cycles:u", 250000, False),
+        (b"app 7 [000] 1.5:     250000 cycles:ppp:  ffffffff81000000 sym+0x1 ([kernel.kallsyms])", b"", 1, False),
+        # A comm that reads as the pid: no event where perf prints it, the end rule's (none here) as before.
+        (b"ab 1 c: 7 [000] 1.5: sched:sched_switch: x", b"", 1, False),
+    ],
+)
+def test_a_tracepoint_is_named_where_perf_prints_its_event_never_inside_its_payload(
+    header: bytes, event: bytes, period: int, traced: bool
+) -> None:
+    m = perf_script._HEADER.match(header)
+    assert m is not None
+    named: set[bytes] = set()
+    got = perf_script._parse_header(header, m, named)
+    assert got is not None and got[3:] == (event, period), got
+    assert named == ({event} if traced else set())
+
+
+def test_tracepoint_samples_beside_another_event_are_left_out_in_every_path() -> None:
+    # The tracepoint's sample comes first: the event of the samples' rule is kept (stackcollapse-perf.pl's filter).
+    switch = b"app 7 [000] %d.5: sched:sched_switch: prev_comm=a: 12 b:\n" + _SWITCH
+    clock = b"app 7 [000] %d.6:     250000 cpu-clock: \n" + _CLOCK
+    text = b"".join(switch % i + clock % i + clock % (i + 1) for i in range(40))
+    for parser in (ScriptParser("x"), ScriptParser("x", (0.0, 1e9)), ScriptParser("x", bulk=True, scanner=None)):
+        for at in range(0, len(text), 256):
+            parser.feed(text[at : at + 256])
+        profile = parser.close()
+        assert profile.events == {"sched:sched_switch": 40, "cpu-clock": 80}
+        assert profile.first_event == "cpu-clock"
+        (note,) = [n for n in profile.notes if n.startswith("several events")]
+        assert note.endswith(
+            "use the first that is not a tracepoint, cpu-clock (sched:sched_switch: 40 samples left out)"
+        )
+        stacks = selected_stacks(profile)
+        assert [(s.event, s.samples, s.period) for s in stacks] == [("cpu-clock", 80, 80 * 250000)]
+
+
+def test_tracepoints_recorded_alone_name_no_event_as_before() -> None:
+    # (named then by the perf.data header or their field: detectors.profile.events)
+    text = b"".join(
+        b"app 7 [000] %d.5: sched:sched_switch: prev_comm=a\n" % i
+        + _SWITCH
+        + b"app 7 [000] %d.6: sched:sched_wakeup: comm=a\n" % i
+        + _CLOCK
+        for i in range(5)
+    )
+    for parser in (ScriptParser("x"), ScriptParser("x", (0.0, 1e9)), ScriptParser("x", bulk=True, scanner=None)):
+        parser.feed(text)
+        profile = parser.close()
+        assert (profile.events, profile.first_event) == ({"": 10}, None)
+        assert {s.event for s in profile.stacks} == {""} and not profile.notes
+
+
 def test_garbage_lines_are_skipped_with_a_note(tmp_path: Path) -> None:
     text = read_gzip_text(DATA / "mixed.perf.txt.gz")
     cut = text.index(b"\n\n", 5000) + 2
@@ -434,7 +506,8 @@ _WHOLE = st.sampled_from([1, 42, 4456, 123456789])
 _FRAC = st.integers(0, 10**9 - 1)
 _FRAC_DIGITS = st.sampled_from([6, 6, 9])
 _PERIOD = st.sampled_from([b"", b" 1001001", b" 250"])
-_EVENT = st.sampled_from([b"cpu-clock:ppp", b"page-faults"])
+# (a tracepoint: its payload follows the event, and ends as an event would, ": 12 b: ")
+_EVENT = st.sampled_from([b"cpu-clock:ppp", b"page-faults", b"sched:sched_switch: prev_comm=a: 12 b"])
 _BODY = st.lists(st.sampled_from(_FRAMES), min_size=0, max_size=4)
 
 

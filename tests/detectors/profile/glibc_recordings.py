@@ -8,6 +8,7 @@ is missing or perf may not record.
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 from functools import cache
@@ -29,9 +30,11 @@ CALL_GRAPH = {
     "sched-switch": ("-e", "sched:sched_switch", "-g"),
     "page-faults": ("-e", "page-faults", "-g"),
     "sched-two": ("-e", "sched:sched_switch", "-e", "sched:sched_wakeup", "-g"),
+    # A tracepoint met before the CPU time it is recorded with (its samples' lines end with their payload).
+    "sched-cpu": ("-e", "sched:sched_switch", "-e", "cpu-clock", "-g"),
 }
 #: The modes that sample an event of their own: recorded at its own period (perf's default), not -F 999.
-EVENT_MODES = frozenset({"sched-switch", "page-faults", "sched-two"})
+EVENT_MODES = frozenset({"sched-switch", "page-faults", "sched-two", "sched-cpu"})
 
 
 @cache
@@ -77,3 +80,19 @@ def record(where: Path, workload: str, mode: str, secs: float = 0.6) -> Path:
         if rec.returncode != 0 or not out.exists():
             pytest.skip(f"perf record is not allowed here: {rec.stderr.decode(errors='replace')[:200]}")
     return out
+
+
+def perf_report_dsos(data: Path, event: str | None = None) -> dict[str, float]:
+    """``perf report --sort dso``'s share of each DSO (its base name, as perf names it), in percent: in the section of
+    ``event`` when given (a recording of several events has one each)."""
+    perf = find_perf()
+    assert perf is not None
+    report = subprocess.run(
+        [perf, "report", "-i", str(data), "--stdio", "--no-children", "-g", "none", "--sort", "dso"],
+        capture_output=True,
+        timeout=120,
+        check=True,
+    ).stdout.decode()
+    if event is not None:
+        report = report.split(f"of event '{event}'", 1)[1].split("\n# Samples:", 1)[0]
+    return {m.group(2): float(m.group(1)) for m in re.finditer(r"^\s+(\d+\.\d+)%\s+(\S+)", report, re.M)}

@@ -14,7 +14,7 @@ from collectors.perf_script import find_perf, read_profile
 from detectors.profile.diff import diff_hotspots
 from detectors.profile.hotspots import compute_hotspots, selected_stacks
 from forensics.types.profile import ProfileStack, Thread
-from tests.detectors.profile.glibc_recordings import record
+from tests.detectors.profile.glibc_recordings import perf_report_dsos, record
 
 DATA = Path(__file__).resolve().parents[2] / "data" / "profile"
 _ROW = re.compile(r"^\s+(\d+\.\d+)%\s+\[([.k])\]\s+(.+?)\s*$")
@@ -356,13 +356,7 @@ def test_inlined_frames_count_in_the_dso_perf_counts_them_in(tmp_path: Path) -> 
     data = record(tmp_path, "spin", "dwarf")
     perf = find_perf()
     assert perf is not None
-    report = subprocess.run(
-        [perf, "report", "-i", str(data), "--stdio", "--no-children", "-g", "none", "--sort", "dso"],
-        capture_output=True,
-        timeout=120,
-        check=True,
-    ).stdout.decode()
-    theirs = {m.group(2): float(m.group(1)) for m in re.finditer(r"^\s+(\d+\.\d+)%\s+(\S+)", report, re.M)}
+    theirs = perf_report_dsos(data)
     result = analyse_profile(str(data))
     mine = {r.key.rsplit("/", 1)[-1]: r.share for r in result.hot.dsos}
     assert theirs.get("libc.so.6", 0.0) > 10.0  # the spinning is in libc
