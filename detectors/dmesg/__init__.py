@@ -34,6 +34,7 @@ NATIVE = native.Group(
         "detectors.dmesg.atomic",
         "detectors.dmesg.cpublocks",
         "detectors.dmesg.model",
+        "detectors.dmesg.rcuusage",
         "detectors.dmesg.repeat",
         "detectors.dmesg.rules",
         "detectors.dmesg.taint",

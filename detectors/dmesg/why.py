@@ -32,6 +32,7 @@ from detectors.dmesg.extract import BLOCKED_TASK_RULES
 from detectors.dmesg.frames import HUNG_SKIPS, function_name, is_skipped
 from detectors.dmesg.lines import LogLine, parse_line
 from detectors.dmesg.model import parsed_lines
+from detectors.dmesg.rcuusage import FLAVOUR_READER, RCU_CHECKS, failed_check, is_reader
 from detectors.dmesg.repeat import origin
 from detectors.dmesg.rules import RULES
 from detectors.dmesg.stacks import (
@@ -1937,6 +1938,134 @@ def _preemptible_cause(r: _Reading) -> Cause | None:
                   r.at("per-CPU access"), statement=statement)  # fmt: skip
 
 
+# ---------------------------------------------------------------- suspicious RCU usage
+
+_RCU_SCHEDULER = rc.compile(r"rcu_scheduler_active = (\d+), debug_locks = (\d+)")
+_RCU_NOT_WATCHING = rc.compile(r"RCU used illegally from (extended quiescent state|offline CPU|idle CPU)!")
+
+
+def _rcu_usage(r: _Reading) -> None:
+    """What lockdep_rcu_suspicious() prints (kernel/locking/lockdep.c): the check that failed ("FILE:LINE
+    MESSAGE!"), rcu_scheduler_active and debug_locks, whether RCU was watching the CPU, and the locks held (where
+    an RCU reader is listed as a lock: rcu_read_lock, rcu_read_lock_bh, rcu_read_lock_sched, an srcu_struct)."""
+    task: str | None = None
+    for line in _held_lines(r.lines):
+        body = line.body
+        if "Call Trace:" in body or "Call trace:" in body or "stack backtrace:" in body:
+            break  # the held locks are printed above the stack
+        if r.get("RCU check") is None and ":" in body and (check := failed_check(body)) is not None:
+            r.add("RCU check", check.message, line)
+            r.add("RCU check at", check.site, line)
+        elif "rcu_scheduler_active" in body and (m := _RCU_SCHEDULER.search(body)) is not None:
+            r.num("rcu_scheduler_active", m.group(1), line)
+            r.num("debug_locks", m.group(2), line)
+        elif "used illegally from" in body and (m := _RCU_NOT_WATCHING.search(body)) is not None:
+            r.add("RCU not watching", m.group(1), line)
+        elif "held by" in body and (m := _HELD_BY.match(body)) is not None:
+            task = f"{m.group(2)}/{m.group(3)}"
+            r.add("locks held", "none (lockdep)" if m.group(1) == "no" else m.group(1), line)
+            if (held_by := _held_by(m, line.number - r.first)) is not None:
+                r.tasks.append(held_by)
+        elif "#" in body and (m := _HELD.match(body)) is not None:
+            _add_held(r, m, task, line)
+    held = [lock for lock in r.locks if lock.role == "held"]
+    if r.get("locks held") is None:
+        return
+    held_reader = next((lock for lock in held if is_reader(lock.name)), None)
+    if held_reader is not None:
+        r.facts.append(_fact("RCU reader held", f"{held_reader.name}" + (f", taken at {held_reader.site}"
+                             if held_reader.site else ""), held_reader.at))  # fmt: skip
+    elif str(count := r.get("locks held")).isdigit() and int(str(count)) > len(held):
+        # The console cut the list's entries (other CPUs' lines between its pieces): which locks is not read.
+        cut = NotAvailable(
+            f"lockdep's list names {count} held, {len(held) or 'none'} read (the console cut its entries)"
+        )
+        r.facts.append(_fact("RCU reader held", cut, r.at("locks held") or 0))
+    else:
+        r.facts.append(_fact("RCU reader held", "none", r.at("locks held") or 0))
+
+
+def _held_words(held: Sequence[LockInfo], count: FactValue | None) -> str:
+    """The locks held as a statement names them: "no locks held", "2 locks held (a, b)"."""
+    if count == "none (lockdep)" or (not held and count is None):
+        return "no locks held"
+    names = ", ".join(lock.name for lock in held)
+    number = count if count is not None else len(held)
+    return f"{number} {'lock' if str(number) == '1' else 'locks'} held" + (f" ({names})" if names else "")
+
+
+def _rcu_usage_cause(r: _Reading) -> Cause | None:
+    """Why the RCU check failed, from its message and the locks held: a reader held where none may be (a sleep
+    or a grace-period wait inside it), none held where one must be (a dereference, a list traversal), the
+    update-side lock missing (rcu_dereference_protected), or a CPU RCU was not watching."""
+    if r.report.rule != "suspicious-rcu" or (site := r.get("RCU check at")) is None:
+        return None
+    check = failed_check(f"{site} {r.get('RCU check')}")
+    if check is None:
+        return None
+    held = [lock for lock in r.locks if lock.role == "held"]
+    held_readers = [lock for lock in held if is_reader(lock.name)]
+    count = r.get("locks held")
+    listed = _held_words(held, count) if count is not None else "no locks-held list in the log"
+    kind = check.check.kind
+    failed = f"lockdep's RCU check at {site}: {check.message}"
+    # The list's entries cut: whether a reader is among them is not known (:func:`_rcu_usage`).
+    cut = r.get("RCU reader held") is None and r.at("RCU reader held") is not None
+    at: tuple[int | None, ...] = (r.at("RCU check"), r.at("RCU reader held"))
+    not_watching = r.get("RCU not watching")
+    if not_watching is not None:
+        statement = (f"{failed} ran on a CPU RCU was not watching (RCU used illegally from {not_watching}): RCU "
+                     "ignores a CPU that is idle or in an extended quiescent state, so no read-side section protects "
+                     "anything there; the code ran from the idle loop or an entry path before RCU watched")  # fmt: skip
+        at = (r.at("RCU not watching"), *at)
+    elif kind in ("sleep in reader", "grace period in reader"):
+        wanted = FLAVOUR_READER.get(check.flavour or "", "") if kind == "sleep in reader" else ""
+        reader = next((lock for lock in held_readers if lock.name == wanted), None) or next(iter(held_readers), None)
+        if kind == "sleep in reader":
+            call = sleeping_call([f.function for f in r.report.trace if f.reliable], None)
+            doing = (f"{call.caller} calls {call.call}, which may sleep," if call is not None and call.caller
+                     else f"{r.func} may sleep")  # fmt: skip
+            section = f"an {check.flavour} read-side critical section"
+        else:
+            doing = f"{r.func} waits for a grace period ({check.flavour}()),"
+            section = "a read-side critical section (the grace period waits for that section itself: a deadlock)"
+        if reader is not None:
+            taken = f", taken at {reader.site}" if reader.site else ""
+            statement = f"{doing} inside {section}: {reader.name} is held{taken}; {failed}"
+        elif cut:
+            statement = f"{doing} inside {section} (lockdep's list of the locks held is cut: not read which); {failed}"
+        else:
+            statement = (f"{doing} inside {section}, though lockdep lists no RCU reader held ({listed}): the "
+                         "section was entered without its lockdep map (preemption or bottom halves disabled); "
+                         f"{failed}")  # fmt: skip
+    elif cut:
+        statement = f"{failed}, in {r.func}: the list of the locks held is cut (not read whether a reader was held)"
+    elif kind in ("dereference", "list traversal") and not held_readers:
+        did = "dereferenced the pointer" if kind == "dereference" else "traversed the RCU list"
+        statement = (f"{r.func} {did} outside any RCU read-side critical section and without the lock the check's "
+                     f"condition names: {listed}, none an RCU reader; {failed}")  # fmt: skip
+    elif kind in ("dereference", "list traversal"):
+        names = ", ".join(lock.name for lock in held_readers)
+        statement = (f"{failed} failed in {r.func} with {names} held: the check wants another reader (the _bh, "
+                     "_sched or SRCU flavour its accessor names) or the lock its condition names")  # fmt: skip
+    elif kind == "protected dereference":
+        statement = (f"rcu_dereference_protected() in {r.func} without the update-side lock its condition names "
+                     f"({listed}); {failed}")  # fmt: skip
+        if held_readers:
+            statement += f": the RCU reader held ({held_readers[0].name}) does not satisfy it, only the updaters' lock"
+    elif kind == "idle reader":
+        statement = (f"{check.flavour}() in {r.func} on a CPU RCU sees as idle (an extended quiescent state): RCU "
+                     f"ignores the reader there; {failed}")  # fmt: skip
+    else:
+        statement = f"{failed}, in {r.func} with {listed}: read its condition at {site}"
+    if r.get("debug_locks") == 0:
+        statement += ("; lockdep was already off (debug_locks = 0): its held-locks list may be stale, a possible "
+                      "false positive")  # fmt: skip
+    # Not watching: whatever the check, the fix is the idle reader's (RCU must watch the CPU first).
+    step = check.check.step if not_watching is None else next(c.step for c in RCU_CHECKS if c.kind == "idle reader")
+    return _cause("rcu_usage", r, 0.7, step, *at, statement=statement)
+
+
 # ---------------------------------------------------------------- divide error
 
 _DIVIDE = rc.compile(r"^(i?div) ([a-z0-9]+)$")
@@ -2051,6 +2180,8 @@ EXTRACTORS: tuple[Extractor, ...] = (
     Extractor("atomic-context", lambda r, t: r.rule in _ATOMIC_RULES, _atomic,
               "BUG: scheduling while atomic: syz-executor.4/21395/0x00000201",
               "the context it slept in (preempt_count, held locks)"),
+    Extractor("rcu-usage", lambda r, t: r.rule == "suspicious-rcu", _rcu_usage, "WARNING: suspicious RCU usage",
+              "the RCU check that failed and the locks held"),
     Extractor("fault", lambda r, t: r.kind in _FAULT_KINDS or _lockdep_warn(r, t), _fault,
               "general protection fault, probably for non-canonical address 0xdffffc0000000000: 0000 [#1] SMP KASAN",
               "the faulting address and instruction"),
@@ -2694,6 +2825,7 @@ CAUSE_RULES: tuple[tuple[str, Callable[[_Reading], Cause | None]], ...] = (
     ("alloc-failure", _alloc_cause),
     ("atomic-context", _atomic_cause),
     ("divide-error", _divide_cause),
+    ("rcu-usage", _rcu_usage_cause),
     ("assertion", _assertion_cause),
 )
 
