@@ -38,6 +38,7 @@ NATIVE = native.Group(
         "detectors.dmesg.repeat",
         "detectors.dmesg.rules",
         "detectors.dmesg.taint",
+        "detectors.dmesg.waitcontext",
         "detectors.pointers",
         "detectors.vmcore.disasm",
         "forensics.errors",

@@ -45,6 +45,17 @@ from detectors.dmesg.stacks import (
     race_sections,
     stack_sections,
 )
+from detectors.dmesg.waitcontext import (
+    TRYING_TO_LOCK,
+    WAIT_CONTEXT,
+    WaitLock,
+    context_words,
+    forbidding,
+    lock_kind,
+    raw_nesting,
+    type_words,
+    wait_lock,
+)
 from detectors.pointers import LIST_POISON1, LIST_POISON2, SLAB_POISONS, ValueKind, ascii_text, classify_value
 from forensics import regexcache as rc
 from forensics.model import NotAvailable
@@ -584,6 +595,7 @@ def _add_held(r: _Reading, m: re.Match[str], task: str | None, line: LogLine) ->
 #: An irq lock inversion says "task/pid just changed the state of lock:" (that lock and where).
 _ROLE_TASK_LINES = (
     ("trying to acquire", _TRYING, "acquiring"),
+    ("is trying to lock:", TRYING_TO_LOCK, "acquiring"),  # "[ BUG: Invalid wait context ]"
     (" takes:", rc.compile(r"^\s*(.+?)/(\d+) \["), "acquiring"),
     ("just changed the state of lock", rc.compile(r"^\s*(.+)/(\d+) just changed"), "changed"),
 )
@@ -2066,6 +2078,78 @@ def _rcu_usage_cause(r: _Reading) -> Cause | None:
     return _cause("rcu_usage", r, 0.7, step, *at, statement=statement)
 
 
+# ---------------------------------------------------------------- invalid wait context
+
+
+def _wait_context(r: _Reading) -> None:
+    """What print_lock_invalid_wait_context() prints (kernel/locking/lockdep.c): the lock being taken with its wait
+    types ``-{outer:inner}``, the task's context (``context-{N:N}``) and the held locks' wait types; and which of them
+    forbid the lock (its outer type above the context's, or above a held lock's inner type).  The locks themselves
+    (roles, sites, the task) are the lockdep reader's."""
+    taking: tuple[WaitLock, LogLine] | None = None
+    context: tuple[int, LogLine] | None = None
+    held: list[tuple[WaitLock, LogLine]] = []
+    announced = False
+    for line in _held_lines(r.lines):
+        body = line.body
+        if "stack backtrace:" in body or "Call Trace:" in body or "Call trace:" in body:
+            break  # the context and the held locks are printed above the stack
+        if "is trying to lock" in body and TRYING_TO_LOCK.match(body) is not None:
+            announced = True
+        elif announced and taking is None and (lock := wait_lock(body)) is not None:
+            taking = lock, line
+        elif "context-{" in body and (m := WAIT_CONTEXT.match(body)) is not None:
+            context = int(m.group(1)), line
+        elif "#" in body and (lock := wait_lock(body)) is not None and lock.number is not None:
+            held.append((lock, line))
+    if taking is None:
+        return
+    lock, at = taking
+    nesting = raw_nesting(context[0] if context else None, [lock, *(h for h, _ in held)])
+    r.add("lock taken wait type", f"{{{lock.outer}:{lock.inner}}}: {type_words(lock.outer, nesting)}", at)
+    r.add("lock taken kind", lock_kind(lock.outer, nesting), at)
+    if context is not None:
+        n = context[0]
+        where, allows = context_words(n, nesting)
+        r.add("wait context", f"{{{n}:{n}}}: {where}", context[1])
+        if forbidding(lock.outer, n, ())[0]:
+            r.add("forbidden by context", f"{where} (context-{{{n}:{n}}}), where {allows}", context[1])
+    inside = forbidding(lock.outer, None, [h for h, _ in held])[1]
+    for holder, line in held:
+        if holder in inside:
+            taken = f", taken at {holder.site}," if holder.site else ""
+            r.add("forbidden inside", f"{holder.name}{taken} which allows at most {type_words(holder.inner, nesting)} "
+                  f"(its inner wait type {holder.inner})", line)  # fmt: skip
+
+
+def _wait_context_cause(r: _Reading) -> Cause | None:
+    """Which lock was taken where its wait type is not allowed, and what forbids it (lockdep's wait-type check)."""
+    kind = r.get("lock taken wait type")
+    if r.report.rule != "invalid-wait-context" or kind is None:
+        return None
+    lock = r.get("acquiring lock") or "a lock"
+    site = r.get("acquiring at")
+    task = r.get("task") or "the task"
+    types, _, what = str(kind).partition(": ")
+    takes = f"{task} takes {lock}" + (f" at {site}" if site else "") + f" (wait type {types}: {what})"
+    reasons = []
+    if (context := r.get("forbidden by context")) is not None:
+        reasons.append(f"in {context}")
+    inside = [str(f.value) for f in r.facts if f.name == "forbidden inside"]
+    if inside:
+        reasons.append("inside " + " and ".join(inside))
+    if reasons:
+        statement = f"{takes} {' and '.join(reasons)}: lockdep's wait-type check forbids it there"
+    else:
+        statement = (f"{takes}; what forbids it (the context or a held lock's inner wait type) is not in the lines "
+                     f"read (context {r.get('wait context') or 'not printed'})")  # fmt: skip
+    step = (f"take {lock} outside that section (a sleeping lock cannot be taken there), or use a lock that does not "
+            "sleep" if r.get("lock taken kind") == "sleeping" else
+            f"take {lock} outside that context, or make it (or the lock it nests in) fit: a raw_spinlock_t where "
+            "PREEMPT_RT would make a spinlock_t sleep")  # fmt: skip
+    return _cause("wait_context", r, 0.7, step, r.at("lock taken wait type"), statement=statement)
+
+
 # ---------------------------------------------------------------- divide error
 
 _DIVIDE = rc.compile(r"^(i?div) ([a-z0-9]+)$")
@@ -2156,6 +2240,8 @@ EXTRACTORS: tuple[Extractor, ...] = (
               "the corrupted list pointers"),
     Extractor("refcount", lambda r, t: "refcount_t:" in t, _refcount, "WARNING: CPU: 0 PID: 1 at lib/refcount.c:28 f",
               "the refcount's misuse"),
+    Extractor("wait-context", lambda r, t: r.rule == "invalid-wait-context", _wait_context,
+              "[ BUG: Invalid wait context ]", "the lock taken and its context's wait types"),
     Extractor("lockdep", lambda r, t: r.kind is _RK_LOCKDEP
               or r.rule in ("bad-unlock", "held-lock-freed", "locks-held", "lock-held-user"), _lockdep,
               "WARNING: possible circular locking dependency detected",
@@ -2826,6 +2912,7 @@ CAUSE_RULES: tuple[tuple[str, Callable[[_Reading], Cause | None]], ...] = (
     ("atomic-context", _atomic_cause),
     ("divide-error", _divide_cause),
     ("rcu-usage", _rcu_usage_cause),
+    ("wait-context", _wait_context_cause),
     ("assertion", _assertion_cause),
 )
 

@@ -62,6 +62,7 @@ SHARED_CASES = {
     "fault": ("112", "174", "260", "308", "510", "600", "738", "10", "564"),
     "atomic-context": ("366", "642", "644", "608", "628", "496"),
     "rcu-usage": ("166", "170", "202", "206", "244", "248"),
+    "wait-context": ("528", "546"),
 }  # fmt: skip
 
 #: Facts compared per class (the acceptance values); a class not listed compares every fact it has.

@@ -15,8 +15,9 @@ import pytest
 
 from detectors.dmesg.rcuusage import failed_check, is_reader
 from forensics.model import NotAvailable
-from forensics.pipelines.dmesg import triage_file
-from forensics.types.dmesg import ReportWhy
+from tests.detectors.dmesg.why_logs import offset, only_report_why
+
+HEADER = "suspicious RCU usage"
 
 DEREFERENCE_NO_LOCKS = """\
 [   52.100000][ T5101] =============================
@@ -121,21 +122,6 @@ IDLE_CPU = """\
 """
 
 
-def _why(tmp_path: Path, text: str) -> tuple[str, ReportWhy]:
-    path = tmp_path / "console.log"
-    path.write_text(text)
-    result = triage_file(str(path))
-    (report,) = result.reports
-    return report.title, result.whys[report.start_line]
-
-
-def _line_of(text: str, words: str) -> int:
-    """The 0-based offset, from the report's first line (its header), of the line holding ``words``."""
-    lines = text.splitlines()
-    header = next(i for i, line in enumerate(lines) if "suspicious RCU usage" in line)
-    return next(i for i, line in enumerate(lines) if words in line) - header
-
-
 @pytest.mark.parametrize(
     ("text", "title", "statement", "reader", "reader_line", "cause_line"),
     [
@@ -187,21 +173,21 @@ def _line_of(text: str, words: str) -> int:
 def test_the_why_names_the_failed_check_and_whether_a_reader_was_held(
     tmp_path: Path, text: str, title: str, statement: str, reader: str, reader_line: str, cause_line: str
 ) -> None:
-    said_title, why = _why(tmp_path, text)
+    said_title, why = only_report_why(tmp_path, text)
     assert said_title == title
     assert why.cls == "rcu-usage"
     assert why.cause is not None and why.cause.cls == "rcu_usage"
     assert why.cause.statement == statement
     facts = {f.name: f for f in why.facts}
     # Each value is cited at the line that prints it.
-    assert facts["RCU check at"].at == _line_of(text, "usage!" if "usage!" in text else "critical section!")
-    assert facts["rcu_scheduler_active"].at == _line_of(text, "rcu_scheduler_active")
-    assert (facts["RCU reader held"].value, facts["RCU reader held"].at) == (reader, _line_of(text, reader_line))
-    assert why.cause_at == (_line_of(text, cause_line),)
+    assert facts["RCU check at"].at == offset(text, HEADER, "usage!" if "usage!" in text else "critical section!")
+    assert facts["rcu_scheduler_active"].at == offset(text, HEADER, "rcu_scheduler_active")
+    assert (facts["RCU reader held"].value, facts["RCU reader held"].at) == (reader, offset(text, HEADER, reader_line))
+    assert why.cause_at == (offset(text, HEADER, cause_line),)
 
 
 def test_lockdep_off_is_said_to_make_the_list_doubtful(tmp_path: Path) -> None:
-    _, why = _why(tmp_path, DEREFERENCE_NO_LOCKS.replace("debug_locks = 1", "debug_locks = 0"))
+    _, why = only_report_why(tmp_path, DEREFERENCE_NO_LOCKS.replace("debug_locks = 1", "debug_locks = 0"))
     assert why.cause is not None
     assert why.cause.statement.endswith(
         "lockdep was already off (debug_locks = 0): its held-locks list may be stale, a possible false positive"
@@ -212,7 +198,7 @@ def test_a_cut_list_is_not_read_as_no_reader(tmp_path: Path) -> None:
     """The console split the one entry over lines of other CPUs: which lock it is is not read, not "none"."""
     text = SLEEP_UNDER_READER.replace("2 locks held by kworker/0:1/62:", "3 locks held by kworker/0:1/62:")
     text = text.replace(" #1: ffffffff82065d20 (rcu_read_lock){....}, at: sock_map_free+0x5/0x170", " #1: ")
-    _, why = _why(tmp_path, text)
+    _, why = only_report_why(tmp_path, text)
     held = next(f for f in why.facts if f.name == "RCU reader held")
     assert isinstance(held.value, NotAvailable)
     assert why.cause is not None and "(lockdep's list of the locks held is cut: not read which)" in why.cause.statement
