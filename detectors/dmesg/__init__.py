@@ -37,6 +37,7 @@ NATIVE = native.Group(
         "detectors.dmesg.rcuusage",
         "detectors.dmesg.repeat",
         "detectors.dmesg.rules",
+        "detectors.dmesg.spindebug",
         "detectors.dmesg.taint",
         "detectors.dmesg.waitcontext",
         "detectors.pointers",

@@ -35,6 +35,14 @@ from detectors.dmesg.model import parsed_lines
 from detectors.dmesg.rcuusage import FLAVOUR_READER, RCU_CHECKS, failed_check, is_reader
 from detectors.dmesg.repeat import origin
 from detectors.dmesg.rules import RULES
+from detectors.dmesg.spindebug import (
+    MAX_NR_CPUS,
+    SPIN_CHECKS,
+    SPIN_FIELDS,
+    SPIN_HEADER,
+    magic_meaning,
+    owner_cpu_meaning,
+)
 from detectors.dmesg.stacks import (
     LOCK_PRIMITIVES,
     RACE_ACCESS,
@@ -2150,6 +2158,88 @@ def _wait_context_cause(r: _Reading) -> Cause | None:
     return _cause("wait_context", r, 0.7, step, r.at("lock taken wait type"), statement=statement)
 
 
+# ---------------------------------------------------------------- CONFIG_DEBUG_SPINLOCK's checks
+
+
+def _spinlock(r: _Reading) -> None:
+    """What spin_dump() and rwlock_bug() print (kernel/locking/spinlock_debug.c): the check that failed, the CPU and
+    task, and the lock's words (address, magic, owner, owner CPU) with what each says."""
+    for line in r.lines:
+        body = line.body
+        if "Call Trace:" in body or "Call trace:" in body:
+            break
+        if r.get("lock check") is None and "BUG: " in body and (m := SPIN_HEADER.search(body)) is not None:
+            r.add("lock type", m.group(1), line)
+            r.add("lock check", m.group(2), line)
+            r.num("CPU", m.group(3), line)
+            r.add("task", m.group(4), line)
+            r.num("pid", m.group(5), line)
+            r.add("lock", m.group(6), line)  # rwlock_bug()'s address
+        elif r.get("lock check") is not None and ".magic:" in body and (m := SPIN_FIELDS.match(body)) is not None:
+            r.add("lock", m.group(1), line)
+            kind = str(r.get("lock type"))
+            r.add("magic", m.group(2).rjust(8, "0"), line)
+            r.add("magic is", magic_meaning(int(m.group(2), 16), kind), line)
+            owner = "none" if m.group(3) == "<none>" and m.group(4) == "-1" else f"{m.group(3)}/{m.group(4)}"
+            r.add("owner", owner, line)
+            if owner == f"{r.get('task')}/{r.get('pid')}":
+                r.add("owner is", "the reporting task", line)
+            r.add("owner_cpu", int(m.group(5)), line)
+            r.add("owner_cpu is", owner_cpu_meaning(int(m.group(5))), line)
+            break
+
+
+def _spinlock_cause(r: _Reading) -> Cause | None:
+    """Which of CONFIG_DEBUG_SPINLOCK's checks failed on which lock, and what the lock's words say of it: a bad magic
+    read as what overwrote it, a recursion's owner the reporting task itself."""
+    message = r.get("lock check")
+    if r.report.rule != "spinlock" or message is None:
+        return None
+    check = SPIN_CHECKS[str(message)]
+    kind = str(r.get("lock type"))
+    lock = f"the {kind} at {r.get('lock')}" if r.get("lock") else f"a {kind}"
+    who = f"{r.get('task')} (pid {r.get('pid')}) on CPU {r.get('CPU')}"
+    at = r.at("lock check")
+    if r.get("magic") is None:
+        # rwlock_bug() prints the address alone; spin_dump()'s words line may be cut from the log.
+        words = "rwlock_bug() prints none of its words" if kind == "rwlock" else "its words are not in the log"
+        statement = f"{kind} {message} ({check.condition}) on {lock}, by {who}: {check.meaning}; {words}"
+    elif message == "bad magic":
+        statement = (
+            f"{lock} is not a live {kind} ({check.condition}), taken by {who}: its .magic is {r.get('magic is')}"
+        )
+        owner_cpu = r.get("owner_cpu")
+        if isinstance(owner_cpu, int) and not -1 <= owner_cpu < MAX_NR_CPUS:
+            statement += f"; its .owner_cpu, {r.get('owner_cpu is')}"
+        at = r.at("magic")
+    else:
+        owner = r.get("owner")
+        held = (
+            "no owner"
+            if owner == "none"
+            else f"owner {owner}" + (", the reporting task itself" if r.get("owner is") else "")
+        )
+        statement = (f"{kind} {message} ({check.condition}) on {lock}, by {who}: {check.meaning}; the lock records "
+                     f"{held}, .owner_cpu {r.get('owner_cpu is')}")  # fmt: skip
+    retaken = (
+        f"find where the lock was first taken on {r.func}'s path (CONFIG_PROVE_LOCKING's recursive locking report "
+        "names it); a handler that interrupts its holder needs the holder's _irqsave/_bh form"
+    )
+    step = {
+        # An address is a heap object's (kmem says whose); a symbol (%pS) is static data, its words read as they are.
+        "bad magic": f"crash> kmem {r.get('lock')}  # in a dump of this crash: whose object the address is, and "
+        "whether it is freed"
+        if str(r.get("lock")).startswith("0x")
+        else f"crash> rd -x {str(r.get('lock')).split('+')[0]} 4  # in a dump of this crash: the lock's words",
+        "lockup suspected": "look at what the lock's owner does (its stack: echo l > /proc/sysrq-trigger)",
+        "recursion": retaken,
+        "cpu recursion": retaken,
+        "trylock failure on UP": retaken,
+    }.get(str(message), f"pair every lock and unlock of this lock on {r.func}'s paths (CONFIG_PROVE_LOCKING names "
+                       "where it was taken)")  # fmt: skip
+    return _cause("bad_lock" if message == "bad magic" else "lock_misuse", r, 0.7, step, at, statement=statement)
+
+
 # ---------------------------------------------------------------- divide error
 
 _DIVIDE = rc.compile(r"^(i?div) ([a-z0-9]+)$")
@@ -2240,6 +2330,8 @@ EXTRACTORS: tuple[Extractor, ...] = (
               "the corrupted list pointers"),
     Extractor("refcount", lambda r, t: "refcount_t:" in t, _refcount, "WARNING: CPU: 0 PID: 1 at lib/refcount.c:28 f",
               "the refcount's misuse"),
+    Extractor("spinlock", lambda r, t: r.rule == "spinlock", _spinlock, "BUG: spinlock bad magic on CPU#0, swapper/0/1",
+              "the lock's words (magic, owner, owner CPU)"),
     Extractor("wait-context", lambda r, t: r.rule == "invalid-wait-context", _wait_context,
               "[ BUG: Invalid wait context ]", "the lock taken and its context's wait types"),
     Extractor("lockdep", lambda r, t: r.kind is _RK_LOCKDEP
@@ -2913,6 +3005,7 @@ CAUSE_RULES: tuple[tuple[str, Callable[[_Reading], Cause | None]], ...] = (
     ("divide-error", _divide_cause),
     ("rcu-usage", _rcu_usage_cause),
     ("wait-context", _wait_context_cause),
+    ("spinlock", _spinlock_cause),
     ("assertion", _assertion_cause),
 )
 

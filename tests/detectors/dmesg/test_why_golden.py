@@ -63,6 +63,7 @@ SHARED_CASES = {
     "atomic-context": ("366", "642", "644", "608", "628", "496"),
     "rcu-usage": ("166", "170", "202", "206", "244", "248"),
     "wait-context": ("528", "546"),
+    "spinlock": ("64", "68", "78"),
 }  # fmt: skip
 
 #: Facts compared per class (the acceptance values); a class not listed compares every fact it has.
