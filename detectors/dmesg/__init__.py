@@ -39,6 +39,7 @@ NATIVE = native.Group(
         "detectors.dmesg.rules",
         "detectors.dmesg.spindebug",
         "detectors.dmesg.taint",
+        "detectors.dmesg.ubsan",
         "detectors.dmesg.waitcontext",
         "detectors.pointers",
         "detectors.vmcore.disasm",

@@ -53,6 +53,7 @@ from detectors.dmesg.stacks import (
     race_sections,
     stack_sections,
 )
+from detectors.dmesg.ubsan import OVERFLOW_INTRO, UBSAN_HEADER, operation
 from detectors.dmesg.waitcontext import (
     TRYING_TO_LOCK,
     WAIT_CONTEXT,
@@ -107,6 +108,7 @@ _RK_RCU_STALL: Final = ReportKind.RCU_STALL
 _RK_REFCOUNT: Final = ReportKind.REFCOUNT
 _RK_SOFT_LOCKUP: Final = ReportKind.SOFT_LOCKUP
 _RK_STACK_OVERFLOW: Final = ReportKind.STACK_OVERFLOW
+_RK_UBSAN: Final = ReportKind.UBSAN
 _RK_WARNING: Final = ReportKind.WARNING
 _SK_ALLOCATED: Final = StackKind.ALLOCATED
 _SK_AUX_WORK: Final = StackKind.AUX_WORK
@@ -2240,6 +2242,61 @@ def _spinlock_cause(r: _Reading) -> Cause | None:
     return _cause("bad_lock" if message == "bad magic" else "lock_misuse", r, 0.7, step, at, statement=statement)
 
 
+# ---------------------------------------------------------------- UBSAN
+
+#: The lines that end a UBSAN report's message (the dump_stack() that follows it, the closing rule).
+_UBSAN_END = ("CPU: ", "Call Trace:", "Call trace:", "Hardware name:", "=====", "---[ end")
+
+
+def _ubsan(r: _Reading) -> None:
+    """What lib/ubsan.c prints: the check (the header's word, or the message's in the legacy "Undefined behaviour"
+    format), where (FILE:LINE:COL), and the message with the operation's values, read into words."""
+    check: str | None = None
+    header = False
+    intro: tuple[str, LogLine] | None = None  # the legacy "signed integer overflow:" line
+    for line in r.lines:
+        body = line.body
+        if not header:
+            if "UBSAN:" in body and (m := UBSAN_HEADER.search(body)) is not None:
+                header, check = True, m.group(1)
+                r.add("UBSAN at", m.group(2), line)
+            continue
+        if any(word in body for word in _UBSAN_END):
+            break
+        message = body.strip()
+        if not message:
+            continue
+        if intro is None and (m := OVERFLOW_INTRO.match(message)) is not None:
+            intro = m.group(1), line
+            continue
+        found = operation(message, check)
+        r.add("UBSAN check", found.check, line)
+        r.add("UBSAN message", message, line)
+        r.add("UBSAN operation", found.words, line)
+        return
+    if intro is not None:
+        r.add("UBSAN check", check or "integer-overflow", intro[1])
+        r.add("UBSAN operation", f"{intro[0]} integer overflow (its values are not in the log)", intro[1])
+
+
+def _ubsan_cause(r: _Reading) -> Cause | None:
+    """The operation UBSAN caught, with its values, at the site it names."""
+    words = r.get("UBSAN operation")
+    if r.report.kind is not _RK_UBSAN or words is None:
+        return None
+    check = str(r.get("UBSAN check"))
+    site = r.get("UBSAN at") or "the site the report names"
+    statement = f"{check} in {r.func} at {site}: {words}"
+    if check == "array-index-out-of-bounds":
+        return _cause("out_of_bounds", r, 0.8, f"check the index against the array's length at {site}",
+                      r.at("UBSAN operation"), statement=statement)  # fmt: skip
+    step = {
+        "shift-out-of-bounds": f"keep the shift count from 0 to the type's width - 1 at {site} (or shift a wider type)",
+        "integer-overflow": f"check the operands at {site} (check_add_overflow()/check_mul_overflow(), a wider type)",
+    }.get(check, f"read {site}: the operation's operands and where they come from")
+    return _cause("undefined_behaviour", r, 0.7, step, r.at("UBSAN operation"), statement=statement)
+
+
 # ---------------------------------------------------------------- divide error
 
 _DIVIDE = rc.compile(r"^(i?div) ([a-z0-9]+)$")
@@ -2360,6 +2417,8 @@ EXTRACTORS: tuple[Extractor, ...] = (
               "the context it slept in (preempt_count, held locks)"),
     Extractor("rcu-usage", lambda r, t: r.rule == "suspicious-rcu", _rcu_usage, "WARNING: suspicious RCU usage",
               "the RCU check that failed and the locks held"),
+    Extractor("ubsan", lambda r, t: r.kind is _RK_UBSAN, _ubsan, "UBSAN: shift-out-of-bounds in net/foo.c:12:3",
+              "the operation and its values"),
     Extractor("fault", lambda r, t: r.kind in _FAULT_KINDS or _lockdep_warn(r, t), _fault,
               "general protection fault, probably for non-canonical address 0xdffffc0000000000: 0000 [#1] SMP KASAN",
               "the faulting address and instruction"),
@@ -3006,6 +3065,7 @@ CAUSE_RULES: tuple[tuple[str, Callable[[_Reading], Cause | None]], ...] = (
     ("rcu-usage", _rcu_usage_cause),
     ("wait-context", _wait_context_cause),
     ("spinlock", _spinlock_cause),
+    ("ubsan", _ubsan_cause),
     ("assertion", _assertion_cause),
 )
 

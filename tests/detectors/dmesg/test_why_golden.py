@@ -64,6 +64,7 @@ SHARED_CASES = {
     "rcu-usage": ("166", "170", "202", "206", "244", "248"),
     "wait-context": ("528", "546"),
     "spinlock": ("64", "68", "78"),
+    "ubsan": ("40", "42", "454", "456", "520"),
 }  # fmt: skip
 
 #: Facts compared per class (the acceptance values); a class not listed compares every fact it has.
