@@ -2141,7 +2141,12 @@ def _wait_context_cause(r: _Reading) -> Cause | None:
     site = r.get("acquiring at")
     task = r.get("task") or "the task"
     types, _, what = str(kind).partition(": ")
-    takes = f"{task} takes {lock}" + (f" at {site}" if site else "") + f" (wait type {types}: {what})"
+    # might_fault()'s lockdep annotation of the mmap lock: the lock is "taken" by a user copy that may fault.
+    user_copy = site is not None and str(site).split("+")[0] in ("__might_fault", "might_fault")
+    annotation = (
+        "might_fault()'s annotation of a user-memory access, which may fault and sleep on it; " if user_copy else ""
+    )
+    takes = f"{task} takes {lock}" + (f" at {site}" if site else "") + f" ({annotation}wait type {types}: {what})"
     reasons = []
     if (context := r.get("forbidden by context")) is not None:
         reasons.append(f"in {context}")
@@ -2153,8 +2158,14 @@ def _wait_context_cause(r: _Reading) -> Cause | None:
     else:
         statement = (f"{takes}; what forbids it (the context or a held lock's inner wait type) is not in the lines "
                      f"read (context {r.get('wait context') or 'not printed'})")  # fmt: skip
-    step = (f"take {lock} outside that section (a sleeping lock cannot be taken there), or use a lock that does not "
-            "sleep" if r.get("lock taken kind") == "sleeping" else
+    if user_copy:
+        step = "move the user copy out of that section (copy into a kernel buffer inside it, to user space after)"
+    elif r.get("lock taken kind") == "sleeping":
+        step = (
+            f"take {lock} outside that section (a sleeping lock cannot be taken there), or use one that does not sleep"
+        )
+    else:
+        step = (
             f"take {lock} outside that context, or make it (or the lock it nests in) fit: a raw_spinlock_t where "
             "PREEMPT_RT would make a spinlock_t sleep")  # fmt: skip
     return _cause("wait_context", r, 0.7, step, r.at("lock taken wait type"), statement=statement)

@@ -97,7 +97,8 @@ SPINLOCK_IN_RAW = """\
         (
             SLEEPING_IN_RCU,
             "WARNING: locking bug in do_ipv6_setsockopt",
-            "syz-executor.0 takes &mm->mmap_lock at __might_fault+0x108/0x1b0 (wait type {3:3}: a sleeping lock, a "
+            "syz-executor.0 takes &mm->mmap_lock at __might_fault+0x108/0x1b0 (might_fault()'s annotation of a "
+            "user-memory access, which may fault and sleep on it; wait type {3:3}: a sleeping lock, a "
             "mutex or rw-semaphore) inside rcu_read_lock, taken at count_memcg_event_mm+0x24/0x2f0, which allows at "
             "most a spinning lock, a raw_spinlock_t or spinlock_t (its inner wait type 2): lockdep's wait-type check "
             "forbids it there",
@@ -137,6 +138,8 @@ def test_the_why_names_the_lock_its_wait_type_and_what_forbids_it(
 
 def test_the_lock_being_taken_is_lockdeps_acquiring_lock(tmp_path: Path) -> None:
     _, why = only_report_why(tmp_path, SLEEPING_IN_RCU)
+    # __might_fault takes no lock: its annotation stands for a user copy, which is what moves out of the section.
+    assert why.cause is not None and why.cause.next_command.startswith("move the user copy out of that section")
     assert (why.fact("acquiring lock"), why.fact("acquiring at")) == ("&mm->mmap_lock", "__might_fault+0x108/0x1b0")
     assert [(lock.role, lock.name) for lock in why.locks] == [
         ("acquiring", "&mm->mmap_lock"),
