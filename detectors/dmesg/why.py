@@ -32,8 +32,17 @@ from detectors.dmesg.extract import BLOCKED_TASK_RULES
 from detectors.dmesg.frames import HUNG_SKIPS, function_name, is_skipped
 from detectors.dmesg.lines import LogLine, parse_line
 from detectors.dmesg.model import parsed_lines
+from detectors.dmesg.rcuusage import FLAVOUR_READER, RCU_CHECKS, failed_check, is_reader
 from detectors.dmesg.repeat import origin
 from detectors.dmesg.rules import RULES
+from detectors.dmesg.spindebug import (
+    MAX_NR_CPUS,
+    SPIN_CHECKS,
+    SPIN_FIELDS,
+    SPIN_HEADER,
+    magic_meaning,
+    owner_cpu_meaning,
+)
 from detectors.dmesg.stacks import (
     LOCK_PRIMITIVES,
     RACE_ACCESS,
@@ -43,6 +52,18 @@ from detectors.dmesg.stacks import (
     lines_holding,
     race_sections,
     stack_sections,
+)
+from detectors.dmesg.ubsan import OVERFLOW_INTRO, UBSAN_HEADER, operation
+from detectors.dmesg.waitcontext import (
+    TRYING_TO_LOCK,
+    WAIT_CONTEXT,
+    WaitLock,
+    context_words,
+    forbidding,
+    lock_kind,
+    raw_nesting,
+    type_words,
+    wait_lock,
 )
 from detectors.pointers import LIST_POISON1, LIST_POISON2, SLAB_POISONS, ValueKind, ascii_text, classify_value
 from forensics import regexcache as rc
@@ -87,6 +108,7 @@ _RK_RCU_STALL: Final = ReportKind.RCU_STALL
 _RK_REFCOUNT: Final = ReportKind.REFCOUNT
 _RK_SOFT_LOCKUP: Final = ReportKind.SOFT_LOCKUP
 _RK_STACK_OVERFLOW: Final = ReportKind.STACK_OVERFLOW
+_RK_UBSAN: Final = ReportKind.UBSAN
 _RK_WARNING: Final = ReportKind.WARNING
 _SK_ALLOCATED: Final = StackKind.ALLOCATED
 _SK_AUX_WORK: Final = StackKind.AUX_WORK
@@ -583,6 +605,7 @@ def _add_held(r: _Reading, m: re.Match[str], task: str | None, line: LogLine) ->
 #: An irq lock inversion says "task/pid just changed the state of lock:" (that lock and where).
 _ROLE_TASK_LINES = (
     ("trying to acquire", _TRYING, "acquiring"),
+    ("is trying to lock:", TRYING_TO_LOCK, "acquiring"),  # "[ BUG: Invalid wait context ]"
     (" takes:", rc.compile(r"^\s*(.+?)/(\d+) \["), "acquiring"),
     ("just changed the state of lock", rc.compile(r"^\s*(.+)/(\d+) just changed"), "changed"),
 )
@@ -1937,6 +1960,354 @@ def _preemptible_cause(r: _Reading) -> Cause | None:
                   r.at("per-CPU access"), statement=statement)  # fmt: skip
 
 
+# ---------------------------------------------------------------- suspicious RCU usage
+
+_RCU_SCHEDULER = rc.compile(r"rcu_scheduler_active = (\d+), debug_locks = (\d+)")
+_RCU_NOT_WATCHING = rc.compile(r"RCU used illegally from (extended quiescent state|offline CPU|idle CPU)!")
+
+
+def _rcu_usage(r: _Reading) -> None:
+    """What lockdep_rcu_suspicious() prints (kernel/locking/lockdep.c): the check that failed ("FILE:LINE
+    MESSAGE!"), rcu_scheduler_active and debug_locks, whether RCU was watching the CPU, and the locks held (where
+    an RCU reader is listed as a lock: rcu_read_lock, rcu_read_lock_bh, rcu_read_lock_sched, an srcu_struct)."""
+    task: str | None = None
+    for line in _held_lines(r.lines):
+        body = line.body
+        if "Call Trace:" in body or "Call trace:" in body or "stack backtrace:" in body:
+            break  # the held locks are printed above the stack
+        if r.get("RCU check") is None and ":" in body and (check := failed_check(body)) is not None:
+            r.add("RCU check", check.message, line)
+            r.add("RCU check at", check.site, line)
+        elif "rcu_scheduler_active" in body and (m := _RCU_SCHEDULER.search(body)) is not None:
+            r.num("rcu_scheduler_active", m.group(1), line)
+            r.num("debug_locks", m.group(2), line)
+        elif "used illegally from" in body and (m := _RCU_NOT_WATCHING.search(body)) is not None:
+            r.add("RCU not watching", m.group(1), line)
+        elif "held by" in body and (m := _HELD_BY.match(body)) is not None:
+            task = f"{m.group(2)}/{m.group(3)}"
+            r.add("locks held", "none (lockdep)" if m.group(1) == "no" else m.group(1), line)
+            if (held_by := _held_by(m, line.number - r.first)) is not None:
+                r.tasks.append(held_by)
+        elif "#" in body and (m := _HELD.match(body)) is not None:
+            _add_held(r, m, task, line)
+    held = [lock for lock in r.locks if lock.role == "held"]
+    if r.get("locks held") is None:
+        return
+    held_reader = next((lock for lock in held if is_reader(lock.name)), None)
+    if held_reader is not None:
+        r.facts.append(_fact("RCU reader held", f"{held_reader.name}" + (f", taken at {held_reader.site}"
+                             if held_reader.site else ""), held_reader.at))  # fmt: skip
+    elif str(count := r.get("locks held")).isdigit() and int(str(count)) > len(held):
+        # The console cut the list's entries (other CPUs' lines between its pieces): which locks is not read.
+        cut = NotAvailable(
+            f"lockdep's list names {count} held, {len(held) or 'none'} read (the console cut its entries)"
+        )
+        r.facts.append(_fact("RCU reader held", cut, r.at("locks held") or 0))
+    else:
+        r.facts.append(_fact("RCU reader held", "none", r.at("locks held") or 0))
+
+
+def _held_words(held: Sequence[LockInfo], count: FactValue | None) -> str:
+    """The locks held as a statement names them: "no locks held", "2 locks held (a, b)"."""
+    if count == "none (lockdep)" or (not held and count is None):
+        return "no locks held"
+    names = ", ".join(lock.name for lock in held)
+    number = count if count is not None else len(held)
+    return f"{number} {'lock' if str(number) == '1' else 'locks'} held" + (f" ({names})" if names else "")
+
+
+def _rcu_usage_cause(r: _Reading) -> Cause | None:
+    """Why the RCU check failed, from its message and the locks held: a reader held where none may be (a sleep
+    or a grace-period wait inside it), none held where one must be (a dereference, a list traversal), the
+    update-side lock missing (rcu_dereference_protected), or a CPU RCU was not watching."""
+    if r.report.rule != "suspicious-rcu" or (site := r.get("RCU check at")) is None:
+        return None
+    check = failed_check(f"{site} {r.get('RCU check')}")
+    if check is None:
+        return None
+    held = [lock for lock in r.locks if lock.role == "held"]
+    held_readers = [lock for lock in held if is_reader(lock.name)]
+    count = r.get("locks held")
+    listed = _held_words(held, count) if count is not None else "no locks-held list in the log"
+    kind = check.check.kind
+    failed = f"lockdep's RCU check at {site}: {check.message}"
+    # The list's entries cut: whether a reader is among them is not known (:func:`_rcu_usage`).
+    cut = r.get("RCU reader held") is None and r.at("RCU reader held") is not None
+    at: tuple[int | None, ...] = (r.at("RCU check"), r.at("RCU reader held"))
+    not_watching = r.get("RCU not watching")
+    if not_watching is not None:
+        statement = (f"{failed} ran on a CPU RCU was not watching (RCU used illegally from {not_watching}): RCU "
+                     "ignores a CPU that is idle or in an extended quiescent state, so no read-side section protects "
+                     "anything there; the code ran from the idle loop or an entry path before RCU watched")  # fmt: skip
+        at = (r.at("RCU not watching"), *at)
+    elif kind in ("sleep in reader", "grace period in reader"):
+        wanted = FLAVOUR_READER.get(check.flavour or "", "") if kind == "sleep in reader" else ""
+        reader = next((lock for lock in held_readers if lock.name == wanted), None) or next(iter(held_readers), None)
+        if kind == "sleep in reader":
+            call = sleeping_call([f.function for f in r.report.trace if f.reliable], None)
+            doing = (f"{call.caller} calls {call.call}, which may sleep," if call is not None and call.caller
+                     else f"{r.func} may sleep")  # fmt: skip
+            section = f"an {check.flavour} read-side critical section"
+        else:
+            doing = f"{r.func} waits for a grace period ({check.flavour}()),"
+            section = "a read-side critical section (the grace period waits for that section itself: a deadlock)"
+        if reader is not None:
+            taken = f", taken at {reader.site}" if reader.site else ""
+            statement = f"{doing} inside {section}: {reader.name} is held{taken}; {failed}"
+        elif cut:
+            statement = f"{doing} inside {section} (lockdep's list of the locks held is cut: not read which); {failed}"
+        else:
+            statement = (f"{doing} inside {section}, though lockdep lists no RCU reader held ({listed}): the "
+                         "section was entered without its lockdep map (preemption or bottom halves disabled); "
+                         f"{failed}")  # fmt: skip
+    elif cut:
+        statement = f"{failed}, in {r.func}: the list of the locks held is cut (not read whether a reader was held)"
+    elif kind in ("dereference", "list traversal") and not held_readers:
+        did = "dereferenced the pointer" if kind == "dereference" else "traversed the RCU list"
+        statement = (f"{r.func} {did} outside any RCU read-side critical section and without the lock the check's "
+                     f"condition names: {listed}, none an RCU reader; {failed}")  # fmt: skip
+    elif kind in ("dereference", "list traversal"):
+        names = ", ".join(lock.name for lock in held_readers)
+        statement = (f"{failed} failed in {r.func} with {names} held: the check wants another reader (the _bh, "
+                     "_sched or SRCU flavour its accessor names) or the lock its condition names")  # fmt: skip
+    elif kind == "protected dereference":
+        statement = (f"rcu_dereference_protected() in {r.func} without the update-side lock its condition names "
+                     f"({listed}); {failed}")  # fmt: skip
+        if held_readers:
+            statement += f": the RCU reader held ({held_readers[0].name}) does not satisfy it, only the updaters' lock"
+    elif kind == "idle reader":
+        statement = (f"{check.flavour}() in {r.func} on a CPU RCU sees as idle (an extended quiescent state): RCU "
+                     f"ignores the reader there; {failed}")  # fmt: skip
+    else:
+        statement = f"{failed}, in {r.func} with {listed}: read its condition at {site}"
+    if r.get("debug_locks") == 0:
+        statement += ("; lockdep was already off (debug_locks = 0): its held-locks list may be stale, a possible "
+                      "false positive")  # fmt: skip
+    # Not watching: whatever the check, the fix is the idle reader's (RCU must watch the CPU first).
+    step = check.check.step if not_watching is None else next(c.step for c in RCU_CHECKS if c.kind == "idle reader")
+    return _cause("rcu_usage", r, 0.7, step, *at, statement=statement)
+
+
+# ---------------------------------------------------------------- invalid wait context
+
+
+def _wait_context(r: _Reading) -> None:
+    """What print_lock_invalid_wait_context() prints (kernel/locking/lockdep.c): the lock being taken with its wait
+    types ``-{outer:inner}``, the task's context (``context-{N:N}``) and the held locks' wait types; and which of them
+    forbid the lock (its outer type above the context's, or above a held lock's inner type).  The locks themselves
+    (roles, sites, the task) are the lockdep reader's."""
+    taking: tuple[WaitLock, LogLine] | None = None
+    context: tuple[int, LogLine] | None = None
+    held: list[tuple[WaitLock, LogLine]] = []
+    announced = False
+    for line in _held_lines(r.lines):
+        body = line.body
+        if "stack backtrace:" in body or "Call Trace:" in body or "Call trace:" in body:
+            break  # the context and the held locks are printed above the stack
+        if "is trying to lock" in body and TRYING_TO_LOCK.match(body) is not None:
+            announced = True
+        elif announced and taking is None and (lock := wait_lock(body)) is not None:
+            taking = lock, line
+        elif "context-{" in body and (m := WAIT_CONTEXT.match(body)) is not None:
+            context = int(m.group(1)), line
+        elif "#" in body and (lock := wait_lock(body)) is not None and lock.number is not None:
+            held.append((lock, line))
+    if taking is None:
+        return
+    lock, at = taking
+    nesting = raw_nesting(context[0] if context else None, [lock, *(h for h, _ in held)])
+    r.add("lock taken wait type", f"{{{lock.outer}:{lock.inner}}}: {type_words(lock.outer, nesting)}", at)
+    r.add("lock taken kind", lock_kind(lock.outer, nesting), at)
+    if context is not None:
+        n = context[0]
+        where, allows = context_words(n, nesting)
+        r.add("wait context", f"{{{n}:{n}}}: {where}", context[1])
+        if forbidding(lock.outer, n, ())[0]:
+            r.add("forbidden by context", f"{where} (context-{{{n}:{n}}}), where {allows}", context[1])
+    inside = forbidding(lock.outer, None, [h for h, _ in held])[1]
+    for holder, line in held:
+        if holder in inside:
+            taken = f", taken at {holder.site}," if holder.site else ""
+            r.add("forbidden inside", f"{holder.name}{taken} which allows at most {type_words(holder.inner, nesting)} "
+                  f"(its inner wait type {holder.inner})", line)  # fmt: skip
+
+
+def _wait_context_cause(r: _Reading) -> Cause | None:
+    """Which lock was taken where its wait type is not allowed, and what forbids it (lockdep's wait-type check)."""
+    kind = r.get("lock taken wait type")
+    if r.report.rule != "invalid-wait-context" or kind is None:
+        return None
+    lock = r.get("acquiring lock") or "a lock"
+    site = r.get("acquiring at")
+    task = r.get("task") or "the task"
+    types, _, what = str(kind).partition(": ")
+    # might_fault()'s lockdep annotation of the mmap lock: the lock is "taken" by a user copy that may fault.
+    user_copy = site is not None and str(site).split("+")[0] in ("__might_fault", "might_fault")
+    annotation = (
+        "might_fault()'s annotation of a user-memory access, which may fault and sleep on it; " if user_copy else ""
+    )
+    takes = f"{task} takes {lock}" + (f" at {site}" if site else "") + f" ({annotation}wait type {types}: {what})"
+    reasons = []
+    if (context := r.get("forbidden by context")) is not None:
+        reasons.append(f"in {context}")
+    inside = [str(f.value) for f in r.facts if f.name == "forbidden inside"]
+    if inside:
+        reasons.append("inside " + " and ".join(inside))
+    if reasons:
+        statement = f"{takes} {' and '.join(reasons)}: lockdep's wait-type check forbids it there"
+    else:
+        statement = (f"{takes}; what forbids it (the context or a held lock's inner wait type) is not in the lines "
+                     f"read (context {r.get('wait context') or 'not printed'})")  # fmt: skip
+    if user_copy:
+        step = "move the user copy out of that section (copy into a kernel buffer inside it, to user space after)"
+    elif r.get("lock taken kind") == "sleeping":
+        step = (
+            f"take {lock} outside that section (a sleeping lock cannot be taken there), or use one that does not sleep"
+        )
+    else:
+        step = (
+            f"take {lock} outside that context, or make it (or the lock it nests in) fit: a raw_spinlock_t where "
+            "PREEMPT_RT would make a spinlock_t sleep")  # fmt: skip
+    return _cause("wait_context", r, 0.7, step, r.at("lock taken wait type"), statement=statement)
+
+
+# ---------------------------------------------------------------- CONFIG_DEBUG_SPINLOCK's checks
+
+
+def _spinlock(r: _Reading) -> None:
+    """What spin_dump() and rwlock_bug() print (kernel/locking/spinlock_debug.c): the check that failed, the CPU and
+    task, and the lock's words (address, magic, owner, owner CPU) with what each says."""
+    for line in r.lines:
+        body = line.body
+        if "Call Trace:" in body or "Call trace:" in body:
+            break
+        if r.get("lock check") is None and "BUG: " in body and (m := SPIN_HEADER.search(body)) is not None:
+            r.add("lock type", m.group(1), line)
+            r.add("lock check", m.group(2), line)
+            r.num("CPU", m.group(3), line)
+            r.add("task", m.group(4), line)
+            r.num("pid", m.group(5), line)
+            r.add("lock", m.group(6), line)  # rwlock_bug()'s address
+        elif r.get("lock check") is not None and ".magic:" in body and (m := SPIN_FIELDS.match(body)) is not None:
+            r.add("lock", m.group(1), line)
+            kind = str(r.get("lock type"))
+            r.add("magic", m.group(2).rjust(8, "0"), line)
+            r.add("magic is", magic_meaning(int(m.group(2), 16), kind), line)
+            owner = "none" if m.group(3) == "<none>" and m.group(4) == "-1" else f"{m.group(3)}/{m.group(4)}"
+            r.add("owner", owner, line)
+            if owner == f"{r.get('task')}/{r.get('pid')}":
+                r.add("owner is", "the reporting task", line)
+            r.add("owner_cpu", int(m.group(5)), line)
+            r.add("owner_cpu is", owner_cpu_meaning(int(m.group(5))), line)
+            break
+
+
+def _spinlock_cause(r: _Reading) -> Cause | None:
+    """Which of CONFIG_DEBUG_SPINLOCK's checks failed on which lock, and what the lock's words say of it: a bad magic
+    read as what overwrote it, a recursion's owner the reporting task itself."""
+    message = r.get("lock check")
+    if r.report.rule != "spinlock" or message is None:
+        return None
+    check = SPIN_CHECKS[str(message)]
+    kind = str(r.get("lock type"))
+    lock = f"the {kind} at {r.get('lock')}" if r.get("lock") else f"a {kind}"
+    who = f"{r.get('task')} (pid {r.get('pid')}) on CPU {r.get('CPU')}"
+    at = r.at("lock check")
+    if r.get("magic") is None:
+        # rwlock_bug() prints the address alone; spin_dump()'s words line may be cut from the log.
+        words = "rwlock_bug() prints none of its words" if kind == "rwlock" else "its words are not in the log"
+        statement = f"{kind} {message} ({check.condition}) on {lock}, by {who}: {check.meaning}; {words}"
+    elif message == "bad magic":
+        statement = (
+            f"{lock} is not a live {kind} ({check.condition}), taken by {who}: its .magic is {r.get('magic is')}"
+        )
+        owner_cpu = r.get("owner_cpu")
+        if isinstance(owner_cpu, int) and not -1 <= owner_cpu < MAX_NR_CPUS:
+            statement += f"; its .owner_cpu, {r.get('owner_cpu is')}"
+        at = r.at("magic")
+    else:
+        owner = r.get("owner")
+        held = (
+            "no owner"
+            if owner == "none"
+            else f"owner {owner}" + (", the reporting task itself" if r.get("owner is") else "")
+        )
+        statement = (f"{kind} {message} ({check.condition}) on {lock}, by {who}: {check.meaning}; the lock records "
+                     f"{held}, .owner_cpu {r.get('owner_cpu is')}")  # fmt: skip
+    retaken = (
+        f"find where the lock was first taken on {r.func}'s path (CONFIG_PROVE_LOCKING's recursive locking report "
+        "names it); a handler that interrupts its holder needs the holder's _irqsave/_bh form"
+    )
+    step = {
+        # An address is a heap object's (kmem says whose); a symbol (%pS) is static data, its words read as they are.
+        "bad magic": f"crash> kmem {r.get('lock')}  # in a dump of this crash: whose object the address is, and "
+        "whether it is freed"
+        if str(r.get("lock")).startswith("0x")
+        else f"crash> rd -x {str(r.get('lock')).split('+')[0]} 4  # in a dump of this crash: the lock's words",
+        "lockup suspected": "look at what the lock's owner does (its stack: echo l > /proc/sysrq-trigger)",
+        "recursion": retaken,
+        "cpu recursion": retaken,
+        "trylock failure on UP": retaken,
+    }.get(str(message), f"pair every lock and unlock of this lock on {r.func}'s paths (CONFIG_PROVE_LOCKING names "
+                       "where it was taken)")  # fmt: skip
+    return _cause("bad_lock" if message == "bad magic" else "lock_misuse", r, 0.7, step, at, statement=statement)
+
+
+# ---------------------------------------------------------------- UBSAN
+
+#: The lines that end a UBSAN report's message (the dump_stack() that follows it, the closing rule).
+_UBSAN_END = ("CPU: ", "Call Trace:", "Call trace:", "Hardware name:", "=====", "---[ end")
+
+
+def _ubsan(r: _Reading) -> None:
+    """What lib/ubsan.c prints: the check (the header's word, or the message's in the legacy "Undefined behaviour"
+    format), where (FILE:LINE:COL), and the message with the operation's values, read into words."""
+    check: str | None = None
+    header = False
+    intro: tuple[str, LogLine] | None = None  # the legacy "signed integer overflow:" line
+    for line in r.lines:
+        body = line.body
+        if not header:
+            if "UBSAN:" in body and (m := UBSAN_HEADER.search(body)) is not None:
+                header, check = True, m.group(1)
+                r.add("UBSAN at", m.group(2), line)
+            continue
+        if any(word in body for word in _UBSAN_END):
+            break
+        message = body.strip()
+        if not message:
+            continue
+        if intro is None and (m := OVERFLOW_INTRO.match(message)) is not None:
+            intro = m.group(1), line
+            continue
+        found = operation(message, check)
+        r.add("UBSAN check", found.check, line)
+        r.add("UBSAN message", message, line)
+        r.add("UBSAN operation", found.words, line)
+        return
+    if intro is not None:
+        r.add("UBSAN check", check or "integer-overflow", intro[1])
+        r.add("UBSAN operation", f"{intro[0]} integer overflow (its values are not in the log)", intro[1])
+
+
+def _ubsan_cause(r: _Reading) -> Cause | None:
+    """The operation UBSAN caught, with its values, at the site it names."""
+    words = r.get("UBSAN operation")
+    if r.report.kind is not _RK_UBSAN or words is None:
+        return None
+    check = str(r.get("UBSAN check"))
+    site = r.get("UBSAN at") or "the site the report names"
+    statement = f"{check} in {r.func} at {site}: {words}"
+    if check == "array-index-out-of-bounds":
+        return _cause("out_of_bounds", r, 0.8, f"check the index against the array's length at {site}",
+                      r.at("UBSAN operation"), statement=statement)  # fmt: skip
+    step = {
+        "shift-out-of-bounds": f"keep the shift count from 0 to the type's width - 1 at {site} (or shift a wider type)",
+        "integer-overflow": f"check the operands at {site} (check_add_overflow()/check_mul_overflow(), a wider type)",
+    }.get(check, f"read {site}: the operation's operands and where they come from")
+    return _cause("undefined_behaviour", r, 0.7, step, r.at("UBSAN operation"), statement=statement)
+
+
 # ---------------------------------------------------------------- divide error
 
 _DIVIDE = rc.compile(r"^(i?div) ([a-z0-9]+)$")
@@ -2027,6 +2398,10 @@ EXTRACTORS: tuple[Extractor, ...] = (
               "the corrupted list pointers"),
     Extractor("refcount", lambda r, t: "refcount_t:" in t, _refcount, "WARNING: CPU: 0 PID: 1 at lib/refcount.c:28 f",
               "the refcount's misuse"),
+    Extractor("spinlock", lambda r, t: r.rule == "spinlock", _spinlock, "BUG: spinlock bad magic on CPU#0, swapper/0/1",
+              "the lock's words (magic, owner, owner CPU)"),
+    Extractor("wait-context", lambda r, t: r.rule == "invalid-wait-context", _wait_context,
+              "[ BUG: Invalid wait context ]", "the lock taken and its context's wait types"),
     Extractor("lockdep", lambda r, t: r.kind is _RK_LOCKDEP
               or r.rule in ("bad-unlock", "held-lock-freed", "locks-held", "lock-held-user"), _lockdep,
               "WARNING: possible circular locking dependency detected",
@@ -2051,6 +2426,10 @@ EXTRACTORS: tuple[Extractor, ...] = (
     Extractor("atomic-context", lambda r, t: r.rule in _ATOMIC_RULES, _atomic,
               "BUG: scheduling while atomic: syz-executor.4/21395/0x00000201",
               "the context it slept in (preempt_count, held locks)"),
+    Extractor("rcu-usage", lambda r, t: r.rule == "suspicious-rcu", _rcu_usage, "WARNING: suspicious RCU usage",
+              "the RCU check that failed and the locks held"),
+    Extractor("ubsan", lambda r, t: r.kind is _RK_UBSAN, _ubsan, "UBSAN: shift-out-of-bounds in net/foo.c:12:3",
+              "the operation and its values"),
     Extractor("fault", lambda r, t: r.kind in _FAULT_KINDS or _lockdep_warn(r, t), _fault,
               "general protection fault, probably for non-canonical address 0xdffffc0000000000: 0000 [#1] SMP KASAN",
               "the faulting address and instruction"),
@@ -2694,6 +3073,10 @@ CAUSE_RULES: tuple[tuple[str, Callable[[_Reading], Cause | None]], ...] = (
     ("alloc-failure", _alloc_cause),
     ("atomic-context", _atomic_cause),
     ("divide-error", _divide_cause),
+    ("rcu-usage", _rcu_usage_cause),
+    ("wait-context", _wait_context_cause),
+    ("spinlock", _spinlock_cause),
+    ("ubsan", _ubsan_cause),
     ("assertion", _assertion_cause),
 )
 

@@ -1,0 +1,228 @@
+"""Why lockdep's RCU check failed: the check a "suspicious RCU usage" report names, and what the locks held mean.
+
+The syzkaller corpus holds 9 such reports with their check line (rcu_dereference_check(), rcu_dereference_protected(),
+"Illegal context switch in RCU read-side critical section") and none of them had a why: the check's FILE:LINE and
+message, and whether an RCU reader was in the held-locks list, say which bug it is.  A dereference without any reader
+held was made outside rcu_read_lock(); a context switch with rcu_read_lock held is a sleep inside the section.  The
+logs are written as kernel/locking/lockdep.c lockdep_rcu_suspicious() prints them.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from detectors.dmesg.rcuusage import failed_check, is_reader
+from forensics.model import NotAvailable
+from tests.detectors.dmesg.why_logs import offset, only_report_why
+
+HEADER = "suspicious RCU usage"
+
+DEREFERENCE_NO_LOCKS = """\
+[   52.100000][ T5101] =============================
+[   52.100100][ T5101] WARNING: suspicious RCU usage
+[   52.100200][ T5101] 6.1.0-syzkaller #0 Not tainted
+[   52.100300][ T5101] -----------------------------
+[   52.100400][ T5101] net/sched/cls_api.c:1841 suspicious rcu_dereference_check() usage!
+[   52.100500][ T5101]
+[   52.100500][ T5101] other info that might help us debug this:
+[   52.100500][ T5101]
+[   52.100600][ T5101]
+[   52.100600][ T5101] rcu_scheduler_active = 2, debug_locks = 1
+[   52.100700][ T5101] no locks held by syz-executor.3/5101.
+[   52.100800][ T5101]
+[   52.100800][ T5101] stack backtrace:
+[   52.100900][ T5101] CPU: 1 PID: 5101 Comm: syz-executor.3 Not tainted 6.1.0-syzkaller #0
+[   52.101000][ T5101] Call Trace:
+[   52.101100][ T5101]  <TASK>
+[   52.101200][ T5101]  dump_stack_lvl+0xd1/0x138
+[   52.101300][ T5101]  lockdep_rcu_suspicious+0x220/0x340
+[   52.101400][ T5101]  tcf_chain_tp_find+0x2f1/0x3c0
+[   52.101500][ T5101]  tc_new_tfilter+0x8a5/0x2270
+[   52.101600][ T5101]  rtnetlink_rcv_msg+0x43d/0xd50
+"""
+
+SLEEP_UNDER_READER = """\
+[   24.271604] =============================
+[   24.275791] WARNING: suspicious RCU usage
+[   24.279952] 5.4.0 #10 Not tainted
+[   24.283625] -----------------------------
+[   24.287794] ./include/linux/rcupdate.h:272 Illegal context switch in RCU read-side critical section!
+[   24.297101]
+[   24.297101] other info that might help us debug this:
+[   24.297101]
+[   24.305269]
+[   24.305269] rcu_scheduler_active = 2, debug_locks = 1
+[   24.311963] 2 locks held by kworker/0:1/62:
+[   24.316826]  #0: ffff88813b019748 ((wq_completion)events){+.+.}, at: process_one_work+0x1d7/0x5e0
+[   24.326332]  #1: ffffffff82065d20 (rcu_read_lock){....}, at: sock_map_free+0x5/0x170
+[   24.345854]
+[   24.345854] stack backtrace:
+[   24.350373] CPU: 0 PID: 62 Comm: kworker/0:1 Not tainted 5.4.0 #10
+[   24.366690] Call Trace:
+[   24.369257]  dump_stack+0x194/0x257
+[   24.377529]  lockdep_rcu_suspicious+0x123/0x170
+[   24.382181]  ___might_sleep+0x385/0x470
+[   24.382300]  __might_sleep+0x95/0x190
+[   24.382400]  lock_sock_nested+0x2a/0xb0
+[   24.382500]  sock_map_free+0x6b/0x170
+[   24.382600]  process_one_work+0x2a3/0x5e0
+"""
+
+PROTECTED_WITH_READER = """\
+[   91.193205] =============================
+[   91.193207] WARNING: suspicious RCU usage
+[   91.193218] 5.10.0 #284 Not tainted
+[   91.193220] -----------------------------
+[   91.193225] net/tipc/bearer.c:177 suspicious rcu_dereference_protected() usage!
+[   91.193227]
+[   91.193227] other info that might help us debug this:
+[   91.193227]
+[   91.193231]
+[   91.193231] rcu_scheduler_active = 2, debug_locks = 1
+[   91.193234] 2 locks held by syz-executor4/13218:
+[   91.193237]  #0: ffffffff8d6b1a50 (cb_lock){++++}-{3:3}, at: genl_rcv+0x19/0x40
+[   91.193262]  #1: ffffffff8b77c4e0 (rcu_read_lock){....}-{1:2}, at: tipc_nl_bearer_get+0x5c/0x2a0
+[   91.193278]
+[   91.193278] stack backtrace:
+[   91.193285] CPU: 1 PID: 13218 Comm: syz-executor4 Not tainted 5.10.0 #284
+[   91.193293] Call Trace:
+[   91.193307]  dump_stack+0x194/0x257
+[   91.193350]  lockdep_rcu_suspicious+0x123/0x170
+[   91.193366]  tipc_bearer_find+0x2b4/0x3b0
+[   91.193400]  tipc_nl_bearer_get+0x8e/0x2a0
+"""
+
+IDLE_CPU = """\
+[    5.308588] =============================
+[    5.308593] WARNING: suspicious RCU usage
+[    5.320052] 5.9.0-rc3 #1 Not tainted
+[    5.320057] -----------------------------
+[    5.320063] include/trace/events/lock.h:37 suspicious rcu_dereference_check() usage!
+[    5.320068]
+[    5.320068] other info that might help us debug this:
+[    5.320068]
+[    5.320074]
+[    5.320074] rcu_scheduler_active = 2, debug_locks = 1
+[    5.320078] RCU used illegally from extended quiescent state!
+[    5.320084] no locks held by swapper/0/0.
+[    5.320089]
+[    5.320089] stack backtrace:
+[    5.320098] CPU: 0 PID: 0 Comm: swapper/0 Not tainted 5.9.0-rc3 #1
+[    5.346452] Call trace:
+[    5.346463]  dump_backtrace+0x0/0x1f8
+[    5.346471]  show_stack+0x2c/0x38
+[    5.346480]  dump_stack+0xec/0x15c
+[    5.346490]  lockdep_rcu_suspicious+0xd4/0xf8
+[    5.346499]  lock_acquire+0x3d0/0x440
+[    5.346510]  _raw_spin_lock_irqsave+0x80/0xb0
+[    5.413118]  __pm_runtime_suspend+0x34/0x1d0
+[    5.417457]  psci_enter_domain_idle_state+0x4c/0xb0
+"""
+
+
+@pytest.mark.parametrize(
+    ("text", "title", "statement", "reader", "reader_line", "cause_line"),
+    [
+        (
+            DEREFERENCE_NO_LOCKS,
+            "WARNING: suspicious RCU usage in tcf_chain_tp_find",
+            "tcf_chain_tp_find dereferenced the pointer outside any RCU read-side critical section and without the "
+            "lock the check's condition names: no locks held, none an RCU reader; lockdep's RCU check at "
+            "net/sched/cls_api.c:1841: suspicious rcu_dereference_check() usage",
+            "none",
+            "no locks held by",
+            "usage!",
+        ),
+        (
+            SLEEP_UNDER_READER,
+            "WARNING: suspicious RCU usage in lock_sock_nested",
+            "sock_map_free calls lock_sock_nested, which may sleep, inside an RCU read-side critical section: "
+            "rcu_read_lock is held, taken at sock_map_free+0x5/0x170; lockdep's RCU check at "
+            "./include/linux/rcupdate.h:272: Illegal context switch in RCU read-side critical section",
+            "rcu_read_lock, taken at sock_map_free+0x5/0x170",
+            "#1: ffffffff82065d20 (rcu_read_lock)",
+            "critical section!",
+        ),
+        (
+            PROTECTED_WITH_READER,
+            "WARNING: suspicious RCU usage in tipc_bearer_find",
+            "rcu_dereference_protected() in tipc_bearer_find without the update-side lock its condition names (2 "
+            "locks held (cb_lock, rcu_read_lock)); lockdep's RCU check at net/tipc/bearer.c:177: suspicious "
+            "rcu_dereference_protected() usage: the RCU reader held (rcu_read_lock) does not satisfy it, only the "
+            "updaters' lock",
+            "rcu_read_lock, taken at tipc_nl_bearer_get+0x5c/0x2a0",
+            "(rcu_read_lock){",
+            "usage!",
+        ),
+        (
+            IDLE_CPU,
+            "WARNING: suspicious RCU usage in __pm_runtime_suspend",
+            "lockdep's RCU check at include/trace/events/lock.h:37: suspicious rcu_dereference_check() usage ran on "
+            "a CPU RCU was not watching (RCU used illegally from extended quiescent state): RCU ignores a CPU that "
+            "is idle or in an extended quiescent state, so no read-side section protects anything there; the code "
+            "ran from the idle loop or an entry path before RCU watched",
+            "none",
+            "no locks held by",
+            "RCU used illegally",  # the reason, whatever the check
+        ),
+    ],
+    ids=["dereference-no-locks", "sleep-under-reader", "protected-with-reader", "extended-quiescent-state"],
+)
+def test_the_why_names_the_failed_check_and_whether_a_reader_was_held(
+    tmp_path: Path, text: str, title: str, statement: str, reader: str, reader_line: str, cause_line: str
+) -> None:
+    said_title, why = only_report_why(tmp_path, text)
+    assert said_title == title
+    assert why.cls == "rcu-usage"
+    assert why.cause is not None and why.cause.cls == "rcu_usage"
+    assert why.cause.statement == statement
+    facts = {f.name: f for f in why.facts}
+    # Each value is cited at the line that prints it.
+    assert facts["RCU check at"].at == offset(text, HEADER, "usage!" if "usage!" in text else "critical section!")
+    assert facts["rcu_scheduler_active"].at == offset(text, HEADER, "rcu_scheduler_active")
+    assert (facts["RCU reader held"].value, facts["RCU reader held"].at) == (reader, offset(text, HEADER, reader_line))
+    assert why.cause_at == (offset(text, HEADER, cause_line),)
+
+
+def test_lockdep_off_is_said_to_make_the_list_doubtful(tmp_path: Path) -> None:
+    _, why = only_report_why(tmp_path, DEREFERENCE_NO_LOCKS.replace("debug_locks = 1", "debug_locks = 0"))
+    assert why.cause is not None
+    assert why.cause.statement.endswith(
+        "lockdep was already off (debug_locks = 0): its held-locks list may be stale, a possible false positive"
+    )
+
+
+def test_a_cut_list_is_not_read_as_no_reader(tmp_path: Path) -> None:
+    """The console split the one entry over lines of other CPUs: which lock it is is not read, not "none"."""
+    text = SLEEP_UNDER_READER.replace("2 locks held by kworker/0:1/62:", "3 locks held by kworker/0:1/62:")
+    text = text.replace(" #1: ffffffff82065d20 (rcu_read_lock){....}, at: sock_map_free+0x5/0x170", " #1: ")
+    _, why = only_report_why(tmp_path, text)
+    held = next(f for f in why.facts if f.name == "RCU reader held")
+    assert isinstance(held.value, NotAvailable)
+    assert why.cause is not None and "(lockdep's list of the locks held is cut: not read which)" in why.cause.statement
+
+
+@pytest.mark.parametrize(
+    ("line", "kind", "flavour"),
+    [
+        ("kernel/sched/core.c:8294 Illegal context switch in RCU-bh read-side critical section!", "sleep in reader",
+         "RCU-bh"),
+        ("net/netfilter/nf_tables_api.c:523 RCU-list traversed in non-reader section!!", "list traversal", None),
+        ("include/linux/rcupdate.h:692 rcu_read_unlock() used illegally while idle!", "idle reader",
+         "rcu_read_unlock"),
+        ("kernel/rcu/tree.c:3400 Illegal synchronize_rcu() in RCU read-side critical section!",
+         "grace period in reader", "synchronize_rcu"),
+        ("fs/x.c:1 Need a lock held!", "other", None),
+    ],
+)  # fmt: skip
+def test_each_message_is_its_check(line: str, kind: str, flavour: str | None) -> None:
+    check = failed_check(line)
+    assert check is not None and (check.check.kind, check.flavour) == (kind, flavour)
+    assert not check.message.endswith("!")
+
+
+def test_the_readers_are_the_flavours_maps_and_srcu_domains() -> None:
+    assert [is_reader(n) for n in ("rcu_read_lock_bh", "&kvm->srcu", "rcu_callback", "&mm->mmap_lock")] == [
+        True, True, False, False]  # fmt: skip
