@@ -46,6 +46,7 @@ NATIVE = native.Group(
         "forensics.types.causes",
         "forensics.types.deliberate",
         "forensics.types.dmesg",
+        "forensics.types.log_prefix",
         "forensics.types.registers",
         "forensics.units",
         "forensics.userdirs",
