@@ -41,6 +41,7 @@ NATIVE = native.Group(
         "detectors.vmcore.disasm",
         "forensics.errors",
         "forensics.model",
+        "forensics.quoting",
         "forensics.regexcache",
         "forensics.runcache",
         "forensics.types.causes",
