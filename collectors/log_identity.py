@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 from collectors.inputs import open_input
 from forensics import regexcache as rc  # the compiled patterns kept between runs
+from forensics.types import log_prefix
 from forensics.types.release import release_version
 
 #: How much of the log is read: the banner and the host show in its first lines.
@@ -39,8 +40,10 @@ CUT_AFTER_SECONDS = 1.0
 #: A ``/dev/kmsg`` record at the head (``--live``, or a file saved from it): ``6,1204,9500120,-;text``, its time
 #: since boot in microseconds and its text.
 _KMSG_RECORD = rc.compile(rb"\d{1,20},\d{1,20},(\d{1,20}),[^;\n]*;([^\n]*)")
+#: The host of a syslog or journalctl prefix: after a year-less time or short-full's (log_prefix.UNTIMED), or an ISO
+#: one with its "T" (short-full's lines were taken apart, their host not read: ue6 10f).
 _SYSLOG_HOST = rc.compile(
-    rb"^(?:<\d+>)?(?:[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d|\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\S*) (\S+) kernel: ", re.M
+    rb"^(?:<\d+>)?(?:" + log_prefix.UNTIMED.encode() + rb"|\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\S*) (\S+) kernel: ", re.M
 )
 
 

@@ -19,6 +19,8 @@ import hashlib
 from dataclasses import dataclass, field
 from typing import Self, TypeVar
 
+from forensics.quoting import shown_path
+
 _T = TypeVar("_T")
 
 
@@ -328,7 +330,8 @@ class Evidence:
         if self.cpu is not None:
             extra.append(f"CPU {self.cpu}")
         suffix = f" {' '.join(extra)}" if extra else ""
-        return f"{self.source} {self.locator}{suffix}"
+        # One line: a source named with a newline (a --source-dir copy, a log "new\nline.log") is shown escaped.
+        return f"{shown_path(self.source)} {self.locator}{suffix}"
 
 
 @dataclass(frozen=True)

@@ -199,6 +199,7 @@ DMESG_DOCUMENT = Group(
     reads=(
         "forensics.errors",
         "forensics.model",
+        "forensics.quoting",
         "forensics.serialize",
         "forensics.types.causes",
         "forensics.types.deliberate",

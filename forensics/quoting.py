@@ -111,3 +111,13 @@ def kernel_param_value(value: str, what: str = "kernel parameter") -> str:
             hint="e.g. crashkernel=256M or 1G-4G:192M,4G-:512M",
         )
     return value
+
+
+def shown_path(path: str) -> str:
+    """A path as a report prints it in its text: as it is, or, when it holds a control character, as Python's repr of
+    it, quoted, with that character escaped (``'odd dir/x\\ny/kf.c'``), as this module's refusals name such a value.
+
+    A newline printed as it is broke the line (the path's rest on the next one); printed as a space (markdown's
+    cells) it named a file that does not exist (ue6 10e).  The JSON keeps the path's own string.
+    """
+    return repr(path) if _CONTROL.search(path) else path

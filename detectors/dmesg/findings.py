@@ -339,6 +339,23 @@ def _occurrence(source: str, report: KernelReport, name: str) -> Evidence:
 _BANNER = "boot banner"  # the name of the evidence citing the banner of a report's boot
 
 
+def release_lines(source: str, groups: Iterable[ReportGroup]) -> tuple[Evidence, ...]:
+    """The line of each group's first report that prints its kernel release (``CPU: 1 ... 6.12.118 #1``), cited
+    verbatim: what a contradiction of kernels cites for the log (:attr:`Examined.named_by`), where the finding's
+    own first line (``kernel BUG at ...``) does not show the release."""
+    out = []
+    for group in groups:
+        report = group.first
+        release = report.kernel_release
+        if not isinstance(release, str):
+            continue  # its boot's banner, when it has one, is cited by its finding and prints the release
+        number, text = next(((n, t) for n, t in report.lines if release in t), (0, ""))
+        if text:
+            cpu = report.cpu if isinstance(report.cpu, int) else None
+            out.append(_cited(source, _line_at(number, None, "kernel"), _excerpt(text), None, cpu))
+    return tuple(out)
+
+
 def group_finding(source: str, group: ReportGroup) -> Finding:
     """The finding of one report group, with evidence from the log."""
     return explained_finding(source, group, None)

@@ -18,6 +18,7 @@ from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Final, NamedTuple, overload
 
 from forensics import regexcache as rc
+from forensics.types import log_prefix
 
 if TYPE_CHECKING:
     # mypyc's native 64-bit integer, for the offsets and digits parse_raw reads off a line's bytes: compiled, a C
@@ -30,13 +31,13 @@ if TYPE_CHECKING:
 # (forensics.units.log_dec); the delimiter after each keeps a longer run from matching in part.
 _KMSG: Final = rc.compile(r"(\d{1,20}),(\d{1,20}),(\d{1,20}),[^;]*;")
 _SYSLOG: Final = rc.compile(
-    r"(?:[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d(?:\.\d+)?"  # syslog / journalctl short
+    f"(?:{log_prefix.SHORT}"  # syslog / journalctl short
     # short-iso, rfc3339: the group is the whole stamp (its date and time may be parted by a space, not only a "T")
     r"|(\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?)"
     r"|\[\s*\d+\.\d+\]"  # journalctl short-monotonic
-    # journalctl short-full, "Mon 2026-12-07 14:30:02 CET": its zone is a name (CET, EST) that no offset is read
-    # from, so it times nothing; its lines were not taken apart ("kernel BUG in corrupted [corrupted]")
-    r"|[A-Z][a-z]{2} \d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)? [A-Z][A-Za-z]{0,5}(?:[+-]\d{1,4})?)"
+    # journalctl short-full, "Mon 2026-12-07 14:30:02 CET": it times nothing (a zone's name gives no offset); its
+    # lines were not taken apart ("kernel BUG in corrupted [corrupted]")
+    f"|{log_prefix.SHORT_FULL})"
     r" \S+ kernel: ?"
 )
 _DMESG_X: Final = rc.compile(

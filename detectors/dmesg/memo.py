@@ -22,11 +22,13 @@ from typing import Final, NamedTuple, cast
 from detectors.dmesg.lines import Window
 from detectors.dmesg.repeat import moved
 from forensics import regexcache as rc
+from forensics.types import log_prefix
 from forensics.types.dmesg import Frame, KernelReport
 
-#: A syslog time without a year (``Nov 30 06:55:30 host kernel:``): it gives no wall-clock time
-#: (:func:`~detectors.dmesg.lines.parse_line` keeps none), so a key leaves it out.
-_SYSLOG_TIME: Final = rc.compile(rb"\n[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d(?:\.\d+)?(?= \S+ kernel:)")
+#: A syslog time without a year (``Nov 30 06:55:30 host kernel:``) or with a zone's name (journalctl -o short-full,
+#: ``Mon 2026-12-07 14:30:02 CET host kernel:``): it gives no wall-clock time (:func:`~detectors.dmesg.lines.parse_line`
+#: keeps none), so a key leaves it out.  A key kept short-full's: repeats under it were built again (ue6 10f).
+_SYSLOG_TIME: Final = rc.compile(rb"\n" + log_prefix.UNTIMED.encode() + rb"(?= \S+ kernel:)")
 #: A line's printk time stamp, the other part of a line a key leaves out: at the line's start, or after
 #: the prefixes parse_line takes off before it (a blanked syslog time and host, a ``dmesg -x`` facility
 #: and level, a ``<N>`` level), matched as parse_line matches them, so that a blanked stamp is always
@@ -38,7 +40,7 @@ _STAMP: Final = rc.compile(
 )
 #: _STAMP as it stands in a text before its syslog times are blanked: the NUL that stands for a blanked time
 #: is the time itself (a line has one where _SYSLOG_TIME matched, and _SYSLOG_TIME asks for what follows here).
-_STAMP_RAW: Final = rc.compile(_STAMP.pattern.replace(rb"\x00", rb"[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d(?:\.\d+)?", 1))
+_STAMP_RAW: Final = rc.compile(_STAMP.pattern.replace(rb"\x00", log_prefix.UNTIMED.encode(), 1))
 #: Every digit as ``0``: two texts with the same layout differ at most in their digits (``bytes.translate``).
 DIGITS_AS_ZERO: Final = bytes.maketrans(b"123456789", b"000000000")
 MAX_KEYS: Final = 512  # distinct header lines remembered (each entry holds a report and its key: ~5-10 KB)
@@ -228,9 +230,10 @@ _STAMP_FILL: Final = b"0123456789 \t"
 
 def _bare(text: bytes) -> bytes:
     """``text`` without digits and blanks: two texts with the same key have the same bare text, but for the
-    month of a year-less syslog time (blanked by the key), so that a different bare text rules out the key
-    compare in C (~10 us for 10 KB, where a key costs a regex split: ~0.5 us a line).  A miss it makes for
-    two texts that differ only in such a month is only a rebuild (the memo never changes a report)."""
+    month of a year-less syslog time, or the weekday and zone of a short-full one (blanked by the key), so that a
+    different bare text rules out the key compare in C (~10 us for 10 KB, where a key costs a regex split: ~0.5 us
+    a line).  A miss it makes for two texts that differ only in such a month is only a rebuild (the memo never
+    changes a report)."""
     return text.translate(None, _STAMP_FILL)
 
 

@@ -419,17 +419,14 @@ _RELEASE_READ = {
 }
 
 
-def release_read_at(incident: Incident, release: str) -> str:
-    """Where ``incident`` read its kernel release: a cited line that prints it (a report's ``CPU: ... 6.1.192 #1``
-    line, a boot banner), else what kind of record holds it."""
-    named = _release_named_by(incident, release)
+def release_read_at(incident: Incident, release: str, crash: Finding | None = None) -> str:
+    """Where ``incident`` read its kernel release: a line that prints it (:func:`_release_cited`: a report's ``CPU:
+    ... 6.1.192 #1`` line, a boot banner, a perf.data header's line), else what kind of record holds it."""
+    named = _release_cited(incident, release, crash)
     if named is not None:
-        return f"{named.cite()}: {named.excerpt.strip()!r}"
+        line = next((ln for ln in named.excerpt.splitlines() if release in ln), named.excerpt)
+        return f"{named.cite()}: {line.strip()!r}"
     evidence = [e for f in incident.findings for e in f.evidence]
-    for ev in evidence:
-        line = next((ln for ln in ev.excerpt.splitlines() if release in ln), None)
-        if line is not None:
-            return f"{ev.cite()}: {line.strip()!r}"
     if any(e.locator.name == PERF_SCRIPT_LINE for e in evidence):
         # A perf.data's samples (a saved profile digest keeps no header line): its header names the release.
         return "the perf.data header ('# os release', as perf report --header-only prints it)"
@@ -438,10 +435,29 @@ def release_read_at(incident: Incident, release: str) -> str:
     return next((_RELEASE_READ[k] for k in kinds if k in _RELEASE_READ), "the input's own header")
 
 
-def _release_named_by(incident: Incident, release: str) -> Evidence | None:
-    """The record an analysis says names ``incident``'s kernel release (a perf.data header's ``# os release``
-    line: :attr:`Examined.named_by`), when one prints it."""
-    return next((e for x in incident.examined for e in x.named_by if release in e.excerpt), None)
+def _release_cited(incident: Incident, release: str, crash: Finding | None = None) -> Evidence | None:
+    """The record that prints ``incident``'s kernel release: ``crash``'s own (its report's ``CPU: ... RELEASE #1``
+    line, or the boot banner its finding cites), else one the analysis says names it (:attr:`Examined.named_by`: a
+    perf.data header's ``# os release`` line, a log's first report's ``CPU:`` line), else a cited line printing it.
+
+    Not the crash's first line (``kernel BUG at ...``), which does not show the release it is cited for (ue6 10g).
+    """
+    named = [e for x in incident.examined for e in x.named_by if release in e.excerpt]
+    if crash is not None:
+        own = [e for e in named if any(_within(e, c) for c in crash.evidence)]
+        own += [e for e in crash.evidence if release in e.excerpt]
+        if own:
+            return own[0]
+    cited = (e for f in incident.findings for e in f.evidence if release in e.excerpt)
+    return next(iter(named), None) or next(cited, None)
+
+
+def _within(ev: Evidence, report: Evidence) -> bool:
+    """Whether ``ev`` cites a line of the lines ``report`` cites (a report's ``CPU:`` line within its 263-298)."""
+    at, span = ev.locator, report.locator
+    if ev.source != report.source or at.kind is not LocatorKind.LINE or span.kind is not LocatorKind.LINE:
+        return False
+    return span.start <= at.start <= (span.end if span.end is not None else span.start)
 
 
 def _read_rank(kind: LocatorKind) -> int:
@@ -462,7 +478,10 @@ def other_kernels(incidents: tuple[Incident, ...], known: frozenset[str] = froze
     if found is None or not isinstance(home := found[0].kernel_release, str):
         return []
     dump, crash_ev, home_name = found
-    home_at = release_read_at(dump, home)
+    # The crash's own line that prints the release is cited for it (the crash's first line does not show it).
+    crash = next((f for f in dump.findings if crash_ev in f.evidence), None)
+    home_ev = _release_cited(dump, home, crash) or crash_ev
+    home_at = release_read_at(dump, home, crash)
     crashed = any(f.kind is FindingKind.CRASH or _log_crash_ending_boot(f) for f in dump.findings)
     boot = "the crashed boot" if crashed else f"the boot of {crash_ev.source}"
     out = []
@@ -481,7 +500,7 @@ def other_kernels(incidents: tuple[Incident, ...], known: frozenset[str] = froze
                 "a running kernel's release changes only with a boot",
                 f"The input {first.source} was recorded under kernel {release} (read from {read_at}); "
                 f"{home_name} {home} (read from {home_at}): " + _NOT_OURS,
-                (crash_ev, _release_named_by(incident, release) or first),
+                (home_ev, _release_cited(incident, release) or first),
                 "check that every input was copied from the crashed machine and boot (boot_id, uname -r)",
                 (
                     Fact("other boot", first.source),

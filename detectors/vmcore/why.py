@@ -42,6 +42,7 @@ from forensics.model import (
     Severity,
     Timestamp,
 )
+from forensics.quoting import shown_path
 from forensics.types.causes import (
     list_corruption,
     list_poison_explain,
@@ -137,7 +138,9 @@ def bug_condition_finding(snap: CrashSnapshot) -> Finding | None:
     evidence.append(
         Evidence(site.source.path, Locator(LocatorKind.LINE, site.source.line), site.source.text.split("  ")[0][:60])
     )
-    facts.append(Fact("source", f"{site.source.path}:{site.source.line} (found via {site.source.found_via})"))
+    facts.append(
+        Fact("source", f"{shown_path(site.source.path)}:{site.source.line} (found via {site.source.found_via})")
+    )
     if not site.source.matches_build:
         facts.append(Fact("source mismatch", str(site.source.mismatch)))
         return root_cause_finding(

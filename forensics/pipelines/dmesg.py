@@ -236,7 +236,7 @@ def build_incident(
     """All findings of all inputs as one incident (``live``: what the last of ``results``, one that is no file,
     says of its kernel: the ring buffer's read, a log held in memory; ``heads``: the heads of the first results'
     log files as their triage read them)."""
-    from detectors.dmesg.findings import explained_finding
+    from detectors.dmesg.findings import explained_finding, release_lines
 
     findings = []
     for r in results:
@@ -306,6 +306,7 @@ def build_incident(
                 f"kernel log {r.name}: {r.lines:,} lines, {len(r.reports)} report(s) and {len(r.events)} event(s) kept",
                 ("kernel reports: oopses, BUGs, warnings, lockups, hung tasks, OOM kills, RCU stalls, sanitizers",),
                 _could_not(r, identity),
+                named_by=release_lines(r.name, r.groups),
             )
             for r, identity in zip(results, identities, strict=True)
         ),

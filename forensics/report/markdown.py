@@ -146,7 +146,7 @@ def _finding_md(n: int, f: Finding, level: int = 3) -> list[str]:
     out.append("**Evidence**")
     out.append("")
     for ev in f.evidence:
-        out += [f"- `{md_escape(ev.cite())}`", "", fence(ev.excerpt), ""]
+        out += [f"- {code_span(ev.cite())}", "", fence(ev.excerpt), ""]  # a code span: its text as it is
     if f.next_steps:
         out.append("**Next steps**")
         out.append("")

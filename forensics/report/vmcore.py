@@ -6,6 +6,7 @@ from collections import Counter
 from typing import Any
 
 from forensics.model import Finding, FindingKind, NotAvailable
+from forensics.quoting import shown_path
 from forensics.report.document import (
     PASTE_LANG,
     Block,
@@ -19,7 +20,7 @@ from forensics.report.document import (
     to_markdown,
 )
 from forensics.report.formats import Destination
-from forensics.report.markdown import md_escape, next_step_md, render_markdown
+from forensics.report.markdown import code_span, md_escape, next_step_md, render_markdown
 from forensics.serialize import incident_to_dict, json_value
 from forensics.types.results import VmcoreResult
 from forensics.types.vmcore import (
@@ -59,7 +60,9 @@ def _local_where(s: CrashSnapshot, f: Frame | None) -> str | None:
     the one to open (or nothing was found)."""
     if f is None or f.source_file is None or isinstance(s.follow_up, NotAvailable):
         return None
-    return s.where(f) if s.follow_up.found_source(f.source_file) else None
+    # The path's own string (a text report shows it escaped where it holds a control character: CrashSnapshot.cite).
+    found = s.follow_up.found_source(f.source_file)
+    return None if found is None else f"{found}:{f.source_line}" if f.source_line else found
 
 
 def _values_frame(s: CrashSnapshot, fv: FrameValues) -> Frame | None:
@@ -463,11 +466,15 @@ def _found_sources(s: CrashSnapshot) -> tuple[Block, ...]:
     files = dict.fromkeys(f.source_file for f in s.backtrace if f.source_file)
     found = [(path, s.follow_up.found_source(path)) for path in files]
     lines = tuple(
-        f"`{md_escape(local)}`, named `{md_escape(path)}` in the debug info" for path, local in found if local
+        f"{code_span(shown_path(local))}, named {code_span(shown_path(path))} in the debug info"
+        for path, local in found
+        if local
     )
     unused = [(path, s.follow_up.unused_source(path)) for path in files]
     rejected = tuple(
-        f"`{md_escape(u[0])}`, found for `{md_escape(path)}`: {md_escape(u[1])}" for path, u in unused if u
+        f"{code_span(shown_path(u[0]))}, found for {code_span(shown_path(path))}: {md_escape(u[1])}"
+        for path, u in unused
+        if u
     )
     out: list[Block] = [Paragraph("Source files found via --source-dir:"), BulletList(lines)] if lines else []
     if rejected:

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, ClassVar
 
 from forensics.model import Finding, NotAvailable
+from forensics.quoting import shown_path
 
 # Registers and code bytes live apart so that ``kforensic dmesg`` reads a log's register dump and Code: line
 # without making this module's two dozen records (~20 ms of start-up); they are this module's names too
@@ -734,7 +735,7 @@ class CrashSnapshot:
         if file is None:
             return None
         found = None if isinstance(self.follow_up, NotAvailable) else self.follow_up.found_source(file)
-        shown = found or file
+        shown = shown_path(found or file)  # a newline in a --source-dir is shown escaped, not as a line break
         return f"{shown}:{line}" if line else shown
 
     def cite_with_origin(self, file: str | None, line: int | None) -> str | None:
@@ -745,10 +746,10 @@ class CrashSnapshot:
         if file is None or isinstance(self.follow_up, NotAvailable):
             return shown
         if self.follow_up.found_source(file) is not None:
-            return f"{shown} (found via --source-dir; the debug info names {file})"
+            return f"{shown} (found via --source-dir; the debug info names {shown_path(file)})"
         unused = self.follow_up.unused_source(file)
         if unused is not None:
-            return f"{shown} (the copy found via --source-dir, {unused[0]}, is not cited: {unused[1]})"
+            return f"{shown} (the copy found via --source-dir, {shown_path(unused[0])}, is not cited: {unused[1]})"
         return shown
 
     def layout(self, type_name: str) -> TypeLayout | None:

@@ -201,16 +201,6 @@ def _statement(lines: list[str], line: int) -> str:
     return text
 
 
-def _enclosing_function(lines: list[str], line: int) -> str | None:
-    if _DEFINITION.match(lines[line - 1]) and not lines[line - 1].rstrip().endswith(";"):
-        return None  # the line is itself a function's head: the BUG/WARN test below says enough
-    for text in reversed(lines[: line - 1]):
-        m = _DEFINITION.match(text)
-        if m and not text.rstrip().endswith((";", ",")) and "=" not in text.split("(")[0]:
-            return m.group(1)
-    return None
-
-
 def _head_at(lines: list[str], index: int) -> str | None:
     """The function a definition starting at ``lines[index]`` defines: its head, joined over lines until its
     parentheses close (``static ssize_t kf_write(struct file *file,`` / ``...)``), ends in ``)`` or ``{``."""
@@ -247,8 +237,8 @@ def read_source_line(
 ) -> SourceLine | NotAvailable:
     """Find ``file`` in the source trees, read its statement at ``line`` and check it fits the build.
 
-    The line fits when it lies inside ``function`` (the nearest definition above
-    it) and, for a BUG/WARN trap, holds an assertion macro or ``BUG()``.
+    The line fits when it lies inside ``function`` (the nearest definition at or above it, as :func:`copy_fits`
+    judges a copy found via --source-dir) and, for a BUG/WARN trap, holds an assertion macro or ``BUG()``.
     """
     looked: list[str] = []
     unreadable: list[str] = []
@@ -269,10 +259,11 @@ def read_source_line(
             return SourceLine(str(path), line, "", via, False, f"{path} has only {len(lines)} lines: another version")
         how = f"{via} ({'; '.join(unreadable)})" if unreadable else via
         text = _statement(lines, line)
-        enclosing = _enclosing_function(lines, line)
-        problems = []
-        if enclosing is not None and enclosing != function:
-            problems.append(f"line {line} lies in {enclosing}(), not in {function}()")
+        # copy_fits's judgement of the line (ue6 #4): a head spread over lines is joined (one line at a time, its
+        # first line's trailing comma hid it and the previous function was blamed), a line above every function lies
+        # in none (it was taken as fitting), a compiler's clone (.constprop.0) is its source name's function.
+        misplaced = copy_fits(lines, ((line, function),))
+        problems = [] if misplaced is None else [misplaced]
         if trap and not (cexpr.find_assertion(text) or re.search(r"\b(BUG|WARN\w*)\s*\(", text)):
             problems.append(f"line {line} holds no BUG/WARN: `{text[:80]}`")
         mismatch = "; ".join(problems) + " — this source is not the one the kernel was built from" if problems else None

@@ -47,6 +47,24 @@ def test_the_banner_and_syslog_prefixes_name_release_and_host() -> None:
     assert parse_identity(b"[    1.0] Linux version is not a banner\n").releases == ()
 
 
+def test_journalctl_short_full_prefixes_name_the_host(tmp_path: Path) -> None:
+    """``journalctl -k -o short-full``: "Mon 2026-12-07 14:30:02 CET myhost kernel: ..." (its lines were taken apart,
+    but the host was not read: ue6 10f)."""
+    full = (
+        SYSLOG.replace("Dec  3 17:45:01 ", "Thu 2026-12-03 17:45:01 CET ")
+        .replace("Dec  3 17:45:02 ", "Thu 2026-12-03 17:45:02.123456 UTC+1 ")
+        .replace("2026-12-03T17:45:03.123456+00:00 ", "Thu 2026-12-03 17:45:03 CET ")
+    )
+    assert full.count(" db7 kernel: ") == 3 and "17:45:02.123456 UTC+1 db7 kernel: " in full
+    named = parse_identity(full.encode())
+    assert (named.releases, named.hosts) == (("6.1.0-28-amd64",), ("db7",))
+    log = tmp_path / "full.log"
+    log.write_text(full.replace(" db7 kernel: ", " myhost kernel: "))
+    incident = _dmesg_json(log)["incident"]
+    assert isinstance(incident, dict)
+    assert incident["host"] == "myhost"
+
+
 def test_dmesg_reads_the_release_from_the_first_line_and_the_host_from_syslog(tmp_path: Path) -> None:
     plain = tmp_path / "dmesg.txt"
     plain.write_text(BANNER)

@@ -310,3 +310,34 @@ def test_a_slot_key_and_a_stamps_place_read_from_the_bytes_are_those_the_pattern
     assert memo._slot_key(head) == b"\x00".join(memo._STAMP.split(blob, maxsplit=1)), head
     m = memo._STAMP.match(b"\n" + head)
     assert memo._stamp_at(head) == (-1 if head.find(b" kernel:") >= 0 or m is None else len(m.group(1))), head
+
+
+_BUG_ON = Path(__file__).resolve().parents[3] / "vmcore_fixtures/kernels/6.12/cases/02-bug-on/dmesg.txt"
+
+
+@pytest.mark.parametrize("printk", [False, True], ids=["bare", "printk-stamped"])
+@pytest.mark.parametrize(
+    "stamp",
+    [
+        "Dec 07 14:{m:02d}:{s:02d}",  # journalctl -o short, syslog: no year
+        "Mon 2026-12-07 14:{m:02d}:{s:02d} CET",  # journalctl -o short-full: a zone's name, no offset
+    ],
+    ids=["short", "short-full"],
+)
+def test_repeats_under_untimed_syslog_times_are_shared(stamp: str, printk: bool) -> None:
+    """Copies of one report under syslog times that give no wall-clock time (journalctl -o short and short-full:
+    ue6 10f) differ in those times only: the second is the first's repeat, as built (the last, whose report reaches
+    the log's end, is built: see test_prefixed_stamps_are_keyed_and_timed_as_parsed)."""
+    lines = _BUG_ON.read_text().splitlines()[262:298]  # the kernel BUG report, lines 263-298
+    if not printk:
+        lines = [re.sub(r"^\[\s*\d+\.\d+\] ", "", x) for x in lines]
+    copies = [
+        "".join(f"{stamp.format(m=m, s=n % 60)} myhost kernel: {x}\n" for n, x in enumerate(lines))
+        for m in (30, 47, 51)
+    ]
+    data = "".join(copies).encode()
+    built, _ = _scan(data, memo=False)
+    memoised, hits = _scan(data, memo=True)
+    assert memoised == built
+    assert [r.title for r in built] == ["kernel BUG in kf_buffer_put"] * 3
+    assert hits >= 1

@@ -122,3 +122,60 @@ def test_a_perf_data_of_another_host_is_cited_by_its_header_line(tmp_path: Path)
     add_perf_data(inputs, data)
     inputs.texts[str(log)] = log
     assert not audit_findings([found], inputs)
+
+
+#: ``perf script --header`` text recorded under another kernel than the 6.12.118 guest's (its header's release line
+#: is line 3).
+OTHER_KERNEL = """\
+# ========
+# hostname : kf
+# os release : 6.18.44-kf
+# cmdline : /usr/bin/perf record -g -F 999 -o kf.data -- gzip -c big
+# ========
+#
+""" + "".join(
+    f"gzip 19640 {100 + i / 1000:.6f}:    1001001 cpu-clock:ppp: \n\t            {0x4330 + i % 3:x} [unknown] "
+    "(/usr/bin/gzip)\n\n"
+    for i in range(50)
+)
+
+
+@pytest.mark.parametrize(
+    ("printed", "line", "excerpt"),
+    [
+        # The report's "CPU: 1 ... 6.12.118 #1" line (its first line, 263, "kernel BUG at ...", does not show it).
+        (True, 265, "[    8.959870] CPU: 1 UID: 0 PID: 50 Comm: sh Kdump: loaded Tainted: G    "),
+        # A report that does not print its release: its boot's banner, which its finding cites.
+        (False, 1, "[    0.000000] Linux version 6.12.118 (kforensic@fixtures)"),
+    ],
+)  # fmt: skip
+def test_the_crashed_logs_release_is_cited_by_the_line_that_prints_it(
+    tmp_path: Path, printed: bool, line: int, excerpt: str
+) -> None:
+    """The log's side of a contradiction of kernels cited the crash's first line, ``kernel BUG at
+    kf_buggy/kf_buggy.c:156!``, which does not show 6.12.118 (ue6 10g): it cites the line that does."""
+    bug = LOG.parent / "02-bug-on" / "dmesg.txt"
+    log = tmp_path / "dmesg.txt"
+    text = bug.read_text()
+    if not printed:
+        # Its release cut from the CPU line; its secondary CPU's "[    0.000000] calibrate_delay_direct() ..." (line
+        # 115) stamped past boot, else read as a boot's start without a banner, and the banner as another boot's.
+        text = text.replace("O       6.12.118 #1 ", "O       #1 ").replace(
+            "[    0.000000] calibrate", "[    0.204400] calibrate"
+        )
+    log.write_text(text)
+    profile_text = tmp_path / "other.perf.txt"
+    profile_text.write_text(OTHER_KERNEL)
+    incidents = (analyse_dmesg((log,)).incident, analyse_profile(profile_text).incident)
+    assert [i.kernel_release for i in incidents] == ["6.12.118", "6.18.44-kf"]
+    (found,) = other_kernels(incidents)
+    (home,) = [e for e in found.evidence if e.source == str(log)]
+    assert (home.locator.start, home.locator.end) == (line, None), home
+    assert home.excerpt.startswith(excerpt) and "6.12.118" in home.excerpt, home
+    assert found.fact("crashed kernel read from") == f"{home.cite()}: {home.excerpt.strip()!r}"
+    (other,) = [e for e in found.evidence if e.source == str(profile_text)]
+    assert (other.locator.start, other.excerpt) == (3, "# os release : 6.18.44-kf")
+    inputs = Inputs(tmp_path)
+    inputs.texts[str(log)] = log
+    inputs.texts[str(profile_text)] = profile_text
+    assert not audit_findings([found], inputs)

@@ -130,3 +130,31 @@ def test_a_kernel_file_shorter_than_the_cited_line_is_not_cited(tmp_path: Path) 
         assert result.snapshot.follow_up.unused_source("kernel/hung_task.c") == (str(fake), why)
         crash = next(f for f in result.incident.findings if f.kind is FindingKind.CRASH)
         assert "(kernel/hung_task.c:229 in check_hung_uninterruptible_tasks, inlined)" in crash.summary
+
+
+def test_a_source_dir_named_with_a_newline_is_cited_escaped(tmp_path: Path) -> None:
+    """A --source-dir with a newline in its name was printed with the newline as a space ("odd dir/x y/kf_buggy.c:156",
+    a file that does not exist) or as a line break (the backtrace's rows): the text and markdown show the path's repr,
+    as forensics/quoting.py names hostile values; the JSON's path fields keep the path's own string (ue6 10e)."""
+    from forensics.report.formats import Destination
+    from forensics.report.vmcore import VmcoreRenderer
+
+    odd = tmp_path / "odd dir" / "x\ny"
+    (odd / "kf_buggy").mkdir(parents=True)
+    copy = odd / "kf_buggy" / "kf_buggy.c"
+    copy.write_text(MODULE_SOURCE.read_text())
+    result = _analysed_with_sources("02-bug-on", odd)
+    shown = f"{str(copy)!r}:156"  # '/tmp/.../odd dir/x\ny/kf_buggy/kf_buggy.c':156, its newline as \n
+    assert "\\n" in shown and "\n" not in shown
+    text = VmcoreRenderer().text(result, Destination())
+    markdown = render_vmcore_markdown(result)
+    for rendered in (text, markdown):
+        flat = " ".join(rendered.split())  # the terminal's cells wrap
+        assert "x y/kf_buggy" not in flat and "x\ny/kf_buggy" not in rendered
+        assert shown in flat or shown in flat.replace("\\\\", "\\"), flat[:3000]  # markdown's prose escapes "\"
+    assert f"- `{str(copy)!r} line 156`" in markdown  # the why's evidence, a code span: as it is
+    doc = to_document(result)
+    assert doc["backtrace"][0]["local_source"] == f"{copy}:156"
+    assert doc["follow_up"]["sources"][0]["local"] == str(copy)
+    evidence = [e["source"] for f in doc["incident"]["findings"] for e in f["evidence"]]
+    assert str(copy) in evidence

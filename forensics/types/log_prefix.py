@@ -1,0 +1,19 @@
+"""The time stamps syslog and ``journalctl`` put before a kernel line (``Dec  3 17:45:01 host kernel: ...``).
+
+Pattern text, defined once for the three readers of these prefixes: :mod:`detectors.dmesg.lines` takes them apart,
+:mod:`detectors.dmesg.memo` blanks in its keys the ones that give no wall-clock time, and
+:mod:`collectors.log_identity` reads the host that follows them.  Each had its own copy, and they drifted apart: a
+``journalctl -o short-full`` line was taken apart, but its host was not read, nor its time blanked (ue6 10f).
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+#: syslog (RFC 3164) and ``journalctl -o short``: ``Dec  3 17:45:01``, no year: it gives no wall-clock time.
+SHORT: Final = r"[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d(?:\.\d+)?"
+#: ``journalctl -o short-full``: ``Mon 2026-12-07 14:30:02 CET``.  Its zone is a name (CET, EST) that no offset is
+#: read from, so it gives no wall-clock time either.
+SHORT_FULL: Final = r"[A-Z][a-z]{2} \d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)? [A-Z][A-Za-z]{0,5}(?:[+-]\d{1,4})?"
+#: The stamps that give no wall-clock time, either of them (one group, no capture).
+UNTIMED: Final = f"(?:{SHORT}|{SHORT_FULL})"

@@ -1,0 +1,93 @@
+"""Whether a source line read for a frame lies in the frame's function: read_source_line judges as copy_fits does.
+
+read_source_line (the BUG/WARN site, the busy-wait loop, each frame's statement for its values) looked for the
+nearest definition above the line, one line at a time: a head spread over lines (``static ssize_t
+kf_write(struct file *file,`` / ``const char __user *ubuf, size_t n, loff_t *pos)``) was skipped for its trailing
+comma and the previous function blamed, and a line above every function was taken as fitting.  copy_fits, which
+decides whether a copy found via --source-dir is cited, joins a head over its lines and says "no function".
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("drgn")
+
+from forensics.types.vmcore import SourceLine
+from forensics.vmcore.why import copy_fits, read_source_line
+from tests.vmcore_cases import FIXTURES_DIR
+
+SOURCE = """\
+/* kf.c: a module */
+#include <linux/fs.h>
+static int kf_depth = 3;
+
+static int kf_helper(int x)
+{
+\treturn x + kf_depth;
+}
+
+static ssize_t kf_write(struct file *file, const char __user *ubuf,
+\t\t\tsize_t n, loff_t *pos)
+{
+\tstruct kf_dev *dev = file->private_data;
+
+\treturn kf_helper(dev->count) + n;
+}
+"""
+
+
+@pytest.fixture
+def tree(tmp_path: Path) -> tuple[Path, Path]:
+    (tmp_path / "kf").mkdir()
+    (tmp_path / "kf" / "kf.c").write_text(SOURCE)
+    return tmp_path, tmp_path / "kf" / "kf.c"
+
+
+def test_a_line_under_a_head_spread_over_lines_lies_in_that_function(tree: tuple[Path, Path]) -> None:
+    root, path = tree
+    line = SOURCE.splitlines().index("\treturn kf_helper(dev->count) + n;") + 1
+    got = read_source_line("kf/kf.c", line, "kf_write", None, (root,), False)
+    assert isinstance(got, SourceLine), got
+    assert (got.matches_build, got.mismatch, got.text) == (True, None, "return kf_helper(dev->count) + n;")
+    assert copy_fits(path.read_text().splitlines(), [(line, "kf_write")]) is None  # the same judgement
+    # A compiler's clone of it is the function of its source name, as copy_fits reads it.
+    clone = read_source_line("kf/kf.c", line, "kf_write.constprop.0", None, (root,), False)
+    assert isinstance(clone, SourceLine) and clone.matches_build, clone
+
+
+def test_a_line_above_every_function_lies_in_none(tree: tuple[Path, Path]) -> None:
+    root, path = tree
+    line = SOURCE.splitlines().index("static int kf_depth = 3;") + 1
+    got = read_source_line("kf/kf.c", line, "kf_helper", None, (root,), False)
+    assert isinstance(got, SourceLine) and got.matches_build is False, got
+    assert f"line {line} lies in no function, not in kf_helper()" in str(got.mismatch)
+    assert copy_fits(path.read_text().splitlines(), [(line, "kf_helper")]) == (
+        f"line {line} lies in no function, not in kf_helper()"
+    )
+    # The line of a function that is not the frame's is still said (the previous check's one right answer).
+    helper = SOURCE.splitlines().index("\treturn x + kf_depth;") + 1
+    wrong = read_source_line("kf/kf.c", helper, "kf_write", None, (root,), False)
+    assert isinstance(wrong, SourceLine), wrong
+    assert f"line {helper} lies in kf_helper(), not in kf_write()" in str(wrong.mismatch)
+
+
+@pytest.mark.parametrize(
+    ("function", "line"),
+    [
+        ("kf_buffer_put_write", 168),  # frame #1 of 02-bug-on (every fixture kernel)
+        ("kf_state_stop_write", 206),  # 03-warn-on
+        ("kf_session_close_write", 311),  # 06-list-corrupt
+        ("kf_conn_send_write", 467),  # 10-use-after-free
+        ("kf_msg_submit_write", 534),  # 12-double-free
+        ("kf_client_add_write", 594),  # 13-list-overflow
+    ],
+)
+def test_the_fixture_modules_write_handlers_are_their_own_functions(function: str, line: int) -> None:
+    """The fixture module's debugfs write handlers have their heads over two lines: each frame of one was said to
+    lie in the function above it (``line 168 lies in kf_buffer_put(), not in kf_buffer_put_write()``), and its
+    statement was not read for the frame's values."""
+    got = read_source_line("kf_buggy/kf_buggy.c", line, function, None, (FIXTURES_DIR,), False)
+    assert isinstance(got, SourceLine) and (got.matches_build, got.mismatch) == (True, None), got
