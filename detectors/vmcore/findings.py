@@ -493,10 +493,13 @@ def _null_next_command(snap: CrashSnapshot, fault: FaultAnalysis) -> list[Fact]:
     frame = culprit_frame(snap.backtrace, crash_frame(snap.backtrace))
     func = str(frame.function) if frame else "the crashing function"
     member = fault.null_field.member.name
-    path = (frame.source_file if frame else None) or func
+    path = frame.source_file if frame else None
+    if path is None:  # no file to name: the function's name is no path to grep (it was given as one)
+        return [Fact("next command", f"grep -rn '{member}' SOURCE_TREE  # find where {member} is set ({func})")]
     if not isinstance(snap.follow_up, NotAvailable):
         path = snap.follow_up.local_source(path)  # the copy under --source-dir, not the build machine's path
-    return [Fact("next command", f"grep -n '{member}' {path}  # find where {member} is set")]
+    # quoted for the shell: a source copy under a directory with a space broke the command
+    return [Fact("next command", f"grep -n '{member}' {shlex.quote(path)}  # find where {member} is set")]
 
 
 def _modinfo(snap: CrashSnapshot, module: str) -> str:

@@ -176,6 +176,17 @@ def test_the_null_member_s_next_command_greps_the_frame_s_source_file_whole() ->
     snap = replace(snap, backtrace=(replace(snap.backtrace[0], source_file=odd), *snap.backtrace[1:]))
     first = analyse_snapshot(snap)[0].hypotheses[0]
     assert first.next_command == f"grep -n 'sensor' {odd}  # find where sensor is set"
+    # A copy under a directory with a space: one argument, as the shell reads it (it was two).
+    spaced = "/src/my tree/kf_buggy.c"
+    snap = replace(snap, backtrace=(replace(snap.backtrace[0], source_file=spaced), *snap.backtrace[1:]))
+    assert analyse_snapshot(snap)[0].hypotheses[0].next_command == (
+        "grep -n 'sensor' '/src/my tree/kf_buggy.c'  # find where sensor is set"
+    )
+    # No file named by the debug info: the function's name was given as the file to grep.
+    snap = replace(snap, backtrace=(replace(snap.backtrace[0], source_file=None), *snap.backtrace[1:]))
+    assert analyse_snapshot(snap)[0].hypotheses[0].next_command == (
+        "grep -rn 'sensor' SOURCE_TREE  # find where sensor is set (kf_sensor_read)"
+    )
 
 
 def test_without_machine_code_the_fault_says_why_once() -> None:
