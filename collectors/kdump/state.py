@@ -15,6 +15,7 @@ from pathlib import Path
 
 from collectors.kdump.config import KDUMP_CONF_FS_TYPES, parse_kdump_conf, parse_kdump_tools
 from collectors.kdump.reader import RootReader, StatvfsProvider, missing, real_statvfs
+from collectors.kdump.sysctl_files import boot_sysctls
 from forensics.errors import InputError
 from forensics.model import NotAvailable
 from forensics.types import kdump_paths as paths
@@ -86,6 +87,7 @@ def collect_kdump_state(root: Path, statvfs: StatvfsProvider = real_statvfs) -> 
         services=_services(reader),
         dump_target=target,
         sysctls=tuple(Sysctl(name, reader.read_text(path)) for name, path in paths.PANIC_SYSCTLS),
+        boot_sysctls=boot_sysctls(reader),
         dump_space=_dump_space(reader, target, statvfs),
         images=_images(reader, distro.family, release),
         boot=_boot_config(reader, release),

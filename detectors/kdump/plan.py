@@ -22,6 +22,7 @@ from detectors.kdump.crashkernel import MIB, parse_crashkernel
 from detectors.kdump.dependencies import capture_blocker
 from detectors.kdump.kernel_rules import crashkernel_unplaced, no_crash_support, required_options_text
 from detectors.kdump.makedumpfile import Compression, compression_flag
+from detectors.kdump.sysctl_boot import order_note, overriding
 from detectors.kdump.sysctl_rules import Policy
 from forensics.model import NotAvailable
 from forensics.quoting import comment_text, kernel_param_value, shell_double_inner, sysctl_line
@@ -208,17 +209,61 @@ def _config_plan(state: KdumpState, checklist: Checklist) -> list[FileChange]:
     return [FileChange(file.path, old, new, "; ".join(reasons))]
 
 
-def _sysctl_plan(state: KdumpState, policy: Policy) -> list[FileChange]:
+def _sysctl_plan(state: KdumpState, policy: Policy) -> tuple[list[FileChange], list[Command]]:
+    """The snippet with the policy's settings; a comment put on each later line that would set one back at boot;
+    and ``sysctl -p`` of the snippet while the running kernel differs from the policy (every run, until it is run).
+
+    A later line is commented out (its file backed up) rather than the snippet renamed to sort last: no name sorts
+    after /etc/sysctl.conf, which ``sysctl --system`` applies after every sysctl.d file, nor for sure after every
+    name a user may pick; and a setting left in place but losing silently would mislead whoever reads that file.
+    """
     if not policy.settings:
-        return []
+        return [], []
     body = "".join(sysctl_line(name, str(value)) + "\n" for name, value in policy.settings)
     said = f"--policy {comment_text(policy.name)}: {comment_text(policy.description)}"
     new = f"# Written by kforensic kdump setup {said}.\n{body}"
     current = state.managed(paths.SYSCTL_SNIPPET)
     old = _text(current) if isinstance(current, TextFile) else None
-    if old == new:
-        return []
-    return [FileChange(paths.SYSCTL_SNIPPET, old, new, f"sysctl policy {policy.name}: {policy.description}")]
+    changes = []
+    if old != new:
+        changes.append(FileChange(paths.SYSCTL_SNIPPET, old, new, f"sysctl policy {policy.name}: {policy.description}"))
+    changes += _sysctl_overrides(state, policy)
+    stale = [
+        f"{name} = {file.first_line()}"
+        for name, value in policy.settings
+        if isinstance(file := state.sysctl(name), TextFile) and file.first_line() != str(value)
+    ]
+    commands = []
+    if changes or stale:
+        why = "apply the sysctl policy now"
+        if stale:
+            why += f" (the running kernel has {', '.join(stale)})"
+        commands.append(Command(("sysctl", "-p", paths.SYSCTL_SNIPPET), why))
+    return changes, commands
+
+
+def _sysctl_overrides(state: KdumpState, policy: Policy) -> list[FileChange]:
+    """Comment out the lines applied after the snippet that set a policy key otherwise.  A file of /etc is edited
+    (and backed up by apply); a vendor file (/usr/lib, /lib, /run) is masked by one of the same name in
+    /etc/sysctl.d, a copy with the line commented out, as sysctl.d(5) says to override it."""
+    by_file: dict[str, tuple[TextFile, list[tuple[int, str]]]] = {}
+    for name, value in policy.settings:
+        for line in overriding(state, name, value):
+            why = f"line {line.line} ({line.name} = {line.value}, {order_note(line)}: it would undo {name} = {value})"
+            by_file.setdefault(line.file.path, (line.file, []))[1].append((line.line, why))
+    changes = []
+    for path, (file, edits) in by_file.items():
+        lines = list(file.lines)
+        for number, _ in edits:
+            lines[number - 1] = f"#{_MARK}-disabled# {file.lines[number - 1]}"
+        new = "".join(x + "\n" for x in lines)
+        reason = f"comment out {'; '.join(why for _, why in edits)}"
+        if path.startswith("/etc/"):
+            changes.append(FileChange(path, _text(file), new, reason))
+            continue
+        target = f"{paths.SYSCTL_DIRS[0]}/{path.rsplit('/', 1)[-1]}"
+        changes.append(FileChange(target, None, new, f"{reason} (a copy of {path}, which a file of its name masks)"))
+    return changes
 
 
 def _held_policy(state: KdumpState, checklist: Checklist, policy: Policy) -> str:
@@ -289,7 +334,7 @@ def make_plan(state: KdumpState, checklist: Checklist, policy: Policy) -> Plan:
         manual.append("the kdump configuration arrives with the package: run kforensic kdump setup again after it")
     ck_changes, ck_commands, boot_steps, reboot_reason = _crashkernel_plan(state, checklist)
     held = _held_policy(state, checklist, policy)
-    sysctls = [] if held else _sysctl_plan(state, policy)
+    sysctls, sysctl_commands = ([], []) if held else _sysctl_plan(state, policy)
     changes = [*_config_plan(state, checklist), *ck_changes, *sysctls]
     commands = list(ck_commands)
     # On a kernel without kexec crash support the tooling and its service are still what a crash kernel needs, but
@@ -314,8 +359,7 @@ def make_plan(state: KdumpState, checklist: Checklist, policy: Policy) -> Plan:
         manual.append(f"add crashkernel={value} to the kernel command line, then reboot: {NO_BOOT_LOADER}")
     elif family is DistroFamily.UNKNOWN and status.get("crashkernel-cmdline") is not Status.PASS:
         manual.append(f"add crashkernel={crashkernel_value(checklist)[0]} to the boot loader's kernel command line")
-    if any(c.path == paths.SYSCTL_SNIPPET for c in changes):
-        commands.append(Command(("sysctl", "-p", paths.SYSCTL_SNIPPET), "apply the sysctl policy now"))
+    commands += sysctl_commands
     for line in checklist.lines:
         # An unknown line has no fault to fix by hand: what keeps it unknown is fixed above.
         if line.status in (Status.WARN, Status.FAIL) and line.id in ("dump-space", "debuginfo"):

@@ -360,12 +360,14 @@ def check_debuginfo(state: KdumpState, estimate: Estimate) -> list[CheckLine]:
         # Read, and no package installs this kernel: built elsewhere, no distribution debug package has it.
         detail += f"; no package in {origin.database} installs it{built}"
         evidence = file_evidence(origin.version, 1) if isinstance(origin.version, TextFile) else evidence
-        return [warn("debuginfo", title, detail, why, _own_build(build), evidence)]
+        return [warn("debuginfo", title, detail, why, f"{_own_build(build)}; no distribution package has it", evidence)]
     # Not known whether a package installed it: both ways are named, each with its condition.
     cause = origin.database.reason if origin is not None and isinstance(origin.database, NotAvailable) else "unknown"
     detail += f"; whether a package installed it is unknown ({cause}){built}"
     debug_package = package.format(release=release) if package else "its distribution's kernel debug package"
-    fix = f"if a package installed it: install {debug_package}; if it was built locally: {_own_build(build)}"
+    # Each branch says its own: "no distribution package has it" holds for a local build only.
+    local = f"if it was built locally (no distribution package has its debug info): {_own_build(build)}"
+    fix = f"if a package installed it: install {debug_package}; {local}"
     return [warn("debuginfo", title, detail, why, fix, evidence)]
 
 
@@ -373,7 +375,7 @@ def _own_build(build: str) -> str:
     """Where the debug info of a kernel no distribution package installed is: its own build's."""
     return (
         "use the vmlinux of the build tree it was built in (with CONFIG_DEBUG_INFO=y; from that very build, build id"
-        f" {build}), or a debuginfod server that indexes that build; no distribution package has it"
+        f" {build}), or a debuginfod server that indexes that build"
     )
 
 

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from detectors.kdump.kernel_rules import FIX_KERNEL
+from detectors.kdump.sysctl_boot import boot_override, order_note, where
 from detectors.kdump.util import file_evidence, pass_, unknown, warn
 from forensics.model import NotAvailable, Severity
 from forensics.types import kdump_paths as paths
@@ -199,9 +200,38 @@ def check_sysctls(state: KdumpState, estimate: Estimate) -> list[CheckLine]:
         except (ValueError, IndexError):
             lines.append(_unread(rule, line_id, title, f"{file.path} holds {text!r}, not a number", evidence))
             continue
-        if rule.good(value):
+        booted = _against_boot(state, rule, value, line_id, title, evidence)
+        if booted is not None:
+            lines.append(booted)
+        elif rule.good(value):
             note = rule.good_note if value else "off (default)"
             lines.append(pass_(line_id, title, f"{value}: {note}", evidence))
         else:
             lines.append(warn(line_id, title, f"{value}", rule.why, rule.fix, evidence, severity=Severity.LOW))
     return lines
+
+
+def _against_boot(
+    state: KdumpState, rule: SysctlRule, value: int, line_id: str, title: str, evidence: tuple[Evidence, ...]
+) -> CheckLine | None:
+    """The running value against what the configuration sets at boot, where they tell different stories (None
+    where nothing sets it, or both are good): a good value the next boot drops, a bad one set so at boot (the line
+    to change, and what it overrides), a good configuration not applied yet."""
+    boot = state.boot_sysctl(rule.name)
+    number = boot.number() if boot is not None else None
+    if boot is None or number is None or not rule.why:
+        return None
+    running_good, boot_good = rule.good(value), rule.good(number)
+    if running_good and boot_good:
+        return None
+    cited = where(boot)
+    if boot_override(state, rule.name) is not None:
+        cited += f", {order_note(boot)}"
+    evidence = (*evidence, *file_evidence(boot.file, boot.line))
+    if boot_good:
+        detail = f"{value} now; {cited} for the next boot: not applied yet"
+        fix = f"sysctl -p {boot.file.path} (or reboot)"
+        return warn(line_id, title, detail, rule.why, fix, evidence, severity=Severity.LOW)
+    detail = f"{value} now, but {cited}: the next boot sets it back" if running_good else f"{value}; at boot {cited}"
+    why = f"from the next boot: {rule.why}" if running_good else rule.why
+    return warn(line_id, title, detail, why, rule.fix, evidence, severity=Severity.LOW)

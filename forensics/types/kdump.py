@@ -138,6 +138,30 @@ class Sysctl:
 
 
 @dataclass(frozen=True)
+class SysctlAssignment:
+    """One ``key = value`` line of the sysctl configuration applied at boot (paths.SYSCTL_DIRS, SYSCTL_CONF)."""
+
+    name: str  # dotted name
+    value: str
+    file: TextFile
+    line: int
+    # /etc/sysctl.conf: ``sysctl --system`` applies it after every sysctl.d file, whatever their names
+    last: bool = False
+
+    def applied_after(self, file_name: str) -> bool:
+        """Whether this line is applied after a sysctl.d file called ``file_name`` (which it overrides)."""
+        return self.last or self.file.path.rsplit("/", 1)[-1] > file_name
+
+    def number(self) -> int | None:
+        """The value as the kernel parses an integer sysctl; None when it is not one."""
+        word = self.value.split()[0] if self.value.split() else ""
+        try:
+            return int(word, 0) if word.lower().startswith("0x") else int(word)
+        except ValueError:
+            return None
+
+
+@dataclass(frozen=True)
 class MemInfo:
     """The /proc/meminfo counters the dump size estimate needs, in bytes."""
 
@@ -318,6 +342,8 @@ class KdumpState:
     unexamined: tuple[str, ...] = ()
     # The kernel log's crashkernel lines, read only when the reservation is empty (why it failed), else why not.
     crash_log: CrashkernelLog | NotAvailable | None = None
+    # The sysctl configuration applied at boot, every assignment in the order applied (the last of a name wins).
+    boot_sysctls: tuple[SysctlAssignment, ...] = ()
 
     def not_examined(self, path: str) -> str | None:
         """Why ``path`` was not examined (its top directory is absent under the root), None when it was."""
@@ -332,6 +358,10 @@ class KdumpState:
             if item.name == name:
                 return item.file
         return NotAvailable(f"{name} was not read")
+
+    def boot_sysctl(self, name: str) -> SysctlAssignment | None:
+        """The assignment of ``name`` that wins at boot; None when no configuration file sets it."""
+        return next((a for a in reversed(self.boot_sysctls) if a.name == name), None)
 
     def managed(self, path: str) -> MaybeFile:
         """A file the setup plan may change, as read (NotAvailable when it does not exist)."""

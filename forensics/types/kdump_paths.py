@@ -33,6 +33,13 @@ GRUBENV = "/boot/grub2/grubenv"  # RHEL 8 BLS entries take their options from it
 KERNEL_CMDLINE = "/etc/kernel/cmdline"
 SYSCTL_SNIPPET = "/etc/sysctl.d/90-kforensic-kdump.conf"
 SYSRQ_TRIGGER = "/proc/sysrq-trigger"
+#: Where systemd-sysctl (at boot) and ``sysctl --system`` read *.conf files: a name in an earlier directory masks
+#: the same name in the later ones; the files are applied in the lexical order of their names, the last value of a
+#: setting winning (sysctl.d(5)).
+SYSCTL_DIRS = ("/etc/sysctl.d", "/run/sysctl.d", "/usr/local/lib/sysctl.d", "/usr/lib/sysctl.d", "/lib/sysctl.d")
+#: Applied after every sysctl.d file by procps' ``sysctl --system``; by systemd-sysctl only through a link in
+#: sysctl.d (Debian's and RHEL's /etc/sysctl.d/99-sysctl.conf).
+SYSCTL_CONF = "/etc/sysctl.conf"
 
 BIN_DIRS = ("/usr/sbin", "/usr/bin", "/sbin", "/bin")
 TOOLS = ("kdump-config", "kdumpctl", "makedumpfile", "kexec", "grubby", "update-grub")  # looked up in BIN_DIRS

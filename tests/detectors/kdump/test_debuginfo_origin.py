@@ -57,4 +57,11 @@ def test_no_package_database_leaves_the_origin_unknown(tmp_path: Path) -> None:
 
     line = _debuginfo(tmp_path, replace(DEBIAN, extra=drop_status))
     assert "whether a package installed it is unknown (/var/lib/dpkg/status does not exist)" in line.detail
-    assert line.fix.startswith("if a package installed it: install linux-image-6.1.0-18-amd64-dbg; if it was built")
+    # Each branch on its own, nothing said of one branch after the other (review 7, 15b: "...; no distribution
+    # package has it" followed the built-locally steps, contradicting the package branch).
+    assert line.fix == (
+        "if a package installed it: install linux-image-6.1.0-18-amd64-dbg;"
+        " if it was built locally (no distribution package has its debug info): use the vmlinux of the build tree it"
+        " was built in (with CONFIG_DEBUG_INFO=y; from that very build, build id"
+        " 3f2a9c0d5e6b7a8190aabbccddeeff0011223344), or a debuginfod server that indexes that build"
+    )
