@@ -40,10 +40,15 @@ CUT_AFTER_SECONDS = 1.0
 #: A ``/dev/kmsg`` record at the head (``--live``, or a file saved from it): ``6,1204,9500120,-;text``, its time
 #: since boot in microseconds and its text.
 _KMSG_RECORD = rc.compile(rb"\d{1,20},\d{1,20},(\d{1,20}),[^;\n]*;([^\n]*)")
-#: The host of a syslog or journalctl prefix: after a year-less time or short-full's (log_prefix.UNTIMED), or an ISO
-#: one with its "T" (short-full's lines were taken apart, their host not read: ue6 10f).
+#: The host of a syslog or journalctl prefix: after a year-less time or short-full's (log_prefix.UNTIMED), an ISO one
+#: (its date and time parted by a "T" or a space) or short-monotonic's: the prefixes detectors.dmesg.lines takes apart
+#: (short-full's lines were taken apart, their host not read: ue6 10f; an ISO stamp with a space, short-monotonic's,
+#: neither until 2026-12-07).
 _SYSLOG_HOST = rc.compile(
-    rb"^(?:<\d+>)?(?:" + log_prefix.UNTIMED.encode() + rb"|\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\S*) (\S+) kernel: ", re.M
+    rb"^(?:<\d+>)?(?:"
+    + f"{log_prefix.UNTIMED}|{log_prefix.ISO}|{log_prefix.MONOTONIC}".encode()
+    + rb") (\S+) kernel: ",
+    re.M,
 )
 
 

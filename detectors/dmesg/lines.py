@@ -33,8 +33,8 @@ _KMSG: Final = rc.compile(r"(\d{1,20}),(\d{1,20}),(\d{1,20}),[^;]*;")
 _SYSLOG: Final = rc.compile(
     f"(?:{log_prefix.SHORT}"  # syslog / journalctl short
     # short-iso, rfc3339: the group is the whole stamp (its date and time may be parted by a space, not only a "T")
-    r"|(\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?)"
-    r"|\[\s*\d+\.\d+\]"  # journalctl short-monotonic
+    f"|({log_prefix.ISO})"
+    f"|{log_prefix.MONOTONIC}"  # journalctl short-monotonic
     # journalctl short-full, "Mon 2026-12-07 14:30:02 CET": it times nothing (a zone's name gives no offset); its
     # lines were not taken apart ("kernel BUG in corrupted [corrupted]")
     f"|{log_prefix.SHORT_FULL})"

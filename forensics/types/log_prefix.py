@@ -17,3 +17,8 @@ SHORT: Final = r"[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d(?:\.\d+)?"
 SHORT_FULL: Final = r"[A-Z][a-z]{2} \d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)? [A-Z][A-Za-z]{0,5}(?:[+-]\d{1,4})?"
 #: The stamps that give no wall-clock time, either of them (one group, no capture).
 UNTIMED: Final = f"(?:{SHORT}|{SHORT_FULL})"
+#: journalctl short-iso and rsyslog's RFC 3339 stamps: ``2026-12-07T14:30:02+01:00``, ``2026-12-07 14:30:02.123``;
+#: a date and a time parted by a "T" or a space, maybe fractions and an offset.  It gives a wall-clock time.
+ISO: Final = r"\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?"
+#: journalctl short-monotonic: ``[   12.345678]``, the time since boot.
+MONOTONIC: Final = r"\[\s*\d+\.\d+\]"

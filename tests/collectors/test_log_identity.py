@@ -65,6 +65,17 @@ def test_journalctl_short_full_prefixes_name_the_host(tmp_path: Path) -> None:
     assert incident["host"] == "myhost"
 
 
+@pytest.mark.parametrize(
+    "stamp",
+    ["2026-12-03 17:45:01", "2026-12-03 17:45:01.123456", "2026-12-03 17:45:01+01:00", "[   12.345678]"],
+)
+def test_iso_stamps_with_a_space_and_short_monotonic_name_the_host(stamp: str) -> None:
+    """rsyslog's and journalctl's ISO stamps with a space, and ``journalctl -o short-monotonic``: lines the scanner
+    takes apart (detectors.dmesg.lines), whose host was not read until 2026-12-07 (only an ISO stamp with a "T")."""
+    line = f"{stamp} web01 kernel: [    0.000000] Linux version 6.1.0-28-amd64 (x@y) #1 SMP\n"
+    assert parse_identity(line.encode()).hosts == ("web01",)
+
+
 def test_dmesg_reads_the_release_from_the_first_line_and_the_host_from_syslog(tmp_path: Path) -> None:
     plain = tmp_path / "dmesg.txt"
     plain.write_text(BANNER)
