@@ -21,6 +21,10 @@ if TYPE_CHECKING:
     from forensics.types.incident import Hypothesis
 
 
+#: A first chunk this large is a full one (collectors.kernel_log.CHUNK_SIZE, 1 MiB, less what normalizing dropped).
+_LARGE_CHUNK = 1 << 19
+
+
 def scan_chunks(chunks: Iterable[bytes]) -> tuple[ReportGrouper, int]:
     """Every report and event of one input, grouped as they come, and its number of lines."""
     from detectors.dmesg.findings import ReportGrouper
@@ -29,7 +33,14 @@ def scan_chunks(chunks: Iterable[bytes]) -> tuple[ReportGrouper, int]:
 
     scanner = LogScanner()
     grouper = ReportGrouper()
-    for chunk in chunks:
+    for i, chunk in enumerate(chunks):
+        if (i == 0 and len(chunk) >= _LARGE_CHUNK) or i == 1:
+            # An input of more than one chunk (a full first one says so, else a second): its buffers of about a chunk
+            # each are made and freed at every chunk, fresh pages each time unless the C library keeps them
+            # (forensics/heap.py).  A smaller log, most, does not import ctypes for it.
+            from forensics.heap import keep_freed_memory
+
+            keep_freed_memory()
         # A chunk of a report-dense log makes ~100 short-lived tuples per report (lines, frames), none
         # in a cycle: the cyclic collector, started every 700 of them, took ~15% of the CPU time on the
         # benchmark's dense log.  It is paused while a chunk is scanned.
