@@ -138,8 +138,9 @@ def check_output_directories(outputs: Iterable[Path | None]) -> None:
             continue
         directory = target.parent
         if not directory.is_dir():
+            what = "is not a directory" if os.path.lexists(directory) else "does not exist"
             raise InputError(
-                f"cannot write {target}: its directory {directory} does not exist",
+                f"cannot write {target}: its directory {directory} {what}",
                 hint="create the directory first, or choose another output path",
             )
 

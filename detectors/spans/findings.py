@@ -155,13 +155,21 @@ def span_findings(
             severity = Severity.MEDIUM if over else Severity.LOW
             baseline = Baseline("the span's latency objective (--slow-ms)", fmt_ms(slow), "given on the command line")
         else:
-            median = nearest_rank(same, 50) if len(same) > 1 else 0.0
+            alone = len(same) < 2
+            median = nearest_rank(same, 50) if not alone else 0.0
+            # A median of 0 (instant spans, or shorter than the clock's resolution: a fast path's enter/exit marks)
+            # is no reason to compare nothing: a span that took time is over it by any factor (review 8, 12).
             ratio = s.duration / median if median > 0 else None
-            outlier = ratio is not None and ratio >= OUTLIER_FACTOR
+            outlier = not alone and s.duration > 0 and (ratio is None or ratio >= OUTLIER_FACTOR)
             severity = Severity.LOW if outlier else Severity.INFO
             title = f"{'slow' if outlier else 'slowest'} {name} span: {fmt_ms(s.duration)}"
-            if ratio is None:
+            if alone:
                 title += " (the only one of its kind: nothing to compare)"
+            elif ratio is None:
+                title += ", its population's median is 0 ms" if s.duration > 0 else ", as every one of its kind"
+                facts.append(
+                    Fact("against its median", f"its population's median is 0 ms (an outlier from {OUTLIER_FACTOR:g}x)")
+                )
             else:
                 title += f", {ratio:.1f}x its median"
                 facts.append(Fact("against its median", f"{ratio:.1f}x (an outlier from {OUTLIER_FACTOR:g}x)"))

@@ -616,10 +616,10 @@ def blocked_task_findings(snap: CrashSnapshot) -> list[Finding]:
             reason = (
                 "lock owner read from the lock in the waiter's frame"
                 if owner is not None
-                else _unread_owner(snap, task.lock_owner_pid)
+                else _unread_owner(snap, task)
             )
             if owner is None and task.lock_owner_pid is not None:
-                facts.append(Fact("lock owner, not read", f"pid {task.lock_owner_pid}: {reason}"))
+                facts.append(Fact("lock owner, not among the tasks read", reason))
         else:
             summary, reason, wait = _lockless_wait(task, in_func)
             facts.insert(2, Fact("waits for", task.waits_for()))
@@ -661,17 +661,21 @@ def blocked_task_findings(snap: CrashSnapshot) -> list[Finding]:
     return out
 
 
-def _unread_owner(snap: CrashSnapshot, pid: int | None) -> str:
-    """Why a lock waiter's owner is not named: its pid not read, or its task not among the tasks read (the dump's
-    list of tasks is incomplete: the owner's state and stack are then unknown, not absent)."""
-    if pid is None:
+def _unread_owner(snap: CrashSnapshot, task: TaskInfo) -> str:
+    """Why a lock waiter's owner, read through the lock's owner word, is not among the tasks read: the dump's list of
+    tasks is incomplete (its state and stack are then unknown, not absent), or it is in neither the PID table nor the
+    list of tasks: a per-CPU idle task, a task not yet attached to its pid, or one that exited (then what was read of
+    it may be freed memory).  Nothing more is asserted (review 8, 13: "its owner exited" was)."""
+    owner = task.lock_owner_text()
+    if owner is None:
         return "waiting task found; the lock owner could not be read"
     census = snap.task_census
+    said = f"its owner, {owner}, read through the lock's owner word, is not among the tasks read"
     if not census.complete:
-        return f"the lock's owner field names pid {pid}, not among the tasks read: {census.why_incomplete()}"
+        return f"{said}: {census.why_incomplete()}"
     return (
-        f"the lock's owner field names pid {pid}, which no task of the dump has: its owner exited with it held, or the "
-        "owner word is stale"
+        f"{said}: it is in neither the PID table nor the list of tasks (a CPU's idle task, a task not yet attached "
+        "to its pid, or one that exited, whose task_struct may then be freed memory)"
     )
 
 

@@ -260,8 +260,8 @@ def _figure_html(story: IncidentStory) -> str:
     data = base64.b64encode(timeline_png(story.timeline, story.lanes)).decode()
     omitted = left_out(story.timeline, story.lanes)
     caption = (
-        f"The findings as intervals, one lane per clock; {omitted} less severe finding(s) not drawn, all in the "
-        "findings table"
+        f"The findings as intervals, one lane per clock; {omitted} more not drawn (a lane's least severe, the "
+        "latest among equals), all in the findings table"
         if omitted
         else "Every finding as an interval, one lane per clock"
     )

@@ -105,7 +105,9 @@ def timeline_png(events: tuple[TimelineEvent, ...], lanes: tuple[Lane, ...]) -> 
             ax.grid(True, axis="x", alpha=0.3)
             title = lane.title
             if omitted:
-                title += f" (the {len(evs)} most severe; {omitted} more in the findings table)"
+                title += (
+                    f" (the {len(evs)} most severe, the earliest among equals; {omitted} more in the findings table)"
+                )
             if lane.contradiction:
                 ax.set_title(f"{title}: ANOTHER BOOT, not ordered against the crash", fontsize=9, color="#8b0000")
                 ax.set_facecolor("#fdecea")

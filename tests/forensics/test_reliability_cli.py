@@ -168,6 +168,12 @@ def test_report_output_in_a_missing_directory_is_refused_before_anything_is_made
     _one_error_line(done.stderr, f"cannot write {target}: its directory {missing} does not exist")
     assert not (tmp_path / "no").exists()
     assert not (tmp_path / "page.md").exists() and not (tmp_path / "page-plots").exists()
+    # A part of the path that is a file is said to be one (it was "does not exist": review 8, 21)
+    (tmp_path / "file").write_text("x")
+    args[args.index(str(target))] = str(tmp_path / "file" / "x.md")
+    done = kforensic(*args)
+    assert done.returncode == 3, done.stderr
+    _one_error_line(done.stderr, f"its directory {tmp_path / 'file'} is not a directory")
 
 
 @pytest.mark.parametrize("command", ["leaks", "slab-export", "report"])

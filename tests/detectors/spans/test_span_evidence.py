@@ -169,6 +169,9 @@ def _outer_calls(durations: tuple[float, ...]) -> list[Mark]:
         ((0.010, 0.012, 0.011, 0.019), "info", "slowest lttng_ust_cyg_profile:func span: 19.000 ms, 1.7x its median"),
         ((0.010, 0.012, 0.011, 0.400), "low", "slow lttng_ust_cyg_profile:func span: 400.000 ms, 36.4x its median"),
         ((0.010,), "info", "slowest lttng_ust_cyg_profile:func span: 10.000 ms (the only one of its kind"),
+        # a population of instants: its median is 0, and a span that took time stands out (it was "the only one of
+        # its kind", info, among 41: review 8, 12)
+        ((0.0,) * 40 + (0.005,), "low", "slow lttng_ust_cyg_profile:func span: 5.000 ms, its population's median is 0"),
     ],
 )
 def test_without_an_objective_only_a_span_that_stands_out_from_its_own_kind_is_worth_a_look(

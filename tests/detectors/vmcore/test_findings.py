@@ -191,15 +191,20 @@ def test_an_owner_missing_from_the_dump_and_a_plain_d_sleep() -> None:
     assert gone.title == "task kf_waiter blocked in D state on mutex kf_dev_lock" and gone.confidence == 0.6
     assert gone.fact("lock owner") is None  # no hypothesis is made of an owner not read
     assert gone.confidence_reason == (
-        "the lock's owner field names pid 99, which no task of the dump has: its owner exited with it held, or the "
-        "owner word is stale"
+        "its owner, pid 99, name unknown (not read), read through the lock's owner word, is not among the tasks read: "
+        "it is in neither the PID table nor the list of tasks (a CPU's idle task, a task not yet attached to its pid, "
+        "or one that exited, whose task_struct may then be freed memory)"
     )
-    assert gone.fact("lock owner, not read") == f"pid 99: {gone.confidence_reason}"
+    assert gone.fact("lock owner, not among the tasks read") == gone.confidence_reason
+    # A name read through the owner word is said (review 8, 13)
+    named = replace(orphan, lock_owner_comm="kworker/1:2")
+    (seen, _p) = vf.blocked_task_findings(snapshot(tasks=(named, sleeper, running)))
+    assert seen.confidence_reason.startswith("its owner, kworker/1:2 (pid 99), read through the lock's owner word")
     # A dump whose list of tasks is incomplete: the owner may be among the tasks not read (review 7; note 2026-12-07)
     census = TaskCensus(hidden=2, recovered=0)
     (unread, _p) = vf.blocked_task_findings(snapshot(tasks=(orphan, sleeper, running), task_census=census))
     assert unread.confidence_reason.startswith(
-        "the lock's owner field names pid 99, not among the tasks read: 2 struct"
+        "its owner, pid 99, name unknown (not read), read through the lock's owner word, is not among the tasks read: 2"
     )
     assert plain.title == "task kworker/0:1 in uninterruptible sleep (D) in blk_mq_get_tag"
     assert plain.next_steps == (">>> %crash bt 50",)
