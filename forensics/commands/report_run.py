@@ -129,7 +129,9 @@ def run_report(
             if any(f.id in story.apart for f in parts[i].incident.findings)
         ]
         for i in redo:
-            parts[i] = analyses.analyse_trace((trace or [])[i - first_trace], plots_dir)
+            parts[i] = _judged_alone(
+                analyses.analyse_trace((trace or [])[i - first_trace], plots_dir), preemption, release
+            )
         story = build_story(parts, loaded, command) if redo else story
     write_figures(figure for part in parts for figure in part.figures)
     _write_extras(story, json_out, html_out, digest, digest_bytes)
@@ -138,6 +140,22 @@ def run_report(
     deliver(render(StoryRenderer(), story, fmt, output), output)
     # Findings of inputs set apart (another boot, host or release) are not this incident's: --fail-on judges its own.
     return int(exit_status(own_incident(story), fail_on))
+
+
+def _judged_alone(part: "SourceAnalysis", preemption: str, release: str) -> "SourceAnalysis":
+    """A trace set apart, analysed without the log's kernel facts, says so under "could not judge": its baselines
+    read "assumed", and why the log's release was not taken stayed unsaid where its times fit another boot of the
+    log (review 8, 18)."""
+    from dataclasses import replace
+
+    facts = " and ".join(x for x in (f"release {release}" if release else "", f"preemption model {preemption}"
+                                     if preemption else "") if x)  # fmt: skip
+    note = (
+        f"the kernel log's {facts}: not used, as the trace is set apart from the boot this report tells; it may "
+        "still come from another boot of that kernel the log shows, which its times alone cannot prove"
+    )
+    examined = tuple(replace(e, could_not=(*e.could_not, note)) for e in part.incident.examined)
+    return replace(part, incident=replace(part.incident, examined=examined))
 
 
 def _write_extras(

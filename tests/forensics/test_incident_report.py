@@ -581,3 +581,9 @@ def test_a_trace_set_apart_is_judged_as_it_is_alone_not_with_the_logs_kernel(tmp
     assert any("cannot come from the crashed boot" in f["title"] for f in report_doc["findings"])
     assert of_trace(report_doc["findings"]) == of_trace(trace_doc["findings"])
     assert of_trace(trace_doc["findings"])  # the trace has findings to compare
+    # ... and it says why the log's kernel facts were not taken (review 8, 18)
+    (examined,) = [e for e in report_doc["examined"] if str(TRACE) in e["what"]]
+    assert any(
+        x.startswith("the kernel log's release 6.12.118") and "set apart from the boot this report tells" in x
+        for x in examined["could_not"]
+    ), examined["could_not"]
