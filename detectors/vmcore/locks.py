@@ -132,8 +132,11 @@ def spinlock_finding(snap: CrashSnapshot) -> Finding | None:
     idle = [cpu for cpu, t in others if t.pid == 0]
     for cpu, task in others:
         own = first_own_frame(task)
-        state = ", idle," if task.pid == 0 else ""  # evidence: an idle CPU holds no lock
-        facts.append(Fact(f"CPU {cpu}", f"{task.comm} (pid {task.pid}){state}" + (f" in {own.label()}" if own else "")))
+        idles = task.pid == 0  # evidence: an idle CPU holds no lock
+        halt = task.halt_text()
+        # A halted CPU is said where it halted: its #0 is the instruction after the hlt (see TaskInfo.halted_at).
+        where = f" (halted: {halt})" if halt else (("," if idles else "") + (f" in {own.label()}" if own else ""))
+        facts.append(Fact(f"CPU {cpu}", f"{task.comm} (pid {task.pid})" + (", idle" if idles else "") + where))
     owner = lock.owner_text()
     if owner is not None:
         facts.append(Fact("owner", owner))

@@ -431,19 +431,36 @@ def test_a_slab_track_whose_pid_and_cpu_were_not_read_is_not_available_and_why_i
 @pytest.mark.parametrize("kernel", kernels_of("14-spin-deadlock"))
 def test_an_inlined_frame_shows_the_symbol_that_holds_its_pc(kernel: str) -> None:
     """As drgn shows it: ``kf_hw_read_status+0xc/0x1a [kf_buggy] in spin_lock (inlined)``, never ``spin_lock+0xc``
-    (no such symbol); the other CPU is said idle (6.12: ``default_idle+0x13/0x15 in native_irq_disable``)."""
+    (no such symbol)."""
     _, result = _analyse("14-spin-deadlock", kernel)
     spin = next(f for f in result.snapshot.backtrace if f.function == "spin_lock")
     assert spin.inline and spin.symbol == "kf_hw_read_status"
     assert spin.label() == f"kf_hw_read_status+{spin.offset:#x}/{spin.size:#x} [kf_buggy] in spin_lock (inlined)"
-    finding = next(f for f in result.analysis.findings if f.kind == "spinlock-deadlock")
-    [(cpu, task)] = result.snapshot.other_cpus
-    assert task.pid == 0
+    [(_cpu, task)] = result.snapshot.other_cpus
     top = first_own_frame(task)
     assert top is not None
-    assert str(finding.fact(f"CPU {cpu}")) == f"{task.comm} (pid 0), idle, in {top.label()}"
-    if top.inline:  # 6.12 and 5.10: the idle instruction is an inlined helper's
+    if top.inline:  # 6.12 and 5.10: the idle CPU's pc is an inlined helper's
         assert top.symbol is not None and top.label().startswith(f"{top.symbol}+{top.offset:#x}/")
+
+
+#: Where each fixture kernel's idle CPU halted (``objdump -d vmlinux``: the ``hlt`` before the NMI's saved pc).
+_HLT = {"5.10": "amd_e400_idle+0x11", "6.1": "native_safe_halt+0x12", "6.12": "default_idle+0x12"}
+
+
+@pytest.mark.parametrize("kernel", kernels_of("14-spin-deadlock"))
+def test_an_idle_cpu_is_said_halted_at_its_hlt_not_at_the_instruction_after_it(kernel: str) -> None:
+    """The crash's NMI stops an idle CPU in ``hlt``, which resumes past itself: the saved pc is the next
+    instruction's, on 6.12 ``default_idle+0x13`` in native_irq_disable (inlined), a ``cli`` the CPU never ran (the
+    review said "CPU 0 was disabling interrupts" in the very finding that argues no other CPU holds the lock)."""
+    _, result = _analyse("14-spin-deadlock", kernel)
+    [(cpu, task)] = result.snapshot.other_cpus
+    assert task.pid == 0 and task.halted_at is not None and task.halted_at == task.stack[0].pc - 1
+    want = f"hlt at {_HLT[kernel]}"
+    finding = next(f for f in result.analysis.findings if f.kind == "spinlock-deadlock")
+    assert str(finding.fact(f"CPU {cpu}")) == f"{task.comm} (pid 0), idle (halted: {want})"
+    assert f"CPU {cpu}: {task.comm} (pid 0), halted: {want}" in render_vmcore_markdown(result)
+    [doc] = to_document(result)["other_cpus"]
+    assert doc["halted_at"] == f"{task.halted_at:#x}"
 
 
 # ---------------------------------------------------------------- bad input, on the real dumps
