@@ -9,6 +9,7 @@ Pure: typed snapshot in, :class:`forensics.model.Finding` out.  Each finding car
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from detectors.pointers import (
@@ -49,7 +50,16 @@ from forensics.types.causes import (
     memory_user,
     memory_user_label,
 )
-from forensics.types.vmcore import AddressInfo, BugSite, CrashSnapshot, LoopSite, MemberInfo, TypeLayout, ValueRead
+from forensics.types.vmcore import (
+    AddressInfo,
+    BugSite,
+    CrashSnapshot,
+    LoopSite,
+    MemberInfo,
+    MemoryUser,
+    TypeLayout,
+    ValueRead,
+)
 
 __all__ = ["LIST_POISON1", "LIST_POISON2", "VALUE_RULES", "ValueClass", "classify_value"]
 
@@ -505,8 +515,6 @@ def oom_finding(snap: CrashSnapshot) -> Finding | None:
         ranked = list(users)
         for cache in snap.slab_caches[:3]:
             if cache.total_bytes:
-                from forensics.types.vmcore import MemoryUser
-
                 ranked.append(MemoryUser("slab", cache.name, cache.total_bytes))
         ranked.sort(key=lambda u: -u.bytes)
         # Users under 64 KiB are left out: "vmalloc by n_tty_open: 0.0 MiB" among the top users was noise.
@@ -527,9 +535,23 @@ def oom_finding(snap: CrashSnapshot) -> Finding | None:
         + (m.group(3) or f"({m.group(2)})"),
         f"{m.group(1)} asked for an order-{m.group(4)} allocation ({m.group(2)}) and nothing could be reclaimed. "
         f"Largest user: {top_text}.",
-        f"memory exhausted by {top_text}", ">>> %crash ps -G | sort -k 8 -n | tail; >>> %crash kmem -i", 0.85,
+        f"memory exhausted by {top_text}", _oom_steps(snap, () if isinstance(users, NotAvailable) else users), 0.85,
         "memory users read from the dump (RSS counters, vmalloc areas, slab caches)", [log_ev], facts,
     )  # fmt: skip
+
+
+def _oom_steps(snap: CrashSnapshot, users: Sequence[MemoryUser]) -> str:
+    """drgn's ``ps -G`` sorted by RSS, and ``kmem -i``; where the task list walk broke (makedumpfile left a
+    task_struct out: ``ps`` without pids stops at it, "Excluded page"), ``ps -G`` of the tasks counted, by pid."""
+    if snap.task_census.complete and not snap.task_census.breaks:
+        return ">>> %crash ps -G | sort -k 8 -n | tail; >>> %crash kmem -i"
+    pids = [str(u.pid) for u in users if u.kind == "task" and u.pid is not None][:8]
+    if not pids:
+        return f">>> %crash kmem -i  # the task list walk breaks in this dump ({snap.task_census.why_incomplete()})"
+    return (
+        f">>> %crash ps -G {' '.join(pids)}; >>> %crash kmem -i  # the tasks by pid: the task list walk breaks in "
+        "this dump (see Tasks)"
+    )
 
 
 #: Hardening checks that stop a bad copy in the function that asked for it (their caller is the culprit):
