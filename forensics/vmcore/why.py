@@ -428,7 +428,9 @@ def _bug_file(prog: drgn.Program, entry: drgn.Object, dwarf_file: str | None) ->
 
     agreeing: list[str] = [f for f in found if same(f)]
     if agreeing:
-        return agreeing[0]
+        # The longest: the reading 4 bytes late is the string's own tail ("list_debug.c" of "lib/list_debug.c",
+        # 5.10), which ends the DWARF path as well; 4 bytes early holds the previous string's NUL, so never longer.
+        return max(agreeing, key=len)
     return found[0] if len(found) == 1 else None  # two readings and nothing to choose: not guessed
 
 

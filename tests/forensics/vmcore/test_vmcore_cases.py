@@ -229,6 +229,23 @@ def test_slab_leak_cache_is_outsized(kernel: str) -> None:
 
 
 @pytest.mark.parametrize("name", CASES)
+def test_a_bug_trap_names_its_file_as_the_kernel_does(name: str) -> None:
+    """The bug table's file, as the kernel's "kernel BUG at lib/list_debug.c:30!" says it: 5.10's entry was read 4
+    bytes into its string too ("list_debug.c"), which also ends the DWARF path, and taken."""
+    result = _case(name)[1]
+    snap = result.snapshot
+    said = re.search(r"kernel BUG at (\S+):(\d+)!", str(snap.panic_message))
+    if said is None:
+        pytest.skip("the kernel's panic names no BUG site")
+    site = snap.bug_site
+    assert not isinstance(site, NotAvailable)
+    assert site.where() == f"{said.group(1)}:{said.group(2)}"
+    # An unevaluated trap is titled by its site ("BUG in __list_add_valid at lib/list_debug.c:30: not evaluated")
+    titles = [f.title for f in result.analysis.findings if f.kind == "bug-condition" and "not evaluated" in f.title]
+    assert all(f" at {site.where()}: " in t for t in titles), titles
+
+
+@pytest.mark.parametrize("name", CASES)
 def test_every_finding_names_what_its_severity_was_judged_against(name: str) -> None:
     case, result = _case(name)
     assert [f.title for f in result.incident.findings if f.baseline is None] == []
