@@ -113,6 +113,32 @@ def judge_condition(site: BugSite) -> ConditionVerdict | NotAvailable:
     return ConditionVerdict(assertion.macro, assertion.condition, site.operands, cexpr.evaluate(node, values))
 
 
+#: Kernel assertions whose condition is known without the source: (function, macro, condition, where it is). Only
+#: a function with this one assertion: a trap in it is this one, whatever the line.
+KNOWN_ASSERTIONS: tuple[tuple[str, str, str, str], ...] = (
+    ("set_freepointer", "BUG_ON", "object == fp",
+     "mm/slub.c's set_freepointer() under CONFIG_SLAB_FREELIST_HARDENED (v4.14 and later)"),
+)  # fmt: skip
+
+
+def known_condition(snap: CrashSnapshot, site: BugSite) -> tuple[ConditionVerdict, str] | None:
+    """The assertion of a function :data:`KNOWN_ASSERTIONS` names, evaluated from its frame's values, with where
+    the condition is from; None for another function, or where an operand was not read."""
+    known = next((k for k in KNOWN_ASSERTIONS if k[0] == site.function), None)
+    values = next((fv for fv in snap.frame_values if fv.frame == site.frame), None)
+    if known is None or values is None:
+        return None
+    _function, macro, condition, origin = known
+    node = cexpr.parse(condition)
+    reads = {v.expression: v for v in (*values.variables, *values.members)}
+    operands = [reads.get(o.text) for o in cexpr.operands(node)]
+    read = [o for o in operands if o is not None and o.value is not None]
+    if len(read) != len(operands):
+        return None
+    result = cexpr.evaluate(node, {o.expression: o.value for o in read if o.value is not None})
+    return ConditionVerdict(macro, condition, tuple(read), result), origin
+
+
 def bug_condition_finding(snap: CrashSnapshot) -> Finding | None:
     """The BUG/WARN that trapped, with its condition evaluated from the frame (or what is missing)."""
     site = snap.bug_site
@@ -128,6 +154,25 @@ def bug_condition_finding(snap: CrashSnapshot) -> Finding | None:
     values = next((fv for fv in snap.frame_values if fv.frame == site.frame), None)
     if values is not None:
         facts += [Fact(f"frame #{site.frame} {v.expression}", v.shown()) for v in (*values.variables, *values.members)]
+    known = known_condition(snap, site) if isinstance(site.source, NotAvailable) else None
+    if known is not None and known[0].result == 1 and isinstance(site.source, NotAvailable):
+        held, origin = known
+        facts.append(Fact("condition", f"{held.text()} (the condition of {origin}, evaluated from the frame's "
+                          f"values; this build's line not read: {site.source.reason})"))  # fmt: skip
+        return root_cause_finding(
+            FindingKind.BUG_CONDITION, f"{site.function}:{held.condition}",
+            f"{held.text()} in {site.function} ({where})",
+            f"The kernel trapped on {held.macro}() in {site.function} at {where}, the check of {origin}. "
+            f"{held.text()}, from the frame's values.",
+            f"{held.macro}({held.condition}) held in {site.function}: "
+            + ", ".join(operand_text(o) for o in held.operands),
+            f"crash> dis -rl {site.pc:#x}  # the comparison before the trap", 0.5,
+            "condition known for this function, evaluated from the frame's values; its source line not read",
+            evidence, facts, Severity.INFO,
+            # The check that caught the fault: the finding of what it caught carries the crash.
+            Baseline("the condition that trapped", "held",
+                     "the kernel's own check; what it caught is the finding that explains the crash"),
+        )  # fmt: skip
     if isinstance(site.source, NotAvailable):
         facts.append(Fact("condition", f"not available: {site.source.reason}"))
         # What was not read is no finding of harm: the crash finding carries the crash's severity, this one
