@@ -159,7 +159,11 @@ def test_use_after_free_reads_the_freed_object_and_says_what_was_written_after_t
     assert any(e.locator.start == obj.start + 0x28 and e.excerpt == "0xa56b6b6b6b6b6b6d" for e in uaf.evidence)
     values = next(f for f in result.analysis.findings if f.kind == "suspicious-values")
     assert values.stated is not None
-    assert values.stated.next_command == f"crash> bt -FF; crash> rd -SS {obj.start:#x} {obj.object_size // 8}"
+    words = f"{obj.start:#x} {obj.object_size // 8}"
+    # 6.12: crash 8.0.2 opens no such dump, drgn's bt -FF / rd -SS stop on a filtered slab page (steps.py)
+    assert values.stated.next_command == (
+        f">>> %crash bt -f; >>> %crash rd -64 {words}" if kernel == "6.12" else f"crash> bt -FF; crash> rd -SS {words}"
+    )
 
 
 @pytest.mark.parametrize("kernel", kernels_of("10-use-after-free"))
