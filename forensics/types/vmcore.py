@@ -334,6 +334,19 @@ class BugSite:
 
 
 @dataclass(frozen=True)
+class EarlierFree:
+    """The free that came first in a double free, read from the second free's function in its source: the one
+    earlier call freeing the same pointer, and the ``if`` conditions it runs under, each true by the frame's values
+    (none: the function's body itself)."""
+
+    source_file: str  # as the debug info names it (the report cites the --source-dir copy)
+    line: int
+    text: str  # the call, as written: ``kfree(msg);``
+    conditions: tuple[str, ...]  # the enclosing ``if`` conditions, outermost first
+    operands: tuple[ValueRead, ...]  # their operands as the frame holds them
+
+
+@dataclass(frozen=True)
 class LoopSite:
     """The busy-wait loop an interrupted frame spins in: its source condition and the operands' values.
 
@@ -738,6 +751,8 @@ class CrashSnapshot:
     # CONFIG_DETECT_HUNG_TASK, or where it was not read.
     hung_task_timeout: int | NotAvailable = field(default=NotAvailable("not read"))
     task_census: TaskCensus = field(default=TaskCensus())  # how complete ``tasks`` is
+    # A double free's first free, where the source of the second's function shows it (None: not shown)
+    earlier_free: EarlierFree | None = None
 
     def where(self, frame: Frame) -> str | None:
         """``file:line`` of a frame as a reader opens it: the copy found via --source-dir where the debug info's

@@ -286,6 +286,12 @@ def test_double_free_is_titled_after_the_caller_and_names_the_object(
     facts = _explanation(doc, "double-free")["facts"]
     assert f"bytes in cache {want['cache']}: FREE" in facts["object"]
     assert facts["second free"].endswith(f"kf_buggy/kf_buggy.c:{want['second_free_line']}")
+    # The first free, read from kf_msg_submit's source and its frame: kfree(msg) under `if (ret)`, ret = -22
+    assert re.fullmatch(
+        rf"kfree\(msg\); at \S*kf_buggy/kf_buggy\.c:{want['first_free_line']}, earlier in {want['function']}, "
+        r"under `if \(ret\)`: ret = -22 in its frame",
+        facts["first free"],
+    ), facts["first free"]
     assert want["free_stack_recorded"] is False
     assert facts["alloc/free stacks"].startswith(f"not recorded: cache {want['cache']} keeps no alloc/free tracks")
     assert "BUG_ON(object == fp)" in facts["detected by"]
