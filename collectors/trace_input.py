@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
+from collectors.binary_formats import TEXT_SAMPLE, binary_format, not_text
 from collectors.inputs import TrackedInput, open_input, sniff_compression
 from forensics.errors import InputError
 from forensics.model import SourceRecord
@@ -169,3 +170,42 @@ def open_trace(name: str, save_text: Path | None = None) -> Iterator[TraceStream
                 yield TraceStream(str(save_text), kind, _copy_to(text, out), records)
         if not records:
             records.append(tracked.record())
+
+
+def not_a_trace(name: str) -> InputError | None:
+    """What a file refused as a trace is, when its first bytes say (the file another command reads, an archive,
+    binary bytes), as ``kforensic dmesg`` and ``profile`` say it (collectors/binary_formats.py): the error then names
+    it, not its first bytes quoted as a line that is no trace event.  None for text, and for standard input (read
+    once, gone)."""
+    if name == "-":
+        return None
+    try:
+        with open_input(name) as tracked:
+            head = b""
+            for chunk in tracked.read_chunks(TEXT_SAMPLE):  # decompressed: a gzip'd file is judged by its text
+                head += chunk
+                if len(head) >= TEXT_SAMPLE:
+                    break
+    except (OSError, InputError):
+        return None
+    known = binary_format(head)
+    if known is not None and known.archive:
+        return InputError(
+            f"{name}: not a trace as it is: {known.what}",
+            hint=f"unpack it first (`{known.reader}`) and give the trace inside; gzip, xz, zstd and bzip2 are read as "
+            "they are",
+        )
+    if known is not None:
+        return InputError(
+            f"{name}: not a trace: {known.what}",
+            hint=f"read it with `{known.reader}`; kforensic trace reads ftrace, trace-cmd report or perf script "
+            "text, a trace.dat or an LTTng trace directory",
+        )
+    binary = not_text(head)
+    if binary is None:
+        return None
+    return InputError(
+        f"{name}: not a trace: binary, not text ({binary})",
+        hint="give the text of /sys/kernel/tracing/trace, `trace-cmd report`, `perf script`, a trace.dat or an "
+        "LTTng trace directory",
+    )

@@ -22,6 +22,7 @@ from detectors.vmcore.findings import (
 from detectors.vmcore.heldlocks import held_lock_findings
 from detectors.vmcore.nullfield import analyse_fault
 from detectors.vmcore.slab import slab_title
+from detectors.vmcore.steps import finding_on_dump
 from detectors.vmcore.why import why_findings
 from forensics.model import Evidence, Finding, NotAvailable
 from forensics.types.dmesg import KernelReport, ReportKind
@@ -169,6 +170,8 @@ def analyse_snapshot(
     findings += log_findings
     # One event's harm counted once: the hung tasks and the crash a lock cycle or a spinlock brought on link to it.
     findings = link_consequences(findings)
+    # Steps a session on this dump runs: drgn's where the crash the follow-ups are checked with opens no such kernel.
+    findings = [finding_on_dump(snap, f) for f in findings]
     return (
         VmcoreAnalysis(
             tuple(findings),

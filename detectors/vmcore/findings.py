@@ -44,6 +44,7 @@ from forensics.types.vmcore import (
     CrashSnapshot,
     FaultAnalysis,
     Frame,
+    SlabCacheInfo,
     TaskInfo,
 )
 
@@ -863,8 +864,7 @@ def outsized_cache_findings(snap: CrashSnapshot) -> list[Finding]:
                 severity=severity,
                 confidence=0.8 if len(reasons) > 1 or (share or 0) >= OUTSIZED_SHARE else 0.55,
                 confidence_reason="; ".join(reasons) + " (one dump: growth over time is not known)",
-                summary=f"{cache.name} holds {cache.total_objects} objects of {cache.object_size} bytes "
-                f"({size / 2**20:.1f} MiB): {'; '.join(reasons)}. A cache this large at the crash suggests "
+                summary=f"{_holds(cache, size)}: {'; '.join(reasons)}. A cache this large at the crash suggests "
                 "its objects are leaked; samples over time (kforensic slab-watch) confirm it.",
                 evidence=(
                     Evidence(
@@ -879,6 +879,15 @@ def outsized_cache_findings(snap: CrashSnapshot) -> list[Finding]:
             )
         )
     return out
+
+
+def _holds(cache: SlabCacheInfo, size: int) -> str:
+    """``kf_leak_obj holds 1148 objects of 512 bytes in use (its slabs: 1152 slots, 0.6 MiB)``: the objects in use,
+    not its slabs' capacity (the total counts the free slots too); an in-use count not read says why."""
+    slabs = f"its slabs: {cache.total_text()} slots, {size / 2**20:.1f} MiB"
+    if cache.active_objects is None:
+        return f"{cache.name}'s objects of {cache.object_size} bytes in use: {cache.active_text()} ({slabs})"
+    return f"{cache.name} holds {cache.active_objects} objects of {cache.object_size} bytes in use ({slabs})"
 
 
 def _outsized_severity(snap: CrashSnapshot, share: float | None) -> tuple[Severity, Baseline]:

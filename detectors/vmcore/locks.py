@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from detectors.vmcore.evidence import frame_evidence, log_line_evidence, memory_evidence, root_cause_finding
 from detectors.vmcore.findings import CYCLE, EXPLAINS_CRASH, crash_frame, culprit_frame, first_own_frame
+from detectors.vmcore.steps import crash_steps
 from forensics.model import (
     Evidence,
     Fact,
@@ -132,8 +133,11 @@ def spinlock_finding(snap: CrashSnapshot) -> Finding | None:
     idle = [cpu for cpu, t in others if t.pid == 0]
     for cpu, task in others:
         own = first_own_frame(task)
-        state = ", idle," if task.pid == 0 else ""  # evidence: an idle CPU holds no lock
-        facts.append(Fact(f"CPU {cpu}", f"{task.comm} (pid {task.pid}){state}" + (f" in {own.label()}" if own else "")))
+        idles = task.pid == 0  # evidence: an idle CPU holds no lock
+        halt = task.halt_text()
+        # A halted CPU is said where it halted: its #0 is the instruction after the hlt (see TaskInfo.halted_at).
+        where = f" (halted: {halt})" if halt else (("," if idles else "") + (f" in {own.label()}" if own else ""))
+        facts.append(Fact(f"CPU {cpu}", f"{task.comm} (pid {task.pid})" + (", idle" if idles else "") + where))
     owner = lock.owner_text()
     if owner is not None:
         facts.append(Fact("owner", owner))
@@ -164,8 +168,10 @@ def spinlock_finding(snap: CrashSnapshot) -> Finding | None:
         f"{func} spins on {name} ({word_text(lock)})",
         f"{func} spins in spin_lock({name}) and never gets it. {why}.",
         f"spinlock deadlock in {func}: {why}",
-        f"crash> rd -32 {lock.address:#x}; crash> bt -a"
-        + (f"; crash> dis -l {others_take[0]}  # look for a return with {name} held" if others_take else ""),
+        crash_steps(
+            snap, f"rd -32 {lock.address:#x}", "bt -a", *(f"dis -l {f}" for f in others_take[:1]),
+            note=f"look for a return with {name} held" if others_take else "",
+        ),
         0.88 if leaked else 0.75, "the lock word read from the dump; the other CPUs' stacks", evidence, facts,
         Severity.CRITICAL, EXPLAINS_CRASH,
         # the spinning CPU: the crash the lockup detector made of it is this finding's consequence

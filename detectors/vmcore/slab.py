@@ -115,6 +115,17 @@ def double_free_finding(snap: CrashSnapshot) -> Finding | None:
     facts = [Fact("detected by", f"{name}: {meaning}")]
     if where:
         facts.append(Fact("second free", f"in {func} at {where}"))
+    earlier = snap.earlier_free
+    if earlier is not None and where:
+        guard = " && ".join(f"({c})" if len(earlier.conditions) > 1 else c for c in earlier.conditions)
+        held = ", ".join(f"{o.expression} = {o.value}" for o in earlier.operands)
+        facts.append(
+            Fact(
+                "first free",
+                f"{earlier.text} at {snap.cite(earlier.source_file, earlier.line)}, earlier in {func}"
+                + (f", under `if ({guard})`: {held} in its frame" if earlier.conditions else ""),
+            )
+        )
     evidence: list[Evidence | None] = [
         log_line_evidence(snap, "kernel BUG at")
         or log_line_evidence(snap, "double free")

@@ -9,6 +9,7 @@ Pure: typed snapshot in, :class:`forensics.model.Finding` out.  Each finding car
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from detectors.pointers import (
@@ -50,7 +51,16 @@ from forensics.types.causes import (
     memory_user,
     memory_user_label,
 )
-from forensics.types.vmcore import AddressInfo, BugSite, CrashSnapshot, LoopSite, MemberInfo, TypeLayout, ValueRead
+from forensics.types.vmcore import (
+    AddressInfo,
+    BugSite,
+    CrashSnapshot,
+    LoopSite,
+    MemberInfo,
+    MemoryUser,
+    TypeLayout,
+    ValueRead,
+)
 
 __all__ = ["LIST_POISON1", "LIST_POISON2", "VALUE_RULES", "ValueClass", "classify_value"]
 
@@ -104,6 +114,32 @@ def judge_condition(site: BugSite) -> ConditionVerdict | NotAvailable:
     return ConditionVerdict(assertion.macro, assertion.condition, site.operands, cexpr.evaluate(node, values))
 
 
+#: Kernel assertions whose condition is known without the source: (function, macro, condition, where it is). Only
+#: a function with this one assertion: a trap in it is this one, whatever the line.
+KNOWN_ASSERTIONS: tuple[tuple[str, str, str, str], ...] = (
+    ("set_freepointer", "BUG_ON", "object == fp",
+     "mm/slub.c's set_freepointer() under CONFIG_SLAB_FREELIST_HARDENED (v4.14 and later)"),
+)  # fmt: skip
+
+
+def known_condition(snap: CrashSnapshot, site: BugSite) -> tuple[ConditionVerdict, str] | None:
+    """The assertion of a function :data:`KNOWN_ASSERTIONS` names, evaluated from its frame's values, with where
+    the condition is from; None for another function, or where an operand was not read."""
+    known = next((k for k in KNOWN_ASSERTIONS if k[0] == site.function), None)
+    values = next((fv for fv in snap.frame_values if fv.frame == site.frame), None)
+    if known is None or values is None:
+        return None
+    _function, macro, condition, origin = known
+    node = cexpr.parse(condition)
+    reads = {v.expression: v for v in (*values.variables, *values.members)}
+    operands = [reads.get(o.text) for o in cexpr.operands(node)]
+    read = [o for o in operands if o is not None and o.value is not None]
+    if len(read) != len(operands):
+        return None
+    result = cexpr.evaluate(node, {o.expression: o.value for o in read if o.value is not None})
+    return ConditionVerdict(macro, condition, tuple(read), result), origin
+
+
 def bug_condition_finding(snap: CrashSnapshot) -> Finding | None:
     """The BUG/WARN that trapped, with its condition evaluated from the frame (or what is missing)."""
     site = snap.bug_site
@@ -119,6 +155,25 @@ def bug_condition_finding(snap: CrashSnapshot) -> Finding | None:
     values = next((fv for fv in snap.frame_values if fv.frame == site.frame), None)
     if values is not None:
         facts += [Fact(f"frame #{site.frame} {v.expression}", v.shown()) for v in (*values.variables, *values.members)]
+    known = known_condition(snap, site) if isinstance(site.source, NotAvailable) else None
+    if known is not None and known[0].result == 1 and isinstance(site.source, NotAvailable):
+        held, origin = known
+        facts.append(Fact("condition", f"{held.text()} (the condition of {origin}, evaluated from the frame's "
+                          f"values; this build's line not read: {site.source.reason})"))  # fmt: skip
+        return root_cause_finding(
+            FindingKind.BUG_CONDITION, f"{site.function}:{held.condition}",
+            f"{held.text()} in {site.function} ({where})",
+            f"The kernel trapped on {held.macro}() in {site.function} at {where}, the check of {origin}. "
+            f"{held.text()}, from the frame's values.",
+            f"{held.macro}({held.condition}) held in {site.function}: "
+            + ", ".join(operand_text(o) for o in held.operands),
+            f"crash> dis -rl {site.pc:#x}  # the comparison before the trap", 0.5,
+            "condition known for this function, evaluated from the frame's values; its source line not read",
+            evidence, facts, Severity.INFO,
+            # The check that caught the fault: the finding of what it caught carries the crash.
+            Baseline("the condition that trapped", "held",
+                     "the kernel's own check; what it caught is the finding that explains the crash"),
+        )  # fmt: skip
     if isinstance(site.source, NotAvailable):
         facts.append(Fact("condition", f"not available: {site.source.reason}"))
         # What was not read is no finding of harm: the crash finding carries the crash's severity, this one
@@ -508,8 +563,6 @@ def oom_finding(snap: CrashSnapshot) -> Finding | None:
         ranked = list(users)
         for cache in snap.slab_caches[:3]:
             if cache.total_bytes:
-                from forensics.types.vmcore import MemoryUser
-
                 ranked.append(MemoryUser("slab", cache.name, cache.total_bytes))
         ranked.sort(key=lambda u: -u.bytes)
         # Users under 64 KiB are left out: "vmalloc by n_tty_open: 0.0 MiB" among the top users was noise.
@@ -530,9 +583,23 @@ def oom_finding(snap: CrashSnapshot) -> Finding | None:
         + (m.group(3) or f"({m.group(2)})"),
         f"{m.group(1)} asked for an order-{m.group(4)} allocation ({m.group(2)}) and nothing could be reclaimed. "
         f"Largest user: {top_text}.",
-        f"memory exhausted by {top_text}", ">>> %crash ps -G | sort -k 8 -n | tail; >>> %crash kmem -i", 0.85,
+        f"memory exhausted by {top_text}", _oom_steps(snap, () if isinstance(users, NotAvailable) else users), 0.85,
         "memory users read from the dump (RSS counters, vmalloc areas, slab caches)", [log_ev], facts,
     )  # fmt: skip
+
+
+def _oom_steps(snap: CrashSnapshot, users: Sequence[MemoryUser]) -> str:
+    """drgn's ``ps -G`` sorted by RSS, and ``kmem -i``; where the task list walk broke (makedumpfile left a
+    task_struct out: ``ps`` without pids stops at it, "Excluded page"), ``ps -G`` of the tasks counted, by pid."""
+    if snap.task_census.complete and not snap.task_census.breaks:
+        return ">>> %crash ps -G | sort -k 8 -n | tail; >>> %crash kmem -i"
+    pids = [str(u.pid) for u in users if u.kind == "task" and u.pid is not None][:8]
+    if not pids:
+        return f">>> %crash kmem -i  # the task list walk breaks in this dump ({snap.task_census.why_incomplete()})"
+    return (
+        f">>> %crash ps -G {' '.join(pids)}; >>> %crash kmem -i  # the tasks by pid: the task list walk breaks in "
+        "this dump (see Tasks)"
+    )
 
 
 #: Hardening checks that stop a bad copy in the function that asked for it (their caller is the culprit):

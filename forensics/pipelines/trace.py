@@ -85,6 +85,11 @@ def check_trace_text(name: str, counts: ParseCounts) -> None:
             hint=f"perf script -i {name} > trace.txt, then kforensic trace trace.txt (a recording of the scheduler: "
             f"perf record -e 'sched:*' -a); for CPU samples: kforensic profile {name}",
         )
+    from collectors.trace_input import not_a_trace
+
+    what = not_a_trace(name)
+    if what is not None:  # an ELF file, an archive, random bytes: named, not quoted as a line
+        raise what
     if any(PERF_SAMPLE_HEADER.search(line) for _, line in counts.first_malformed):
         raise InputError(
             f"{name}: `perf script` text of samples{example}, not of trace events: the scheduler analysis "

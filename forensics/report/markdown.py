@@ -43,7 +43,9 @@ def next_commands(step: str) -> tuple[tuple[str, ...], str]:
     command, _, comment = step.partition("  # ")
     parts: list[str] = []
     for piece in command.split("; "):
-        if parts and not piece.startswith(("crash> ", ">>> ")):
+        # A shell command after a prompt's (``>>> %crash bt -a; objdump ...``) is a command of its own.
+        after_prompt = bool(parts) and parts[-1].startswith(_PROMPTS) and piece.split(" ", 1)[0] in SHELL_COMMANDS
+        if parts and not piece.startswith(_PROMPTS) and not after_prompt:
             parts[-1] += "; " + piece  # a shell command's own ';' (or a crash argument): not a new command
         else:
             parts.append(piece)
@@ -57,8 +59,8 @@ SHELL_COMMANDS = frozenset(
     {
         "apt", "apt-get", "awk", "bpftrace", "cat", "conntrack", "crash", "df", "dmesg", "dnf", "drgn", "echo",
         "findmnt", "gdb", "grep", "head", "journalctl", "kdump-config", "kdumpctl", "kforensic", "ls", "lsof",
-        "makedumpfile", "modinfo", "modprobe", "perf", "ps", "slabtop", "sort", "ss", "sudo", "sysctl", "systemctl",
-        "tail", "trace-cmd", "uname", "wc", "yum", "zcat",
+        "makedumpfile", "modinfo", "modprobe", "objdump", "perf", "ps", "slabtop", "sort", "ss", "sudo", "sysctl",
+        "systemctl", "tail", "trace-cmd", "uname", "wc", "yum", "zcat",
     }
 )  # fmt: skip
 _PROMPTS = ("crash> ", ">>> ")

@@ -355,7 +355,13 @@ def to_document(result: VmcoreResult) -> dict[str, Any]:
         "fault": _fault(result.fault),
         "why": _why(result),
         "other_cpus": [
-            {"cpu": cpu, "pid": t.pid, "comm": t.comm, "backtrace": [_frame(f, s) for f in t.stack]}
+            {
+                "cpu": cpu,
+                "pid": t.pid,
+                "comm": t.comm,
+                "halted_at": None if t.halted_at is None else f"{t.halted_at:#x}",
+                "backtrace": [_frame(f, s) for f in t.stack],
+            }
             for cpu, t in s.other_cpus
         ],
         "tasks": {
@@ -646,7 +652,10 @@ def vmcore_document(result: VmcoreResult) -> Document:
         cpus: list[Block] = []
         for cpu, t in s.other_cpus:
             cpus += [
-                Paragraph(f"CPU {cpu}: {md_escape(t.comm)} (pid {t.pid})"),
+                Paragraph(
+                    f"CPU {cpu}: {md_escape(t.comm)} (pid {t.pid})"
+                    + (f", halted: {t.halt_text()}" if t.halt_text() else "")
+                ),
                 Code("\n".join(f"#{f.index} {f.label()}" for f in t.stack) or "no stack"),
             ]
         blocks.append(Section("Other CPUs", tuple(cpus)))

@@ -151,6 +151,10 @@ class TaskInfo:
     lock_owner_comm: str | None = None
     completion: CompletionWait | None = None  # the completion it waits on, when its wait's frame shows it
     lock_owner_missing: str | None = None  # why ``lock_owner_comm`` is None while ``lock_owner_pid`` is known
+    # A task on a CPU stopped in ``hlt``: the hlt's address.  ``hlt`` resumes past itself, so the pc the crash's NMI
+    # saved (its stack's #0) is the next instruction's, one the CPU never ran (6.12's default_idle: the ``cli`` of
+    # ``raw_local_irq_disable()``, whose inline frame #0 names).
+    halted_at: int | None = None
 
     def lock_owner_text(self) -> str | None:
         """``kf_holder (pid 42)``; a name not read says "unknown (why)"; None when no owner is known."""
@@ -159,6 +163,17 @@ class TaskInfo:
         if self.lock_owner_comm is None:
             return f"pid {self.lock_owner_pid}, name unknown ({self.lock_owner_missing or 'not read'})"
         return f"{self.lock_owner_comm} (pid {self.lock_owner_pid})"
+
+    def halt_text(self) -> str | None:
+        """``hlt at default_idle+0x12``: where a CPU stopped in ``hlt`` halted, by the symbol of its stack's #0; None
+        when it was not halted (or its stack has no symbol)."""
+        top = self.stack[0] if self.stack else None
+        if self.halted_at is None or top is None or top.offset is None:
+            return None
+        name = top.symbol if top.inline and top.symbol else top.function
+        if isinstance(name, NotAvailable):
+            return None
+        return f"hlt at {name}+{top.offset - (top.pc - self.halted_at):#x}" + (f" [{top.module}]" if top.module else "")
 
     def waits_for(self) -> str:
         """What a sleeping task waits for: its lock, else the kind of wait its stack shows (``a completion (in
@@ -317,6 +332,19 @@ class BugSite:
         if self.line is None:
             return f"{self.file}, line unknown" + (f" ({self.line_missing or 'not read'})" if why else "")
         return f"{self.file}:{self.line}"
+
+
+@dataclass(frozen=True)
+class EarlierFree:
+    """The free that came first in a double free, read from the second free's function in its source: the one
+    earlier call freeing the same pointer, and the ``if`` conditions it runs under, each true by the frame's values
+    (none: the function's body itself)."""
+
+    source_file: str  # as the debug info names it (the report cites the --source-dir copy)
+    line: int
+    text: str  # the call, as written: ``kfree(msg);``
+    conditions: tuple[str, ...]  # the enclosing ``if`` conditions, outermost first
+    operands: tuple[ValueRead, ...]  # their operands as the frame holds them
 
 
 @dataclass(frozen=True)
@@ -724,6 +752,8 @@ class CrashSnapshot:
     # CONFIG_DETECT_HUNG_TASK, or where it was not read.
     hung_task_timeout: int | NotAvailable = field(default=NotAvailable("not read"))
     task_census: TaskCensus = field(default=TaskCensus())  # how complete ``tasks`` is
+    # A double free's first free, where the source of the second's function shows it (None: not shown)
+    earlier_free: EarlierFree | None = None
 
     def where(self, frame: Frame) -> str | None:
         """``file:line`` of a frame as a reader opens it: the copy found via --source-dir where the debug info's

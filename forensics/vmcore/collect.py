@@ -13,6 +13,7 @@ from forensics.types.vmcore import (
     BugSite,
     CodeBytes,
     CrashSnapshot,
+    EarlierFree,
     Frame,
     FrameValues,
     LoopSite,
@@ -112,6 +113,7 @@ def _collect(
     crashed_cpu: int | NotAvailable = NotAvailable(why or "no crashed thread")
     values: tuple[FrameValues, ...] = ()
     site: BugSite | NotAvailable = NotAvailable(why or "no crashed thread")
+    earlier: EarlierFree | None = None
     polled: tuple[PolledWord, ...] = ()
     loop: LoopSite | NotAvailable = NotAvailable("no exception frame to look for a busy-wait loop")
     spinlock: SpinLockState | NotAvailable = NotAvailable("no exception frame to look for a spinlock wait")
@@ -144,6 +146,7 @@ def _collect(
         say("BUG/WARN site and frame values")
         site = reads.bug_site(prog, trace, frames, source_dirs)
         values = _frame_values(prog, trace, frames, site, source_dirs)
+        earlier = reads.earlier_free(frames, values, source_dirs)
         if not isinstance(code, NotAvailable):
             polled = reads.polled_words(prog, code)
         if index is not None and isinstance(site, NotAvailable):
@@ -236,6 +239,7 @@ def _collect(
         warnings=tuple(gaps.condense(warnings)),
         frame_values=values,
         bug_site=site,
+        earlier_free=earlier,
         addresses=addresses,
         polled=polled,
         loop=loop,

@@ -75,6 +75,29 @@ def backtrace(prog: drgn.Program, trace: drgn.StackTrace) -> tuple[Frame, ...]:
     return tuple(out)
 
 
+def halted_at(prog: drgn.Program, top: Frame) -> int | None:
+    """The address of the ``hlt`` a CPU was stopped in: the instruction that ends where the interrupted pc of its
+    stack's #0 (``top``) starts, when that is a ``hlt``.  An interrupted pc is the instruction the CPU was about to
+    run (exact, not a return address to step back from, as crash and perf treat it), but ``hlt`` resumes past itself:
+    an idle CPU the crash's NMI stopped saved the next one's pc.  The function is decoded from its symbol's start
+    (x86 instructions are not decodable backwards); None anywhere this does not show a ``hlt``."""
+    from detectors.vmcore.disasm import decode
+
+    arch = prog.platform.arch.name if prog.platform is not None else "UNKNOWN"
+    if not top.interrupted or not top.offset or top.offset > MAX_FUNCTION_BYTES or arch != "X86_64":
+        return None
+    start = top.pc - top.offset
+    try:
+        data = prog.read(start, top.offset)
+    except drgn.FaultError:
+        return None
+    instructions = decode(CodeBytes(start=start, data=data, fault_pc=top.pc, arch=arch))
+    last = instructions[-1] if instructions else None
+    if last is None or last.mnemonic != "hlt" or last.address + last.size != top.pc:
+        return None
+    return last.address
+
+
 def fault_frame_index(trace: drgn.StackTrace) -> int | None:
     """The innermost frame whose registers were saved by an interrupt or exception.
 

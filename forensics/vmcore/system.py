@@ -28,7 +28,7 @@ from forensics.types.vmcore import (
     TaskListBreak,
 )
 from forensics.vmcore import gaps, layouts
-from forensics.vmcore.extract import backtrace
+from forensics.vmcore.extract import backtrace, halted_at
 from forensics.vmcore.gaps import not_in_dump
 from forensics.vmcore.pages import page_size
 
@@ -600,6 +600,7 @@ def other_cpu_tasks(
             on_cpu=True,
             last_run_ns=None,
             stack=stack,
+            halted_at=halted_at(prog, stack[0]) if stack else None,
         )
         out.append((cpu, info))
     return tuple(out)

@@ -24,6 +24,7 @@ from forensics.types.vmcore import (
     AddressInfo,
     BugSite,
     CodeBytes,
+    EarlierFree,
     Frame,
     FrameValues,
     LoopSite,
@@ -282,6 +283,102 @@ def read_source_line(
     return NotAvailable(why + "; pass --source-dir DIR (the kernel or module source tree)")
 
 
+#: The functions a double free's second free can call (6.1's kfree tail-calls __kmem_cache_free: its frame is the
+#: one below the caller's), and a call of one on a pointer: ``kfree(msg);``.
+FREE_FUNCTIONS = ("kfree", "kvfree", "kfree_sensitive", "kmem_cache_free", "__kmem_cache_free")
+_FREE_CALL = re.compile(r"\b(?:kfree|kvfree|kfree_sensitive|kmem_cache_free)\s*\(([^;]*)\)\s*;")
+_IF_OPENS = re.compile(r"^\s*if\s*\((.*)\)\s*\{\s*(?://.*|/\*.*\*/\s*)?$")
+
+
+def earlier_free(
+    frames: tuple[Frame, ...], values: tuple[FrameValues, ...], source_dirs: tuple[Path, ...]
+) -> EarlierFree | None:
+    """The first free of a double free, where the source of the second free's function shows it (the one other call
+    freeing the same pointer above it), and every ``if`` around it holds by the frame's values; None wherever this
+    is not read: no source, two candidates, a block other than an ``if``, an operand not read, a condition false."""
+    from detectors.vmcore.findings import crash_frame, culprit_frame
+
+    culprit = culprit_frame(frames, crash_frame(frames))
+    if culprit is None or not culprit.source_file or not culprit.source_line or culprit.index == 0:
+        return None
+    if frames[culprit.index - 1].function not in FREE_FUNCTIONS or not isinstance(culprit.function, str):
+        return None
+    lines = next(
+        (read for path, _via in _candidates(culprit.source_file, culprit.source_file, source_dirs)
+         if (read := _lines_of(path)) is not None),
+        None,
+    )  # fmt: skip
+    second = culprit.source_line
+    if lines is None or second > len(lines) or not (call := _FREE_CALL.search(lines[second - 1])):
+        return None
+    name = culprit.function.split(".", 1)[0]
+    start = next((i for i in range(second - 1, -1, -1) if _head_at(lines, i) is not None), None)
+    if start is None or _head_at(lines, start) != name:
+        return None
+    same = [
+        i for i in range(start + 1, second - 1) if (m := _FREE_CALL.search(lines[i])) and m.group(0) == call.group(0)
+    ]
+    if len(same) != 1:
+        return None
+    conditions = _enclosing_ifs(lines, start, same[0])
+    if conditions is None:
+        return None
+    # The frame holds an operand's value at the second free: one assigned after the first if's line (an else's
+    # ``ret = 1``) may not be the value the if read.
+    after = "\n".join(lines[start + 1 : second - 1])
+    at = after.find("if (" + conditions[0]) if conditions else -1
+    checked = after[at:] if at >= 0 else after
+    reads = {v.expression: v for fv in values if fv.frame == culprit.index for v in fv.variables}
+    operands: list[ValueRead] = []
+    for condition in conditions:
+        try:
+            node = cexpr.parse(condition)
+        except cexpr.ParseError:
+            return None
+        if any(re.search(rf"(?:\b{re.escape(o.text)}\s*(?:[-+*/%|&^]|<<|>>)?=(?!=)|\+\+\s*{re.escape(o.text)}\b|"
+                         rf"\b{re.escape(o.text)}\s*(?:\+\+|--)|&\s*{re.escape(o.text)}\b)", checked)
+               for o in cexpr.operands(node)):  # fmt: skip
+            return None
+        used = [reads.get(o.text) for o in cexpr.operands(node)]
+        known = {r.expression: r.value for r in used if r is not None and r.value is not None}
+        if len(known) != len(used) or not cexpr.evaluate(node, known):  # C's if: any value but 0 (None: unknown)
+            return None
+        operands += [r for r in used if r is not None]
+    return EarlierFree(culprit.source_file, same[0] + 1, call.group(0), tuple(conditions), tuple(operands))
+
+
+def _lines_of(path: Path) -> list[str] | None:
+    from collectors.inputs import open_input
+    from forensics.errors import InputError
+
+    try:
+        with open_input(str(path)) as tracked:
+            return tracked.stream.read().decode(errors="replace").splitlines()
+    except (OSError, InputError):
+        return None
+
+
+def _enclosing_ifs(lines: list[str], start: int, at: int) -> list[str] | None:
+    """The conditions of the ``if`` blocks around ``lines[at]`` up to the function's body, outermost first; None
+    when a block around it is not an ``if`` (a loop, a switch, an else) or its braces are not on its lines."""
+    conditions: list[str] = []
+    depth = 0
+    for i in range(at - 1, start - 1, -1):
+        if "}" in lines[i] and "{" in lines[i]:
+            return None  # "} else {": which branch ran is not read here
+        depth += lines[i].count("}") - lines[i].count("{")
+        if depth >= 0:
+            continue
+        if (i <= start + 1 and lines[i].strip() in ("{", "")) or _head_at(lines, i) is not None:
+            return conditions[::-1]  # the function's own body
+        m = _IF_OPENS.match(lines[i])
+        if m is None:
+            return None
+        conditions.append(m.group(1).strip())
+        depth = 0
+    return None
+
+
 # ---------------------------------------------------------------- frames
 
 
@@ -419,7 +516,9 @@ def _bug_file(prog: drgn.Program, entry: drgn.Object, dwarf_file: str | None) ->
 
     agreeing: list[str] = [f for f in found if same(f)]
     if agreeing:
-        return agreeing[0]
+        # The longest: the reading 4 bytes late is the string's own tail ("list_debug.c" of "lib/list_debug.c",
+        # 5.10), which ends the DWARF path as well; 4 bytes early holds the previous string's NUL, so never longer.
+        return max(agreeing, key=len)
     return found[0] if len(found) == 1 else None  # two readings and nothing to choose: not guessed
 
 

@@ -269,6 +269,26 @@ def test_a_perf_data_file_given_to_trace_says_how_to_read_it(tmp_path: Path) -> 
     assert f"perf script -i {data} > trace.txt" in hint and f"kforensic profile {data}" in hint
 
 
+def test_a_binary_file_given_to_trace_is_named_not_quoted(tmp_path: Path) -> None:
+    # ue7 15a: random bytes and an ELF file were "21 of 21 lines are not trace events (line 1: '\x7fELF...')"; dmesg
+    # and profile name what the file is (collectors/binary_formats.py), trace now too.
+    import random
+
+    noise = tmp_path / "rand.bin"
+    noise.write_bytes(random.Random(7).randbytes(4096))
+    res = run(str(noise))
+    assert res.returncode == 3 and not res.stdout and "Traceback" not in res.stderr
+    error = res.stderr.splitlines()[0]
+    assert error.startswith(f"kforensic: error: {noise}: not a trace: binary, not text (") and "line 1" not in error
+    elf = tmp_path / "a.out"
+    shutil.copyfile(sys.executable, elf)
+    res = run(str(elf))
+    assert res.returncode == 3 and not res.stdout
+    error, hint = res.stderr.splitlines()[:2]
+    assert error == f"kforensic: error: {elf}: not a trace: an ELF file (a crash dump, vmlinux or module)"
+    assert "kforensic vmcore DUMP --vmlinux FILE" in hint
+
+
 def test_a_window_outside_the_trace_is_a_usage_error_naming_its_range(tmp_path: Path) -> None:
     ftrace = recorded("kf.ftrace.txt", tmp_path)
     for option, side in ((["--around", "9999:100"], "starts after"), (["--window", "1:2"], "ends before")):

@@ -209,11 +209,40 @@ def test_slab_leak_cache_is_outsized(kernel: str) -> None:
     outsized = [f for f in result.incident.findings if f.kind == "outsized-slab"]
     assert outsized
     assert leak["cache"] in outsized[0].title
+    # The objects in use, drgn's exact count (6.12: 1148, 5.10: 1522), not its slabs' capacity (1152, 1536).
+    from drgn.helpers.linux.slab import find_slab_cache, slab_cache_for_each_allocated_object
+
+    prog = open_program(case, modules=True)
+    cache = find_slab_cache(prog, leak["cache"])
+    in_use = sum(1 for _ in slab_cache_for_each_allocated_object(cache, "void"))
+    [info] = [c for c in result.snapshot.slab_caches if c.name == leak["cache"]]
+    assert info.total_objects is not None and info.total_objects > in_use
+    assert outsized[0].summary.startswith(
+        f"{leak['cache']} holds {in_use} objects of {info.object_size} bytes in use (its slabs: "
+        f"{info.total_objects} slots, "
+    )
     # A cache of 0.4-0.5% of RAM with 80%+ free, in a dump sysrq-c took on purpose, and a kthread in msleep()
     # that ran a moment before: nothing here reaches medium (its leak *rate* is kforensic leaks' to judge).
     assert outsized[0].severity is Severity.LOW and outsized[0].baseline is not None
     assert outsized[0].baseline.value.endswith("free at the crash")
     assert max(f.severity for f in result.incident.findings) < PROBLEM
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_a_bug_trap_names_its_file_as_the_kernel_does(name: str) -> None:
+    """The bug table's file, as the kernel's "kernel BUG at lib/list_debug.c:30!" says it: 5.10's entry was read 4
+    bytes into its string too ("list_debug.c"), which also ends the DWARF path, and taken."""
+    result = _case(name)[1]
+    snap = result.snapshot
+    said = re.search(r"kernel BUG at (\S+):(\d+)!", str(snap.panic_message))
+    if said is None:
+        pytest.skip("the kernel's panic names no BUG site")
+    site = snap.bug_site
+    assert not isinstance(site, NotAvailable)
+    assert site.where() == f"{said.group(1)}:{said.group(2)}"
+    # An unevaluated trap is titled by its site ("BUG in __list_add_valid at lib/list_debug.c:30: not evaluated")
+    titles = [f.title for f in result.analysis.findings if f.kind == "bug-condition" and "not evaluated" in f.title]
+    assert all(f" at {site.where()}: " in t for t in titles), titles
 
 
 @pytest.mark.parametrize("name", CASES)

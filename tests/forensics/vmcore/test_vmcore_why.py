@@ -501,3 +501,57 @@ def test_report_vmcore_shows_the_same_why(tmp_path: Path) -> None:
     assert "BUG_ON(buf->refcount <= 0): buf->refcount = 0 -> true" in text
     _, result = _analyse("02-bug-on")
     assert result.analysis.hypotheses[0].statement in text
+
+
+_SUBMIT = """static int kf_msg_submit(u32 type, u32 len)
+{
+	struct kf_msg *msg;
+	int ret;
+
+	msg = kmalloc(sizeof(*msg), GFP_KERNEL);
+	ret = kf_msg_validate(msg);
+	if (ret) {
+		kfree(msg);	/* the first */
+		goto out;
+	}
+out:
+	kfree(msg);
+	return ret;
+}
+"""
+
+
+@pytest.mark.parametrize(
+    ("source", "ret", "found"),
+    [
+        (_SUBMIT, -22, "kfree(msg); at line 9 under ret"),
+        (_SUBMIT, 0, None),  # the if was not taken by the frame's value: its kfree did not run
+        (_SUBMIT.replace("\tif (ret) {", "\tfor (;;) {"), -22, None),  # a loop: whether it ran is not read
+        (_SUBMIT.replace("\tif (ret) {", "\tkfree(msg);\n\tif (ret) {"), -22, None),  # two candidates
+        # ret assigned after the if: the frame's -22 may not be what the if read
+        (_SUBMIT.replace("\t\tgoto out;\n\t}", "\t\tgoto out;\n\t} else {\n\t\tret = 1;\n\t}"), -22, None),
+    ],
+    ids=["if-taken", "if-not-taken", "a-loop", "two-frees", "reassigned"],
+)
+def test_a_double_free_names_its_first_free_only_where_source_and_frame_show_it(
+    tmp_path: Path, source: str, ret: int, found: str | None
+) -> None:
+    """ue7 15e: kf_buggy.c:522's kfree(msg) under `if (ret)` with ret = -22 in kf_msg_submit's frame; nothing where
+    the source or the frame do not show which free ran."""
+    from forensics.types.vmcore import Frame, FrameValues, ValueRead
+    from forensics.vmcore.why import earlier_free
+
+    (tmp_path / "kf.c").write_text(source)
+    second = source.splitlines().index("\tkfree(msg);") + 1
+    frames = (
+        Frame(0, "set_freepointer", 0xFFFFFFFF81000010, 0x10, 0x20, None, "mm/slub.c", 550, interrupted=True),
+        Frame(1, "kfree", 0xFFFFFFFF81000100, 0xD0, 0xE9, None, "mm/slub.c", 4837),
+        Frame(2, "kf_msg_submit", 0xFFFFFFFFC0000069, 0x69, 0x90, "kf_buggy", "/build/kf.c", second),
+    )
+    values = (FrameValues(2, "kf_msg_submit", None, (ValueRead("ret", "int", ret, str(ret)),)),)
+    got = earlier_free(frames, values, (tmp_path,))
+    if found is None:
+        assert got is None
+        return
+    assert got is not None
+    assert (got.text, got.line, got.conditions, [o.value for o in got.operands]) == ("kfree(msg);", 9, ("ret",), [ret])

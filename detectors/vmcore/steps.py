@@ -1,0 +1,117 @@
+"""The ``next:`` steps of a dump's findings, in a session that opens that dump.
+
+A ``crash>`` step is no use on a dump crash cannot open: crash 8.0.2 (Debian 12, the crash the follow-up test
+runs) opens the fixtures' 5.10 and 6.1 dumps and no 6.12 one ("seek error: kernel virtual address ...
+page_offset_base"), while drgn reads every kernel the analysis read.  For a kernel newer than
+:data:`CRASH_OPENS_UP_TO` a step is given in drgn's crash-compatible commands (``>>> %crash rd -32 ADDR``) where
+drgn has the command, ``objdump`` on the module file for a module function's disassembly (drgn has no ``dis``),
+gdb on vmlinux for a kernel function's, and stays a ``crash>`` step (which a newer crash runs) only where none
+does.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from dataclasses import replace
+
+from forensics.model import Finding, NotAvailable
+from forensics.types.vmcore import CrashSnapshot
+
+#: The newest kernel (major, minor) the crash the follow-ups are checked with opens (crash 8.0.2: 5.10 and 6.1 do,
+#: 6.12 does not; see docs/vmcore.md, Follow-up).
+CRASH_OPENS_UP_TO = (6, 1)
+#: crash commands drgn's ``%crash`` runs as crash does on the dumps crash does not open (each run on the 6.12
+#: fixtures; drgn 0.3's ``bt -FF`` and ``rd -SS`` stop on a slab page makedumpfile left out, ``struct`` has no -o).
+_DRGN_HAS = re.compile(
+    r"(?:rd -32 0x[0-9a-f]+|bt(?: -a| \d+(?: \d+)*)?|kmem (?:-i|0x[0-9a-f]+|-s \S+)|log|mod -t|ps -G(?: \d+)+)"
+)
+#: crash commands drgn runs in another form: (crash's, drgn's) -- the frames' raw words for ``bt -FF``'s symbolic ones,
+#: the words for ``rd -SS``'s with their slab objects named.
+_DRGN_AS = (
+    (re.compile(r"bt -FF"), "%crash bt -f"),
+    (re.compile(r"rd -SS (0x[0-9a-f]+) (\d+)"), r"%crash rd -64 \1 \2"),
+    (re.compile(r"struct -o (\w+)"), r'[(m.name, m.offset) for m in prog.type("struct \1").members]'),
+)
+_DIS_FUNCTION = re.compile(r"dis -l (\w+)")
+_DIS_ADDRESS = re.compile(r"dis -rl (0x[0-9a-f]+)")
+
+
+def crash_opens(snap: CrashSnapshot) -> bool:
+    """Whether the crash the follow-ups are checked with opens a dump of this kernel (an unknown release: yes)."""
+    release = snap.kernel_release
+    m = re.match(r"(\d+)\.(\d+)", release) if not isinstance(release, NotAvailable) else None
+    return m is None or (int(m.group(1)), int(m.group(2))) <= CRASH_OPENS_UP_TO
+
+
+def _disassembly(snap: CrashSnapshot, command: str) -> str | None:
+    """The shell command that disassembles what ``dis -l FUNC`` or ``dis -rl ADDR`` does, with its source lines: the
+    function of a frame (by name, or the symbol holding the pc) or one that takes the spinner's spinlock; objdump on
+    a module's debug file (gdb resolves no symbol of an unrelocated .ko), gdb on vmlinux.  None where neither is
+    known."""
+    if isinstance(snap.follow_up, NotAvailable):
+        return None
+    files = dict(snap.follow_up.modules)
+    by_name = _DIS_FUNCTION.fullmatch(command)
+    by_pc = _DIS_ADDRESS.fullmatch(command)
+    found: tuple[str, str | None] | None = None
+    for frame in snap.backtrace:
+        symbol = frame.symbol if frame.inline and frame.symbol else frame.function
+        named = by_name is not None and frame.function == by_name.group(1)
+        if isinstance(symbol, str) and (named or (by_pc is not None and frame.pc == int(by_pc.group(1), 16))):
+            found = (symbol if by_pc else str(frame.function), frame.module)
+            break
+    lock = snap.spinlock
+    if found is None and by_name and not isinstance(lock, NotAvailable) and by_name.group(1) in lock.takers:
+        found = (by_name.group(1), next((f.module for f in snap.backtrace if f.function in lock.takers), None))
+    if found is None:
+        return None
+    function, module = found
+    if module is not None:
+        return None if module not in files else (
+            f"objdump -dlr --no-show-raw-insn --disassemble={function} {shlex.quote(files[module])}"
+        )  # fmt: skip
+    vmlinux = snap.follow_up.vmlinux
+    return None if isinstance(vmlinux, NotAvailable) else (
+        f"gdb -batch -ex {shlex.quote(f'disassemble /s {function}')} {shlex.quote(vmlinux)}"
+    )  # fmt: skip
+
+
+def crash_step(snap: CrashSnapshot, command: str) -> str:
+    """One crash command (``rd -32 0x...``) as the step that runs on this dump: ``crash> CMD`` where crash opens
+    it, else drgn's ``>>> %crash CMD`` or a shell command; ``crash> CMD`` where nothing else does it."""
+    if crash_opens(snap):
+        return f"crash> {command}"
+    if _DRGN_HAS.fullmatch(command):
+        return f">>> %crash {command}"
+    for crash, drgn in _DRGN_AS:
+        if crash.fullmatch(command):
+            return ">>> " + crash.sub(drgn, command)
+    return _disassembly(snap, command) or f"crash> {command}"
+
+
+def on_dump(snap: CrashSnapshot, step: str) -> str:
+    """A step of ``crash>`` commands (``crash> A; crash> B  # why``) as :func:`crash_steps` gives it for this dump;
+    any other step as it is."""
+    command, _, note = step.partition("  # ")
+    pieces = command.split("; ")
+    if crash_opens(snap) or not all(p.startswith("crash> ") for p in pieces):
+        return step
+    return crash_steps(snap, *(p.removeprefix("crash> ") for p in pieces), note=note)
+
+
+def crash_steps(snap: CrashSnapshot, *commands: str, note: str = "") -> str:
+    """Several crash commands as :func:`crash_step` gives each, ``; ``-joined, the note after ``  # ``."""
+    return "; ".join(crash_step(snap, c) for c in commands) + (f"  # {note}" if note else "")
+
+
+def finding_on_dump(snap: CrashSnapshot, finding: Finding) -> Finding:
+    """A finding with its next steps (and its stated cause's) as :func:`on_dump` gives them for this dump."""
+    if crash_opens(snap):
+        return finding
+    stated = finding.stated
+    return replace(
+        finding,
+        next_steps=tuple(on_dump(snap, step) for step in finding.next_steps),
+        stated=None if stated is None else replace(stated, next_command=on_dump(snap, stated.next_command)),
+    )
