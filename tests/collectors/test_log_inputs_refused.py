@@ -12,6 +12,7 @@ import bz2
 import gzip
 import io
 import random
+import re
 import shutil
 import subprocess
 import tarfile
@@ -19,7 +20,10 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
+from collectors import kernel_log
 from collectors.kernel_log import TEXT_SAMPLE, log_chunks, open_log
 from forensics.errors import InputError
 from tests.forensics.commands.test_slabwatch_cli import kforensic
@@ -265,3 +269,36 @@ def test_a_dumps_own_log_is_never_refused() -> None:
 
     result = analyse_log_bytes("vmcore#log", b"")
     assert result.sources[0].lines == 0 and not result.sources[0].reports
+
+
+# Each kind of kernel log line (each prefix, each word, the banner), near misses of them, and the bytes around: a text
+# of near misses and bytes holds no kernel line unless the pieces make one; one line piece put in at the text's start,
+# after a newline or within a line holds one or not by where it is.
+_LINE_PIECES = [
+    *(b"[ 12.345678]", b"<6>[ 0.000000]", b"<123>[1.5]", b"6,1234,5678,-;", b"12,3,4,abcdefgh;", b"<4>"),
+    *(b"[Mon Nov 30 06:55:29 2026]", b"kern  :warn  : ", b"user1:info: ", b" kernel: ", b"Call Trace:", b"BUG: "),
+    *(b"WARNING: ", b"Oops: ", b"Kernel panic - not syncing", b"Linux version 6"),
+]
+_NEAR_MISSES = [
+    *(b"6,1,2,abcdefghi;", b"<x>", b"[Mon Nov 30 6:55:29 2026]", b"daemon :err :", b"kernel: ", b"BUG:", b"[1.]"),
+    *(b"Kernel panic", b"Linux version x", b"kern  :warm  : ", b"[", b"]", b"<", b">", b"\n", b"\n", b"\r\n", b" "),
+    *(b"A", b"z", b"0", b"7", b",", b";", b":", b".", b"\x00", b"\xff"),
+]
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.lists(st.sampled_from(_NEAR_MISSES), max_size=16),
+    st.lists(st.tuples(st.integers(0, 16), st.sampled_from([b"", b"\n"]), st.sampled_from(_LINE_PIECES)), max_size=1),
+)
+def test_the_kernel_line_search_finds_what_the_one_pattern_finds(
+    pieces: list[bytes], lines: list[tuple[int, bytes, bytes]]
+) -> None:
+    """collectors.kernel_log._kernel_line_in (prefixes after a newline, words by bytes' search: a text without a
+    kernel line is searched to its end) says what one multi-line pattern of the same prefixes and words says."""
+    at_line_start = rb"(?m)^(?:" + b"|".join(kernel_log._LINE_PREFIXES) + rb")"
+    one = re.compile(b"|".join([at_line_start, *map(re.escape, kernel_log._LINE_WORDS), kernel_log._BANNER.pattern]))
+    for at, newline, line in lines:
+        pieces.insert(at, newline + line)
+    text = b"".join(pieces)
+    assert kernel_log._kernel_line_in(text) == (one.search(text) is not None), text

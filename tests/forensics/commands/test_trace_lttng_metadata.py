@@ -18,9 +18,27 @@ import pytest
 from tests.collectors.ctf_check import extract_session, with_env
 from tests.helpers import Ran, cli_run
 
+# One pytest-xdist group: the session unpacked and its JSON document made once, on one worker (issue #28).
+pytestmark = pytest.mark.xdist_group("lttng-metadata")
+
 
 def trace(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], *args: str) -> Ran:
     return cli_run(monkeypatch, capsys, "trace", *args)
+
+
+_DOCS: dict[Path, dict[str, Any]] = {}
+
+
+def session_doc(
+    session: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> dict[str, Any]:
+    """The session's ``kforensic trace -f json -o FILE`` document, made once for the tests that read it (~0.8 s of
+    CPU a run, issue #28): by the first of them to run, the others read it (a test alone still makes it)."""
+    if session not in _DOCS:
+        out = tmp_path / "doc.json"
+        assert trace(monkeypatch, capsys, str(session), "-f", "json", "-o", str(out)).returncode in (0, 1)
+        _DOCS[session] = json.loads(out.read_text())
+    return _DOCS[session]
 
 
 @pytest.fixture(scope="module")
@@ -45,9 +63,7 @@ def test_a_waits_prio_is_cited_by_the_event_it_was_read_from(
 ) -> None:
     """``prio_from`` of an LTTng session's wait names its event as every other citation of the document does (it
     wrote ``{"line": N}``, the event's byte position in the session, in a trace that has no lines)."""
-    out = tmp_path / "doc.json"
-    assert trace(monkeypatch, capsys, str(session), "-f", "json", "-o", str(out)).returncode in (0, 1)
-    doc = json.loads(out.read_text())
+    doc = session_doc(session, tmp_path, monkeypatch, capsys)
     cited = list(keyed(doc["tasks"], "prio_from"))
     assert len(cited) > 5
     for at in cited:
@@ -67,7 +83,7 @@ def test_the_preemption_model_is_read_from_the_kernels_uname_v(
         (exam,) = json.loads(ran.stdout)["incident"]["examined"]
         return dict(exam)
 
-    dynamic = examined(session)
+    (dynamic,) = session_doc(session, tmp_path, monkeypatch, capsys)["incident"]["examined"]
     (line,) = [x for x in dynamic["could_not"] if x.startswith("the kernel's preemption model")]
     assert "env.kernel_version '#1 SMP PREEMPT_DYNAMIC Debian 6.1.192-3 (2026-11-26)'" in line
     assert "chosen at boot" in line
@@ -120,10 +136,7 @@ def test_every_event_is_analysed_skipped_or_said_not_analysed(
     from tests.collectors.test_lttng_kernel_session import babeltrace_counts
 
     names = babeltrace_counts(session)
-    out = tmp_path / "doc.json"
-    assert trace(monkeypatch, capsys, str(session), "-f", "json", "-o", str(out)).returncode in (0, 1)
-    doc = json.loads(out.read_text())
-    parse = doc["parse"]
+    parse = session_doc(session, tmp_path, monkeypatch, capsys)["parse"]
     aside = parse["not_analysed_events"]
     assert parse["events"] == sum(names.values())
     assert parse["events"] == parse["events_analysed"] + sum(parse["skipped_events"].values()) + sum(aside.values())

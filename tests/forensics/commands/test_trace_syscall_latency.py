@@ -8,6 +8,7 @@ babeltrace2's events per context tid must give the same table.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import shutil
@@ -23,6 +24,9 @@ from tests.collectors.ctf_check import extract_session
 from tests.helpers import Ran, cli_run
 
 needs_babeltrace = pytest.mark.skipif(shutil.which("babeltrace2") is None, reason="needs babeltrace2")
+
+# One pytest-xdist group: the session unpacked and babeltrace2's pairing of it made once, on one worker (issue #28).
+pytestmark = pytest.mark.xdist_group("lttng-syscall-latency")
 
 
 def trace(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], *args: str) -> Ran:
@@ -56,6 +60,7 @@ _EVENT = re.compile(
 )
 
 
+@functools.cache  # the module's two tests read it, never change it: babeltrace2 and its text read once (~0.7 s)
 def babeltrace_pairs(kernel: Path) -> Expected:
     """Each thread's syscall entry paired with its next syscall event when that is an exit, per context tid."""
     text = subprocess.run(
