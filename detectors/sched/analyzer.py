@@ -275,8 +275,10 @@ class SchedAnalyzer:
                 # exceed their window (#32: 602 ms of runtime in a 191 ms window).
                 self.barrier = max(self.barrier, *(e.ts for e in last.values()))
             clock.fed += 1
-            if ts > clock.top_ts:  # the whole trace jumped forward? (detectors.sched.sanity.JUMP_S)
-                clock.saw(ev)
+            # The whole trace jumped forward, or a hole in the recording ends here (detectors.sched.sanity)?  Nothing
+            # that spans a hole is counted, as across lost events (_lost): the barrier is the last time before it.
+            if ts > clock.top_ts and clock.saw(ev):
+                self.barrier = max(self.barrier, *(e.ts for e in last.values()))
             last[cpu] = ev
             if kind == SWITCH:  # dispatch as rules.HANDLERS
                 self._switch(ev, ts, cpu)
@@ -331,6 +333,7 @@ class SchedAnalyzer:
             switches = self.switches
             switches[cpu] = switches.get(cpu, 0) + 1
         self.switched.add(cpu)
+        self.clock.running[cpu] = ev.next_pid  # was a task running when the trace went silent? (sanity.HOLE_MIN_S)
         cur = self.cur.get(cpu)
         if cur is not None and cur[0] == ev.pid:
             self._run_ends(ev, ts, cpu, cur)

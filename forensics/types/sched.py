@@ -235,6 +235,9 @@ class ClockCheck(NamedTuple):
     # (before, after): consecutive events of the trace with no event on any CPU between them for longer than
     # detectors.sched.sanity.JUMP_S: a suspend, a clock set forward or a missing stretch of the recording
     jumps: tuple[ClockStep, ...] = ()
+    # Of the jumps, the holes in the recording: shorter, but far longer than the trace's own event rate allows
+    # (detectors.sched.sanity.HOLE_MIN_S); unlike a longer jump, nothing that spans one is counted in the totals
+    holes: tuple[ClockStep, ...] = ()
 
     def suspect(self) -> bool:
         """Whether some figures may span a step back or a jump forward (so the totals carry a warning)."""

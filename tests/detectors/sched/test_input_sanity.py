@@ -234,3 +234,35 @@ def test_a_cpu_silent_for_its_last_milliseconds_is_a_note_not_a_finding(tmp_path
     assert not [f for f in findings if f.kind == "trace-coverage"]
     intact = {f.title for f in detect(_both(recorded("kf.ftrace.txt", tmp_path))[0], "kf.ftrace.txt")}
     assert {f.title for f in findings} == intact  # no figure reached past CPU1's last event
+
+
+@pytest.mark.parametrize("chunk", [1 << 8, 1 << 16])
+def test_a_silent_hole_in_a_busy_recording_is_not_counted(tmp_path: Path, chunk: int) -> None:
+    """Review 7 D: 1.5 s cut out of a recording that writes ~10,000 events a second, a task running on each
+    CPU: a hole, not a 1-s run or wait.  Nothing that spans it is counted, the coverage says where it is."""
+    head, body = _lines(tmp_path)
+    mid = 1200  # past HOLE_MIN_EVENTS; both CPUs run a task there
+    body = body[:mid] + [_shift(line, 1.5) for line in body[mid:]]
+    path = _write(tmp_path, "hole.txt", head, body)
+    fast, _counts = analyse_path(path, chunk=chunk)
+    assert fast.clock == _reference(path).clock
+    analysis, findings = _both(path)
+    assert len(analysis.clock.holes) == 1 and analysis.clock.holes == analysis.clock.jumps
+    hole = analysis.clock.holes[0]  # from the latest event before it (the CPUs' lines interleave) to the next
+    assert hole.before.line_no <= len(head) + mid and hole.after.line_no == len(head) + mid + 1
+    assert max(_durations_ms(findings)) < 1000, [f.title for f in findings]  # no 1.5-s run, IRQ or wait
+    assert [f.title for f in findings if f.kind == "trace-clock"] == [
+        "1 hole(s) in the recording (longest 1.500 s with no event on any CPU)"
+    ]
+    assert_evidence_resolves(findings)
+    table = run("trace", path)
+    assert table.returncode in (0, 1), table.stderr
+    assert "a hole in the recording; nothing that spans it is counted" in " ".join(table.stdout.split())
+
+
+def test_the_same_silence_early_in_the_trace_is_a_quiet_spell(tmp_path: Path) -> None:
+    """Before HOLE_MIN_EVENTS events the trace has no rate of its own to judge a silence by: it is not a hole."""
+    head, body = _lines(tmp_path)
+    body = body[:300] + [_shift(line, 1.5) for line in body[300:]]
+    analysis, _findings = _both(_write(tmp_path, "early.txt", head, body))
+    assert not analysis.clock.holes and not analysis.clock.jumps
