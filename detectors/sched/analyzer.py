@@ -262,6 +262,8 @@ class SchedAnalyzer:
                     return
                 continue
             cpu = ev.cpu
+            if clock.open and cpu in clock.open:  # its first event after a loss: where the loss ends
+                clock.reported(ev)
             if windowed and ts >= w0 and cpu not in first_in:
                 first_in[cpu] = ev
             prev = last.get(cpu)
@@ -317,6 +319,8 @@ class SchedAnalyzer:
         self.lost_markers += 1
         self.lost_events += ev.pid
         self.barrier = max((e.ts for e in self.last.values()), default=-math.inf)
+        for c in [ev.cpu] if ev.cpu >= 0 else sorted(self.last):  # the time it covers (detectors.sched.sanity)
+            self.clock.lost(c, ev.pid, self.last.get(c))
         cpus = list(self.cur) if ev.cpu < 0 else [ev.cpu]
         for q in self.queues.values():  # nobody is known to wait any more (the area so far stays)
             q[0] = 0.0

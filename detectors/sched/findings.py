@@ -720,6 +720,7 @@ def screen(findings: list[Finding], analysis: TraceAnalysis, source: str) -> lis
     clock, stopped, started = analysis.clock, analysis.coverage.stopped, analysis.coverage.started
     dropped: list[str] = []
     jumped: list[str] = []  # of which across a jump forward
+    lost: list[str] = []  # across a loss of events
     unseen: list[str] = []
     before: list[str] = []  # begun before a CPU started reporting
     out: list[Finding] = []
@@ -729,6 +730,9 @@ def screen(findings: list[Finding], analysis: TraceAnalysis, source: str) -> lis
             out.append(found)
             continue
         start, end, cpus = span
+        if clock.losses and clock.lost_in(start, end):  # unknown, not measured: said in the loss finding
+            lost.append(found.title)
+            continue
         if (clock.disputed or clock.jumps) and any(clock.disputes(cpu, start, end) for cpu in cpus):
             dropped.append(found.title)
             if any(start < j.after.ts and end > j.before.ts for j in clock.jumps):
@@ -748,6 +752,8 @@ def screen(findings: list[Finding], analysis: TraceAnalysis, source: str) -> lis
         out.append(_jump_finding(clock, jumped, source, analysis.by_line))
     if clock.holes:
         out.append(_hole_finding(clock, source, analysis.by_line))
+    if lost:
+        out.append(_lost_finding(clock, lost, source, analysis.by_line))
     # Each coverage finding is said only when it leaves figures out; the header's coverage note says when each
     # CPU starts and stops.  A CPU is silent at the end of a healthy trace as often as not (idle, or one task
     # running on), so said always it was a finding on every such trace (12.461 ms on this VM's own 7.5 s one).
@@ -811,6 +817,29 @@ def _clock_finding(clock: ClockCheck, dropped: list[str], source: str, by_line: 
             "check how the file was made (concatenated or sorted traces, a copy that damaged it) and record again",
             "a reversed file can be put back in order with: tac FILE > FILE.fixed",
         ),
+        detector=DETECTOR,
+    )
+
+
+def _lost_finding(clock: ClockCheck, dropped: list[str], source: str, by_line: bool = True) -> Finding:
+    """The figures that overlap a loss of events: unknown, not measured (review 7 E)."""
+    gaps = [g for g in clock.losses if g.before is not None or g.after is not None]
+    return Finding(
+        id=finding_id(FindingKind.TRACE_COVERAGE, "lost"),
+        kind=FindingKind.TRACE_COVERAGE,
+        title=f"{len(dropped)} figure(s) unknown: they span events lost ({gaps[0].said(by_line)})",
+        severity=Severity.LOW,
+        confidence=0.95,
+        confidence_reason="the tracer's lost-events markers, each between two cited events of its CPU",
+        summary="unknown: "
+        + "; ".join(g.said(by_line) for g in gaps[:3])
+        + (" ..." if len(gaps) > 3 else "")
+        + ". What ran there meanwhile is not in the trace, and a task seen elsewhere may have run there (a wakeup "
+        f"targets it, a balancer moves it), so these are not measured: {'; '.join(dropped[:5])}"
+        + (" ..." if len(dropped) > 5 else ""),
+        evidence=tuple(_ref_evidence(source, r) for g in gaps[:3] for r in (g.before, g.after) if r is not None),
+        facts=(Fact("losses", str(len(clock.losses))), Fact("events lost", str(sum(g.events for g in clock.losses)))),
+        next_steps=("record with a larger buffer (trace-cmd record -b 20000, or buffer_size_kb) so no event is lost",),
         detector=DETECTOR,
     )
 

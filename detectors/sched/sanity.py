@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from detectors.sched.rules import LOST, SWITCH
 from detectors.sched.state import event_ref
-from forensics.types.sched import ClockCheck, ClockStep
+from forensics.types.sched import ClockCheck, ClockStep, LossGap
 from forensics.types.trace import TraceEvent
 
 if TYPE_CHECKING:
@@ -85,6 +85,11 @@ class ClockMonitor:
         self.longest = 0.0  # the longest silence of every CPU so far that was neither a jump nor a hole
         self.running: dict[int, int] = {}  # per CPU, the pid its last sched_switch switched in (0: idle)
         self.held = 0  # the compiled path: events of the batches before (``fed`` less the current batch's)
+        # Each loss (lost-events marker) as [cpu, events, the CPU's last event before, its first after], in the
+        # order the markers come (a marker for no CPU: each CPU seen so far, by number); ``open``: the CPUs whose
+        # loss has no event after it yet -> its entry.
+        self.losses: list[list[Any]] = []
+        self.open: dict[int, list[Any]] = {}
 
     def saw(self, ev: TraceEvent) -> bool:
         """Note ``ev`` (trace order, any CPU; ``fed`` counts it already) for the jump and hole checks (the
@@ -105,6 +110,59 @@ class ClockMonitor:
         if top is None or ev.ts > top.ts:
             self.top, self.top_ts = ev, ev.ts
         return hole
+
+    def lost(self, cpu: int, events: int, before: TraceEvent | None) -> None:
+        """A lost-events marker for ``cpu`` (the analyzers call this per CPU it names), ``before``: the CPU's last
+        event before it.  Markers before the CPU reports again add to the same loss."""
+        held = self.open.get(cpu)
+        if held is not None:
+            held[1] += events
+            return
+        entry = [cpu, events, before, None]
+        self.losses.append(entry)
+        self.open[cpu] = entry
+
+    def reported(self, ev: TraceEvent) -> None:
+        """``ev`` is the first event of its CPU after a loss (the reference calls this when ``ev.cpu`` is open)."""
+        self.open.pop(ev.cpu)[3] = ev
+
+    def _losses_in(self, batch: EventBatch, kind: Any, idx: Any) -> None:
+        """The losses of the first rows of ``batch`` (``kind``; ``idx``: its events' rows), as the reference notes
+        them event by event: each marker opens its CPUs' losses, each CPU's next event closes its own."""
+        import numpy as np
+
+        markers = np.flatnonzero(kind == LOST)
+        if not len(markers) and not self.open:
+            return
+        cpus = batch.cpu[idx]
+        rows_of: dict[int, Any] = {}
+
+        def rows(c: int) -> Any:  # the rows of CPU c's events in the batch
+            if c not in rows_of:
+                rows_of[c] = idx[cpus == c]
+            return rows_of[c]
+
+        def close(upto: int) -> None:  # each open CPU's first event before row ``upto``
+            for c, entry in list(self.open.items()):
+                r = rows(c)
+                k = int(np.searchsorted(r, entry_row.get(c, -1), side="right"))
+                if k < len(r) and r[k] < upto:
+                    entry[3] = batch.event(int(r[k]))
+                    del self.open[c]
+
+        entry_row: dict[int, int] = {}  # the marker row a loss opened at in this batch (-1: before it)
+        for m in markers.tolist():
+            close(m)
+            mc = int(batch.cpu[m])
+            seen = {*self.last, *cpus[idx < m].tolist()}  # a marker for no CPU: each CPU seen so far
+            for c in [mc] if mc >= 0 else sorted(seen):
+                r = rows(c)
+                k = int(np.searchsorted(r, m)) - 1
+                before = batch.event(int(r[k])) if k >= 0 else self.last.get(c)
+                if c not in self.open:
+                    entry_row[c] = m
+                self.lost(c, int(batch.pid[m]), before)
+        close(len(kind))
 
     def gap(self, silence: float, before: int, since: float) -> bool:
         """Whether ``silence`` seconds with no event on any CPU, after ``before`` events up to ``since``, is a jump
@@ -143,6 +201,7 @@ class ClockMonitor:
 
         kind = batch.kind[:rows]
         idx = np.flatnonzero(kind != LOST)  # a lost-events marker is not an event of a CPU's clock
+        self._losses_in(batch, kind, idx)  # (before ``last`` moves to this batch's events)
         if not len(idx):
             return []
         self.held = self.fed
@@ -219,7 +278,11 @@ class ClockMonitor:
         examples = tuple(ClockStep(event_ref(b), event_ref(a)) for b, a in self.examples)
         jumps = tuple(ClockStep(event_ref(b), event_ref(a)) for b, a in self.jumps)
         holes = tuple(j for j in jumps if j.after.ts - j.before.ts <= JUMP_S)
-        return ClockCheck(max(0, self.fed - cpus), self.back, examples, disputed, jumps, holes)
+        losses = tuple(
+            LossGap(c, n, event_ref(b) if b is not None else None, event_ref(a) if a is not None else None)
+            for c, n, b, a in self.losses
+        )
+        return ClockCheck(max(0, self.fed - cpus), self.back, examples, disputed, jumps, holes, losses)
 
 
 def _switched_in(batch: EventBatch, rows: int) -> dict[int, int]:

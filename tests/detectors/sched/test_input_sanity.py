@@ -266,3 +266,47 @@ def test_the_same_silence_early_in_the_trace_is_a_quiet_spell(tmp_path: Path) ->
     body = body[:300] + [_shift(line, 1.5) for line in body[300:]]
     analysis, _findings = _both(_write(tmp_path, "early.txt", head, body))
     assert not analysis.clock.holes and not analysis.clock.jumps
+
+
+def _cpu(line: str) -> int:
+    m = re.search(r"\[(\d{3})\]", line)
+    assert m, line
+    return int(m.group(1))
+
+
+@pytest.mark.parametrize("chunk", [1 << 8, 1 << 16])
+@pytest.mark.parametrize("where", ["start", "end"])
+def test_a_wait_across_lost_events_is_unknown_not_measured(tmp_path: Path, where: str, chunk: int) -> None:
+    """Review 7 E: CPU1's events of 80 ms replaced by one lost-events marker, printed where the loss begins (as the
+    review wrote it) or, as tracefs and trace-cmd print it, before the CPU's next event.  Its figures (a wakeup
+    onto CPU1 switched in on CPU0 104 ms later) are unknown, cited with the loss, and drive no severity."""
+    head, body = _lines(tmp_path)
+    t0 = _ts(body[0])
+    cut = [i for i, line in enumerate(body) if _cpu(line) == 1 and t0 + 0.08 <= _ts(line) < t0 + 0.16]
+    after = next(i for i in range(cut[-1] + 1, len(body)) if _cpu(body[i]) == 1)
+    at = cut[0] if where == "start" else after
+    kept = [line for i, line in enumerate(body) if i not in set(cut)]
+    marker = kept.index(body[cut[0] - 1]) + 1 if where == "start" else kept.index(body[after])
+    kept.insert(marker, "CPU:1 [LOST 900 EVENTS]")
+    path = _write(tmp_path, f"lost-{where}.txt", head, kept)
+    assert at
+    fast, _counts = analyse_path(path, chunk=chunk)
+    assert fast.clock == _reference(path).clock
+    analysis, findings = _both(path)
+    (loss,) = analysis.clock.losses
+    assert (loss.cpu, loss.events) == (1, 900)
+    assert loss.before is not None and loss.after is not None
+    last = max(i for i in range(cut[0]) if _cpu(body[i]) == 1)  # CPU1's last event before the loss
+    assert (loss.before.ts, loss.after.ts) == (_ts(body[last]), _ts(body[after]))
+    for f in findings:
+        if f.kind != "trace-coverage":
+            times = [e.timestamp.seconds for e in f.evidence if e.timestamp is not None]
+            assert not times or not analysis.clock.lost_in(min(times), max(times)), f.title
+    unknown = [f for f in findings if f.kind == "trace-coverage" and "unknown" in f.summary]
+    if where == "start":
+        assert unknown and "unknown: CPU1 lost 900 events between line" in unknown[0].summary
+        assert "rcu_preempt waited 104.010 ms" in unknown[0].summary  # named as not measured, not a finding
+    assert_evidence_resolves(findings)
+    table = run("trace", path)
+    assert table.returncode in (0, 1), table.stderr
+    assert "CPU1 lost 900 events between line" in " ".join(table.stdout.split())
