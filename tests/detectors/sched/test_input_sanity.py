@@ -310,3 +310,34 @@ def test_a_wait_across_lost_events_is_unknown_not_measured(tmp_path: Path, where
     table = run("trace", path)
     assert table.returncode in (0, 1), table.stderr
     assert "CPU1 lost 900 events between line" in " ".join(table.stdout.split())
+
+
+@pytest.mark.parametrize("gap", ["lost", "hole"])
+def test_a_span_across_lost_events_or_a_hole_is_unknown_not_a_state(tmp_path: Path, gap: str) -> None:
+    """Review 7 F: a request span of a thread that ran on CPU1 while CPU1's events were lost (or while the whole
+    recording had a hole) is 'unknown' for that time, with the loss named: not 'blocked' nor 'preempted' made of the
+    absence of events."""
+    head, body = _lines(tmp_path)
+    t0 = _ts(body[0])
+    lo, hi = t0 + 0.08, t0 + 0.16
+    cut = [i for i, line in enumerate(body) if _cpu(line) == 1 and lo <= _ts(line) < hi]
+    runs = re.findall(r"next_pid=(\d+)", "\n".join(body[i] for i in cut))
+    tid = max((int(p) for p in set(runs) if p != "0"), key=runs.count)  # the task that ran most there
+    if gap == "lost":
+        kept = [line for i, line in enumerate(body) if i not in set(cut)]
+        kept.insert(kept.index(body[cut[0] - 1]) + 1, "CPU:1 [LOST 900 EVENTS]")
+    else:  # 1.5 s with no event on any CPU from the middle of those 80 ms: the span lies in the hole
+        mid = next(i for i in cut if _ts(body[i]) >= lo + 0.04)
+        kept = body[:mid] + [_shift(line, 1.5) for line in body[mid:]]
+        lo, hi = _ts(body[mid - 1]) + 1e-4, _ts(body[mid - 1]) + 1.0
+    path = _write(tmp_path, f"span-{gap}.txt", head, kept)
+    start, end = lo + 0.03, lo + 0.05 if gap == "lost" else lo + 0.5
+    spans = tmp_path / "spans.csv"
+    spans.write_text(f"tid,name,start_ns,end_ns\n{tid},req,{round(start * 1e9)},{round(end * 1e9)}\n")
+    out = run("trace", path, "--spans", spans, "--kernel-clock", "mono", "--slow-ms", "1", "-f", "json")
+    assert out.returncode in (0, 1), out.stderr
+    (slow,) = json.loads(out.stdout)["spans"]["slow"]
+    assert set(slow["totals_ms"]) == {"unknown"}, slow["totals_ms"]
+    assert slow["totals_ms"]["unknown"] == pytest.approx((end - start) * 1e3, abs=1e-3)
+    said = "CPU1 lost 900 events between line" if gap == "lost" else "(a hole in the recording)"
+    assert slow["note"].startswith("unknown: ") and said in slow["note"], slow["note"]
