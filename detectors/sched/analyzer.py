@@ -48,7 +48,7 @@ from detectors.sched.rules import (
     off_base,
     opens_offtime,
 )
-from detectors.sched.sanity import ClockMonitor
+from detectors.sched.sanity import TICKED, ClockMonitor
 from detectors.sched.state import Accumulator, TaskState, VictimTally, off_span_of, span_of, task_wait
 from detectors.sched.window import scan_after
 from forensics.gcpause import gc_paused
@@ -281,6 +281,7 @@ class SchedAnalyzer:
             # that spans a hole is counted, as across lost events (_lost): the barrier is the last time before it.
             if ts > clock.top_ts and clock.saw(ev):
                 self.barrier = max(self.barrier, *(e.ts for e in last.values()))
+            clock.ticks += kind in TICKED  # (no branch: this loop's complexity is at its bound)
             last[cpu] = ev
             if kind == SWITCH:  # dispatch as rules.HANDLERS
                 self._switch(ev, ts, cpu)

@@ -27,7 +27,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any
 
-from detectors.sched.rules import LOST, SWITCH
+from detectors.sched.rules import IRQ_ENTRY, LOST, SOFTIRQ_ENTRY, SOFTIRQ_RAISE, SWITCH
 from detectors.sched.state import event_ref
 from forensics.types.sched import ClockCheck, ClockStep, LossGap
 from forensics.types.trace import TraceEvent
@@ -50,7 +50,14 @@ JUMP_S = 5.0  # seconds with no event on any CPU that count as a jump of the tra
 #    with a task gets its tick, and with others runnable is preempted every few ms.  A single task alone on an
 #    otherwise silent machine for 1 s right after a busy stretch would be taken for a hole: the figures that
 #    span it are then left out (said so), never invented.
+#  - and the trace records what a running CPU's tick writes (interrupt and softirq events: the local timer's, the
+#    TIMER softirq it raises) at HOLE_MIN_TICKS in a silence that long at their own rate so far: a trace of
+#    sched_switch and sched_wakeup alone writes nothing while one task runs alone, however long, and that run is a
+#    CPU hog to report, not a hole (the lead, reading the review's fix).
 HOLE_MIN_S = 1.0
+HOLE_MIN_TICKS = 50.0
+#: The events a CPU's tick writes while a task runs (irq_vectors:local_timer_entry reads as an IRQ entry).
+TICKED = (IRQ_ENTRY, SOFTIRQ_ENTRY, SOFTIRQ_RAISE)
 HOLE_MIN_EVENTS = 1000
 HOLE_EXPECTED = 1000.0
 HOLE_FACTOR = 20.0
@@ -84,6 +91,7 @@ class ClockMonitor:
         self.first_ts = math.nan  # the first event's time (the rate so far is taken from it)
         self.longest = 0.0  # the longest silence of every CPU so far that was neither a jump nor a hole
         self.running: dict[int, int] = {}  # per CPU, the pid its last sched_switch switched in (0: idle)
+        self.ticks = 0  # events a tick writes (TICKED) so far (the reference analyzer counts them after saw())
         self.held = 0  # the compiled path: events of the batches before (``fed`` less the current batch's)
         # Each loss (lost-events marker) as [cpu, events, the CPU's last event before, its first after], in the
         # order the markers come (a marker for no CPU: each CPU seen so far, by number); ``open``: the CPUs whose
@@ -104,7 +112,7 @@ class ClockMonitor:
             if silence < HOLE_MIN_S:  # gap(), for the most of them
                 if silence > self.longest:  # noqa: PLR1730 (per event: no call)
                     self.longest = silence
-            elif self.gap(silence, self.fed - 1, top.ts):
+            elif self.gap(silence, self.fed - 1, top.ts, self.ticks):
                 self.jumps.append((top, ev))
                 hole = silence <= JUMP_S
         if top is None or ev.ts > top.ts:
@@ -164,15 +172,18 @@ class ClockMonitor:
                 self.lost(c, int(batch.pid[m]), before)
         close(len(kind))
 
-    def gap(self, silence: float, before: int, since: float) -> bool:
-        """Whether ``silence`` seconds with no event on any CPU, after ``before`` events up to ``since``, is a jump
-        (over JUMP_S) or a hole in the recording (see HOLE_MIN_S); else it is the longest silence so far or not."""
+    def gap(self, silence: float, before: int, since: float, ticks: int) -> bool:
+        """Whether ``silence`` seconds with no event on any CPU, after ``before`` events (``ticks`` of them a tick's)
+        up to ``since``, is a jump (over JUMP_S) or a hole in the recording (see HOLE_MIN_S); else it is the longest
+        silence so far or not."""
         if silence > JUMP_S:
             return True
+        elapsed = since - self.first_ts
         if (
             silence >= HOLE_MIN_S
             and before >= HOLE_MIN_EVENTS
-            and silence * before >= HOLE_EXPECTED * (since - self.first_ts)
+            and silence * before >= HOLE_EXPECTED * elapsed
+            and silence * ticks >= HOLE_MIN_TICKS * elapsed
             and silence >= HOLE_FACTOR * self.longest
             and any(self.running.values())
         ):
@@ -207,7 +218,9 @@ class ClockMonitor:
         self.held = self.fed
         self.fed += len(idx)
         cpu, ts = batch.cpu[idx], batch.ts[idx]
-        holes = self._jumps_in(batch, idx, ts)
+        ticked = np.isin(kind[idx], TICKED)
+        holes = self._jumps_in(batch, idx, ts, np.cumsum(ticked) - ticked)
+        self.ticks += int(ticked.sum())
         self.running.update(_switched_in(batch, rows))
         # By CPU, each CPU's events in trace order; CPU numbers as int16 make numpy's stable sort a radix sort.
         narrow = len(cpu) and int(cpu.min()) >= 0 and int(cpu.max()) < 1 << 15
@@ -236,7 +249,7 @@ class ClockMonitor:
             self.last[int(c[e])] = batch.event(int(row[e]))
         return holes
 
-    def _jumps_in(self, batch: EventBatch, idx: Any, ts: Any) -> list[int]:
+    def _jumps_in(self, batch: EventBatch, idx: Any, ts: Any, ticks_before: Any) -> list[int]:
         """Jumps forward and holes inside a batch (rows ``idx``, times ``ts``) and from the batch before it: what
         :meth:`saw` does per event, on the silences over HOLE_MIN_S only (the longest below it, at once)."""
         import numpy as np
@@ -255,7 +268,9 @@ class ClockMonitor:
             running = self.running
             if silence[j] <= JUMP_S:  # a hole asks whether a CPU was running a task: as the switches before it left it
                 self.running = {**running, **_switched_in(batch, int(idx[j]))}
-            jumped = self.gap(float(ts[j]) - float(peak[j]), self.held + j, float(peak[j]))
+            jumped = self.gap(
+                float(ts[j]) - float(peak[j]), self.held + j, float(peak[j]), self.ticks + int(ticks_before[j])
+            )
             self.running = running
             if not jumped:
                 continue

@@ -268,6 +268,23 @@ def test_the_same_silence_early_in_the_trace_is_a_quiet_spell(tmp_path: Path) ->
     assert not analysis.clock.holes and not analysis.clock.jumps
 
 
+@pytest.mark.parametrize("chunk", [1 << 8, 1 << 16])
+def test_a_silence_in_a_trace_without_tick_events_is_a_run_not_a_hole(tmp_path: Path, chunk: int) -> None:
+    """The hole rule's own trace with its interrupt, softirq and timer events left out (a trace of sched_switch and
+    sched_wakeup alone, the most common recording): a running CPU writes nothing while its task runs alone, so the
+    1.5 s silence is that task's run, a hog to report, not a hole (the lead's review of review 7 D's fix)."""
+    head, body = _lines(tmp_path)
+    body = [line for line in body if re.search(r" (sched_\w+|sched_process_\w+): ", line)]
+    mid = 1000  # past HOLE_MIN_EVENTS still
+    body = body[:mid] + [_shift(line, 1.5) for line in body[mid:]]
+    path = _write(tmp_path, "sched-only.txt", head, body)
+    fast, _counts = analyse_path(path, chunk=chunk)
+    assert fast.clock == _reference(path).clock
+    analysis, findings = _both(path)
+    assert not analysis.clock.holes and not analysis.clock.jumps
+    assert max(_durations_ms(findings)) > 1000, [f.title for f in findings]  # the run across the silence is told
+
+
 def _cpu(line: str) -> int:
     m = re.search(r"\[(\d{3})\]", line)
     assert m, line
