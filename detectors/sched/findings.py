@@ -860,10 +860,12 @@ def _hole_finding(clock: ClockCheck, source: str, by_line: bool = True) -> Findi
         id=finding_id(FindingKind.TRACE_CLOCK, "hole"),
         kind=FindingKind.TRACE_CLOCK,
         title=f"{len(clock.holes)} hole(s) in the recording (longest {longest:.3f} s with no event on any CPU)",
-        severity=Severity.MEDIUM,
+        # The recording's quality, not the kernel's harm (as a CPU that stops reporting, or lost events): low.  It
+        # was medium, and a healthy machine's trace with a hole read as "the kernel had a problem".
+        severity=Severity.LOW,
         confidence=0.8,
         confidence_reason=f"no event on any CPU while a task ran, for {HOLE_FACTOR:g} times the longest silence "
-        f"before and long enough for {HOLE_EXPECTED:g} events at the trace's own rate",
+        f"before and long enough for {HOLE_EXPECTED:g} events at the trace's own rate, its tick's among them",
         summary=f"{gaps}: the trace was stopped and restarted, files were joined or a buffer was read and reset; "
         "no run, wait or latency that spans a hole is counted (the totals leave it out).",
         evidence=tuple(
