@@ -48,7 +48,7 @@ from detectors.sched.rules import (
     off_base,
     opens_offtime,
 )
-from detectors.sched.sanity import ClockMonitor
+from detectors.sched.sanity import TICKED, ClockMonitor
 from detectors.sched.state import Accumulator, TaskState, VictimTally, off_span_of, span_of, task_wait
 from detectors.sched.window import scan_after
 from forensics.gcpause import gc_paused
@@ -262,6 +262,8 @@ class SchedAnalyzer:
                     return
                 continue
             cpu = ev.cpu
+            if clock.open and cpu in clock.open:  # its first event after a loss: where the loss ends
+                clock.reported(ev)
             if windowed and ts >= w0 and cpu not in first_in:
                 first_in[cpu] = ev
             prev = last.get(cpu)
@@ -275,8 +277,11 @@ class SchedAnalyzer:
                 # exceed their window (#32: 602 ms of runtime in a 191 ms window).
                 self.barrier = max(self.barrier, *(e.ts for e in last.values()))
             clock.fed += 1
-            if ts > clock.top_ts:  # the whole trace jumped forward? (detectors.sched.sanity.JUMP_S)
-                clock.saw(ev)
+            # The whole trace jumped forward, or a hole in the recording ends here (detectors.sched.sanity)?  Nothing
+            # that spans a hole is counted, as across lost events (_lost): the barrier is the last time before it.
+            if ts > clock.top_ts and clock.saw(ev):
+                self.barrier = max(self.barrier, *(e.ts for e in last.values()))
+            clock.ticks += kind in TICKED  # (no branch: this loop's complexity is at its bound)
             last[cpu] = ev
             if kind == SWITCH:  # dispatch as rules.HANDLERS
                 self._switch(ev, ts, cpu)
@@ -315,6 +320,8 @@ class SchedAnalyzer:
         self.lost_markers += 1
         self.lost_events += ev.pid
         self.barrier = max((e.ts for e in self.last.values()), default=-math.inf)
+        for c in [ev.cpu] if ev.cpu >= 0 else sorted(self.last):  # the time it covers (detectors.sched.sanity)
+            self.clock.lost(c, ev.pid, self.last.get(c))
         cpus = list(self.cur) if ev.cpu < 0 else [ev.cpu]
         for q in self.queues.values():  # nobody is known to wait any more (the area so far stays)
             q[0] = 0.0
@@ -331,6 +338,7 @@ class SchedAnalyzer:
             switches = self.switches
             switches[cpu] = switches.get(cpu, 0) + 1
         self.switched.add(cpu)
+        self.clock.running[cpu] = ev.next_pid  # was a task running when the trace went silent? (sanity.HOLE_MIN_S)
         cur = self.cur.get(cpu)
         if cur is not None and cur[0] == ev.pid:
             self._run_ends(ev, ts, cpu, cur)

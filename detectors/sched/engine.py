@@ -281,14 +281,24 @@ class FastAnalyzer:
             )
         )
         t = self._t
+        # The rows the kernel will consume (it stops at the first event past the window's end), and among them
+        # the holes in the recording (detectors.sched.sanity): the kernel runs up to each, then the barrier is set
+        # as SchedAnalyzer._feed sets it there (the latest time any CPU reached), and it runs on.
+        late = np.flatnonzero((cols[1] > self.w1) & (cols[0] != rules.LOST))
+        holes = self.clock.feed_batch(batch, int(late[0]) if len(late) else len(batch))
         row = 0
-        while True:
-            code, row = t.kernels.run_batch(row, batch.first_eid, *cols, *t.args())
-            self._flush()
-            if code != k.GROW:
+        for stop in [*holes, len(batch)]:
+            part = cols if stop == len(batch) else tuple(c[:stop] for c in cols)
+            while True:
+                code, row = t.kernels.run_batch(row, batch.first_eid, *part, *t.args())
+                self._flush()
+                if code != k.GROW:
+                    break
+                t.grow(int(t.si[k.S_NEED]) & ~(k.N_TL | k.N_DG))
+            if code == k.DONE or stop == len(batch):
                 break
-            t.grow(int(t.si[k.S_NEED]) & ~(k.N_TL | k.N_DG))
-        self.clock.feed_batch(batch, row if code == k.DONE else len(batch))
+            order = t.ci[: int(t.si[k.S_NSEEN]), k.C_ORDER]
+            t.sc[k.X_BARRIER] = max(float(t.sc[k.X_BARRIER]), float(t.cf[order, k.F_LAST_TS].max()))
         if self.w0 > -math.inf:
             self._first_in(batch, row if code == k.DONE else len(batch))
             self.kinds.update(kinds_of(batch.kind[: row if code == k.DONE else len(batch)]))

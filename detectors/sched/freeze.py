@@ -22,6 +22,7 @@ from forensics.types.sched import (
     EventRef,
     IntervalStats,
     IrqStats,
+    LossGap,
     OffStats,
     ParseSummary,
     Preemptor,
@@ -259,7 +260,9 @@ def freeze_analysis(an: SchedAnalyzer, counts: ParseCounts) -> TraceAnalysis:
             for fn, fig in sorted(an.works.items(), key=lambda kv: -kv[1].worst)
         ),
         offtimes=_offtimes(an, counts),
-        coverage=_coverage(an, counts, first, last, clock.reversed(), _unattributed(an, busy, idle, first, last)),
+        coverage=_coverage(
+            an, counts, first, last, clock.reversed(), _unattributed(an, busy, idle, first, last), clock.losses
+        ),
         buckets=digest.freeze(an.comm) if digest is not None else (),
         bucket_seconds=digest.size if digest is not None else None,
         thresholds=an.thresholds,
@@ -462,6 +465,7 @@ def _coverage(
     last: dict[int, TraceEvent],
     reversed_trace: bool = False,
     unattributed: tuple[str, ...] = (),
+    losses: tuple[LossGap, ...] = (),
 ) -> Coverage:
     """Which CPUs are covered when, by their events of any kind (``first``, ``last``: _reported);
     ``reversed_trace``: first and last events are swapped, say nothing of stops."""
@@ -534,6 +538,15 @@ def _coverage(
             f"{an.lost_markers} lost-event markers ({an.lost_events} events lost); "
             "no interval spanning a loss is counted"
         )
+        by_line = counts.layout != "ctf"
+        shown = [g for g in losses if g.before is not None or g.after is not None]
+        notes += [
+            f"{g.said(by_line)}: what overlaps that time is unknown (a task may have run there unseen), figures "
+            "across it are not reported"
+            for g in shown[:5]
+        ]
+        if len(shown) > 5:
+            notes.append(f"{len(shown) - 5} more losses")
     return Coverage(
         declared, seen, common_start, common_end, an.lost_markers, an.lost_events, "; ".join(notes), stopped, started
     )

@@ -423,7 +423,7 @@ def victim_harm(
     # most time in all, cut for the report), since one long wait can be the harm of a task that waited little.
     for victim in by_pid.values():
         wait = worst_wait_behind(victim, culprit.pid) if victim.pid != culprit.pid else None
-        if wait is None:
+        if wait is None or analysis.clock.disputes_span(wait.span):  # across a loss, jump or step: not known
             continue
         j = judge_wait(victim, wait, analysis, by_pid, limit)
         if j is not None:

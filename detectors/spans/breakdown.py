@@ -22,6 +22,7 @@ Every part cites the events that bound it.
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 import numpy as np
 
@@ -159,6 +160,32 @@ def _state_at_start(
     return what, t0, cpu, by, cite, extra
 
 
+def _unknown_in(parts: list[Part], gaps: list[tuple[float, float, str]], t0: float, t1: float) -> list[Part]:
+    """``parts`` with the times of ``gaps`` (from, to, what) cut out of them and said unknown: what the thread did
+    while a CPU's events were lost (it may have run there) or the recording had a hole is not in the trace, so no
+    state is given for it ("blocked in D" was the absence of events, review 7 F)."""
+    cuts = sorted((max(a, t0), min(b, t1), said) for a, b, said in gaps)
+    out: list[Part] = []
+    for p in parts:
+        pos = p.start
+        for a, b, _said in cuts:
+            if b <= pos or a >= p.end:
+                continue
+            if a > pos:
+                out.append(replace(p, start=pos, end=a))
+            pos = max(pos, b)
+        if pos < p.end:
+            out.append(replace(p, start=pos, end=p.end))
+    merged: list[tuple[float, float, list[str]]] = []  # overlapping gaps (a loss inside a hole) said once
+    for a, b, said in cuts:
+        if merged and a <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(b, merged[-1][1]), [*merged[-1][2], said])
+        else:
+            merged.append((a, b, [said]))
+    out += [Part("unknown", a, b, -1, "; ".join(said), ()) for a, b, said in merged]
+    return sorted(out, key=lambda p: p.start)
+
+
 def breakdown(t: KernelTable, span: Span) -> Breakdown:
     """The parts of ``span`` (see the module docstring)."""
     tid, t0, t1 = span.tid, span.start, span.end
@@ -277,6 +304,9 @@ def breakdown(t: KernelTable, span: Span) -> Breakdown:
                 )
             what, since, cite, by, extra = "runnable", ev_ts, (ref,), None, {}
     close(t1, ())
+    gaps = [(a, b, said) for a, b, said in t.gaps if a < t1 and b > t0]
+    if gaps:
+        parts = _unknown_in(parts, gaps, t0, t1)
     totals: dict[str, float] = {}
     for p in parts:
         totals[p.what] = totals.get(p.what, 0.0) + p.duration
@@ -285,6 +315,8 @@ def breakdown(t: KernelTable, span: Span) -> Breakdown:
         note = "events were lost during this span: the breakdown is incomplete"
     if not len(before) and not len(inside):
         note = "the kernel trace has no event of this thread around the span"
+    if gaps:
+        note = "unknown: " + "; ".join(said for _a, _b, said in gaps)
     order = ("running", "irq", "preempted", "runnable", "blocked", "unknown")
     return Breakdown(
         span,

@@ -478,6 +478,21 @@ def _syscall_latency(ctf: CtfRead, analysis: TraceAnalysis) -> SyscallLatency | 
     return ctf.syscall_pairs.result(lambda tid: comms.get(tid, ""))
 
 
+def _uncovered(analysis: TraceAnalysis) -> tuple[tuple[float, float, str], ...]:
+    """The times the trace does not cover (KernelTable.gaps): each CPU's lost events, each hole in the recording."""
+    by_line = analysis.by_line
+    losses = tuple((g.start, g.end, g.said(by_line)) for g in analysis.clock.losses)
+    holes = tuple(
+        (
+            h.before.ts,
+            h.after.ts,
+            f"no events on any CPU from {h.before.said(by_line)} to {h.after.said(by_line)} (a hole in the recording)",
+        )
+        for h in analysis.clock.holes
+    )
+    return losses + holes
+
+
 def analyse_trace_file(
     trace_file: str,
     *,
@@ -596,6 +611,7 @@ def analyse_trace_file(
             syscalls = ctf_syscalls(ctf.session, ctf.syscalls())
             threads = statedump_threads(ctf)
         table = keeper.table(syscalls, threads)
+        table.gaps = _uncovered(analysis)
         span_report, span_found, figures = run_spans(trace_file, opts, table, ctf, windowed)
         findings = [*findings, *span_found]
     # Threads that serve request spans are latency-sensitive waiters (detectors/sched/harm.py).

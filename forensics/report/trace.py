@@ -71,7 +71,7 @@ def _table_rows(a: TraceAnalysis, top: int) -> list[tuple[str, list[str], list[l
             ]
         )
     stepped = {c for c, _lo, _hi in a.clock.disputed}  # CPUs whose totals hold intervals across a clock step
-    if a.clock.jumps:  # every CPU's totals span the jump
+    if len(a.clock.jumps) > len(a.clock.holes):  # every CPU's totals span the jump (a hole is left out of them)
         stepped |= {c.cpu for c in a.cpus}
     cpus = [
         [
@@ -291,7 +291,12 @@ def _header_lines(a: TraceAnalysis, parse: ParseSummary, source: str, notes: tup
             f"ms the CPUs span; figures marked{CLOCK_MARK} span such a step and are not reliable (see the "
             "trace-clock finding)"
         )
-    if a.clock.jumps:
+    for h in a.clock.holes:
+        lines.append(
+            f"coverage: no events from {h.before.ts:.6f} to {h.after.ts:.6f} on any CPU ({h.before.said(a.by_line)}, "
+            f"then {h.after.said(a.by_line)}): a hole in the recording; nothing that spans it is counted"
+        )
+    if len(a.clock.jumps) > len(a.clock.holes):
         j = max(a.clock.jumps, key=lambda j: j.after.ts - j.before.ts)
         lines.append(
             f"clock: the trace jumps forward {len(a.clock.jumps)} times with no event on any CPU (longest "

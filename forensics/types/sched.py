@@ -7,6 +7,7 @@ seconds (floats, the trace's clock); a figure that the trace cannot give is a
 
 from __future__ import annotations
 
+import math
 from typing import Final, NamedTuple
 
 from forensics.model import NotAvailable
@@ -225,6 +226,33 @@ class ClockStep(NamedTuple):
     after: EventRef
 
 
+class LossGap(NamedTuple):
+    """Events one CPU's buffer lost (a lost-events marker): between its last event before the marker and its first
+    after it, what any task did on that CPU is unknown; so is whether a task seen elsewhere ran there meanwhile."""
+
+    cpu: int
+    events: int  # as the marker says (0: not said); markers of the CPU before it reports again are added up
+    before: EventRef | None  # None: the CPU had no event before the marker
+    after: EventRef | None  # None: none after it (the CPU never reports again)
+
+    @property
+    def start(self) -> float:
+        """From: its last event before (its first after when it had none: the loss is at that point)."""
+        return self.before.ts if self.before is not None else self.end
+
+    @property
+    def end(self) -> float:
+        """To: its first event after (never: infinity)."""
+        return self.after.ts if self.after is not None else math.inf
+
+    def said(self, by_line: bool = True) -> str:
+        """``CPU1 lost 5000 events between line 4204 at 45148.996829 and line 4205 at 45151.000781``."""
+        n = f"{self.events} events" if self.events else "events"
+        start = self.before.said(by_line) if self.before is not None else "its first event"
+        end = self.after.said(by_line) if self.after is not None else "the end of the trace"
+        return f"CPU{self.cpu} lost {n} between {start} and {end}"
+
+
 class ClockCheck(NamedTuple):
     """Whether each CPU's timestamps go forward (they must: one CPU's ring buffer is in time order)."""
 
@@ -235,6 +263,11 @@ class ClockCheck(NamedTuple):
     # (before, after): consecutive events of the trace with no event on any CPU between them for longer than
     # detectors.sched.sanity.JUMP_S: a suspend, a clock set forward or a missing stretch of the recording
     jumps: tuple[ClockStep, ...] = ()
+    # Of the jumps, the holes in the recording: shorter, but far longer than the trace's own event rate allows
+    # (detectors.sched.sanity.HOLE_MIN_S); unlike a longer jump, nothing that spans one is counted in the totals
+    holes: tuple[ClockStep, ...] = ()
+    # The losses (lost-event markers) as the time each covers on its CPU: a figure that overlaps one is unknown
+    losses: tuple[LossGap, ...] = ()
 
     def suspect(self) -> bool:
         """Whether some figures may span a step back or a jump forward (so the totals carry a warning)."""
@@ -246,14 +279,21 @@ class ClockCheck(NamedTuple):
 
     def disputes(self, cpu: int, start: float, end: float) -> bool:
         """Whether ``[start, end]`` on ``cpu`` overlaps a time its clock passed twice, or spans a jump forward."""
-        return any(c == cpu and start <= hi and end >= lo for c, lo, hi in self.disputed) or any(
-            start < j.after.ts and end > j.before.ts for j in self.jumps
+        return (
+            any(c == cpu and start <= hi and end >= lo for c, lo, hi in self.disputed)
+            or any(start < j.after.ts and end > j.before.ts for j in self.jumps)
+            or any(self.lost_in(start, end))
         )
+
+    def lost_in(self, start: float, end: float) -> list[LossGap]:
+        """The losses that overlap ``[start, end]``, on any CPU: a task seen on one CPU may have run on the one
+        whose events were lost (a wakeup targets it, a balancer moves it), so no figure across one is known."""
+        return [g for g in self.losses if start < g.end and end > g.start]
 
     def disputes_span(self, span: Span) -> bool:
         """Whether an interval (on its CPU or the CPUs of its two events) overlaps a time passed twice."""
         cpus = {span.cpu, span.begin.cpu, span.end.cpu}
-        return bool(self.disputed or self.jumps) and any(
+        return bool(self.disputed or self.jumps or self.losses) and any(
             self.disputes(c, span.start, span.start + span.duration) for c in cpus
         )
 

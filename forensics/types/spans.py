@@ -128,6 +128,9 @@ class KernelTable:
     # A table of the rows in windows only (collectors/span_windows.py): per window, its first row and, per CPU,
     # the rows of the IRQ/softirq entries open at its start (innermost last). None: every row is here.
     open_irqs: tuple[tuple[int, dict[int, tuple[int, ...]]], ...] | None = None
+    # The times the trace does not cover, as (from, to, what): events a CPU lost, holes in the recording
+    # (detectors.sched.sanity, as the analysis found them).  What a thread did then is unknown, on any CPU.
+    gaps: tuple[tuple[float, float, str], ...] = ()
 
     def name_at(self, tid: int, at: float) -> str:
         """The thread's name at time ``at``: as its last sched_switch at or before then names it (its first one
