@@ -45,11 +45,14 @@ _KMSG_RECORD = rc.compile(rb"\d{1,20},\d{1,20},(\d{1,20}),[^;\n]*;([^\n]*)")
 #: (short-full's lines were taken apart, their host not read: ue6 10f; an ISO stamp with a space, short-monotonic's,
 #: neither until 2026-12-07).
 _SYSLOG_HOST = rc.compile(
-    rb"^(?:<\d+>)?(?:"
-    + f"{log_prefix.UNTIMED}|{log_prefix.ISO}|{log_prefix.MONOTONIC}".encode()
-    + rb") (\S+) kernel: ",
-    re.M,
+    rb"^(?:<\d+>)?(?:" + f"{log_prefix.UNTIMED}|{log_prefix.ISO}".encode() + rb") (\S+) kernel: ", re.M
 )
+#: short-monotonic's ``[   12.345678] host kernel: ``: a plain dmesg line has the same shape when its message's first
+#: word is followed by "kernel:" ("[    1.0] Booting kernel: ..."), so its host counts only where most of the log's
+#: stamped lines name it (MONOTONIC_SHARE, MONOTONIC_MIN lines at least): journalctl writes it on every line.
+_MONOTONIC_HOST = rc.compile(rb"^(?:<\d+>)?" + log_prefix.MONOTONIC.encode() + rb" (\S+) kernel: ", re.M)
+MONOTONIC_SHARE = 0.5
+MONOTONIC_MIN = 3
 
 
 @dataclass(frozen=True)
@@ -147,6 +150,7 @@ def _syslog_hosts(head: bytes) -> Iterator[bytes]:
     be tried at every byte (~7 ms for the 1 MB head of a console log with no syslog prefix at all).
     """
     tried = -1
+    monotonic: list[bytes] = []
     at = head.find(b" kernel: ")
     while at >= 0:
         start = head.rfind(b"\n", 0, at) + 1
@@ -154,7 +158,15 @@ def _syslog_hosts(head: bytes) -> Iterator[bytes]:
             tried = start
             if (m := _SYSLOG_HOST.match(head, start)) is not None:
                 yield m.group(1)
+            elif (m := _MONOTONIC_HOST.match(head, start)) is not None:
+                monotonic.append(m.group(1))
         at = head.find(b" kernel: ", at + 1)
+    if monotonic:
+        stamped = head.count(b"\n[") + head.startswith(b"[")
+        for host in dict.fromkeys(monotonic):
+            named = monotonic.count(host)
+            if named >= MONOTONIC_MIN and named >= MONOTONIC_SHARE * stamped:
+                yield host
 
 
 def read_identity(name: str) -> LogIdentity:

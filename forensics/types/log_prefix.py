@@ -14,7 +14,10 @@ from typing import Final
 SHORT: Final = r"[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d(?:\.\d+)?"
 #: ``journalctl -o short-full``: ``Mon 2026-12-07 14:30:02 CET``.  Its zone is a name (CET, EST) that no offset is
 #: read from, so it gives no wall-clock time either.
-SHORT_FULL: Final = r"[A-Z][a-z]{2} \d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)? [A-Z][A-Za-z]{0,5}(?:[+-]\d{1,4})?"
+SHORT_FULL: Final = (
+    # the zone: a name (CET, UTC+1) or, where the zone has no abbreviation, its offset ("+04", "-03": review 10, 9)
+    r"[A-Z][a-z]{2} \d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)? (?:[A-Z][A-Za-z]{0,5}(?:[+-]\d{1,4})?|[+-]\d{2,4})"
+)
 #: The stamps that give no wall-clock time, either of them (one group, no capture).
 UNTIMED: Final = f"(?:{SHORT}|{SHORT_FULL})"
 #: journalctl short-iso and rsyslog's RFC 3339 stamps: ``2026-12-07T14:30:02+01:00``, ``2026-12-07 14:30:02.123``;

@@ -73,7 +73,22 @@ def test_iso_stamps_with_a_space_and_short_monotonic_name_the_host(stamp: str) -
     """rsyslog's and journalctl's ISO stamps with a space, and ``journalctl -o short-monotonic``: lines the scanner
     takes apart (detectors.dmesg.lines), whose host was not read until 2026-12-07 (only an ISO stamp with a "T")."""
     line = f"{stamp} web01 kernel: [    0.000000] Linux version 6.1.0-28-amd64 (x@y) #1 SMP\n"
-    assert parse_identity(line.encode()).hosts == ("web01",)
+    assert parse_identity((line * 3).encode()).hosts == ("web01",)
+
+
+@pytest.mark.parametrize("zone", ["+04", "-03", "+0530"])
+def test_journalctl_short_full_with_a_numeric_zone_names_the_host(zone: str) -> None:
+    """A zone without an abbreviation prints as its offset (review 10, 9: "no syslog prefixes naming the host")."""
+    line = f"Mon 2026-12-07 14:30:02 {zone} myhost kernel: [    0.000000] Linux version 6.1.0 (x@y) #1 SMP\n"
+    assert parse_identity(line.encode()).hosts == ("myhost",)
+
+
+def test_a_plain_dmesg_message_saying_kernel_is_no_host() -> None:
+    """``[    1.0] Booting kernel: ...`` in a plain dmesg has short-monotonic's shape: read as host "Booting" (review
+    10, 3).  A short-monotonic log names its host on every line; one such message among plain lines names none."""
+    plain = "[    0.000000] Linux version 6.1.0 (x@y) #1 SMP\n[    1.000000] Booting kernel: from bzImage\n"
+    plain += "".join(f"[    2.{n:06d}] usb 1-1: new device\n" for n in range(10))
+    assert parse_identity(plain.encode()).hosts == ()
 
 
 def test_dmesg_reads_the_release_from_the_first_line_and_the_host_from_syslog(tmp_path: Path) -> None:
