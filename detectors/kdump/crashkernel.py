@@ -87,14 +87,26 @@ def parse_crashkernel(text: str) -> Crashkernel:
     return Crashkernel(text, None, tuple(ranges), offset or None, placement)
 
 
-#: Kernels that size crashkernel=auto themselves: RHEL 7 and 8 (Red Hat's "kdump: add support for crashkernel=auto",
-#: never upstream); RHEL 9 kernels (5.14.0-*.el9) dropped it for kdumpctl's reset-crashkernel, upstream ignores it.
-_AUTO_KERNELS = re.compile(r"\.el[78]")
+#: Kernels that size crashkernel=auto themselves: Red Hat's own RHEL 7 and 8 kernels, of the 3.10.0 and 4.18.0
+#: series ("kdump: add support for crashkernel=auto", never upstream).  The dist tag alone is not the kernel: ELRepo's
+#: kernel-ml/kernel-lt (6.6.8-1.el8.elrepo) and other mainline rebuilds carry .el8 and ignore auto; RHEL 9 kernels
+#: (5.14.0-*.el9) dropped it for kdumpctl's reset-crashkernel.
+_AUTO_KERNELS = re.compile(r"^(?:3\.10\.0-\S*\.el7|4\.18\.0-\S*\.el8)")
 
 
 def auto_sized(value: str, release: str) -> bool:
     """``crashkernel=auto`` on a kernel that sizes it itself (a RHEL 7/8 release such as 4.18.0-513.el8_9.x86_64)."""
-    return value == "auto" and _AUTO_KERNELS.search(release) is not None
+    return value == "auto" and _AUTO_KERNELS.match(release) is not None
+
+
+def _auto_problem(release: str) -> str:
+    """Why crashkernel=auto reserves nothing on the kernel of ``release`` ("" when it is not known)."""
+    base = "crashkernel=auto is a RHEL 7/8 kernel extension; upstream and RHEL 9 kernels reserve nothing"
+    if not release:
+        return f"{base} (the running kernel's release was not read)"
+    if re.search(r"\.el[78]", release):
+        return f"{base}: {release} carries an EL 7/8 tag but is not Red Hat's 3.10.0/4.18.0 kernel (a mainline rebuild)"
+    return base
 
 
 def crashkernel_problem(value: str, ram: int | NotAvailable, release: str = "") -> str | None:
@@ -103,6 +115,8 @@ def crashkernel_problem(value: str, ram: int | NotAvailable, release: str = "") 
     line and the boot configuration alike; ``release`` is the running kernel's."""
     if auto_sized(value, release):
         return None
+    if value.strip() == "auto":
+        return _auto_problem(release)
     try:
         parsed = parse_crashkernel(value)
     except ValueError as exc:

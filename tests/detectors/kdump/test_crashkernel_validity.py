@@ -64,7 +64,15 @@ def test_grub_cfg_still_booting_auto_under_an_override_is_stale(tmp_path: Path) 
 
 
 @pytest.mark.parametrize(
-    ("release", "status"), [("4.18.0-513.5.1.el8_9.x86_64", Status.PASS), (RELEASE["rhel9"], Status.FAIL)]
+    ("release", "status"),
+    [
+        ("4.18.0-513.5.1.el8_9.x86_64", Status.PASS),
+        ("3.10.0-1160.119.1.el7.x86_64", Status.PASS),
+        (RELEASE["rhel9"], Status.FAIL),
+        # Review 8 (1): ELRepo's mainline kernel-ml carries the .el8 tag and ignores auto.
+        ("6.6.8-1.el8.elrepo.x86_64", Status.FAIL),
+        ("5.4.262-1.el7.elrepo.x86_64", Status.FAIL),
+    ],
 )
 def test_auto_is_valid_on_the_rhel_7_8_kernels_that_size_it(tmp_path: Path, release: str, status: Status) -> None:
     # The same rule, with the kernel it is judged for: a RHEL 8 kernel reserves for crashkernel=auto, RHEL 9 does not.
