@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from detectors.kdump.plan import make_plan
+from detectors.kdump.sysctl_rules import policy_named
 from forensics.types.kdump import Status
 from tests.collectors.kdump.roots import RELEASE, SCENARIOS
 from tests.detectors.kdump.lines import DEBIAN_16G, check_root, line_of
@@ -83,3 +85,17 @@ def test_auto_is_valid_on_the_rhel_7_8_kernels_that_size_it(tmp_path: Path, rele
     _, checklist = check_root(tmp_path, system)
     assert line_of(checklist, "crashkernel-cmdline").status is status
     assert line_of(checklist, "crashkernel-boot").status is status
+
+
+def test_setup_keeps_auto_where_check_passes_it(tmp_path: Path) -> None:
+    # Review 8 (3): a working RHEL 8 (auto, 256 MiB reserved, loaded) was all PASS in check, and setup planned a
+    # grubby rewrite to the RHEL 9 ranges with "Reboot needed".
+    def osrelease(root: Path) -> None:
+        (root / "proc/sys/kernel/osrelease").write_text("4.18.0-513.5.1.el8_9.x86_64\n")
+
+    system = replace(SCENARIOS["rhel9-ready"], cmdline_crashkernel="auto", boot_crashkernel="auto", extra=osrelease)
+    state, checklist = check_root(tmp_path, system)
+    assert line_of(checklist, "crash-reservation").status is Status.PASS
+    plan = make_plan(state, checklist, policy_named("none"))
+    assert not plan.commands
+    assert plan.reboot_reason == ""
