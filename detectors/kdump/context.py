@@ -152,6 +152,12 @@ def value_problem(state: KdumpState, value: str) -> str | None:
     return crashkernel_problem(value, state.system_ram_bytes, release(state))
 
 
+def bls_boot(state: KdumpState) -> bool:
+    """The boot loader boots BLS entries, which grubby edits (RHEL's default when the entry was not read)."""
+    entry = state.boot.generated
+    return entry.bls if isinstance(entry, BootEntry) else state.distro.family is DistroFamily.RHEL
+
+
 def regenerate_step(state: KdumpState, value: str) -> tuple[tuple[str, ...] | None, str]:
     """How the boot configuration's crashkernel= reaches what the boot loader boots: the command (None when its
     program is not under the root: a step by hand) and its text.
@@ -160,8 +166,7 @@ def regenerate_step(state: KdumpState, value: str) -> tuple[tuple[str, ...] | No
     entries are edited in place by grubby.
     """
     entry = state.boot.generated
-    bls = entry.bls if isinstance(entry, BootEntry) else state.distro.family is DistroFamily.RHEL
-    if bls:
+    if bls_boot(state):
         argv = ("grubby", "--update-kernel=ALL", f"--args=crashkernel={value}")
         return (argv if state.tooling.grubby else None), " ".join(argv)
     if isinstance(entry, BootEntry) and entry.file.path == paths.GRUB_CFG[1]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from detectors.kdump.context import (
+    bls_boot,
     boot_gap,
     cmdline_crashkernel,
     no_boot_loader,
@@ -13,7 +14,7 @@ from detectors.kdump.context import (
     tooling_family,
     value_problem,
 )
-from detectors.kdump.crashkernel import MIB, auto_sized, parse_crashkernel
+from detectors.kdump.crashkernel import GIB, MIB, auto_sized, parse_crashkernel
 from detectors.kdump.util import fail, file_evidence, pass_, unknown, warn
 from forensics.model import Evidence, NotAvailable, Severity
 from forensics.types import kdump_paths as paths
@@ -357,6 +358,38 @@ def _high_supported(state: KdumpState) -> bool:
     return since is not None and (release is None or release >= since)
 
 
+def _smaller(size: int) -> str:
+    """Half of ``size`` on the 16 MiB boundaries reservations are placed on (at least 16 MiB)."""
+    return f"{max(16, size // MIB // 2 // 16 * 16)}M"
+
+
+def _replacement(state: KdumpState, value: str, size: int) -> tuple[str, str]:
+    """What replaces a crashkernel= the kernel could not place, never the value that failed: the value a command
+    writes, and why that one (with the alternative).  An ``@offset`` pins the area, which is in use: drop it.
+    A ``,high`` failed above 4 GiB or in its low part (``crashkernel=Y,low``, 256M by default on x86_64 for swiotlb,
+    below 4 GiB): a smaller size or a smaller low part.  Otherwise ``,high`` where the kernel has it and the RAM
+    reaches above 4 GiB, else a smaller size."""
+    try:
+        parsed = parse_crashkernel(value)
+    except ValueError:  # auto: the kernel picked the size
+        parsed = None
+    ram = state.system_ram_bytes
+    half = _smaller(size) if size else "<smaller size>"
+    if parsed is not None and parsed.offset is not None:
+        new = value.replace(f"@{parsed.offset}", "", 1)
+        return new, f"without @{parsed.offset}: the kernel places it where memory is free"
+    if parsed is not None and parsed.placement == "high":
+        new = f"{half},high"
+        return new, (
+            f"a smaller size; or keep {value} and add crashkernel=<size>,low for its part below 4 GiB "
+            "(256M by default on x86_64) when that is what did not fit"
+        )
+    if _high_supported(state) and isinstance(ram, int) and ram > 4 * GIB:
+        new = f"{size // MIB}M,high" if size else "<size>,high"
+        return new, "placed above 4 GiB, where low memory is short; or a smaller size"
+    return half, "a smaller size"
+
+
 def _unplaced(state: KdumpState, value: str) -> tuple[str, str, tuple[Evidence, ...]]:
     """Why a crashkernel= that should reserve memory reserved nothing, as the kernel log says; the fix that matches
     (a reservation above 4 GiB, or a smaller one, where the boot configuration sets it); the log lines cited."""
@@ -382,22 +415,23 @@ def _unplaced(state: KdumpState, value: str) -> tuple[str, str, tuple[Evidence, 
         if cited or (log and not isinstance(log, NotAvailable) and log.lines)
         else ("dmesg | grep -i crashkernel, e.g. 'crashkernel reservation failed - No suitable area found.'")
     )
-    smaller = "a smaller size"
-    if _high_supported(state):
-        high = f"crashkernel={size // MIB}M,high" if size else "crashkernel=<size>,high"
-        smaller = f"{high} (placed above 4 GiB, where low memory is short), or a smaller size"
+    new, offer = _replacement(state, value, size)
     gap = boot_gap(state)
     if no_boot_loader(state):
         where, step = "where the machine is booted from", ""
     elif gap is not None:
         where = f"{gap.source[0].path} line {gap.source[1]}"
-        step = f", {regenerate_step(state, value)[1]}"
+        step = f", {regenerate_step(state, new)[1]}"
     else:
         where, step = "the boot configuration", ""
-    fix = (
-        f"see why in the kernel log ({lookup}); then replace crashkernel={value} in {where} with {smaller}{step}, "
-        "then reboot (the same crashkernel= fails the same way at every boot)"
-    )
+    command = regenerate_step(state, new)[1]
+    if gap is not None and bls_boot(state):
+        # grubby edits every entry (and $kernelopts) itself: the step carries the new value, not the failing one.
+        fix = f"see why in the kernel log ({lookup}); then {command} ({offer}), then reboot"
+    else:
+        fix = f"see why in the kernel log ({lookup}); then replace crashkernel={value} in {where} with "
+        fix += f"crashkernel={new} ({offer}){step}, then reboot"
+    fix += " (the same crashkernel= fails the same way at every boot)"
     return detail, fix, cited
 
 

@@ -7,6 +7,8 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
+import pytest
+
 from detectors.kdump.findings import checklist_findings
 from detectors.kdump.plan import make_plan
 from detectors.kdump.sysctl_rules import policy_named
@@ -15,7 +17,7 @@ from forensics.report import OutputFormat
 from forensics.report.formats import render
 from forensics.report.kdump import KdumpSetupRenderer
 from forensics.types.kdump import Status
-from tests.collectors.kdump.roots import RELEASE, build
+from tests.collectors.kdump.roots import GIB, RELEASE, SCENARIOS, build
 from tests.detectors.kdump.lines import DEBIAN_16G, check_root, line_of
 from tests.helpers import assert_evidence_resolves
 
@@ -84,3 +86,33 @@ def test_high_is_not_offered_where_the_architecture_has_none(tmp_path: Path) -> 
     fix = line_of(checklist, "crash-reservation").fix
     assert ",high" not in fix
     assert "a smaller size" in fix
+
+
+@pytest.mark.parametrize(
+    ("value", "replacement"),
+    [
+        # Review 8 (5): a ,high that failed was to be replaced by the same ,high; an @offset by ,high.
+        ("256M,high", "with crashkernel=128M,high (a smaller size; or keep 256M,high and add crashkernel=<size>,low"),
+        ("256M@16M", "with crashkernel=256M (without @16M: the kernel places it where memory is free)"),
+        ("384M-:128M", "with crashkernel=128M,high (placed above 4 GiB"),
+    ],
+)
+def test_the_fix_never_writes_back_the_value_that_failed(tmp_path: Path, value: str, replacement: str) -> None:
+    system = replace(UNPLACED, cmdline_crashkernel=value, boot_crashkernel=value)
+    _, checklist = check_root(tmp_path, system)
+    fix = line_of(checklist, "crash-reservation").fix
+    assert replacement in fix
+    assert f"with crashkernel={value} " not in fix
+
+
+def test_grubby_in_the_fix_carries_the_replacement(tmp_path: Path) -> None:
+    # Review 8 (4): on BLS the step was grubby --args=crashkernel=<the value that failed>, undoing the edit.
+    value = "1G-4G:192M,4G-64G:256M,64G-:512M"
+    system = replace(SCENARIOS["rhel9-ready"], ram=16 * GIB, cmdline_crashkernel=value, crash_size=0, loaded=0)
+    state, checklist = check_root(tmp_path, system)
+    fix = line_of(checklist, "crash-reservation").fix
+    assert "grubby --update-kernel=ALL --args=crashkernel=256M,high" in fix
+    assert f"--args=crashkernel={value}" not in fix
+    assert "/boot/loader/entries" not in fix
+    plan = make_plan(state, checklist, policy_named("none"))
+    assert all(f"crashkernel={value}" not in " ".join(c.argv) for c in plan.commands)
