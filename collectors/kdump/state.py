@@ -97,7 +97,9 @@ def collect_kdump_state(root: Path, statvfs: StatvfsProvider = real_statvfs) -> 
         problems=tuple(reader.problems),
         sources=tuple(reader.sources),
         unexamined=unexamined,
-        crash_log=_crash_log(reader) if isinstance(crash_size, TextFile) and crash_size.first_line() == "0" else None,
+        crash_log=_crash_log(reader, release)
+        if isinstance(crash_size, TextFile) and crash_size.first_line() == "0"
+        else None,
     )
 
 
@@ -105,24 +107,27 @@ def collect_kdump_state(root: Path, statvfs: StatvfsProvider = real_statvfs) -> 
 _LOG_LIMIT = 32 << 20
 
 
-def _crash_log(reader: RootReader) -> CrashkernelLog | NotAvailable:
-    """The crashkernel lines of the last boot the kernel log holds: the live ring buffer on this machine, else the
-    first of paths.KERNEL_LOGS under the root that can be read."""
+def _crash_log(reader: RootReader, release: str | NotAvailable) -> CrashkernelLog | NotAvailable:
+    """The kernel's crashkernel lines of the last boot the kernel log holds: the live ring buffer on this machine,
+    else the first of paths.KERNEL_LOGS under the root that can be read.  Only the kernel's own records: /dev/kmsg's
+    of facility 0 (user space writes there too), a syslog file's lines tagged "kernel:"."""
     why: list[str] = []
     if reader.root == Path("/"):
         from collectors.kernel_log import KmsgDumpReader
         from forensics.errors import CollectionError
 
         try:
-            records = [r.decode("utf-8", "replace").partition(";")[2].rstrip("\n") for r in KmsgDumpReader().chunks()]
+            records = [r.decode("utf-8", "replace").partition(";") for r in KmsgDumpReader().chunks()]
         except CollectionError as exc:
             why.append(exc.message)
         else:
-            return _crash_lines(paths.KMSG, None, records)
+            # "PRI,SEQ,TS,FLAGS;message": facility = PRI >> 3, 0 for the kernel's own printk.
+            kernel = [text.rstrip("\n") for head, _, text in records if _kernel_facility(head)]
+            return _crash_lines(paths.KMSG, None, kernel, release, tagged=False)
     for path in paths.KERNEL_LOGS:
         file = reader.read_text(path, limit=_LOG_LIMIT)
         if isinstance(file, TextFile):
-            return _crash_lines(path, file, file.lines)
+            return _crash_lines(path, file, file.lines, release, tagged=True)
         if "does not exist" not in file.reason:
             why.append(file.reason)
     return NotAvailable("; ".join(why) or f"no kernel log under the root ({', '.join(paths.KERNEL_LOGS)})")
@@ -131,14 +136,29 @@ def _crash_log(reader: RootReader) -> CrashkernelLog | NotAvailable:
 #: A syslog line's prefix ("Dec  7 04:00:00 host kernel: ") and the printk time ("[    0.000000] "): the message is
 #: what the detail quotes.
 _LOG_PREFIX = re.compile(r"^(?:.*?\bkernel: )?(?:\[\s*\d+\.\d+\]\s*)?")
+#: The tag of the kernel's lines in a syslog file; other programs (kdump-tools, systemd) log about crashkernel too.
+_KERNEL_TAG = re.compile(r"\bkernel: ")
+_LINUX_VERSION = re.compile(r"Linux version (\S+)")
 
 
-def _crash_lines(source: str, file: TextFile | None, lines: tuple[str, ...] | list[str]) -> CrashkernelLog:
-    start = max((n for n, line in enumerate(lines) if "Linux version " in line), default=0)
+def _kernel_facility(head: str) -> bool:
+    prio = head.partition(",")[0]
+    return prio.isdigit() and int(prio) >> 3 == 0
+
+
+def _crash_lines(
+    source: str, file: TextFile | None, lines: tuple[str, ...] | list[str], release: str | NotAvailable, *, tagged: bool
+) -> CrashkernelLog:
+    kernel = [(n, line) for n, line in enumerate(lines) if not tagged or _KERNEL_TAG.search(line)]
+    boots = [(n, m.group(1)) for n, line in kernel if (m := _LINUX_VERSION.search(line))]
+    start, booted = boots[-1] if boots else (0, "")
+    if booted and isinstance(release, str) and release and booted != release:
+        # The log's last boot is another kernel's: what it says of crashkernel is not about this boot.
+        return CrashkernelLog(source, file, (), booted, start + 1)
     # The command line's own crashkernel= is no news (it is read from /proc/cmdline).
     found = tuple(
         (n + 1, _LOG_PREFIX.sub("", line).strip())
-        for n, line in enumerate(lines)
+        for n, line in kernel
         if n >= start and "crashkernel" in line.lower() and "command line" not in line.lower()
     )
     return CrashkernelLog(source, file, found[:5])

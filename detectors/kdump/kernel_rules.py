@@ -318,6 +318,17 @@ def check_reservation(state: KdumpState, estimate: Estimate) -> list[CheckLine]:
     if not text.isdigit() or int(text) == 0:
         detail = f"{file.path} is {text!r}: nothing reserved"
         given = cmdline_crashkernel(state)
+        released = _released(state)
+        log = state.crash_log
+        if given and released is not None and log is not None and not isinstance(log, NotAvailable):
+            number, text = released
+            detail += (
+                f": reserved at boot ({log.source} line {number}: {text}), since released (writing 0 to "
+                f"{file.path} frees it while no crash kernel is loaded)"
+            )
+            fix = f"reboot to reserve it again, and find what writes 0 to {file.path} (a script or unit)"
+            cited = file_evidence(log.file, number, text)
+            return [fail("crash-reservation", title, detail, _WHY_RESERVE, fix, evidence + cited, kernel=True)]
         if given and crashkernel_unplaced(state):
             why, fix, cited = _unplaced(state, given)
             return [fail("crash-reservation", title, detail + why, _WHY_RESERVE, fix, evidence + cited, kernel=True)]
@@ -349,7 +360,14 @@ def crashkernel_unplaced(state: KdumpState) -> bool:
     given = cmdline_crashkernel(state)
     size = state.crash_size
     empty = isinstance(size, TextFile) and size.first_line() == "0"
-    return bool(given) and empty and value_problem(state, given or "") is None
+    return bool(given) and empty and value_problem(state, given or "") is None and _released(state) is None
+
+
+def _released(state: KdumpState) -> tuple[int, str] | None:
+    """The kernel log's line of this boot where the kernel reserved the area that kexec_crash_size now says is 0:
+    it was released since (writing 0 there frees it while no crash kernel is loaded, crash_shrink_memory)."""
+    log = state.crash_log
+    return log.reserved_line() if log is not None and not isinstance(log, NotAvailable) else None
 
 
 def _high_supported(state: KdumpState) -> bool:
@@ -405,8 +423,13 @@ def _unplaced(state: KdumpState, value: str) -> tuple[str, str, tuple[Evidence, 
     cited: tuple[Evidence, ...] = ()
     if isinstance(log, NotAvailable) or log is None:
         detail += f" ({log.reason if log else 'the kernel log was not read'})"
+    elif log.other_boot:
+        detail += (
+            f" (the kernel log's last boot, {log.other_boot} at {log.source} line {log.other_boot_line}, is not this "
+            "one: it says nothing of this boot)"
+        )
     elif not log.lines:
-        detail += f" ({log.source} has no crashkernel line after its last 'Linux version' line)"
+        detail += f" ({log.source} has no kernel crashkernel line after its last 'Linux version' line)"
     else:
         detail += "; " + "; ".join(f"{log.source} line {n}: {text}" for n, text in log.lines)
         cited = tuple(e for n, text in log.lines for e in file_evidence(log.file, n, text))
