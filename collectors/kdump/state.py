@@ -492,7 +492,8 @@ def _grub_entry(file: TextFile) -> BootEntry | None:
 
 
 def _bls_entry(reader: RootReader, names: list[str], release: str | NotAvailable) -> BootEntry | NotAvailable:
-    """The BLS entry of the running release (else the first that is no rescue entry), its ``options`` line."""
+    """The BLS entry the boot loader boots (:func:`_default_bls`), its ``options`` line.  ``release`` is unused: the
+    next boot is judged, whichever kernel runs now."""
     entries: list[tuple[TextFile, dict[str, tuple[int, str]]]] = []
     unread: list[str] = []
     for name in names:
@@ -509,8 +510,7 @@ def _bls_entry(reader: RootReader, names: list[str], release: str | NotAvailable
     if not entries:
         return NotAvailable("; ".join(unread) or f"no entry in {paths.BLS_ENTRIES}")
     usual = [e for e in entries if "rescue" not in e[0].path] or entries
-    chosen = next((e for e in usual if isinstance(release, str) and e[1].get("version", (0, ""))[1] == release), None)
-    file, keys = chosen or usual[0]
+    file, keys = _default_bls(reader, usual)
     if "options" not in keys:
         return NotAvailable(f"{file.path} has no options line")
     number, options = keys["options"]
@@ -527,6 +527,28 @@ def _bls_entry(reader: RootReader, names: list[str], release: str | NotAvailable
             return NotAvailable(f"{file.path} line {number} takes its options from $kernelopts: {why}")
         options = options.replace("$kernelopts", opts)
     return BootEntry(file, number, keys.get("linux", (0, ""))[1], tuple(options.split()), bls=True)
+
+
+_VERSION_PART = re.compile(r"\d+|[A-Za-z]+")
+
+
+def _version_key(version: str) -> tuple[tuple[int, int | str], ...]:
+    """An rpmvercmp-like key: numeric parts compare as numbers and above alphabetic ones (5.14.0-503 > 5.14.0-427)."""
+    return tuple((1, int(p)) if p.isdigit() else (0, p) for p in _VERSION_PART.findall(version))
+
+
+def _default_bls(
+    reader: RootReader, entries: list[tuple[TextFile, dict[str, tuple[int, str]]]]
+) -> tuple[TextFile, dict[str, tuple[int, str]]]:
+    """The entry GRUB's blscfg boots: grubenv's saved_entry (grubby --set-default writes it) when it names one, else
+    the highest version (blscfg sorts entries newest first; systemd-boot does too)."""
+    env = reader.read_text(paths.GRUBENV)
+    if isinstance(env, TextFile):
+        saved = next((ln.partition("=")[2].strip() for ln in env.lines if ln.startswith("saved_entry=")), "")
+        named = next((e for e in entries if e[0].path.rsplit("/", 1)[-1].removesuffix(".conf") == saved), None)
+        if saved and named is not None:
+            return named
+    return max(entries, key=lambda e: _version_key(e[1].get("version", (0, ""))[1]))
 
 
 def _build_id(notes: bytes) -> str | NotAvailable:

@@ -8,8 +8,11 @@ reserved too little", and the reboot would have booted grub.cfg, still without c
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
+
+import pytest
 
 from detectors.kdump.plan import make_plan
 from detectors.kdump.sysctl_rules import policy_named
@@ -18,7 +21,7 @@ from forensics.report import OutputFormat
 from forensics.report.formats import render
 from forensics.report.kdump import KdumpSetupRenderer
 from forensics.types.kdump import Status
-from tests.collectors.kdump.roots import RELEASE, FakeSystem, build
+from tests.collectors.kdump.roots import RELEASE, SCENARIOS, FakeSystem, build
 from tests.detectors.kdump.lines import DEBIAN_16G, check_root, line_of
 
 REGENERATE = "update-grub (grub-mkconfig -o /boot/grub/grub.cfg), then reboot"
@@ -147,3 +150,32 @@ def test_a_boot_that_reserves_with_a_stale_grub_cfg_plans_update_grub_without_re
     assert not plan.reboot_needed
     without = make_plan(*check_root(tmp_path / "b", replace(system, extra=_no_update_grub)), policy_named("none"))
     assert without.boot_steps == ("update-grub (grub-mkconfig -o /boot/grub/grub.cfg)",)
+
+
+_NEW = "5.14.0-503.11.1.el9_5.x86_64"
+
+
+def _updated_kernel(saved: bool) -> Callable[[Path], None]:
+    """A kernel update whose new BLS entry lacks crashkernel= (kernel-install copied a command line without it)."""
+
+    def write(root: Path) -> None:
+        (root / f"boot/loader/entries/0123456789abcdef-{_NEW}.conf").write_text(
+            f"title Red Hat Enterprise Linux 9.5\nversion {_NEW}\nlinux /vmlinuz-{_NEW}\n"
+            f"initrd /initramfs-{_NEW}.img\noptions root=UUID=6c3b5f1e-0d4a-4c55-9a2f-1b2c3d4e5f60 ro\n"
+        )
+        if saved:
+            (root / "boot/grub2").mkdir(parents=True, exist_ok=True)
+            (root / "boot/grub2/grubenv").write_text(f"# GRUB Environment Block\nsaved_entry=0123456789abcdef-{_NEW}\n")
+
+    return write
+
+
+@pytest.mark.parametrize("saved", [True, False])
+def test_bls_judges_the_default_entry_not_the_running_kernels(tmp_path: Path, saved: bool) -> None:
+    # Review 8 (2): the running release's entry had crashkernel=, the default (saved_entry, else the newest) had
+    # none, and check was a PASS, setup "Nothing to do".
+    _, checklist = check_root(tmp_path, replace(SCENARIOS["rhel9-ready"], extra=_updated_kernel(saved)))
+    line = line_of(checklist, "crashkernel-generated")
+    assert line.status is Status.WARN
+    assert f"0123456789abcdef-{_NEW}.conf line 5, the entry the boot loader boots" in line.detail
+    assert "grubby --update-kernel=ALL --args=crashkernel=" in line.fix
