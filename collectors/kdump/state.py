@@ -504,7 +504,13 @@ def _bls_entry(reader: RootReader, names: list[str], release: str | NotAvailable
         keys: dict[str, tuple[int, str]] = {}
         for number, line in enumerate(file.lines, 1):
             key, _, value = line.strip().partition(" ")
-            if key and not key.startswith("#"):
+            if key == "options" and key in keys:
+                # The BLS spec: options "may appear more than once", their values are concatenated.  The line cited
+                # is the one with crashkernel= (the last that has it), else the first.
+                first, joined = keys[key]
+                at = number if "crashkernel=" in value else first
+                keys[key] = (at, f"{joined} {value.strip()}")
+            elif key and not key.startswith("#"):
                 keys.setdefault(key, (number, value.strip()))
         entries.append((file, keys))
     if not entries:

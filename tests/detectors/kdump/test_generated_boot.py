@@ -179,3 +179,17 @@ def test_bls_judges_the_default_entry_not_the_running_kernels(tmp_path: Path, sa
     assert line.status is Status.WARN
     assert f"0123456789abcdef-{_NEW}.conf line 5, the entry the boot loader boots" in line.detail
     assert "grubby --update-kernel=ALL --args=crashkernel=" in line.fix
+
+
+def _split_options(root: Path) -> None:
+    entry = root / f"boot/loader/entries/0123456789abcdef-{RELEASE['rhel9']}.conf"
+    entry.write_text(entry.read_text().replace(" ro crashkernel=", " ro\noptions crashkernel="))
+
+
+def test_bls_options_over_several_lines_are_joined(tmp_path: Path) -> None:
+    # Review 8 (7): line 6 "options crashkernel=..." was the boot configuration, line 5 "options root=... ro" the
+    # generated entry "without crashkernel=: grubby did not update it" (one file said to have and lack it).
+    _, checklist = check_root(tmp_path, replace(SCENARIOS["rhel9-ready"], extra=_split_options))
+    line = line_of(checklist, "crashkernel-generated")
+    assert line.status is Status.PASS
+    assert f"0123456789abcdef-{RELEASE['rhel9']}.conf line 6 boots" in line.detail
