@@ -523,15 +523,17 @@ def _bls_entry(reader: RootReader, names: list[str], release: str | NotAvailable
     if "$kernelopts" in options:
         # RHEL 8: the options live in grubenv's kernelopts= (grub2-editenv), and the entry names the variable.
         env = reader.read_text(paths.GRUBENV)
-        opts = (
-            next((ln.partition("=")[2] for ln in env.lines if ln.startswith("kernelopts=")), None)
+        found = (
+            next(((n, ln.partition("=")[2]) for n, ln in enumerate(env.lines, 1) if ln.startswith("kernelopts=")), None)
             if isinstance(env, TextFile)
             else None
         )
-        if opts is None:
+        if found is None or not isinstance(env, TextFile):
             why = env.reason if isinstance(env, NotAvailable) else f"{paths.GRUBENV} sets no kernelopts="
             return NotAvailable(f"{file.path} line {number} takes its options from $kernelopts: {why}")
-        options = options.replace("$kernelopts", opts)
+        options = options.replace("$kernelopts", found[1])
+        kernel = keys.get("linux", (0, ""))[1]
+        return BootEntry(file, number, kernel, tuple(options.split()), bls=True, env=env, env_line=found[0])
     return BootEntry(file, number, keys.get("linux", (0, ""))[1], tuple(options.split()), bls=True)
 
 

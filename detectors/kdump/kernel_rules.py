@@ -289,9 +289,14 @@ def check_generated_boot(state: KdumpState, estimate: Estimate) -> list[CheckLin
         fix = f"look for crashkernel={value} in what the boot loader boots; if it is not there: {step}"
         return [unknown("crashkernel-generated", title, entry.reason, _WHY_GENERATED, fix, (), severity=Severity.LOW)]
     where = f"{entry.file.path} line {entry.line}"
-    evidence = file_evidence(entry.file, entry.line, f"crashkernel={entry.crashkernel}" if entry.crashkernel else None)
+    has = f"crashkernel={entry.crashkernel}" if entry.crashkernel else None
+    evidence = file_evidence(entry.file, entry.line, None if entry.env else has)
+    if entry.env is not None:
+        # RHEL 8: the entry names $kernelopts; the value is grubenv's (grub2-editenv - list), cited with it.
+        where += f" ($kernelopts from {entry.env.path} line {entry.env_line})"
+        evidence += file_evidence(entry.env, entry.env_line, has)
     if gap.stale:
-        has = f"crashkernel={entry.crashkernel}" if entry.crashkernel else "no crashkernel="
+        has = has or "no crashkernel="
         regenerated = "grubby did not update it" if entry.bls else "it was not regenerated since"
         detail = (
             f"{source.path} line {number} sets crashkernel={value}, but {where}, the entry the boot loader boots "

@@ -250,6 +250,9 @@ class BootEntry:
     kernel: str  # the image it boots (/boot/vmlinuz-REL), "" when the entry does not say
     args: tuple[str, ...]  # the command line words (BLS: with $kernelopts expanded from grubenv)
     bls: bool  # a BLS entry (edited in place by grubby / kernel-install), not a grub.cfg made by grub-mkconfig
+    #: RHEL 8's ``options $kernelopts``: grubenv and the 1-based line of its ``kernelopts=``, which holds the values.
+    env: TextFile | None = None
+    env_line: int = 0
 
     @property
     def crashkernel(self) -> str | None:

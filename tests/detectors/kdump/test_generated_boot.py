@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from detectors.kdump.findings import checklist_findings
 from detectors.kdump.plan import make_plan
 from detectors.kdump.sysctl_rules import policy_named
 from forensics.pipelines.kdump import run_setup
@@ -23,6 +24,7 @@ from forensics.report.kdump import KdumpSetupRenderer
 from forensics.types.kdump import Status
 from tests.collectors.kdump.roots import RELEASE, SCENARIOS, FakeSystem, build
 from tests.detectors.kdump.lines import DEBIAN_16G, check_root, line_of
+from tests.helpers import assert_evidence_resolves
 
 REGENERATE = "update-grub (grub-mkconfig -o /boot/grub/grub.cfg), then reboot"
 #: The reviewer's /tmp/ue7/rd2 after setup --apply: grub.d has crashkernel=, grub.cfg and this boot do not.
@@ -193,3 +195,34 @@ def test_bls_options_over_several_lines_are_joined(tmp_path: Path) -> None:
     line = line_of(checklist, "crashkernel-generated")
     assert line.status is Status.PASS
     assert f"0123456789abcdef-{RELEASE['rhel9']}.conf line 6 boots" in line.detail
+
+
+def _rhel8_kernelopts(root: Path) -> None:
+    release = "4.18.0-513.5.1.el8_9.x86_64"
+    (root / "proc/sys/kernel/osrelease").write_text(f"{release}\n")
+    entry = root / f"boot/loader/entries/0123456789abcdef-{RELEASE['rhel9']}.conf"
+    entry.write_text(
+        f"title Red Hat Enterprise Linux 8.9\nversion {release}\nlinux /vmlinuz-{release}\n"
+        f"initrd /initramfs-{release}.img $tuned_initrd\noptions $kernelopts $tuned_params\n"
+    )
+    (root / "boot/grub2").mkdir(parents=True, exist_ok=True)
+    (root / "boot/grub2/grubenv").write_text(
+        "# GRUB Environment Block\nsaved_entry=0123456789abcdef-" + RELEASE["rhel9"] + "\n"
+        "kernelopts=root=/dev/mapper/rhel-root ro crashkernel=auto rhgb quiet\nboot_success=0\n"
+    )
+    (root / "etc/default/grub").write_text('GRUB_TIMEOUT=5\nGRUB_CMDLINE_LINUX="crashkernel=auto rhgb quiet"\n')
+
+
+def test_kernelopts_are_cited_where_grubenv_holds_them(tmp_path: Path) -> None:
+    # Review 8 (14): the detail said "line 5 boots ... with crashkernel=auto" of "options $kernelopts $tuned_params",
+    # and grubenv's kernelopts= line, where the value is, was not cited.
+    system = replace(
+        SCENARIOS["rhel9-ready"], cmdline_crashkernel="auto", boot_crashkernel=None, extra=_rhel8_kernelopts
+    )
+    state, checklist = check_root(tmp_path, system)
+    line = line_of(checklist, "crashkernel-generated")
+    assert line.status is Status.PASS
+    assert "line 5 ($kernelopts from /boot/grub2/grubenv line 3) boots" in line.detail
+    cited = [(e.source.rsplit("/", 1)[-1], e.locator.start, e.excerpt) for e in line.evidence]
+    assert ("grubenv", 3, "crashkernel=auto") in cited
+    assert_evidence_resolves(checklist_findings(checklist, state))
