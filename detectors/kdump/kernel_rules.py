@@ -283,7 +283,9 @@ def check_generated_boot(state: KdumpState, estimate: Estimate) -> list[CheckLin
         return []
     title = "crashkernel= in the generated boot entry"
     source, number, value = gap.source
-    step = f"{regenerate_step(state, value)[1]}, then reboot"
+    step = regenerate_step(state, value)[1]
+    if not _reserves_enough(state, estimate):
+        step += ", then reboot"  # this boot has it already: only the next would lose it (setup plans no reboot either)
     entry = gap.entry
     if isinstance(entry, NotAvailable):
         fix = f"look for crashkernel={value} in what the boot loader boots; if it is not there: {step}"
@@ -306,6 +308,12 @@ def check_generated_boot(state: KdumpState, estimate: Estimate) -> list[CheckLin
         return [warn("crashkernel-generated", title, detail, _WHY_GENERATED, step, evidence)]
     detail = f"{where} boots {entry.kernel or 'its kernel'} with crashkernel={entry.crashkernel}"
     return [pass_("crashkernel-generated", title, detail, evidence)]
+
+
+def _reserves_enough(state: KdumpState, estimate: Estimate) -> bool:
+    """This boot reserved at least the recommended size: check_reservation's PASS, which setup's plan reads."""
+    text = state.crash_size.first_line() if isinstance(state.crash_size, TextFile) else ""
+    return text.isdigit() and int(text) >= estimate.recommended
 
 
 def check_reservation(state: KdumpState, estimate: Estimate) -> list[CheckLine]:

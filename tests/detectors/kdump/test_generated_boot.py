@@ -226,3 +226,15 @@ def test_kernelopts_are_cited_where_grubenv_holds_them(tmp_path: Path) -> None:
     cited = [(e.source.rsplit("/", 1)[-1], e.locator.start, e.excerpt) for e in line.evidence]
     assert ("grubenv", 3, "crashkernel=auto") in cited
     assert_evidence_resolves(checklist_findings(checklist, state))
+
+
+def test_stale_grub_cfg_on_a_boot_that_reserves_needs_no_reboot(tmp_path: Path) -> None:
+    # Review 8 (15): check's fix ended "then reboot", setup (rightly) planned update-grub without one.
+    state, checklist = check_root(tmp_path, replace(SCENARIOS["debian12-ready"], grub_cfg="stale"))
+    assert line_of(checklist, "crash-reservation").status is Status.PASS
+    line = line_of(checklist, "crashkernel-generated")
+    assert line.status is Status.WARN
+    assert line.fix == "update-grub (grub-mkconfig -o /boot/grub/grub.cfg)"
+    plan = make_plan(state, checklist, policy_named("none"))
+    assert ("update-grub",) in [c.argv for c in plan.commands]
+    assert plan.reboot_reason == ""
