@@ -254,7 +254,9 @@ def check_boot_config(state: KdumpState, estimate: Estimate) -> list[CheckLine]:
         problem = value_problem(state, value)
         if problem is not None:
             detail += f", which reserves nothing here: {problem}"
-            return [fail("crashkernel-boot", title, detail, _WHY_PERSIST, _FIX_CRASHKERNEL, evidence)]
+            # The value is persistent; what is wrong is that every boot from it reserves nothing.
+            why = f"{_WHY_RESERVE}, and every boot from this configuration is given this value"
+            return [fail("crashkernel-boot", title, detail, why, _FIX_CRASHKERNEL, evidence)]
         return [pass_("crashkernel-boot", title, detail, evidence)]
     unexamined = state.not_examined(paths.GRUB_DEFAULT)
     if not state.boot.files and unexamined:

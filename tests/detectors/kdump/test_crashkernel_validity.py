@@ -25,6 +25,9 @@ def test_auto_fails_in_the_boot_configuration_as_on_the_command_line(tmp_path: P
     assert line_of(checklist, "crashkernel-cmdline").status is Status.FAIL
     boot = line_of(checklist, "crashkernel-boot")
     assert boot.status is Status.FAIL
+    # Review 8 (20): the why was a missing persistence's ("a crashkernel= set only by hand is lost ...").
+    assert "set only by hand" not in boot.why
+    assert boot.why.startswith("the crash kernel can only boot into memory reserved at boot with crashkernel=")
     assert boot.detail.startswith("/etc/default/grub.d/kdump-tools.cfg line 1 sets crashkernel=auto, which")
     assert "RHEL 7/8" in boot.detail
     assert "kforensic kdump setup --apply" in boot.fix
