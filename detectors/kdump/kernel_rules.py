@@ -49,13 +49,12 @@ class KernelOption:
 
 #: The kernel options kdump needs, the one list check and setup name.  KEXEC or KEXEC_FILE selects KEXEC_CORE (the
 #: crash kernel's loading); CRASH_DUMP the reservation (and, from 6.9, the kexec_crash_* files); PROC_VMCORE the
-#: capture kernel's /proc/vmcore that makedumpfile reads; MAGIC_SYSRQ the trigger SysRq-c and /proc/sysrq-trigger
-#: (kdump test writes it).
+#: capture kernel's /proc/vmcore that makedumpfile reads.  MAGIC_SYSRQ is no part of it (a kernel without it
+#: captures every panic; only SysRq-c and /proc/sysrq-trigger are missing): the kernel.sysrq line names it alone.
 REQUIRED_OPTIONS = (
     KernelOption(("KEXEC", "KEXEC_FILE"), "loading a crash kernel"),
     KernelOption(("CRASH_DUMP",), "the crashkernel= reservation"),
     KernelOption(("PROC_VMCORE",), "the capture kernel's /proc/vmcore"),
-    KernelOption(("MAGIC_SYSRQ",), "SysRq-c and /proc/sysrq-trigger, which kdump test writes"),
 )
 
 
