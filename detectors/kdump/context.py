@@ -115,6 +115,7 @@ class BootGap:
     values: frozenset[str]  # every crashkernel= value the boot configuration sets (any may end up last)
     ram: int | NotAvailable  # the machine's RAM, which a range expression is judged against
     release: str  # the running kernel's release ("" when unknown): crashkernel=auto depends on it
+    arch: str | NotAvailable  # and on its architecture (auto's RAM threshold)
 
     @property
     def stale(self) -> bool:
@@ -123,7 +124,9 @@ class BootGap:
         if not isinstance(self.entry, BootEntry):
             return False
         value = self.entry.crashkernel
-        return value not in self.values or crashkernel_problem(value or "", self.ram, self.release) is not None
+        return (
+            value not in self.values or crashkernel_problem(value or "", self.ram, self.release, self.arch) is not None
+        )
 
     @property
     def booted(self) -> str | None:
@@ -139,7 +142,9 @@ def boot_gap(state: KdumpState) -> BootGap | None:
     if not state.boot.crashkernel or value_problem(state, state.boot.crashkernel[-1][2]):
         return None
     values = frozenset(value for _, _, value in state.boot.crashkernel)
-    return BootGap(state.boot.crashkernel[-1], state.boot.generated, values, state.system_ram_bytes, release(state))
+    return BootGap(
+        state.boot.crashkernel[-1], state.boot.generated, values, state.system_ram_bytes, release(state), state.arch
+    )
 
 
 def release(state: KdumpState) -> str:
@@ -149,7 +154,7 @@ def release(state: KdumpState) -> str:
 
 def value_problem(state: KdumpState, value: str) -> str | None:
     """Why ``value`` of crashkernel= reserves nothing on this machine and its kernel (None when it reserves)."""
-    return crashkernel_problem(value, state.system_ram_bytes, release(state))
+    return crashkernel_problem(value, state.system_ram_bytes, release(state), state.arch)
 
 
 def bls_boot(state: KdumpState) -> bool:

@@ -109,11 +109,30 @@ def _auto_problem(release: str) -> str:
     return base
 
 
-def crashkernel_problem(value: str, ram: int | NotAvailable, release: str = "") -> str | None:
-    """Why a crashkernel= value reserves nothing on this machine (malformed, ``auto`` on a kernel that ignores it, no
-    range for its RAM); None when it reserves memory (or may: the RAM is not known).  The one rule for the command
-    line and the boot configuration alike; ``release`` is the running kernel's."""
+#: The RAM below which Red Hat's crashkernel=auto reserves nothing by design: the RHEL 7 Kernel Crash Dump Guide's
+#: "minimum threshold for automatic memory reservation" (2 GB on x86_64, ppc64, aarch64; 4 GB on s390x); RHEL 8's
+#: kernel lowered x86_64's to 1 GB (its auto ranges start at 1G).
+_AUTO_THRESHOLD = {"el7": {"s390x": 4 * GIB}, "el8": {"s390x": 4 * GIB, "x86_64": GIB}}
+
+
+def _auto_threshold(release: str, arch: str | NotAvailable) -> int:
+    table = _AUTO_THRESHOLD["el7" if release.startswith("3.10.0-") else "el8"]
+    return table.get(arch if isinstance(arch, str) else "x86_64", 2 * GIB)
+
+
+def crashkernel_problem(
+    value: str, ram: int | NotAvailable, release: str = "", arch: str | NotAvailable = "x86_64"
+) -> str | None:
+    """Why a crashkernel= value reserves nothing on this machine (malformed, ``auto`` on a kernel that ignores it or
+    below its RAM threshold, no range for its RAM); None when it reserves memory (or may: the RAM is not known).  The
+    one rule for the command line and the boot configuration alike; ``release`` is the running kernel's."""
     if auto_sized(value, release):
+        threshold = _auto_threshold(release, arch)
+        if isinstance(ram, int) and ram < threshold:
+            return (
+                f"crashkernel=auto on this RHEL {'7' if release.startswith('3.10.0-') else '8'} kernel reserves "
+                f"nothing below {threshold // GIB} GiB of RAM, and this machine has {ram // MIB} MiB"
+            )
         return None
     if value.strip() == "auto":
         return _auto_problem(release)

@@ -102,3 +102,24 @@ def test_setup_keeps_auto_where_check_passes_it(tmp_path: Path) -> None:
     plan = make_plan(state, checklist, policy_named("none"))
     assert not plan.commands
     assert plan.reboot_reason == ""
+
+
+def test_auto_below_its_ram_threshold_reserves_nothing(tmp_path: Path) -> None:
+    # Review 8 (9): RHEL 7 at 1.5 GiB: auto was "sized by this kernel itself", the empty reservation "could not place
+    # it", the fix ",high (placed above 4 GiB)" on a machine without memory there; setup planned grubby.
+    def rhel7(root: Path) -> None:
+        (root / "proc/sys/kernel/osrelease").write_text("3.10.0-1160.119.1.el7.x86_64\n")
+
+    system = replace(
+        SCENARIOS["rhel9-ready"], ram=1536 << 20, cmdline_crashkernel="auto", boot_crashkernel="auto", extra=rhel7
+    )
+    state, checklist = check_root(tmp_path, system)
+    cmdline = line_of(checklist, "crashkernel-cmdline")
+    assert cmdline.status is Status.FAIL
+    assert "reserves nothing below 2 GiB of RAM" in cmdline.detail
+    reservation = line_of(checklist, "crash-reservation")
+    assert "could not place it" not in reservation.detail
+    assert ",high" not in reservation.fix
+    plan = make_plan(state, checklist, policy_named("none"))
+    assert "kdump setup --apply" in cmdline.fix
+    assert any(c.argv[0] == "grubby" for c in plan.commands)
