@@ -448,7 +448,7 @@ def _generated_boot(reader: RootReader, release: str | NotAvailable) -> BootEntr
     systemd-boot read them), else grub.cfg as grub-mkconfig wrote it; NotAvailable saying why none was read."""
     names = [n for n in reader.listdir(paths.BLS_ENTRIES) if n.endswith(".conf")]
     if names:
-        return _bls_entry(reader, names, release)
+        return _bls_entry(reader, paths.BLS_ENTRIES, names, release)
     denied = next((p for p in reader.problems if p.path == paths.BLS_ENTRIES), None)
     if denied is not None:
         # RHEL keeps /boot/loader/entries root-only: its entries are what boots, and grub.cfg (root-only too) only
@@ -465,6 +465,11 @@ def _generated_boot(reader: RootReader, release: str | NotAvailable) -> BootEntr
             return entry
         why.append(f"{path} has no linux line")
     absent = all("does not exist" in reason for reason in why)
+    for directory in paths.ESP_ENTRIES if absent else ():
+        # No GRUB: systemd-boot's entries on the ESP, which kernel-install writes from /etc/kernel/cmdline.
+        names = [n for n in reader.listdir(directory) if n.endswith(".conf")]
+        if names:
+            return _bls_entry(reader, directory, names, release)
     if absent:
         return NotAvailable(f"neither {' nor '.join(paths.GRUB_CFG)} nor {paths.BLS_ENTRIES}/*.conf exist")
     return NotAvailable("; ".join(r for r in why if "does not exist" not in r))
@@ -491,13 +496,15 @@ def _grub_entry(file: TextFile) -> BootEntry | None:
     return None
 
 
-def _bls_entry(reader: RootReader, names: list[str], release: str | NotAvailable) -> BootEntry | NotAvailable:
+def _bls_entry(
+    reader: RootReader, directory: str, names: list[str], release: str | NotAvailable
+) -> BootEntry | NotAvailable:
     """The BLS entry the boot loader boots (:func:`_default_bls`), its ``options`` line.  ``release`` is unused: the
     next boot is judged, whichever kernel runs now."""
     entries: list[tuple[TextFile, dict[str, tuple[int, str]]]] = []
     unread: list[str] = []
     for name in names:
-        file = reader.read_text(f"{paths.BLS_ENTRIES}/{name}")
+        file = reader.read_text(f"{directory}/{name}")
         if isinstance(file, NotAvailable):
             unread.append(file.reason)
             continue
@@ -514,7 +521,7 @@ def _bls_entry(reader: RootReader, names: list[str], release: str | NotAvailable
                 keys.setdefault(key, (number, value.strip()))
         entries.append((file, keys))
     if not entries:
-        return NotAvailable("; ".join(unread) or f"no entry in {paths.BLS_ENTRIES}")
+        return NotAvailable("; ".join(unread) or f"no entry in {directory}")
     usual = [e for e in entries if "rescue" not in e[0].path] or entries
     file, keys = _default_bls(reader, usual)
     if "options" not in keys:

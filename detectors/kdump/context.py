@@ -171,6 +171,12 @@ def regenerate_step(state: KdumpState, value: str) -> tuple[tuple[str, ...] | No
     entries are edited in place by grubby.
     """
     entry = state.boot.generated
+    source = state.boot.crashkernel[-1][0].path if state.boot.crashkernel else ""
+    grub_cfg = isinstance(entry, BootEntry) and not entry.bls
+    if source == paths.KERNEL_CMDLINE and not grub_cfg and state.distro.family is not DistroFamily.RHEL:
+        # /etc/kernel/cmdline is read by kernel-install alone (systemd-boot, UKIs): it rewrites the kernel's entry.
+        rel = release(state) or "$(uname -r)"
+        return None, f"kernel-install add {rel} /boot/vmlinuz-{rel}"
     if bls_boot(state):
         argv = ("grubby", "--update-kernel=ALL", f"--args=crashkernel={value}")
         return (argv if state.tooling.grubby else None), " ".join(argv)

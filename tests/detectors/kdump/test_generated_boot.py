@@ -238,3 +238,34 @@ def test_stale_grub_cfg_on_a_boot_that_reserves_needs_no_reboot(tmp_path: Path) 
     plan = make_plan(state, checklist, policy_named("none"))
     assert ("update-grub",) in [c.argv for c in plan.commands]
     assert plan.reboot_reason == ""
+
+
+def _systemd_boot(crashkernel: bool) -> Callable[[Path], None]:
+    """No GRUB: /etc/kernel/cmdline (kernel-install's) sets crashkernel=; systemd-boot's entry is on the ESP."""
+
+    def write(root: Path) -> None:
+        rel = RELEASE["debian12"]
+        (root / "etc/kernel").mkdir(parents=True, exist_ok=True)
+        (root / "etc/kernel/cmdline").write_text("root=UUID=x ro quiet crashkernel=384M-:128M\n")
+        (root / "boot/efi/loader/entries").mkdir(parents=True, exist_ok=True)
+        options = "root=UUID=x ro quiet" + (" crashkernel=384M-:128M" if crashkernel else "")
+        (root / f"boot/efi/loader/entries/abc-{rel}.conf").write_text(
+            f"title Debian\nversion {rel}\nlinux /abc/{rel}/linux\noptions {options}\n"
+        )
+
+    return write
+
+
+@pytest.mark.parametrize("crashkernel", [True, False])
+def test_kernel_cmdline_is_carried_by_kernel_install_to_the_esp(tmp_path: Path, crashkernel: bool) -> None:
+    # Review 8 (8): the entries on the ESP were never read (UNKNOWN) and the fix was update-grub, with no GRUB.
+    system = replace(SCENARIOS["debian12-ready"], boot_loader=False, extra=_systemd_boot(crashkernel))
+    state, checklist = check_root(tmp_path, system)
+    line = line_of(checklist, "crashkernel-generated")
+    assert f"/boot/efi/loader/entries/abc-{RELEASE['debian12']}.conf line 4" in line.detail
+    assert line.status is (Status.PASS if crashkernel else Status.WARN)
+    if not crashkernel:
+        assert line.fix == f"kernel-install add {RELEASE['debian12']} /boot/vmlinuz-{RELEASE['debian12']}"
+        plan = make_plan(state, checklist, policy_named("none"))
+        assert all("update-grub" not in step for step in plan.boot_steps)
+        assert ("update-grub",) not in [c.argv for c in plan.commands]
