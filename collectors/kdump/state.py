@@ -97,7 +97,9 @@ def collect_kdump_state(root: Path, statvfs: StatvfsProvider = real_statvfs) -> 
         problems=tuple(reader.problems),
         sources=tuple(reader.sources),
         unexamined=unexamined,
-        crash_log=_crash_log(reader) if isinstance(crash_size, TextFile) and crash_size.first_line() == "0" else None,
+        crash_log=_crash_log(reader, release)
+        if isinstance(crash_size, TextFile) and crash_size.first_line() == "0"
+        else None,
     )
 
 
@@ -105,24 +107,27 @@ def collect_kdump_state(root: Path, statvfs: StatvfsProvider = real_statvfs) -> 
 _LOG_LIMIT = 32 << 20
 
 
-def _crash_log(reader: RootReader) -> CrashkernelLog | NotAvailable:
-    """The crashkernel lines of the last boot the kernel log holds: the live ring buffer on this machine, else the
-    first of paths.KERNEL_LOGS under the root that can be read."""
+def _crash_log(reader: RootReader, release: str | NotAvailable) -> CrashkernelLog | NotAvailable:
+    """The kernel's crashkernel lines of the last boot the kernel log holds: the live ring buffer on this machine,
+    else the first of paths.KERNEL_LOGS under the root that can be read.  Only the kernel's own records: /dev/kmsg's
+    of facility 0 (user space writes there too), a syslog file's lines tagged "kernel:"."""
     why: list[str] = []
     if reader.root == Path("/"):
         from collectors.kernel_log import KmsgDumpReader
         from forensics.errors import CollectionError
 
         try:
-            records = [r.decode("utf-8", "replace").partition(";")[2].rstrip("\n") for r in KmsgDumpReader().chunks()]
+            records = [r.decode("utf-8", "replace").partition(";") for r in KmsgDumpReader().chunks()]
         except CollectionError as exc:
             why.append(exc.message)
         else:
-            return _crash_lines(paths.KMSG, None, records)
+            # "PRI,SEQ,TS,FLAGS;message": facility = PRI >> 3, 0 for the kernel's own printk.
+            kernel = [text.rstrip("\n") for head, _, text in records if _kernel_facility(head)]
+            return _crash_lines(paths.KMSG, None, kernel, release, tagged=False)
     for path in paths.KERNEL_LOGS:
         file = reader.read_text(path, limit=_LOG_LIMIT)
         if isinstance(file, TextFile):
-            return _crash_lines(path, file, file.lines)
+            return _crash_lines(path, file, file.lines, release, tagged=True)
         if "does not exist" not in file.reason:
             why.append(file.reason)
     return NotAvailable("; ".join(why) or f"no kernel log under the root ({', '.join(paths.KERNEL_LOGS)})")
@@ -131,14 +136,29 @@ def _crash_log(reader: RootReader) -> CrashkernelLog | NotAvailable:
 #: A syslog line's prefix ("Dec  7 04:00:00 host kernel: ") and the printk time ("[    0.000000] "): the message is
 #: what the detail quotes.
 _LOG_PREFIX = re.compile(r"^(?:.*?\bkernel: )?(?:\[\s*\d+\.\d+\]\s*)?")
+#: The tag of the kernel's lines in a syslog file; other programs (kdump-tools, systemd) log about crashkernel too.
+_KERNEL_TAG = re.compile(r"\bkernel: ")
+_LINUX_VERSION = re.compile(r"Linux version (\S+)")
 
 
-def _crash_lines(source: str, file: TextFile | None, lines: tuple[str, ...] | list[str]) -> CrashkernelLog:
-    start = max((n for n, line in enumerate(lines) if "Linux version " in line), default=0)
+def _kernel_facility(head: str) -> bool:
+    prio = head.partition(",")[0]
+    return prio.isdigit() and int(prio) >> 3 == 0
+
+
+def _crash_lines(
+    source: str, file: TextFile | None, lines: tuple[str, ...] | list[str], release: str | NotAvailable, *, tagged: bool
+) -> CrashkernelLog:
+    kernel = [(n, line) for n, line in enumerate(lines) if not tagged or _KERNEL_TAG.search(line)]
+    boots = [(n, m.group(1)) for n, line in kernel if (m := _LINUX_VERSION.search(line))]
+    start, booted = boots[-1] if boots else (0, "")
+    if booted and isinstance(release, str) and release and booted != release:
+        # The log's last boot is another kernel's: what it says of crashkernel is not about this boot.
+        return CrashkernelLog(source, file, (), booted, start + 1)
     # The command line's own crashkernel= is no news (it is read from /proc/cmdline).
     found = tuple(
         (n + 1, _LOG_PREFIX.sub("", line).strip())
-        for n, line in enumerate(lines)
+        for n, line in kernel
         if n >= start and "crashkernel" in line.lower() and "command line" not in line.lower()
     )
     return CrashkernelLog(source, file, found[:5])
@@ -428,7 +448,7 @@ def _generated_boot(reader: RootReader, release: str | NotAvailable) -> BootEntr
     systemd-boot read them), else grub.cfg as grub-mkconfig wrote it; NotAvailable saying why none was read."""
     names = [n for n in reader.listdir(paths.BLS_ENTRIES) if n.endswith(".conf")]
     if names:
-        return _bls_entry(reader, names, release)
+        return _bls_entry(reader, paths.BLS_ENTRIES, names, release)
     denied = next((p for p in reader.problems if p.path == paths.BLS_ENTRIES), None)
     if denied is not None:
         # RHEL keeps /boot/loader/entries root-only: its entries are what boots, and grub.cfg (root-only too) only
@@ -445,6 +465,11 @@ def _generated_boot(reader: RootReader, release: str | NotAvailable) -> BootEntr
             return entry
         why.append(f"{path} has no linux line")
     absent = all("does not exist" in reason for reason in why)
+    for directory in paths.ESP_ENTRIES if absent else ():
+        # No GRUB: systemd-boot's entries on the ESP, which kernel-install writes from /etc/kernel/cmdline.
+        names = [n for n in reader.listdir(directory) if n.endswith(".conf")]
+        if names:
+            return _bls_entry(reader, directory, names, release)
     if absent:
         return NotAvailable(f"neither {' nor '.join(paths.GRUB_CFG)} nor {paths.BLS_ENTRIES}/*.conf exist")
     return NotAvailable("; ".join(r for r in why if "does not exist" not in r))
@@ -471,42 +496,74 @@ def _grub_entry(file: TextFile) -> BootEntry | None:
     return None
 
 
-def _bls_entry(reader: RootReader, names: list[str], release: str | NotAvailable) -> BootEntry | NotAvailable:
-    """The BLS entry of the running release (else the first that is no rescue entry), its ``options`` line."""
+def _bls_entry(
+    reader: RootReader, directory: str, names: list[str], release: str | NotAvailable
+) -> BootEntry | NotAvailable:
+    """The BLS entry the boot loader boots (:func:`_default_bls`), its ``options`` line.  ``release`` is unused: the
+    next boot is judged, whichever kernel runs now."""
     entries: list[tuple[TextFile, dict[str, tuple[int, str]]]] = []
     unread: list[str] = []
     for name in names:
-        file = reader.read_text(f"{paths.BLS_ENTRIES}/{name}")
+        file = reader.read_text(f"{directory}/{name}")
         if isinstance(file, NotAvailable):
             unread.append(file.reason)
             continue
         keys: dict[str, tuple[int, str]] = {}
         for number, line in enumerate(file.lines, 1):
             key, _, value = line.strip().partition(" ")
-            if key and not key.startswith("#"):
+            if key == "options" and key in keys:
+                # The BLS spec: options "may appear more than once", their values are concatenated.  The line cited
+                # is the one with crashkernel= (the last that has it), else the first.
+                first, joined = keys[key]
+                at = number if "crashkernel=" in value else first
+                keys[key] = (at, f"{joined} {value.strip()}")
+            elif key and not key.startswith("#"):
                 keys.setdefault(key, (number, value.strip()))
         entries.append((file, keys))
     if not entries:
-        return NotAvailable("; ".join(unread) or f"no entry in {paths.BLS_ENTRIES}")
+        return NotAvailable("; ".join(unread) or f"no entry in {directory}")
     usual = [e for e in entries if "rescue" not in e[0].path] or entries
-    chosen = next((e for e in usual if isinstance(release, str) and e[1].get("version", (0, ""))[1] == release), None)
-    file, keys = chosen or usual[0]
+    file, keys = _default_bls(reader, usual)
     if "options" not in keys:
         return NotAvailable(f"{file.path} has no options line")
     number, options = keys["options"]
     if "$kernelopts" in options:
         # RHEL 8: the options live in grubenv's kernelopts= (grub2-editenv), and the entry names the variable.
         env = reader.read_text(paths.GRUBENV)
-        opts = (
-            next((ln.partition("=")[2] for ln in env.lines if ln.startswith("kernelopts=")), None)
+        found = (
+            next(((n, ln.partition("=")[2]) for n, ln in enumerate(env.lines, 1) if ln.startswith("kernelopts=")), None)
             if isinstance(env, TextFile)
             else None
         )
-        if opts is None:
+        if found is None or not isinstance(env, TextFile):
             why = env.reason if isinstance(env, NotAvailable) else f"{paths.GRUBENV} sets no kernelopts="
             return NotAvailable(f"{file.path} line {number} takes its options from $kernelopts: {why}")
-        options = options.replace("$kernelopts", opts)
+        options = options.replace("$kernelopts", found[1])
+        kernel = keys.get("linux", (0, ""))[1]
+        return BootEntry(file, number, kernel, tuple(options.split()), bls=True, env=env, env_line=found[0])
     return BootEntry(file, number, keys.get("linux", (0, ""))[1], tuple(options.split()), bls=True)
+
+
+_VERSION_PART = re.compile(r"\d+|[A-Za-z]+")
+
+
+def _version_key(version: str) -> tuple[tuple[int, int | str], ...]:
+    """An rpmvercmp-like key: numeric parts compare as numbers and above alphabetic ones (5.14.0-503 > 5.14.0-427)."""
+    return tuple((1, int(p)) if p.isdigit() else (0, p) for p in _VERSION_PART.findall(version))
+
+
+def _default_bls(
+    reader: RootReader, entries: list[tuple[TextFile, dict[str, tuple[int, str]]]]
+) -> tuple[TextFile, dict[str, tuple[int, str]]]:
+    """The entry GRUB's blscfg boots: grubenv's saved_entry (grubby --set-default writes it) when it names one, else
+    the highest version (blscfg sorts entries newest first; systemd-boot does too)."""
+    env = reader.read_text(paths.GRUBENV)
+    if isinstance(env, TextFile):
+        saved = next((ln.partition("=")[2].strip() for ln in env.lines if ln.startswith("saved_entry=")), "")
+        named = next((e for e in entries if e[0].path.rsplit("/", 1)[-1].removesuffix(".conf") == saved), None)
+        if saved and named is not None:
+            return named
+    return max(entries, key=lambda e: _version_key(e[1].get("version", (0, ""))[1]))
 
 
 def _build_id(notes: bytes) -> str | NotAvailable:

@@ -115,6 +115,7 @@ class BootGap:
     values: frozenset[str]  # every crashkernel= value the boot configuration sets (any may end up last)
     ram: int | NotAvailable  # the machine's RAM, which a range expression is judged against
     release: str  # the running kernel's release ("" when unknown): crashkernel=auto depends on it
+    arch: str | NotAvailable  # and on its architecture (auto's RAM threshold)
 
     @property
     def stale(self) -> bool:
@@ -123,7 +124,9 @@ class BootGap:
         if not isinstance(self.entry, BootEntry):
             return False
         value = self.entry.crashkernel
-        return value not in self.values or crashkernel_problem(value or "", self.ram, self.release) is not None
+        return (
+            value not in self.values or crashkernel_problem(value or "", self.ram, self.release, self.arch) is not None
+        )
 
     @property
     def booted(self) -> str | None:
@@ -139,7 +142,9 @@ def boot_gap(state: KdumpState) -> BootGap | None:
     if not state.boot.crashkernel or value_problem(state, state.boot.crashkernel[-1][2]):
         return None
     values = frozenset(value for _, _, value in state.boot.crashkernel)
-    return BootGap(state.boot.crashkernel[-1], state.boot.generated, values, state.system_ram_bytes, release(state))
+    return BootGap(
+        state.boot.crashkernel[-1], state.boot.generated, values, state.system_ram_bytes, release(state), state.arch
+    )
 
 
 def release(state: KdumpState) -> str:
@@ -149,7 +154,13 @@ def release(state: KdumpState) -> str:
 
 def value_problem(state: KdumpState, value: str) -> str | None:
     """Why ``value`` of crashkernel= reserves nothing on this machine and its kernel (None when it reserves)."""
-    return crashkernel_problem(value, state.system_ram_bytes, release(state))
+    return crashkernel_problem(value, state.system_ram_bytes, release(state), state.arch)
+
+
+def bls_boot(state: KdumpState) -> bool:
+    """The boot loader boots BLS entries, which grubby edits (RHEL's default when the entry was not read)."""
+    entry = state.boot.generated
+    return entry.bls if isinstance(entry, BootEntry) else state.distro.family is DistroFamily.RHEL
 
 
 def regenerate_step(state: KdumpState, value: str) -> tuple[tuple[str, ...] | None, str]:
@@ -160,8 +171,13 @@ def regenerate_step(state: KdumpState, value: str) -> tuple[tuple[str, ...] | No
     entries are edited in place by grubby.
     """
     entry = state.boot.generated
-    bls = entry.bls if isinstance(entry, BootEntry) else state.distro.family is DistroFamily.RHEL
-    if bls:
+    source = state.boot.crashkernel[-1][0].path if state.boot.crashkernel else ""
+    grub_cfg = isinstance(entry, BootEntry) and not entry.bls
+    if source == paths.KERNEL_CMDLINE and not grub_cfg and state.distro.family is not DistroFamily.RHEL:
+        # /etc/kernel/cmdline is read by kernel-install alone (systemd-boot, UKIs): it rewrites the kernel's entry.
+        rel = release(state) or "$(uname -r)"
+        return None, f"kernel-install add {rel} /boot/vmlinuz-{rel}"
+    if bls_boot(state):
         argv = ("grubby", "--update-kernel=ALL", f"--args=crashkernel={value}")
         return (argv if state.tooling.grubby else None), " ".join(argv)
     if isinstance(entry, BootEntry) and entry.file.path == paths.GRUB_CFG[1]:

@@ -87,22 +87,55 @@ def parse_crashkernel(text: str) -> Crashkernel:
     return Crashkernel(text, None, tuple(ranges), offset or None, placement)
 
 
-#: Kernels that size crashkernel=auto themselves: RHEL 7 and 8 (Red Hat's "kdump: add support for crashkernel=auto",
-#: never upstream); RHEL 9 kernels (5.14.0-*.el9) dropped it for kdumpctl's reset-crashkernel, upstream ignores it.
-_AUTO_KERNELS = re.compile(r"\.el[78]")
+#: Kernels that size crashkernel=auto themselves: Red Hat's own RHEL 7 and 8 kernels, of the 3.10.0 and 4.18.0
+#: series ("kdump: add support for crashkernel=auto", never upstream).  The dist tag alone is not the kernel: ELRepo's
+#: kernel-ml/kernel-lt (6.6.8-1.el8.elrepo) and other mainline rebuilds carry .el8 and ignore auto; RHEL 9 kernels
+#: (5.14.0-*.el9) dropped it for kdumpctl's reset-crashkernel.
+_AUTO_KERNELS = re.compile(r"^(?:3\.10\.0-\S*\.el7|4\.18\.0-\S*\.el8)")
 
 
 def auto_sized(value: str, release: str) -> bool:
     """``crashkernel=auto`` on a kernel that sizes it itself (a RHEL 7/8 release such as 4.18.0-513.el8_9.x86_64)."""
-    return value == "auto" and _AUTO_KERNELS.search(release) is not None
+    return value == "auto" and _AUTO_KERNELS.match(release) is not None
 
 
-def crashkernel_problem(value: str, ram: int | NotAvailable, release: str = "") -> str | None:
-    """Why a crashkernel= value reserves nothing on this machine (malformed, ``auto`` on a kernel that ignores it, no
-    range for its RAM); None when it reserves memory (or may: the RAM is not known).  The one rule for the command
-    line and the boot configuration alike; ``release`` is the running kernel's."""
+def _auto_problem(release: str) -> str:
+    """Why crashkernel=auto reserves nothing on the kernel of ``release`` ("" when it is not known)."""
+    base = "crashkernel=auto is a RHEL 7/8 kernel extension; upstream and RHEL 9 kernels reserve nothing"
+    if not release:
+        return f"{base} (the running kernel's release was not read)"
+    if re.search(r"\.el[78]", release):
+        return f"{base}: {release} carries an EL 7/8 tag but is not Red Hat's 3.10.0/4.18.0 kernel (a mainline rebuild)"
+    return base
+
+
+#: The RAM below which Red Hat's crashkernel=auto reserves nothing by design: the RHEL 7 Kernel Crash Dump Guide's
+#: "minimum threshold for automatic memory reservation" (2 GB on x86_64, ppc64, aarch64; 4 GB on s390x); RHEL 8's
+#: kernel lowered x86_64's to 1 GB (its auto ranges start at 1G).
+_AUTO_THRESHOLD = {"el7": {"s390x": 4 * GIB}, "el8": {"s390x": 4 * GIB, "x86_64": GIB}}
+
+
+def _auto_threshold(release: str, arch: str | NotAvailable) -> int:
+    table = _AUTO_THRESHOLD["el7" if release.startswith("3.10.0-") else "el8"]
+    return table.get(arch if isinstance(arch, str) else "x86_64", 2 * GIB)
+
+
+def crashkernel_problem(
+    value: str, ram: int | NotAvailable, release: str = "", arch: str | NotAvailable = "x86_64"
+) -> str | None:
+    """Why a crashkernel= value reserves nothing on this machine (malformed, ``auto`` on a kernel that ignores it or
+    below its RAM threshold, no range for its RAM); None when it reserves memory (or may: the RAM is not known).  The
+    one rule for the command line and the boot configuration alike; ``release`` is the running kernel's."""
     if auto_sized(value, release):
+        threshold = _auto_threshold(release, arch)
+        if isinstance(ram, int) and ram < threshold:
+            return (
+                f"crashkernel=auto on this RHEL {'7' if release.startswith('3.10.0-') else '8'} kernel reserves "
+                f"nothing below {threshold // GIB} GiB of RAM, and this machine has {ram // MIB} MiB"
+            )
         return None
+    if value.strip() == "auto":
+        return _auto_problem(release)
     try:
         parsed = parse_crashkernel(value)
     except ValueError as exc:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from detectors.kdump.context import (
+    bls_boot,
     boot_gap,
     cmdline_crashkernel,
     no_boot_loader,
@@ -13,7 +14,7 @@ from detectors.kdump.context import (
     tooling_family,
     value_problem,
 )
-from detectors.kdump.crashkernel import MIB, auto_sized, parse_crashkernel
+from detectors.kdump.crashkernel import GIB, MIB, auto_sized, parse_crashkernel
 from detectors.kdump.util import fail, file_evidence, pass_, unknown, warn
 from forensics.model import Evidence, NotAvailable, Severity
 from forensics.types import kdump_paths as paths
@@ -48,13 +49,12 @@ class KernelOption:
 
 #: The kernel options kdump needs, the one list check and setup name.  KEXEC or KEXEC_FILE selects KEXEC_CORE (the
 #: crash kernel's loading); CRASH_DUMP the reservation (and, from 6.9, the kexec_crash_* files); PROC_VMCORE the
-#: capture kernel's /proc/vmcore that makedumpfile reads; MAGIC_SYSRQ the trigger SysRq-c and /proc/sysrq-trigger
-#: (kdump test writes it).
+#: capture kernel's /proc/vmcore that makedumpfile reads.  MAGIC_SYSRQ is no part of it (a kernel without it
+#: captures every panic; only SysRq-c and /proc/sysrq-trigger are missing): the kernel.sysrq line names it alone.
 REQUIRED_OPTIONS = (
     KernelOption(("KEXEC", "KEXEC_FILE"), "loading a crash kernel"),
     KernelOption(("CRASH_DUMP",), "the crashkernel= reservation"),
     KernelOption(("PROC_VMCORE",), "the capture kernel's /proc/vmcore"),
-    KernelOption(("MAGIC_SYSRQ",), "SysRq-c and /proc/sysrq-trigger, which kdump test writes"),
 )
 
 
@@ -253,7 +253,9 @@ def check_boot_config(state: KdumpState, estimate: Estimate) -> list[CheckLine]:
         problem = value_problem(state, value)
         if problem is not None:
             detail += f", which reserves nothing here: {problem}"
-            return [fail("crashkernel-boot", title, detail, _WHY_PERSIST, _FIX_CRASHKERNEL, evidence)]
+            # The value is persistent; what is wrong is that every boot from it reserves nothing.
+            why = f"{_WHY_RESERVE}, and every boot from this configuration is given this value"
+            return [fail("crashkernel-boot", title, detail, why, _FIX_CRASHKERNEL, evidence)]
         return [pass_("crashkernel-boot", title, detail, evidence)]
     unexamined = state.not_examined(paths.GRUB_DEFAULT)
     if not state.boot.files and unexamined:
@@ -282,15 +284,22 @@ def check_generated_boot(state: KdumpState, estimate: Estimate) -> list[CheckLin
         return []
     title = "crashkernel= in the generated boot entry"
     source, number, value = gap.source
-    step = f"{regenerate_step(state, value)[1]}, then reboot"
+    step = regenerate_step(state, value)[1]
+    if not _reserves_enough(state, estimate):
+        step += ", then reboot"  # this boot has it already: only the next would lose it (setup plans no reboot either)
     entry = gap.entry
     if isinstance(entry, NotAvailable):
         fix = f"look for crashkernel={value} in what the boot loader boots; if it is not there: {step}"
         return [unknown("crashkernel-generated", title, entry.reason, _WHY_GENERATED, fix, (), severity=Severity.LOW)]
     where = f"{entry.file.path} line {entry.line}"
-    evidence = file_evidence(entry.file, entry.line, f"crashkernel={entry.crashkernel}" if entry.crashkernel else None)
+    has = f"crashkernel={entry.crashkernel}" if entry.crashkernel else None
+    evidence = file_evidence(entry.file, entry.line, None if entry.env else has)
+    if entry.env is not None:
+        # RHEL 8: the entry names $kernelopts; the value is grubenv's (grub2-editenv - list), cited with it.
+        where += f" ($kernelopts from {entry.env.path} line {entry.env_line})"
+        evidence += file_evidence(entry.env, entry.env_line, has)
     if gap.stale:
-        has = f"crashkernel={entry.crashkernel}" if entry.crashkernel else "no crashkernel="
+        has = has or "no crashkernel="
         regenerated = "grubby did not update it" if entry.bls else "it was not regenerated since"
         detail = (
             f"{source.path} line {number} sets crashkernel={value}, but {where}, the entry the boot loader boots "
@@ -300,6 +309,12 @@ def check_generated_boot(state: KdumpState, estimate: Estimate) -> list[CheckLin
         return [warn("crashkernel-generated", title, detail, _WHY_GENERATED, step, evidence)]
     detail = f"{where} boots {entry.kernel or 'its kernel'} with crashkernel={entry.crashkernel}"
     return [pass_("crashkernel-generated", title, detail, evidence)]
+
+
+def _reserves_enough(state: KdumpState, estimate: Estimate) -> bool:
+    """This boot reserved at least the recommended size: check_reservation's PASS, which setup's plan reads."""
+    text = state.crash_size.first_line() if isinstance(state.crash_size, TextFile) else ""
+    return text.isdigit() and int(text) >= estimate.recommended
 
 
 def check_reservation(state: KdumpState, estimate: Estimate) -> list[CheckLine]:
@@ -317,6 +332,17 @@ def check_reservation(state: KdumpState, estimate: Estimate) -> list[CheckLine]:
     if not text.isdigit() or int(text) == 0:
         detail = f"{file.path} is {text!r}: nothing reserved"
         given = cmdline_crashkernel(state)
+        released = _released(state)
+        log = state.crash_log
+        if given and released is not None and log is not None and not isinstance(log, NotAvailable):
+            number, text = released
+            detail += (
+                f": reserved at boot ({log.source} line {number}: {text}), since released (writing 0 to "
+                f"{file.path} frees it while no crash kernel is loaded)"
+            )
+            fix = f"reboot to reserve it again, and find what writes 0 to {file.path} (a script or unit)"
+            cited = file_evidence(log.file, number, text)
+            return [fail("crash-reservation", title, detail, _WHY_RESERVE, fix, evidence + cited, kernel=True)]
         if given and crashkernel_unplaced(state):
             why, fix, cited = _unplaced(state, given)
             return [fail("crash-reservation", title, detail + why, _WHY_RESERVE, fix, evidence + cited, kernel=True)]
@@ -348,13 +374,52 @@ def crashkernel_unplaced(state: KdumpState) -> bool:
     given = cmdline_crashkernel(state)
     size = state.crash_size
     empty = isinstance(size, TextFile) and size.first_line() == "0"
-    return bool(given) and empty and value_problem(state, given or "") is None
+    return bool(given) and empty and value_problem(state, given or "") is None and _released(state) is None
+
+
+def _released(state: KdumpState) -> tuple[int, str] | None:
+    """The kernel log's line of this boot where the kernel reserved the area that kexec_crash_size now says is 0:
+    it was released since (writing 0 there frees it while no crash kernel is loaded, crash_shrink_memory)."""
+    log = state.crash_log
+    return log.reserved_line() if log is not None and not isinstance(log, NotAvailable) else None
 
 
 def _high_supported(state: KdumpState) -> bool:
     since = _HIGH_SINCE.get(state.arch) if isinstance(state.arch, str) else None
     release = release_version(state.osrelease.first_line()) if isinstance(state.osrelease, TextFile) else None
     return since is not None and (release is None or release >= since)
+
+
+def _smaller(size: int) -> str:
+    """Half of ``size`` on the 16 MiB boundaries reservations are placed on (at least 16 MiB)."""
+    return f"{max(16, size // MIB // 2 // 16 * 16)}M"
+
+
+def _replacement(state: KdumpState, value: str, size: int) -> tuple[str, str]:
+    """What replaces a crashkernel= the kernel could not place, never the value that failed: the value a command
+    writes, and why that one (with the alternative).  An ``@offset`` pins the area, which is in use: drop it.
+    A ``,high`` failed above 4 GiB or in its low part (``crashkernel=Y,low``, 256M by default on x86_64 for swiotlb,
+    below 4 GiB): a smaller size or a smaller low part.  Otherwise ``,high`` where the kernel has it and the RAM
+    reaches above 4 GiB, else a smaller size."""
+    try:
+        parsed = parse_crashkernel(value)
+    except ValueError:  # auto: the kernel picked the size
+        parsed = None
+    ram = state.system_ram_bytes
+    half = _smaller(size) if size else "<smaller size>"
+    if parsed is not None and parsed.offset is not None:
+        new = value.replace(f"@{parsed.offset}", "", 1)
+        return new, f"without @{parsed.offset}: the kernel places it where memory is free"
+    if parsed is not None and parsed.placement == "high":
+        new = f"{half},high"
+        return new, (
+            f"a smaller size; or keep {value} and add crashkernel=<size>,low for its part below 4 GiB "
+            "(256M by default on x86_64) when that is what did not fit"
+        )
+    if _high_supported(state) and isinstance(ram, int) and ram > 4 * GIB:
+        new = f"{size // MIB}M,high" if size else "<size>,high"
+        return new, "placed above 4 GiB, where low memory is short; or a smaller size"
+    return half, "a smaller size"
 
 
 def _unplaced(state: KdumpState, value: str) -> tuple[str, str, tuple[Evidence, ...]]:
@@ -372,8 +437,13 @@ def _unplaced(state: KdumpState, value: str) -> tuple[str, str, tuple[Evidence, 
     cited: tuple[Evidence, ...] = ()
     if isinstance(log, NotAvailable) or log is None:
         detail += f" ({log.reason if log else 'the kernel log was not read'})"
+    elif log.other_boot:
+        detail += (
+            f" (the kernel log's last boot, {log.other_boot} at {log.source} line {log.other_boot_line}, is not this "
+            "one: it says nothing of this boot)"
+        )
     elif not log.lines:
-        detail += f" ({log.source} has no crashkernel line after its last 'Linux version' line)"
+        detail += f" ({log.source} has no kernel crashkernel line after its last 'Linux version' line)"
     else:
         detail += "; " + "; ".join(f"{log.source} line {n}: {text}" for n, text in log.lines)
         cited = tuple(e for n, text in log.lines for e in file_evidence(log.file, n, text))
@@ -382,22 +452,23 @@ def _unplaced(state: KdumpState, value: str) -> tuple[str, str, tuple[Evidence, 
         if cited or (log and not isinstance(log, NotAvailable) and log.lines)
         else ("dmesg | grep -i crashkernel, e.g. 'crashkernel reservation failed - No suitable area found.'")
     )
-    smaller = "a smaller size"
-    if _high_supported(state):
-        high = f"crashkernel={size // MIB}M,high" if size else "crashkernel=<size>,high"
-        smaller = f"{high} (placed above 4 GiB, where low memory is short), or a smaller size"
+    new, offer = _replacement(state, value, size)
     gap = boot_gap(state)
     if no_boot_loader(state):
         where, step = "where the machine is booted from", ""
     elif gap is not None:
         where = f"{gap.source[0].path} line {gap.source[1]}"
-        step = f", {regenerate_step(state, value)[1]}"
+        step = f", {regenerate_step(state, new)[1]}"
     else:
         where, step = "the boot configuration", ""
-    fix = (
-        f"see why in the kernel log ({lookup}); then replace crashkernel={value} in {where} with {smaller}{step}, "
-        "then reboot (the same crashkernel= fails the same way at every boot)"
-    )
+    command = regenerate_step(state, new)[1]
+    if gap is not None and bls_boot(state):
+        # grubby edits every entry (and $kernelopts) itself: the step carries the new value, not the failing one.
+        fix = f"see why in the kernel log ({lookup}); then {command} ({offer}), then reboot"
+    else:
+        fix = f"see why in the kernel log ({lookup}); then replace crashkernel={value} in {where} with "
+        fix += f"crashkernel={new} ({offer}){step}, then reboot"
+    fix += " (the same crashkernel= fails the same way at every boot)"
     return detail, fix, cited
 
 

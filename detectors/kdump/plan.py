@@ -17,8 +17,10 @@ from detectors.kdump.context import (
     config_problem,
     no_boot_loader,
     regenerate_step,
+    release,
+    value_problem,
 )
-from detectors.kdump.crashkernel import MIB, parse_crashkernel
+from detectors.kdump.crashkernel import MIB, auto_sized, parse_crashkernel
 from detectors.kdump.dependencies import capture_blocker
 from detectors.kdump.kernel_rules import crashkernel_unplaced, no_crash_support, required_options_text
 from detectors.kdump.makedumpfile import Compression, compression_flag
@@ -107,19 +109,21 @@ def _crashkernel_plan(
     want = checklist.estimate.recommended
     ram = state.system_ram_bytes
     configured = state.boot.crashkernel[-1] if state.boot.crashkernel else None
+    reservation_ok = next((ln.status is Status.PASS for ln in checklist.lines if ln.id == "crash-reservation"), False)
     enough = False
-    if configured is not None and isinstance(ram, int):
-        try:
+    # The check's rule (value_problem): a value that reserves nothing here is replaced; crashkernel=auto on the
+    # RHEL 7/8 kernel that sizes it is kept when this boot's reservation passes (its size is the kernel's to pick).
+    if configured is not None and isinstance(ram, int) and value_problem(state, configured[2]) is None:
+        if auto_sized(configured[2], release(state)):
+            enough = reservation_ok
+        else:
             enough = parse_crashkernel(configured[2]).size_for(ram) >= want
-        except ValueError:
-            enough = False
     family = state.distro.family
     pending = ""
     if family is DistroFamily.DEBIAN and not state.tooling.kdump_config and not enough and isinstance(ram, int):
         # kdump-tools installs grub.d/kdump-tools.cfg with the distro default and runs update-grub.
         enough = checklist.estimate.floor >= want
         pending = "installing kdump-tools adds crashkernel= to the boot configuration; reboot to reserve it"
-    reservation_ok = next((ln.status is Status.PASS for ln in checklist.lines if ln.id == "crash-reservation"), False)
     if enough:
         gap = boot_gap(state)
         if reservation_ok:

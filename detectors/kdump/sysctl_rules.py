@@ -9,7 +9,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from detectors.kdump.kernel_rules import FIX_KERNEL
 from detectors.kdump.sysctl_boot import boot_override, order_note, where
 from detectors.kdump.util import file_evidence, pass_, unknown, warn
 from forensics.model import NotAvailable, Severity
@@ -174,9 +173,18 @@ def _no_magic_sysrq(state: KdumpState, file: MaybeFile, line_id: str, title: str
         f"CONFIG_MAGIC_SYSRQ is not set ({config.file.path} line {number}): {dict(paths.PANIC_SYSCTLS)['kernel.sysrq']}"
         f" and {paths.SYSRQ_TRIGGER} do not exist, so SysRq-c cannot force a dump and kdump test cannot run"
     )
-    why = "a hung machine can only be dumped by a panic it makes itself: SysRq-c on the console is not there"
+    why = "a hung machine is dumped only by a panic forced from outside it, SysRq-c or an NMI; SysRq-c is not there"
     evidence = file_evidence(config.file, number)
-    return warn(line_id, title, detail, why, FIX_KERNEL, evidence, severity=Severity.LOW)
+    return warn(line_id, title, detail, why, _FIX_NO_SYSRQ, evidence, severity=Severity.LOW)
+
+
+#: Without SysRq a hung machine is still dumped by an NMI: kernel.unknown_nmi_panic=1 panics on one the hypervisor or
+#: the BMC sends (the hard-lockup watchdog's hardlockup_panic covers a CPU stuck with interrupts off by itself).
+_FIX_NO_SYSRQ = (
+    "sysctl kernel.unknown_nmi_panic=1 and send an NMI from the hypervisor or BMC to dump a hung machine "
+    "(virsh inject-nmi, ipmitool chassis power diag); or boot a kernel built with CONFIG_MAGIC_SYSRQ for SysRq-c "
+    "and kdump test"
+)
 
 
 def check_sysctls(state: KdumpState, estimate: Estimate) -> list[CheckLine]:

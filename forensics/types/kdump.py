@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import difflib
 import enum
+import re
 from dataclasses import dataclass
 
 from forensics.model import Evidence, NotAvailable, Severity, SourceRecord
@@ -249,6 +250,9 @@ class BootEntry:
     kernel: str  # the image it boots (/boot/vmlinuz-REL), "" when the entry does not say
     args: tuple[str, ...]  # the command line words (BLS: with $kernelopts expanded from grubenv)
     bls: bool  # a BLS entry (edited in place by grubby / kernel-install), not a grub.cfg made by grub-mkconfig
+    #: RHEL 8's ``options $kernelopts``: grubenv and the 1-based line of its ``kernelopts=``, which holds the values.
+    env: TextFile | None = None
+    env_line: int = 0
 
     @property
     def crashkernel(self) -> str | None:
@@ -297,6 +301,9 @@ class DebugInfo:
     origin: KernelPackage | None = None  # None: not looked for (the release is not known)
 
 
+_RESERVED = re.compile(r"Reserving \d+MB of memory at .*for crashkernel|crashkernel reserved: ")
+
+
 @dataclass(frozen=True)
 class CrashkernelLog:
     """What the kernel log says of the crashkernel= reservation at the last boot it holds (after its last
@@ -305,7 +312,16 @@ class CrashkernelLog:
 
     source: str  # the log read: a target path, or /dev/kmsg
     file: TextFile | None  # the file, for evidence (None for the live ring buffer, which cannot be cited again)
-    lines: tuple[tuple[int, str], ...]  # (1-based line, text) of the lines that name crashkernel
+    lines: tuple[tuple[int, str], ...]  # (1-based line, text) of the kernel's lines that name crashkernel
+    #: The release its last boot's "Linux version" line names when it is not the running kernel's (its lines are then
+    #: of another boot and left out); "" when it is this boot's, or the log names none.
+    other_boot: str = ""
+    other_boot_line: int = 0  # 1-based line of that "Linux version"
+
+    def reserved_line(self) -> tuple[int, str] | None:
+        """The line of this boot where the kernel says it reserved the area (x86 "Reserving 128MB of memory at
+        2800MB for crashkernel", arm64/riscv "crashkernel reserved: 0x... (128 MB)"), None when none does."""
+        return next((item for item in self.lines if _RESERVED.search(item[1])), None)
 
 
 @dataclass(frozen=True)

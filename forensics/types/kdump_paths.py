@@ -31,6 +31,8 @@ BLS_ENTRIES = "/boot/loader/entries"
 GRUB_CFG = ("/boot/grub/grub.cfg", "/boot/grub2/grub.cfg")
 GRUBENV = "/boot/grub2/grubenv"  # RHEL 8 BLS entries take their options from its kernelopts=
 KERNEL_CMDLINE = "/etc/kernel/cmdline"
+#: Where systemd-boot reads BLS entries when the ESP is not mounted at /boot ($ESP/loader/entries; bootctl list).
+ESP_ENTRIES = ("/efi/loader/entries", "/boot/efi/loader/entries")
 SYSCTL_SNIPPET = "/etc/sysctl.d/90-kforensic-kdump.conf"
 SYSRQ_TRIGGER = "/proc/sysrq-trigger"
 #: Where systemd-sysctl (at boot) and ``sysctl --system`` read *.conf files: a name in an earlier directory masks

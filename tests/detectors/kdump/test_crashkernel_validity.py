@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from detectors.kdump.plan import make_plan
+from detectors.kdump.sysctl_rules import policy_named
 from forensics.types.kdump import Status
 from tests.collectors.kdump.roots import RELEASE, SCENARIOS
 from tests.detectors.kdump.lines import DEBIAN_16G, check_root, line_of
@@ -23,6 +25,9 @@ def test_auto_fails_in_the_boot_configuration_as_on_the_command_line(tmp_path: P
     assert line_of(checklist, "crashkernel-cmdline").status is Status.FAIL
     boot = line_of(checklist, "crashkernel-boot")
     assert boot.status is Status.FAIL
+    # Review 8 (20): the why was a missing persistence's ("a crashkernel= set only by hand is lost ...").
+    assert "set only by hand" not in boot.why
+    assert boot.why.startswith("the crash kernel can only boot into memory reserved at boot with crashkernel=")
     assert boot.detail.startswith("/etc/default/grub.d/kdump-tools.cfg line 1 sets crashkernel=auto, which")
     assert "RHEL 7/8" in boot.detail
     assert "kforensic kdump setup --apply" in boot.fix
@@ -64,7 +69,15 @@ def test_grub_cfg_still_booting_auto_under_an_override_is_stale(tmp_path: Path) 
 
 
 @pytest.mark.parametrize(
-    ("release", "status"), [("4.18.0-513.5.1.el8_9.x86_64", Status.PASS), (RELEASE["rhel9"], Status.FAIL)]
+    ("release", "status"),
+    [
+        ("4.18.0-513.5.1.el8_9.x86_64", Status.PASS),
+        ("3.10.0-1160.119.1.el7.x86_64", Status.PASS),
+        (RELEASE["rhel9"], Status.FAIL),
+        # Review 8 (1): ELRepo's mainline kernel-ml carries the .el8 tag and ignores auto.
+        ("6.6.8-1.el8.elrepo.x86_64", Status.FAIL),
+        ("5.4.262-1.el7.elrepo.x86_64", Status.FAIL),
+    ],
 )
 def test_auto_is_valid_on_the_rhel_7_8_kernels_that_size_it(tmp_path: Path, release: str, status: Status) -> None:
     # The same rule, with the kernel it is judged for: a RHEL 8 kernel reserves for crashkernel=auto, RHEL 9 does not.
@@ -75,3 +88,38 @@ def test_auto_is_valid_on_the_rhel_7_8_kernels_that_size_it(tmp_path: Path, rele
     _, checklist = check_root(tmp_path, system)
     assert line_of(checklist, "crashkernel-cmdline").status is status
     assert line_of(checklist, "crashkernel-boot").status is status
+
+
+def test_setup_keeps_auto_where_check_passes_it(tmp_path: Path) -> None:
+    # Review 8 (3): a working RHEL 8 (auto, 256 MiB reserved, loaded) was all PASS in check, and setup planned a
+    # grubby rewrite to the RHEL 9 ranges with "Reboot needed".
+    def osrelease(root: Path) -> None:
+        (root / "proc/sys/kernel/osrelease").write_text("4.18.0-513.5.1.el8_9.x86_64\n")
+
+    system = replace(SCENARIOS["rhel9-ready"], cmdline_crashkernel="auto", boot_crashkernel="auto", extra=osrelease)
+    state, checklist = check_root(tmp_path, system)
+    assert line_of(checklist, "crash-reservation").status is Status.PASS
+    plan = make_plan(state, checklist, policy_named("none"))
+    assert not plan.commands
+    assert plan.reboot_reason == ""
+
+
+def test_auto_below_its_ram_threshold_reserves_nothing(tmp_path: Path) -> None:
+    # Review 8 (9): RHEL 7 at 1.5 GiB: auto was "sized by this kernel itself", the empty reservation "could not place
+    # it", the fix ",high (placed above 4 GiB)" on a machine without memory there; setup planned grubby.
+    def rhel7(root: Path) -> None:
+        (root / "proc/sys/kernel/osrelease").write_text("3.10.0-1160.119.1.el7.x86_64\n")
+
+    system = replace(
+        SCENARIOS["rhel9-ready"], ram=1536 << 20, cmdline_crashkernel="auto", boot_crashkernel="auto", extra=rhel7
+    )
+    state, checklist = check_root(tmp_path, system)
+    cmdline = line_of(checklist, "crashkernel-cmdline")
+    assert cmdline.status is Status.FAIL
+    assert "reserves nothing below 2 GiB of RAM" in cmdline.detail
+    reservation = line_of(checklist, "crash-reservation")
+    assert "could not place it" not in reservation.detail
+    assert ",high" not in reservation.fix
+    plan = make_plan(state, checklist, policy_named("none"))
+    assert "kdump setup --apply" in cmdline.fix
+    assert any(c.argv[0] == "grubby" for c in plan.commands)

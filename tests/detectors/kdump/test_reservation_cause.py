@@ -4,8 +4,11 @@ planned nothing ("Reboot needed: ... reserved too little"): a loop back to the s
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
+
+import pytest
 
 from detectors.kdump.findings import checklist_findings
 from detectors.kdump.plan import make_plan
@@ -15,7 +18,7 @@ from forensics.report import OutputFormat
 from forensics.report.formats import render
 from forensics.report.kdump import KdumpSetupRenderer
 from forensics.types.kdump import Status
-from tests.collectors.kdump.roots import RELEASE, build
+from tests.collectors.kdump.roots import GIB, RELEASE, SCENARIOS, build
 from tests.detectors.kdump.lines import DEBIAN_16G, check_root, line_of
 from tests.helpers import assert_evidence_resolves
 
@@ -84,3 +87,84 @@ def test_high_is_not_offered_where_the_architecture_has_none(tmp_path: Path) -> 
     fix = line_of(checklist, "crash-reservation").fix
     assert ",high" not in fix
     assert "a smaller size" in fix
+
+
+@pytest.mark.parametrize(
+    ("value", "replacement"),
+    [
+        # Review 8 (5): a ,high that failed was to be replaced by the same ,high; an @offset by ,high.
+        ("256M,high", "with crashkernel=128M,high (a smaller size; or keep 256M,high and add crashkernel=<size>,low"),
+        ("256M@16M", "with crashkernel=256M (without @16M: the kernel places it where memory is free)"),
+        ("384M-:128M", "with crashkernel=128M,high (placed above 4 GiB"),
+    ],
+)
+def test_the_fix_never_writes_back_the_value_that_failed(tmp_path: Path, value: str, replacement: str) -> None:
+    system = replace(UNPLACED, cmdline_crashkernel=value, boot_crashkernel=value)
+    _, checklist = check_root(tmp_path, system)
+    fix = line_of(checklist, "crash-reservation").fix
+    assert replacement in fix
+    assert f"with crashkernel={value} " not in fix
+
+
+def test_grubby_in_the_fix_carries_the_replacement(tmp_path: Path) -> None:
+    # Review 8 (4): on BLS the step was grubby --args=crashkernel=<the value that failed>, undoing the edit.
+    value = "1G-4G:192M,4G-64G:256M,64G-:512M"
+    system = replace(SCENARIOS["rhel9-ready"], ram=16 * GIB, cmdline_crashkernel=value, crash_size=0, loaded=0)
+    state, checklist = check_root(tmp_path, system)
+    fix = line_of(checklist, "crash-reservation").fix
+    assert "grubby --update-kernel=ALL --args=crashkernel=256M,high" in fix
+    assert f"--args=crashkernel={value}" not in fix
+    assert "/boot/loader/entries" not in fix
+    plan = make_plan(state, checklist, policy_named("none"))
+    assert all(f"crashkernel={value}" not in " ".join(c.argv) for c in plan.commands)
+
+
+def _log(text: str, name: str = "kern.log") -> Callable[[Path], None]:
+    def write(root: Path) -> None:
+        (root / "var/log").mkdir(parents=True, exist_ok=True)
+        (root / "var/log" / name).write_text(text)
+
+    return write
+
+
+def test_a_log_whose_last_boot_is_another_kernel_is_not_cited(tmp_path: Path) -> None:
+    # Review 8 (6a): the log's last boot (6.1.0-28) reserved; this boot is of another kernel: its line was cited as
+    # the reason this boot "could not place it".
+    other = KERN_LOG.replace(f"Linux version {_REL}", "Linux version 6.1.0-28-amd64").replace(
+        "crashkernel reservation failed - No suitable area found.",
+        "Reserving 128MB of memory at 2800MB for crashkernel",
+    )
+    _, checklist = check_root(tmp_path, replace(UNPLACED, extra=_log(other)))
+    line = line_of(checklist, "crash-reservation")
+    assert "the kernel log's last boot, 6.1.0-28-amd64 at /var/log/kern.log line 3, is not this one" in line.detail
+    assert "Reserving" not in line.detail
+    assert not [e for e in line.evidence if e.source.endswith("kern.log")]
+
+
+def test_a_reservation_released_since_boot_is_not_a_placement_failure(tmp_path: Path) -> None:
+    # Review 8 (6b): "Reserving 128MB ... for crashkernel" of this boot and kexec_crash_size 0: released, not unplaced.
+    released = KERN_LOG.replace(
+        "crashkernel reservation failed - No suitable area found.",
+        "Reserving 128MB of memory at 2800MB for crashkernel",
+    )
+    state, checklist = check_root(tmp_path, replace(UNPLACED, extra=_log(released)))
+    line = line_of(checklist, "crash-reservation")
+    assert "could not place it" not in line.detail
+    assert "reserved at boot (/var/log/kern.log line 5: Reserving 128MB" in line.detail
+    assert "since released" in line.detail
+    assert ",high" not in line.fix
+    assert "smaller" not in line.fix
+    assert_evidence_resolves(checklist_findings(checklist, state))
+
+
+def test_only_the_kernels_lines_are_cited(tmp_path: Path) -> None:
+    # Review 8 (6c): kdump-tools' "no crashkernel= parameter" and systemd's lines were cited as the kernel's word.
+    syslog = KERN_LOG + (
+        "Dec  7 04:00:09 host kdump-tools[630]:  * no crashkernel= parameter in the kernel cmdline\n"
+        "Dec  7 04:00:09 host systemd[1]: kdump-tools.service: crashkernel check failed\n"
+    )
+    _, checklist = check_root(tmp_path, replace(UNPLACED, extra=_log(syslog, "syslog")))
+    line = line_of(checklist, "crash-reservation")
+    assert "/var/log/syslog line 5: crashkernel reservation failed" in line.detail
+    assert "kdump-tools" not in line.detail
+    assert "systemd" not in line.detail
