@@ -25,7 +25,7 @@ from detectors.leaks.findings import (
     meminfo_finding,
 )
 from detectors.leaks.judge import ExcerptOf, evidence_samples, judge_column, judge_matrix, object_size
-from detectors.leaks.meminfo import MEMINFO_FIELDS, UNACCOUNTED, last_value, with_unaccounted
+from detectors.leaks.meminfo import MEMINFO_FIELDS, UNACCOUNTED, decline_rate, last_value, with_unaccounted
 from detectors.leaks.pagecache import page_cache_on
 from detectors.leaks.power import power_of
 from detectors.leaks.series import FloatArray, SeriesMatrix, counter_matrices, counter_units, slab_extent, slab_matrices
@@ -178,7 +178,14 @@ def analyse(data: LeakInput, thresholds: LeakThresholds | None = None) -> LeakAn
                 if judged is not None:
                     meminfo.append(judged)
 
-    ctx = FindingContext(data.source, mem_total, mem_available, data.aliases, data.reclaim_account, th)
+    latest = mem_mats[-1] if mem_mats else None
+
+    def mem_decline(since_wall: float) -> float | None:
+        return decline_rate(latest, "MemAvailable", since_wall) if latest is not None else None
+
+    ctx = FindingContext(
+        data.source, mem_total, mem_available, data.aliases, data.reclaim_account, th, mem_decline=mem_decline
+    )
     findings = _findings(caches, groups, meminfo, ctx, lambda name: in_sreclaimable(name, data.reclaim_account))
     every = (*caches, *meminfo)
     refs, cited = _stretch_refs(slab_mats, mem_mats, units)

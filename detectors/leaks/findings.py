@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
@@ -59,6 +59,14 @@ class FindingContext:
     aliases: Mapping[str, str]
     reclaim_account: Mapping[str, bool] = field(default_factory=dict)  # the flags read (/sys/kernel/slab)
     thresholds: LeakThresholds = field(default_factory=LeakThresholds)  # the rules' numbers, for the baselines
+    # MemAvailable's measured decline (bytes/h) in the latest boot from a wall time on, None where it did not fall
+    mem_decline: Callable[[float], float | None] | None = None
+
+    def runway(self, rate: float, grade: Grade, since_wall: float) -> str | NotAvailable:
+        """How long until MemAvailable runs out: at its measured decline over the leak's stretch where it fell,
+        else at the leak's rate."""
+        declined = self.mem_decline(since_wall) if self.mem_decline is not None else None
+        return exhaustion(rate, self.mem_available, grade, declined, since_wall)
 
     def baseline(self, v: SeriesVerdict) -> Baseline | None:
         """What the rule that graded ``v`` a leak or suspect judged it against; None below (information)."""
@@ -80,17 +88,36 @@ def when(wall: float) -> str:
 PROJECTED = (Grade.LEAK, Grade.SUSPECT)
 
 
-def exhaustion(rate: float, mem_available: float | None, grade: Grade = Grade.LEAK) -> str | NotAvailable:
-    """How long until MemAvailable runs out at ``rate`` bytes/h (projected for leaking or suspect growth only)."""
+def _hours_text(hours: float) -> str:
+    return f"{hours:,.1f} h" if hours < 48 else f"{hours / 24:,.1f} days"
+
+
+def exhaustion(
+    rate: float,
+    mem_available: float | None,
+    grade: Grade = Grade.LEAK,
+    declined: float | None = None,
+    since_wall: float | None = None,
+) -> str | NotAvailable:
+    """How long until MemAvailable runs out at ``rate`` bytes/h (projected for leaking or suspect growth only).
+
+    Where MemAvailable's own decline over the leak's stretch was measured (``declined``, bytes/h), that is the
+    figure: it counts what grows with the leak that the leak's rate leaves out (page tables, memory the objects
+    point to), and the leak's rate is said beside it."""
     if grade not in PROJECTED:
         return NotAvailable(f"not projected: {grade.value}")
     if mem_available is None:
         return NotAvailable("MemAvailable was not sampled")
     if rate <= 0:
         return NotAvailable("the series does not grow")
-    hours = mem_available / rate
-    text = f"{hours:,.1f} h" if hours < 48 else f"{hours / 24:,.1f} days"
-    return f"{text} at this rate (MemAvailable {mem_available / 2**20:,.0f} MiB)"
+    said = f"MemAvailable {mem_available / 2**20:,.0f} MiB"
+    if declined is not None and declined > 0:
+        since = f" since {when(since_wall)}" if since_wall is not None else ""
+        return (
+            f"{_hours_text(mem_available / declined)} at MemAvailable's measured decline ({kb(declined)}/h{since}; "
+            f"{_hours_text(mem_available / rate)} at the leak's own rate) ({said})"
+        )
+    return f"{_hours_text(mem_available / rate)} at this rate ({said})"
 
 
 #: MemAvailable under this share of MemTotal at the last sample is memory used up.
@@ -233,7 +260,7 @@ def _series_facts(v: SeriesVerdict, ctx: FindingContext) -> list[Fact]:
     ]
     if ctx.mem_total:
         facts.append(Fact("share of MemTotal", f"{v.rate * 24 / ctx.mem_total:.3%} per day"))
-    facts.append(Fact("MemAvailable runs out in", str(exhaustion(v.rate, ctx.mem_available, v.grade))))
+    facts.append(Fact("MemAvailable runs out in", str(ctx.runway(v.rate, v.grade, v.since_wall))))
     facts.append(Fact("memory exhausted", exhausted(ctx)))
     facts.append(Fact("given back", given_back(v)))
     facts.append(
@@ -319,7 +346,7 @@ def cache_finding(v: SeriesVerdict, ctx: FindingContext) -> Finding:
         f"{v.name} grew {kb(v.growth)} in {v.features.span_hours:.2f} h, {rate}: {v.verdict.reason}. "
         f"Its objects are typically allocated by {who.allocated_by}."
         + (f" The cache is {alias}: any of them may be the one growing." if alias else "")
-        + f" MemAvailable runs out in: {exhaustion(v.rate, ctx.mem_available, v.grade)}."
+        + f" MemAvailable runs out in: {ctx.runway(v.rate, v.grade, v.since_wall)}."
     )
     confidence, reason = _confidence(v)
     return Finding(
@@ -408,7 +435,7 @@ def group_finding(g: CoGrowth, ctx: FindingContext) -> Finding:
             ", ".join(f"{m.name} {_ratio_text(r)}" for m, r in zip(g.members, g.ratios, strict=True)),
         ),
         Fact("growth rate (the group's share)", _group_rate(g)),
-        Fact("MemAvailable runs out in", str(exhaustion(g.rate, ctx.mem_available, g.grade))),
+        Fact("MemAvailable runs out in", str(ctx.runway(g.rate, g.grade, g.members[0].since_wall))),
         # The report's story reads it: without it a group leak was told "MemAvailable not sampled".
         Fact("memory exhausted", exhausted(ctx)),
         Fact("given back", given_back(anchor)),
