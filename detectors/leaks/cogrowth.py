@@ -335,6 +335,10 @@ def find_groups(
                 by_name[name] = judged
             if by_name[name].verdict.rule == WITH_PAGE_CACHE:
                 continue  # its growth is the page cache's metadata: a leak's steady ramp correlates with any ramp
+            if by_name[name].growth <= 0:
+                # Its objects in use rose inside slabs it already had (kmalloc-128 beside a UNIX-socket leak): no
+                # memory grew, so it neither leaks "together" nor explains SUnreclaim.
+                continue
             parent[root(name)] = root(v.name)
     components: dict[str, list[str]] = {}
     for name in parent:

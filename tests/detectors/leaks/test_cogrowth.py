@@ -219,3 +219,17 @@ def test_a_shared_anonymous_mapping_leak_counts_its_shmem_inodes_and_files() -> 
     assert abs(group.rate - whole) < 1.0, (group.rate, whole)
     [finding] = result.findings
     assert f"({kb(whole)}/h)" in finding.title
+
+
+def test_a_cache_whose_memory_did_not_grow_is_no_member() -> None:
+    """kmalloc-128 beside a real UNIX-socket leak: its objects in use rose 0.07 per socket inside slabs it already
+    had (num_objs 114,112 at both ends).  It was named in the HIGH title as growing "together" and as explaining
+    SUnreclaim, though its slab memory grew 0 KB."""
+    frame = _udp_leak(1.0)
+    rows = frame["cache"] == "kmalloc-64"
+    frame.loc[rows, "num_objs"] = 40_000  # in use 9,000 -> 13,000, inside slabs already allocated
+    result = analyse(LeakInput(frame, reclaim_account={"dentry": True}, source="s.sqlite"))
+    [group] = result.groups
+    assert set(group.names) == {"UDP", "sock_inode_cache", "dentry", "filp"}, group.names
+    [finding] = result.findings
+    assert "kmalloc-64" not in finding.title
