@@ -230,6 +230,17 @@ def _fall_refs(v: SeriesVerdict) -> tuple[SampleRef, ...]:
     return tuple(r for r in (fall.top, fall.bottom) if r.sample_id not in cited)
 
 
+def _episode_refs(refs: tuple[SampleRef, ...], since_wall: float, grade: Grade) -> tuple[SampleRef, ...]:
+    """A leak's cited samples from its onset on: the report's timeline starts a finding at its earliest evidence,
+    and a fall before a late onset (an earlier burst given back) or a member's sample from before the group's anchor
+    grew placed a leak that began 05:22 at 05:01.  The words of the facts still name them.  Other grades keep all:
+    their fall is what they are about."""
+    if grade not in PROJECTED:
+        return refs
+    kept = tuple(r for r in refs if r.wall >= since_wall)
+    return kept or refs[-1:]
+
+
 #: What a slab cache's figures measure, said in its finding: slab-watch's summary counts objects in use (active_objs
 #: x objsize) and the samples differ from window medians, so one cache read "+1.5 MiB" there, "2,242 KB (589 KB -> ...)"
 #: here and "579 KB (sample 1)" beside it, none saying which it was.
@@ -357,7 +368,9 @@ def cache_finding(v: SeriesVerdict, ctx: FindingContext) -> Finding:
         confidence=confidence,
         confidence_reason=reason,
         summary=summary,
-        evidence=sample_evidence(ctx.source, v.name, (*v.samples, *_fall_refs(v))),
+        evidence=sample_evidence(
+            ctx.source, v.name, _episode_refs((*v.samples, *_fall_refs(v)), v.since_wall, v.grade)
+        ),
         next_steps=tuple(
             dict.fromkeys(
                 (*who.confirm, *(c for n in others for c in attribution_for(n).confirm), *generic_confirm_steps(v.name))
@@ -460,7 +473,8 @@ def group_finding(g: CoGrowth, ctx: FindingContext) -> Finding:
             if m.grade in (Grade.LEAK, Grade.SUSPECT)
             else tuple(r for r in m.samples if r.role in ("first", "last"))
         )
-        evidence.extend(sample_evidence(ctx.source, m.name, (*(refs or m.samples), *_fall_refs(m))))
+        cited = _episode_refs((*(refs or m.samples), *_fall_refs(m)), anchor.since_wall, grade)
+        evidence.extend(sample_evidence(ctx.source, m.name, cited))
     # The member whose grade is the group's (the fastest of them) is the one its confidence and baseline are of.
     worst = max(g.members, key=lambda m: (m.grade.rank, m.rate))
     confidence, reason = _confidence(worst)
@@ -593,7 +607,11 @@ def meminfo_finding(
         confidence=confidence,
         confidence_reason=reason,
         summary=summary,
-        evidence=sample_evidence(ctx.source, f"meminfo:{_cited_field(v.name)}", (*v.samples, *_fall_refs(v))),
+        evidence=sample_evidence(
+            ctx.source,
+            f"meminfo:{_cited_field(v.name)}",
+            _episode_refs((*v.samples, *_fall_refs(v)), v.since_wall, v.grade),
+        ),
         next_steps=info.confirm,
         facts=tuple(facts),
         detector=DETECTOR,
