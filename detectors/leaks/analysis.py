@@ -23,6 +23,7 @@ from detectors.leaks.findings import (
     coverage_finding,
     group_finding,
     meminfo_finding,
+    returned_finding,
 )
 from detectors.leaks.judge import ExcerptOf, evidence_samples, judge_column, judge_matrix, object_size
 from detectors.leaks.meminfo import MEMINFO_FIELDS, UNACCOUNTED, decline_rate, last_value, with_unaccounted
@@ -283,6 +284,7 @@ def _findings(
     grouped = {(m.boot_id, m.name) for g in groups for m in g.members}
     out = [group_finding(g, ctx) for g in groups]
     out += [cache_finding(v, ctx) for v in caches if v.grade is not Grade.STABLE and (v.boot_id, v.name) not in grouped]
+    out += [f for v in caches if v.grade is Grade.STABLE and (f := returned_finding(v, ctx)) is not None]
     for v in meminfo:
         if v.grade.rank < Grade.SUSPECT.rank and v.grade is not Grade.UNDECIDED:
             continue

@@ -383,6 +383,50 @@ def cache_finding(v: SeriesVerdict, ctx: FindingContext) -> Finding:
     )
 
 
+#: The rule of a series that rose and fell back to where it started (detectors/leaks/decision.py).
+RETURNED = "returned-to-baseline"
+
+
+def returned_finding(v: SeriesVerdict, ctx: FindingContext) -> Finding | None:
+    """A burst given back, said (info): a cache that rose past the growth bar and fell back to its baseline.
+
+    Graded stable (not a leak), it had no finding: a store whose 18,000 UNIX sockets were held 6 min, then freed,
+    read "No problem found ... nothing else grows like a leak", the event someone ran slab-watch for unsaid."""
+    fall = v.fall
+    if v.verdict.rule != RETURNED or fall is None or fall.share <= 0:
+        return None
+    given = fall.top.value - fall.bottom.value
+    if given < ctx.thresholds.min_growth:
+        return None
+    rise = given / min(fall.share, 1.0)
+    who = attribution_for(v.name)
+    back = when(fall.bottom.wall)
+    title = (
+        f"Slab cache {v.name} grew {kb(rise)}, then gave it back by {back}: not a leak now; a burst to watch "
+        f"({who.subject})"
+    )
+    return Finding(
+        id=finding_id(FindingKind.SLAB_LEAK, v.name),
+        kind=FindingKind.SLAB_LEAK,
+        title=title,
+        severity=Severity.INFO,
+        confidence=0.6,
+        confidence_reason=f"the samples show the rise and the fall ({fall.share:.0%} of the rise given back)",
+        summary=f"{v.name} {v.verdict.reason}. Its objects are typically allocated by {who.allocated_by}.",
+        evidence=sample_evidence(ctx.source, v.name, (*v.samples, *_fall_refs(v))),
+        next_steps=tuple(dict.fromkeys((*who.confirm, *generic_confirm_steps(v.name)))),
+        facts=(
+            Fact("measured as", SLAB_MEASURE),
+            Fact("held at its peak", f"{kb(rise)} above its baseline at {when(fall.top.wall)}"),
+            Fact("given back", given_back(v)),
+            *((Fact("merged caches", alias),) if (alias := describe_aliases(v.name, ctx.aliases)) else ()),
+            Fact("rule", f"{v.verdict.rule}: {v.verdict.reason}"),
+        ),
+        detector=DETECTOR,
+        subjects=(Subject(SubjectKind.SLAB_CACHE, v.name),),
+    )
+
+
 def _ratio_text(ratio: float) -> str:
     """Objects per anchor object: whole numbers as such, others with two significant digits."""
     if math.isnan(ratio):
