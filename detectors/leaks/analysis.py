@@ -23,9 +23,10 @@ from detectors.leaks.findings import (
     coverage_finding,
     group_finding,
     meminfo_finding,
+    returned_finding,
 )
 from detectors.leaks.judge import ExcerptOf, evidence_samples, judge_column, judge_matrix, object_size
-from detectors.leaks.meminfo import MEMINFO_FIELDS, UNACCOUNTED, last_value, with_unaccounted
+from detectors.leaks.meminfo import MEMINFO_FIELDS, UNACCOUNTED, decline_rate, last_value, with_unaccounted
 from detectors.leaks.pagecache import page_cache_on
 from detectors.leaks.power import power_of
 from detectors.leaks.series import FloatArray, SeriesMatrix, counter_matrices, counter_units, slab_extent, slab_matrices
@@ -178,7 +179,14 @@ def analyse(data: LeakInput, thresholds: LeakThresholds | None = None) -> LeakAn
                 if judged is not None:
                     meminfo.append(judged)
 
-    ctx = FindingContext(data.source, mem_total, mem_available, data.aliases, data.reclaim_account, th)
+    latest = mem_mats[-1] if mem_mats else None
+
+    def mem_decline(since_wall: float) -> float | None:
+        return decline_rate(latest, "MemAvailable", since_wall) if latest is not None else None
+
+    ctx = FindingContext(
+        data.source, mem_total, mem_available, data.aliases, data.reclaim_account, th, mem_decline=mem_decline
+    )
     findings = _findings(caches, groups, meminfo, ctx, lambda name: in_sreclaimable(name, data.reclaim_account))
     every = (*caches, *meminfo)
     refs, cited = _stretch_refs(slab_mats, mem_mats, units)
@@ -276,6 +284,7 @@ def _findings(
     grouped = {(m.boot_id, m.name) for g in groups for m in g.members}
     out = [group_finding(g, ctx) for g in groups]
     out += [cache_finding(v, ctx) for v in caches if v.grade is not Grade.STABLE and (v.boot_id, v.name) not in grouped]
+    out += [f for v in caches if v.grade is Grade.STABLE and (f := returned_finding(v, ctx)) is not None]
     for v in meminfo:
         if v.grade.rank < Grade.SUSPECT.rank and v.grade is not Grade.UNDECIDED:
             continue

@@ -137,6 +137,20 @@ SIGNATURES: tuple[Signature, ...] = (
         fds_per_object=1.0,
     ),
     Signature(
+        "shared memory mappings",
+        "a process maps shared memory (mmap MAP_SHARED|MAP_ANONYMOUS, memfd, /dev/shm) and never unmaps it "
+        "(one vm_area_struct, shmem inode and file each)",
+        (("vm_area_struct",), ("shmem_inode_cache",)),
+        (
+            "wc -l /proc/[0-9]*/maps | sort -n | tail (VMAs per process)",
+            "grep -c -e '/dev/zero' -e 'memfd:' -e '/SYSV' /proc/PID/maps (shared anonymous mappings)",
+        ),
+        ("filp", "lsm_file_cache", "dentry", "kmalloc-*", "kmalloc-cg-*"),
+        # Per mapping: shmem_zero_setup makes a shmem inode and a pseudo-file (and its LSM blob), pinned by the VMA.
+        (("shmem_inode_cache", 1.0), ("filp", 1.0), ("lsm_file_cache", 1.0)),
+        held_by_process=True,
+    ),
+    Signature(
         "memory mappings",
         "a process maps memory (mmap/mprotect) and never unmaps it",
         (("vm_area_struct",),),
@@ -321,6 +335,10 @@ def find_groups(
                 by_name[name] = judged
             if by_name[name].verdict.rule == WITH_PAGE_CACHE:
                 continue  # its growth is the page cache's metadata: a leak's steady ramp correlates with any ramp
+            if by_name[name].growth <= 0:
+                # Its objects in use rose inside slabs it already had (kmalloc-128 beside a UNIX-socket leak): no
+                # memory grew, so it neither leaks "together" nor explains SUnreclaim.
+                continue
             parent[root(name)] = root(v.name)
     components: dict[str, list[str]] = {}
     for name in parent:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
@@ -59,6 +59,14 @@ class FindingContext:
     aliases: Mapping[str, str]
     reclaim_account: Mapping[str, bool] = field(default_factory=dict)  # the flags read (/sys/kernel/slab)
     thresholds: LeakThresholds = field(default_factory=LeakThresholds)  # the rules' numbers, for the baselines
+    # MemAvailable's measured decline (bytes/h) in the latest boot from a wall time on, None where it did not fall
+    mem_decline: Callable[[float], float | None] | None = None
+
+    def runway(self, rate: float, grade: Grade, since_wall: float) -> str | NotAvailable:
+        """How long until MemAvailable runs out: at its measured decline over the leak's stretch where it fell,
+        else at the leak's rate."""
+        declined = self.mem_decline(since_wall) if self.mem_decline is not None else None
+        return exhaustion(rate, self.mem_available, grade, declined, since_wall)
 
     def baseline(self, v: SeriesVerdict) -> Baseline | None:
         """What the rule that graded ``v`` a leak or suspect judged it against; None below (information)."""
@@ -80,17 +88,36 @@ def when(wall: float) -> str:
 PROJECTED = (Grade.LEAK, Grade.SUSPECT)
 
 
-def exhaustion(rate: float, mem_available: float | None, grade: Grade = Grade.LEAK) -> str | NotAvailable:
-    """How long until MemAvailable runs out at ``rate`` bytes/h (projected for leaking or suspect growth only)."""
+def _hours_text(hours: float) -> str:
+    return f"{hours:,.1f} h" if hours < 48 else f"{hours / 24:,.1f} days"
+
+
+def exhaustion(
+    rate: float,
+    mem_available: float | None,
+    grade: Grade = Grade.LEAK,
+    declined: float | None = None,
+    since_wall: float | None = None,
+) -> str | NotAvailable:
+    """How long until MemAvailable runs out at ``rate`` bytes/h (projected for leaking or suspect growth only).
+
+    Where MemAvailable's own decline over the leak's stretch was measured (``declined``, bytes/h), that is the
+    figure: it counts what grows with the leak that the leak's rate leaves out (page tables, memory the objects
+    point to), and the leak's rate is said beside it."""
     if grade not in PROJECTED:
         return NotAvailable(f"not projected: {grade.value}")
     if mem_available is None:
         return NotAvailable("MemAvailable was not sampled")
     if rate <= 0:
         return NotAvailable("the series does not grow")
-    hours = mem_available / rate
-    text = f"{hours:,.1f} h" if hours < 48 else f"{hours / 24:,.1f} days"
-    return f"{text} at this rate (MemAvailable {mem_available / 2**20:,.0f} MiB)"
+    said = f"MemAvailable {mem_available / 2**20:,.0f} MiB"
+    if declined is not None and declined > 0:
+        since = f" since {when(since_wall)}" if since_wall is not None else ""
+        return (
+            f"{_hours_text(mem_available / declined)} at MemAvailable's measured decline ({kb(declined)}/h{since}; "
+            f"{_hours_text(mem_available / rate)} at the leak's own rate) ({said})"
+        )
+    return f"{_hours_text(mem_available / rate)} at this rate ({said})"
 
 
 #: MemAvailable under this share of MemTotal at the last sample is memory used up.
@@ -203,6 +230,17 @@ def _fall_refs(v: SeriesVerdict) -> tuple[SampleRef, ...]:
     return tuple(r for r in (fall.top, fall.bottom) if r.sample_id not in cited)
 
 
+def _episode_refs(refs: tuple[SampleRef, ...], since_wall: float, grade: Grade) -> tuple[SampleRef, ...]:
+    """A leak's cited samples from its onset on: the report's timeline starts a finding at its earliest evidence,
+    and a fall before a late onset (an earlier burst given back) or a member's sample from before the group's anchor
+    grew placed a leak that began 05:22 at 05:01.  The words of the facts still name them.  Other grades keep all:
+    their fall is what they are about."""
+    if grade not in PROJECTED:
+        return refs
+    kept = tuple(r for r in refs if r.wall >= since_wall)
+    return kept or refs[-1:]
+
+
 #: What a slab cache's figures measure, said in its finding: slab-watch's summary counts objects in use (active_objs
 #: x objsize) and the samples differ from window medians, so one cache read "+1.5 MiB" there, "2,242 KB (589 KB -> ...)"
 #: here and "579 KB (sample 1)" beside it, none saying which it was.
@@ -233,7 +271,7 @@ def _series_facts(v: SeriesVerdict, ctx: FindingContext) -> list[Fact]:
     ]
     if ctx.mem_total:
         facts.append(Fact("share of MemTotal", f"{v.rate * 24 / ctx.mem_total:.3%} per day"))
-    facts.append(Fact("MemAvailable runs out in", str(exhaustion(v.rate, ctx.mem_available, v.grade))))
+    facts.append(Fact("MemAvailable runs out in", str(ctx.runway(v.rate, v.grade, v.since_wall))))
     facts.append(Fact("memory exhausted", exhausted(ctx)))
     facts.append(Fact("given back", given_back(v)))
     facts.append(
@@ -319,7 +357,7 @@ def cache_finding(v: SeriesVerdict, ctx: FindingContext) -> Finding:
         f"{v.name} grew {kb(v.growth)} in {v.features.span_hours:.2f} h, {rate}: {v.verdict.reason}. "
         f"Its objects are typically allocated by {who.allocated_by}."
         + (f" The cache is {alias}: any of them may be the one growing." if alias else "")
-        + f" MemAvailable runs out in: {exhaustion(v.rate, ctx.mem_available, v.grade)}."
+        + f" MemAvailable runs out in: {ctx.runway(v.rate, v.grade, v.since_wall)}."
     )
     confidence, reason = _confidence(v)
     return Finding(
@@ -330,7 +368,9 @@ def cache_finding(v: SeriesVerdict, ctx: FindingContext) -> Finding:
         confidence=confidence,
         confidence_reason=reason,
         summary=summary,
-        evidence=sample_evidence(ctx.source, v.name, (*v.samples, *_fall_refs(v))),
+        evidence=sample_evidence(
+            ctx.source, v.name, _episode_refs((*v.samples, *_fall_refs(v)), v.since_wall, v.grade)
+        ),
         next_steps=tuple(
             dict.fromkeys(
                 (*who.confirm, *(c for n in others for c in attribution_for(n).confirm), *generic_confirm_steps(v.name))
@@ -340,6 +380,50 @@ def cache_finding(v: SeriesVerdict, ctx: FindingContext) -> Finding:
         detector=DETECTOR,
         subjects=(Subject(SubjectKind.SLAB_CACHE, v.name), *held_by_process(who.subject, who.held_by_process)),
         baseline=ctx.baseline(v),
+    )
+
+
+#: The rule of a series that rose and fell back to where it started (detectors/leaks/decision.py).
+RETURNED = "returned-to-baseline"
+
+
+def returned_finding(v: SeriesVerdict, ctx: FindingContext) -> Finding | None:
+    """A burst given back, said (info): a cache that rose past the growth bar and fell back to its baseline.
+
+    Graded stable (not a leak), it had no finding: a store whose 18,000 UNIX sockets were held 6 min, then freed,
+    read "No problem found ... nothing else grows like a leak", the event someone ran slab-watch for unsaid."""
+    fall = v.fall
+    if v.verdict.rule != RETURNED or fall is None or fall.share <= 0:
+        return None
+    given = fall.top.value - fall.bottom.value
+    if given < ctx.thresholds.min_growth:
+        return None
+    rise = given / min(fall.share, 1.0)
+    who = attribution_for(v.name)
+    back = when(fall.bottom.wall)
+    title = (
+        f"Slab cache {v.name} grew {kb(rise)}, then gave it back by {back}: not a leak now; a burst to watch "
+        f"({who.subject})"
+    )
+    return Finding(
+        id=finding_id(FindingKind.SLAB_LEAK, v.name),
+        kind=FindingKind.SLAB_LEAK,
+        title=title,
+        severity=Severity.INFO,
+        confidence=0.6,
+        confidence_reason=f"the samples show the rise and the fall ({fall.share:.0%} of the rise given back)",
+        summary=f"{v.name} {v.verdict.reason}. Its objects are typically allocated by {who.allocated_by}.",
+        evidence=sample_evidence(ctx.source, v.name, (*v.samples, *_fall_refs(v))),
+        next_steps=tuple(dict.fromkeys((*who.confirm, *generic_confirm_steps(v.name)))),
+        facts=(
+            Fact("measured as", SLAB_MEASURE),
+            Fact("held at its peak", f"{kb(rise)} above its baseline at {when(fall.top.wall)}"),
+            Fact("given back", given_back(v)),
+            *((Fact("merged caches", alias),) if (alias := describe_aliases(v.name, ctx.aliases)) else ()),
+            Fact("rule", f"{v.verdict.rule}: {v.verdict.reason}"),
+        ),
+        detector=DETECTOR,
+        subjects=(Subject(SubjectKind.SLAB_CACHE, v.name),),
     )
 
 
@@ -408,7 +492,7 @@ def group_finding(g: CoGrowth, ctx: FindingContext) -> Finding:
             ", ".join(f"{m.name} {_ratio_text(r)}" for m, r in zip(g.members, g.ratios, strict=True)),
         ),
         Fact("growth rate (the group's share)", _group_rate(g)),
-        Fact("MemAvailable runs out in", str(exhaustion(g.rate, ctx.mem_available, g.grade))),
+        Fact("MemAvailable runs out in", str(ctx.runway(g.rate, g.grade, g.members[0].since_wall))),
         # The report's story reads it: without it a group leak was told "MemAvailable not sampled".
         Fact("memory exhausted", exhausted(ctx)),
         Fact("given back", given_back(anchor)),
@@ -433,7 +517,8 @@ def group_finding(g: CoGrowth, ctx: FindingContext) -> Finding:
             if m.grade in (Grade.LEAK, Grade.SUSPECT)
             else tuple(r for r in m.samples if r.role in ("first", "last"))
         )
-        evidence.extend(sample_evidence(ctx.source, m.name, (*(refs or m.samples), *_fall_refs(m))))
+        cited = _episode_refs((*(refs or m.samples), *_fall_refs(m)), anchor.since_wall, grade)
+        evidence.extend(sample_evidence(ctx.source, m.name, cited))
     # The member whose grade is the group's (the fastest of them) is the one its confidence and baseline are of.
     worst = max(g.members, key=lambda m: (m.grade.rank, m.rate))
     confidence, reason = _confidence(worst)
@@ -566,7 +651,11 @@ def meminfo_finding(
         confidence=confidence,
         confidence_reason=reason,
         summary=summary,
-        evidence=sample_evidence(ctx.source, f"meminfo:{_cited_field(v.name)}", (*v.samples, *_fall_refs(v))),
+        evidence=sample_evidence(
+            ctx.source,
+            f"meminfo:{_cited_field(v.name)}",
+            _episode_refs((*v.samples, *_fall_refs(v)), v.since_wall, v.grade),
+        ),
         next_steps=info.confirm,
         facts=tuple(facts),
         detector=DETECTOR,

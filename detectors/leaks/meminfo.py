@@ -152,3 +152,32 @@ def last_value(matrix: SeriesMatrix, name: str) -> float | None:
         return None
     values = values[~np.isnan(values)]
     return float(values[-1]) if len(values) else None
+
+
+#: Window medians of MemAvailable needed to call its decline measured (a slope of fewer is two points' noise).
+MIN_DECLINE_WINDOWS = 3
+#: r² of the fit under which MemAvailable's fall is others' noise, not a measured decline.
+MIN_DECLINE_R2 = 0.9
+
+
+def decline_rate(matrix: SeriesMatrix, name: str, since_wall: float) -> float | None:
+    """How fast a field fell from ``since_wall`` on (bytes/h: the least-squares slope of its window medians,
+    negated), None when it was not sampled there, in too few windows, or did not fall steadily."""
+    try:
+        values = matrix.grid[:, matrix.column(name)]
+    except ValueError:
+        return None
+    keep = (matrix.grid_walls >= since_wall) & ~np.isnan(values)
+    if int(keep.sum()) < MIN_DECLINE_WINDOWS:
+        return None
+    hours = (matrix.grid_walls[keep] - matrix.grid_walls[keep][0]) / 3600.0
+    if float(hours[-1]) <= 0:
+        return None
+    y = values[keep]
+    slope, intercept = (float(c) for c in np.polyfit(hours, y, 1))
+    residual = float(((y - (slope * hours + intercept)) ** 2).sum())
+    total = float(((y - y.mean()) ** 2).sum())
+    # Other processes' memory moves MemAvailable by hundreds of MB either way: only a steady fall is a rate.
+    if slope >= 0 or total <= 0 or 1.0 - residual / total < MIN_DECLINE_R2:
+        return None
+    return -slope

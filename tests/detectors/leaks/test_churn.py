@@ -127,3 +127,23 @@ def test_a_leak_that_starts_after_a_burst_given_back_is_judged_on_its_own() -> N
     # The finding names the burst's fall as memory given back, not "never".
     [finding] = [f for f in analysis.findings if f.severity is Severity.HIGH]
     assert (finding.fact("given back") or "").startswith("yes: vm_area_struct fell from")
+
+
+def test_a_burst_held_and_given_back_is_said_not_silent() -> None:
+    """18,000 UNIX sockets held 6 min, then freed: graded stable (returned to its baseline), the store read "No
+    problem found ... nothing else grows like a leak" and only the JSON had the rise.  It is an info finding:
+    what was held, until when, "not a leak now; a burst to watch"."""
+    from detectors.leaks.analysis import LeakInput, analyse
+    from forensics.model import Severity
+    from tests.detectors.leaks.frames_for_tests import slab_frame, two_hours
+
+    walls, hours = two_hours()
+    held = np.clip(np.minimum(hours - 0.3, 1.0 - hours), 0.0, None) * 60_000  # up 0.3-0.65 h, down by 1.0 h
+    frame = slab_frame(walls, {"signal_cache": (1152, 200 + held), "kmalloc-64": (64, np.full(len(walls), 5e3))})
+    analysis = analyse(LeakInput(frame, source="s.sqlite"))
+    [v] = [c for c in analysis.caches if c.name == "signal_cache"]
+    assert v.grade is Grade.STABLE and v.verdict.rule == "returned-to-baseline", v.verdict
+    [finding] = analysis.findings
+    assert finding.severity is Severity.INFO
+    assert "Slab cache signal_cache grew " in finding.title and "not a leak now; a burst to watch" in finding.title
+    assert "then gave it back by " in finding.title

@@ -58,3 +58,21 @@ def test_a_day_of_samples_then_half_an_hour_of_a_slow_rise_is_not_stable() -> No
     v, _ = _verdict(_store(1440, 60.0, 0.02, 5.0))
     assert v.grade is Grade.UNDECIDED and v.verdict.rule == "short-ramp", v.verdict
     assert v.rate == pytest.approx(5 * SIZE * 3600, rel=0.15)
+
+
+def test_a_late_leak_after_a_burst_given_back_starts_on_the_timeline_at_its_onset() -> None:
+    """The report's timeline starts a finding at its earliest evidence: a late leak's finding cited the fall of an
+    earlier burst given back (samples from the quiet stretch), and `report --store` placed an mmap leak that began
+    05:22 at 05:01 "for 23.3 min" (it grew 2.5 min).  A leak cites its samples from its onset on."""
+    from detectors.incident.timeline import build_timeline
+    from forensics.model import NotAvailable
+
+    frame = _store(173, 1.0, 0.15, 1000.0)
+    vma = frame["cache"] == "vm_area_struct"
+    burst = vma & (frame["wall"] >= 1.7e9 + 20) & (frame["wall"] < 1.7e9 + 40)
+    frame.loc[burst, ["active_objs", "num_objs"]] += 8_000  # held 20 s, then given back
+    v, analysis = _verdict(frame)
+    assert v.grade is Grade.LEAK and v.fall is not None and v.fall.top.wall < v.since_wall, v.verdict
+    [leak] = [f for f in analysis.findings if f.title.startswith("Slab cache vm_area_struct")]
+    [event] = build_timeline((leak,), NotAvailable("no boot time"))
+    assert event.when.seconds == pytest.approx(v.since_wall, abs=1.0), (event.when, v.since_wall)

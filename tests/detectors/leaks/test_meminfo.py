@@ -118,3 +118,25 @@ def test_the_estimate_skips_missing_fields_and_needs_the_basics() -> None:
     [matrix] = counter_matrices(counter_frame(walls, fields))
     assert unaccounted(matrix) is None
     assert UNACCOUNTED == "Unaccounted"
+
+
+def test_the_runway_is_measured_on_memavailable_where_it_fell_steadily() -> None:
+    """A leak whose objects pin more than their slab (pages, page tables) takes MemAvailable faster than its own
+    rate: the runway said the slab rate's (5.2 days for a 20-h fall on a real shared-mmap leak).  Where
+    MemAvailable fell steadily over the leak's stretch, that measured fall is the runway; the slab rate's is said
+    beside it.  A noisy MemAvailable (other processes) keeps the leak's own rate."""
+    walls, hours = two_hours()
+    taken = 100_000 * hours  # KB: MemAvailable falls 100,000 KB/h
+    counters = counter_frame(walls, _meminfo(hours, MemFree=3_000_000 - taken, MemAvailable=4_000_000 - taken))
+    slabs = slab_frame(walls, {"foo_cache": (512, 100 + 4000 * hours)})
+    result = analyse(LeakInput(slabs, counters, source="s.sqlite"))
+    [leak] = [f for f in result.findings if f.title.startswith("Slab cache foo_cache")]
+    runway = {f.name: f.value for f in leak.facts}["MemAvailable runs out in"]
+    assert runway.startswith("38.0 h at MemAvailable's measured decline (100,"), runway
+    assert "at the leak's own rate" in runway
+    rng = np.random.default_rng(3)
+    noisy = 4_000_000 - 300_000 * rng.random(len(walls))
+    counters = counter_frame(walls, _meminfo(hours, MemAvailable=noisy))
+    result = analyse(LeakInput(slabs, counters, source="s.sqlite"))
+    [leak] = [f for f in result.findings if f.title.startswith("Slab cache foo_cache")]
+    assert "at this rate" in {f.name: f.value for f in leak.facts}["MemAvailable runs out in"]
