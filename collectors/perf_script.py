@@ -56,11 +56,14 @@ _EVENT = re.compile(rb":\s*(\d+)?\s+(\S+):\s*$")
 # A tracepoint's sample line ends with its payload (``... [000] 62329.6: sched:sched_switch: prev_comm=...``), which
 # the rule above cannot see past (stackcollapse-perf.pl counts such samples with the first event it names).  Its
 # event is read where perf script prints it, right after the pid/tid, the CPU, the time and the period (when printed;
-# a tracepoint's is not): a ``subsystem:name:`` field that more text follows.  Matched where _HEADER ends, never
+# a tracepoint's is not): a ``subsystem:name:`` field, followed by more text or by nothing (``perf script -F
+# comm,tid,time,event,ip,sym,dso`` prints no payload: ``sh 4382 74681.4: sched:sched_process_exec: ``, which the
+# rule above would name as an ordinary event, met first the one analysed).  Matched where _HEADER ends, never
 # inside the payload, which may hold anything ("comm=a: b:", numbers, times).  ``cycles:ppp:`` (perf's modifiers)
 # is no tracepoint: a sample line without call chain (``cycles:ppp:  ffffffff81 sym (dso)``) is read as it was.
 _PAYLOAD_EVENT = re.compile(
-    rb"(?:\[\d+\]\s+)?\d+\.\d+:\s+(?:(\d+)\s+)?([A-Za-z_]\w*:(?![ukhIGHpPSDWeb]+:)[A-Za-z_]\w*(?::[ukhIGHpPSDWeb]+)?):\s+\S"
+    rb"(?:\[\d+\]\s+)?\d+\.\d+:\s+(?:(\d+)\s+)?([A-Za-z_]\w*:(?![ukhIGHpPSDWeb]+:)[A-Za-z_]\w*(?::[ukhIGHpPSDWeb]+)?):"
+    rb"(?:\s+\S|\s*$)"
 )
 _TIME = re.compile(rb"\s(\d+\.\d+):\s")
 # A call chain line: address, symbol(+offset), (DSO).

@@ -157,6 +157,35 @@ def test_a_tracepoint_recorded_with_cpu_clock_is_another_event_left_out(tmp_path
             assert abs(got.get(dso, 0.0) - share) < 0.3, (dso, got, want)
 
 
+def test_a_tracepoint_met_first_is_left_out_whatever_fields_perf_printed(tmp_path: Path) -> None:
+    """``perf script -F comm,tid,time,event,ip,sym,dso`` prints no payload after a tracepoint's event (review ue8 #10):
+    its line ends as an ordinary event's (``sh 4382 74681.4: sched:sched_process_exec: ``).  Met first, it was the
+    event analysed (102 exec samples for 2,150 of cpu-clock); it is a tracepoint all the same, left out."""
+    data = record(tmp_path, "spin", "exec-cpu", 0.3)
+    counts = _perf_counts(data)
+    assert set(counts) == {"cpu-clock", "sched:sched_process_exec"}, counts
+    perf = find_perf()
+    assert perf is not None
+    fields = "comm,tid,time,event,ip,sym,dso"
+    text = subprocess.run(
+        [perf, "script", "-i", str(data), "-F", fields], capture_output=True, timeout=120, check=True
+    ).stdout
+    assert re.match(rb"\S+\s+\d+\s+[\d.]+: sched:sched_process_exec: *\n", text), text[:200]  # met first, bare
+    script = tmp_path / "fields.perf.txt"
+    script.write_bytes(text)
+    parsers = {"counted": ScriptParser("x"), "numpy": ScriptParser("x", bulk=True, scanner=None)}
+    for parser in parsers.values():
+        for at in range(0, len(text), 4096):
+            parser.feed(text[at : at + 4096])
+    profiles = {"text": read_profile(str(script)), **{how: p.close() for how, p in parsers.items()}}
+    for how, profile in profiles.items():
+        assert profile.first_event == "cpu-clock", (how, profile.events)
+        assert profile.events == {"sched:sched_process_exec": 1, "cpu-clock": counts["cpu-clock"]}, how
+        note = next(n for n in profile.notes if n.startswith("several events"))
+        assert note.endswith("cpu-clock (sched:sched_process_exec: 1 samples left out)"), (how, note)
+        assert sum(s.samples for s in selected_stacks(profile)) == counts["cpu-clock"], how
+
+
 def test_a_cpu_recording_stays_cpu_time(tmp_path: Path) -> None:
     """``perf record -g -F 999`` (cycles or cpu-clock, with perf's modifiers): the classes judge it as before."""
     result = analyse_profile(str(record(tmp_path, "spin", "fp", 0.6)))
