@@ -569,6 +569,12 @@ def _parse_header(text: bytes, m: re.Match[bytes], traced: set[bytes]) -> _Heade
 _DIGITS = 20
 
 
+def _flat_tracepoint(line: bytes) -> bool:
+    """Whether ``line`` (its indent stripped) is a tracepoint's sample printed without call chain."""
+    m = _HEADER.match(line)
+    return m is not None and _PAYLOAD_EVENT.match(line, m.end()) is not None
+
+
 def _ids_fit(m: re.Match[bytes]) -> bool:
     """Whether the pid (and tid) :data:`_HEADER` read are numbers perf prints (at most 64 bits)."""
     tid = m.group(3)
@@ -1396,8 +1402,9 @@ class ScriptParser:
             if h is _TIMED:
                 h = self._real_header(header)
             if h is None:
-                if header[:1].isspace() and _FLAT.search(header):
-                    # perf script without -g right-aligns the command name: one sample per line.
+                if header[:1].isspace() and (_FLAT.search(header) or _flat_tracepoint(header.lstrip())):
+                    # perf script without -g right-aligns the command name: one sample per line (a tracepoint's
+                    # line ends with its payload, no address: review ue8 #11).
                     self._flat_block(block, start_line)
                 else:
                     self._skip(start_line, header)
@@ -1448,17 +1455,26 @@ class ScriptParser:
         for i, text in enumerate(block.split(b"\n")):
             if not text.strip():
                 continue
-            m = _HEADER.match(text.lstrip())
+            stripped = text.lstrip()
+            m = _HEADER.match(stripped)
             f = _FLAT.search(text) if m is not None else None
+            # A tracepoint's sample (its event where perf prints it, :data:`_PAYLOAD_EVENT`): its payload ends the
+            # line, no address follows unless -F asked for one without the payload.
+            e = _PAYLOAD_EVENT.match(stripped, m.end()) if m is not None else None
             period = None
-            if f is not None:
+            if e is not None:
+                period = log_dec(e.group(1).decode()) if e.group(1) else 1
+                self._traced.add(e.group(2))
+                if f is not None and f.group(1) != e.group(2):
+                    f = None  # "(...)" at the end of its payload, not a frame
+            elif f is not None:
                 p = re.search(rb":\s*(\d+)\s+\S+:\s+\w+\s", text)
                 period = log_dec(p.group(1).decode()) if p else 1
-            if m is None or f is None or period is None or not _ids_fit(m):
+            if m is None or (f is None and e is None) or period is None or not _ids_fit(m):
                 self._skip(start_line + i, text)
                 continue
             self._flat += 1
-            event = f.group(1)
+            event = e.group(2) if e is not None else f.group(1)  # type: ignore[union-attr]
             self._events_raw[event] = self._events_raw.get(event, 0) + 1
             t = _TIME.search(text)
             if t is not None:
@@ -1470,7 +1486,7 @@ class ScriptParser:
                 self._steps.one(ts)
                 self._start = ts if self._start is None else min(self._start, ts)
                 self._end = ts if self._end is None else max(self._end, ts)
-            body = b"\t" + f.group(2) + b" " + f.group(3) + b" (" + f.group(4) + b")"
+            body = b"" if f is None else b"\t" + f.group(2) + b" " + f.group(3) + b" (" + f.group(4) + b")"
             key = (m.group(1), m.group(2), m.group(3), event, body)
             sc = self._counts.get(key)
             if sc is None:

@@ -186,6 +186,40 @@ def test_a_tracepoint_met_first_is_left_out_whatever_fields_perf_printed(tmp_pat
         assert sum(s.samples for s in selected_stacks(profile)) == counts["cpu-clock"], how
 
 
+def test_tracepoints_recorded_without_call_chains_beside_cpu_clock_are_events_left_out(tmp_path: Path) -> None:
+    """``perf record -e sched:sched_process_exec -e sched:sched_switch -e cpu-clock`` without -g (review ue8 #11): a
+    tracepoint's line (``sh 8124 [001] 74900.9: sched:sched_switch: prev_comm=sh ...``) carries no address.  Its
+    samples were "lines that are not perf script samples", and all of them when the first line was one; they are
+    samples of their event, left out beside cpu-clock and said, as with -g."""
+    data = record(tmp_path, "spin", "exec-cpu-flat", 0.3)
+    counts = _perf_counts(data)
+    assert {"cpu-clock", "sched:sched_process_exec"} <= set(counts), counts
+    perf = find_perf()
+    assert perf is not None
+    text = subprocess.run([perf, "script", "-i", str(data)], capture_output=True, timeout=120, check=True).stdout
+    assert b"sched:sched_process_exec: " in text.split(b"\n", 1)[0], text[:200]  # the first line is the exec's
+    script = tmp_path / "flat.perf.txt"
+    script.write_bytes(text)
+    parser = ScriptParser("x")
+    for at in range(0, len(text), 4096):
+        parser.feed(text[at : at + 4096])
+    profiles = {
+        "perf.data": read_profile(str(data)),
+        "text": read_profile(str(script)),
+        "per sample (--window)": read_profile(str(script), window=(0.0, 1e12)),
+        "small chunks": parser.close(),
+    }
+    others = [e for e in counts if e != "cpu-clock"]
+    for how, profile in profiles.items():
+        assert (profile.first_event, profile.skipped_lines) == ("cpu-clock", 0), (how, profile.notes)
+        assert profile.events == dict(counts), (how, profile.events, counts)
+        note = next(n for n in profile.notes if n.startswith("several events"))
+        left = ", ".join(f"{e}: {profile.events[e]} samples" for e in profile.events if e != "cpu-clock")
+        assert note.endswith(f"cpu-clock ({left} left out)") and len(others) == left.count(" samples"), (how, note)
+        stacks = selected_stacks(profile)
+        assert sum(s.samples for s in stacks) == counts["cpu-clock"] and all(len(s.frames) == 1 for s in stacks), how
+
+
 def test_a_cpu_recording_stays_cpu_time(tmp_path: Path) -> None:
     """``perf record -g -F 999`` (cycles or cpu-clock, with perf's modifiers): the classes judge it as before."""
     result = analyse_profile(str(record(tmp_path, "spin", "fp", 0.6)))
