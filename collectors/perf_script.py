@@ -683,10 +683,12 @@ class ScriptParser:
         scanner: Any = _AUTO,
         expected: int = 0,
         folded: bool = False,
+        event: str | None = None,
     ) -> None:
         """``bulk``: use the numpy path from the first byte (the input is known to be large); ``expected``: its
         size, when known; ``folded``: the folded stacks' sums wanted (:attr:`Profile.folded`: made from numbers
-        when the stacks were counted by number, the stacks themselves then made only when read).
+        when the stacks were counted by number, the stacks themselves then made only when read); ``event``: the
+        event asked for (``--event``): a tracepoint recorded alone is then named apart (:meth:`_event_names`).
 
         ``scanner``: the compiled chunk pass of that path (:mod:`collectors.perf_chunk_kernel`); by default the
         one built ahead of time when it is (:func:`_chunk_kernel`); None: the numpy passes (the same results).
@@ -694,6 +696,7 @@ class ScriptParser:
         self.source = source
         self.kind = kind
         self.window = window
+        self._wanted = None if event is None else event.encode("utf-8", "surrogateescape")
         self._rest = b""
         self._cutting = False  # in a line longer than MAX_LINE_BYTES, dropping its bytes up to its newline
         self._line = 1  # line number of the first line of ``_rest``
@@ -1720,11 +1723,12 @@ class ScriptParser:
         names, never that first one: ``-e sched:sched_switch -e cpu-clock`` keeps the cpu-clock samples (perf report
         --event cpu-clock's), the sched_switch ones left out and said, whichever was met first.  In a recording of
         tracepoints only they name none, as before: counted together, their event told by the perf.data header or
-        their field (detectors.profile.events).
+        their field (detectors.profile.events); unless one of them is the event asked for (``--event``), which
+        then names each apart.
         """
         raw = self._events_raw
         traced = self._traced
-        alone = all(not e or e in traced for e in raw)
+        alone = all(not e or e in traced for e in raw) and self._wanted not in traced
         names = {e: "" if alone and e in traced else e.decode("utf-8", "replace") for e in raw}
         events: dict[str, int] = {}
         for e, n in raw.items():
@@ -1984,6 +1988,7 @@ class ScriptParser:
             table=self._table,
             span_doubt=doubt,
             outside_span=self._outside_span,
+            tracepoints=tuple(e.decode("utf-8", "replace") for e in self._events_raw if e in self._traced),
         )
 
     def _span_doubt(self, notes: list[str]) -> str | None:
@@ -2404,11 +2409,13 @@ def read_profile(
     *,
     hashed: bool = True,
     folded: bool = False,
+    event: str | None = None,
 ) -> Profile:
     """Read one profile input (a path, or ``-`` for stdin), told from its content.
 
     ``hashed=False``: no sha256 of the input in its source record (the folded stacks alone cite nothing);
-    ``folded``: the folded stacks' sums wanted (:attr:`Profile.folded`, when the reader can sum them by number).
+    ``folded``: the folded stacks' sums wanted (:attr:`Profile.folded`, when the reader can sum them by number);
+    ``event``: the event asked for (:class:`ScriptParser`'s).
     """
     from collectors.inputs import open_input
 
@@ -2445,7 +2452,9 @@ def read_profile(
                 record = tracked.record()
                 size = data_path.stat().st_size  # of the perf.data itself, decompressed
                 # perf script's text is larger than the perf.data it comes from.
-                parser = ScriptParser(tracked.name, window, kind="perf.data", bulk=size >= NUMPY_FROM, folded=folded)
+                parser = ScriptParser(
+                    tracked.name, window, kind="perf.data", bulk=size >= NUMPY_FROM, folded=folded, event=event
+                )
                 warnings: list[str] = []
                 for chunk in perf_script_chunks(data_path, perf, warnings, tracked.name):
                     parser.feed(chunk)
@@ -2486,7 +2495,12 @@ def read_profile(
         else:
             # The stored size bounds the text only when it is not compressed.
             parser = ScriptParser(
-                tracked.source, window, bulk=bulk, expected=stored * (tracked.compression is None), folded=folded
+                tracked.source,
+                window,
+                bulk=bulk,
+                expected=stored * (tracked.compression is None),
+                folded=folded,
+                event=event,
             )
             for chunk in all_chunks():
                 parser.feed(chunk)

@@ -18,10 +18,12 @@ import pytest
 from collectors.perf_script import ScriptParser, find_perf, read_profile
 from detectors.profile.events import base_name, sampled_event
 from detectors.profile.hotspots import selected_stacks
+from forensics.errors import UsageError
 from forensics.model import Severity
 from forensics.pipelines.profile import analyse_profile
 from forensics.pipelines.sources import analyse_profile as source_analysis
 from forensics.report.profile import render_tables
+from forensics.types.profile_result import ProfileFilters
 from tests.detectors.profile.glibc_recordings import perf_report_dsos, record
 
 
@@ -218,6 +220,34 @@ def test_tracepoints_recorded_without_call_chains_beside_cpu_clock_are_events_le
         assert note.endswith(f"cpu-clock ({left} left out)") and len(others) == left.count(" samples"), (how, note)
         stacks = selected_stacks(profile)
         assert sum(s.samples for s in stacks) == counts["cpu-clock"] and all(len(s.frames) == 1 for s in stacks), how
+
+
+def test_event_picks_a_tracepoint_of_a_recording_of_tracepoints_only(tmp_path: Path) -> None:
+    """``--event`` picks any event the input has (review ue8 #17): in ``-e sched:sched_switch -e sched:sched_wakeup
+    -g`` the two are counted as one event by default, yet ``--event sched:sched_wakeup`` had "no samples" and the
+    hint listed no event."""
+    data = record(tmp_path, "spin", "sched-two", 0.3)
+    counts = _perf_counts(data)
+    assert set(counts) == {"sched:sched_switch", "sched:sched_wakeup"}, counts
+    perf = find_perf()
+    assert perf is not None
+    script = tmp_path / "two.perf.txt"
+    script.write_bytes(
+        subprocess.run([perf, "script", "-i", str(data)], capture_output=True, timeout=120, check=True).stdout
+    )
+    for name in (str(data), str(script)):
+        for event in counts:
+            result = analyse_profile(name, ProfileFilters(event=event))
+            assert (result.hot.event, result.hot.total_samples) == (event, counts[event]), (name, event)
+            (other,) = set(counts) - {event}
+            assert f"--event {event}: left out {other}" in result.profile.notes, result.profile.notes
+        with pytest.raises(UsageError) as refused:
+            analyse_profile(name, ProfileFilters(event="sched:nosuch"))
+        # (in the order first met)
+        hint = refused.value.hint or ""
+        assert hint.startswith("its events: ") and sorted(hint[12:].split(", ")) == sorted(counts), hint
+        # Without --event, counted together as before.
+        assert analyse_profile(name).hot.total_samples == sum(counts.values())
 
 
 def test_a_cpu_recording_stays_cpu_time(tmp_path: Path) -> None:
