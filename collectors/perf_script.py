@@ -56,11 +56,14 @@ _EVENT = re.compile(rb":\s*(\d+)?\s+(\S+):\s*$")
 # A tracepoint's sample line ends with its payload (``... [000] 62329.6: sched:sched_switch: prev_comm=...``), which
 # the rule above cannot see past (stackcollapse-perf.pl counts such samples with the first event it names).  Its
 # event is read where perf script prints it, right after the pid/tid, the CPU, the time and the period (when printed;
-# a tracepoint's is not): a ``subsystem:name:`` field that more text follows.  Matched where _HEADER ends, never
+# a tracepoint's is not): a ``subsystem:name:`` field, followed by more text or by nothing (``perf script -F
+# comm,tid,time,event,ip,sym,dso`` prints no payload: ``sh 4382 74681.4: sched:sched_process_exec: ``, which the
+# rule above would name as an ordinary event, met first the one analysed).  Matched where _HEADER ends, never
 # inside the payload, which may hold anything ("comm=a: b:", numbers, times).  ``cycles:ppp:`` (perf's modifiers)
 # is no tracepoint: a sample line without call chain (``cycles:ppp:  ffffffff81 sym (dso)``) is read as it was.
 _PAYLOAD_EVENT = re.compile(
-    rb"(?:\[\d+\]\s+)?\d+\.\d+:\s+(?:(\d+)\s+)?([A-Za-z_]\w*:(?![ukhIGHpPSDWeb]+:)[A-Za-z_]\w*(?::[ukhIGHpPSDWeb]+)?):\s+\S"
+    rb"(?:\[\d+\]\s+)?\d+\.\d+:\s+(?:(\d+)\s+)?([A-Za-z_]\w*:(?![ukhIGHpPSDWeb]+:)[A-Za-z_]\w*(?::[ukhIGHpPSDWeb]+)?):"
+    rb"(?:\s+\S|\s*$)"
 )
 _TIME = re.compile(rb"\s(\d+\.\d+):\s")
 # A call chain line: address, symbol(+offset), (DSO).
@@ -566,6 +569,12 @@ def _parse_header(text: bytes, m: re.Match[bytes], traced: set[bytes]) -> _Heade
 _DIGITS = 20
 
 
+def _flat_tracepoint(line: bytes) -> bool:
+    """Whether ``line`` (its indent stripped) is a tracepoint's sample printed without call chain."""
+    m = _HEADER.match(line)
+    return m is not None and _PAYLOAD_EVENT.match(line, m.end()) is not None
+
+
 def _ids_fit(m: re.Match[bytes]) -> bool:
     """Whether the pid (and tid) :data:`_HEADER` read are numbers perf prints (at most 64 bits)."""
     tid = m.group(3)
@@ -674,10 +683,12 @@ class ScriptParser:
         scanner: Any = _AUTO,
         expected: int = 0,
         folded: bool = False,
+        event: str | None = None,
     ) -> None:
         """``bulk``: use the numpy path from the first byte (the input is known to be large); ``expected``: its
         size, when known; ``folded``: the folded stacks' sums wanted (:attr:`Profile.folded`: made from numbers
-        when the stacks were counted by number, the stacks themselves then made only when read).
+        when the stacks were counted by number, the stacks themselves then made only when read); ``event``: the
+        event asked for (``--event``): a tracepoint recorded alone is then named apart (:meth:`_event_names`).
 
         ``scanner``: the compiled chunk pass of that path (:mod:`collectors.perf_chunk_kernel`); by default the
         one built ahead of time when it is (:func:`_chunk_kernel`); None: the numpy passes (the same results).
@@ -685,6 +696,7 @@ class ScriptParser:
         self.source = source
         self.kind = kind
         self.window = window
+        self._wanted = None if event is None else event.encode("utf-8", "surrogateescape")
         self._rest = b""
         self._cutting = False  # in a line longer than MAX_LINE_BYTES, dropping its bytes up to its newline
         self._line = 1  # line number of the first line of ``_rest``
@@ -1393,8 +1405,9 @@ class ScriptParser:
             if h is _TIMED:
                 h = self._real_header(header)
             if h is None:
-                if header[:1].isspace() and _FLAT.search(header):
-                    # perf script without -g right-aligns the command name: one sample per line.
+                if header[:1].isspace() and (_FLAT.search(header) or _flat_tracepoint(header.lstrip())):
+                    # perf script without -g right-aligns the command name: one sample per line (a tracepoint's
+                    # line ends with its payload, no address: review ue8 #11).
                     self._flat_block(block, start_line)
                 else:
                     self._skip(start_line, header)
@@ -1445,17 +1458,26 @@ class ScriptParser:
         for i, text in enumerate(block.split(b"\n")):
             if not text.strip():
                 continue
-            m = _HEADER.match(text.lstrip())
+            stripped = text.lstrip()
+            m = _HEADER.match(stripped)
             f = _FLAT.search(text) if m is not None else None
+            # A tracepoint's sample (its event where perf prints it, :data:`_PAYLOAD_EVENT`): its payload ends the
+            # line, no address follows unless -F asked for one without the payload.
+            e = _PAYLOAD_EVENT.match(stripped, m.end()) if m is not None else None
             period = None
-            if f is not None:
+            if e is not None:
+                period = log_dec(e.group(1).decode()) if e.group(1) else 1
+                self._traced.add(e.group(2))
+                if f is not None and f.group(1) != e.group(2):
+                    f = None  # "(...)" at the end of its payload, not a frame
+            elif f is not None:
                 p = re.search(rb":\s*(\d+)\s+\S+:\s+\w+\s", text)
                 period = log_dec(p.group(1).decode()) if p else 1
-            if m is None or f is None or period is None or not _ids_fit(m):
+            if m is None or (f is None and e is None) or period is None or not _ids_fit(m):
                 self._skip(start_line + i, text)
                 continue
             self._flat += 1
-            event = f.group(1)
+            event = e.group(2) if e is not None else f.group(1)  # type: ignore[union-attr]
             self._events_raw[event] = self._events_raw.get(event, 0) + 1
             t = _TIME.search(text)
             if t is not None:
@@ -1467,7 +1489,7 @@ class ScriptParser:
                 self._steps.one(ts)
                 self._start = ts if self._start is None else min(self._start, ts)
                 self._end = ts if self._end is None else max(self._end, ts)
-            body = b"\t" + f.group(2) + b" " + f.group(3) + b" (" + f.group(4) + b")"
+            body = b"" if f is None else b"\t" + f.group(2) + b" " + f.group(3) + b" (" + f.group(4) + b")"
             key = (m.group(1), m.group(2), m.group(3), event, body)
             sc = self._counts.get(key)
             if sc is None:
@@ -1701,11 +1723,12 @@ class ScriptParser:
         names, never that first one: ``-e sched:sched_switch -e cpu-clock`` keeps the cpu-clock samples (perf report
         --event cpu-clock's), the sched_switch ones left out and said, whichever was met first.  In a recording of
         tracepoints only they name none, as before: counted together, their event told by the perf.data header or
-        their field (detectors.profile.events).
+        their field (detectors.profile.events); unless one of them is the event asked for (``--event``), which
+        then names each apart.
         """
         raw = self._events_raw
         traced = self._traced
-        alone = all(not e or e in traced for e in raw)
+        alone = all(not e or e in traced for e in raw) and self._wanted not in traced
         names = {e: "" if alone and e in traced else e.decode("utf-8", "replace") for e in raw}
         events: dict[str, int] = {}
         for e, n in raw.items():
@@ -1965,6 +1988,7 @@ class ScriptParser:
             table=self._table,
             span_doubt=doubt,
             outside_span=self._outside_span,
+            tracepoints=tuple(e.decode("utf-8", "replace") for e in self._events_raw if e in self._traced),
         )
 
     def _span_doubt(self, notes: list[str]) -> str | None:
@@ -2385,11 +2409,13 @@ def read_profile(
     *,
     hashed: bool = True,
     folded: bool = False,
+    event: str | None = None,
 ) -> Profile:
     """Read one profile input (a path, or ``-`` for stdin), told from its content.
 
     ``hashed=False``: no sha256 of the input in its source record (the folded stacks alone cite nothing);
-    ``folded``: the folded stacks' sums wanted (:attr:`Profile.folded`, when the reader can sum them by number).
+    ``folded``: the folded stacks' sums wanted (:attr:`Profile.folded`, when the reader can sum them by number);
+    ``event``: the event asked for (:class:`ScriptParser`'s).
     """
     from collectors.inputs import open_input
 
@@ -2426,7 +2452,9 @@ def read_profile(
                 record = tracked.record()
                 size = data_path.stat().st_size  # of the perf.data itself, decompressed
                 # perf script's text is larger than the perf.data it comes from.
-                parser = ScriptParser(tracked.name, window, kind="perf.data", bulk=size >= NUMPY_FROM, folded=folded)
+                parser = ScriptParser(
+                    tracked.name, window, kind="perf.data", bulk=size >= NUMPY_FROM, folded=folded, event=event
+                )
                 warnings: list[str] = []
                 for chunk in perf_script_chunks(data_path, perf, warnings, tracked.name):
                     parser.feed(chunk)
@@ -2467,7 +2495,12 @@ def read_profile(
         else:
             # The stored size bounds the text only when it is not compressed.
             parser = ScriptParser(
-                tracked.source, window, bulk=bulk, expected=stored * (tracked.compression is None), folded=folded
+                tracked.source,
+                window,
+                bulk=bulk,
+                expected=stored * (tracked.compression is None),
+                folded=folded,
+                event=event,
             )
             for chunk in all_chunks():
                 parser.feed(chunk)

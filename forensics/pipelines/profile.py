@@ -129,11 +129,13 @@ def _kept(
     from detectors.profile.hotspots import selected_stacks
     from forensics.types.profile import VECTOR_FROM, stack_table
 
-    profile = read_profile(name, filters.window, hashed=hashed, folded=folded)
+    profile = read_profile(name, filters.window, hashed=hashed, folded=folded, event=filters.event)
     if filters.event is not None and filters.event not in profile.events:
+        # (tracepoints recorded alone are counted as one event named by none: their names apart)
+        names = list(dict.fromkeys([*(e for e in profile.events if e), *profile.tracepoints]))
         raise UsageError(
             f"{profile.source} has no samples of event {filters.event!r}",
-            hint="its events: " + ", ".join(e for e in profile.events if e),
+            hint="its events: " + ", ".join(names) if names else "its samples name no event: leave --event out",
         )
     if filters.event is not None:
         profile.notes[:] = [n for n in profile.notes if not n.startswith("several events")]

@@ -366,6 +366,9 @@ class Profile:
     recorded_by: str | None = None
     # The events the header says were recorded (``# event : name = sched:sched_switch, ...``), perf's dummy left out.
     recorded_events: tuple[str, ...] = ()
+    # The events named by their tracepoint field, in the order first met (recorded alone, their samples are of
+    # event "" in ``events`` and the stacks, unless one was asked for: collectors.perf_script.ScriptParser).
+    tracepoints: tuple[str, ...] = ()
     # The line of ``# os release : ...`` in the header text: of ``perf report --header-only -i FILE`` for a perf.data,
     # of the input itself for ``perf script --header`` text (the evidence of the kernel release).
     release_line: int | None = None

@@ -210,6 +210,9 @@ _CLOCK = b"\tffffffff81000001 spin+0x1 ([kernel.kallsyms])\n\n"
         (b"app 7 [000] 1.5: sched:sched_switch: prev_comm=a: 12 b:", b"sched:sched_switch", 1, True),
         (b"app 7 [000] 1.5:          3 probe_app:enter: comm=x:1 7 y: 9.5: z:", b"probe_app:enter", 3, True),
         (b"my app 7/8 1.5: irq:irq_handler_entry: irq=24 name=eth0:", b"irq:irq_handler_entry", 1, True),
+        # perf script -F without the trace field: nothing after the event (review ue8 #10).
+        (b"sh 4382 74681.431619: sched:sched_process_exec: ", b"sched:sched_process_exec", 1, True),
+        (b"sh 4382 74681.431619:          1 sched:sched_process_exec:", b"sched:sched_process_exec", 1, True),
         # Not a tracepoint: the event the header ends with, as before; a line without call chain reads as before.
         (b"app 7 [000] 1.5:     250000 cpu-clock:ppp: ", b"cpu-clock:ppp", 250000, False),
         (b"app 7 [000] 1.5:     250000 cycles:u: ", b"cycles:u", 250000, False),

@@ -32,9 +32,13 @@ CALL_GRAPH = {
     "sched-two": ("-e", "sched:sched_switch", "-e", "sched:sched_wakeup", "-g"),
     # A tracepoint met before the CPU time it is recorded with (its samples' lines end with their payload).
     "sched-cpu": ("-e", "sched:sched_switch", "-e", "cpu-clock", "-g"),
+    # The workload's exec is its first sample: perf enables the events at that exec, whose tracepoint then fires.
+    "exec-cpu": ("-e", "sched:sched_process_exec", "-e", "cpu-clock", "-g"),
+    # The same with context switches, without call chains: one line per sample, a tracepoint's with no address.
+    "exec-cpu-flat": ("-e", "sched:sched_process_exec", "-e", "sched:sched_switch", "-e", "cpu-clock"),
 }
 #: The modes that sample an event of their own: recorded at its own period (perf's default), not -F 999.
-EVENT_MODES = frozenset({"sched-switch", "page-faults", "sched-two", "sched-cpu"})
+EVENT_MODES = frozenset({"sched-switch", "page-faults", "sched-two", "sched-cpu", "exec-cpu", "exec-cpu-flat"})
 
 
 @cache

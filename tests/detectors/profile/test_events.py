@@ -18,10 +18,12 @@ import pytest
 from collectors.perf_script import ScriptParser, find_perf, read_profile
 from detectors.profile.events import base_name, sampled_event
 from detectors.profile.hotspots import selected_stacks
+from forensics.errors import UsageError
 from forensics.model import Severity
 from forensics.pipelines.profile import analyse_profile
 from forensics.pipelines.sources import analyse_profile as source_analysis
 from forensics.report.profile import render_tables
+from forensics.types.profile_result import ProfileFilters
 from tests.detectors.profile.glibc_recordings import perf_report_dsos, record
 
 
@@ -155,6 +157,97 @@ def test_a_tracepoint_recorded_with_cpu_clock_is_another_event_left_out(tmp_path
     for dso, share in want.items():
         if share >= 1.0:
             assert abs(got.get(dso, 0.0) - share) < 0.3, (dso, got, want)
+
+
+def test_a_tracepoint_met_first_is_left_out_whatever_fields_perf_printed(tmp_path: Path) -> None:
+    """``perf script -F comm,tid,time,event,ip,sym,dso`` prints no payload after a tracepoint's event (review ue8 #10):
+    its line ends as an ordinary event's (``sh 4382 74681.4: sched:sched_process_exec: ``).  Met first, it was the
+    event analysed (102 exec samples for 2,150 of cpu-clock); it is a tracepoint all the same, left out."""
+    data = record(tmp_path, "spin", "exec-cpu", 0.3)
+    counts = _perf_counts(data)
+    assert set(counts) == {"cpu-clock", "sched:sched_process_exec"}, counts
+    perf = find_perf()
+    assert perf is not None
+    fields = "comm,tid,time,event,ip,sym,dso"
+    text = subprocess.run(
+        [perf, "script", "-i", str(data), "-F", fields], capture_output=True, timeout=120, check=True
+    ).stdout
+    assert re.match(rb"\S+\s+\d+\s+[\d.]+: sched:sched_process_exec: *\n", text), text[:200]  # met first, bare
+    script = tmp_path / "fields.perf.txt"
+    script.write_bytes(text)
+    parsers = {"counted": ScriptParser("x"), "numpy": ScriptParser("x", bulk=True, scanner=None)}
+    for parser in parsers.values():
+        for at in range(0, len(text), 4096):
+            parser.feed(text[at : at + 4096])
+    profiles = {"text": read_profile(str(script)), **{how: p.close() for how, p in parsers.items()}}
+    for how, profile in profiles.items():
+        assert profile.first_event == "cpu-clock", (how, profile.events)
+        assert profile.events == {"sched:sched_process_exec": 1, "cpu-clock": counts["cpu-clock"]}, how
+        note = next(n for n in profile.notes if n.startswith("several events"))
+        assert note.endswith("cpu-clock (sched:sched_process_exec: 1 samples left out)"), (how, note)
+        assert sum(s.samples for s in selected_stacks(profile)) == counts["cpu-clock"], how
+
+
+def test_tracepoints_recorded_without_call_chains_beside_cpu_clock_are_events_left_out(tmp_path: Path) -> None:
+    """``perf record -e sched:sched_process_exec -e sched:sched_switch -e cpu-clock`` without -g (review ue8 #11): a
+    tracepoint's line (``sh 8124 [001] 74900.9: sched:sched_switch: prev_comm=sh ...``) carries no address.  Its
+    samples were "lines that are not perf script samples", and all of them when the first line was one; they are
+    samples of their event, left out beside cpu-clock and said, as with -g."""
+    data = record(tmp_path, "spin", "exec-cpu-flat", 0.3)
+    counts = _perf_counts(data)
+    assert {"cpu-clock", "sched:sched_process_exec"} <= set(counts), counts
+    perf = find_perf()
+    assert perf is not None
+    text = subprocess.run([perf, "script", "-i", str(data)], capture_output=True, timeout=120, check=True).stdout
+    assert b"sched:sched_process_exec: " in text.split(b"\n", 1)[0], text[:200]  # the first line is the exec's
+    script = tmp_path / "flat.perf.txt"
+    script.write_bytes(text)
+    parser = ScriptParser("x")
+    for at in range(0, len(text), 4096):
+        parser.feed(text[at : at + 4096])
+    profiles = {
+        "perf.data": read_profile(str(data)),
+        "text": read_profile(str(script)),
+        "per sample (--window)": read_profile(str(script), window=(0.0, 1e12)),
+        "small chunks": parser.close(),
+    }
+    others = [e for e in counts if e != "cpu-clock"]
+    for how, profile in profiles.items():
+        assert (profile.first_event, profile.skipped_lines) == ("cpu-clock", 0), (how, profile.notes)
+        assert profile.events == dict(counts), (how, profile.events, counts)
+        note = next(n for n in profile.notes if n.startswith("several events"))
+        left = ", ".join(f"{e}: {profile.events[e]} samples" for e in profile.events if e != "cpu-clock")
+        assert note.endswith(f"cpu-clock ({left} left out)") and len(others) == left.count(" samples"), (how, note)
+        stacks = selected_stacks(profile)
+        assert sum(s.samples for s in stacks) == counts["cpu-clock"] and all(len(s.frames) == 1 for s in stacks), how
+
+
+def test_event_picks_a_tracepoint_of_a_recording_of_tracepoints_only(tmp_path: Path) -> None:
+    """``--event`` picks any event the input has (review ue8 #17): in ``-e sched:sched_switch -e sched:sched_wakeup
+    -g`` the two are counted as one event by default, yet ``--event sched:sched_wakeup`` had "no samples" and the
+    hint listed no event."""
+    data = record(tmp_path, "spin", "sched-two", 0.3)
+    counts = _perf_counts(data)
+    assert set(counts) == {"sched:sched_switch", "sched:sched_wakeup"}, counts
+    perf = find_perf()
+    assert perf is not None
+    script = tmp_path / "two.perf.txt"
+    script.write_bytes(
+        subprocess.run([perf, "script", "-i", str(data)], capture_output=True, timeout=120, check=True).stdout
+    )
+    for name in (str(data), str(script)):
+        for event in counts:
+            result = analyse_profile(name, ProfileFilters(event=event))
+            assert (result.hot.event, result.hot.total_samples) == (event, counts[event]), (name, event)
+            (other,) = set(counts) - {event}
+            assert f"--event {event}: left out {other}" in result.profile.notes, result.profile.notes
+        with pytest.raises(UsageError) as refused:
+            analyse_profile(name, ProfileFilters(event="sched:nosuch"))
+        # (in the order first met)
+        hint = refused.value.hint or ""
+        assert hint.startswith("its events: ") and sorted(hint[12:].split(", ")) == sorted(counts), hint
+        # Without --event, counted together as before.
+        assert analyse_profile(name).hot.total_samples == sum(counts.values())
 
 
 def test_a_cpu_recording_stays_cpu_time(tmp_path: Path) -> None:
