@@ -61,8 +61,9 @@ _EVENT = re.compile(rb":\s*(\d+)?\s+(\S+):\s*$")
 # rule above would name as an ordinary event, met first the one analysed).  Matched where _HEADER ends, never
 # inside the payload, which may hold anything ("comm=a: b:", numbers, times).  ``cycles:ppp:`` (perf's modifiers)
 # is no tracepoint: a sample line without call chain (``cycles:ppp:  ffffffff81 sym (dso)``) is read as it was.
+# The modifiers are perf's (tools/perf/util/parse-events.l modifier_event: R since perf 6.x, X since).
 _PAYLOAD_EVENT = re.compile(
-    rb"(?:\[\d+\]\s+)?\d+\.\d+:\s+(?:(\d+)\s+)?([A-Za-z_]\w*:(?![ukhIGHpPSDWeb]+:)[A-Za-z_]\w*(?::[ukhIGHpPSDWeb]+)?):"
+    rb"(?:\[\d+\]\s+)?\d+\.\d+:\s+(?:(\d+)\s+)?([A-Za-z_]\w*:(?![ukhIGHpPSDWebRX]+:)[A-Za-z_]\w*(?::[ukhIGHpPSDWebRX]+)?):"
     rb"(?:\s+\S|\s*$)"
 )
 _TIME = re.compile(rb"\s(\d+\.\d+):\s")

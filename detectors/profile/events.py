@@ -49,7 +49,7 @@ EVENT_UNITS = {
     "raw_syscalls:sys_enter": "system calls",
 }
 #: perf's event modifiers after a colon (``cycles:ppp``, ``cpu-clock:u``, ``dummy:HG``): not part of the name.
-_MODIFIERS = re.compile(r"[ukhIGHpPSDWeb]+")
+_MODIFIERS = re.compile(r"[ukhIGHpPSDWebRX]+")  # perf's parse-events.l modifier_event (R, X: newer perf)
 #: A PMU event (``cpu/cycles/``, ``cpu_core/cycles/ppp``): the event between the slashes.
 _PMU = re.compile(r"^\w+/([\w.-]+)(?:,[^/]*)?/")
 #: The tracepoint of a sample line that ends with its payload: after the time (and a period, when printed), a

@@ -216,6 +216,9 @@ _CLOCK = b"\tffffffff81000001 spin+0x1 ([kernel.kallsyms])\n\n"
         # Not a tracepoint: the event the header ends with, as before; a line without call chain reads as before.
         (b"app 7 [000] 1.5:     250000 cpu-clock:ppp: ", b"cpu-clock:ppp", 250000, False),
         (b"app 7 [000] 1.5:     250000 cycles:u: ", b"cycles:u", 250000, False),
+        # perf's newer modifiers (parse-events.l: R, X): no tracepoint either
+        (b"app 7 [000] 1.5:     250000 cycles:R: ", b"cycles:R", 250000, False),
+        (b"app 7 [000] 1.5:     250000 cycles:ppX: ", b"cycles:ppX", 250000, False),
         (b"app 7 [000] 1.5:     250000 cycles:ppp:  ffffffff81000000 sym+0x1 ([kernel.kallsyms])", b"", 1, False),
         # A comm that reads as the pid: no event where perf prints it, the end rule's (none here) as before.
         (b"ab 1 c: 7 [000] 1.5: sched:sched_switch: x", b"", 1, False),
