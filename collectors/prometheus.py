@@ -441,9 +441,13 @@ def pick_step(client: PromClient, selector_text: str, start: float, end: float) 
 
     ``selector_text`` selects the series to be read (e.g. every instance's slab objects).  The data's
     first point within [start, end] is found with a coarse range query (at most :data:`PROBE_POINTS`
-    steps); the scrape interval is a look-back the data cover over the number of samples
-    ``count_over_time`` finds in it; the step is that interval (whole seconds), or the data's span over
-    :data:`AUTO_POINTS` when larger.
+    steps).  The scrape interval is measured where the data are: ``count_over_time`` over back-to-back
+    look-backs (:data:`INTERVAL_LOOKBACK`, at most half the data's span) across the window, and the fullest
+    one gives it (look-back / samples).  One look-back at the window's end read 5-s data that stopped 175 s
+    before it, or had a gap there, as "a sample every 10.3 s": the step doubled and every other sample went
+    unread, unsaid.  A look-back with a gap holds fewer samples, never more, so the fullest is the scrape.
+    The step is that interval (whole seconds), or the data's span over :data:`AUTO_POINTS` when larger (then
+    said: about one sample in N is read).
     """
     probe = max(1.0, math.ceil((end - start) / PROBE_POINTS))
     # Evaluated back from ``end`` so that the last point is the end itself (data younger than a probe step).
@@ -451,18 +455,24 @@ def pick_step(client: PromClient, selector_text: str, start: float, end: float) 
     probed = client.query_range(f"count({selector_text})", first_eval, end, probe)
     firsts = [s.points[0][0] for s in probed if s.points]
     begin = max(start, min(firsts) - probe) if firsts else start
-    # Samples counted over a look-back the data cover (half their span, at most 5 minutes): span / count.
-    lookback = max(2.0, min(INTERVAL_LOOKBACK, (end - begin) / 2))
-    counts = [v for _, v in client.query(f"max(count_over_time({selector_text}[{int(lookback)}s]))", end)]
-    interval = int(lookback) / counts[0] if counts and counts[0] >= 2 else None
+    lookback = float(max(2, int(min(INTERVAL_LOOKBACK, (end - begin) / 2))))
+    windows = client.query_range(
+        f"max(count_over_time({selector_text}[{int(lookback)}s]))", min(begin + lookback, end), end, lookback
+    )
+    fullest = max((v for series in windows for _, v in series.points), default=0.0)
+    interval = lookback / fullest if fullest >= 2 else None
     scrape = max(1.0, math.floor(interval)) if interval else 60.0
     coarse = math.ceil((end - begin) / AUTO_POINTS)
     step = float(max(scrape, coarse))
     seen = (
-        f"a sample every {interval:.3g} s on average over the last {int(lookback)} s"
+        f"a sample every {interval:.3g} s: the fullest {int(lookback)}-s stretch of the data"
         if interval
         else "scrape interval unknown (60 s assumed)"
     )
     data = "" if begin <= start else f"; data from {math.ceil(end - begin):,} s before the end"
-    why = "the scrape interval" if step == scrape else f"{AUTO_POINTS:,} points over the data's span"
+    if step == scrape:
+        why = "the scrape interval"
+    else:
+        skipped = f": about 1 sample in {step / interval:.3g} is read" if interval else ""
+        why = f"{AUTO_POINTS:,} points over the data's span, coarser than the scrape interval{skipped}"
     return StepChoice(begin, step, interval, f"step {step:g} s from {why} ({seen}{data})")
