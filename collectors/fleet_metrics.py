@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from collectors.prometheus import PromClient, Series, escape, selector
-from forensics.types.prometheus import Family, Gap, InstanceRead, Reset
+from forensics.types.prometheus import Family, Gap, InstanceRead, Reset, is_gap
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -271,13 +271,13 @@ def real_samples(
 
 
 def _gaps(stamps: list[float], step: float) -> list[Gap]:
-    """Holes between samples: longer than 1.5 query steps, or 1.5 times the samples' own median spacing when longer
-    (slab-watch sampling every 2 s, scraped every second, has no gap every 2 s)."""
+    """Holes between samples (:func:`is_gap`): the interval is the query step, or the samples' own median spacing
+    when longer (slab-watch sampling every 2 s, scraped every second, has no gap every 2 s)."""
     gaps: list[Gap] = []
     spacing = sorted(b - a for a, b in itertools.pairwise(stamps))
     usual = max(step, spacing[len(spacing) // 2] if spacing else step)
     for before, after in itertools.pairwise(stamps):
-        if after - before > 1.5 * usual:
+        if is_gap(after - before, usual):
             gaps.append(Gap(before, after))
     return gaps
 

@@ -18,6 +18,8 @@ cannot parse is the user's ``--match``: :class:`~forensics.errors.UsageError`, e
 from __future__ import annotations
 
 import base64
+import contextlib
+import http.client
 import json
 import math
 import ssl
@@ -65,6 +67,75 @@ class Series:
     def name(self) -> str:
         """The metric name."""
         return self.labels.get("__name__", "")
+
+
+class _Deadline:
+    """A wall-clock bound on one whole request: at ``seconds`` it shuts the request's socket down.
+
+    A socket timeout bounds each read alone: a server trickling its answer a byte at a time (an overloaded server,
+    a stuck proxy) reset it at every byte and ``--timeout 5`` waited for ever.  Shutting the socket down wakes
+    the read blocked on it, which then fails; :attr:`expired` says why.
+    """
+
+    def __init__(self, seconds: float) -> None:
+        self.expired = False
+        self._sockets: list[Any] = []
+        self._lock = threading.Lock()
+        self._timer = threading.Timer(seconds, self._expire)
+        self._timer.daemon = True
+
+    def __enter__(self) -> _Deadline:
+        self._timer.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._timer.cancel()
+
+    def _expire(self) -> None:
+        with self._lock:
+            self.expired = True
+            sockets = list(self._sockets)
+        for sock in sockets:
+            _shut(sock)
+
+    def watch(self, sock: Any) -> None:
+        """Cut ``sock`` at the deadline (at once when it has passed: the connect took the time)."""
+        with self._lock:
+            self._sockets.append(sock)
+            late = self.expired
+        if late:
+            _shut(sock)
+
+
+def _shut(sock: Any) -> None:
+    import socket
+
+    with contextlib.suppress(OSError):
+        sock.shutdown(socket.SHUT_RDWR)
+
+
+def _opener(watchdog: _Deadline, context: ssl.SSLContext | None) -> urllib.request.OpenerDirector:
+    """urllib's opener whose HTTP(S) connections hand their socket to ``watchdog`` once connected."""
+
+    class Connection(http.client.HTTPConnection):
+        def connect(self) -> None:
+            super().connect()
+            watchdog.watch(self.sock)
+
+    class TLSConnection(http.client.HTTPSConnection):
+        def connect(self) -> None:
+            super().connect()
+            watchdog.watch(self.sock)
+
+    class Handler(urllib.request.HTTPHandler):
+        def http_open(self, req: urllib.request.Request) -> http.client.HTTPResponse:
+            return self.do_open(Connection, req)
+
+    class TLSHandler(urllib.request.HTTPSHandler):
+        def https_open(self, req: urllib.request.Request) -> http.client.HTTPResponse:
+            return self.do_open(TLSConnection, req, context=context)
+
+    return urllib.request.build_opener(Handler, TLSHandler(context=context))
 
 
 @dataclass
@@ -155,30 +226,15 @@ class PromClient:
         request.add_header("Content-Type", "application/x-www-form-urlencoded")
         with self._lock:
             self.requests += 1
-        try:
-            with urllib.request.urlopen(request, timeout=self.auth.timeout, context=self._context) as response:
-                raw = response.read()
-        except urllib.error.HTTPError as exc:
-            raise self._http_error(target, exc, form.get("query", "")) from None
-        except urllib.error.URLError as exc:
-            reason = exc.reason
-            if isinstance(reason, ssl.SSLError | ssl.CertificateError):
-                raise InputError(
-                    f"TLS with {self.url} failed: {reason}",
-                    hint="give the server's CA with --ca-file, or --insecure to skip verification",
-                ) from None
-            text = getattr(reason, "strerror", None) or str(reason)
-            raise InputError(
-                f"cannot reach Prometheus at {self.url}: {text}",
-                hint="check the --prometheus URL and that the server is running",
-            ) from None
-        except TimeoutError:
-            raise InputError(
-                f"Prometheus at {self.url} did not answer within {self.auth.timeout:g} s",
-                hint="raise --timeout, or ask for less (--since, a larger --step, a narrower --match)",
-            ) from None
-        except (ConnectionError, OSError) as exc:
-            raise InputError(f"cannot reach Prometheus at {self.url}: {exc}") from None
+        watchdog = _Deadline(self.auth.timeout)
+        error: Exception | None = None
+        with watchdog:  # (an error's body is read under it too)
+            try:
+                raw = self._read_answer(request, watchdog)
+            except (OSError, http.client.HTTPException) as exc:
+                error = self._request_error(target, exc, form)
+        if error is not None:  # whatever a socket cut at the deadline raised: the answer took too long
+            raise (self._too_slow() if watchdog.expired else error) from None
         try:
             doc = json.loads(raw)
         except (ValueError, RecursionError):  # RecursionError: an answer nested deeper than the JSON reader goes
@@ -190,13 +246,49 @@ class PromClient:
             raise InputError(f"{target} answered without a result: {str(doc)[:200]}")
         return doc["data"]
 
+    def _read_answer(self, request: urllib.request.Request, watchdog: _Deadline) -> bytes:
+        # The per-operation timeout bounds the connect; the watchdog the whole exchange (a trickled answer).
+        with _opener(watchdog, self._context).open(request, timeout=self.auth.timeout) as response:
+            raw: bytes = response.read()
+        return raw
+
+    def _too_slow(self) -> InputError:
+        return InputError(
+            f"Prometheus at {self.url} did not answer within {self.auth.timeout:g} s",
+            hint="raise --timeout, or ask for less (--since, a larger --step, a narrower --match)",
+        )
+
+    def _request_error(
+        self, target: str, exc: OSError | http.client.HTTPException, form: Mapping[str, str]
+    ) -> Exception:
+        """The one-line error of a request that failed before its deadline."""
+        if isinstance(exc, urllib.error.HTTPError):
+            return self._http_error(target, exc, form.get("query", ""))
+        if isinstance(exc, urllib.error.URLError):
+            reason = exc.reason
+            if isinstance(reason, ssl.SSLError | ssl.CertificateError):
+                return InputError(
+                    f"TLS with {self.url} failed: {reason}",
+                    hint="give the server's CA with --ca-file, or --insecure to skip verification",
+                )
+            if isinstance(reason, TimeoutError):
+                return self._too_slow()
+            text = getattr(reason, "strerror", None) or str(reason)
+            return InputError(
+                f"cannot reach Prometheus at {self.url}: {text}",
+                hint="check the --prometheus URL and that the server is running",
+            )
+        if isinstance(exc, TimeoutError):
+            return self._too_slow()
+        return InputError(f"cannot reach Prometheus at {self.url}: {exc or type(exc).__name__}")
+
     def _http_error(self, target: str, exc: urllib.error.HTTPError, query: str) -> Exception:
         detail = ""
         kind = ""
         try:
             doc = json.loads(exc.read())
             detail, kind = str(doc.get("error", "")), str(doc.get("errorType", ""))
-        except (ValueError, AttributeError, OSError):
+        except (ValueError, AttributeError, OSError, http.client.HTTPException):
             pass
         said = f": {kind + ': ' if kind else ''}{detail}" if detail else ""
         if exc.code in (401, 403):
@@ -349,9 +441,13 @@ def pick_step(client: PromClient, selector_text: str, start: float, end: float) 
 
     ``selector_text`` selects the series to be read (e.g. every instance's slab objects).  The data's
     first point within [start, end] is found with a coarse range query (at most :data:`PROBE_POINTS`
-    steps); the scrape interval is a look-back the data cover over the number of samples
-    ``count_over_time`` finds in it; the step is that interval (whole seconds), or the data's span over
-    :data:`AUTO_POINTS` when larger.
+    steps).  The scrape interval is measured where the data are: ``count_over_time`` over back-to-back
+    look-backs (:data:`INTERVAL_LOOKBACK`, at most half the data's span) across the window, and the fullest
+    one gives it (look-back / samples).  One look-back at the window's end read 5-s data that stopped 175 s
+    before it, or had a gap there, as "a sample every 10.3 s": the step doubled and every other sample went
+    unread, unsaid.  A look-back with a gap holds fewer samples, never more, so the fullest is the scrape.
+    The step is that interval (whole seconds), or the data's span over :data:`AUTO_POINTS` when larger (then
+    said: about one sample in N is read).
     """
     probe = max(1.0, math.ceil((end - start) / PROBE_POINTS))
     # Evaluated back from ``end`` so that the last point is the end itself (data younger than a probe step).
@@ -359,18 +455,24 @@ def pick_step(client: PromClient, selector_text: str, start: float, end: float) 
     probed = client.query_range(f"count({selector_text})", first_eval, end, probe)
     firsts = [s.points[0][0] for s in probed if s.points]
     begin = max(start, min(firsts) - probe) if firsts else start
-    # Samples counted over a look-back the data cover (half their span, at most 5 minutes): span / count.
-    lookback = max(2.0, min(INTERVAL_LOOKBACK, (end - begin) / 2))
-    counts = [v for _, v in client.query(f"max(count_over_time({selector_text}[{int(lookback)}s]))", end)]
-    interval = int(lookback) / counts[0] if counts and counts[0] >= 2 else None
+    lookback = float(max(2, int(min(INTERVAL_LOOKBACK, (end - begin) / 2))))
+    windows = client.query_range(
+        f"max(count_over_time({selector_text}[{int(lookback)}s]))", min(begin + lookback, end), end, lookback
+    )
+    fullest = max((v for series in windows for _, v in series.points), default=0.0)
+    interval = lookback / fullest if fullest >= 2 else None
     scrape = max(1.0, math.floor(interval)) if interval else 60.0
     coarse = math.ceil((end - begin) / AUTO_POINTS)
     step = float(max(scrape, coarse))
     seen = (
-        f"a sample every {interval:.3g} s on average over the last {int(lookback)} s"
+        f"a sample every {interval:.3g} s: the fullest {int(lookback)}-s stretch of the data"
         if interval
         else "scrape interval unknown (60 s assumed)"
     )
     data = "" if begin <= start else f"; data from {math.ceil(end - begin):,} s before the end"
-    why = "the scrape interval" if step == scrape else f"{AUTO_POINTS:,} points over the data's span"
+    if step == scrape:
+        why = "the scrape interval"
+    else:
+        skipped = f": about 1 sample in {step / interval:.3g} is read" if interval else ""
+        why = f"{AUTO_POINTS:,} points over the data's span, coarser than the scrape interval{skipped}"
     return StepChoice(begin, step, interval, f"step {step:g} s from {why} ({seen}{data})")

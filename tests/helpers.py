@@ -235,3 +235,28 @@ def _shown_on_stderr(
 ) -> None:
     """warnings.showwarning as a process's default: the formatted warning on stderr (here: the run's captured one)."""
     sys.stderr.write(warnings.formatwarning(message, category, filename, lineno, line))
+
+
+def serve_prometheus(answer: Callable[[str, dict[str, str]], bytes]) -> tuple[Any, str]:
+    """A real local HTTP server standing in for Prometheus: each POST to /api/v1/ENDPOINT is answered with
+    ``answer(ENDPOINT, form)`` as JSON.  Returns the server (``shutdown()`` it) and its URL."""
+    import http.server
+    import threading
+    import urllib.parse
+
+    class Api(http.server.BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            form = dict(urllib.parse.parse_qsl(self.rfile.read(int(self.headers.get("Content-Length") or 0)).decode()))
+            body = answer(self.path.rsplit("/", 1)[-1], form)
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = http.server.HTTPServer(("127.0.0.1", 0), Api)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server, f"http://127.0.0.1:{server.server_address[1]}"

@@ -30,16 +30,18 @@ from detectors.leaks.meminfo import MEMINFO_FIELDS, UNACCOUNTED, decline_rate, l
 from detectors.leaks.pagecache import page_cache_on
 from detectors.leaks.power import power_of
 from detectors.leaks.series import FloatArray, SeriesMatrix, counter_matrices, counter_units, slab_extent, slab_matrices
-from forensics.model import Finding, FindingKind, NotAvailable, Severity, finding_id
+from forensics.model import Fact, Finding, FindingKind, NotAvailable, Severity, finding_id
 from forensics.types.leaks import (
     CoGrowth,
     ExaminedSeries,
     Grade,
     LeakAnalysis,
     LeakThresholds,
+    SampleGap,
     SampleRef,
     SeriesVerdict,
 )
+from forensics.types.prometheus import GAP_INTERVALS
 from forensics.types.slab import CounterTable, SlabTable
 
 #: Share of SUnreclaim's growth the flagged caches must explain for its finding to drop to info.
@@ -63,6 +65,8 @@ class LeakInput:
     reclaim_account: Mapping[str, bool] = field(default_factory=dict)
     aliases: Mapping[str, str] = field(default_factory=dict)
     source: str = "<samples>"
+    # Whether a finding whose stretch spans a gap in the samples says so (the Prometheus path says its own)
+    gap_caveats: bool = True
 
 
 def cache_excerpt(matrix: SeriesMatrix) -> ExcerptOf:
@@ -188,6 +192,9 @@ def analyse(data: LeakInput, thresholds: LeakThresholds | None = None) -> LeakAn
         data.source, mem_total, mem_available, data.aliases, data.reclaim_account, th, mem_decline=mem_decline
     )
     findings = _findings(caches, groups, meminfo, ctx, lambda name: in_sreclaimable(name, data.reclaim_account))
+    gaps = sampling_gaps(slab_mats or mem_mats)
+    if data.gap_caveats:
+        findings = tuple(_gap_caveats(f, gaps) for f in findings)
     every = (*caches, *meminfo)
     refs, cited = _stretch_refs(slab_mats, mem_mats, units)
     samples, cache_names, walls = slab_extent(data.slabs)
@@ -200,7 +207,7 @@ def analyse(data: LeakInput, thresholds: LeakThresholds | None = None) -> LeakAn
         undecided=sum(1 for v in every if v.grade is Grade.UNDECIDED),
         refs=refs,
         locator_name=cited,
-        gaps=sampling_gaps(slab_mats or mem_mats),
+        gaps=gaps,
     )
     last = slab_mats[-1] if slab_mats else None
     return LeakAnalysis(
@@ -231,20 +238,34 @@ def _explained(meminfo: list[SeriesVerdict], findings: tuple[Finding, ...]) -> f
     )
 
 
-#: A hole in one boot's samples longer than this many typical intervals (and than GAP_MIN_SECONDS) is a gap.
-GAP_INTERVALS = 10.0
-GAP_MIN_SECONDS = 300.0
+def sampling_gaps(matrices: list[SeriesMatrix]) -> tuple[SampleGap, ...]:
+    """Each hole in a boot's samples (:func:`~forensics.types.prometheus.is_gap`'s rule): a suspend, a stopped sampler.
 
-
-def sampling_gaps(matrices: list[SeriesMatrix]) -> tuple[tuple[int, int, float], ...]:
-    """(sample before, sample after, seconds) of each hole in a boot's samples: a suspend or a stopped sampler."""
-    out: list[tuple[int, int, float]] = []
+    The rule is the Prometheus path's: a store had only holes over 10 intervals and 300 s said, so a sampler
+    stopped 79 s during a leak (5-s samples) went unsaid and the leak's rate was shown across it as plain fact.
+    """
+    out: list[SampleGap] = []
     for m in matrices:
         steps = np.diff(m.walls)
-        limit = max(GAP_INTERVALS * m.interval_seconds, GAP_MIN_SECONDS)
-        for i in np.flatnonzero(steps > limit).tolist():
-            out.append((int(m.sample_ids[i]), int(m.sample_ids[i + 1]), float(steps[i])))
+        for i in np.flatnonzero(steps > GAP_INTERVALS * m.interval_seconds).tolist():
+            walls = (float(m.walls[i]), float(m.walls[i + 1]))
+            out.append(SampleGap(int(m.sample_ids[i]), int(m.sample_ids[i + 1]), float(steps[i]), *walls))
     return tuple(out)
+
+
+def _gap_caveats(finding: Finding, gaps: tuple[SampleGap, ...]) -> Finding:
+    """The finding with a caveat for each gap inside the stretch its evidence spans: its rate is computed across."""
+    walls = [e.timestamp.seconds for e in finding.evidence if e.timestamp is not None]
+    if not walls or finding.kind is FindingKind.LEAK_COVERAGE:
+        return finding
+    notes = [f"computed across {g.said()}" for g in gaps if g.end > min(walls) and g.start < max(walls)]
+    if not notes:
+        return finding
+    return dataclasses.replace(
+        finding,
+        facts=(*(Fact("caveat", n) for n in notes), *finding.facts),
+        confidence_reason=finding.confidence_reason + "; the rate is " + "; ".join(notes),
+    )
 
 
 def _no_interval(last: SeriesMatrix | None) -> NotAvailable:

@@ -716,8 +716,11 @@ def coverage_finding(e: ExaminedSeries, source: str) -> Finding:
     else:
         title = f"No leak of {kb(p.detectable_rate)}/h or faster in {p.seen()}; slower ones need more samples"
     if e.gaps:
-        before, after, seconds = max(e.gaps, key=lambda g: g[2])
-        title += f" (with a {duration(seconds)} gap in the samples, {before} to {after}: not observed)"
+        longest = max(e.gaps, key=lambda g: g.seconds)
+        title += (
+            f" (with a {duration(longest.seconds)} gap in the samples, {longest.before} to {longest.after}:"
+            " not observed)"
+        )
     facts = [
         Fact("examined", f"{e.caches} slab caches ({e.judged} moved enough to judge), {e.meminfo} meminfo series"),
         Fact("samples", p.seen() + (f" every {duration(p.interval_seconds)}" if p.interval_seconds else "")),

@@ -92,6 +92,7 @@ def analyse_instance(samples: InstanceSamples, url: str, thresholds: LeakThresho
         if samples.mem_total
         else NotAvailable(f"{samples.instance} exports no MemTotal (meminfo collector off?)"),
         source=url,
+        gap_caveats=False,  # said by cite_prometheus, with the scrape gaps' own times
     )
     analysis = analyse(data, thresholds)
     read = samples.read()

@@ -454,6 +454,29 @@ class CoGrowth:
         return sum(max(m.rate, 0.0) for m in self.members) - self.rate
 
 
+class SampleGap(NamedTuple):
+    """A hole in one boot's samples: a suspend, a stopped sampler."""
+
+    before: int  # the sample before it (store id)
+    after: int  # the sample after it
+    seconds: float
+    start: float  # wall time of the sample before
+    end: float  # wall time of the sample after
+
+    def said(self) -> str:
+        """``a 79 s gap in sampling from 05:06:20 to 05:07:39 (samples 72 to 73)``."""
+        from forensics.units import iso_utc
+
+        return (
+            f"a {duration(self.seconds)} gap in sampling from {iso_utc(self.start)} to {iso_utc(self.end)}"
+            f" (samples {self.before} to {self.after})"
+        )
+
+
+#: More gaps than this are said as one (count, time in all, the longest).
+GAPS_SAID_ONE_BY_ONE = 3
+
+
 @dataclass(frozen=True)
 class ExaminedSeries:
     """What the analysis looked at: the series judged, how many grow too briefly to call, the power."""
@@ -466,17 +489,22 @@ class ExaminedSeries:
     undecided: int  # series graded "growing, too short to call"
     refs: tuple[SampleRef, ...]  # the first and last sample of the stretch
     locator_name: str  # what the refs cite (a cache, or meminfo:FIELD)
-    # (sample before, sample after, seconds): holes in the sampling of one boot (a suspend, a stopped sampler)
-    gaps: tuple[tuple[int, int, float], ...] = ()
+    gaps: tuple[SampleGap, ...] = ()  # holes in the sampling of one boot (a suspend, a stopped sampler)
 
     def gap_note(self) -> str:
-        """What the gaps in the samples mean for the figures ("" without gaps)."""
+        """What the gaps in the samples mean for the figures ("" without gaps): each (from, to, how long)."""
         if not self.gaps:
             return ""
-        before, after, seconds = max(self.gaps, key=lambda g: g[2])
+        if len(self.gaps) > GAPS_SAID_ONE_BY_ONE:
+            longest = max(self.gaps, key=lambda g: g.seconds)
+            said = (
+                f"{len(self.gaps)} gaps in sampling ({duration(sum(g.seconds for g in self.gaps))} in all, the"
+                f" longest {longest.said().removeprefix('a ')})"
+            )
+        else:
+            said = "; ".join(g.said() for g in self.gaps)
         return (
-            f"the samples have {len(self.gaps)} gap(s) (longest {seconds / 3600:.2f} h, between samples {before} and "
-            f"{after}: a suspend, a stopped sampler or a clock step); growth during a gap was not observed, so rates "
+            f"{said}: a suspend, a stopped sampler or a clock step; growth during a gap was not observed, so rates "
             "and spans measured across one are not facts and a leak may be missed"
         )
 

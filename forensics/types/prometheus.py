@@ -27,6 +27,16 @@ class Family:
     boot: str
 
 
+#: A hole between two samples longer than this many sampling intervals is a gap (a stopped sampler, a suspend,
+#: failed scrapes), for a store and Prometheus alike: one missed sample (2 intervals, with jitter) is not one, two are.
+GAP_INTERVALS = 2.5
+
+
+def is_gap(seconds: float, interval: float) -> bool:
+    """Whether ``seconds`` between two samples taken every ``interval`` seconds is a gap in the sampling."""
+    return seconds > GAP_INTERVALS * interval
+
+
 @dataclass(frozen=True)
 class Gap:
     """Steps of the query window without a sample of this instance."""

@@ -12,7 +12,6 @@ import os
 import re
 import shutil
 import tempfile
-import threading
 from pathlib import Path
 
 import pytest
@@ -23,6 +22,7 @@ from tests.collectors import test_perf_script
 from tests.forensics.commands import test_trace_spans
 from tests.forensics.commands.test_slabwatch_cli import kforensic
 from tests.forensics.test_reliability_cli import CONSOLE, _digest, _one_error_line
+from tests.helpers import serve_prometheus
 
 recording = test_trace_spans.recording  # the LTTng UST session and its ftrace text, unpacked once
 PROFILE = Path(__file__).resolve().parents[1] / "data" / "profile"
@@ -256,23 +256,8 @@ def test_a_cut_compressed_perf_data_names_the_input(
 
 def _serve(answers: dict[str, bytes]) -> tuple[http.server.HTTPServer, str]:
     """A local HTTP server answering each /api/v1/ENDPOINT with ``answers[ENDPOINT]`` (a hostile Prometheus)."""
-
-    class Answer(http.server.BaseHTTPRequestHandler):
-        def do_POST(self) -> None:
-            self.rfile.read(int(self.headers.get("Content-Length") or 0))
-            body = answers[self.path.rsplit("/", 1)[-1]]
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        def log_message(self, *args: object) -> None:
-            pass
-
-    server = http.server.HTTPServer(("127.0.0.1", 0), Answer)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    return server, f"http://127.0.0.1:{server.server_address[1]}"
+    server, url = serve_prometheus(lambda endpoint, form: answers[endpoint])
+    return server, url
 
 
 def _success(data: object) -> bytes:

@@ -75,8 +75,11 @@ def write_store(
     reclaim: dict[str, bool] | None = None,
     aliases: dict[str, str] | None = None,
     boot_id: Callable[[int], str] = lambda i: "boot-1",
+    late: Callable[[int], float] = lambda i: 0.0,
 ) -> int:
-    """Write a run of ``samples`` samples every ``interval`` seconds; return its run id."""
+    """Write a run of ``samples`` samples every ``interval`` seconds; return its run id.
+
+    ``late(i)``: seconds sample ``i`` is taken after its slot (a stopped sampler: every sample after a hole)."""
     topology = SlabTopology(
         tuple(SlabAlias(n, t) for n, t in (aliases or {}).items()),
         tuple(CacheAttributes(n, r) for n, r in (reclaim or {}).items()),
@@ -95,8 +98,8 @@ def write_store(
             store.append_sample(
                 run_id,
                 Sample(
-                    wall=START + i * interval,
-                    uptime=1000.0 + i * interval,
+                    wall=START + i * interval + late(i),
+                    uptime=1000.0 + i * interval + late(i),
                     boot_id=boot_id(i),
                     slabinfo=parse_slabinfo(slab_text.encode(), "slabinfo"),
                     meminfo=parse_meminfo(mem.encode(), "meminfo"),

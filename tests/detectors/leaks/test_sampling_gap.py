@@ -35,8 +35,8 @@ def test_a_two_hour_hole_in_the_samples_is_named_with_its_samples(
     assert code == 0
     code, out = cli_in_process(monkeypatch, capsys, "leaks", "--store", str(store), "-f", "md")
     assert code in (0, 1)
-    assert f"between samples {half} and {half + 1}" in out, out  # sample ids count from 1
-    assert "not observed" in out and "2.00 h" in out
+    assert f"(samples {half} to {half + 1})" in out, out  # sample ids count from 1
+    assert "not observed" in out and "a 2.0 h gap in sampling from" in out
     # without the hole: nothing said about gaps
     code, _ = cli_in_process(monkeypatch, capsys, "slab-import", str(SNAPSHOTS), "--store", str(tmp_path / "ok.sqlite"))
     code, out = cli_in_process(monkeypatch, capsys, "leaks", "--store", str(tmp_path / "ok.sqlite"), "-f", "md")
