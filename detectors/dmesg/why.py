@@ -2246,7 +2246,9 @@ def _spinlock_cause(r: _Reading) -> Cause | None:
         else f"crash> rd -x {str(r.get('lock')).split('+')[0]} 4  # in a dump of this crash: the lock's words",
         "lockup suspected": "look at what the lock's owner does (its stack: echo l > /proc/sysrq-trigger)",
         "recursion": retaken,
-        "cpu recursion": retaken,
+        "cpu recursion": f"find what the lock's owner ({r.get('owner') or 'its .owner'}) did after taking it on this "
+        "CPU: a sleep or a preemption with it held (CONFIG_DEBUG_ATOMIC_SLEEP reports the sleep), a return without "
+        "the unlock, or a copy of the structure holding the lock while it was held",
         "trylock failure on UP": retaken,
     }.get(str(message), f"pair every lock and unlock of this lock on {r.func}'s paths (CONFIG_PROVE_LOCKING names "
                        "where it was taken)")  # fmt: skip

@@ -84,9 +84,10 @@ RWLOCK = """\
             "BUG: spinlock recursion in wake_up_new_task",
             "lock_misuse",
             "spinlock recursion (lock->owner == current) on the spinlock at 0xffff88006c122d00, by syz-executor7 (pid "
-            "5032) on CPU 0: the task takes a lock it already holds: a self-deadlock (without CONFIG_DEBUG_SPINLOCK "
-            "it spins forever); the lock records owner syz-executor7/5032, the reporting task itself, .owner_cpu "
-            "CPU 0",
+            "5032) on CPU 0: the task takes a lock it already holds, on its own path or in an interrupt or softirq "
+            "handler that interrupted it while it held the lock (the holder not having disabled them: _irqsave/_bh): "
+            "a self-deadlock (without CONFIG_DEBUG_SPINLOCK it spins forever); the lock records owner "
+            "syz-executor7/5032, the reporting task itself, .owner_cpu CPU 0",
             {"owner is": " lock: ", "task": "BUG: spinlock"},
         ),
         (
@@ -118,6 +119,25 @@ def test_the_why_names_the_check_and_reads_the_locks_words(
     assert why.cls == "spinlock"
     assert why.cause is not None and (why.cause.cls, why.cause.statement) == (cls, statement)
     assert {name: why.fact_at(name) for name in cited} == {name: offset(text, HEADER, w) for name, w in cited.items()}
+
+
+def test_a_cpu_recursion_is_another_task_holding_the_lock_on_this_cpu_not_an_interrupt(tmp_path: Path) -> None:
+    """ue10 4: spinlock_debug.c checks owner == current ("recursion") before owner_cpu == this CPU ("cpu
+    recursion"); an interrupt handler runs as the task it interrupted, so its re-take is a "recursion". A "cpu
+    recursion" is another task's lock on this CPU: it slept or was preempted holding it, or the words are stale."""
+    text = RECURSION.replace("spinlock recursion", "spinlock cpu recursion").replace(
+        ".owner: syz-executor7/5032", ".owner: kworker/0:2/77"
+    )
+    _, why = only_report_why(tmp_path, text)
+    assert why.cause is not None and why.cause.cls == "lock_misuse"
+    assert why.cause.statement == (
+        "spinlock cpu recursion (lock->owner_cpu == this CPU, lock->owner != current) on the spinlock at "
+        "0xffff88006c122d00, by syz-executor7 (pid 5032) on CPU 0: another task took the lock on this CPU and has not "
+        "released it: its holder slept or was preempted holding it, or the lock's words are stale (a lock copied "
+        "while held, or never unlocked); the lock records owner kworker/0:2/77, .owner_cpu CPU 0"
+    )
+    assert "interrupt" not in why.cause.statement and "_irqsave" not in why.cause.next_command
+    assert why.cause.next_command.startswith("find what the lock's owner (kworker/0:2/77) did after taking it")
 
 
 def test_a_static_locks_next_step_reads_its_words_not_a_heap_object(tmp_path: Path) -> None:
