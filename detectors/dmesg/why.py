@@ -2232,6 +2232,22 @@ def _spinlock_cause(r: _Reading) -> Cause | None:
             if owner == "none"
             else f"owner {owner}" + (", the reporting task itself" if r.get("owner is") else "")
         )
+        owner_cpu = r.get("owner_cpu")
+        if owner != "none" and owner_cpu == -1:
+            # debug_spin_lock_after() sets .owner and .owner_cpu together and debug_spin_unlock() resets both: an
+            # owner with no CPU is a state no lock or unlock leaves, so the words, not the task, are what is known.
+            itself = " (the reporting task itself)" if r.get("owner is") else ""
+            statement = (
+                f"{kind} {message} ({check.condition}) on {lock}, by {who}: the lock's words disagree: its "
+                f".owner, {owner}{itself}, says it is held, its .owner_cpu, -1, says it is unlocked, a state "
+                "no lock or unlock leaves: the words are stale or overwritten (the lock copied while held, "
+                f"as in a structure copied whole, or written over), as likely as a real {message}"
+            )
+            at = r.at("owner_cpu")
+            step = (f"find where the structure holding the lock at {r.get('lock')} was copied or written on "
+                    f"{r.func}'s path (a memcpy or struct assignment while the lock was held), and whether it was "
+                    "initialised with spin_lock_init() after")  # fmt: skip
+            return _cause("lock_misuse", r, 0.5, step, at, statement=statement)
         statement = (f"{kind} {message} ({check.condition}) on {lock}, by {who}: {check.meaning}; the lock records "
                      f"{held}, .owner_cpu {r.get('owner_cpu is')}")  # fmt: skip
     retaken = (

@@ -140,6 +140,24 @@ def test_a_cpu_recursion_is_another_task_holding_the_lock_on_this_cpu_not_an_int
     assert why.cause.next_command.startswith("find what the lock's owner (kworker/0:2/77) did after taking it")
 
 
+def test_an_owner_with_no_cpu_is_said_to_be_words_that_disagree_not_a_self_deadlock(tmp_path: Path) -> None:
+    """ue10 7 (corpus 68): .owner the reporting task and .owner_cpu -1; debug_spin_lock_after() sets both and
+    debug_spin_unlock() resets both, so no lock or unlock leaves this: stale or overwritten words."""
+    text = RECURSION.replace(".owner_cpu: 0", ".owner_cpu: -1")
+    _, why = only_report_why(tmp_path, text)
+    assert why.cause is not None and why.cause.cls == "lock_misuse" and why.cause.confidence == 0.5
+    assert why.cause.statement == (
+        "spinlock recursion (lock->owner == current) on the spinlock at 0xffff88006c122d00, by syz-executor7 (pid "
+        "5032) on CPU 0: the lock's words disagree: its .owner, syz-executor7/5032 (the reporting task itself), says "
+        "it is held, its .owner_cpu, -1, says it is unlocked, a state no lock or unlock leaves: the words are stale "
+        "or overwritten (the lock copied while held, as in a structure copied whole, or written over), as likely as "
+        "a real recursion"
+    )
+    assert "self-deadlock" not in why.cause.statement
+    assert why.fact_at("owner_cpu") == offset(text, HEADER, " lock: ")
+    assert why.cause.next_command.startswith("find where the structure holding the lock at 0xffff88006c122d00")
+
+
 def test_a_static_locks_next_step_reads_its_words_not_a_heap_object(tmp_path: Path) -> None:
     _, why = only_report_why(tmp_path, ALREADY_UNLOCKED.replace("already unlocked", "bad magic").replace(
         ".magic: dead4ead", ".magic: 6b6b6b6b"))  # fmt: skip
