@@ -53,7 +53,7 @@ from detectors.dmesg.stacks import (
     race_sections,
     stack_sections,
 )
-from detectors.dmesg.ubsan import OVERFLOW_INTRO, UBSAN_HEADER, operation
+from detectors.dmesg.ubsan import OVERFLOW_INTRO, UBSAN_HEADER, operation, zero_length_index
 from detectors.dmesg.waitcontext import (
     TRYING_TO_LOCK,
     WAIT_CONTEXT,
@@ -2317,6 +2317,10 @@ def _ubsan_cause(r: _Reading) -> Cause | None:
     site = r.get("UBSAN at") or "the site the report names"
     statement = f"{check} in {r.func} at {site}: {words}"
     if check == "array-index-out-of-bounds":
+        if zero_length_index(str(r.get("UBSAN message"))):  # often the declaration, not the access, is wrong
+            step = (f"check the allocation's size against the index at {site} (the array's real length), and "
+                    "declare the member a flexible array member ([]) so that UBSAN knows it")  # fmt: skip
+            return _cause("out_of_bounds", r, 0.5, step, r.at("UBSAN operation"), statement=statement)
         return _cause("out_of_bounds", r, 0.8, f"check the index against the array's length at {site}",
                       r.at("UBSAN operation"), statement=statement)  # fmt: skip
     step = {
