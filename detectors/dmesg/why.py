@@ -1971,19 +1971,27 @@ def _rcu_usage(r: _Reading) -> None:
     MESSAGE!"), rcu_scheduler_active and debug_locks, whether RCU was watching the CPU, and the locks held (where
     an RCU reader is listed as a lock: rcu_read_lock, rcu_read_lock_bh, rcu_read_lock_sched, an srcu_struct)."""
     task: str | None = None
+    # lockdep prints "other info that might help us debug this:", the scheduler line and the held locks before its
+    # "stack backtrace:": a call trace above them is another task's, interleaved by the console (syzkaller 244: a
+    # fault injection's stack between the check and the list), and reading stops only at the report's own.
+    info = False
     for line in _held_lines(r.lines):
         body = line.body
-        if "Call Trace:" in body or "Call trace:" in body or "stack backtrace:" in body:
+        if "stack backtrace:" in body or (info and ("Call Trace:" in body or "Call trace:" in body)):
             break  # the held locks are printed above the stack
+        if "other info that might help" in body:
+            info = True
         if r.get("RCU check") is None and ":" in body and (check := failed_check(body)) is not None:
             r.add("RCU check", check.message, line)
             r.add("RCU check at", check.site, line)
         elif "rcu_scheduler_active" in body and (m := _RCU_SCHEDULER.search(body)) is not None:
+            info = True
             r.num("rcu_scheduler_active", m.group(1), line)
             r.num("debug_locks", m.group(2), line)
         elif "used illegally from" in body and (m := _RCU_NOT_WATCHING.search(body)) is not None:
             r.add("RCU not watching", m.group(1), line)
         elif "held by" in body and (m := _HELD_BY.match(body)) is not None:
+            info = True
             task = f"{m.group(2)}/{m.group(3)}"
             r.add("locks held", "none (lockdep)" if m.group(1) == "no" else m.group(1), line)
             if (held_by := _held_by(m, line.number - r.first)) is not None:
@@ -2028,7 +2036,8 @@ def _rcu_usage_cause(r: _Reading) -> Cause | None:
     held = [lock for lock in r.locks if lock.role == "held"]
     held_readers = [lock for lock in held if is_reader(lock.name)]
     count = r.get("locks held")
-    listed = _held_words(held, count) if count is not None else "no locks-held list in the log"
+    # No "N locks held by" line read: the console may have dropped or mangled it, so its absence is "not read".
+    listed = _held_words(held, count) if count is not None else "the locks-held list not read from the log"
     kind = check.check.kind
     failed = f"lockdep's RCU check at {site}: {check.message}"
     # The list's entries cut: whether a reader is among them is not known (:func:`_rcu_usage`).

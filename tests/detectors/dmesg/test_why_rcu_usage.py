@@ -204,6 +204,25 @@ def test_a_cut_list_is_not_read_as_no_reader(tmp_path: Path) -> None:
     assert why.cause is not None and "(lockdep's list of the locks held is cut: not read which)" in why.cause.statement
 
 
+def test_the_list_is_read_past_another_tasks_call_trace_interleaved_above_it(tmp_path: Path) -> None:
+    """ue10 6 (corpus 244): a fault injection's stack printed between the check and the list; its "Call Trace:"
+    ended the reading, and the why said "no locks-held list in the log" of a log that has it."""
+    other = (
+        "[   91.193226] CPU: 0 PID: 14047 Comm: syz-executor7 Not tainted 5.10.0 #284\n"
+        "[   91.193226] Call Trace:\n"
+        "[   91.193226]  dump_stack+0x1b9/0x294\n"
+        "[   91.193226]  should_fail.cold.4+0xa/0x1a\n"
+    )
+    check = "[   91.193225] net/tipc/bearer.c:177 suspicious rcu_dereference_protected() usage!\n"
+    text = PROTECTED_WITH_READER.replace(check, check + other)
+    _, why = only_report_why(tmp_path, text)
+    facts = {f.name: f.value for f in why.facts}
+    assert facts["locks held"] == "2" and facts["rcu_scheduler_active"] == 2
+    assert facts["RCU reader held"] == "rcu_read_lock, taken at tipc_nl_bearer_get+0x5c/0x2a0"
+    assert why.cause is not None and "no locks-held list" not in why.cause.statement
+    assert "(2 locks held (cb_lock, rcu_read_lock))" in why.cause.statement
+
+
 @pytest.mark.parametrize(
     ("line", "kind", "flavour"),
     [
