@@ -2043,6 +2043,7 @@ def _rcu_usage_cause(r: _Reading) -> Cause | None:
     # The list's entries cut: whether a reader is among them is not known (:func:`_rcu_usage`).
     cut = r.get("RCU reader held") is None and r.at("RCU reader held") is not None
     at: tuple[int | None, ...] = (r.at("RCU check"), r.at("RCU reader held"))
+    accessor_step: str | None = None  # a lock held that may be the updaters': the accessor may be the wrong one
     not_watching = r.get("RCU not watching")
     if not_watching is not None:
         statement = (f"{failed} ran on a CPU RCU was not watching (RCU used illegally from {not_watching}): RCU "
@@ -2071,6 +2072,19 @@ def _rcu_usage_cause(r: _Reading) -> Cause | None:
                          f"{failed}")  # fmt: skip
     elif cut:
         statement = f"{failed}, in {r.func}: the list of the locks held is cut (not read whether a reader was held)"
+    elif kind in ("dereference", "list traversal") and not held_readers and held:
+        # rcu_dereference() is rcu_dereference_check(p, 0): its condition names no lock, so the updaters' lock held
+        # (syzkaller 248: ip6_sk_fl_lock in ipv6_flowlabel_opt) fits a wrong accessor as well as a missing reader.
+        did = "dereferenced the pointer" if kind == "dereference" else "traversed the RCU list"
+        statement = (f"{r.func} {did} outside any RCU read-side critical section with {listed}, none an RCU "
+                     "reader: if one of them serialises the updaters, the accessor is the wrong one (a plain "
+                     "rcu_dereference() names no lock in its condition); else the reader is missing; "
+                     f"{failed}")  # fmt: skip
+        accessor = ("rcu_dereference_protected(p, lockdep_is_held(&LOCK))" if kind == "dereference"
+                    else "list_for_each_entry_rcu(..., lockdep_is_held(&LOCK))")  # fmt: skip
+        own = next((lock for lock in held if lock.site and lock.site.startswith(f"{r.func}+")), held[-1])
+        accessor_step = (f"read the accessor at {site}: if {own.name} (or another lock held) serialises the "
+                         f"updaters, use {accessor}; else take rcu_read_lock() around it")  # fmt: skip
     elif kind in ("dereference", "list traversal") and not held_readers:
         did = "dereferenced the pointer" if kind == "dereference" else "traversed the RCU list"
         statement = (f"{r.func} {did} outside any RCU read-side critical section and without the lock the check's "
@@ -2094,6 +2108,8 @@ def _rcu_usage_cause(r: _Reading) -> Cause | None:
                       "false positive")  # fmt: skip
     # Not watching: whatever the check, the fix is the idle reader's (RCU must watch the CPU first).
     step = check.check.step if not_watching is None else next(c.step for c in RCU_CHECKS if c.kind == "idle reader")
+    if accessor_step is not None:
+        return _cause("rcu_usage", r, 0.6, accessor_step, *at, statement=statement)
     return _cause("rcu_usage", r, 0.7, step, *at, statement=statement)
 
 
