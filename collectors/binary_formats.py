@@ -104,7 +104,7 @@ def _elf(head: bytes) -> BinaryFormat:
             return BinaryFormat(
                 b"\x7fELF",
                 "an ELF program or shared library (no kernel code)",
-                "perf record -g FILE, then kforensic profile perf.data",
+                "perf record -g -- FILE && kforensic profile perf.data",
             )
         return BinaryFormat(b"\x7fELF", "an ELF executable (a program or a vmlinux)", _VMCORE)
     return generic

@@ -46,3 +46,9 @@ def _elf32(e_type: int, vaddr: int) -> bytes:
 def test_an_elf_file_is_named_by_its_header(head: bytes, what: str) -> None:
     known = binary_format(head)
     assert known is not None and known.what == what and not known.archive
+
+
+def test_a_programs_reader_is_one_command_line() -> None:
+    """The hint quotes the reader as a command: a program's is the recording of it that ``profile`` reads."""
+    known = binary_format(_elf64(ET_DYN, 0))
+    assert known is not None and known.reader == "perf record -g -- FILE && kforensic profile perf.data"
