@@ -10,6 +10,7 @@ file or archive kforensic does not unpack, lz4 or zip: the command that does).
 
 from __future__ import annotations
 
+import struct
 from dataclasses import dataclass
 
 
@@ -33,7 +34,7 @@ BINARY_FORMATS: tuple[BinaryFormat, ...] = (
     BinaryFormat(b"KDUMP   ", "a kdump-compressed crash dump", "kforensic vmcore FILE"),
     BinaryFormat(b"makedumpfile", "a flattened makedumpfile crash dump", "kforensic vmcore FILE"),
     BinaryFormat(b"SQLite format 3\x00", "a SQLite database (a slab store?)", "kforensic leaks --store FILE"),
-    BinaryFormat(b"\x7fELF", "an ELF file (a crash dump, vmlinux or module)", "kforensic vmcore DUMP --vmlinux FILE"),
+    BinaryFormat(b"\x7fELF", "an ELF file", "kforensic vmcore DUMP --vmlinux FILE"),  # told apart by _elf
     # Compressed files and archives not read as they are (gzip, xz, zstd and bzip2 are: collectors/inputs.py).
     BinaryFormat(b"\x04\x22\x4d\x18", "lz4-compressed", "lz4 -d FILE", archive=True),
     BinaryFormat(b"\x02\x21\x4c\x18", "lz4-compressed (legacy format)", "lz4 -d FILE", archive=True),
@@ -48,9 +49,71 @@ BINARY_FORMATS: tuple[BinaryFormat, ...] = (
 )
 
 
+#: e_type values (ELF gABI): what an ELF file is, as its header says.
+ET_REL, ET_EXEC, ET_DYN, ET_CORE = 1, 2, 3, 4
+_VMCORE = "kforensic vmcore DUMP --vmlinux FILE"
+
+
+def _kernel_segment(head: bytes, little: bool, wide: bool) -> bool | None:
+    """Whether a loadable segment of the ELF file ``head`` starts at a kernel address (vmlinux's do; a program's and
+    a library's do not); None when its program headers are not in ``head``."""
+    order = "<" if little else ">"
+    if wide:
+        phoff, phentsize, phnum = (
+            struct.unpack_from(order + "Q", head, 32)[0],
+            *struct.unpack_from(order + "HH", head, 54),
+        )
+        kernel, vaddr_at, vaddr_fmt = 1 << 63, 16, "Q"
+    else:
+        phoff, phentsize, phnum = (
+            struct.unpack_from(order + "I", head, 28)[0],
+            *struct.unpack_from(order + "HH", head, 42),
+        )
+        kernel, vaddr_at, vaddr_fmt = 0xC0000000, 8, "I"  # the lowest split a 32-bit kernel uses (3G/1G)
+    if not phnum or phoff + phnum * phentsize > len(head):
+        return None
+    for at in range(phoff, phoff + phnum * phentsize, phentsize):
+        (p_type,) = struct.unpack_from(order + "I", head, at)
+        (vaddr,) = struct.unpack_from(order + vaddr_fmt, head, at + vaddr_at)
+        if p_type == 1 and vaddr >= kernel:  # PT_LOAD
+            return True
+    return False
+
+
+def _elf(head: bytes) -> BinaryFormat:
+    """The ELF file ``head`` starts, named by what its header says (e_type; a kernel image by a segment at a kernel
+    address): calling every ELF file "a crash dump, vmlinux or module" named /bin/true one."""
+    generic = BinaryFormat(b"\x7fELF", "an ELF file", _VMCORE)
+    if len(head) < 64 or head[4] not in (1, 2) or head[5] not in (1, 2):
+        return generic
+    little, wide = head[5] == 1, head[4] == 2
+    (e_type,) = struct.unpack_from("<H" if little else ">H", head, 16)
+    if e_type == ET_CORE:
+        return BinaryFormat(b"\x7fELF", "an ELF core file (a crash dump, or a process's core)", _VMCORE)
+    if e_type == ET_REL:
+        return BinaryFormat(
+            b"\x7fELF",
+            "an ELF relocatable object (a kernel module or an object file)",
+            "kforensic vmcore DUMP --vmlinux VMLINUX --module-debug FILE",
+        )
+    if e_type in (ET_EXEC, ET_DYN):
+        kernel = _kernel_segment(head, little, wide)
+        if kernel:
+            return BinaryFormat(b"\x7fELF", "an ELF kernel image (vmlinux)", _VMCORE)
+        if kernel is False:
+            return BinaryFormat(
+                b"\x7fELF",
+                "an ELF program or shared library (no kernel code)",
+                "perf record -g -- FILE && kforensic profile perf.data",
+            )
+        return BinaryFormat(b"\x7fELF", "an ELF executable (a program or a vmlinux)", _VMCORE)
+    return generic
+
+
 def binary_format(head: bytes) -> BinaryFormat | None:
     """The binary format ``head`` (a file's first bytes) starts with, or None for anything else."""
-    return next((f for f in BINARY_FORMATS if head.startswith(f.magic, f.offset)), None)
+    known = next((f for f in BINARY_FORMATS if head.startswith(f.magic, f.offset)), None)
+    return _elf(head) if known is not None and known.magic == b"\x7fELF" else known
 
 
 #: Bytes of a text input's start judged for being text.

@@ -74,6 +74,9 @@ class TraceStream:
     kind: str  # "text", "gzip text", "trace.dat via trace-cmd report"
     chunks: Iterable[bytes]  # a MappedText for large plain files
     records: list[SourceRecord]  # filled when the stream is exhausted
+    # The text's first bytes (up to TEXT_SAMPLE, decompressed), kept from the read itself: what the input is, when it
+    # is refused, is judged from them; a FIFO, standard input or a device is never opened a second time.
+    head: bytes = b""
 
 
 def _chain(first: bytes, rest: Iterator[bytes]) -> Iterator[bytes]:
@@ -141,7 +144,9 @@ def open_trace(name: str, save_text: Path | None = None) -> Iterator[TraceStream
             head = mapped[:16]
             if sniff_compression(head) is None and not head.startswith(TRACE_DAT_MAGIC):
                 try:
-                    yield TraceStream(tracked.source, "text", MappedText(mapped, tracked), records)
+                    yield TraceStream(
+                        tracked.source, "text", MappedText(mapped, tracked), records, mapped[:TEXT_SAMPLE]
+                    )
                 finally:
                     tracked.close_hash()
                 records.append(tracked.record())
@@ -161,33 +166,25 @@ def open_trace(name: str, save_text: Path | None = None) -> Iterator[TraceStream
             kind = f"{tracked.compression} text" if tracked.compression else "text"
             text = _chain(first, chunks)
             source = tracked.source
+        head = b"" if kind.startswith("trace.dat") else first[:TEXT_SAMPLE]
         if save_text is None:
-            yield TraceStream(source, kind, text, records)
+            yield TraceStream(source, kind, text, records, head)
         else:
             # The one writer: a temporary file renamed into place when the trace was read to the end,
             # so a failed run (a full disk, a bad trace) leaves an earlier saved text as it was.
             with open_output(save_text) as out:
-                yield TraceStream(str(save_text), kind, _copy_to(text, out), records)
+                yield TraceStream(str(save_text), kind, _copy_to(text, out), records, head)
         if not records:
             records.append(tracked.record())
 
 
-def not_a_trace(name: str) -> InputError | None:
-    """What a file refused as a trace is, when its first bytes say (the file another command reads, an archive,
-    binary bytes), as ``kforensic dmesg`` and ``profile`` say it (collectors/binary_formats.py): the error then names
-    it, not its first bytes quoted as a line that is no trace event.  None for text, and for standard input (read
-    once, gone)."""
-    if name == "-":
-        return None
-    try:
-        with open_input(name) as tracked:
-            head = b""
-            for chunk in tracked.read_chunks(TEXT_SAMPLE):  # decompressed: a gzip'd file is judged by its text
-                head += chunk
-                if len(head) >= TEXT_SAMPLE:
-                    break
-    except (OSError, InputError):
-        return None
+def not_a_trace(name: str, head: bytes) -> InputError | None:
+    """What an input refused as a trace is, when its first bytes ``head`` say (the file another command reads, an
+    archive, binary bytes), as ``kforensic dmesg`` and ``profile`` say it (collectors/binary_formats.py): the error
+    then names it, not its first bytes quoted as a line that is no trace event.  None for text.
+
+    ``head`` is what the read already took (:attr:`TraceStream.head`, decompressed: a gzip'd file is judged by its
+    text): the input is never opened again, which for a FIFO would block until a new writer came."""
     known = binary_format(head)
     if known is not None and known.archive:
         return InputError(

@@ -35,12 +35,16 @@ class Check(NamedTuple):
 #: and the rwlock ones).
 SPIN_CHECKS: dict[str, Check] = {
     "bad magic": Check("lock->magic != SPINLOCK_MAGIC", "the memory is not a live lock"),
+    # An interrupt or softirq handler runs as the task it interrupted (current is unchanged), so a handler re-taking
+    # the lock its interrupted holder holds fails this check, never "cpu recursion".
     "recursion": Check("lock->owner == current",
-                       "the task takes a lock it already holds: a self-deadlock (without CONFIG_DEBUG_SPINLOCK it "
-                       "spins forever)"),
-    "cpu recursion": Check("lock->owner_cpu == this CPU",
-                           "the lock is already held on this CPU: code that interrupted its holder (an interrupt or "
-                           "softirq handler) takes it again, the holder not having disabled them (_irqsave/_bh)"),
+                       "the task takes a lock it already holds, on its own path or in an interrupt or softirq "
+                       "handler that interrupted it while it held the lock (the holder not having disabled them: "
+                       "_irqsave/_bh): a self-deadlock (without CONFIG_DEBUG_SPINLOCK it spins forever)"),
+    "cpu recursion": Check("lock->owner_cpu == this CPU, lock->owner != current",
+                           "another task took the lock on this CPU and has not released it: its holder slept or was "
+                           "preempted holding it, or the lock's words are stale (a lock copied while held, or never "
+                           "unlocked)"),
     "already unlocked": Check("!raw_spin_is_locked(lock)",
                               "an unlock of a lock that is not held: a double unlock, or an unlock on a path that "
                               "did not take it"),

@@ -35,7 +35,20 @@ def _index(m: re.Match[str]) -> str:
     element, length = array
     if index.startswith("-"):
         return f"a negative index, {index}, into an array of {length} {element}"
+    if length == 0:
+        # A zero-length array has no index at all: it is the old-style flexible array (a trailing `T x[0]` member),
+        # whose real length is the allocation's, which -fsanitize=bounds cannot know (deprecated.rst, "Zero-length
+        # and one-element arrays"): the access is usually inside the object, the declaration what is flagged.
+        return (f"index {index} into a zero-length array of {element}: an old-style flexible array (a trailing [0] "
+                "member), whose real length UBSAN cannot know: the access may lie inside the allocation")  # fmt: skip
     return f"index {index} of an array of {length} {element}: past its end (its indexes are 0 to {length - 1})"
+
+
+def zero_length_index(message: str) -> bool:
+    """Whether ``message`` is an index into a zero-length (``[0]``, old-style flexible) array."""
+    m = MESSAGES[0].pattern.match(message)
+    array = _array(m.group(2)) if m is not None else None
+    return array is not None and array[1] == 0
 
 
 def _bits(m: re.Match[str]) -> str:

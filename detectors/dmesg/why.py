@@ -53,7 +53,7 @@ from detectors.dmesg.stacks import (
     race_sections,
     stack_sections,
 )
-from detectors.dmesg.ubsan import OVERFLOW_INTRO, UBSAN_HEADER, operation
+from detectors.dmesg.ubsan import OVERFLOW_INTRO, UBSAN_HEADER, operation, zero_length_index
 from detectors.dmesg.waitcontext import (
     TRYING_TO_LOCK,
     WAIT_CONTEXT,
@@ -1971,19 +1971,27 @@ def _rcu_usage(r: _Reading) -> None:
     MESSAGE!"), rcu_scheduler_active and debug_locks, whether RCU was watching the CPU, and the locks held (where
     an RCU reader is listed as a lock: rcu_read_lock, rcu_read_lock_bh, rcu_read_lock_sched, an srcu_struct)."""
     task: str | None = None
+    # lockdep prints "other info that might help us debug this:", the scheduler line and the held locks before its
+    # "stack backtrace:": a call trace above them is another task's, interleaved by the console (syzkaller 244: a
+    # fault injection's stack between the check and the list), and reading stops only at the report's own.
+    info = False
     for line in _held_lines(r.lines):
         body = line.body
-        if "Call Trace:" in body or "Call trace:" in body or "stack backtrace:" in body:
+        if "stack backtrace:" in body or (info and ("Call Trace:" in body or "Call trace:" in body)):
             break  # the held locks are printed above the stack
+        if "other info that might help" in body:
+            info = True
         if r.get("RCU check") is None and ":" in body and (check := failed_check(body)) is not None:
             r.add("RCU check", check.message, line)
             r.add("RCU check at", check.site, line)
         elif "rcu_scheduler_active" in body and (m := _RCU_SCHEDULER.search(body)) is not None:
+            info = True
             r.num("rcu_scheduler_active", m.group(1), line)
             r.num("debug_locks", m.group(2), line)
         elif "used illegally from" in body and (m := _RCU_NOT_WATCHING.search(body)) is not None:
             r.add("RCU not watching", m.group(1), line)
         elif "held by" in body and (m := _HELD_BY.match(body)) is not None:
+            info = True
             task = f"{m.group(2)}/{m.group(3)}"
             r.add("locks held", "none (lockdep)" if m.group(1) == "no" else m.group(1), line)
             if (held_by := _held_by(m, line.number - r.first)) is not None:
@@ -2028,12 +2036,14 @@ def _rcu_usage_cause(r: _Reading) -> Cause | None:
     held = [lock for lock in r.locks if lock.role == "held"]
     held_readers = [lock for lock in held if is_reader(lock.name)]
     count = r.get("locks held")
-    listed = _held_words(held, count) if count is not None else "no locks-held list in the log"
+    # No "N locks held by" line read: the console may have dropped or mangled it, so its absence is "not read".
+    listed = _held_words(held, count) if count is not None else "the locks-held list not read from the log"
     kind = check.check.kind
     failed = f"lockdep's RCU check at {site}: {check.message}"
     # The list's entries cut: whether a reader is among them is not known (:func:`_rcu_usage`).
     cut = r.get("RCU reader held") is None and r.at("RCU reader held") is not None
     at: tuple[int | None, ...] = (r.at("RCU check"), r.at("RCU reader held"))
+    accessor_step: str | None = None  # a lock held that may be the updaters': the accessor may be the wrong one
     not_watching = r.get("RCU not watching")
     if not_watching is not None:
         statement = (f"{failed} ran on a CPU RCU was not watching (RCU used illegally from {not_watching}): RCU "
@@ -2062,6 +2072,19 @@ def _rcu_usage_cause(r: _Reading) -> Cause | None:
                          f"{failed}")  # fmt: skip
     elif cut:
         statement = f"{failed}, in {r.func}: the list of the locks held is cut (not read whether a reader was held)"
+    elif kind in ("dereference", "list traversal") and not held_readers and held:
+        # rcu_dereference() is rcu_dereference_check(p, 0): its condition names no lock, so the updaters' lock held
+        # (syzkaller 248: ip6_sk_fl_lock in ipv6_flowlabel_opt) fits a wrong accessor as well as a missing reader.
+        did = "dereferenced the pointer" if kind == "dereference" else "traversed the RCU list"
+        statement = (f"{r.func} {did} outside any RCU read-side critical section with {listed}, none an RCU "
+                     "reader: if one of them serialises the updaters, the accessor is the wrong one (a plain "
+                     "rcu_dereference() names no lock in its condition); else the reader is missing; "
+                     f"{failed}")  # fmt: skip
+        accessor = ("rcu_dereference_protected(p, lockdep_is_held(&LOCK))" if kind == "dereference"
+                    else "list_for_each_entry_rcu(..., lockdep_is_held(&LOCK))")  # fmt: skip
+        own = next((lock for lock in held if lock.site and lock.site.startswith(f"{r.func}+")), held[-1])
+        accessor_step = (f"read the accessor at {site}: if {own.name} (or another lock held) serialises the "
+                         f"updaters, use {accessor}; else take rcu_read_lock() around it")  # fmt: skip
     elif kind in ("dereference", "list traversal") and not held_readers:
         did = "dereferenced the pointer" if kind == "dereference" else "traversed the RCU list"
         statement = (f"{r.func} {did} outside any RCU read-side critical section and without the lock the check's "
@@ -2085,6 +2108,8 @@ def _rcu_usage_cause(r: _Reading) -> Cause | None:
                       "false positive")  # fmt: skip
     # Not watching: whatever the check, the fix is the idle reader's (RCU must watch the CPU first).
     step = check.check.step if not_watching is None else next(c.step for c in RCU_CHECKS if c.kind == "idle reader")
+    if accessor_step is not None:
+        return _cause("rcu_usage", r, 0.6, accessor_step, *at, statement=statement)
     return _cause("rcu_usage", r, 0.7, step, *at, statement=statement)
 
 
@@ -2232,6 +2257,22 @@ def _spinlock_cause(r: _Reading) -> Cause | None:
             if owner == "none"
             else f"owner {owner}" + (", the reporting task itself" if r.get("owner is") else "")
         )
+        owner_cpu = r.get("owner_cpu")
+        if owner != "none" and owner_cpu == -1:
+            # debug_spin_lock_after() sets .owner and .owner_cpu together and debug_spin_unlock() resets both: an
+            # owner with no CPU is a state no lock or unlock leaves, so the words, not the task, are what is known.
+            itself = " (the reporting task itself)" if r.get("owner is") else ""
+            statement = (
+                f"{kind} {message} ({check.condition}) on {lock}, by {who}: the lock's words disagree: its "
+                f".owner, {owner}{itself}, says it is held, its .owner_cpu, -1, says it is unlocked, a state "
+                "no lock or unlock leaves: the words are stale or overwritten (the lock copied while held, "
+                f"as in a structure copied whole, or written over), as likely as a real {message}"
+            )
+            at = r.at("owner_cpu")
+            step = (f"find where the structure holding the lock at {r.get('lock')} was copied or written on "
+                    f"{r.func}'s path (a memcpy or struct assignment while the lock was held), and whether it was "
+                    "initialised with spin_lock_init() after")  # fmt: skip
+            return _cause("lock_misuse", r, 0.5, step, at, statement=statement)
         statement = (f"{kind} {message} ({check.condition}) on {lock}, by {who}: {check.meaning}; the lock records "
                      f"{held}, .owner_cpu {r.get('owner_cpu is')}")  # fmt: skip
     retaken = (
@@ -2246,7 +2287,9 @@ def _spinlock_cause(r: _Reading) -> Cause | None:
         else f"crash> rd -x {str(r.get('lock')).split('+')[0]} 4  # in a dump of this crash: the lock's words",
         "lockup suspected": "look at what the lock's owner does (its stack: echo l > /proc/sysrq-trigger)",
         "recursion": retaken,
-        "cpu recursion": retaken,
+        "cpu recursion": f"find what the lock's owner ({r.get('owner') or 'its .owner'}) did after taking it on this "
+        "CPU: a sleep or a preemption with it held (CONFIG_DEBUG_ATOMIC_SLEEP reports the sleep), a return without "
+        "the unlock, or a copy of the structure holding the lock while it was held",
         "trylock failure on UP": retaken,
     }.get(str(message), f"pair every lock and unlock of this lock on {r.func}'s paths (CONFIG_PROVE_LOCKING names "
                        "where it was taken)")  # fmt: skip
@@ -2299,6 +2342,10 @@ def _ubsan_cause(r: _Reading) -> Cause | None:
     site = r.get("UBSAN at") or "the site the report names"
     statement = f"{check} in {r.func} at {site}: {words}"
     if check == "array-index-out-of-bounds":
+        if zero_length_index(str(r.get("UBSAN message"))):  # often the declaration, not the access, is wrong
+            step = (f"check the allocation's size against the index at {site} (the array's real length), and "
+                    "declare the member a flexible array member ([]) so that UBSAN knows it")  # fmt: skip
+            return _cause("out_of_bounds", r, 0.5, step, r.at("UBSAN operation"), statement=statement)
         return _cause("out_of_bounds", r, 0.8, f"check the index against the array's length at {site}",
                       r.at("UBSAN operation"), statement=statement)  # fmt: skip
     step = {

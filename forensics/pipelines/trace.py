@@ -44,25 +44,24 @@ NOT_TRACE_SHARE = 0.5
 PERF_SAMPLE_HEADER = re.compile(r"\[\d+\]\s+\d+\.\d+:\s+\d+\s+[\w.-]+(?::[A-Za-z]*)?:\s*$")
 
 
-def _cr_only(name: str) -> bool:
-    """Whether the file ``name`` starts with lines ended by a lone CR (none by LF); False for stdin or unreadable."""
-    try:
-        with open(name, "rb") as f:
-            head = f.read(1 << 16)
-    except OSError:
-        return False
+def _cr_only(head: bytes) -> bool:
+    """Whether the text's first bytes ``head`` are lines ended by a lone CR (none by LF)."""
     return b"\n" not in head and head.count(b"\r") >= 2
 
 
-def check_trace_text(name: str, counts: ParseCounts) -> None:
-    """Refuse (exit 3) a text in which most lines are not trace events: a kernel log, a report, a CSV."""
+def check_trace_text(name: str, counts: ParseCounts, head: bytes) -> None:
+    """Refuse (exit 3) a text in which most lines are not trace events: a kernel log, a report, a CSV.
+
+    ``head``: the text's first bytes as the read took them (:attr:`TraceStream.head`); the input is not opened again
+    (a FIFO would block)."""
     content = counts.lines - counts.comments
-    if counts.lines <= 2 and _cr_only(name):
+    if counts.lines <= 2 and _cr_only(head):
         # Lines ended by a lone CR are one line to the reader: "enable the events" misled, or its first event
         # was analysed and the rest dropped in silence ("1 events", "No problem found").
         raise InputError(
             f"{name}: its lines end in a carriage return alone (\\r, no \\n), so it reads as one line",
-            hint=f"convert the line ends: tr '\\r' '\\n' < {name} > trace.txt, then kforensic trace trace.txt",
+            hint=f"convert the line ends: tr '\\r' '\\n' < {'FILE' if name == '<stdin>' else name} > trace.txt, then "
+            "kforensic trace trace.txt",
         )
     if counts.events == 0 and counts.malformed == 0 and content <= 0:
         # Nothing to judge: "no findings" here would be an absence stated without the power to see anything.
@@ -87,7 +86,7 @@ def check_trace_text(name: str, counts: ParseCounts) -> None:
         )
     from collectors.trace_input import not_a_trace
 
-    what = not_a_trace(name)
+    what = not_a_trace(name, head)
     if what is not None:  # an ELF file, an archive, random bytes: named, not quoted as a line
         raise what
     if any(PERF_SAMPLE_HEADER.search(line) for _, line in counts.first_malformed):
@@ -576,7 +575,7 @@ def analyse_trace_file(
             counts = parser.counts
             # Inside the stream's block: a refused input leaves no --save-text file behind.
             shown = "<stdin>" if trace_file == "-" else trace_file  # the input, not the --save-text copy
-            check_trace_text(shown, counts)
+            check_trace_text(shown, counts, stream.head)
             analysis = analyzer.result(counts)
             if math.isfinite(span[0]) or math.isfinite(span[1]):
                 check_window(trace_file, shown, span, analysis, False)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -96,7 +97,9 @@ def test_another_commands_binary_input_is_refused_naming_it(tmp_path: Path) -> N
         db.execute("create table t (x)")
     inputs = {
         root / "vmcore_fixtures/cases/02-bug-on/vmcore": ("a kdump-compressed crash dump", "kforensic vmcore"),
-        root / "vmcore_fixtures/vmlinux.xz": ("an ELF file", "kforensic vmcore"),
+        root / "vmcore_fixtures/vmlinux.xz": ("an ELF kernel image (vmlinux)", "kforensic vmcore"),
+        root / "vmcore_fixtures/kf_buggy.ko": ("an ELF relocatable object (a kernel module", "--module-debug FILE"),
+        Path(sys.executable).resolve(): ("an ELF program or shared library", "kforensic profile"),
         store: ("a SQLite database", "kforensic leaks --store"),
     }
     if (perf := _perf_data(tmp_path)) is not None:

@@ -204,6 +204,51 @@ def test_a_cut_list_is_not_read_as_no_reader(tmp_path: Path) -> None:
     assert why.cause is not None and "(lockdep's list of the locks held is cut: not read which)" in why.cause.statement
 
 
+def test_a_dereference_with_a_lock_held_may_be_the_wrong_accessor_not_a_missing_lock(tmp_path: Path) -> None:
+    """ue10 11 (corpus 248): with the updaters' lock held in the very function, "without the lock the check's
+    condition names" was said; a plain rcu_dereference() names none: the accessor may be the wrong one."""
+    text = DEREFERENCE_NO_LOCKS.replace(
+        "[   52.100700][ T5101] no locks held by syz-executor.3/5101.\n",
+        "[   52.100700][ T5101] 2 locks held by syz-executor.3/5101:\n"
+        "[   52.100700][ T5101]  #0: ffffffff8d6b1a50 (rtnl_mutex){+.+.}-{3:3}, at: rtnetlink_rcv_msg+0x3d0/0xd50\n"
+        "[   52.100700][ T5101]  #1: ffff88801c2e0a18 (&chain->filter_chain_lock){+.+.}-{3:3}, at: "
+        "tcf_chain_tp_find+0x1a0/0x3c0\n",
+    )
+    _, why = only_report_why(tmp_path, text)
+    assert why.cause is not None and why.cause.confidence == 0.6
+    assert why.cause.statement == (
+        "tcf_chain_tp_find dereferenced the pointer outside any RCU read-side critical section with 2 locks held "
+        "(rtnl_mutex, &chain->filter_chain_lock), none an RCU reader: if one of them serialises the updaters, the "
+        "accessor is the wrong one (a plain rcu_dereference() names no lock in its condition); else the reader is "
+        "missing; lockdep's RCU check at net/sched/cls_api.c:1841: suspicious rcu_dereference_check() usage"
+    )
+    assert "without the lock" not in why.cause.statement
+    assert why.cause.next_command == (
+        "read the accessor at net/sched/cls_api.c:1841: if &chain->filter_chain_lock (or another lock held) "
+        "serialises the updaters, use rcu_dereference_protected(p, lockdep_is_held(&LOCK)); else take "
+        "rcu_read_lock() around it"
+    )
+
+
+def test_the_list_is_read_past_another_tasks_call_trace_interleaved_above_it(tmp_path: Path) -> None:
+    """ue10 6 (corpus 244): a fault injection's stack printed between the check and the list; its "Call Trace:"
+    ended the reading, and the why said "no locks-held list in the log" of a log that has it."""
+    other = (
+        "[   91.193226] CPU: 0 PID: 14047 Comm: syz-executor7 Not tainted 5.10.0 #284\n"
+        "[   91.193226] Call Trace:\n"
+        "[   91.193226]  dump_stack+0x1b9/0x294\n"
+        "[   91.193226]  should_fail.cold.4+0xa/0x1a\n"
+    )
+    check = "[   91.193225] net/tipc/bearer.c:177 suspicious rcu_dereference_protected() usage!\n"
+    text = PROTECTED_WITH_READER.replace(check, check + other)
+    _, why = only_report_why(tmp_path, text)
+    facts = {f.name: f.value for f in why.facts}
+    assert facts["locks held"] == "2" and facts["rcu_scheduler_active"] == 2
+    assert facts["RCU reader held"] == "rcu_read_lock, taken at tipc_nl_bearer_get+0x5c/0x2a0"
+    assert why.cause is not None and "no locks-held list" not in why.cause.statement
+    assert "(2 locks held (cb_lock, rcu_read_lock))" in why.cause.statement
+
+
 @pytest.mark.parametrize(
     ("line", "kind", "flavour"),
     [

@@ -84,9 +84,10 @@ RWLOCK = """\
             "BUG: spinlock recursion in wake_up_new_task",
             "lock_misuse",
             "spinlock recursion (lock->owner == current) on the spinlock at 0xffff88006c122d00, by syz-executor7 (pid "
-            "5032) on CPU 0: the task takes a lock it already holds: a self-deadlock (without CONFIG_DEBUG_SPINLOCK "
-            "it spins forever); the lock records owner syz-executor7/5032, the reporting task itself, .owner_cpu "
-            "CPU 0",
+            "5032) on CPU 0: the task takes a lock it already holds, on its own path or in an interrupt or softirq "
+            "handler that interrupted it while it held the lock (the holder not having disabled them: _irqsave/_bh): "
+            "a self-deadlock (without CONFIG_DEBUG_SPINLOCK it spins forever); the lock records owner "
+            "syz-executor7/5032, the reporting task itself, .owner_cpu CPU 0",
             {"owner is": " lock: ", "task": "BUG: spinlock"},
         ),
         (
@@ -118,6 +119,43 @@ def test_the_why_names_the_check_and_reads_the_locks_words(
     assert why.cls == "spinlock"
     assert why.cause is not None and (why.cause.cls, why.cause.statement) == (cls, statement)
     assert {name: why.fact_at(name) for name in cited} == {name: offset(text, HEADER, w) for name, w in cited.items()}
+
+
+def test_a_cpu_recursion_is_another_task_holding_the_lock_on_this_cpu_not_an_interrupt(tmp_path: Path) -> None:
+    """ue10 4: spinlock_debug.c checks owner == current ("recursion") before owner_cpu == this CPU ("cpu
+    recursion"); an interrupt handler runs as the task it interrupted, so its re-take is a "recursion". A "cpu
+    recursion" is another task's lock on this CPU: it slept or was preempted holding it, or the words are stale."""
+    text = RECURSION.replace("spinlock recursion", "spinlock cpu recursion").replace(
+        ".owner: syz-executor7/5032", ".owner: kworker/0:2/77"
+    )
+    _, why = only_report_why(tmp_path, text)
+    assert why.cause is not None and why.cause.cls == "lock_misuse"
+    assert why.cause.statement == (
+        "spinlock cpu recursion (lock->owner_cpu == this CPU, lock->owner != current) on the spinlock at "
+        "0xffff88006c122d00, by syz-executor7 (pid 5032) on CPU 0: another task took the lock on this CPU and has not "
+        "released it: its holder slept or was preempted holding it, or the lock's words are stale (a lock copied "
+        "while held, or never unlocked); the lock records owner kworker/0:2/77, .owner_cpu CPU 0"
+    )
+    assert "interrupt" not in why.cause.statement and "_irqsave" not in why.cause.next_command
+    assert why.cause.next_command.startswith("find what the lock's owner (kworker/0:2/77) did after taking it")
+
+
+def test_an_owner_with_no_cpu_is_said_to_be_words_that_disagree_not_a_self_deadlock(tmp_path: Path) -> None:
+    """ue10 7 (corpus 68): .owner the reporting task and .owner_cpu -1; debug_spin_lock_after() sets both and
+    debug_spin_unlock() resets both, so no lock or unlock leaves this: stale or overwritten words."""
+    text = RECURSION.replace(".owner_cpu: 0", ".owner_cpu: -1")
+    _, why = only_report_why(tmp_path, text)
+    assert why.cause is not None and why.cause.cls == "lock_misuse" and why.cause.confidence == 0.5
+    assert why.cause.statement == (
+        "spinlock recursion (lock->owner == current) on the spinlock at 0xffff88006c122d00, by syz-executor7 (pid "
+        "5032) on CPU 0: the lock's words disagree: its .owner, syz-executor7/5032 (the reporting task itself), says "
+        "it is held, its .owner_cpu, -1, says it is unlocked, a state no lock or unlock leaves: the words are stale "
+        "or overwritten (the lock copied while held, as in a structure copied whole, or written over), as likely as "
+        "a real recursion"
+    )
+    assert "self-deadlock" not in why.cause.statement
+    assert why.fact_at("owner_cpu") == offset(text, HEADER, " lock: ")
+    assert why.cause.next_command.startswith("find where the structure holding the lock at 0xffff88006c122d00")
 
 
 def test_a_static_locks_next_step_reads_its_words_not_a_heap_object(tmp_path: Path) -> None:

@@ -109,6 +109,21 @@ def test_the_why_names_the_operation_and_its_values(
     assert why.cause_at == (offset(text, HEADER, operation_line),)
 
 
+def test_an_index_into_a_zero_length_array_is_said_to_be_an_old_style_flexible_array(tmp_path: Path) -> None:
+    """ue10 5: "index 3 is out of range for type '__u32 [0]'" was "past its end (its indexes are 0 to -1)"; a [0]
+    member is the old fake flexible array, whose real length is the allocation's, which UBSAN cannot know."""
+    text = NEW_INDEX.replace("index 4 is out of range for type 'insn_byte_t [4]'", "index 3 is out of range for type "
+                             "'__u32 [0]'")  # fmt: skip
+    _, why = only_report_why(tmp_path, text)
+    assert why.cause is not None and why.cause.cls == "out_of_bounds" and why.cause.confidence == 0.5
+    assert why.cause.statement.endswith(
+        ": index 3 into a zero-length array of __u32: an old-style flexible array (a trailing [0] member), whose real "
+        "length UBSAN cannot know: the access may lie inside the allocation"
+    )
+    assert "past its end" not in why.cause.statement and "0 to -1" not in why.cause.statement
+    assert "flexible array member ([])" in why.cause.next_command
+
+
 def test_a_legacy_overflow_cut_after_its_first_line_says_its_values_are_missing(tmp_path: Path) -> None:
     text = LEGACY_OVERFLOW.replace(
         "[   40.100300] 9223372036854775807 + 1 cannot be represented in type 'long long int'\n", ""

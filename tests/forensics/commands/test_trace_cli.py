@@ -285,8 +285,37 @@ def test_a_binary_file_given_to_trace_is_named_not_quoted(tmp_path: Path) -> Non
     res = run(str(elf))
     assert res.returncode == 3 and not res.stdout
     error, hint = res.stderr.splitlines()[:2]
-    assert error == f"kforensic: error: {elf}: not a trace: an ELF file (a crash dump, vmlinux or module)"
-    assert "kforensic vmcore DUMP --vmlinux FILE" in hint
+    # ue10 13: it was "an ELF file (a crash dump, vmlinux or module)"; the Python executable is a program.
+    assert error == f"kforensic: error: {elf}: not a trace: an ELF program or shared library (no kernel code)"
+    assert "kforensic profile" in hint
+
+
+def test_a_named_pipe_that_is_not_a_trace_is_refused_not_waited_on(tmp_path: Path) -> None:
+    # ue10 2: the refusal re-opened the input by name to sniff its first bytes; a FIFO's data was gone and the open
+    # blocked for a new writer (a hang). What the input is is judged from the bytes the read already took.
+    import threading
+
+    fifo = tmp_path / "in.fifo"
+    for content, said in (
+        (b"not a trace line\nanother\nthird\nfourth\nfifth\n", ": 5 of 5 lines are not trace events (line 1:"),
+        (Path(sys.executable).read_bytes()[: 64 << 10], ": not a trace: "),
+        (b"a\rb\rc\r", ": its lines end in a carriage return alone"),
+    ):
+        os.mkfifo(fifo)
+
+        def write(data: bytes = content) -> None:
+            with fifo.open("wb") as out:  # blocks until the reader opens the FIFO, once
+                out.write(data)
+
+        writer = threading.Thread(target=write, daemon=True)
+        writer.start()
+        proc = subprocess.run(
+            [sys.executable, "-m", "forensics", "trace", str(fifo)], capture_output=True, timeout=120, check=False
+        )
+        writer.join(timeout=10)
+        fifo.unlink()
+        error = proc.stderr.decode("utf-8", "replace").splitlines()[0]
+        assert proc.returncode == 3 and error.startswith(f"kforensic: error: {fifo}{said}"), proc.stderr
 
 
 def test_a_window_outside_the_trace_is_a_usage_error_naming_its_range(tmp_path: Path) -> None:
