@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import dataclasses
 import re
-import shlex
 
 from detectors.dmesg.taint import TAINT_FLAGS
 from detectors.incident.deliberate import is_deliberate
@@ -35,6 +34,7 @@ from forensics.model import (
     Timestamp,
     finding_id,
 )
+from forensics.quoting import shell_word
 from forensics.types.deliberate import FORCED
 from forensics.types.dmesg import KernelReport
 from forensics.types.vmcore import (
@@ -500,13 +500,13 @@ def _null_next_command(snap: CrashSnapshot, fault: FaultAnalysis) -> list[Fact]:
     if not isinstance(snap.follow_up, NotAvailable):
         path = snap.follow_up.local_source(path)  # the copy under --source-dir, not the build machine's path
     # quoted for the shell: a source copy under a directory with a space broke the command
-    return [Fact("next command", f"grep -n '{member}' {shlex.quote(path)}  # find where {member} is set")]
+    return [Fact("next command", f"grep -n '{member}' {shell_word(path)}  # find where {member} is set")]
 
 
 def _modinfo(snap: CrashSnapshot, module: str) -> str:
     """``modinfo`` on the module file the analysis loaded (runs anywhere); by name only on the crashed host."""
     path = None if isinstance(snap.follow_up, NotAvailable) else snap.follow_up.module_file(module)
-    return f"modinfo {shlex.quote(path)}" if path else f"modinfo {module}  # on the crashed machine"
+    return f"modinfo {shell_word(path)}" if path else f"modinfo {module}  # on the crashed machine"
 
 
 def _structs(fault: FaultAnalysis) -> list[str]:

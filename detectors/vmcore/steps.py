@@ -12,10 +12,10 @@ does.
 from __future__ import annotations
 
 import re
-import shlex
 from dataclasses import replace
 
 from forensics.model import Finding, NotAvailable
+from forensics.quoting import shell_word
 from forensics.types.vmcore import CrashSnapshot
 
 #: The newest kernel (major, minor) the crash the follow-ups are checked with opens (crash 8.0.2: 5.10 and 6.1 do,
@@ -69,11 +69,11 @@ def _disassembly(snap: CrashSnapshot, command: str) -> str | None:
     function, module = found
     if module is not None:
         return None if module not in files else (
-            f"objdump -dlr --no-show-raw-insn --disassemble={function} {shlex.quote(files[module])}"
+            f"objdump -dlr --no-show-raw-insn --disassemble={function} {shell_word(files[module])}"
         )  # fmt: skip
     vmlinux = snap.follow_up.vmlinux
     return None if isinstance(vmlinux, NotAvailable) else (
-        f"gdb -batch -ex {shlex.quote(f'disassemble /s {function}')} {shlex.quote(vmlinux)}"
+        f"gdb -batch -ex {shell_word(f'disassemble /s {function}')} {shell_word(vmlinux)}"
     )  # fmt: skip
 
 
