@@ -547,6 +547,17 @@ class SpinLockState:
         return (self.word >> self.tail_cpu_shift) - 1
 
 
+#: The newest kernel (major, minor) the crash the follow-ups are checked with opens (crash 8.0.2: 5.10 and 6.1 do,
+#: 6.12 does not; see docs/vmcore.md, Follow-up).
+CRASH_OPENS_UP_TO = (6, 1)
+
+
+def crash_opens(release: str | NotAvailable) -> bool:
+    """Whether the crash the follow-ups are checked with opens a dump of this kernel release (an unknown one: yes)."""
+    m = re.match(r"(\d+)\.(\d+)", release) if not isinstance(release, NotAvailable) else None
+    return m is None or (int(m.group(1)), int(m.group(2))) <= CRASH_OPENS_UP_TO
+
+
 @dataclass(frozen=True)
 class FollowUp:
     """How to go on by hand on this dump, with real paths: the sessions the report's next commands run in.
