@@ -23,6 +23,7 @@ control character, bytes that are not UTF-8) is refused with
 from __future__ import annotations
 
 import re
+import shlex
 
 from forensics.errors import UsageError
 
@@ -121,3 +122,16 @@ def shown_path(path: str) -> str:
     cells) it named a file that does not exist (ue6 10e).  The JSON keeps the path's own string.
     """
     return repr(path) if _CONTROL.search(path) else path
+
+
+def shell_word(value: str) -> str:
+    """One word of a command a report prints for the reader to run: :func:`shlex.quote`'s, or, when the value holds a
+    control character, bash's ``$'...'`` with it escaped (``$'/tmp/odd dir/x\\ny/kf.c'``).
+
+    shlex.quote keeps a newline inside its quotes, and a report shows each command on one line: the newline came out
+    as a space (``'odd dir/x y/kf.c'``), a file that does not exist (ue10 #12).
+    """
+    if not _CONTROL.search(value):
+        return shlex.quote(value)
+    named = {"\n": "\\n", "\t": "\\t", "\r": "\\r", "\\": "\\\\", "'": "\\'"}
+    return "$'" + "".join(named.get(c) or (f"\\x{ord(c):02x}" if _CONTROL.match(c) else c) for c in value) + "'"

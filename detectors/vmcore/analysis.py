@@ -22,7 +22,7 @@ from detectors.vmcore.findings import (
 from detectors.vmcore.heldlocks import held_lock_findings
 from detectors.vmcore.nullfield import analyse_fault
 from detectors.vmcore.slab import slab_title
-from detectors.vmcore.steps import finding_on_dump
+from detectors.vmcore.steps import finding_on_dump, on_dump
 from detectors.vmcore.why import why_findings
 from forensics.model import Evidence, Finding, NotAvailable
 from forensics.types.dmesg import KernelReport, ReportKind
@@ -175,7 +175,8 @@ def analyse_snapshot(
     return (
         VmcoreAnalysis(
             tuple(findings),
-            rank_hypotheses(tuple(findings)),
+            # A hypothesis's own step (the deliberate crash's ``crash> log``) too, not only those read from a finding.
+            tuple(replace(h, next_command=on_dump(snap, h.next_command)) for h in rank_hypotheses(tuple(findings))),
             crash_frame(snap.backtrace),
             culprit_frame(snap.backtrace, crash_frame(snap.backtrace)),
         ),

@@ -11,8 +11,8 @@ in :mod:`forensics.vmcore.resolve` read them back from the dump with drgn.
 from __future__ import annotations
 
 import dataclasses
+import os
 import re
-import shlex
 
 from detectors.dmesg.taint import TAINT_FLAGS
 from detectors.incident.deliberate import is_deliberate
@@ -35,6 +35,7 @@ from forensics.model import (
     Timestamp,
     finding_id,
 )
+from forensics.quoting import shell_word, shown_path
 from forensics.types.deliberate import FORCED
 from forensics.types.dmesg import KernelReport
 from forensics.types.vmcore import (
@@ -497,16 +498,27 @@ def _null_next_command(snap: CrashSnapshot, fault: FaultAnalysis) -> list[Fact]:
     path = frame.source_file if frame else None
     if path is None:  # no file to name: the function's name is no path to grep (it was given as one)
         return [Fact("next command", f"grep -rn '{member}' SOURCE_TREE  # find where {member} is set ({func})")]
-    if not isinstance(snap.follow_up, NotAvailable):
-        path = snap.follow_up.local_source(path)  # the copy under --source-dir, not the build machine's path
+    local = path if isinstance(snap.follow_up, NotAvailable) else snap.follow_up.local_source(path)  # --source-dir
+    if not os.path.isfile(local):
+        # The build machine's path (DW_AT_comp_dir, a kernel tree's relative name) with no file behind it here: the
+        # grep of it exited 2 (ue10 #10).  A source tree is needed, named as the other steps needing one do.
+        if path.startswith("/"):
+            built = f"({func}; built as {shown_path(path)})"
+            return [Fact("next command", f"grep -rn '{member}' SOURCE_TREE  # find where {member} is set {built}")]
+        return [
+            Fact(
+                "next command",
+                f"grep -n '{member}' SOURCE_TREE/{shell_word(path)}  # find where {member} is set ({func})",
+            )
+        ]
     # quoted for the shell: a source copy under a directory with a space broke the command
-    return [Fact("next command", f"grep -n '{member}' {shlex.quote(path)}  # find where {member} is set")]
+    return [Fact("next command", f"grep -n '{member}' {shell_word(local)}  # find where {member} is set")]
 
 
 def _modinfo(snap: CrashSnapshot, module: str) -> str:
     """``modinfo`` on the module file the analysis loaded (runs anywhere); by name only on the crashed host."""
     path = None if isinstance(snap.follow_up, NotAvailable) else snap.follow_up.module_file(module)
-    return f"modinfo {shlex.quote(path)}" if path else f"modinfo {module}  # on the crashed machine"
+    return f"modinfo {shell_word(path)}" if path else f"modinfo {module}  # on the crashed machine"
 
 
 def _structs(fault: FaultAnalysis) -> list[str]:

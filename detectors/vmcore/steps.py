@@ -12,15 +12,14 @@ does.
 from __future__ import annotations
 
 import re
-import shlex
 from dataclasses import replace
 
 from forensics.model import Finding, NotAvailable
+from forensics.quoting import shell_word
+from forensics.types.vmcore import CRASH_OPENS_UP_TO as CRASH_OPENS_UP_TO  # noqa: PLC0414
 from forensics.types.vmcore import CrashSnapshot
+from forensics.types.vmcore import crash_opens as release_crash_opens
 
-#: The newest kernel (major, minor) the crash the follow-ups are checked with opens (crash 8.0.2: 5.10 and 6.1 do,
-#: 6.12 does not; see docs/vmcore.md, Follow-up).
-CRASH_OPENS_UP_TO = (6, 1)
 #: crash commands drgn's ``%crash`` runs as crash does on the dumps crash does not open (each run on the 6.12
 #: fixtures; drgn 0.3's ``bt -FF`` and ``rd -SS`` stop on a slab page makedumpfile left out, ``struct`` has no -o).
 _DRGN_HAS = re.compile(
@@ -39,9 +38,7 @@ _DIS_ADDRESS = re.compile(r"dis -rl (0x[0-9a-f]+)")
 
 def crash_opens(snap: CrashSnapshot) -> bool:
     """Whether the crash the follow-ups are checked with opens a dump of this kernel (an unknown release: yes)."""
-    release = snap.kernel_release
-    m = re.match(r"(\d+)\.(\d+)", release) if not isinstance(release, NotAvailable) else None
-    return m is None or (int(m.group(1)), int(m.group(2))) <= CRASH_OPENS_UP_TO
+    return release_crash_opens(snap.kernel_release)
 
 
 def _disassembly(snap: CrashSnapshot, command: str) -> str | None:
@@ -69,11 +66,11 @@ def _disassembly(snap: CrashSnapshot, command: str) -> str | None:
     function, module = found
     if module is not None:
         return None if module not in files else (
-            f"objdump -dlr --no-show-raw-insn --disassemble={function} {shlex.quote(files[module])}"
+            f"objdump -dlr --no-show-raw-insn --disassemble={function} {shell_word(files[module])}"
         )  # fmt: skip
     vmlinux = snap.follow_up.vmlinux
     return None if isinstance(vmlinux, NotAvailable) else (
-        f"gdb -batch -ex {shlex.quote(f'disassemble /s {function}')} {shlex.quote(vmlinux)}"
+        f"gdb -batch -ex {shell_word(f'disassemble /s {function}')} {shell_word(vmlinux)}"
     )  # fmt: skip
 
 

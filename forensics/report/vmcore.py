@@ -24,6 +24,7 @@ from forensics.report.markdown import code_span, md_escape, next_step_md, render
 from forensics.serialize import incident_to_dict, json_value
 from forensics.types.results import VmcoreResult
 from forensics.types.vmcore import (
+    CRASH_OPENS_UP_TO,
     CrashSnapshot,
     FaultAnalysis,
     FieldRef,
@@ -32,6 +33,7 @@ from forensics.types.vmcore import (
     SlabCacheInfo,
     TaskInfo,
     ValueRead,
+    crash_opens,
 )
 from forensics.units import iso_utc
 
@@ -497,8 +499,16 @@ def _follow_up_section(result: VmcoreResult) -> Section | None:
         return None
     crash, drgn = f.crash_parts(), f.drgn_parts()
     blocks: list[Block] = [Paragraph(f"Debug info: `{f.vmlinux}` ({md_escape(f.debug_info_via)})")]
+    release = result.snapshot.kernel_release
     if isinstance(crash, NotAvailable):
         blocks.append(Paragraph(f"crash: not available: {md_escape(crash.reason)}"))
+    elif not crash_opens(release):
+        # crash 8.0.2 exits 1 on a 6.12 dump: its opening line sent the reader to a command that fails (ue10 #8).
+        newest = ".".join(map(str, CRASH_OPENS_UP_TO))
+        blocks.append(Paragraph(
+            f"crash: not for this dump: the crash the steps are checked with (8.0.2) opens kernels up to {newest}, "
+            f"not {md_escape(str(release))}; the steps run in drgn (a `crash>` step left needs a newer crash)."
+        ))  # fmt: skip
     else:
         blocks.append(Paragraph("The `crash>` commands run in crash, opened with the modules' debug info:"))
         blocks.append(Code("\n".join((_continued(crash), *(f"crash> {c}" for c in f.crash_setup()))), PASTE_LANG))

@@ -55,6 +55,12 @@ VM_ALLOC = 0x2
 BUGFLAG_WARNING = 1 << 0
 _SCALARS = (drgn.TypeKind.INT, drgn.TypeKind.BOOL, drgn.TypeKind.ENUM, drgn.TypeKind.POINTER)
 _DEFINITION = re.compile(r"^[A-Za-z_][\w \t\*]*?\b(\w+)\s*\(")
+#: A head in the XFS style, the name starting the line under its return type (``STATIC int`` / ``xfs_iflush(``).
+_NAME_FIRST = re.compile(r"^([A-Za-z_]\w*)\s*\(")
+#: A line holding a return type alone (``static int``, ``struct xfs_buf *``), as above an XFS-style head.
+_TYPE_ALONE = re.compile(r"^[A-Za-z_][\w \t\*]*$")
+#: A C comment, one left open at the end of the text included (a head's comment that goes on below it).
+_COMMENT = re.compile(r"/\*.*?(?:\*/|\Z)|//[^\n]*", re.DOTALL)
 
 
 def value_of(expression: str, obj: drgn.Object, depth: int = 0) -> ValueRead:
@@ -204,12 +210,24 @@ def _statement(lines: list[str], line: int) -> str:
 
 def _head_at(lines: list[str], index: int) -> str | None:
     """The function a definition starting at ``lines[index]`` defines: its head, joined over lines until its
-    parentheses close (``static ssize_t kf_write(struct file *file,`` / ``...)``), ends in ``)`` or ``{``."""
-    m = _DEFINITION.match(lines[index])
-    if m is None or "=" in lines[index].split("(")[0]:
+    parentheses close (``static ssize_t kf_write(struct file *file,`` / ``...)``), comments left out, not ending in
+    ``;`` or ``,`` (a prototype, a declaration).  Whatever follows the parentheses (``{``, a comment, an attribute
+    such as ``__cold``) is the head's; the name may start the line when the line above holds the type (XFS's
+    ``STATIC int`` / ``xfs_iflush_cluster(``)."""
+    code = _COMMENT.sub(" ", lines[index])
+    m = _DEFINITION.match(code)
+    if m is None:
+        m = _NAME_FIRST.match(code)
+        above = _COMMENT.sub(" ", lines[index - 1]).strip() if index > 0 else ""
+        if m is None or not _TYPE_ALONE.match(above) or above.split()[0] in ("return", "else", "goto", "case", "do"):
+            return None
+    if "=" in code.split("(")[0]:
         return None
-    head = _statement(lines, index + 1)
-    return m.group(1) if head.endswith((")", "{")) else None
+    for end in range(index + 1, min(len(lines), index + 6) + 1):
+        head = _COMMENT.sub(" ", "\n".join(lines[index:end])).strip()
+        if head.count("(") <= head.count(")"):
+            return m.group(1) if head.count("(") == head.count(")") and not head.endswith((";", ",")) else None
+    return None
 
 
 def copy_fits(lines: list[str], locations: Iterable[tuple[int, str | None]]) -> str | None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import replace
+from pathlib import Path
 
 from detectors.dmesg.scanner import scan_text
 from detectors.vmcore.analysis import (
@@ -165,27 +166,48 @@ def test_null_member_oops_gives_the_crash_the_null_field_and_the_module() -> Non
     assert analysis.hypotheses[1].statement == "a bug in kf_sensor_read (module kf_buggy)"
     first = analysis.hypotheses[0]
     assert first.statement == f"{null.title}: a missing NULL check or an object used before it is set up"
-    assert first.next_command == "grep -n 'sensor' kf_buggy.c  # find where sensor is set"
+    # The debug info's kf_buggy.c is no file here: a source tree is needed to grep it.
+    assert first.next_command == "grep -n 'sensor' SOURCE_TREE/kf_buggy.c  # find where sensor is set (kf_sensor_read)"
 
 
-def test_the_null_member_s_next_command_greps_the_frame_s_source_file_whole() -> None:
+def test_the_null_member_s_next_command_greps_the_frame_s_source_file_whole(tmp_path: Path) -> None:
     """The file is the frame's source_file (until 2026-12-06 cut out of its ``file:line`` at the first ':', a build
     directory named ``linux-6.1:amd64`` cut there)."""
     snap = null_member_snapshot()
-    odd = "/build/linux-6.1:amd64/kf_buggy.c"
-    snap = replace(snap, backtrace=(replace(snap.backtrace[0], source_file=odd), *snap.backtrace[1:]))
+    odd = tmp_path / "linux-6.1:amd64" / "kf_buggy.c"
+    odd.parent.mkdir()
+    odd.write_text("dev->sensor = NULL;\n")
+    snap = replace(snap, backtrace=(replace(snap.backtrace[0], source_file=str(odd)), *snap.backtrace[1:]))
     first = analyse_snapshot(snap)[0].hypotheses[0]
     assert first.next_command == f"grep -n 'sensor' {odd}  # find where sensor is set"
     # A copy under a directory with a space: one argument, as the shell reads it (it was two).
-    spaced = "/src/my tree/kf_buggy.c"
-    snap = replace(snap, backtrace=(replace(snap.backtrace[0], source_file=spaced), *snap.backtrace[1:]))
+    spaced = tmp_path / "my tree" / "kf_buggy.c"
+    spaced.parent.mkdir()
+    spaced.write_text("dev->sensor = NULL;\n")
+    snap = replace(snap, backtrace=(replace(snap.backtrace[0], source_file=str(spaced)), *snap.backtrace[1:]))
     assert analyse_snapshot(snap)[0].hypotheses[0].next_command == (
-        "grep -n 'sensor' '/src/my tree/kf_buggy.c'  # find where sensor is set"
+        f"grep -n 'sensor' '{spaced}'  # find where sensor is set"
     )
     # No file named by the debug info: the function's name was given as the file to grep.
     snap = replace(snap, backtrace=(replace(snap.backtrace[0], source_file=None), *snap.backtrace[1:]))
     assert analyse_snapshot(snap)[0].hypotheses[0].next_command == (
         "grep -rn 'sensor' SOURCE_TREE  # find where sensor is set (kf_sensor_read)"
+    )
+
+
+def test_the_null_member_s_next_command_needs_a_source_tree_where_the_build_path_is_no_file() -> None:
+    """The debug info names the build machine's path (DW_AT_comp_dir of the module), which does not exist where
+    the dump is read: the grep of it exited 2 (ue10 #10).  The path is said as the build's, a source tree needed."""
+    snap = null_member_snapshot()
+    built = "/build/nowhere/kf_buggy/kf_buggy.c"
+    snap = replace(snap, backtrace=(replace(snap.backtrace[0], source_file=built), *snap.backtrace[1:]))
+    assert analyse_snapshot(snap)[0].hypotheses[0].next_command == (
+        f"grep -rn 'sensor' SOURCE_TREE  # find where sensor is set (kf_sensor_read; built as {built})"
+    )
+    # A kernel tree's relative name: the file under the tree.
+    snap = replace(snap, backtrace=(replace(snap.backtrace[0], source_file="drivers/hwmon/kf.c"), *snap.backtrace[1:]))
+    assert analyse_snapshot(snap)[0].hypotheses[0].next_command == (
+        "grep -n 'sensor' SOURCE_TREE/drivers/hwmon/kf.c  # find where sensor is set (kf_sensor_read)"
     )
 
 

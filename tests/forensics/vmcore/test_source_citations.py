@@ -158,3 +158,32 @@ def test_a_source_dir_named_with_a_newline_is_cited_escaped(tmp_path: Path) -> N
     assert doc["follow_up"]["sources"][0]["local"] == str(copy)
     evidence = [e["source"] for f in doc["incident"]["findings"] for e in f["evidence"]]
     assert str(copy) in evidence
+
+
+def test_the_next_command_of_a_source_dir_named_with_a_newline_runs(tmp_path: Path) -> None:
+    """The NULL member's next command quoted its path with shlex.quote, the newline kept inside the quotes, and the
+    report shows a command on one line: text and markdown printed ``'odd dir/x y/kf_buggy/kf_buggy.c'``, a file
+    that does not exist (ue10 #12).  Bash's ``$'...'`` carries the newline escaped, and the command runs."""
+    import subprocess
+
+    from forensics.pipelines.vmcore import analyse_dump
+    from forensics.report.formats import Destination
+    from forensics.report.vmcore import VmcoreRenderer
+    from forensics.vmcore.program import DebugInfoRequest
+
+    odd = tmp_path / "odd dir" / "x\ny"
+    (odd / "kf_buggy").mkdir(parents=True)
+    copy = odd / "kf_buggy" / "kf_buggy.c"
+    copy.write_text(MODULE_SOURCE.read_text())
+    case = load_case("01-null-member", "6.1")
+    result = analyse_dump(case.directory, DebugInfoRequest(case.vmlinux, (), case.module_debug, (odd,)))
+    word = "$'" + str(copy).replace("\n", "\\n") + "'"
+    command = f"grep -n 'sensor' {word}"
+    text = VmcoreRenderer().text(result, Destination())
+    markdown = render_vmcore_markdown(result)
+    for rendered in (text, markdown):
+        flat = " ".join(rendered.split())  # the terminal's cells wrap
+        assert "x y/kf_buggy" not in flat
+        assert command in flat.replace("\\\\", "\\"), flat[:3000]  # markdown's prose escapes "\"
+    ran = subprocess.run(["bash", "-c", command], capture_output=True, text=True, check=False)
+    assert ran.returncode == 0 and "sensor" in ran.stdout, ran

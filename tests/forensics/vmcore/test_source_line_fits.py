@@ -91,3 +91,72 @@ def test_the_fixture_modules_write_handlers_are_their_own_functions(function: st
     statement was not read for the frame's values."""
     got = read_source_line("kf_buggy/kf_buggy.c", line, function, None, (FIXTURES_DIR,), False)
     assert isinstance(got, SourceLine) and (got.matches_build, got.mismatch) == (True, None), got
+
+
+COMMENTED = """\
+static int kf_other(int x)
+{
+\treturn x;
+}
+
+static int kf_put(struct kf_buf *buf)\t/* drops a reference */
+{
+\tBUG_ON(buf->refcount <= 0);
+\treturn --buf->refcount;
+}
+
+static long kf_get(struct kf_buf *buf, // takes a reference
+\t\t   int n) __cold
+{
+\treturn buf->refcount += n;
+}
+"""
+
+XFS_STYLE = """\
+#include "xfs.h"
+STATIC int xfs_lookahead(int n);
+
+STATIC int
+xfs_iflush_cluster(
+\tstruct xfs_inode\t*ip,\t/* the inode */
+\tstruct xfs_buf\t\t*bp)
+{
+\tint\t\t\terror = 0;
+
+\tBUG_ON(ip == NULL);
+\treturn error;
+}
+"""
+
+
+@pytest.mark.parametrize(
+    ("source", "statement", "function"),
+    [
+        (COMMENTED, "\tBUG_ON(buf->refcount <= 0);", "kf_put"),  # a comment after the head
+        (COMMENTED, "\treturn buf->refcount += n;", "kf_get"),  # a comment on its first line, an attribute after
+        (XFS_STYLE, "\tBUG_ON(ip == NULL);", "xfs_iflush_cluster"),  # the type on the line above the name
+    ],
+    ids=["comment-after-head", "comment-on-head-line", "xfs-style"],
+)
+def test_a_head_with_a_comment_or_in_the_xfs_style_is_its_function(
+    tmp_path: Path, source: str, statement: str, function: str
+) -> None:
+    """A correct source was called "not the one the kernel was built from" when a head had a comment after it
+    (``line 8 lies in kf_other(), not in kf_put()``) or its name started the line under its type (``line 11 lies
+    in no function``): a head had to end in ``)`` or ``{`` and have its type on its own line."""
+    (tmp_path / "kf").mkdir()
+    (tmp_path / "kf" / "kf.c").write_text(source)
+    line = source.splitlines().index(statement) + 1
+    got = read_source_line("kf/kf.c", line, function, None, (tmp_path,), "BUG_ON" in statement)
+    assert isinstance(got, SourceLine), got
+    assert (got.matches_build, got.mismatch, got.text) == (True, None, statement.strip())
+    assert copy_fits(source.splitlines(), [(line, function)]) is None
+    # The function above is still told apart (kf_other's line is not kf_put's).
+    other = read_source_line("kf/kf.c", 3, "kf_put", None, (tmp_path,), False)
+    assert isinstance(other, SourceLine) and other.matches_build is False, other
+
+
+def test_a_prototype_in_the_xfs_style_is_no_head() -> None:
+    """``STATIC int xfs_lookahead(int n);`` declares, it does not define: a line under it lies in no function."""
+    lines = XFS_STYLE.splitlines()
+    assert copy_fits(lines, [(3, "xfs_lookahead")]) == "line 3 lies in no function, not in xfs_lookahead()"
