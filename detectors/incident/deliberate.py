@@ -22,12 +22,15 @@ from forensics.model import KERNEL_LOG_KINDS, Fact, Finding, FindingKind
 from forensics.types.deliberate import REQUESTED, REQUESTED_FACT, WHO, WHO_FACT, requested_by_sysrq
 
 #: What to do after a deliberate crash: find who asked and why; the dump is the state they wanted kept.
+_WHO_ASKED = (
+    "who requested it: the kernel log up to the crash (in the dump); on the crashed machine, "
+    "journalctl -b -1 -n 200 and grep -rl sysrq-trigger /etc /usr/lib/systemd /usr/local "
+    "(scripts and units that write it)"
+)
 NEXT_STEPS = (
     # A next step is "command  # prose" (forensics/report/vmcore.py next_commands): the command runs on the
     # dump where the report was made; what only the crashed machine can answer goes in the prose.
-    "crash> log  # who requested it: the kernel log up to the crash (in the dump); on the crashed machine, "
-    "journalctl -b -1 -n 200 and grep -rl sysrq-trigger /etc /usr/lib/systemd /usr/local "
-    "(scripts and units that write it)",
+    f"crash> log  # {_WHO_ASKED}",
     "if it was a kdump test, the dump is the test's result: kforensic kdump check",
     "if a watchdog or an operator crashed a stuck machine, the problem is what made it stuck: "
     "read the other findings and the hung or busy tasks in the dump",
@@ -86,5 +89,15 @@ def mark(finding: Finding) -> Finding:
         finding,
         summary=f"{finding.summary} The crash was {REQUESTED}: {WHO}; not a kernel bug.",
         facts=(*finding.facts, Fact(REQUESTED_FACT, REQUESTED), Fact(WHO_FACT, WHO)),
-        next_steps=NEXT_STEPS,
+        next_steps=IN_DRGN if _in_drgn(finding.next_steps) else NEXT_STEPS,
     )
+
+
+#: The same steps for a dump whose steps the analysis gave in drgn (detectors/vmcore/steps.py: a kernel the crash the
+#: steps are checked with does not open, 6.12 for crash 8.0.2): `report` printed "crash> log" for such a dump.
+IN_DRGN = (f">>> %crash log  # {_WHO_ASKED}", *NEXT_STEPS[1:])
+
+
+def _in_drgn(steps: tuple[str, ...]) -> bool:
+    """Whether a dump's steps were given for drgn (its ``>>> %crash`` commands), none for crash."""
+    return any(s.startswith(">>> ") for s in steps) and not any(s.startswith("crash> ") for s in steps)

@@ -431,3 +431,24 @@ def test_the_sysrq_mark_is_found_in_any_case(line: str, deliberate: bool) -> Non
 
     crash = _f("dmesg.panic", "Kernel panic - not syncing: Fatal exception", evidence=(_ev(7, line, 12.000001),))
     assert is_deliberate(crash) is deliberate
+
+
+@pytest.mark.parametrize(
+    ("steps", "first"),
+    [
+        (("crash> bt 1",), "crash> log  # who requested it"),
+        # a dump the crash the steps are checked with does not open (6.12): its steps are drgn's, and "crash> log"
+        # was printed by `report` for it all the same (review 10, 8 left it)
+        ((">>> %crash bt 1", "grep -n x y.c"), ">>> %crash log  # who requested it"),
+    ],
+)
+def test_a_deliberate_dump_crash_is_followed_up_in_the_tool_its_steps_are_for(
+    steps: tuple[str, ...], first: str
+) -> None:
+    from detectors.incident.deliberate import mark
+
+    crash = _f("crash", "Kernel panic - not syncing: sysrq triggered crash", steps=steps,
+               evidence=(_ev(7, "[   12.000001] sysrq: Trigger a crash", 12.000001),))  # fmt: skip
+    marked = mark(crash)
+    assert marked.next_steps[0].startswith(first)
+    assert marked.next_steps[1:] == mark(_f("crash", crash.title, evidence=crash.evidence)).next_steps[1:]
