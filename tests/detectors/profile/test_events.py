@@ -150,6 +150,9 @@ def test_a_tracepoint_recorded_with_cpu_clock_is_another_event_left_out(tmp_path
     assert (hot.event, hot.total_samples, hot.sampled.cpu_time) == ("cpu-clock", counts["cpu-clock"], True)
     head = render_tables(result, markdown=False, top=5).splitlines()[0]
     assert f": {counts['cpu-clock']:,} samples of cpu-clock, period " in head, head
+    # ... and what was examined names the event counted, the others left out (it named all three for cpu-clock's)
+    (examined,) = result.incident.examined
+    assert f"{counts['cpu-clock']:,} samples of cpu-clock (left out: sched:sched_switch)" in examined.what, examined
     # The shares of the DSOs are perf report's of cpu-clock (to its rounding; a sample or two perf names no frame of
     # may land elsewhere).
     want = perf_report_dsos(data, "cpu-clock")
