@@ -438,13 +438,14 @@ AGGREGATE_SHORT = "aggregate-short"
 
 #: The rule of a series back at its baseline that rises again, too briefly to judge: its rate is that rise's.
 RETURNED_RISING = "returned-rising-again"
+RETURNED = "returned-to-baseline"  # a series that rose and fell back to where it started (findings.returned_finding)
 
 #: The ordered rules: the first whose test returns a reason decides.
 RULES: tuple[Rule, ...] = (
     ("growing-too-short", Grade.UNDECIDED, _growing_too_short),
     ("too-short", Grade.STABLE, _too_short),
     (RETURNED_RISING, Grade.UNDECIDED, _returned_rising_again),
-    ("returned-to-baseline", Grade.STABLE, _returned),
+    (RETURNED, Grade.STABLE, _returned),
     ("rise-below-growth", Grade.UNDECIDED, _rise_below_growth),
     ("no-effect", Grade.STABLE, _no_effect),
     ("small-growth", Grade.STABLE, _small_growth),

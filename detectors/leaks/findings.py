@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from detectors.leaks.attribution import attribution_for, describe_aliases, generic_confirm_steps, merged_names
-from detectors.leaks.decision import AGGREGATE_SHORT, RETURNED_RISING, WITH_PAGE_CACHE, rule_baseline
+from detectors.leaks.decision import AGGREGATE_SHORT, RETURNED, RETURNED_RISING, WITH_PAGE_CACHE, rule_baseline
 from detectors.leaks.meminfo import field_info
 from forensics import model
 from forensics.model import (
@@ -381,10 +381,6 @@ def cache_finding(v: SeriesVerdict, ctx: FindingContext) -> Finding:
         subjects=(Subject(SubjectKind.SLAB_CACHE, v.name), *held_by_process(who.subject, who.held_by_process)),
         baseline=ctx.baseline(v),
     )
-
-
-#: The rule of a series that rose and fell back to where it started (detectors/leaks/decision.py).
-RETURNED = "returned-to-baseline"
 
 
 def returned_finding(v: SeriesVerdict, ctx: FindingContext) -> Finding | None:

@@ -162,8 +162,8 @@ class ClockMonitor:
         for m in markers.tolist():
             close(m)
             mc = int(batch.cpu[m])
-            seen = {*self.last, *cpus[idx < m].tolist()}  # a marker for no CPU: each CPU seen so far
-            for c in [mc] if mc >= 0 else sorted(seen):
+            # a marker for no CPU: each CPU seen so far (built only then: a batch-sized mask per marker)
+            for c in [mc] if mc >= 0 else sorted({*self.last, *cpus[idx < m].tolist()}):
                 r = rows(c)
                 k = int(np.searchsorted(r, m)) - 1
                 before = batch.event(int(r[k])) if k >= 0 else self.last.get(c)
