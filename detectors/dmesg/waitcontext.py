@@ -115,7 +115,8 @@ def context_words(value: int, nesting: bool | None) -> tuple[str, str]:
     return _CONTEXTS[nesting].get(value, (f"wait context {value}", "its locks may be taken"))
 
 
-def forbidding(outer: int, context: int | None, held: Iterable[WaitLock]) -> tuple[bool, list[WaitLock]]:
-    """What forbids a lock of outer type ``outer``: whether the context does (its type below ``outer``), and the held
-    locks whose inner type is below it (check_wait_context(): the lock's outer type above the least of them)."""
-    return (context is not None and context < outer), [lock for lock in held if lock.inner and lock.inner < outer]
+def held_forbidding(outer: int, held: Iterable[WaitLock]) -> list[WaitLock]:
+    """The held locks that forbid a lock of outer type ``outer``: those whose inner type is below it
+    (check_wait_context(): the lock's outer type above the least of them; a context forbids it alike, its type below
+    ``outer``)."""
+    return [lock for lock in held if lock.inner and lock.inner < outer]

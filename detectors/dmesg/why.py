@@ -59,7 +59,7 @@ from detectors.dmesg.waitcontext import (
     WAIT_CONTEXT,
     WaitLock,
     context_words,
-    forbidding,
+    held_forbidding,
     lock_kind,
     raw_nesting,
     type_words,
@@ -2147,9 +2147,9 @@ def _wait_context(r: _Reading) -> None:
         n = context[0]
         where, allows = context_words(n, nesting)
         r.add("wait context", f"{{{n}:{n}}}: {where}", context[1])
-        if forbidding(lock.outer, n, ())[0]:
+        if n < lock.outer:  # the context's type below the lock's outer type (check_wait_context())
             r.add("forbidden by context", f"{where} (context-{{{n}:{n}}}), where {allows}", context[1])
-    inside = forbidding(lock.outer, None, [h for h, _ in held])[1]
+    inside = held_forbidding(lock.outer, [h for h, _ in held])
     for holder, line in held:
         if holder in inside:
             taken = f", taken at {holder.site}," if holder.site else ""
