@@ -69,12 +69,18 @@ def _is_link(path: Path) -> bool:
 
 
 class RootReader:
-    """Reads target paths under ``root``; keeps a :class:`SourceRecord` per file and the read problems."""
+    """Reads target paths under ``root``; keeps a :class:`SourceRecord` per file and the read problems.
+
+    A file is read once: a second read of it (a BLS entry for the boot configuration, then for the entry the boot
+    loader boots; a kdump configuration, then as a file setup may change) returns the first read's bytes, so that
+    ``sources`` lists each file once, as what one snapshot of the system was made of.
+    """
 
     def __init__(self, root: Path) -> None:
         self.root = root
         self.sources: list[SourceRecord] = []
         self.problems: list[ReadProblem] = []
+        self._read: dict[tuple[str, int], bytes | NotAvailable] = {}
 
     def host_path(self, target: str) -> Path:
         """The file under the root that stands for ``target``, following links inside the root."""
@@ -161,7 +167,13 @@ class RootReader:
             return NotAvailable(f"cannot stat {target}: {exc.strerror or exc}")
 
     def read_bytes(self, target: str, limit: int = _MAX_TEXT_BYTES) -> bytes | NotAvailable:
-        """The bytes of a target file (at most ``limit``), recorded as a source."""
+        """The bytes of a target file (at most ``limit``), recorded as a source (once: see the class)."""
+        key = (target, limit)
+        if key not in self._read:
+            self._read[key] = self._read_bytes(target, limit)
+        return self._read[key]
+
+    def _read_bytes(self, target: str, limit: int) -> bytes | NotAvailable:
         path = self.host_path(target)
         started = time.monotonic()
         try:

@@ -90,7 +90,7 @@ def collect_kdump_state(root: Path, statvfs: StatvfsProvider = real_statvfs) -> 
         boot_sysctls=boot_sysctls(reader),
         dump_space=_dump_space(reader, target, statvfs),
         images=_images(reader, distro.family, release),
-        boot=_boot_config(reader, release),
+        boot=_boot_config(reader),
         debuginfo=_debuginfo(reader, release, distro.family),
         kernel_config=_kernel_config(reader, release),
         managed_files=tuple((path, reader.read_text(path)) for path in paths.MANAGED_FILES),
@@ -420,7 +420,7 @@ def _images(reader: RootReader, family: DistroFamily, release: str | NotAvailabl
     )
 
 
-def _boot_config(reader: RootReader, release: str | NotAvailable) -> BootConfig:
+def _boot_config(reader: RootReader) -> BootConfig:
     names = [paths.GRUB_DEFAULT, paths.KERNEL_CMDLINE]
     names += [f"{paths.GRUB_D}/{n}" for n in reader.listdir(paths.GRUB_D) if n.endswith(".cfg")]
     names += [f"{paths.BLS_ENTRIES}/{n}" for n in reader.listdir(paths.BLS_ENTRIES) if n.endswith(".conf")]
@@ -436,19 +436,19 @@ def _boot_config(reader: RootReader, release: str | NotAvailable) -> BootConfig:
                 continue
             for match in _CRASHKERNEL.finditer(line):
                 found.append((file, number, match.group(1)))
-    return BootConfig(files=tuple(files), crashkernel=tuple(found), generated=_generated_boot(reader, release))
+    return BootConfig(files=tuple(files), crashkernel=tuple(found), generated=_generated_boot(reader))
 
 
 _GRUB_MENUENTRY = re.compile(r"""^\s*menuentry\s+(?:'([^']*)'|"([^"]*)")""")
 _GRUB_LINUX = re.compile(r"^\s*(?:linux|linuxefi|linux16)\s+(\S+)(.*)$")
 
 
-def _generated_boot(reader: RootReader, release: str | NotAvailable) -> BootEntry | NotAvailable:
+def _generated_boot(reader: RootReader) -> BootEntry | NotAvailable:
     """The default entry of what the boot loader boots: BLS entries where there are any (GRUB's blscfg and
     systemd-boot read them), else grub.cfg as grub-mkconfig wrote it; NotAvailable saying why none was read."""
     names = [n for n in reader.listdir(paths.BLS_ENTRIES) if n.endswith(".conf")]
     if names:
-        return _bls_entry(reader, paths.BLS_ENTRIES, names, release)
+        return _bls_entry(reader, paths.BLS_ENTRIES, names)
     denied = next((p for p in reader.problems if p.path == paths.BLS_ENTRIES), None)
     if denied is not None:
         # RHEL keeps /boot/loader/entries root-only: its entries are what boots, and grub.cfg (root-only too) only
@@ -469,7 +469,7 @@ def _generated_boot(reader: RootReader, release: str | NotAvailable) -> BootEntr
         # No GRUB: systemd-boot's entries on the ESP, which kernel-install writes from /etc/kernel/cmdline.
         names = [n for n in reader.listdir(directory) if n.endswith(".conf")]
         if names:
-            return _bls_entry(reader, directory, names, release)
+            return _bls_entry(reader, directory, names)
     if absent:
         return NotAvailable(f"neither {' nor '.join(paths.GRUB_CFG)} nor {paths.BLS_ENTRIES}/*.conf exist")
     return NotAvailable("; ".join(r for r in why if "does not exist" not in r))
@@ -496,11 +496,9 @@ def _grub_entry(file: TextFile) -> BootEntry | None:
     return None
 
 
-def _bls_entry(
-    reader: RootReader, directory: str, names: list[str], release: str | NotAvailable
-) -> BootEntry | NotAvailable:
-    """The BLS entry the boot loader boots (:func:`_default_bls`), its ``options`` line.  ``release`` is unused: the
-    next boot is judged, whichever kernel runs now."""
+def _bls_entry(reader: RootReader, directory: str, names: list[str]) -> BootEntry | NotAvailable:
+    """The BLS entry the boot loader boots (:func:`_default_bls`), its ``options`` line: the next boot is judged,
+    whichever kernel runs now."""
     entries: list[tuple[TextFile, dict[str, tuple[int, str]]]] = []
     unread: list[str] = []
     for name in names:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -12,7 +13,7 @@ from collectors.kdump.reader import RootReader, VfsStat
 from collectors.kdump.state import collect_kdump_state
 from forensics.errors import InputError
 from forensics.model import NotAvailable
-from forensics.types.kdump import DiskSpace, DistroFamily, KdumpConfig, MemInfo, TargetKind, TextFile
+from forensics.types.kdump import BootEntry, DiskSpace, DistroFamily, KdumpConfig, MemInfo, TargetKind, TextFile
 from tests.collectors.kdump.roots import MIB, SCENARIOS, build
 
 
@@ -214,3 +215,32 @@ def test_a_config_saved_the_windows_way_is_a_problem(tmp_path: Path, data: bytes
     config = (parse_kdump_tools if path.endswith("kdump-tools") else parse_kdump_conf)(file)
     assert config.problems and reason in config.problems[0].reason
     assert config.problems[0].line == 1
+
+
+def _rhel8_grubenv(root: Path) -> None:
+    # RHEL 8: the BLS entry takes its options from grubenv's kernelopts=; grubenv is read for saved_entry too.
+    entry = next((root / "boot/loader/entries").iterdir())
+    entry.write_text(entry.read_text().replace("options root=", "options $kernelopts\n#options root="))
+    (root / "boot/grub2").mkdir(parents=True, exist_ok=True)
+    (root / "boot/grub2/grubenv").write_text(
+        "# GRUB Environment Block\nkernelopts=root=/dev/sda1 ro crashkernel=256M\n"
+    )
+
+
+@pytest.mark.parametrize(
+    ("scenario", "extra"), [("debian12-ready", None), ("rhel9-ready", None), ("rhel9-ready", _rhel8_grubenv)]
+)
+def test_each_file_is_declared_once(tmp_path: Path, scenario: str, extra: object) -> None:
+    # The sources are what the collector read: a BLS entry, grubenv and the kdump configuration were read (and
+    # declared) twice, once for the boot configuration or the config check, again for the boot entry or setup.
+    system = replace(SCENARIOS[scenario], extra=extra)
+    root = build(tmp_path, system)
+    state = collect_kdump_state(root, system.statvfs)
+    paths = [s.path for s in state.sources]
+    assert sorted(p for p in set(paths) if paths.count(p) > 1) == []
+    read = {p.removeprefix(str(root)) for p in paths}
+    assert any(p.startswith(("/boot/loader/entries/", "/boot/grub/grub.cfg")) for p in read)
+    if extra is not None:
+        assert "/boot/grub2/grubenv" in read
+        assert isinstance(state.boot.generated, BootEntry)
+        assert state.boot.generated.crashkernel == "256M"
