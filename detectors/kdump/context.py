@@ -4,7 +4,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from detectors.kdump.crashkernel import DISTRO_DEFAULTS, crashkernel_problem, distro_default, estimate_crashkernel
+from detectors.kdump.crashkernel import (
+    DISTRO_DEFAULTS,
+    crashkernel_problem,
+    crashkernel_unknown,
+    distro_default,
+    estimate_crashkernel,
+)
 from detectors.kdump.makedumpfile import CollectorOptions, parse_collector
 from forensics.model import NotAvailable
 from forensics.types import kdump_paths as paths
@@ -155,6 +161,18 @@ def release(state: KdumpState) -> str:
 def value_problem(state: KdumpState, value: str) -> str | None:
     """Why ``value`` of crashkernel= reserves nothing on this machine and its kernel (None when it reserves)."""
     return crashkernel_problem(value, state.system_ram_bytes, release(state), state.arch)
+
+
+def value_unknown(state: KdumpState, value: str) -> str | None:
+    """Why it cannot be told whether ``value`` of crashkernel= reserves memory here (crashkernel=auto on a kernel
+    not known to size it, or RAM at its uncertain threshold); None when it can."""
+    return crashkernel_unknown(value, state.system_ram_bytes, release(state), state.arch)
+
+
+def reserved_now(state: KdumpState) -> int | None:
+    """The bytes this boot reserved (/sys/kernel/kexec_crash_size), None when it was not read."""
+    text = state.crash_size.first_line() if isinstance(state.crash_size, TextFile) else ""
+    return int(text) if text.isdigit() else None
 
 
 def bls_boot(state: KdumpState) -> bool:

@@ -100,38 +100,116 @@ def auto_sized(value: str, release: str) -> bool:
 
 
 def _auto_problem(release: str) -> str:
-    """Why crashkernel=auto reserves nothing on the kernel of ``release`` ("" when it is not known)."""
+    """Why crashkernel=auto reserves nothing on the kernel of ``release`` (a release that was read)."""
     base = "crashkernel=auto is a RHEL 7/8 kernel extension; upstream and RHEL 9 kernels reserve nothing"
-    if not release:
-        return f"{base} (the running kernel's release was not read)"
     if re.search(r"\.el[78]", release):
         return f"{base}: {release} carries an EL 7/8 tag but is not Red Hat's 3.10.0/4.18.0 kernel (a mainline rebuild)"
     return base
 
 
-#: The RAM below which Red Hat's crashkernel=auto reserves nothing by design: the RHEL 7 Kernel Crash Dump Guide's
-#: "minimum threshold for automatic memory reservation" (2 GB on x86_64, ppc64, aarch64; 4 GB on s390x); RHEL 8's
-#: kernel lowered x86_64's to 1 GB (its auto ranges start at 1G).
-_AUTO_THRESHOLD = {"el7": {"s390x": 4 * GIB}, "el8": {"s390x": 4 * GIB, "x86_64": GIB}}
+#: What tells whether a kernel sizes crashkernel=auto: its release (Red Hat's 3.10.0-*.el7, 4.18.0-*.el8 do).
+CHECK_AUTO = (
+    "uname -r on the machine: a Red Hat 3.10.0-*.el7 or 4.18.0-*.el8 kernel sizes crashkernel=auto, other kernels "
+    "reserve nothing for it (dmesg | grep -i crashkernel says what this boot reserved)"
+)
+#: Oracle's UEK kernels (4.14.35-*.el7uek, 5.4.17-*.el8uek) took crashkernel=auto from RHEL 7 with ranges of their own
+#: (linux-uek5 "x86: add support for crashkernel=auto", Orabug 27234070), which are not held here.
+_UEK = re.compile(r"\.el\d+uek")
+
+#: The RAM from which crashkernel=auto reserves memory on Red Hat's kernels, by RHEL major and architecture, as
+#: (the lowest it may be, the highest it may be): where the sources disagree, between the two the verdict is unknown.
+#: RHEL 7: the Kernel Administration Guide's "Minimum Amount of Memory Required for Automatic Memory Reservation"
+#: (table 7.2: 2 GB on x86_64, ppc64 and arm64, 4 GB on s390x).  RHEL 8: its "Managing, monitoring and updating the
+#: kernel", "Configuring kdump memory usage" (x86_64 "more than 1GB", arm64 and IBM Power "more than 2GB").  The
+#: kernel's own table (kernel/crash_core.c __parse_crashkernel), as posted to LKML from RHEL 8's "4.18.0-147.el8"
+#: (2019-12-04) and from CentOS Stream 8 (the RFC of 2022-01-27, its kdump.rst "the threshold is 1G on x86_64 and
+#: s390x, 2G on arm64, ppc64 and ppc64le"): x86_64 from 1G in both, arm64 and ppc64 from 2G, s390x from 4G in the
+#: first and from 1G in the second; which RHEL 8 minor changed s390x's is not known here.  (ppc64 with fadump=on
+#: starts at 4G in CentOS Stream 8's.)
+_AUTO_THRESHOLD: dict[str, dict[str, tuple[int, int]]] = {
+    "el7": {
+        "x86_64": (2 * GIB, 2 * GIB),
+        "ppc64": (2 * GIB, 2 * GIB),
+        "ppc64le": (2 * GIB, 2 * GIB),
+        "aarch64": (2 * GIB, 2 * GIB),
+        "s390x": (4 * GIB, 4 * GIB),
+    },
+    "el8": {
+        "x86_64": (GIB, GIB),
+        "ppc64le": (2 * GIB, 2 * GIB),
+        "aarch64": (2 * GIB, 2 * GIB),
+        "s390x": (GIB, 4 * GIB),
+    },
+}
+#: The kernel may compare the RAM rounded up to 128 MiB with the ranges (parse_crashkernel_mem's "firmware sometimes
+#: reserves some memory regions for its own use" in the crashkernel=auto patch posted to LKML on 2019-12-04 "as
+#: implemented in RH 4.18.0-147.el8 kernels"; whether every RHEL 7/8 kernel does is not known here): a machine up to
+#: this much below a threshold may still be at it, and the RAM read here (/proc/iomem's System RAM) is not the
+#: kernel's figure to the byte.
+_ROUNDUP = 128 * MIB
 
 
-def _auto_threshold(release: str, arch: str | NotAvailable) -> int:
+def _auto_threshold(release: str, arch: str | NotAvailable) -> tuple[int, int]:
+    """The RAM threshold of crashkernel=auto on Red Hat's kernel ``release``: (lowest, highest) it may be; both
+    bounds of the architectures when the architecture was not read or is not in the table."""
     table = _AUTO_THRESHOLD["el7" if release.startswith("3.10.0-") else "el8"]
-    return table.get(arch if isinstance(arch, str) else "x86_64", 2 * GIB)
+    if isinstance(arch, str) and arch in table:
+        return table[arch]
+    return min(low for low, _ in table.values()), max(high for _, high in table.values())
+
+
+def _rhel(release: str) -> str:
+    return "7" if release.startswith("3.10.0-") else "8"
+
+
+def crashkernel_unknown(
+    value: str, ram: int | NotAvailable, release: str = "", arch: str | NotAvailable = "x86_64"
+) -> str | None:
+    """Why it cannot be told whether ``crashkernel=auto`` reserves memory on this machine; None when it can (and for
+    every other value).  ``auto`` depends on the kernel: a release not read, a kernel whose auto table is not held
+    here, or RAM too near Red Hat's threshold (uncertain, or within the kernel's rounding of it) leave it unknown."""
+    if value.strip() != "auto":
+        return None
+    if not release:
+        return "whether this kernel sizes crashkernel=auto is not known: the running kernel's release was not read"
+    if _UEK.search(release):
+        return (
+            f"{release} is an Oracle UEK kernel, which sizes crashkernel=auto by a RAM table of its own that "
+            "kforensic does not hold"
+        )
+    if not auto_sized(value, release) or not isinstance(ram, int):
+        return None
+    low, high = _auto_threshold(release, arch)
+    if ram + _ROUNDUP <= low or ram >= high:
+        return None
+    where = arch if isinstance(arch, str) else "an architecture not read"
+    if low == high:
+        at = f"{low // GIB} GiB"
+        why = "the kernel rounds the RAM up to 128 MiB before comparing, and the RAM read here is not its figure"
+    else:
+        at = f"{low // GIB} GiB or {high // GIB} GiB"
+        why = "the sources disagree for this architecture and kernel"
+    return (
+        f"whether crashkernel=auto reserves anything on this RHEL {_rhel(release)} kernel is not known: its RAM "
+        f"threshold on {where} is {at} ({why}), and this machine has {ram // MIB} MiB"
+    )
 
 
 def crashkernel_problem(
     value: str, ram: int | NotAvailable, release: str = "", arch: str | NotAvailable = "x86_64"
 ) -> str | None:
     """Why a crashkernel= value reserves nothing on this machine (malformed, ``auto`` on a kernel that ignores it or
-    below its RAM threshold, no range for its RAM); None when it reserves memory (or may: the RAM is not known).  The
-    one rule for the command line and the boot configuration alike; ``release`` is the running kernel's."""
+    below its RAM threshold, no range for its RAM); None when it reserves memory, or may (the RAM is not known; see
+    :func:`crashkernel_unknown` for ``auto``).  The one rule for the command line and the boot configuration alike;
+    ``release`` is the running kernel's ("" when not read)."""
+    if crashkernel_unknown(value, ram, release, arch) is not None:
+        return None
     if auto_sized(value, release):
-        threshold = _auto_threshold(release, arch)
-        if isinstance(ram, int) and ram < threshold:
+        low, _ = _auto_threshold(release, arch)
+        if isinstance(ram, int) and ram + _ROUNDUP <= low:
             return (
-                f"crashkernel=auto on this RHEL {'7' if release.startswith('3.10.0-') else '8'} kernel reserves "
-                f"nothing below {threshold // GIB} GiB of RAM, and this machine has {ram // MIB} MiB"
+                f"crashkernel=auto on this RHEL {_rhel(release)} kernel reserves "
+                f"nothing below {low // GIB} GiB of RAM, and this machine has {ram // MIB} MiB"
             )
         return None
     if value.strip() == "auto":

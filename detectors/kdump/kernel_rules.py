@@ -11,10 +11,12 @@ from detectors.kdump.context import (
     no_boot_loader,
     regenerate_step,
     release,
+    reserved_now,
     tooling_family,
     value_problem,
+    value_unknown,
 )
-from detectors.kdump.crashkernel import GIB, MIB, auto_sized, parse_crashkernel
+from detectors.kdump.crashkernel import CHECK_AUTO, GIB, MIB, auto_sized, parse_crashkernel
 from detectors.kdump.util import fail, file_evidence, pass_, unknown, warn
 from forensics.model import Evidence, NotAvailable, Severity
 from forensics.types import kdump_paths as paths
@@ -172,6 +174,12 @@ def _fix_persist(state: KdumpState) -> str:
     return _FIX_CRASHKERNEL
 
 
+def _fix_doubt(state: KdumpState) -> str:
+    """What tells whether crashkernel=auto reserves memory here, and the value that does not depend on it."""
+    look = CHECK_AUTO if not release(state) else "dmesg | grep -i crashkernel says what the kernel made of it"
+    return f"see what this kernel reserves for it: {look}; or give an explicit size: {_FIX_CRASHKERNEL}"
+
+
 def _fix_crashkernel(state: KdumpState) -> str:
     """How to get crashkernel= in place: on a kernel without crash support, another kernel first."""
     if no_crash_support(state):
@@ -232,6 +240,23 @@ def check_cmdline(state: KdumpState, estimate: Estimate) -> list[CheckLine]:
         return [
             fail("crashkernel-cmdline", title, detail, _WHY_RESERVE, _fix_crashkernel(state), evidence, kernel=True)
         ]
+    doubt = value_unknown(state, value)
+    if doubt is not None:
+        reserved = reserved_now(state)
+        if reserved:
+            # What this boot reserved is read: the kernel sized it, whatever its release or threshold.
+            detail = f"crashkernel={value} ({reserved // MIB} MiB reserved at this boot: the kernel sized it)"
+            return [pass_("crashkernel-cmdline", title, detail, evidence, kernel=True)]
+        line = unknown(
+            "crashkernel-cmdline",
+            title,
+            doubt,
+            _WHY_RESERVE,
+            _fix_doubt(state),
+            evidence,
+            severity=Severity.MEDIUM,
+        )
+        return [replace(line, kernel_side=True)]
     if auto_sized(value, release(state)):
         detail = f"crashkernel={value} (sized by this RHEL 7/8 kernel itself)"
         return [pass_("crashkernel-cmdline", title, detail, evidence, kernel=True)]
@@ -256,6 +281,15 @@ def check_boot_config(state: KdumpState, estimate: Estimate) -> list[CheckLine]:
             # The value is persistent; what is wrong is that every boot from it reserves nothing.
             why = f"{_WHY_RESERVE}, and every boot from this configuration is given this value"
             return [fail("crashkernel-boot", title, detail, why, _FIX_CRASHKERNEL, evidence)]
+        doubt = value_unknown(state, value)
+        if doubt is not None and not (cmdline_crashkernel(state) == value and reserved_now(state)):
+            # (This boot, given the same value, reserved memory: the kernel sized it.)
+            reason = f"{detail}; {doubt}"
+            return [
+                unknown(
+                    "crashkernel-boot", title, reason, _WHY_RESERVE, _fix_doubt(state), evidence, severity=Severity.LOW
+                )
+            ]
         return [pass_("crashkernel-boot", title, detail, evidence)]
     unexamined = state.not_examined(paths.GRUB_DEFAULT)
     if not state.boot.files and unexamined:
@@ -347,8 +381,11 @@ def check_reservation(state: KdumpState, estimate: Estimate) -> list[CheckLine]:
             why, fix, cited = _unplaced(state, given)
             return [fail("crash-reservation", title, detail + why, _WHY_RESERVE, fix, evidence + cited, kernel=True)]
         problem = value_problem(state, given) if given else None
+        doubt = value_unknown(state, given) if given else None
         if problem is not None:
             detail += f": crashkernel={given} on this boot's command line reserves nothing: {problem}"
+        elif doubt is not None:
+            detail += f": crashkernel={given} on this boot's command line may be why ({doubt})"
         return [fail("crash-reservation", title, detail, _WHY_RESERVE, _fix_persist(state), evidence, kernel=True)]
     reserved = int(text)
     want = describe_estimate(estimate)
@@ -374,7 +411,8 @@ def crashkernel_unplaced(state: KdumpState) -> bool:
     given = cmdline_crashkernel(state)
     size = state.crash_size
     empty = isinstance(size, TextFile) and size.first_line() == "0"
-    return bool(given) and empty and value_problem(state, given or "") is None and _released(state) is None
+    known = value_problem(state, given or "") is None and value_unknown(state, given or "") is None
+    return bool(given) and empty and known and _released(state) is None
 
 
 def _released(state: KdumpState) -> tuple[int, str] | None:

@@ -19,6 +19,7 @@ from detectors.kdump.context import (
     regenerate_step,
     release,
     value_problem,
+    value_unknown,
 )
 from detectors.kdump.crashkernel import MIB, auto_sized, parse_crashkernel
 from detectors.kdump.dependencies import capture_blocker
@@ -114,7 +115,8 @@ def _crashkernel_plan(
     # The check's rule (value_problem): a value that reserves nothing here is replaced; crashkernel=auto on the
     # RHEL 7/8 kernel that sizes it is kept when this boot's reservation passes (its size is the kernel's to pick).
     if configured is not None and isinstance(ram, int) and value_problem(state, configured[2]) is None:
-        if auto_sized(configured[2], release(state)):
+        if auto_sized(configured[2], release(state)) or value_unknown(state, configured[2]):
+            # (Not known to size it: kept only where this boot's reservation passes, else an explicit size.)
             enough = reservation_ok
         else:
             enough = parse_crashkernel(configured[2]).size_for(ram) >= want
