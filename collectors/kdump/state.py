@@ -436,52 +436,59 @@ def _boot_config(reader: RootReader) -> BootConfig:
                 continue
             for match in _CRASHKERNEL.finditer(line):
                 found.append((file, number, match.group(1)))
-    return BootConfig(files=tuple(files), crashkernel=tuple(found), generated=_generated_boot(reader))
+    generated, entries = _generated_boot(reader)
+    return BootConfig(files=tuple(files), crashkernel=tuple(found), generated=generated, entries=entries)
 
 
 _GRUB_MENUENTRY = re.compile(r"""^\s*menuentry\s+(?:'([^']*)'|"([^"]*)")""")
 _GRUB_LINUX = re.compile(r"^\s*(?:linux|linuxefi|linux16)\s+(\S+)(.*)$")
+#: What the boot loader offers: the default entry (or why it was not read) and every entry, the default among them.
+_Offered = tuple[BootEntry | NotAvailable, tuple[BootEntry, ...]]
 
 
-def _generated_boot(reader: RootReader) -> BootEntry | NotAvailable:
-    """The default entry of what the boot loader boots: BLS entries where there are any (GRUB's blscfg and
-    systemd-boot read them), else grub.cfg as grub-mkconfig wrote it; NotAvailable saying why none was read."""
+def _generated_boot(reader: RootReader) -> _Offered:
+    """The entries of what the boot loader boots, and the default one: BLS entries where there are any (GRUB's
+    blscfg and systemd-boot read them), else grub.cfg as grub-mkconfig wrote it; NotAvailable saying why none was
+    read."""
     names = [n for n in reader.listdir(paths.BLS_ENTRIES) if n.endswith(".conf")]
     if names:
-        return _bls_entry(reader, paths.BLS_ENTRIES, names)
+        return _bls_entries(reader, paths.BLS_ENTRIES, names)
     denied = next((p for p in reader.problems if p.path == paths.BLS_ENTRIES), None)
     if denied is not None:
         # RHEL keeps /boot/loader/entries root-only: its entries are what boots, and grub.cfg (root-only too) only
         # points at them; reading it would add a second unreadable file for one cause.
-        return NotAvailable(f"cannot read {paths.BLS_ENTRIES}: {denied.reason}")
+        return NotAvailable(f"cannot read {paths.BLS_ENTRIES}: {denied.reason}"), ()
     why: list[str] = []
     for path in paths.GRUB_CFG:
         file = reader.read_text(path)
         if isinstance(file, NotAvailable):
             why.append(file.reason)
             continue
-        entry = _grub_entry(file)
-        if entry is not None:
-            return entry
+        entries = _grub_entries(file)
+        default = next((e for e in entries if not e.recovery), None)
+        if default is not None:
+            return default, entries
         why.append(f"{path} has no linux line")
     absent = all("does not exist" in reason for reason in why)
     for directory in paths.ESP_ENTRIES if absent else ():
         # No GRUB: systemd-boot's entries on the ESP, which kernel-install writes from /etc/kernel/cmdline.
         names = [n for n in reader.listdir(directory) if n.endswith(".conf")]
         if names:
-            return _bls_entry(reader, directory, names)
+            return _bls_entries(reader, directory, names)
     if absent:
-        return NotAvailable(f"neither {' nor '.join(paths.GRUB_CFG)} nor {paths.BLS_ENTRIES}/*.conf exist")
-    return NotAvailable("; ".join(r for r in why if "does not exist" not in r))
+        return NotAvailable(f"neither {' nor '.join(paths.GRUB_CFG)} nor {paths.BLS_ENTRIES}/*.conf exist"), ()
+    return NotAvailable("; ".join(r for r in why if "does not exist" not in r)), ()
 
 
-def _grub_entry(file: TextFile) -> BootEntry | None:
-    """The first ``linux`` line of grub.cfg outside a recovery entry: the default entry (GRUB_DEFAULT=0).
+def _grub_entries(file: TextFile) -> tuple[BootEntry, ...]:
+    """Every ``linux`` line of grub.cfg, with its menuentry's title: the first outside a recovery entry is the
+    default entry (GRUB_DEFAULT=0).
 
     Recovery entries get GRUB_CMDLINE_LINUX but not GRUB_CMDLINE_LINUX_DEFAULT, where kdump-tools puts
-    crashkernel=: judged, they would say it is missing from the entry that boots.
+    crashkernel=: judged as the default, they would say it is missing from the entry that boots.
     """
     title = ""
+    entries = []
     for number, line in enumerate(file.lines, 1):
         if m := _GRUB_MENUENTRY.match(line):
             title = m.group(1) or m.group(2) or ""
@@ -490,23 +497,25 @@ def _grub_entry(file: TextFile) -> BootEntry | None:
         if m is None:
             continue
         args = tuple(m.group(2).split())
-        if "recovery mode" in title or "single" in args:
-            continue
-        return BootEntry(file, number, m.group(1), args, bls=False)
-    return None
+        recovery = "recovery mode" in title or "single" in args
+        entries.append(BootEntry(file, number, m.group(1), args, bls=False, title=title, recovery=recovery))
+    return tuple(entries)
 
 
-def _bls_entry(reader: RootReader, directory: str, names: list[str]) -> BootEntry | NotAvailable:
-    """The BLS entry the boot loader boots (:func:`_default_bls`), its ``options`` line: the next boot is judged,
-    whichever kernel runs now."""
-    entries: list[tuple[TextFile, dict[str, tuple[int, str]]]] = []
+_BlsKeys = dict[str, tuple[int, str]]
+
+
+def _bls_entries(reader: RootReader, directory: str, names: list[str]) -> _Offered:
+    """The BLS entries of ``directory``, each with its ``options`` line, and the one the boot loader boots
+    (:func:`_default_bls`): the next boot is judged, whichever kernel runs now."""
+    entries: list[tuple[TextFile, _BlsKeys]] = []
     unread: list[str] = []
     for name in names:
         file = reader.read_text(f"{directory}/{name}")
         if isinstance(file, NotAvailable):
             unread.append(file.reason)
             continue
-        keys: dict[str, tuple[int, str]] = {}
+        keys: _BlsKeys = {}
         for number, line in enumerate(file.lines, 1):
             key, _, value = line.strip().partition(" ")
             if key == "options" and key in keys:
@@ -519,15 +528,25 @@ def _bls_entry(reader: RootReader, directory: str, names: list[str]) -> BootEntr
                 keys.setdefault(key, (number, value.strip()))
         entries.append((file, keys))
     if not entries:
-        return NotAvailable("; ".join(unread) or f"no entry in {directory}")
+        return NotAvailable("; ".join(unread) or f"no entry in {directory}"), ()
+    env = reader.read_text(paths.GRUBENV)
     usual = [e for e in entries if "rescue" not in e[0].path] or entries
-    file, keys = _default_bls(reader, usual)
+    default = _default_bls(env, usual)
+    offered = [(file, _bls_boot_entry(file, keys, env)) for file, keys in entries]
+    read = tuple(entry for _, entry in offered if isinstance(entry, BootEntry))
+    return next(entry for file, entry in offered if file is default[0]), read
+
+
+def _bls_boot_entry(file: TextFile, keys: _BlsKeys, env: MaybeFile) -> BootEntry | NotAvailable:
+    """One BLS entry as the boot loader boots it: its ``options`` (``$kernelopts`` expanded from grubenv)."""
     if "options" not in keys:
         return NotAvailable(f"{file.path} has no options line")
     number, options = keys["options"]
+    title = keys.get("title", (0, ""))[1]
+    kernel = keys.get("linux", (0, ""))[1]
+    rescue = "rescue" in file.path.rsplit("/", 1)[-1]
     if "$kernelopts" in options:
         # RHEL 8: the options live in grubenv's kernelopts= (grub2-editenv), and the entry names the variable.
-        env = reader.read_text(paths.GRUBENV)
         found = (
             next(((n, ln.partition("=")[2]) for n, ln in enumerate(env.lines, 1) if ln.startswith("kernelopts=")), None)
             if isinstance(env, TextFile)
@@ -536,10 +555,9 @@ def _bls_entry(reader: RootReader, directory: str, names: list[str]) -> BootEntr
         if found is None or not isinstance(env, TextFile):
             why = env.reason if isinstance(env, NotAvailable) else f"{paths.GRUBENV} sets no kernelopts="
             return NotAvailable(f"{file.path} line {number} takes its options from $kernelopts: {why}")
-        options = options.replace("$kernelopts", found[1])
-        kernel = keys.get("linux", (0, ""))[1]
-        return BootEntry(file, number, kernel, tuple(options.split()), bls=True, env=env, env_line=found[0])
-    return BootEntry(file, number, keys.get("linux", (0, ""))[1], tuple(options.split()), bls=True)
+        args = tuple(options.replace("$kernelopts", found[1]).split())
+        return BootEntry(file, number, kernel, args, bls=True, env=env, env_line=found[0], title=title, recovery=rescue)
+    return BootEntry(file, number, kernel, tuple(options.split()), bls=True, title=title, recovery=rescue)
 
 
 _VERSION_PART = re.compile(r"\d+|[A-Za-z]+")
@@ -550,12 +568,9 @@ def _version_key(version: str) -> tuple[tuple[int, int | str], ...]:
     return tuple((1, int(p)) if p.isdigit() else (0, p) for p in _VERSION_PART.findall(version))
 
 
-def _default_bls(
-    reader: RootReader, entries: list[tuple[TextFile, dict[str, tuple[int, str]]]]
-) -> tuple[TextFile, dict[str, tuple[int, str]]]:
+def _default_bls(env: MaybeFile, entries: list[tuple[TextFile, _BlsKeys]]) -> tuple[TextFile, _BlsKeys]:
     """The entry GRUB's blscfg boots: grubenv's saved_entry (grubby --set-default writes it) when it names one, else
     the highest version (blscfg sorts entries newest first; systemd-boot does too)."""
-    env = reader.read_text(paths.GRUBENV)
     if isinstance(env, TextFile):
         saved = next((ln.partition("=")[2].strip() for ln in env.lines if ln.startswith("saved_entry=")), "")
         named = next((e for e in entries if e[0].path.rsplit("/", 1)[-1].removesuffix(".conf") == saved), None)

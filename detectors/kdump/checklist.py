@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import replace
 
+from detectors.kdump.boot_entries import check_boot_entries
 from detectors.kdump.context import active_config, collector_options, crashkernel_estimate
 from detectors.kdump.dependencies import apply_dependencies
 from detectors.kdump.kernel_rules import (
@@ -43,6 +44,7 @@ RULES: tuple[Callable[[KdumpState, Estimate], list[CheckLine]], ...] = (
     check_cmdline,
     check_boot_config,
     check_generated_boot,
+    check_boot_entries,
     check_reservation,
     check_loaded,
     check_tooling,
@@ -62,6 +64,7 @@ WHY_IT_MATTERS = (
     ("crashkernel-cmdline", "the crash kernel can only boot into memory reserved at boot with crashkernel="),
     ("crashkernel-boot", "crashkernel= must be in the boot configuration to survive reboots and kernel updates"),
     ("crashkernel-generated", "the boot loader boots the generated entry, so crashkernel= must reach it"),
+    ("crashkernel-entries", "an entry the boot loader offers besides the default reserves what its own line says"),
     ("crash-reservation", "the crash kernel, its initramfs and makedumpfile must fit in the reservation"),
     ("crash-loaded", "a panic jumps into the loaded crash kernel; nothing loaded, nothing captured"),
     ("kdump-tooling", "the tooling loads the crash kernel at boot and saves the dump after a crash"),

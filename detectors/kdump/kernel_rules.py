@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from detectors.kdump.boot_entries import others_note
 from detectors.kdump.context import (
     bls_boot,
     boot_gap,
@@ -325,12 +326,11 @@ def check_generated_boot(state: KdumpState, estimate: Estimate) -> list[CheckLin
     if isinstance(entry, NotAvailable):
         fix = f"look for crashkernel={value} in what the boot loader boots; if it is not there: {step}"
         return [unknown("crashkernel-generated", title, entry.reason, _WHY_GENERATED, fix, (), severity=Severity.LOW)]
-    where = f"{entry.file.path} line {entry.line}"
+    where = entry.where
     has = f"crashkernel={entry.crashkernel}" if entry.crashkernel else None
     evidence = file_evidence(entry.file, entry.line, None if entry.env else has)
     if entry.env is not None:
         # RHEL 8: the entry names $kernelopts; the value is grubenv's (grub2-editenv - list), cited with it.
-        where += f" ($kernelopts from {entry.env.path} line {entry.env_line})"
         evidence += file_evidence(entry.env, entry.env_line, has)
     if gap.stale:
         has = has or "no crashkernel="
@@ -341,7 +341,7 @@ def check_generated_boot(state: KdumpState, estimate: Estimate) -> list[CheckLin
         )
         evidence = file_evidence(source, number, f"crashkernel={value}") + evidence
         return [warn("crashkernel-generated", title, detail, _WHY_GENERATED, step, evidence)]
-    detail = f"{where} boots {entry.kernel or 'its kernel'} with crashkernel={entry.crashkernel}"
+    detail = f"{where} boots {entry.kernel or 'its kernel'} with crashkernel={entry.crashkernel}{others_note(state)}"
     return [pass_("crashkernel-generated", title, detail, evidence)]
 
 

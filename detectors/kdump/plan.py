@@ -129,6 +129,14 @@ def _crashkernel_plan(
     if enough:
         gap = boot_gap(state)
         if reservation_ok:
+            bare = next((ln for ln in checklist.lines if ln.id == "crashkernel-entries:none"), None)
+            if gap is not None and not gap.stale and bare is not None:
+                # The default entry has it, other entries the boot loader offers do not (check's low line): the same
+                # step gives it to every entry (grubby --update-kernel=ALL; grub-mkconfig writes every kernel's).
+                value = gap.source[2]
+                reason = f"give crashkernel={value} to every boot entry, not the default alone"
+                commands, by_hand = _boot_step(state, value, reason, reboot=False)
+                return [], commands, by_hand, ""
             if gap is None or not gap.stale:
                 return [], [], [], ""
             # This boot reserves, the next would not: grub.cfg lacks what the configuration says (no reboot needed).

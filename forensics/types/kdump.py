@@ -253,6 +253,16 @@ class BootEntry:
     #: RHEL 8's ``options $kernelopts``: grubenv and the 1-based line of its ``kernelopts=``, which holds the values.
     env: TextFile | None = None
     env_line: int = 0
+    title: str = ""  # grub.cfg's menuentry title, a BLS entry's ``title`` ("" when it has none)
+    #: A recovery (grub-mkconfig's "recovery mode", ``single``) or rescue entry: booted to repair the system, not to
+    #: run it (grub-mkconfig gives it GRUB_CMDLINE_LINUX only, without GRUB_CMDLINE_LINUX_DEFAULT's crashkernel=).
+    recovery: bool = False
+
+    @property
+    def where(self) -> str:
+        """``FILE line N``, with grubenv's line where the options come from $kernelopts."""
+        where = f"{self.file.path} line {self.line}"
+        return where + (f" ($kernelopts from {self.env.path} line {self.env_line})" if self.env is not None else "")
 
     @property
     def crashkernel(self) -> str | None:
@@ -272,6 +282,9 @@ class BootConfig:
     crashkernel: tuple[tuple[TextFile, int, str], ...]  # (file, 1-based line, crashkernel=... value)
     # The default entry of the generated configuration (BLS entries where present, else grub.cfg), or why unread.
     generated: BootEntry | NotAvailable
+    # Every entry the boot loader offers (``grubby --info=ALL``'s list: grub.cfg's menuentries, submenus' too, or
+    # every BLS entry), the default among them, in the order read; () when ``generated`` was not read.
+    entries: tuple[BootEntry, ...] = ()
 
 
 @dataclass(frozen=True)
