@@ -87,6 +87,28 @@ def backup_name(host: Path, when: dt.datetime) -> Path:
     return candidate
 
 
+def back_up(paths: Sequence[str], root: Path, when: dt.datetime) -> tuple[AppliedChange, ...]:
+    """Copy each of ``paths`` that exists next to itself (:func:`backup_name`) before a command rewrites it whole
+    (grub-mkconfig's grub.cfg).  Raises :class:`InputError` when a copy cannot be made: the command is then not run."""
+    reader = RootReader(root)
+    done = []
+    for path in paths:
+        host = reader.host_path(path)
+        if not host.is_file():
+            continue  # nothing to keep: the command creates it
+        backup = backup_name(host, when)
+        try:
+            shutil.copy2(host, backup)
+        except OSError as exc:
+            backup.unlink(missing_ok=True)
+            raise InputError(
+                f"cannot back up {host} to {backup}: {exc.strerror or exc}",
+                hint="the command that rewrites it was not run; make room or fix the directory, then run again",
+            ) from None
+        done.append(AppliedChange(path, str(backup)))
+    return tuple(done)
+
+
 def apply_changes(changes: Sequence[FileChange], root: Path, when: dt.datetime) -> tuple[AppliedChange, ...]:
     """Write every change under ``root``, backing up each existing file first.
 

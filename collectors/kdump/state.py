@@ -308,6 +308,7 @@ def _tooling(reader: RootReader) -> Tooling:
         grubby=found["grubby"],
         update_grub=found["update-grub"],
         unsearched=unsearched,
+        grub_mkconfig=found["grub2-mkconfig"] or found["grub-mkconfig"],
     )
 
 
@@ -437,7 +438,22 @@ def _boot_config(reader: RootReader) -> BootConfig:
             for match in _CRASHKERNEL.finditer(line):
                 found.append((file, number, match.group(1)))
     generated, entries = _generated_boot(reader)
-    return BootConfig(files=tuple(files), crashkernel=tuple(found), generated=generated, entries=entries)
+    esp = _esp_grub_cfg(reader) if isinstance(generated, BootEntry) and not generated.bls else ()
+    return BootConfig(tuple(files), tuple(found), generated, entries, esp)
+
+
+def _esp_grub_cfg(reader: RootReader) -> tuple[str, ...]:
+    """The ESP's EFI/<vendor>/grub.cfg files that hold entries (a ``linux`` line): a UEFI boot reads one of them
+    rather than /boot/grub2/grub.cfg (RHEL 7, Fedora < 34); the stub of later releases (``configfile``) has none."""
+    found = []
+    for vendor in reader.listdir(paths.ESP_EFI):
+        path = f"{paths.ESP_EFI}/{vendor}/grub.cfg"
+        if reader.look_up(path) is not True:
+            continue
+        file = reader.read_text(path)
+        if isinstance(file, TextFile) and any(_GRUB_LINUX.match(line) for line in file.lines):
+            found.append(path)
+    return tuple(found)
 
 
 _GRUB_MENUENTRY = re.compile(r"""^\s*menuentry\s+(?:'([^']*)'|"([^"]*)")""")

@@ -182,11 +182,14 @@ def bls_boot(state: KdumpState) -> bool:
 
 
 def regenerate_step(state: KdumpState, value: str) -> tuple[tuple[str, ...] | None, str]:
-    """How the boot configuration's crashkernel= reaches what the boot loader boots: the command (None when its
-    program is not under the root: a step by hand) and its text.
+    """How the boot configuration's crashkernel= reaches what the boot loader boots: the command (None when it must
+    stay a step by hand) and its text.
 
-    GRUB boots grub.cfg, which only grub-mkconfig (update-grub on Debian) writes from /etc/default/grub(.d); BLS
-    entries are edited in place by grubby.
+    GRUB boots grub.cfg, which only grub-mkconfig writes from /etc/default/grub(.d): Debian's update-grub, elsewhere
+    ``grub2-mkconfig`` (RHEL, Fedora, SUSE) or ``grub-mkconfig`` (Arch) ``-o`` the grub.cfg that was read.  It stays by
+    hand where its program is not under the root, where no grub.cfg was read (which file to write is not known), or
+    where the ESP holds a grub.cfg with entries of its own (a UEFI boot of RHEL 7 or Fedora < 34 reads that one: which
+    of the two boots is not known here).  BLS entries are edited in place by grubby.
     """
     entry = state.boot.generated
     source = state.boot.crashkernel[-1][0].path if state.boot.crashkernel else ""
@@ -198,8 +201,33 @@ def regenerate_step(state: KdumpState, value: str) -> tuple[tuple[str, ...] | No
     if bls_boot(state):
         argv = ("grubby", "--update-kernel=ALL", f"--args=crashkernel={value}")
         return (argv if state.tooling.grubby else None), " ".join(argv)
-    if isinstance(entry, BootEntry) and entry.file.path == paths.GRUB_CFG[1]:
-        return None, f"grub2-mkconfig -o {paths.GRUB_CFG[1]}"
-    return (("update-grub",) if state.tooling.update_grub else None), (
-        f"update-grub (grub-mkconfig -o {paths.GRUB_CFG[0]})"
+    family = state.distro.family
+    if family is DistroFamily.DEBIAN or (family is DistroFamily.UNKNOWN and state.tooling.update_grub):
+        return (("update-grub",) if state.tooling.update_grub else None), (
+            f"update-grub (grub-mkconfig -o {paths.GRUB_CFG[0]})"
+        )
+    read = entry.file.path if isinstance(entry, BootEntry) else None
+    program = state.tooling.grub_mkconfig
+    name = (
+        program.rsplit("/", 1)[-1]
+        if program
+        else ("grub2-mkconfig" if family is DistroFamily.RHEL else "grub-mkconfig")
     )
+    target = read or (paths.GRUB_CFG[1] if name == "grub2-mkconfig" else paths.GRUB_CFG[0])
+    argv = (name, "-o", target)
+    text = " ".join(argv)
+    esp = state.boot.esp_grub_cfg
+    if esp:
+        text += (
+            f" (or -o {esp[0]}: a UEFI boot reads that one, which has entries of its own; whether this machine boots "
+            "by UEFI is not read here: /sys/firmware/efi exists on one that does)"
+        )
+    return (argv if program and read and not esp else None), text
+
+
+def regenerated_file(argv: tuple[str, ...]) -> str | None:
+    """The grub.cfg a regeneration command of :func:`regenerate_step` rewrites (None for grubby, which edits BLS
+    entries in place)."""
+    if argv[:1] == ("update-grub",):
+        return paths.GRUB_CFG[0]
+    return argv[2] if len(argv) == 3 and argv[1] == "-o" else None

@@ -17,6 +17,7 @@ from detectors.kdump.context import (
     config_problem,
     no_boot_loader,
     regenerate_step,
+    regenerated_file,
     release,
     value_problem,
     value_unknown,
@@ -87,7 +88,9 @@ def _boot_step(state: KdumpState, value: str, reason: str, *, reboot: bool = Tru
     is under the root, else a step by hand (every run, until the generated entry has it)."""
     argv, text = regenerate_step(state, value)
     if argv is not None:
-        return [Command(argv, reason)], []
+        # grub-mkconfig rewrites grub.cfg whole (hand edits included): a copy is kept first.
+        written = regenerated_file(argv)
+        return [Command(argv, reason, (written,) if written else ())], []
     return [], [f"{text}, then reboot" if reboot else text]
 
 

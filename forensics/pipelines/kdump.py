@@ -99,8 +99,12 @@ def run_setup(
             ran[plan.install.argv] = _run(plan.install)
             check = collect_check(root, statvfs)  # the package brought its config: plan again
             plan = make_plan(check.state, check.checklist, preset)
-        applied = apply_changes(plan.changes, root, now or dt.datetime.now(dt.UTC))
+        when = now or dt.datetime.now(dt.UTC)
+        applied = apply_changes(plan.changes, root, when)
         if live:
+            from collectors.kdump.apply import back_up
+
             for command in plan.commands:
+                applied += back_up(command.backup, root, when)  # the files it rewrites whole, first
                 ran[command.argv] = _run(command)
     return KdumpSetup(check, plan, applied, tuple(ran.items()))

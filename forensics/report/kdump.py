@@ -151,6 +151,8 @@ def setup_document(setup: KdumpSetup) -> dict[str, Any]:
                 "reason": c.reason,
                 "status": command_status(c.argv),
                 "returncode": ran.get(c.argv),
+                "backs_up": list(c.backup),
+                "backup": [backups[p] for p in c.backup if p in backups],
             }
             for c in commands
         ],
@@ -188,6 +190,12 @@ def render_setup(setup: KdumpSetup, md: bool) -> str:
         for command in doc["commands"]:
             rc = f", exit {command['returncode']}" if command["returncode"] is not None else ""
             argv = " ".join(command["argv"])
+            if command["backup"]:
+                rc += f", backup {', '.join(command['backup'])}"
+            elif command["backs_up"] and command["status"] == "to run on the target system":
+                rc += f", copy {', '.join(command['backs_up'])} first"
+            elif command["backs_up"]:
+                rc += f", a copy of {', '.join(command['backs_up'])} kept first"
             if md:
                 out.append(f"- `{argv}` — {command['reason']} [{command['status']}{rc}]")
             else:

@@ -119,6 +119,7 @@ class Tooling:
     update_grub: str | None
     # Program directories that could not be looked into (EACCES, ELOOP): a program not found may be there.
     unsearched: tuple[ReadProblem, ...] = ()
+    grub_mkconfig: str | None = None  # path of grub2-mkconfig, else grub-mkconfig
 
 
 @dataclass(frozen=True)
@@ -285,6 +286,9 @@ class BootConfig:
     # Every entry the boot loader offers (``grubby --info=ALL``'s list: grub.cfg's menuentries, submenus' too, or
     # every BLS entry), the default among them, in the order read; () when ``generated`` was not read.
     entries: tuple[BootEntry, ...] = ()
+    # grub.cfg files on the ESP (paths.ESP_EFI/*/grub.cfg) with entries of their own, not a stub loading
+    # /boot/grub2/grub.cfg: what a UEFI boot reads (RHEL 7, Fedora < 34); looked for only where grub.cfg is judged.
+    esp_grub_cfg: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -568,6 +572,8 @@ class Command:
 
     argv: tuple[str, ...]
     reason: str
+    #: Files the program rewrites (grub-mkconfig's grub.cfg): ``setup --apply`` copies each next to itself first.
+    backup: tuple[str, ...] = ()
 
     def shell_text(self) -> str:
         """The argument list as a shell would read it (for display only: it is never run by a shell)."""

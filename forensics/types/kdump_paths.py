@@ -33,6 +33,9 @@ GRUBENV = "/boot/grub2/grubenv"  # RHEL 8 BLS entries take their options from it
 KERNEL_CMDLINE = "/etc/kernel/cmdline"
 #: Where systemd-boot reads BLS entries when the ESP is not mounted at /boot ($ESP/loader/entries; bootctl list).
 ESP_ENTRIES = ("/efi/loader/entries", "/boot/efi/loader/entries")
+#: Where a UEFI GRUB of RHEL 7 / Fedora < 34 reads its grub.cfg (EFI/<vendor>/grub.cfg on the ESP); since, a stub there
+#: only loads /boot/grub2/grub.cfg.
+ESP_EFI = "/boot/efi/EFI"
 SYSCTL_SNIPPET = "/etc/sysctl.d/90-kforensic-kdump.conf"
 SYSRQ_TRIGGER = "/proc/sysrq-trigger"
 #: Where systemd-sysctl (at boot) and ``sysctl --system`` read *.conf files: a name in an earlier directory masks
@@ -44,7 +47,17 @@ SYSCTL_DIRS = ("/etc/sysctl.d", "/run/sysctl.d", "/usr/local/lib/sysctl.d", "/us
 SYSCTL_CONF = "/etc/sysctl.conf"
 
 BIN_DIRS = ("/usr/sbin", "/usr/bin", "/sbin", "/bin")
-TOOLS = ("kdump-config", "kdumpctl", "makedumpfile", "kexec", "grubby", "update-grub")  # looked up in BIN_DIRS
+#: Looked up in BIN_DIRS.  grub2-mkconfig is RHEL/Fedora/SUSE's name of grub-mkconfig (Arch, Gentoo, Debian's too).
+TOOLS = (
+    "kdump-config",
+    "kdumpctl",
+    "makedumpfile",
+    "kexec",
+    "grubby",
+    "update-grub",
+    "grub2-mkconfig",
+    "grub-mkconfig",
+)
 SYSTEMD_MARKERS = ("/usr/lib/systemd/systemd", "/lib/systemd/systemd", "/run/systemd/system")
 SYSTEMD_UNIT_DIR = "/etc/systemd/system"
 DEBUGINFOD_DIR = "/etc/debuginfod"
