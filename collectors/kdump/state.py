@@ -457,6 +457,8 @@ def _esp_grub_cfg(reader: RootReader) -> tuple[str, ...]:
 
 
 _GRUB_MENUENTRY = re.compile(r"""^\s*menuentry\s+(?:'([^']*)'|"([^"]*)")""")
+#: grub-mkconfig's marker of each grub.d script's output ("### BEGIN /etc/grub.d/10_linux ###").
+_GRUB_SECTION = re.compile(r"^### BEGIN (\S+) ###")
 _GRUB_LINUX = re.compile(r"^\s*(?:linux|linuxefi|linux16)\s+(\S+)(.*)$")
 #: What the boot loader offers: the default entry (or why it was not read) and every entry, the default among them.
 _Offered = tuple[BootEntry | NotAvailable, tuple[BootEntry, ...]]
@@ -503,9 +505,12 @@ def _grub_entries(file: TextFile) -> tuple[BootEntry, ...]:
     Recovery entries get GRUB_CMDLINE_LINUX but not GRUB_CMDLINE_LINUX_DEFAULT, where kdump-tools puts
     crashkernel=: judged as the default, they would say it is missing from the entry that boots.
     """
-    title = ""
+    title = section = ""
     entries = []
     for number, line in enumerate(file.lines, 1):
+        if m := _GRUB_SECTION.match(line):
+            section = m.group(1)
+            continue
         if m := _GRUB_MENUENTRY.match(line):
             title = m.group(1) or m.group(2) or ""
             continue
@@ -514,7 +519,8 @@ def _grub_entries(file: TextFile) -> tuple[BootEntry, ...]:
             continue
         args = tuple(m.group(2).split())
         recovery = "recovery mode" in title or "single" in args
-        entries.append(BootEntry(file, number, m.group(1), args, bls=False, title=title, recovery=recovery))
+        entry = BootEntry(file, number, m.group(1), args, bls=False, title=title, recovery=recovery, section=section)
+        entries.append(entry)
     return tuple(entries)
 
 

@@ -25,6 +25,10 @@ _WHY_OTHER = (
     "the boot loader offers this entry too: booted instead, it reserves another size than the default entry's, "
     "which the recommended size was judged against"
 )
+#: grub.d scripts whose entries boot other systems (os-prober's: another installation's command line is its own).
+_FOREIGN = ("30_os-prober",)
+#: grub.d scripts copied into grub.cfg as written by hand: grub-mkconfig does not give them the configuration's values.
+_BY_HAND = ("40_custom", "41_custom")
 #: How many entries a line names (the rest are counted): a machine keeps a few kernels, a grub.cfg two entries each.
 _NAMED = 6
 
@@ -39,10 +43,30 @@ def _default_ok(state: KdumpState) -> BootEntry | None:
     return None if gap is not None and gap.stale else entry
 
 
+def _section(entry: BootEntry) -> str:
+    return entry.section.rsplit("/", 1)[-1]
+
+
+def _left_out(entry: BootEntry) -> bool:
+    return entry.recovery or _section(entry) in _FOREIGN
+
+
 def _others(state: KdumpState, default: BootEntry) -> tuple[list[BootEntry], list[BootEntry]]:
-    """The entries other than the default: those judged, and the recovery/rescue ones left out."""
+    """The entries other than the default: those judged, and those left out (recovery/rescue, other systems')."""
     others = [e for e in state.boot.entries if (e.file.path, e.line) != (default.file.path, default.line)]
-    return [e for e in others if not e.recovery], [e for e in others if e.recovery]
+    return [e for e in others if not _left_out(e)], [e for e in others if _left_out(e)]
+
+
+def entries_step(state: KdumpState) -> str | None:
+    """The crashkernel= value the regeneration step gives the other entries that lack one (check's
+    ``crashkernel-entries:none``), None when none lacks it or every one that does was written by hand (grub.d's
+    40_custom: the step would not reach it, and setup planning it would never converge)."""
+    default = _default_ok(state)
+    if default is None:
+        return None
+    judged, _ = _others(state, default)
+    bare = [e for e in judged if not _reserves(state, e) and _section(e) not in _BY_HAND]
+    return default.crashkernel if bare else None
 
 
 def _reserves(state: KdumpState, entry: BootEntry) -> bool:
@@ -53,14 +77,20 @@ def _entries(n: int) -> str:
     return f"{n} {'entry' if n == 1 else 'entries'}"
 
 
-def _recovery_note(recovery: Sequence[BootEntry]) -> str:
-    if not recovery:
-        return ""
-    why = "booted to repair the system, not to run it"
-    if not all(e.bls for e in recovery):
-        why += "; grub-mkconfig gives them GRUB_CMDLINE_LINUX only"
-    one = len(recovery) == 1
-    return f"; {len(recovery)} recovery or rescue {'entry' if one else 'entries'} left out ({why})"
+def _recovery_note(left_out: Sequence[BootEntry]) -> str:
+    """What was left out and why: recovery/rescue entries, other systems' (os-prober)."""
+    recovery = [e for e in left_out if e.recovery]
+    foreign = [e for e in left_out if not e.recovery]
+    note = ""
+    if recovery:
+        why = "booted to repair the system, not to run it"
+        if not all(e.bls for e in recovery):
+            why += "; grub-mkconfig gives them GRUB_CMDLINE_LINUX only"
+        one = len(recovery) == 1
+        note += f"; {len(recovery)} recovery or rescue {'entry' if one else 'entries'} left out ({why})"
+    if foreign:
+        note += f"; {_entries(len(foreign))} of other systems (os-prober) left out: their command line is theirs"
+    return note
 
 
 def others_note(state: KdumpState) -> str:
@@ -115,6 +145,10 @@ def check_boot_entries(state: KdumpState, estimate: Estimate) -> list[CheckLine]
     other = [e for e in judged if _reserves(state, e) and e.crashkernel != value]
     step = regenerate_step(state, value)[1]
     fix = f"{step} (every entry gets crashkernel={value}), or remove the entries no longer booted"
+    custom = sorted({e.section for e in none if _section(e) in _BY_HAND})
+    if custom:
+        # grub-mkconfig copies these as written: the value goes into the script itself.
+        fix += f"; an entry written by hand is given crashkernel={value} in {' and '.join(custom)}, then {step}"
     note = _recovery_note(recovery)
     groups = (
         ("none", none, "without a crashkernel= that reserves memory here", _WHY_NONE, Severity.LOW),

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from detectors.kdump.boot_entries import entries_step
 from detectors.kdump.checklist import active_config, collector_options
 from detectors.kdump.context import (
     NO_BOOT_LOADER,
@@ -132,8 +133,7 @@ def _crashkernel_plan(
     if enough:
         gap = boot_gap(state)
         if reservation_ok:
-            bare = next((ln for ln in checklist.lines if ln.id == "crashkernel-entries:none"), None)
-            if gap is not None and not gap.stale and bare is not None:
+            if gap is not None and not gap.stale and entries_step(state) is not None:
                 # The default entry has it, other entries the boot loader offers do not (check's low line): the same
                 # step gives it to every entry (grubby --update-kernel=ALL; grub-mkconfig writes every kernel's).
                 value = gap.source[2]

@@ -258,6 +258,9 @@ class BootEntry:
     #: A recovery (grub-mkconfig's "recovery mode", ``single``) or rescue entry: booted to repair the system, not to
     #: run it (grub-mkconfig gives it GRUB_CMDLINE_LINUX only, without GRUB_CMDLINE_LINUX_DEFAULT's crashkernel=).
     recovery: bool = False
+    #: The grub.d script whose output in grub.cfg holds the entry (``/etc/grub.d/10_linux``; 30_os-prober's boot other
+    #: systems, 40_custom's are written by hand); "" for a BLS entry or outside the ``### BEGIN`` markers.
+    section: str = ""
 
     @property
     def where(self) -> str:

@@ -126,3 +126,29 @@ def test_setup_gives_every_entry_the_value_without_a_reboot(tmp_path: Path) -> N
     # Entries that agree: nothing to do.
     state, checklist = check_root(tmp_path / "r", SCENARIOS["rhel9-ready"])
     assert make_plan(state, checklist, policy_named("none")).commands == ()
+
+
+def _prober_and_custom(root: Path) -> None:
+    """grub.cfg with an os-prober entry (another installation) and one written by hand in 40_custom."""
+    cfg = root / "boot/grub/grub.cfg"
+    cfg.write_text(
+        cfg.read_text()
+        + "### BEGIN /etc/grub.d/30_os-prober ###\nmenuentry 'Fedora Linux 41 (on /dev/sdb2)' --class fedora {\n"
+        "\tlinux /boot/vmlinuz-6.11.4-301.fc41.x86_64 root=/dev/sdb2 ro\n}\n### END /etc/grub.d/30_os-prober ###\n"
+        "### BEGIN /etc/grub.d/40_custom ###\nmenuentry 'Debian, test kernel' {\n"
+        "\tlinux /boot/vmlinuz-6.13.0-test root=UUID=6c3b5f1e-0d4a-4c55-9a2f-1b2c3d4e5f60 ro\n}\n"
+        "### END /etc/grub.d/40_custom ###\n"
+    )
+
+
+def test_other_systems_are_left_out_and_hand_written_entries_edited_where_written(tmp_path: Path) -> None:
+    state, checklist = check_root(tmp_path, replace(SCENARIOS["debian12-ready"], extra=_prober_and_custom))
+    line = line_of(checklist, "crashkernel-entries:none")
+    assert "(Debian, test kernel: no crashkernel=)" in line.detail
+    assert "Fedora" not in line.detail
+    assert "1 entry of other systems (os-prober) left out" in line.detail
+    assert "an entry written by hand is given crashkernel=384M-:128M in /etc/grub.d/40_custom, then update-grub" in (
+        line.fix
+    )
+    # update-grub would not change it: setup does not plan it (at every run, never converging).
+    assert make_plan(state, checklist, policy_named("none")).commands == ()
