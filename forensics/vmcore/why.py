@@ -180,6 +180,34 @@ def read_operand(prog: drgn.Program, frame: drgn.StackFrame | None, node: cexpr.
 # ---------------------------------------------------------------- source lines
 
 
+class SourceFiles:
+    """The source files one analysis reads, each read once by path: the culprit's file is read for the BUG/WARN
+    site, each frame's statement, the busy-wait loop and the earlier free (one per use, it was read again each time).
+    Made per run and passed down: a file edited between two runs is read anew."""
+
+    def __init__(self) -> None:
+        self._read: dict[Path, list[str] | str | None] = {}
+
+    def lines(self, path: Path) -> list[str] | str | None:
+        """The lines of ``path``; None when no file is there; why it cannot be read (a directory, no permission)."""
+        if path not in self._read:
+            self._read[path] = self._lines_of(path)
+        return self._read[path]
+
+    @staticmethod
+    def _lines_of(path: Path) -> list[str] | str | None:
+        from collectors.inputs import open_input
+        from forensics.errors import InputError
+
+        try:
+            if not path.exists():
+                return None
+            with open_input(str(path)) as tracked:
+                return tracked.stream.read().decode(errors="replace").splitlines()
+        except (OSError, InputError) as exc:
+            return str(exc)
+
+
 def _candidates(file: str, dwarf_path: str | None, source_dirs: tuple[Path, ...]) -> Iterable[tuple[Path, str]]:
     rel = file.lstrip("./") if not file.startswith("/") else file
     parts = Path(dwarf_path or file).parts
@@ -252,27 +280,28 @@ def copy_fits(lines: list[str], locations: Iterable[tuple[int, str | None]]) -> 
 
 
 def read_source_line(
-    file: str, line: int, function: str, dwarf_path: str | None, source_dirs: tuple[Path, ...], trap: bool
+    file: str,
+    line: int,
+    function: str,
+    dwarf_path: str | None,
+    source_dirs: tuple[Path, ...],
+    trap: bool,
+    files: SourceFiles | None = None,
 ) -> SourceLine | NotAvailable:
     """Find ``file`` in the source trees, read its statement at ``line`` and check it fits the build.
 
     The line fits when it lies inside ``function`` (the nearest definition at or above it, as :func:`copy_fits`
     judges a copy found via --source-dir) and, for a BUG/WARN trap, holds an assertion macro or ``BUG()``.
+    ``files``: the run's reader, which reads each file once (a new one when not given).
     """
-    looked: list[str] = []
+    files = files if files is not None else SourceFiles()
     unreadable: list[str] = []
     for path, via in _candidates(file, dwarf_path, source_dirs):
-        looked.append(str(path))
-        from collectors.inputs import open_input
-        from forensics.errors import InputError
-
-        try:
-            if not path.exists():
-                continue
-            with open_input(str(path)) as tracked:
-                lines = tracked.stream.read().decode(errors="replace").splitlines()
-        except (OSError, InputError) as exc:  # a directory, no permission: say so, keep looking
-            unreadable.append(str(exc))
+        lines = files.lines(path)
+        if lines is None:
+            continue
+        if isinstance(lines, str):  # a directory, no permission: say so, keep looking
+            unreadable.append(lines)
             continue
         if line > len(lines):
             return SourceLine(str(path), line, "", via, False, f"{path} has only {len(lines)} lines: another version")
@@ -309,11 +338,15 @@ _IF_OPENS = re.compile(r"^\s*if\s*\((.*)\)\s*\{\s*(?://.*|/\*.*\*/\s*)?$")
 
 
 def earlier_free(
-    frames: tuple[Frame, ...], values: tuple[FrameValues, ...], source_dirs: tuple[Path, ...]
+    frames: tuple[Frame, ...],
+    values: tuple[FrameValues, ...],
+    source_dirs: tuple[Path, ...],
+    files: SourceFiles | None = None,
 ) -> EarlierFree | None:
     """The first free of a double free, where the source of the second free's function shows it (the one other call
     freeing the same pointer above it), and every ``if`` around it holds by the frame's values; None wherever this
-    is not read: no source, two candidates, a block other than an ``if``, an operand not read, a condition false."""
+    is not read: no source, two candidates, a block other than an ``if``, an operand not read, a condition false.
+    ``files``: the run's reader (the culprit's file was read for its frame's values)."""
     from detectors.vmcore.findings import crash_frame, culprit_frame
 
     culprit = culprit_frame(frames, crash_frame(frames))
@@ -321,9 +354,10 @@ def earlier_free(
         return None
     if frames[culprit.index - 1].function not in FREE_FUNCTIONS or not isinstance(culprit.function, str):
         return None
+    files = files if files is not None else SourceFiles()
     lines = next(
         (read for path, _via in _candidates(culprit.source_file, culprit.source_file, source_dirs)
-         if (read := _lines_of(path)) is not None),
+         if isinstance(read := files.lines(path), list)),
         None,
     )  # fmt: skip
     second = culprit.source_line
@@ -363,17 +397,6 @@ def earlier_free(
             return None
         operands += [r for r in used if r is not None]
     return EarlierFree(culprit.source_file, same[0] + 1, call.group(0), tuple(conditions), tuple(operands))
-
-
-def _lines_of(path: Path) -> list[str] | None:
-    from collectors.inputs import open_input
-    from forensics.errors import InputError
-
-    try:
-        with open_input(str(path)) as tracked:
-            return tracked.stream.read().decode(errors="replace").splitlines()
-    except (OSError, InputError):
-        return None
 
 
 def _enclosing_ifs(lines: list[str], start: int, at: int) -> list[str] | None:
@@ -541,7 +564,11 @@ def _bug_file(prog: drgn.Program, entry: drgn.Object, dwarf_file: str | None) ->
 
 
 def bug_site(
-    prog: drgn.Program, trace: drgn.StackTrace, frames: tuple[Frame, ...], source_dirs: tuple[Path, ...]
+    prog: drgn.Program,
+    trace: drgn.StackTrace,
+    frames: tuple[Frame, ...],
+    source_dirs: tuple[Path, ...],
+    files: SourceFiles | None = None,
 ) -> BugSite | NotAvailable:
     """The BUG()/WARN() trap of the crashed thread: the interrupted frame whose pc is a ``ud2``."""
     for i, info in enumerate(frames):
@@ -573,7 +600,7 @@ def bug_site(
         if file is None or line is None:
             source: SourceLine | NotAvailable = NotAvailable("neither the bug table nor DWARF give a file and line")
         else:
-            source = read_source_line(file, line, info.function, info.source_file, source_dirs, trap=True)
+            source = read_source_line(file, line, info.function, info.source_file, source_dirs, True, files)
         operands: tuple[ValueRead, ...] = ()
         if not isinstance(source, NotAvailable):
             assertion = cexpr.find_assertion(source.text)
@@ -595,6 +622,7 @@ def loop_site(
     index: int,
     code: CodeBytes | NotAvailable,
     source_dirs: tuple[Path, ...],
+    files: SourceFiles | None = None,
 ) -> LoopSite | NotAvailable:
     """The ``while (cond)`` an interrupted frame spins in (a lockup), with the condition's operands."""
     from detectors.vmcore.disasm import decode
@@ -618,11 +646,12 @@ def loop_site(
                         reads = any(i.memory is not None for i in insns if target <= i.address <= insn.address)
                         body = (target, insn.address)
                         break
+    files = files if files is not None else SourceFiles()  # up to 4 lines of one file: read once
     for back in range(0, 4):
         line = frame.source_line - back
         if line < 1:
             break
-        found = read_source_line(frame.source_file, line, frame.function, frame.source_file, source_dirs, False)
+        found = read_source_line(frame.source_file, line, frame.function, frame.source_file, source_dirs, False, files)
         if isinstance(found, NotAvailable):
             # Without the source the machine code still shows the loop (and whether it reads memory): kept, the
             # condition said not available and why (what --source-dir adds).

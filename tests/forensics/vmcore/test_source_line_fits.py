@@ -15,6 +15,7 @@ import pytest
 
 pytest.importorskip("drgn")
 
+from forensics.model import NotAvailable
 from forensics.types.vmcore import SourceLine
 from forensics.vmcore.why import copy_fits, read_source_line
 from tests.vmcore_cases import FIXTURES_DIR
@@ -160,3 +161,25 @@ def test_a_prototype_in_the_xfs_style_is_no_head() -> None:
     """``STATIC int xfs_lookahead(int n);`` declares, it does not define: a line under it lies in no function."""
     lines = XFS_STYLE.splitlines()
     assert copy_fits(lines, [(3, "xfs_lookahead")]) == "line 3 lies in no function, not in xfs_lookahead()"
+
+
+def test_one_runs_reader_reads_a_file_once_and_a_new_run_reads_it_anew(tree: tuple[Path, Path]) -> None:
+    """The BUG/WARN site, each frame's statement, the loop and the earlier free read the culprit's file through one
+    SourceFiles per run (it was read again for each); a reader is the run's, not the process's: an edited file is
+    read anew by the next run."""
+    from forensics.vmcore.why import SourceFiles
+
+    root, path = tree
+    line = SOURCE.splitlines().index("\treturn kf_helper(dev->count) + n;") + 1
+    files = SourceFiles()
+    first = read_source_line("kf/kf.c", line, "kf_write", None, (root,), False, files)
+    path.write_text(SOURCE.replace("kf_helper(dev->count)", "kf_helper(dev->size)"))
+    again = read_source_line("kf/kf.c", line, "kf_write", None, (root,), False, files)
+    assert isinstance(first, SourceLine) and isinstance(again, SourceLine)
+    assert again.text == first.text == "return kf_helper(dev->count) + n;"  # this run's reading of the file
+    anew = read_source_line("kf/kf.c", line, "kf_write", None, (root,), False, SourceFiles())
+    assert isinstance(anew, SourceLine) and anew.text == "return kf_helper(dev->size) + n;"
+    (root / "kf" / "missing.c").mkdir()  # a directory where the file should be: said, and said again from the reader
+    for reader in (files, files):
+        got = read_source_line("kf/missing.c", 1, "kf_write", None, (root,), False, reader)
+        assert isinstance(got, NotAvailable) and "not readable" in got.reason, got
