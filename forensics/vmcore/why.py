@@ -61,6 +61,19 @@ _NAME_FIRST = re.compile(r"^([A-Za-z_]\w*)\s*\(")
 _TYPE_ALONE = re.compile(r"^[A-Za-z_][\w \t\*]*$")
 #: A C comment, one left open at the end of the text included (a head's comment that goes on below it).
 _COMMENT = re.compile(r"/\*.*?(?:\*/|\Z)|//[^\n]*", re.DOTALL)
+#: Functions a macro defines, its first argument NAME: (the macro, the names a frame of it carries).  A system call's
+#: SYSCALL_DEFINEn(NAME, ...) is sys_NAME with its __se_sys_NAME and __do_sys_NAME (inlined into it) and, where the
+#: architecture wraps system calls, its entry __x64_sys_NAME (__ia32_, __arm64_, __riscv_, __s390x_...:
+#: include/linux/syscalls.h, arch/*/include/asm/syscall_wrapper.h); COMPAT_SYSCALL_DEFINEn's are compat_sys_NAME's;
+#: a BPF helper's BPF_CALL_n(NAME, ...) is NAME with the ____NAME it calls (include/linux/filter.h).
+_SYSCALL_PREFIXES = ("", "__se_", "__do_", "__x64_", "__ia32_", "__x32_", "__arm64_", "__riscv_", "__s390x_", "__s390_")
+_MACRO_FUNCTIONS: tuple[tuple[re.Pattern[str], tuple[str, ...]], ...] = (
+    (re.compile(r"SYSCALL_DEFINE[0-6]"), tuple(f"{p}sys_{{}}" for p in _SYSCALL_PREFIXES)),
+    (re.compile(r"COMPAT_SYSCALL_DEFINE[0-6]"), tuple(f"{p}compat_sys_{{}}" for p in _SYSCALL_PREFIXES)),
+    (re.compile(r"BPF_CALL_[0-5]"), ("{}", "____{}")),
+)
+#: A head of a function a macro defines: the macro and its first argument (``SYSCALL_DEFINE3(write,``).
+_MACRO_HEAD = re.compile(r"((?:COMPAT_)?SYSCALL_DEFINE[0-6]|BPF_CALL_[0-5])\s*\(\s*(\w+)\s*[,)]")
 
 
 def value_of(expression: str, obj: drgn.Object, depth: int = 0) -> ValueRead:
@@ -241,9 +254,12 @@ def _head_at(lines: list[str], index: int) -> str | None:
     parentheses close (``static ssize_t kf_write(struct file *file,`` / ``...)``), comments left out, not ending in
     ``;`` or ``,`` (a prototype, a declaration).  Whatever follows the parentheses (``{``, a comment, an attribute
     such as ``__cold``) is the head's; the name may start the line when the line above holds the type (XFS's
-    ``STATIC int`` / ``xfs_iflush_cluster(``)."""
+    ``STATIC int`` / ``xfs_iflush_cluster(``).  A function a macro defines is named as the source spells it,
+    ``SYSCALL_DEFINE3(write)`` (its head has no type before the name: it was no head, and the line taken to lie in
+    the function above); :func:`_defines` says which frames' functions it is."""
     code = _COMMENT.sub(" ", lines[index])
-    m = _DEFINITION.match(code)
+    macro = _MACRO_HEAD.match(code)
+    m = macro or _DEFINITION.match(code)
     if m is None:
         m = _NAME_FIRST.match(code)
         above = _COMMENT.sub(" ", lines[index - 1]).strip() if index > 0 else ""
@@ -251,11 +267,26 @@ def _head_at(lines: list[str], index: int) -> str | None:
             return None
     if "=" in code.split("(")[0]:
         return None
+    name = m.group(1) if macro is None else f"{macro.group(1)}({macro.group(2)})"
     for end in range(index + 1, min(len(lines), index + 6) + 1):
         head = _COMMENT.sub(" ", "\n".join(lines[index:end])).strip()
         if head.count("(") <= head.count(")"):
-            return m.group(1) if head.count("(") == head.count(")") and not head.endswith((";", ",")) else None
+            return name if head.count("(") == head.count(")") and not head.endswith((";", ",")) else None
     return None
+
+
+def _defines(head: str, function: str) -> bool:
+    """Whether the function a head defines (:func:`_head_at`'s name) is ``function`` (a frame's, clone suffix
+    removed): the same name, or one of the functions its macro makes (``SYSCALL_DEFINE3(write)``:
+    ``__do_sys_write``, ``__se_sys_write``, ``__x64_sys_write``...)."""
+    if head == function:
+        return True
+    macro, _, rest = head.partition("(")
+    name = rest.removesuffix(")")
+    return any(
+        pattern.fullmatch(macro) is not None and function in (f.format(name) for f in names)
+        for pattern, names in _MACRO_FUNCTIONS
+    )
 
 
 def copy_fits(lines: list[str], locations: Iterable[tuple[int, str | None]]) -> str | None:
@@ -273,8 +304,9 @@ def copy_fits(lines: list[str], locations: Iterable[tuple[int, str | None]]) -> 
         # A compiler's clone (kf_put.constprop.0, kf_put.cold) is the function of its source name.
         name = function.split(".", 1)[0]
         at = next((f for i in range(line - 1, -1, -1) if (f := _head_at(lines, i)) is not None), None)
-        if at != name:
-            return f"line {line} lies in {at + '()' if at else 'no function'}, not in {name}()"
+        if at is None or not _defines(at, name):
+            where = "no function" if at is None else at if at.endswith(")") else f"{at}()"
+            return f"line {line} lies in {where}, not in {name}()"
         checked = True
     return None if checked else "no line of a known function to check it against"
 
@@ -365,7 +397,7 @@ def earlier_free(
         return None
     name = culprit.function.split(".", 1)[0]
     start = next((i for i in range(second - 1, -1, -1) if _head_at(lines, i) is not None), None)
-    if start is None or _head_at(lines, start) != name:
+    if start is None or not _defines(_head_at(lines, start) or "", name):
         return None
     same = [
         i for i in range(start + 1, second - 1) if (m := _FREE_CALL.search(lines[i])) and m.group(0) == call.group(0)
