@@ -13,6 +13,8 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass
 
+from forensics.errors import InputError
+
 
 @dataclass(frozen=True)
 class BinaryFormat:
@@ -114,6 +116,43 @@ def binary_format(head: bytes) -> BinaryFormat | None:
     """The binary format ``head`` (a file's first bytes) starts with, or None for anything else."""
     known = next((f for f in BINARY_FORMATS if head.startswith(f.magic, f.offset)), None)
     return _elf(head) if known is not None and known.magic == b"\x7fELF" else known
+
+
+@dataclass(frozen=True)
+class TextInput:
+    """The text a command reads, as its refusal of another format names it."""
+
+    noun: str  # what the input is not: "a kernel log"
+    inside: str  # what to give from inside an archive: "the log"
+    reads: str  # what the command reads, said after the reader of the refused file: "kforensic dmesg reads ..."
+
+
+def signature(known: BinaryFormat) -> str:
+    """Where ``known``'s magic was seen, as its text where it is text ('PERFILE2', 'SQLite format 3'), else as hex
+    bytes (lz4's 04 22 4d 18): a repr's ``b'\\x7fELF'`` read as line noise."""
+    text = known.magic.rstrip(b"\x00").decode("latin-1")
+    shown = repr(text) if text.isascii() and text.isprintable() else known.magic.hex(" ")
+    return f"it starts with {shown}" if not known.offset else f"{shown} at byte {known.offset}"
+
+
+def refusal(source: str, head: bytes, reader: TextInput) -> InputError | None:
+    """The one-line refusal of ``source`` when its first bytes ``head`` are another command's file (perf.data, a
+    dump, trace.dat...): what it is, the signature that says so, and the command that reads it; for a compressed
+    file or archive kforensic does not unpack (lz4, zip), to unpack it first.  None when ``head`` is no known
+    binary format (text, or bytes the reader judges itself)."""
+    known = binary_format(head)
+    if known is None:
+        return None
+    if known.archive:
+        return InputError(
+            f"{source}: not {reader.noun} as it is: {known.what} ({signature(known)})",
+            hint=f"unpack it first (`{known.reader}`) and give {reader.inside} inside; gzip, xz, zstd and bzip2 are "
+            "read as they are",
+        )
+    return InputError(
+        f"{source}: not {reader.noun}: {known.what} ({signature(known)})",
+        hint=f"read it with `{known.reader}`; {reader.reads}",
+    )
 
 
 #: Bytes of a text input's start judged for being text.

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from collectors.binary_formats import TEXT_SAMPLE, binary_format, not_text
+from collectors.binary_formats import TEXT_SAMPLE, TextInput, not_text, refusal
 from collectors.inputs import TrackedInput, open_input
 from forensics.errors import CollectionError, EmptyLogError, InputError
 from forensics.model import NotAvailable, SourceRecord
@@ -68,7 +68,8 @@ def log_chunks(
         keep = HEAD_BYTES
     for chunk in tracked.read_chunks(chunk_size):
         if first:
-            _refuse_binary(tracked.source, chunk)
+            if (refused := refusal(tracked.source, chunk, KERNEL_LOG)) is not None:
+                raise refused
             first = False
         if head is not None and len(head) < keep:
             head += chunk[: keep - len(head)]
@@ -83,23 +84,8 @@ def log_chunks(
     text.close()
 
 
-def _refuse_binary(source: str, head: bytes) -> None:
-    """A file another command reads (perf.data, a dump, trace.dat...) is not a kernel log: exit 3 naming it; a
-    compressed file or archive kforensic does not unpack (lz4, zip): exit 3 saying to decompress it first."""
-    known = binary_format(head)
-    if known is None:
-        return
-    where = f"it starts with {known.magic!r}" if not known.offset else f"{known.magic!r} at byte {known.offset}"
-    if known.archive:
-        raise InputError(
-            f"{source}: not a kernel log as it is: {known.what} ({where})",
-            hint=f"unpack it first (`{known.reader}`) and give the log inside; gzip, xz, zstd and bzip2 are "
-            "read as they are",
-        )
-    raise InputError(
-        f"{source}: not a kernel log: {known.what} ({where})",
-        hint=f"read it with `{known.reader}`; kforensic dmesg reads dmesg/journalctl -k/console text",
-    )
+#: A kernel log, as a refusal of another command's file names it (collectors/binary_formats.py).
+KERNEL_LOG = TextInput("a kernel log", "the log", "kforensic dmesg reads dmesg/journalctl -k/console text")
 
 
 #: A line only a kernel log has: printk's "[ sec.usec]" stamp (maybe after a "<level>"), a /dev/kmsg record, ``dmesg

@@ -25,7 +25,7 @@ from operator import add, attrgetter, is_, itemgetter, sub
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from collectors.binary_formats import binary_format, not_text
+from collectors.binary_formats import TextInput, not_text, refusal
 from forensics.errors import InputError, UsageError
 from forensics.types.profile import (
     EXITED_COMM,
@@ -2467,7 +2467,8 @@ def read_profile(
             profile.record = record
             return _checked(profile, window)
 
-        _refuse_binary(tracked.name, first)
+        if (refused := refusal(tracked.name, first, PROFILE)) is not None:
+            raise refused  # a slab store, a dump: named with the command that reads it, not quoted as a sample
 
         def rest() -> Iterator[bytes]:
             yield first
@@ -2513,22 +2514,12 @@ def read_profile(
     return _checked(profile, window, not_text(first))
 
 
-def _refuse_binary(source: str, head: bytes) -> None:
-    """A file another command reads (a slab store, a dump, trace.dat...) is no profile: exit 3 naming it and the
-    command that reads it, not a quote of its first bytes as a line that is no sample."""
-    known = binary_format(head)
-    if known is None:
-        return
-    if known.archive:
-        raise InputError(
-            f"{source}: not a profile as it is: {known.what}",
-            hint=f"unpack it first (`{known.reader}`) and give the perf.data or perf script text inside; gzip, xz, "
-            "zstd and bzip2 are read as they are",
-        )
-    raise InputError(
-        f"{source}: not a profile: {known.what}",
-        hint=f"read it with `{known.reader}`; kforensic profile reads perf.data, perf script text or folded stacks",
-    )
+#: A profile, as a refusal of another command's file names it (collectors/binary_formats.py).
+PROFILE = TextInput(
+    "a profile",
+    "the perf.data or perf script text",
+    "kforensic profile reads perf.data, perf script text or folded stacks",
+)
 
 
 def _past_blank_text(head: bytes, stream: Iterator[bytes]) -> tuple[bytes, list[bytes]]:

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
-from collectors.binary_formats import TEXT_SAMPLE, binary_format, not_text
+from collectors.binary_formats import TEXT_SAMPLE, TextInput, not_text, refusal
 from collectors.inputs import TrackedInput, open_input, sniff_compression
 from forensics.errors import InputError
 from forensics.model import SourceRecord
@@ -178,6 +178,14 @@ def open_trace(name: str, save_text: Path | None = None) -> Iterator[TraceStream
             records.append(tracked.record())
 
 
+#: A trace, as a refusal of another command's file names it (collectors/binary_formats.py).
+TRACE = TextInput(
+    "a trace",
+    "the trace",
+    "kforensic trace reads ftrace, trace-cmd report or perf script text, a trace.dat or an LTTng trace directory",
+)
+
+
 def not_a_trace(name: str, head: bytes) -> InputError | None:
     """What an input refused as a trace is, when its first bytes ``head`` say (the file another command reads, an
     archive, binary bytes), as ``kforensic dmesg`` and ``profile`` say it (collectors/binary_formats.py): the error
@@ -185,19 +193,9 @@ def not_a_trace(name: str, head: bytes) -> InputError | None:
 
     ``head`` is what the read already took (:attr:`TraceStream.head`, decompressed: a gzip'd file is judged by its
     text): the input is never opened again, which for a FIFO would block until a new writer came."""
-    known = binary_format(head)
-    if known is not None and known.archive:
-        return InputError(
-            f"{name}: not a trace as it is: {known.what}",
-            hint=f"unpack it first (`{known.reader}`) and give the trace inside; gzip, xz, zstd and bzip2 are read as "
-            "they are",
-        )
-    if known is not None:
-        return InputError(
-            f"{name}: not a trace: {known.what}",
-            hint=f"read it with `{known.reader}`; kforensic trace reads ftrace, trace-cmd report or perf script "
-            "text, a trace.dat or an LTTng trace directory",
-        )
+    refused = refusal(name, head, TRACE)
+    if refused is not None:
+        return refused
     binary = not_text(head)
     if binary is None:
         return None

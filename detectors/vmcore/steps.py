@@ -2,11 +2,12 @@
 
 A ``crash>`` step is no use on a dump crash cannot open: crash 8.0.2 (Debian 12, the crash the follow-up test
 runs) opens the fixtures' 5.10 and 6.1 dumps and no 6.12 one ("seek error: kernel virtual address ...
-page_offset_base"), while drgn reads every kernel the analysis read.  For a kernel newer than
-:data:`CRASH_OPENS_UP_TO` a step is given in drgn's crash-compatible commands (``>>> %crash rd -32 ADDR``) where
-drgn has the command, ``objdump`` on the module file for a module function's disassembly (drgn has no ``dis``),
-gdb on vmlinux for a kernel function's, and stays a ``crash>`` step (which a newer crash runs) only where none
-does.
+page_offset_base"), while drgn reads every kernel the analysis read.  Whether the installed crash opens the dump is
+decided from its version (:attr:`FollowUp.crash_version`, read once a run) by
+:data:`forensics.types.vmcore.CRASH_REACH`; where it does not, a step is given in drgn's crash-compatible commands
+(``>>> %crash rd -32 ADDR``) where drgn has the command, ``objdump`` on the module file for a module function's
+disassembly (drgn has no ``dis``), gdb on vmlinux for a kernel function's, and stays a ``crash>`` step (which a newer
+crash runs) only where none does.
 """
 
 from __future__ import annotations
@@ -16,9 +17,8 @@ from dataclasses import replace
 
 from forensics.model import Finding, NotAvailable
 from forensics.quoting import shell_word
-from forensics.types.vmcore import CRASH_OPENS_UP_TO as CRASH_OPENS_UP_TO  # noqa: PLC0414
 from forensics.types.vmcore import CrashSnapshot
-from forensics.types.vmcore import crash_opens as release_crash_opens
+from forensics.types.vmcore import crash_opens as crash_opens_release
 
 #: crash commands drgn's ``%crash`` runs as crash does on the dumps crash does not open (each run on the 6.12
 #: fixtures; drgn 0.3's ``bt -FF`` and ``rd -SS`` stop on a slab page makedumpfile left out, ``struct`` has no -o).
@@ -37,8 +37,12 @@ _DIS_ADDRESS = re.compile(r"dis -rl (0x[0-9a-f]+)")
 
 
 def crash_opens(snap: CrashSnapshot) -> bool:
-    """Whether the crash the follow-ups are checked with opens a dump of this kernel (an unknown release: yes)."""
-    return release_crash_opens(snap.kernel_release)
+    """Whether the steps are given as crash's: unless the installed crash is known not to open a dump of this kernel
+    (its version and the release read, :data:`forensics.types.vmcore.CRASH_REACH`).  Where that is unknown (crash
+    not installed, a release of it with no record) the steps stay crash's own commands, and the follow-up says it is
+    unknown and why (forensics/report/vmcore.py)."""
+    crash = snap.follow_up.crash_version if not isinstance(snap.follow_up, NotAvailable) else snap.follow_up
+    return crash_opens_release(snap.kernel_release, crash) is not False
 
 
 def _disassembly(snap: CrashSnapshot, command: str) -> str | None:

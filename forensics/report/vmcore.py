@@ -24,7 +24,6 @@ from forensics.report.markdown import code_span, md_escape, next_step_md, render
 from forensics.serialize import incident_to_dict, json_value
 from forensics.types.results import VmcoreResult
 from forensics.types.vmcore import (
-    CRASH_OPENS_UP_TO,
     CrashSnapshot,
     FaultAnalysis,
     FieldRef,
@@ -34,6 +33,7 @@ from forensics.types.vmcore import (
     TaskInfo,
     ValueRead,
     crash_opens,
+    crash_version_text,
 )
 from forensics.units import iso_utc
 
@@ -293,6 +293,11 @@ def _follow_up_json(s: CrashSnapshot) -> object:
         "debug_info": {"vmlinux": json_value(f.vmlinux), "via": f.debug_info_via},
         "crash": json_value(f.crash()),
         "crash_setup": list(f.crash_setup()),
+        # The installed crash and whether it opens this dump (CRASH_REACH): true, false or {"not_available": why}.
+        "crash_version": json_value(
+            f.crash_version if isinstance(f.crash_version, NotAvailable) else crash_version_text(f.crash_version)
+        ),
+        "crash_opens": json_value(crash_opens(s.kernel_release, f.crash_version)),
         "drgn": json_value(f.drgn()),
         "shell": f.shell(),
         "modules": [{"name": n, "debug_file": p} for n, p in f.modules],
@@ -500,18 +505,29 @@ def _follow_up_section(result: VmcoreResult) -> Section | None:
     crash, drgn = f.crash_parts(), f.drgn_parts()
     blocks: list[Block] = [Paragraph(f"Debug info: `{f.vmlinux}` ({md_escape(f.debug_info_via)})")]
     release = result.snapshot.kernel_release
+    opens = crash_opens(release, f.crash_version)
+    installed = "" if isinstance(f.crash_version, NotAvailable) else f" {crash_version_text(f.crash_version)}"
     if isinstance(crash, NotAvailable):
         blocks.append(Paragraph(f"crash: not available: {md_escape(crash.reason)}"))
-    elif not crash_opens(release):
+    elif opens is False:
         # crash 8.0.2 exits 1 on a 6.12 dump: its opening line sent the reader to a command that fails (ue10 #8).
-        newest = ".".join(map(str, CRASH_OPENS_UP_TO))
         blocks.append(Paragraph(
-            f"crash: not for this dump: the crash the steps are checked with (8.0.2) opens kernels up to {newest}, "
-            f"not {md_escape(str(release))}; the steps run in drgn (a `crash>` step left needs a newer crash)."
+            f"crash: not for this dump: the installed crash{installed} does not open {md_escape(str(release))} "
+            "dumps (CRASH_REACH, forensics/types/vmcore.py); the steps run in drgn (a `crash>` step left needs a "
+            "newer crash)."
         ))  # fmt: skip
     else:
-        blocks.append(Paragraph("The `crash>` commands run in crash, opened with the modules' debug info:"))
-        blocks.append(Code("\n".join((_continued(crash), *(f"crash> {c}" for c in f.crash_setup()))), PASTE_LANG))
+        session = Code("\n".join((_continued(crash), *(f"crash> {c}" for c in f.crash_setup()))), PASTE_LANG)
+        if isinstance(opens, NotAvailable):  # said, not assumed: the steps stay crash's, to try
+            blocks.append(Paragraph(
+                f"Whether crash{installed} opens this dump: unknown: {md_escape(opens.reason)}. The `crash>` "
+                "commands are crash's, to try in it (every `>>>` one runs in drgn):"
+            ))  # fmt: skip
+        else:
+            blocks.append(
+                Paragraph(f"The `crash>` commands run in crash{installed}, opened with the modules' debug info:")
+            )
+        blocks.append(session)
     if isinstance(drgn, NotAvailable):
         blocks.append(Paragraph(f"drgn: not available: {md_escape(drgn.reason)}"))
     else:

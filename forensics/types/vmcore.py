@@ -547,15 +547,63 @@ class SpinLockState:
         return (self.word >> self.tail_cpu_shift) - 1
 
 
-#: The newest kernel (major, minor) the crash the follow-ups are checked with opens (crash 8.0.2: 5.10 and 6.1 do,
-#: 6.12 does not; see docs/vmcore.md, Follow-up).
-CRASH_OPENS_UP_TO = (6, 1)
+@dataclass(frozen=True)
+class CrashReach:
+    """Which kernels one crash release is known to open (x86-64 kdump dumps), and where that is said."""
+
+    crash: tuple[int, int, int]  # the release: (8, 0, 2)
+    opens: tuple[int, int] | None  # the newest kernel (major, minor) it opens, and so every older one
+    fails: tuple[int, int] | None  # the oldest kernel it does not open, and so no newer one
+    source: str  # who says so
 
 
-def crash_opens(release: str | NotAvailable) -> bool:
-    """Whether the crash the follow-ups are checked with opens a dump of this kernel release (an unknown one: yes)."""
-    m = re.match(r"(\d+)\.(\d+)", release) if not isinstance(release, NotAvailable) else None
-    return m is None or (int(m.group(1)), int(m.group(2))) <= CRASH_OPENS_UP_TO
+#: What crash releases open, as measured or reported, oldest release first.  A later release opens what an earlier
+#: one opens (upstream keeps crash backwards-compatible: Ubuntu's crash SRU policy, wiki.ubuntu.com/CrashUpdates,
+#: "Upstream policy enforces backwards compatibility"), and an earlier one does not open what a later one does not:
+#: a pair of (crash, kernel) outside both is unknown, said so, never assumed.  crash's release notes per version
+#: (crash-utility.github.io) were not found in the stored copies searched; add a row with its source when known.
+CRASH_REACH: tuple[CrashReach, ...] = (
+    CrashReach(
+        (8, 0, 2),
+        (6, 1),
+        (6, 12),
+        "measured on the fixtures with Debian 12's crash 8.0.2: the 5.10 and 6.1 dumps open, no 6.12 one (\"seek "
+        'error: kernel virtual address ... page_offset_base"; docs/vmcore.md, Follow-up)',
+    ),
+    CrashReach(
+        (9, 0, 2),
+        None,
+        (7, 0),
+        'crash-utility/crash issue #232, "crash does not work with kernel 7.0" (crash 9.0.2 on a 7.0 vmcore, 2026-04)',
+    ),
+)
+
+
+def crash_version_text(crash: tuple[int, ...]) -> str:
+    """``8.0.2``."""
+    return ".".join(map(str, crash))
+
+
+def crash_opens(release: str | NotAvailable, crash: tuple[int, ...] | NotAvailable) -> bool | NotAvailable:
+    """Whether the crash release ``crash`` (the installed one's version) opens a dump of kernel ``release``, by
+    :data:`CRASH_REACH`; not available, saying why, where that is not known: crash not installed or its version not
+    read, the release not read, no record that says it for this pair."""
+    if isinstance(crash, NotAvailable):
+        return crash
+    if isinstance(release, NotAvailable):
+        return NotAvailable(f"the dump's kernel release is unknown ({release.reason})")
+    m = re.match(r"(\d+)\.(\d+)", release)
+    if m is None:
+        return NotAvailable(f"the dump's kernel release {release!r} has no version")
+    kernel = (int(m.group(1)), int(m.group(2)))
+    if any(r.opens is not None and r.crash <= crash and kernel <= r.opens for r in CRASH_REACH):
+        return True
+    if any(r.fails is not None and crash <= r.crash and kernel >= r.fails for r in CRASH_REACH):
+        return False
+    return NotAvailable(
+        f"no record of whether crash {crash_version_text(crash)} opens {kernel[0]}.{kernel[1]} dumps "
+        "(forensics/types/vmcore.py, CRASH_REACH)"
+    )
 
 
 @dataclass(frozen=True)
@@ -574,6 +622,8 @@ class FollowUp:
     # Copies found via --source-dir that are not the source the kernel was built from, never cited in the debug
     # info's place: (source path in the debug info, the local file, why: "line 156 lies in kf_setup_device() ...").
     unused_sources: tuple[tuple[str, str, str], ...] = ()
+    # The installed crash's version (``crash --version``), which decides whether the follow-up's crash opens the dump.
+    crash_version: tuple[int, ...] | NotAvailable = field(default=NotAvailable("crash's version not read"))
 
     def crash_parts(self) -> tuple[str, ...] | NotAvailable:
         """The shell command that opens the dump in crash, in parts (joined by spaces, or line continuations)."""

@@ -144,15 +144,16 @@ def _collect(
             say("variables and types at the fault")
             variables = extract.variables_of(trace, index)
         say("BUG/WARN site and frame values")
-        site = reads.bug_site(prog, trace, frames, source_dirs)
-        values = _frame_values(prog, trace, frames, site, source_dirs)
-        earlier = reads.earlier_free(frames, values, source_dirs)
+        files = reads.SourceFiles()  # the run's source reader: a file cited by several reads is read once
+        site = reads.bug_site(prog, trace, frames, source_dirs, files)
+        values = _frame_values(prog, trace, frames, site, source_dirs, files)
+        earlier = reads.earlier_free(frames, values, source_dirs, files)
         if not isinstance(code, NotAvailable):
             polled = reads.polled_words(prog, code)
         if index is not None and isinstance(site, NotAvailable):
             spinlock = spin.spinlock_state(prog, trace, frames, opened.module_symbols)
             if isinstance(spinlock, NotAvailable):  # a spinlock's slowpath is no busy-wait of its caller's
-                loop = reads.loop_site(prog, trace, frames, index, code, source_dirs)
+                loop = reads.loop_site(prog, trace, frames, index, code, source_dirs, files)
         layouts = extract.layouts_for(prog, variables, tuple(_pointees(values)))
     log = system.attempt("kernel log", lambda: system.log_records(prog))
     if isinstance(log, NotAvailable):
@@ -257,6 +258,7 @@ def _frame_values(
     frames: tuple[Frame, ...],
     site: BugSite | NotAvailable,
     source_dirs: tuple[Path, ...],
+    files: reads.SourceFiles,
 ) -> tuple[FrameValues, ...]:
     """Values of the crash frame and its callers, with the members their source statements read."""
     from detectors.vmcore.findings import crash_frame
@@ -273,7 +275,9 @@ def _frame_values(
         if not isinstance(site, NotAvailable) and f.index == site.frame and not isinstance(site.source, NotAvailable):
             sources[f.index] = site.source.text
         elif f.source_file and f.source_line and isinstance(f.function, str):
-            line = reads.read_source_line(f.source_file, f.source_line, f.function, f.source_file, source_dirs, False)
+            line = reads.read_source_line(
+                f.source_file, f.source_line, f.function, f.source_file, source_dirs, False, files
+            )
             if not isinstance(line, NotAvailable) and line.matches_build:
                 sources[f.index] = line.text
     return reads.frame_values(prog, trace, frames, start, sources)

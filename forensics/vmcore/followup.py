@@ -8,7 +8,11 @@ and every source file the debug info names is mapped to the copy found under ``-
 
 from __future__ import annotations
 
+import functools
 import os
+import re
+import shutil
+import subprocess
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
@@ -27,6 +31,42 @@ def local_source(path: str, source_dirs: tuple[Path, ...]) -> str | None:
             if candidate.is_file():
                 return os.path.abspath(candidate)
     return os.path.abspath(path) if os.path.isfile(path) else None
+
+
+#: ``crash --version``'s first line: "crash 8.0.2" (a distribution's or a build's suffix after it: "9.0.0++").
+_CRASH_VERSION = re.compile(r"^crash (\d+)\.(\d+)\.(\d+)", re.MULTILINE)
+
+
+def installed_crash(path_env: str | None = None) -> tuple[int, ...] | NotAvailable:
+    """The version of the crash on PATH (``path_env``: another PATH), read from ``crash --version`` once per binary
+    (by its path, size and time: an upgraded crash is read anew); not available, saying why, when there is no crash
+    or its version is not read."""
+    found = shutil.which("crash", path=path_env)
+    if found is None:
+        return NotAvailable("crash not installed")
+    try:
+        st = os.stat(found)
+    except OSError as exc:
+        return NotAvailable(f"crash's version not read: {exc}")
+    return _crash_version(found, st.st_size, st.st_mtime_ns)
+
+
+@functools.lru_cache(maxsize=8)
+def _crash_version(path: str, _size: int, _mtime_ns: int) -> tuple[int, ...] | NotAvailable:
+    try:  # crash 8.0.2 prints its banner and exits 0 in ~0.08 s, opening nothing
+        done = subprocess.run(
+            [path, "--version"], capture_output=True, text=True, errors="replace", timeout=20, check=False,
+            stdin=subprocess.DEVNULL,
+        )  # fmt: skip
+    except (OSError, subprocess.SubprocessError) as exc:
+        return NotAvailable(f"crash's version not read: `{path} --version`: {exc}")
+    m = _CRASH_VERSION.search(done.stdout)
+    if m is None:
+        said = (done.stdout.strip() or done.stderr.strip()).splitlines()[:1]
+        return NotAvailable(
+            f"crash's version not read: `{path} --version` printed {said[0][:80] if said else 'nothing'!r}"
+        )
+    return tuple(int(g) for g in m.groups())
 
 
 def _frames(snapshot: CrashSnapshot) -> Iterable[Frame]:
@@ -72,7 +112,9 @@ def build_follow_up(
             sources.append((path, found))
         else:
             unused.append((path, found, why))
-    return FollowUp(os.path.abspath(dump), vmlinux, via, tuple(modules), tuple(sources), tuple(unused))
+    return FollowUp(
+        os.path.abspath(dump), vmlinux, via, tuple(modules), tuple(sources), tuple(unused), installed_crash()
+    )
 
 
 def _locations(snapshot: CrashSnapshot) -> dict[str, list[tuple[int, str | None]]]:

@@ -61,6 +61,19 @@ _NAME_FIRST = re.compile(r"^([A-Za-z_]\w*)\s*\(")
 _TYPE_ALONE = re.compile(r"^[A-Za-z_][\w \t\*]*$")
 #: A C comment, one left open at the end of the text included (a head's comment that goes on below it).
 _COMMENT = re.compile(r"/\*.*?(?:\*/|\Z)|//[^\n]*", re.DOTALL)
+#: Functions a macro defines, its first argument NAME: (the macro, the names a frame of it carries).  A system call's
+#: SYSCALL_DEFINEn(NAME, ...) is sys_NAME with its __se_sys_NAME and __do_sys_NAME (inlined into it) and, where the
+#: architecture wraps system calls, its entry __x64_sys_NAME (__ia32_, __arm64_, __riscv_, __s390x_...:
+#: include/linux/syscalls.h, arch/*/include/asm/syscall_wrapper.h); COMPAT_SYSCALL_DEFINEn's are compat_sys_NAME's;
+#: a BPF helper's BPF_CALL_n(NAME, ...) is NAME with the ____NAME it calls (include/linux/filter.h).
+_SYSCALL_PREFIXES = ("", "__se_", "__do_", "__x64_", "__ia32_", "__x32_", "__arm64_", "__riscv_", "__s390x_", "__s390_")
+_MACRO_FUNCTIONS: tuple[tuple[re.Pattern[str], tuple[str, ...]], ...] = (
+    (re.compile(r"SYSCALL_DEFINE[0-6]"), tuple(f"{p}sys_{{}}" for p in _SYSCALL_PREFIXES)),
+    (re.compile(r"COMPAT_SYSCALL_DEFINE[0-6]"), tuple(f"{p}compat_sys_{{}}" for p in _SYSCALL_PREFIXES)),
+    (re.compile(r"BPF_CALL_[0-5]"), ("{}", "____{}")),
+)
+#: A head of a function a macro defines: the macro and its first argument (``SYSCALL_DEFINE3(write,``).
+_MACRO_HEAD = re.compile(r"((?:COMPAT_)?SYSCALL_DEFINE[0-6]|BPF_CALL_[0-5])\s*\(\s*(\w+)\s*[,)]")
 
 
 def value_of(expression: str, obj: drgn.Object, depth: int = 0) -> ValueRead:
@@ -180,6 +193,34 @@ def read_operand(prog: drgn.Program, frame: drgn.StackFrame | None, node: cexpr.
 # ---------------------------------------------------------------- source lines
 
 
+class SourceFiles:
+    """The source files one analysis reads, each read once by path: the culprit's file is read for the BUG/WARN
+    site, each frame's statement, the busy-wait loop and the earlier free (one per use, it was read again each time).
+    Made per run and passed down: a file edited between two runs is read anew."""
+
+    def __init__(self) -> None:
+        self._read: dict[Path, list[str] | str | None] = {}
+
+    def lines(self, path: Path) -> list[str] | str | None:
+        """The lines of ``path``; None when no file is there; why it cannot be read (a directory, no permission)."""
+        if path not in self._read:
+            self._read[path] = self._lines_of(path)
+        return self._read[path]
+
+    @staticmethod
+    def _lines_of(path: Path) -> list[str] | str | None:
+        from collectors.inputs import open_input
+        from forensics.errors import InputError
+
+        try:
+            if not path.exists():
+                return None
+            with open_input(str(path)) as tracked:
+                return tracked.stream.read().decode(errors="replace").splitlines()
+        except (OSError, InputError) as exc:
+            return str(exc)
+
+
 def _candidates(file: str, dwarf_path: str | None, source_dirs: tuple[Path, ...]) -> Iterable[tuple[Path, str]]:
     rel = file.lstrip("./") if not file.startswith("/") else file
     parts = Path(dwarf_path or file).parts
@@ -213,9 +254,12 @@ def _head_at(lines: list[str], index: int) -> str | None:
     parentheses close (``static ssize_t kf_write(struct file *file,`` / ``...)``), comments left out, not ending in
     ``;`` or ``,`` (a prototype, a declaration).  Whatever follows the parentheses (``{``, a comment, an attribute
     such as ``__cold``) is the head's; the name may start the line when the line above holds the type (XFS's
-    ``STATIC int`` / ``xfs_iflush_cluster(``)."""
+    ``STATIC int`` / ``xfs_iflush_cluster(``).  A function a macro defines is named as the source spells it,
+    ``SYSCALL_DEFINE3(write)`` (its head has no type before the name: it was no head, and the line taken to lie in
+    the function above); :func:`_defines` says which frames' functions it is."""
     code = _COMMENT.sub(" ", lines[index])
-    m = _DEFINITION.match(code)
+    macro = _MACRO_HEAD.match(code)
+    m = macro or _DEFINITION.match(code)
     if m is None:
         m = _NAME_FIRST.match(code)
         above = _COMMENT.sub(" ", lines[index - 1]).strip() if index > 0 else ""
@@ -223,11 +267,26 @@ def _head_at(lines: list[str], index: int) -> str | None:
             return None
     if "=" in code.split("(")[0]:
         return None
+    name = m.group(1) if macro is None else f"{macro.group(1)}({macro.group(2)})"
     for end in range(index + 1, min(len(lines), index + 6) + 1):
         head = _COMMENT.sub(" ", "\n".join(lines[index:end])).strip()
         if head.count("(") <= head.count(")"):
-            return m.group(1) if head.count("(") == head.count(")") and not head.endswith((";", ",")) else None
+            return name if head.count("(") == head.count(")") and not head.endswith((";", ",")) else None
     return None
+
+
+def _defines(head: str, function: str) -> bool:
+    """Whether the function a head defines (:func:`_head_at`'s name) is ``function`` (a frame's, clone suffix
+    removed): the same name, or one of the functions its macro makes (``SYSCALL_DEFINE3(write)``:
+    ``__do_sys_write``, ``__se_sys_write``, ``__x64_sys_write``...)."""
+    if head == function:
+        return True
+    macro, _, rest = head.partition("(")
+    name = rest.removesuffix(")")
+    return any(
+        pattern.fullmatch(macro) is not None and function in (f.format(name) for f in names)
+        for pattern, names in _MACRO_FUNCTIONS
+    )
 
 
 def copy_fits(lines: list[str], locations: Iterable[tuple[int, str | None]]) -> str | None:
@@ -245,34 +304,36 @@ def copy_fits(lines: list[str], locations: Iterable[tuple[int, str | None]]) -> 
         # A compiler's clone (kf_put.constprop.0, kf_put.cold) is the function of its source name.
         name = function.split(".", 1)[0]
         at = next((f for i in range(line - 1, -1, -1) if (f := _head_at(lines, i)) is not None), None)
-        if at != name:
-            return f"line {line} lies in {at + '()' if at else 'no function'}, not in {name}()"
+        if at is None or not _defines(at, name):
+            where = "no function" if at is None else at if at.endswith(")") else f"{at}()"
+            return f"line {line} lies in {where}, not in {name}()"
         checked = True
     return None if checked else "no line of a known function to check it against"
 
 
 def read_source_line(
-    file: str, line: int, function: str, dwarf_path: str | None, source_dirs: tuple[Path, ...], trap: bool
+    file: str,
+    line: int,
+    function: str,
+    dwarf_path: str | None,
+    source_dirs: tuple[Path, ...],
+    trap: bool,
+    files: SourceFiles | None = None,
 ) -> SourceLine | NotAvailable:
     """Find ``file`` in the source trees, read its statement at ``line`` and check it fits the build.
 
     The line fits when it lies inside ``function`` (the nearest definition at or above it, as :func:`copy_fits`
     judges a copy found via --source-dir) and, for a BUG/WARN trap, holds an assertion macro or ``BUG()``.
+    ``files``: the run's reader, which reads each file once (a new one when not given).
     """
-    looked: list[str] = []
+    files = files if files is not None else SourceFiles()
     unreadable: list[str] = []
     for path, via in _candidates(file, dwarf_path, source_dirs):
-        looked.append(str(path))
-        from collectors.inputs import open_input
-        from forensics.errors import InputError
-
-        try:
-            if not path.exists():
-                continue
-            with open_input(str(path)) as tracked:
-                lines = tracked.stream.read().decode(errors="replace").splitlines()
-        except (OSError, InputError) as exc:  # a directory, no permission: say so, keep looking
-            unreadable.append(str(exc))
+        lines = files.lines(path)
+        if lines is None:
+            continue
+        if isinstance(lines, str):  # a directory, no permission: say so, keep looking
+            unreadable.append(lines)
             continue
         if line > len(lines):
             return SourceLine(str(path), line, "", via, False, f"{path} has only {len(lines)} lines: another version")
@@ -309,11 +370,15 @@ _IF_OPENS = re.compile(r"^\s*if\s*\((.*)\)\s*\{\s*(?://.*|/\*.*\*/\s*)?$")
 
 
 def earlier_free(
-    frames: tuple[Frame, ...], values: tuple[FrameValues, ...], source_dirs: tuple[Path, ...]
+    frames: tuple[Frame, ...],
+    values: tuple[FrameValues, ...],
+    source_dirs: tuple[Path, ...],
+    files: SourceFiles | None = None,
 ) -> EarlierFree | None:
     """The first free of a double free, where the source of the second free's function shows it (the one other call
     freeing the same pointer above it), and every ``if`` around it holds by the frame's values; None wherever this
-    is not read: no source, two candidates, a block other than an ``if``, an operand not read, a condition false."""
+    is not read: no source, two candidates, a block other than an ``if``, an operand not read, a condition false.
+    ``files``: the run's reader (the culprit's file was read for its frame's values)."""
     from detectors.vmcore.findings import crash_frame, culprit_frame
 
     culprit = culprit_frame(frames, crash_frame(frames))
@@ -321,9 +386,10 @@ def earlier_free(
         return None
     if frames[culprit.index - 1].function not in FREE_FUNCTIONS or not isinstance(culprit.function, str):
         return None
+    files = files if files is not None else SourceFiles()
     lines = next(
         (read for path, _via in _candidates(culprit.source_file, culprit.source_file, source_dirs)
-         if (read := _lines_of(path)) is not None),
+         if isinstance(read := files.lines(path), list)),
         None,
     )  # fmt: skip
     second = culprit.source_line
@@ -331,7 +397,7 @@ def earlier_free(
         return None
     name = culprit.function.split(".", 1)[0]
     start = next((i for i in range(second - 1, -1, -1) if _head_at(lines, i) is not None), None)
-    if start is None or _head_at(lines, start) != name:
+    if start is None or not _defines(_head_at(lines, start) or "", name):
         return None
     same = [
         i for i in range(start + 1, second - 1) if (m := _FREE_CALL.search(lines[i])) and m.group(0) == call.group(0)
@@ -363,17 +429,6 @@ def earlier_free(
             return None
         operands += [r for r in used if r is not None]
     return EarlierFree(culprit.source_file, same[0] + 1, call.group(0), tuple(conditions), tuple(operands))
-
-
-def _lines_of(path: Path) -> list[str] | None:
-    from collectors.inputs import open_input
-    from forensics.errors import InputError
-
-    try:
-        with open_input(str(path)) as tracked:
-            return tracked.stream.read().decode(errors="replace").splitlines()
-    except (OSError, InputError):
-        return None
 
 
 def _enclosing_ifs(lines: list[str], start: int, at: int) -> list[str] | None:
@@ -541,7 +596,11 @@ def _bug_file(prog: drgn.Program, entry: drgn.Object, dwarf_file: str | None) ->
 
 
 def bug_site(
-    prog: drgn.Program, trace: drgn.StackTrace, frames: tuple[Frame, ...], source_dirs: tuple[Path, ...]
+    prog: drgn.Program,
+    trace: drgn.StackTrace,
+    frames: tuple[Frame, ...],
+    source_dirs: tuple[Path, ...],
+    files: SourceFiles | None = None,
 ) -> BugSite | NotAvailable:
     """The BUG()/WARN() trap of the crashed thread: the interrupted frame whose pc is a ``ud2``."""
     for i, info in enumerate(frames):
@@ -573,7 +632,7 @@ def bug_site(
         if file is None or line is None:
             source: SourceLine | NotAvailable = NotAvailable("neither the bug table nor DWARF give a file and line")
         else:
-            source = read_source_line(file, line, info.function, info.source_file, source_dirs, trap=True)
+            source = read_source_line(file, line, info.function, info.source_file, source_dirs, True, files)
         operands: tuple[ValueRead, ...] = ()
         if not isinstance(source, NotAvailable):
             assertion = cexpr.find_assertion(source.text)
@@ -595,6 +654,7 @@ def loop_site(
     index: int,
     code: CodeBytes | NotAvailable,
     source_dirs: tuple[Path, ...],
+    files: SourceFiles | None = None,
 ) -> LoopSite | NotAvailable:
     """The ``while (cond)`` an interrupted frame spins in (a lockup), with the condition's operands."""
     from detectors.vmcore.disasm import decode
@@ -618,11 +678,12 @@ def loop_site(
                         reads = any(i.memory is not None for i in insns if target <= i.address <= insn.address)
                         body = (target, insn.address)
                         break
+    files = files if files is not None else SourceFiles()  # up to 4 lines of one file: read once
     for back in range(0, 4):
         line = frame.source_line - back
         if line < 1:
             break
-        found = read_source_line(frame.source_file, line, frame.function, frame.source_file, source_dirs, False)
+        found = read_source_line(frame.source_file, line, frame.function, frame.source_file, source_dirs, False, files)
         if isinstance(found, NotAvailable):
             # Without the source the machine code still shows the loop (and whether it reads memory): kept, the
             # condition said not available and why (what --source-dir adds).

@@ -15,6 +15,7 @@ import pytest
 
 pytest.importorskip("drgn")
 
+from forensics.model import NotAvailable
 from forensics.types.vmcore import SourceLine
 from forensics.vmcore.why import copy_fits, read_source_line
 from tests.vmcore_cases import FIXTURES_DIR
@@ -160,3 +161,101 @@ def test_a_prototype_in_the_xfs_style_is_no_head() -> None:
     """``STATIC int xfs_lookahead(int n);`` declares, it does not define: a line under it lies in no function."""
     lines = XFS_STYLE.splitlines()
     assert copy_fits(lines, [(3, "xfs_lookahead")]) == "line 3 lies in no function, not in xfs_lookahead()"
+
+
+def test_one_runs_reader_reads_a_file_once_and_a_new_run_reads_it_anew(tree: tuple[Path, Path]) -> None:
+    """The BUG/WARN site, each frame's statement, the loop and the earlier free read the culprit's file through one
+    SourceFiles per run (it was read again for each); a reader is the run's, not the process's: an edited file is
+    read anew by the next run."""
+    from forensics.vmcore.why import SourceFiles
+
+    root, path = tree
+    line = SOURCE.splitlines().index("\treturn kf_helper(dev->count) + n;") + 1
+    files = SourceFiles()
+    first = read_source_line("kf/kf.c", line, "kf_write", None, (root,), False, files)
+    path.write_text(SOURCE.replace("kf_helper(dev->count)", "kf_helper(dev->size)"))
+    again = read_source_line("kf/kf.c", line, "kf_write", None, (root,), False, files)
+    assert isinstance(first, SourceLine) and isinstance(again, SourceLine)
+    assert again.text == first.text == "return kf_helper(dev->count) + n;"  # this run's reading of the file
+    anew = read_source_line("kf/kf.c", line, "kf_write", None, (root,), False, SourceFiles())
+    assert isinstance(anew, SourceLine) and anew.text == "return kf_helper(dev->size) + n;"
+    (root / "kf" / "missing.c").mkdir()  # a directory where the file should be: said, and said again from the reader
+    for reader in (files, files):
+        got = read_source_line("kf/missing.c", 1, "kf_write", None, (root,), False, reader)
+        assert isinstance(got, NotAvailable) and "not readable" in got.reason, got
+
+
+# Modelled on fs/read_write.c, kernel/sys.c, kernel/bpf/helpers.c: functions a macro defines, below a plain one.
+MACRO_SOURCE = """\
+// SPDX-License-Identifier: GPL-2.0
+#include <linux/syscalls.h>
+
+static ssize_t kf_do_write(unsigned int fd, const char __user *buf, size_t count)
+{
+\treturn count;
+}
+
+SYSCALL_DEFINE3(kf_write, unsigned int, fd, const char __user *, buf,
+\t\tsize_t, count)
+{
+\treturn kf_do_write(fd, buf, count);
+}
+
+COMPAT_SYSCALL_DEFINE2(kf_ioctl, unsigned int, fd, compat_ulong_t, arg)
+{
+\treturn kf_do_write(fd, compat_ptr(arg), 0);
+}
+
+SYSCALL_DEFINE0(kf_getpid)
+{
+\treturn task_tgid_vnr(current);
+}
+
+BPF_CALL_2(bpf_kf_lookup, struct bpf_map *, map, void *, key)
+{
+\tWARN_ON_ONCE(!rcu_read_lock_held());
+\treturn (unsigned long) map->ops->map_lookup_elem(map, key);
+}
+"""
+
+
+@pytest.mark.parametrize(
+    ("statement", "functions"),
+    [
+        (
+            "\treturn kf_do_write(fd, buf, count);",
+            ("__do_sys_kf_write", "__se_sys_kf_write", "__x64_sys_kf_write", "__arm64_sys_kf_write", "sys_kf_write"),
+        ),
+        ("SYSCALL_DEFINE3(kf_write, unsigned int, fd, const char __user *, buf,", ("__x64_sys_kf_write",)),
+        (
+            "\treturn kf_do_write(fd, compat_ptr(arg), 0);",
+            ("__do_compat_sys_kf_ioctl", "__se_compat_sys_kf_ioctl", "__ia32_compat_sys_kf_ioctl"),
+        ),
+        ("\treturn task_tgid_vnr(current);", ("__do_sys_kf_getpid", "__x64_sys_kf_getpid")),
+        ("\tWARN_ON_ONCE(!rcu_read_lock_held());", ("____bpf_kf_lookup", "bpf_kf_lookup")),
+    ],
+    ids=["syscall-body", "syscall-head", "compat", "syscall0", "bpf-helper"],
+)
+def test_a_frame_in_a_function_a_macro_defines_fits_its_macro_head(
+    tmp_path: Path, statement: str, functions: tuple[str, ...]
+) -> None:
+    """A frame in __do_sys_kf_write lies in SYSCALL_DEFINE3(kf_write, ...): a macro's head has no type before its
+    name, so it was no head and the line was taken to lie in kf_do_write() above it (a syscall's statement, BUG/WARN
+    site or loop said "not the source the kernel was built from", and the copy not cited)."""
+    (tmp_path / "kf").mkdir()
+    (tmp_path / "kf" / "kf.c").write_text(MACRO_SOURCE)
+    lines = MACRO_SOURCE.splitlines()
+    line = lines.index(statement) + 1
+    for function in functions:
+        assert copy_fits(lines, [(line, function)]) is None, function
+        got = read_source_line("kf/kf.c", line, function, None, (tmp_path,), "WARN" in statement)
+        assert isinstance(got, SourceLine) and got.matches_build and got.mismatch is None, (function, got)
+    # Another system call's frames, or the plain function above, do not fit it; the macro's head is what is named.
+    other = "__do_sys_kf_read" if "sys_" in functions[0] else "bpf_kf_update"
+    head = next(
+        h.split(",")[0].split("(")[0] for h in reversed(lines[:line]) if h.startswith(("SYSCALL", "COMPAT", "BPF"))
+    )
+    said = copy_fits(lines, [(line, other)])
+    assert said is not None and said.startswith(f"line {line} lies in {head}(") and said.endswith(f"not in {other}()")
+    assert copy_fits(lines, [(lines.index("\treturn count;") + 1, "kf_do_write")]) is None
+    assert copy_fits(lines, [(lines.index("\treturn count;") + 1, "__do_sys_kf_write")]) is not None
