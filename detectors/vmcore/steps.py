@@ -17,7 +17,7 @@ from dataclasses import replace
 
 from forensics.model import Finding, NotAvailable
 from forensics.quoting import shell_word
-from forensics.types.vmcore import CrashSnapshot
+from forensics.types.vmcore import CrashSnapshot, opened_by_some_crash
 from forensics.types.vmcore import crash_opens as crash_opens_release
 
 #: crash commands drgn's ``%crash`` runs as crash does on the dumps crash does not open (each run on the 6.12
@@ -37,12 +37,16 @@ _DIS_ADDRESS = re.compile(r"dis -rl (0x[0-9a-f]+)")
 
 
 def crash_opens(snap: CrashSnapshot) -> bool:
-    """Whether the steps are given as crash's: unless the installed crash is known not to open a dump of this kernel
-    (its version and the release read, :data:`forensics.types.vmcore.CRASH_REACH`).  Where that is unknown (crash
-    not installed, a release of it with no record) the steps stay crash's own commands, and the follow-up says it is
-    unknown and why (forensics/report/vmcore.py)."""
+    """Whether the steps are given as crash's: where the installed crash is known to open a dump of this kernel (its
+    version and the release read, :data:`forensics.types.vmcore.CRASH_REACH`).  Where that is unknown (crash not
+    installed, a release of it with no record) the steps are crash's for a kernel some crash release is recorded to
+    open, drgn's otherwise -- drgn is what read the dump, so its steps run wherever this report was made; the
+    follow-up says the unknown and why (forensics/report/vmcore.py)."""
     crash = snap.follow_up.crash_version if not isinstance(snap.follow_up, NotAvailable) else snap.follow_up
-    return crash_opens_release(snap.kernel_release, crash) is not False
+    opens = crash_opens_release(snap.kernel_release, crash)
+    if isinstance(opens, bool):
+        return opens
+    return opened_by_some_crash(snap.kernel_release) is not False
 
 
 def _disassembly(snap: CrashSnapshot, command: str) -> str | None:

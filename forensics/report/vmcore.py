@@ -34,6 +34,7 @@ from forensics.types.vmcore import (
     ValueRead,
     crash_opens,
     crash_version_text,
+    opened_by_some_crash,
 )
 from forensics.units import iso_utc
 
@@ -518,7 +519,14 @@ def _follow_up_section(result: VmcoreResult) -> Section | None:
         ))  # fmt: skip
     else:
         session = Code("\n".join((_continued(crash), *(f"crash> {c}" for c in f.crash_setup()))), PASTE_LANG)
-        if isinstance(opens, NotAvailable):  # said, not assumed: the steps stay crash's, to try
+        if isinstance(opens, NotAvailable) and opened_by_some_crash(release) is False:
+            # No crash release is recorded to open this kernel: the steps are drgn's (detectors/vmcore/steps.py).
+            blocks.append(Paragraph(
+                f"Whether crash{installed} opens this dump: unknown: {md_escape(opens.reason)}; no crash release "
+                f"is recorded to open {md_escape(str(release))} dumps (CRASH_REACH, forensics/types/vmcore.py), so "
+                "the steps run in drgn. To try crash (a `crash>` step left needs it):"
+            ))  # fmt: skip
+        elif isinstance(opens, NotAvailable):  # said, not assumed: the steps stay crash's, to try
             blocks.append(Paragraph(
                 f"Whether crash{installed} opens this dump: unknown: {md_escape(opens.reason)}. The `crash>` "
                 "commands are crash's, to try in it (every `>>>` one runs in drgn):"

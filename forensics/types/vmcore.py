@@ -606,6 +606,18 @@ def crash_opens(release: str | NotAvailable, crash: tuple[int, ...] | NotAvailab
     )
 
 
+def opened_by_some_crash(release: str | NotAvailable) -> bool | NotAvailable:
+    """Whether some crash release of :data:`CRASH_REACH` is recorded to open a dump of kernel ``release`` (the steps'
+    choice where the installed crash is not known); not available where the release has no version."""
+    if isinstance(release, NotAvailable):
+        return release
+    m = re.match(r"(\d+)\.(\d+)", release)
+    if m is None:
+        return NotAvailable(f"the dump's kernel release {release!r} has no version")
+    kernel = (int(m.group(1)), int(m.group(2)))
+    return any(r.opens is not None and kernel <= r.opens for r in CRASH_REACH)
+
+
 @dataclass(frozen=True)
 class FollowUp:
     """How to go on by hand on this dump, with real paths: the sessions the report's next commands run in.

@@ -131,3 +131,29 @@ def test_without_crash_the_follow_up_says_unknown_not_that_crash_opens_it() -> N
     doc = json.loads(json.dumps(to_document(without)))
     assert doc["follow_up"]["crash_opens"] == {"not_available": "crash not installed"}
     assert doc["follow_up"]["crash_version"] == {"not_available": "crash not installed"}
+
+
+def test_without_crash_a_6_12_dump_s_steps_are_drgn_s_and_a_6_1_dump_s_crash_s() -> None:
+    """No crash installed: the steps are crash's for a kernel some crash release is recorded to open (6.1), drgn's
+    for one none is (6.12) -- crash 8.0.2 exits 1 on the fixtures' 6.12 dumps, so without the installed crash's
+    version a ``crash>`` step there sent the reader to a session no recorded crash opens (113ced48 gave every
+    unknown case crash's steps)."""
+    from dataclasses import replace
+    from typing import cast
+
+    from detectors.vmcore.steps import crash_opens as steps_in_crash
+    from forensics.model import NotAvailable
+    from forensics.types.results import VmcoreResult
+    from forensics.types.vmcore import FollowUp, opened_by_some_crash
+
+    assert opened_by_some_crash("6.1.0-57-amd64") is True and opened_by_some_crash("6.12.118") is False
+    for name, kernel, crash_steps in (("08-slab-leak", "6.12", False), ("07-sysrq-c", "6.1", True)):
+        result = cast(VmcoreResult, _analysed(name, kernel))
+        follow_up = result.snapshot.follow_up
+        assert isinstance(follow_up, FollowUp)
+        absent = replace(follow_up, crash_version=NotAvailable("crash not installed"))
+        snap = replace(result.snapshot, follow_up=absent)
+        assert steps_in_crash(snap) is crash_steps, (name, kernel)
+        markdown = render_vmcore_markdown(replace(result, snapshot=snap))
+        assert "Whether crash opens this dump: unknown: crash not installed" in markdown, markdown
+        assert ("so the steps run in drgn" in markdown) is not crash_steps, markdown
