@@ -53,7 +53,7 @@ from detectors.dmesg.stacks import (
     race_sections,
     stack_sections,
 )
-from detectors.dmesg.ubsan import OVERFLOW_INTRO, UBSAN_HEADER, operation, zero_length_index
+from detectors.dmesg.ubsan import OVERFLOW_INTRO, UBSAN_HEADER, indexed_length, operation
 from detectors.dmesg.waitcontext import (
     TRYING_TO_LOCK,
     WAIT_CONTEXT,
@@ -2342,9 +2342,15 @@ def _ubsan_cause(r: _Reading) -> Cause | None:
     site = r.get("UBSAN at") or "the site the report names"
     statement = f"{check} in {r.func} at {site}: {words}"
     if check == "array-index-out-of-bounds":
-        if zero_length_index(str(r.get("UBSAN message"))):  # often the declaration, not the access, is wrong
+        length = indexed_length(str(r.get("UBSAN message")))
+        if length == 0:  # often the declaration, not the access, is wrong
             step = (f"check the allocation's size against the index at {site} (the array's real length), and "
                     "declare the member a flexible array member ([]) so that UBSAN knows it")  # fmt: skip
+            return _cause("out_of_bounds", r, 0.5, step, r.at("UBSAN operation"), statement=statement)
+        if length == 1:  # a flexible array or a one-element one: the declaration says which
+            step = (f"read the array's declaration (the index at {site}): if it is its struct's last member, check "
+                    "the allocation's size against the index and declare it a flexible array member ([]); else "
+                    "check the index against its one element")  # fmt: skip
             return _cause("out_of_bounds", r, 0.5, step, r.at("UBSAN operation"), statement=statement)
         return _cause("out_of_bounds", r, 0.8, f"check the index against the array's length at {site}",
                       r.at("UBSAN operation"), statement=statement)  # fmt: skip
