@@ -527,10 +527,25 @@ _CHAIN_EXISTS = rc.compile(r"^\s*(\S.* --> .*\S)\s*$")
 _INCONSISTENT = rc.compile(r"\{([A-Z\-]+)\} -> \{([A-Z\-]+)\} usage")
 
 
-_BARE_HELD = rc.compile(r"^\s*#(\d+):\s*$")
+#: A "#N:" entry's first line, whatever of it the console kept on it ("#0: ", "#0:  (").
+_OPEN_HELD = rc.compile(r"^\s*#(\d+):\s*(.*?)\s*$")
 _AT_ONLY = rc.compile(r"^\s*, at: ")
 #: How many console lines one split "#N:" entry may take (address, "(", name, "){..}", the "at:" lines).
 _SPLIT_PIECES = 8
+#: How many other CPUs' lines one split entry may be read past (syzkaller 244: 12 frames between "#0: " and its "at:").
+_SPLIT_FOREIGN = 48
+#: What print_lock() has printed of an entry so far, its pieces joined (kernel/locking/lockdep.c: "%p" the instance,
+#: " (", the class's name (its "#N" and "/N" pieces too), "){usage}" with "-{wait:wait}" since 5.7, ", at: %pS").  A
+#: name may hold parentheses, never a space or a brace.
+_ENTRY_SO_FAR = rc.compile(
+    r"(?:[0-9a-f]{8,16})?(?:\s*\((?:(?!\))[^\s{}]+(?:\{[^}]*\}(?:-\{[^}]*\})?(?:, at: \S.*)?)?)?)?"
+)
+#: Another CPU's line that cannot be a piece of an entry: a stack frame ("? sym+0x1/0x2", "sym+0x1/0x2 file.c:1",
+#: "sym file.h:1 [inline]") or a stack's marker ("<IRQ>"); a lock's name has neither a "+0x../0x.." nor a space.
+_FOREIGN_LINE = rc.compile(
+    r"^\s*(?:(?:\? )?[\w.$]+(?:\+0x[0-9a-f]+/0x[0-9a-f]+|(?= \S+:\d+))(?: \[\w+\])?(?: \S+:\d+)?(?: \[inline\])?"
+    r"(?: \([A-Z]\))?|</?[A-Z]+>)\s*$"
+)
 
 
 def _held_lines(lines: list[LogLine]) -> list[LogLine]:
@@ -540,25 +555,40 @@ def _held_lines(lines: list[LogLine]) -> list[LogLine]:
     "ffff888021e92948", " (", "(wq_completion)usb_hub_wq){+.+.}-{0:0}, at: process_one_work+0x1277/0x1b40"; the
     inlined sites follow as ", at: rcu_read_lock ... [inline]" or "ffff... (&dev->mutex){....}-{3:3}, at: ..." without
     their "#N:".  Each is read as the whole "#N: addr (lock){..}, at: site" line it was, on the site's line.
+
+    Other CPUs' lines may come between the pieces (syzkaller 244: a fault injection's stack, one frame between each
+    two pieces).  A line is read as a piece only where it can be told to be one: of the entry's printk caller when
+    the log names callers ([T1234], [C1]), and continuing what the entry printed so far (:data:`_ENTRY_SO_FAR`); a
+    frame of another stack never is.  Another line is passed over, as the other CPU's, and kept where it is.
     """
-    if not any(_BARE_HELD.match(x.body) for x in lines if "#" in x.body):
+    if not any(_opened(x.body) is not None for x in lines if "#" in x.body):
         return lines
     out: list[LogLine] = []
-    pending: tuple[str, str, int] | None = None  # the entry being joined: its number, its text, its pieces
+    # The entry being joined: its number, its text, its pieces, the other lines passed over, its printk caller.
+    pending: tuple[str, str, int, int, str | None] | None = None
     last: tuple[str, str] | None = None  # the entry just joined: its number and its text before ", at:"
     for line in lines:
         body = line.body
-        if "#" in body and (bare := _BARE_HELD.match(body)) is not None:
-            pending, last = (bare.group(1), "", 0), None
+        if "#" in body and (opened := _opened(body)) is not None:
+            pending, last = (*opened, 0, 0, line.context), None
             continue
         if pending is not None:
-            number, text, pieces = pending
-            text = text + body if text else body.lstrip()
-            if ", at: " in text and _HELD.match(f"#{number}: {text}") is not None:
-                out.append(line._replace(body=f" #{number}: {text}"))
-                pending, last = None, (number, text.partition(", at: ")[0])
+            number, text, pieces, foreign, caller = pending
+            joined = text + body if text else body.lstrip()
+            if (
+                (caller is not None and line.context is not None and line.context != caller)
+                or _FOREIGN_LINE.match(body) is not None
+                or _ENTRY_SO_FAR.fullmatch(joined) is None
+            ):
+                # Another CPU's line: kept as it is, the entry still open past a bounded number of them.
+                pending = (number, text, pieces, foreign + 1, caller) if foreign + 1 < _SPLIT_FOREIGN else None
+                out.append(line)
+                continue
+            if ", at: " in joined and _HELD.match(f"#{number}: {joined}") is not None:
+                out.append(line._replace(body=f" #{number}: {joined}"))
+                pending, last = None, (number, joined.partition(", at: ")[0])
             else:
-                pending = (number, text, pieces + 1) if pieces + 1 < _SPLIT_PIECES else None
+                pending = (number, joined, pieces + 1, foreign, caller) if pieces + 1 < _SPLIT_PIECES else None
             continue
         if last is not None and ", at: " in body:
             number, lock = last
@@ -568,6 +598,15 @@ def _held_lines(lines: list[LogLine]) -> list[LogLine]:
         last = None
         out.append(line)
     return out
+
+
+def _opened(body: str) -> tuple[str, str] | None:
+    """The number and the text so far of a "#N:" entry that the console cut on this line (the rest of it on lines
+    below); None for a whole entry, or another line."""
+    m = _OPEN_HELD.match(body)
+    if m is None or _HELD.match(body) is not None or _ENTRY_SO_FAR.fullmatch(m.group(2)) is None:
+        return None
+    return m.group(1), m.group(2)
 
 
 def _held_by(m: re.Match[str], at: int) -> StalledTask | None:
@@ -1974,10 +2013,17 @@ def _rcu_usage(r: _Reading) -> None:
     # lockdep prints "other info that might help us debug this:", the scheduler line and the held locks before its
     # "stack backtrace:": a call trace above them is another task's, interleaved by the console (syzkaller 244: a
     # fault injection's stack between the check and the list), and reading stops only at the report's own.
+    # A list whose entries are not all read yet goes on past another CPU's call trace (syzkaller 206: a warn_alloc's
+    # stack between "#0: " and its pieces).
     info = False
+    listed = 0
     for line in _held_lines(r.lines):
         body = line.body
-        if "stack backtrace:" in body or (info and ("Call Trace:" in body or "Call trace:" in body)):
+        if "stack backtrace:" in body or (
+            info
+            and ("Call Trace:" in body or "Call trace:" in body)
+            and listed <= len({lock.number for lock in r.locks if lock.role == "held"})
+        ):
             break  # the held locks are printed above the stack
         if "other info that might help" in body:
             info = True
@@ -1993,6 +2039,7 @@ def _rcu_usage(r: _Reading) -> None:
         elif "held by" in body and (m := _HELD_BY.match(body)) is not None:
             info = True
             task = f"{m.group(2)}/{m.group(3)}"
+            listed = int(m.group(1)) if m.group(1).isdigit() else 0
             r.add("locks held", "none (lockdep)" if m.group(1) == "no" else m.group(1), line)
             if (held_by := _held_by(m, line.number - r.first)) is not None:
                 r.tasks.append(held_by)
