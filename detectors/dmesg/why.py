@@ -32,7 +32,7 @@ from detectors.dmesg.extract import BLOCKED_TASK_RULES
 from detectors.dmesg.frames import HUNG_SKIPS, function_name, is_skipped
 from detectors.dmesg.lines import LogLine, parse_line
 from detectors.dmesg.model import parsed_lines
-from detectors.dmesg.rcuusage import FLAVOUR_READER, RCU_CHECKS, failed_check, is_reader
+from detectors.dmesg.rcuusage import FLAVOUR_READER, RCU_CHECKS, FailedCheck, failed_check, is_reader
 from detectors.dmesg.repeat import origin
 from detectors.dmesg.rules import RULES
 from detectors.dmesg.spindebug import (
@@ -148,6 +148,7 @@ class _Reading:
     consumers: list[MemoryConsumer] = field(default_factory=list)
     zones: list[ZoneFree] = field(default_factory=list)
     code: CodeListing | None = None
+    rcu_check: FailedCheck | None = None  # the RCU check a "suspicious RCU usage" names, as read (its cause's)
     text: str = ""  # the bodies of ``lines`` joined by newlines (explain's)
     _blob: bytes | None = None
 
@@ -638,6 +639,31 @@ def _add_held(r: _Reading, m: re.Match[str], task: str | None, line: LogLine) ->
         r.locks[-1] = held
     else:
         r.locks.append(held)
+
+
+def _held_list_line(r: _Reading, body: str, line: LogLine, task: str | None) -> str | None:
+    """A line of lockdep's list of the locks the current task holds (lockdep_print_held_locks()), read: its "N locks
+    held by comm/pid:" line (the count as the "locks held" fact, the task among the tasks) or one of its "#N:" entries
+    (a lock ``task`` holds).  The task the list's next entries are of: "comm/pid" after its first line, ``task``
+    after another."""
+    if "held by" in body and (m := _HELD_BY.match(body)) is not None:
+        r.add("locks held", "none (lockdep)" if m.group(1) == "no" else m.group(1), line)
+        if (held_by := _held_by(m, line.number - r.first)) is not None:
+            r.tasks.append(held_by)
+        return f"{m.group(2)}/{m.group(3)}"
+    if "#" in body and (m := _HELD.match(body)) is not None:
+        _add_held(r, m, task, line)
+    return task
+
+
+def _entries_unread(r: _Reading) -> bool:
+    """Whether lockdep's "N locks held" names more locks than the "#N:" entries read so far."""
+    count = r.get("locks held")
+    return (
+        isinstance(count, str)
+        and count.isdigit()
+        and int(count) > len({lock.number for lock in r.locks if lock.role == "held"})
+    )
 
 
 #: Lines that name the task and the lock the next lock line is: (a word of the line, pattern, role).
@@ -1859,13 +1885,10 @@ def _atomic(r: _Reading) -> None:
             r.add("preempt_count is", count.words(), line)
         elif "RCU nest depth" in body and (m := _RCU_DEPTH.match(body)) is not None:
             r.num("RCU nest depth", m.group(1), line)
-        elif "held by" in body and (m := _HELD_BY.match(body)) is not None:
-            task = m.group(2)
-            r.add("locks held", "none (lockdep)" if m.group(1) == "no" else m.group(1), line)
-        elif "#" in body and (m := _HELD.match(body)) is not None:
-            _add_held(r, m, task, line)
         elif body.strip() == "Preemption disabled at:":
             site_next = True
+        else:
+            task = _held_list_line(r, body, line, task)
 
 
 def _atomic_cause(r: _Reading) -> Cause | None:
@@ -2016,18 +2039,16 @@ def _rcu_usage(r: _Reading) -> None:
     # A list whose entries are not all read yet goes on past another CPU's call trace (syzkaller 206: a warn_alloc's
     # stack between "#0: " and its pieces).
     info = False
-    listed = 0
     for line in _held_lines(r.lines):
         body = line.body
         if "stack backtrace:" in body or (
-            info
-            and ("Call Trace:" in body or "Call trace:" in body)
-            and listed <= len({lock.number for lock in r.locks if lock.role == "held"})
+            info and ("Call Trace:" in body or "Call trace:" in body) and not _entries_unread(r)
         ):
             break  # the held locks are printed above the stack
         if "other info that might help" in body:
             info = True
-        if r.get("RCU check") is None and ":" in body and (check := failed_check(body)) is not None:
+        if r.rcu_check is None and ":" in body and (check := failed_check(body)) is not None:
+            r.rcu_check = check
             r.add("RCU check", check.message, line)
             r.add("RCU check at", check.site, line)
         elif "rcu_scheduler_active" in body and (m := _RCU_SCHEDULER.search(body)) is not None:
@@ -2036,15 +2057,9 @@ def _rcu_usage(r: _Reading) -> None:
             r.num("debug_locks", m.group(2), line)
         elif "used illegally from" in body and (m := _RCU_NOT_WATCHING.search(body)) is not None:
             r.add("RCU not watching", m.group(1), line)
-        elif "held by" in body and (m := _HELD_BY.match(body)) is not None:
-            info = True
-            task = f"{m.group(2)}/{m.group(3)}"
-            listed = int(m.group(1)) if m.group(1).isdigit() else 0
-            r.add("locks held", "none (lockdep)" if m.group(1) == "no" else m.group(1), line)
-            if (held_by := _held_by(m, line.number - r.first)) is not None:
-                r.tasks.append(held_by)
-        elif "#" in body and (m := _HELD.match(body)) is not None:
-            _add_held(r, m, task, line)
+        else:
+            task = _held_list_line(r, body, line, task)
+            info = info or task is not None  # (the list's first line read)
     held = [lock for lock in r.locks if lock.role == "held"]
     if r.get("locks held") is None:
         return
@@ -2075,11 +2090,10 @@ def _rcu_usage_cause(r: _Reading) -> Cause | None:
     """Why the RCU check failed, from its message and the locks held: a reader held where none may be (a sleep
     or a grace-period wait inside it), none held where one must be (a dereference, a list traversal), the
     update-side lock missing (rcu_dereference_protected), or a CPU RCU was not watching."""
-    if r.report.rule != "suspicious-rcu" or (site := r.get("RCU check at")) is None:
+    check = r.rcu_check
+    if r.report.rule != "suspicious-rcu" or check is None:
         return None
-    check = failed_check(f"{site} {r.get('RCU check')}")
-    if check is None:
-        return None
+    site = check.site
     held = [lock for lock in r.locks if lock.role == "held"]
     held_readers = [lock for lock in held if is_reader(lock.name)]
     count = r.get("locks held")
