@@ -604,6 +604,8 @@ def _held_lines(lines: list[LogLine]) -> list[LogLine]:
 def _opened(body: str) -> tuple[str, str] | None:
     """The number and the text so far of a "#N:" entry that the console cut on this line (the rest of it on lines
     below); None for a whole entry, or another line."""
+    if ", at: " in body:
+        return None  # (a whole entry, the common line: no pattern tried)
     m = _OPEN_HELD.match(body)
     if m is None or _HELD.match(body) is not None or _ENTRY_SO_FAR.fullmatch(m.group(2)) is None:
         return None
