@@ -142,6 +142,14 @@ _KERNEL_MESSAGE = re.compile(
 #: stamps: a console's lines mostly are (70% of a boot's, all of syzkaller's cut logs), while one "Todo: ..." line in
 #: notes, a YAML file's top-level keys or a traceback's "RuntimeError: ..." among an application's log lines are not.
 _MESSAGE_SHARE = 0.5
+#: A flat "key: value" line (/proc/meminfo's "MemTotal:       16384000 kB", /proc/PID/status's "Name:\tbash", a
+#: configuration's "crashkernel: 256M"): one word before the colon, then the value, maybe none.
+_KEY_VALUE = re.compile(rb"([A-Za-z_][\w.()/-]*):(?:[ \t]+(\S.*?))?[ \t]*")
+#: A value such a file holds: a number with maybe its unit ("16384000 kB", "6.1.0", "0x1f"), or one word ("yes",
+#: "/var/crash"); a kernel message's words after its subsystem are a sentence ("random: crng init done").
+_FLAT_VALUE = re.compile(rb"[-+]?\d\S*(?: [A-Za-z]{1,4})?|\S+")
+_KEY_VALUE_LINES = 2  # a file of one such line says too little to be told from a console line
+_FLAT_SHARE = 0.75  # of the values: a configuration may hold a command or a sentence among its numbers and words
 _KERNEL_LINE_TAIL = 256  # bytes kept from a chunk's end: a kernel line cut between two chunks is still found
 
 
@@ -225,9 +233,14 @@ class TextCheck:
                 hint="give the log that holds the kernel's messages (dmesg, journalctl -k, a serial console)",
             )
         kind = next(((what, reader) for pattern, what, reader in _OTHER_TEXT if pattern.search(self._start)), None)
-        if kind is None and _console_text(self._start):
+        flat = kind is None and _key_value_text(self._start)
+        if kind is None and not flat and _console_text(self._start):
             return  # console text without time stamps (a syzkaller console): kernel messages, none a report
         looks = f"; it looks like {kind[0]}" if kind else ""
+        if flat:
+            # "MemFree: 1024000 kB" is shaped as a kernel message ("subsystem: text"), and a file of them was read as
+            # a console without time stamps: "No problem found" of /proc/meminfo.
+            looks = "; it looks like key: value lines (a /proc file such as /proc/meminfo, or a configuration)"
         raise InputError(
             f"{self.source}: not a kernel log: none of its {lines:,} lines is a kernel log line (no printk time stamp, "
             f"/dev/kmsg record, syslog or journal 'kernel:' prefix, boot banner, kernel report or message){looks}",
@@ -240,6 +253,26 @@ class TextCheck:
         if _kernel_line_in(window):
             self.kernel_line = True
         self._tail = window[-_KERNEL_LINE_TAIL:]
+
+
+def _key_value_text(start: bytes) -> bool:
+    """Whether the input's first bytes are flat "key: value" lines (:data:`_KEY_VALUE`), each key once, their values
+    mostly numbers or single words (:data:`_FLAT_VALUE`): a /proc file or a configuration, no console.  A console's
+    lines name a subsystem again and again, or say a sentence after it; "#" comments and blank lines are passed over.
+    """
+    if len(start) >= _OTHER_TEXT_SAMPLE and b"\n" in start:
+        start = start[: start.rindex(b"\n")]  # the sample's last line may be cut: not judged
+    keys: set[bytes] = set()
+    flat = 0
+    for line in start.split(b"\n"):
+        if not line.strip() or line.startswith(b"#"):
+            continue
+        m = _KEY_VALUE.fullmatch(line.rstrip(b"\r"))
+        if m is None or m.group(1) in keys:
+            return False
+        keys.add(m.group(1))
+        flat += m.group(2) is None or _FLAT_VALUE.fullmatch(m.group(2)) is not None
+    return len(keys) >= _KEY_VALUE_LINES and flat >= _FLAT_SHARE * len(keys)
 
 
 def _console_text(start: bytes) -> bool:

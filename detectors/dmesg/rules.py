@@ -237,6 +237,10 @@ RULES: tuple[Rule, ...] = (
                              "unmap_", "print_bad_pte"))),
     _rule("workqueue-lockup", r"BUG: workqueue lockup", "BUG: workqueue lockup", K.HANG, H,
           "BUG: workqueue lockup - pool cpus=0 node=0 flags=0x0 nice=0 stuck for 33s!", needs_trace=False),
+    # One type for sleeping and scheduling in atomic context: syzkaller's crash types give "BUG: sleeping function
+    # called from invalid context in" and "BUG: scheduling while atomic in" the same one, AtomicSleep
+    # (pkg/report/crash/title_to_type.go; the corpus's TYPE: ATOMIC_SLEEP of both): one bug, a sleep where none may be,
+    # caught by might_sleep() before or by schedule() after.
     _rule("atomic-sleep", r"BUG: sleeping function called from invalid context",
           "BUG: sleeping function called from invalid context in {frame}", K.ATOMIC_SLEEP, H,
           "BUG: sleeping function called from invalid context at mm/slab.h:421", stack=TRACE_ONLY),

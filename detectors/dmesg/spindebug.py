@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
-from detectors.pointers import RWLOCK_MAGIC, SPINLOCK_MAGIC, ascii_text
+from detectors.pointers import RWLOCK_MAGIC, SPINLOCK_MAGIC, ValueKind, ascii_text, classify_value
 
 #: The highest CPU number a kernel has (NR_CPUS is at most 8192): an .owner_cpu past it is no CPU.
 MAX_NR_CPUS = 8192
@@ -60,6 +60,19 @@ SPIN_CHECKS: dict[str, Check] = {
 }  # fmt: skip
 
 
+#: What a slab fill (:func:`detectors.pointers.classify_value`'s) in a lock's .magic says of the lock.
+_FILLS = {
+    ValueKind.SLAB_POISON_FREE: "slab poison 0x6b (POISON_FREE): the object holding the lock was freed (a "
+    "use-after-free)",
+    ValueKind.SLAB_POISON_END: "slab poison 0x6b ending in 0xa5 (POISON_FREE, POISON_END): the object holding the "
+    "lock was freed (a use-after-free), the magic its last word",
+    ValueKind.SLAB_POISON_INUSE: "slab poison 0x5a (POISON_INUSE): the object holding the lock was allocated and "
+    "never initialised",
+    ValueKind.SLAB_REDZONE_INACTIVE: "{:#010x}, a SLUB red zone: the address is past the end of its object",
+    ValueKind.SLAB_REDZONE_ACTIVE: "{:#010x}, a SLUB red zone: the address is past the end of its object",
+}
+
+
 def magic_meaning(value: int, kind: str) -> str:
     """What a lock's ``.magic`` word says, for a ``kind`` ("spinlock" or "rwlock") lock."""
     own, other = (SPINLOCK_MAGIC, RWLOCK_MAGIC) if kind == "spinlock" else (RWLOCK_MAGIC, SPINLOCK_MAGIC)
@@ -70,12 +83,9 @@ def magic_meaning(value: int, kind: str) -> str:
         return f"{value:#010x}, the other lock type's magic: {taken} (a wrong pointer or type)"
     if value == 0:
         return "0: the lock was never initialised (no spin_lock_init()/DEFINE_SPINLOCK on this memory) or was zeroed"
-    if value == 0x6B6B6B6B:
-        return "slab poison 0x6b (POISON_FREE): the object holding the lock was freed (a use-after-free)"
-    if value == 0x5A5A5A5A:
-        return "slab poison 0x5a (POISON_INUSE): the object holding the lock was allocated and never initialised"
-    if value in (0xBBBBBBBB, 0xCCCCCCCC):
-        return f"{value:#010x}, a SLUB red zone: the address is past the end of its object"
+    fill = classify_value(value)  # the slab fills (a 32-bit word of one reads as 0x6b6b6b6b)
+    if fill is not None and (said := _FILLS.get(fill.kind)) is not None:
+        return said.format(value)
     if value >> 16 == 0xFFFF:
         return (
             f"{value:#010x}, the high half of a kernel address: a pointer lies where the magic should be (the "

@@ -41,14 +41,23 @@ def _index(m: re.Match[str]) -> str:
         # and one-element arrays"): the access is usually inside the object, the declaration what is flagged.
         return (f"index {index} into a zero-length array of {element}: an old-style flexible array (a trailing [0] "
                 "member), whose real length UBSAN cannot know: the access may lie inside the allocation")  # fmt: skip
+    if length == 1:
+        # A one-element array is the other old-style flexible array when it is its struct's last member (the kernel's
+        # [1] -> [] conversions, deprecated.rst; -fstrict-flex-arrays=3 bounds it to its one element), an ordinary
+        # array otherwise.  The message names the type, not the member's place in its struct, and no source is read.
+        return (f"index {index} of a one-element array of {element}: past its declared end (its only index is 0); "
+                "if the member is its struct's last, it is an old-style flexible array (a trailing [1] member), "
+                "whose real length UBSAN cannot know, and the access may lie inside the allocation: whether it is "
+                "the last member is unknown (the log names its type, not its place in the struct)")  # fmt: skip
     return f"index {index} of an array of {length} {element}: past its end (its indexes are 0 to {length - 1})"
 
 
-def zero_length_index(message: str) -> bool:
-    """Whether ``message`` is an index into a zero-length (``[0]``, old-style flexible) array."""
+def indexed_length(message: str) -> int | None:
+    """The declared length of the array an out-of-range index ``message`` names (0 and 1: the old-style flexible
+    arrays' lengths); None for another message, or a negative index (past either end whatever the length)."""
     m = MESSAGES[0].pattern.match(message)
-    array = _array(m.group(2)) if m is not None else None
-    return array is not None and array[1] == 0
+    array = _array(m.group(2)) if m is not None and not m.group(1).startswith("-") else None
+    return array[1] if array is not None else None
 
 
 def _bits(m: re.Match[str]) -> str:

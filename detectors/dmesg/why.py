@@ -32,7 +32,7 @@ from detectors.dmesg.extract import BLOCKED_TASK_RULES
 from detectors.dmesg.frames import HUNG_SKIPS, function_name, is_skipped
 from detectors.dmesg.lines import LogLine, parse_line
 from detectors.dmesg.model import parsed_lines
-from detectors.dmesg.rcuusage import FLAVOUR_READER, RCU_CHECKS, failed_check, is_reader
+from detectors.dmesg.rcuusage import FLAVOUR_READER, RCU_CHECKS, FailedCheck, failed_check, is_reader
 from detectors.dmesg.repeat import origin
 from detectors.dmesg.rules import RULES
 from detectors.dmesg.spindebug import (
@@ -53,7 +53,7 @@ from detectors.dmesg.stacks import (
     race_sections,
     stack_sections,
 )
-from detectors.dmesg.ubsan import OVERFLOW_INTRO, UBSAN_HEADER, operation, zero_length_index
+from detectors.dmesg.ubsan import OVERFLOW_INTRO, UBSAN_HEADER, indexed_length, operation
 from detectors.dmesg.waitcontext import (
     TRYING_TO_LOCK,
     WAIT_CONTEXT,
@@ -148,6 +148,7 @@ class _Reading:
     consumers: list[MemoryConsumer] = field(default_factory=list)
     zones: list[ZoneFree] = field(default_factory=list)
     code: CodeListing | None = None
+    rcu_check: FailedCheck | None = None  # the RCU check a "suspicious RCU usage" names, as read (its cause's)
     text: str = ""  # the bodies of ``lines`` joined by newlines (explain's)
     _blob: bytes | None = None
 
@@ -527,10 +528,25 @@ _CHAIN_EXISTS = rc.compile(r"^\s*(\S.* --> .*\S)\s*$")
 _INCONSISTENT = rc.compile(r"\{([A-Z\-]+)\} -> \{([A-Z\-]+)\} usage")
 
 
-_BARE_HELD = rc.compile(r"^\s*#(\d+):\s*$")
+#: A "#N:" entry's first line, whatever of it the console kept on it ("#0: ", "#0:  (").
+_OPEN_HELD = rc.compile(r"^\s*#(\d+):\s*(.*?)\s*$")
 _AT_ONLY = rc.compile(r"^\s*, at: ")
 #: How many console lines one split "#N:" entry may take (address, "(", name, "){..}", the "at:" lines).
 _SPLIT_PIECES = 8
+#: How many other CPUs' lines one split entry may be read past (syzkaller 244: 12 frames between "#0: " and its "at:").
+_SPLIT_FOREIGN = 48
+#: What print_lock() has printed of an entry so far, its pieces joined (kernel/locking/lockdep.c: "%p" the instance,
+#: " (", the class's name (its "#N" and "/N" pieces too), "){usage}" with "-{wait:wait}" since 5.7, ", at: %pS").  A
+#: name may hold parentheses, never a space or a brace.
+_ENTRY_SO_FAR = rc.compile(
+    r"(?:[0-9a-f]{8,16})?(?:\s*\((?:(?!\))[^\s{}]+(?:\{[^}]*\}(?:-\{[^}]*\})?(?:, at: \S.*)?)?)?)?"
+)
+#: Another CPU's line that cannot be a piece of an entry: a stack frame ("? sym+0x1/0x2", "sym+0x1/0x2 file.c:1",
+#: "sym file.h:1 [inline]") or a stack's marker ("<IRQ>"); a lock's name has neither a "+0x../0x.." nor a space.
+_FOREIGN_LINE = rc.compile(
+    r"^\s*(?:(?:\? )?[\w.$]+(?:\+0x[0-9a-f]+/0x[0-9a-f]+|(?= \S+:\d+))(?: \[\w+\])?(?: \S+:\d+)?(?: \[inline\])?"
+    r"(?: \([A-Z]\))?|</?[A-Z]+>)\s*$"
+)
 
 
 def _held_lines(lines: list[LogLine]) -> list[LogLine]:
@@ -540,25 +556,40 @@ def _held_lines(lines: list[LogLine]) -> list[LogLine]:
     "ffff888021e92948", " (", "(wq_completion)usb_hub_wq){+.+.}-{0:0}, at: process_one_work+0x1277/0x1b40"; the
     inlined sites follow as ", at: rcu_read_lock ... [inline]" or "ffff... (&dev->mutex){....}-{3:3}, at: ..." without
     their "#N:".  Each is read as the whole "#N: addr (lock){..}, at: site" line it was, on the site's line.
+
+    Other CPUs' lines may come between the pieces (syzkaller 244: a fault injection's stack, one frame between each
+    two pieces).  A line is read as a piece only where it can be told to be one: of the entry's printk caller when
+    the log names callers ([T1234], [C1]), and continuing what the entry printed so far (:data:`_ENTRY_SO_FAR`); a
+    frame of another stack never is.  Another line is passed over, as the other CPU's, and kept where it is.
     """
-    if not any(_BARE_HELD.match(x.body) for x in lines if "#" in x.body):
+    if not any(_opened(x.body) is not None for x in lines if "#" in x.body):
         return lines
     out: list[LogLine] = []
-    pending: tuple[str, str, int] | None = None  # the entry being joined: its number, its text, its pieces
+    # The entry being joined: its number, its text, its pieces, the other lines passed over, its printk caller.
+    pending: tuple[str, str, int, int, str | None] | None = None
     last: tuple[str, str] | None = None  # the entry just joined: its number and its text before ", at:"
     for line in lines:
         body = line.body
-        if "#" in body and (bare := _BARE_HELD.match(body)) is not None:
-            pending, last = (bare.group(1), "", 0), None
+        if "#" in body and (opened := _opened(body)) is not None:
+            pending, last = (*opened, 0, 0, line.context), None
             continue
         if pending is not None:
-            number, text, pieces = pending
-            text = text + body if text else body.lstrip()
-            if ", at: " in text and _HELD.match(f"#{number}: {text}") is not None:
-                out.append(line._replace(body=f" #{number}: {text}"))
-                pending, last = None, (number, text.partition(", at: ")[0])
+            number, text, pieces, foreign, caller = pending
+            joined = text + body if text else body.lstrip()
+            if (
+                (caller is not None and line.context is not None and line.context != caller)
+                or _FOREIGN_LINE.match(body) is not None
+                or _ENTRY_SO_FAR.fullmatch(joined) is None
+            ):
+                # Another CPU's line: kept as it is, the entry still open past a bounded number of them.
+                pending = (number, text, pieces, foreign + 1, caller) if foreign + 1 < _SPLIT_FOREIGN else None
+                out.append(line)
+                continue
+            if ", at: " in joined and _HELD.match(f"#{number}: {joined}") is not None:
+                out.append(line._replace(body=f" #{number}: {joined}"))
+                pending, last = None, (number, joined.partition(", at: ")[0])
             else:
-                pending = (number, text, pieces + 1) if pieces + 1 < _SPLIT_PIECES else None
+                pending = (number, joined, pieces + 1, foreign, caller) if pieces + 1 < _SPLIT_PIECES else None
             continue
         if last is not None and ", at: " in body:
             number, lock = last
@@ -568,6 +599,17 @@ def _held_lines(lines: list[LogLine]) -> list[LogLine]:
         last = None
         out.append(line)
     return out
+
+
+def _opened(body: str) -> tuple[str, str] | None:
+    """The number and the text so far of a "#N:" entry that the console cut on this line (the rest of it on lines
+    below); None for a whole entry, or another line."""
+    if ", at: " in body:
+        return None  # (a whole entry, the common line: no pattern tried)
+    m = _OPEN_HELD.match(body)
+    if m is None or _HELD.match(body) is not None or _ENTRY_SO_FAR.fullmatch(m.group(2)) is None:
+        return None
+    return m.group(1), m.group(2)
 
 
 def _held_by(m: re.Match[str], at: int) -> StalledTask | None:
@@ -599,6 +641,31 @@ def _add_held(r: _Reading, m: re.Match[str], task: str | None, line: LogLine) ->
         r.locks[-1] = held
     else:
         r.locks.append(held)
+
+
+def _held_list_line(r: _Reading, body: str, line: LogLine, task: str | None) -> str | None:
+    """A line of lockdep's list of the locks the current task holds (lockdep_print_held_locks()), read: its "N locks
+    held by comm/pid:" line (the count as the "locks held" fact, the task among the tasks) or one of its "#N:" entries
+    (a lock ``task`` holds).  The task the list's next entries are of: "comm/pid" after its first line, ``task``
+    after another."""
+    if "held by" in body and (m := _HELD_BY.match(body)) is not None:
+        r.add("locks held", "none (lockdep)" if m.group(1) == "no" else m.group(1), line)
+        if (held_by := _held_by(m, line.number - r.first)) is not None:
+            r.tasks.append(held_by)
+        return f"{m.group(2)}/{m.group(3)}"
+    if "#" in body and (m := _HELD.match(body)) is not None:
+        _add_held(r, m, task, line)
+    return task
+
+
+def _entries_unread(r: _Reading) -> bool:
+    """Whether lockdep's "N locks held" names more locks than the "#N:" entries read so far."""
+    count = r.get("locks held")
+    return (
+        isinstance(count, str)
+        and count.isdigit()
+        and int(count) > len({lock.number for lock in r.locks if lock.role == "held"})
+    )
 
 
 #: Lines that name the task and the lock the next lock line is: (a word of the line, pattern, role).
@@ -1820,13 +1887,10 @@ def _atomic(r: _Reading) -> None:
             r.add("preempt_count is", count.words(), line)
         elif "RCU nest depth" in body and (m := _RCU_DEPTH.match(body)) is not None:
             r.num("RCU nest depth", m.group(1), line)
-        elif "held by" in body and (m := _HELD_BY.match(body)) is not None:
-            task = m.group(2)
-            r.add("locks held", "none (lockdep)" if m.group(1) == "no" else m.group(1), line)
-        elif "#" in body and (m := _HELD.match(body)) is not None:
-            _add_held(r, m, task, line)
         elif body.strip() == "Preemption disabled at:":
             site_next = True
+        else:
+            task = _held_list_line(r, body, line, task)
 
 
 def _atomic_cause(r: _Reading) -> Cause | None:
@@ -1974,14 +2038,19 @@ def _rcu_usage(r: _Reading) -> None:
     # lockdep prints "other info that might help us debug this:", the scheduler line and the held locks before its
     # "stack backtrace:": a call trace above them is another task's, interleaved by the console (syzkaller 244: a
     # fault injection's stack between the check and the list), and reading stops only at the report's own.
+    # A list whose entries are not all read yet goes on past another CPU's call trace (syzkaller 206: a warn_alloc's
+    # stack between "#0: " and its pieces).
     info = False
     for line in _held_lines(r.lines):
         body = line.body
-        if "stack backtrace:" in body or (info and ("Call Trace:" in body or "Call trace:" in body)):
+        if "stack backtrace:" in body or (
+            info and ("Call Trace:" in body or "Call trace:" in body) and not _entries_unread(r)
+        ):
             break  # the held locks are printed above the stack
         if "other info that might help" in body:
             info = True
-        if r.get("RCU check") is None and ":" in body and (check := failed_check(body)) is not None:
+        if r.rcu_check is None and ":" in body and (check := failed_check(body)) is not None:
+            r.rcu_check = check
             r.add("RCU check", check.message, line)
             r.add("RCU check at", check.site, line)
         elif "rcu_scheduler_active" in body and (m := _RCU_SCHEDULER.search(body)) is not None:
@@ -1990,14 +2059,9 @@ def _rcu_usage(r: _Reading) -> None:
             r.num("debug_locks", m.group(2), line)
         elif "used illegally from" in body and (m := _RCU_NOT_WATCHING.search(body)) is not None:
             r.add("RCU not watching", m.group(1), line)
-        elif "held by" in body and (m := _HELD_BY.match(body)) is not None:
-            info = True
-            task = f"{m.group(2)}/{m.group(3)}"
-            r.add("locks held", "none (lockdep)" if m.group(1) == "no" else m.group(1), line)
-            if (held_by := _held_by(m, line.number - r.first)) is not None:
-                r.tasks.append(held_by)
-        elif "#" in body and (m := _HELD.match(body)) is not None:
-            _add_held(r, m, task, line)
+        else:
+            task = _held_list_line(r, body, line, task)
+            info = info or task is not None  # (the list's first line read)
     held = [lock for lock in r.locks if lock.role == "held"]
     if r.get("locks held") is None:
         return
@@ -2028,11 +2092,10 @@ def _rcu_usage_cause(r: _Reading) -> Cause | None:
     """Why the RCU check failed, from its message and the locks held: a reader held where none may be (a sleep
     or a grace-period wait inside it), none held where one must be (a dereference, a list traversal), the
     update-side lock missing (rcu_dereference_protected), or a CPU RCU was not watching."""
-    if r.report.rule != "suspicious-rcu" or (site := r.get("RCU check at")) is None:
+    check = r.rcu_check
+    if r.report.rule != "suspicious-rcu" or check is None:
         return None
-    check = failed_check(f"{site} {r.get('RCU check')}")
-    if check is None:
-        return None
+    site = check.site
     held = [lock for lock in r.locks if lock.role == "held"]
     held_readers = [lock for lock in held if is_reader(lock.name)]
     count = r.get("locks held")
@@ -2342,9 +2405,15 @@ def _ubsan_cause(r: _Reading) -> Cause | None:
     site = r.get("UBSAN at") or "the site the report names"
     statement = f"{check} in {r.func} at {site}: {words}"
     if check == "array-index-out-of-bounds":
-        if zero_length_index(str(r.get("UBSAN message"))):  # often the declaration, not the access, is wrong
+        length = indexed_length(str(r.get("UBSAN message")))
+        if length == 0:  # often the declaration, not the access, is wrong
             step = (f"check the allocation's size against the index at {site} (the array's real length), and "
                     "declare the member a flexible array member ([]) so that UBSAN knows it")  # fmt: skip
+            return _cause("out_of_bounds", r, 0.5, step, r.at("UBSAN operation"), statement=statement)
+        if length == 1:  # a flexible array or a one-element one: the declaration says which
+            step = (f"read the array's declaration (the index at {site}): if it is its struct's last member, check "
+                    "the allocation's size against the index and declare it a flexible array member ([]); else "
+                    "check the index against its one element")  # fmt: skip
             return _cause("out_of_bounds", r, 0.5, step, r.at("UBSAN operation"), statement=statement)
         return _cause("out_of_bounds", r, 0.8, f"check the index against the array's length at {site}",
                       r.at("UBSAN operation"), statement=statement)  # fmt: skip

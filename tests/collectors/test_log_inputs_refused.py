@@ -171,6 +171,22 @@ TRACES = ROOT / "tests/data/traces"
         ),
         ("mail", lambda: b"From: alice@example.com\nSubject: server down\n\nHi, the box rebooted at night.\n", ""),
         ("yaml", lambda: b"name: CI\non: push\njobs:\n  test:\n    runs-on: ubuntu-latest\n", ""),
+        # Flat "key: value" lines are shaped as kernel messages ("subsystem: text"): /proc/meminfo with one space
+        # after its colons, a configuration dump, read as a console without time stamps, said "No problem found".
+        (
+            "meminfo",
+            lambda: b"MemTotal: 16384000 kB\nMemFree: 1024000 kB\nMemAvailable: 2048000 kB\nBuffers: 100 kB\n",
+            "; it looks like key: value lines (a /proc file such as /proc/meminfo, or a configuration)",
+        ),
+        (
+            "config",
+            lambda: (
+                b"# kdump\nname: web01\nkernel: 6.1.0\ncrashkernel: 256M\nkdump_enabled: yes\npath: /var/crash\n"
+                b"core_collector: makedumpfile -l --message-level 7\n"
+            ),
+            "; it looks like key: value lines",
+        ),
+        ("status", lambda: b"Name:\tbash\nUmask:\t0022\nState:\tS (sleeping)\nTgid:\t4242\nGroups:\n", "key: value"),
         (
             "app-log",
             lambda: (
@@ -237,8 +253,10 @@ def test_a_kernel_log_without_reports_is_read_and_says_what_was_examined(
         b"\nINFO: NMI handler (perf_event_nmi_handler) took too long to run: 2.277 msecs\n",
         b"\n\nEXT4-fs: Warning: mounting with an experimental mount option 'dioread_nolock'\n"
         b"EXT4-fs (loop4): 1 truncate cleaned up\nEXT4-fs (loop4): mounted filesystem without journal.\n",
+        # Each line "word: text" with a word of its own, as a key: value file's: their values are sentences.
+        b"kf_buggy: loaded\nrandom: crng init done\nclocksource: Switched to clocksource tsc\n",
     ],
-    ids=["one-line", "ext4"],
+    ids=["one-line", "ext4", "subsystems"],
 )
 def test_a_cut_console_without_time_stamps_is_read(tmp_path: Path, text: bytes) -> None:
     """Logs cut from syzkaller's consoles, a few kernel messages without any prefix and no report: still read."""

@@ -192,6 +192,23 @@ def test_the_sleeper_is_the_function_that_took_the_rcu_section_and_a_user_copy_i
     assert "GFP_ATOMIC" not in cause.next_command
 
 
+def test_the_locks_held_are_read_as_every_lockdep_list_is(tmp_path: Path) -> None:
+    """The list is lockdep's, read by the one reader the RCU-usage report's list has: each lock's holder named
+    "comm/pid" (it was "syz-executor925" here, "syz-executor5/14037" in an RCU report), the task among the tasks
+    with how many it holds, each cited at its line."""
+    path = tmp_path / "console.log"
+    path.write_text(SLEEPING_IRQS_OFF)
+    result = triage_file(str(path))
+    (report,) = result.reports
+    why = result.whys[report.start_line]
+    assert [(lock.number, lock.name, lock.task) for lock in why.locks] == [
+        (0, "&tty->flow.lock", "syz-executor925/6529")
+    ]
+    assert [(task.comm, task.pid, task.detail, task.at) for task in why.tasks] == [
+        ("syz-executor925", 6529, "1 lock held", 4)
+    ]
+
+
 @pytest.mark.parametrize(
     ("functions", "site", "expected"),
     [

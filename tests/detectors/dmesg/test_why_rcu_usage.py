@@ -249,6 +249,84 @@ def test_the_list_is_read_past_another_tasks_call_trace_interleaved_above_it(tmp
     assert "(2 locks held (cb_lock, rcu_read_lock))" in why.cause.statement
 
 
+_WHOLE_LIST = (
+    "[   91.193237]  #0: ffffffff8d6b1a50 (cb_lock){++++}-{3:3}, at: genl_rcv+0x19/0x40\n"
+    "[   91.193262]  #1: ffffffff8b77c4e0 (rcu_read_lock){....}-{1:2}, at: tipc_nl_bearer_get+0x5c/0x2a0\n"
+)
+
+
+def _split(caller: str = "", other: str = "") -> str:
+    """PROTECTED_WITH_READER's two entries as a console cuts them when another CPU prints a stack meanwhile (corpus
+    244): each printk piece on a line of its own, a frame of the other stack between each two (with caller prefixes
+    ``caller`` for the list's lines, ``other`` for the other CPU's)."""
+    pieces = [" #0: ", "ffffffff8d6b1a50", " (", "cb_lock", "){++++}-{3:3}", ", at: genl_rcv+0x19/0x40",
+              " #1: ", "ffffffff8b77c4e0", " (", "rcu_read_lock", "){....}-{1:2}",
+              ", at: tipc_nl_bearer_get+0x5c/0x2a0"]  # fmt: skip
+    frames = [" ? graph_lock+0x170/0x170", " __should_failslab+0x124/0x180", "<IRQ>",
+              " ip_append_data+0x6d/0x90 net/ipv4/ip_output.c:1277"]  # fmt: skip
+    out = []
+    for i, piece in enumerate(pieces):
+        out.append(f"[   91.1932{i:02d}]{caller} {piece}\n")
+        out.append(f"[   91.1932{i:02d}]{other} {frames[i % len(frames)]}\n")
+    return "".join(out)
+
+
+def test_a_list_cut_between_another_cpus_frames_is_put_back_together(tmp_path: Path) -> None:
+    """ue10 6 (corpus 244): the three entries, each cut into its printk pieces with another CPU's stack frames
+    between them, were "not read" ("the list of the locks held is cut"); each piece continues its entry, no frame
+    can, so the list is read as lockdep printed it, each entry on its site's line."""
+    text = PROTECTED_WITH_READER.replace(_WHOLE_LIST, _split())
+    _, why = only_report_why(tmp_path, text)
+    facts = {f.name: f for f in why.facts}
+    assert facts["RCU reader held"].value == "rcu_read_lock, taken at tipc_nl_bearer_get+0x5c/0x2a0"
+    assert facts["RCU reader held"].at == offset(text, HEADER, "at: tipc_nl_bearer_get")
+    assert [(lock.number, lock.name, lock.site, lock.task) for lock in why.locks] == [
+        (0, "cb_lock", "genl_rcv+0x19/0x40", "syz-executor4/13218"),
+        (1, "rcu_read_lock", "tipc_nl_bearer_get+0x5c/0x2a0", "syz-executor4/13218"),
+    ]
+    assert why.cause is not None and "(2 locks held (cb_lock, rcu_read_lock))" in why.cause.statement
+    assert "cut" not in why.cause.statement
+
+
+def test_a_list_is_read_past_another_tasks_call_trace_until_its_entries_are(tmp_path: Path) -> None:
+    """Corpus 206: another task's "Call Trace:" came between "#0: " and its pieces (4.15's format, no address:
+    "#0: ", " (", "rcu_read_lock", "){....}", ", at: [<...>] site") and ended the reading."""
+    list_ = (
+        "[   91.193237]  #0: \n"
+        "[   91.193238] CPU: 0 PID: 5955 Comm: syz-executor5 Not tainted 4.15.0+ #222\n"
+        "[   91.193238] Call Trace:\n"
+        "[   91.193239]  dump_stack+0x194/0x257\n"
+        "[   91.193240]  (\n"
+        "[   91.193241]  warn_alloc+0x19a/0x2b0\n"
+        "[   91.193242] rcu_read_lock\n"
+        "[   91.193243] ){....}\n"
+        "[   91.193244] , at: [<0000000072a5383e>] tipc_nl_bearer_get+0x5c/0x2a0\n"
+    )
+    text = PROTECTED_WITH_READER.replace("2 locks held", "1 lock held").replace(_WHOLE_LIST, list_)
+    _, why = only_report_why(tmp_path, text)
+    facts = {f.name: f.value for f in why.facts}
+    assert facts["RCU reader held"] == "rcu_read_lock, taken at tipc_nl_bearer_get+0x5c/0x2a0"
+
+
+def test_with_caller_prefixes_only_the_lists_own_lines_are_its_pieces(tmp_path: Path) -> None:
+    """A line of another printk caller is never a piece, even one that would continue the entry (a bare word where
+    the lock's name is due)."""
+    text = PROTECTED_WITH_READER.replace(_WHOLE_LIST, _split("[T13218]", "[T99]"))
+    text = text.replace("[T99] <IRQ>", "[T99] rtnl_mutex")  # fits the name's place of #0's " (" piece above it
+    _, why = only_report_why(tmp_path, text)
+    assert [lock.name for lock in why.locks] == ["cb_lock", "rcu_read_lock"]
+
+
+def test_an_entry_whose_pieces_cannot_all_be_found_stays_not_read(tmp_path: Path) -> None:
+    """#1's name never printed (dropped by the console): its other pieces cannot make an entry, and whether a reader
+    was held is not read."""
+    text = PROTECTED_WITH_READER.replace(_WHOLE_LIST, _split()).replace(" rcu_read_lock\n", " \n")
+    _, why = only_report_why(tmp_path, text)
+    held = next(f for f in why.facts if f.name == "RCU reader held")
+    assert held.value == NotAvailable("lockdep's list names 2 held, 1 read (the console cut its entries)")
+    assert [lock.name for lock in why.locks] == ["cb_lock"]
+
+
 @pytest.mark.parametrize(
     ("line", "kind", "flavour"),
     [

@@ -188,6 +188,9 @@ def test_an_overwritten_lock_is_said_so_by_both_its_words(tmp_path: Path) -> Non
          "pointer or type)"),
         (0x5A5A5A5A, "spinlock", "slab poison 0x5a (POISON_INUSE): the object holding the lock was allocated and "
          "never initialised"),
+        # POISON_END, the freed object's last byte: was "neither lock magic: the lock's memory was overwritten".
+        (0xA56B6B6B, "spinlock", "slab poison 0x6b ending in 0xa5 (POISON_FREE, POISON_END): the object holding the "
+         "lock was freed (a use-after-free), the magic its last word"),
         (0x64636261, "rwlock", "0x64636261, printable text 'abcd': text overwrote the lock"),
         (0x12345, "spinlock", "0x00012345, neither lock magic: the lock's memory was overwritten, or the pointer does "
          "not point to a lock"),

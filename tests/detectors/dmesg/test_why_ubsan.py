@@ -124,6 +124,33 @@ def test_an_index_into_a_zero_length_array_is_said_to_be_an_old_style_flexible_a
     assert "flexible array member ([])" in why.cause.next_command
 
 
+def test_an_index_past_a_one_element_array_names_the_other_old_style_flexible_array(tmp_path: Path) -> None:
+    """A trailing [1] member is the other old-style flexible array (the kernel's [1] -> [] conversions,
+    -fstrict-flex-arrays=3 checks it against its one element); it was "past its end (its indexes are 0 to 0)", as
+    an ordinary array.  Whether this one is its struct's last member the message does not say: unknown."""
+    text = NEW_INDEX.replace("index 4 is out of range for type 'insn_byte_t [4]'", "index 2 is out of range for type "
+                             "'struct ieee80211_channel *[1]'")  # fmt: skip
+    _, why = only_report_why(tmp_path, text)
+    assert why.cause is not None and why.cause.cls == "out_of_bounds" and why.cause.confidence == 0.5
+    assert why.cause.statement.endswith(
+        ": index 2 of a one-element array of struct ieee80211_channel *: past its declared end (its only index is "
+        "0); if the member is its struct's last, it is an old-style flexible array (a trailing [1] member), whose "
+        "real length UBSAN cannot know, and the access may lie inside the allocation: whether it is the last member "
+        "is unknown (the log names its type, not its place in the struct)"
+    )
+    assert "0 to 0" not in why.cause.statement
+    assert why.cause.next_command.startswith("read the array's declaration (the index at arch/x86/kernel/uprobes.c")
+    assert "flexible array member ([])" in why.cause.next_command and "its one element" in why.cause.next_command
+
+
+def test_a_negative_index_into_a_one_element_array_is_not_a_flexible_array(tmp_path: Path) -> None:
+    text = NEW_INDEX.replace("index 4 is out of range for type 'insn_byte_t [4]'", "index -1 is out of range for "
+                             "type 'u8 [1]'")  # fmt: skip
+    _, why = only_report_why(tmp_path, text)
+    assert why.cause is not None and why.cause.confidence == 0.8
+    assert why.cause.statement.endswith(": a negative index, -1, into an array of 1 u8")
+
+
 def test_a_legacy_overflow_cut_after_its_first_line_says_its_values_are_missing(tmp_path: Path) -> None:
     text = LEGACY_OVERFLOW.replace(
         "[   40.100300] 9223372036854775807 + 1 cannot be represented in type 'long long int'\n", ""

@@ -223,6 +223,14 @@ def test_tracepoints_recorded_without_call_chains_beside_cpu_clock_are_events_le
         assert note.endswith(f"cpu-clock ({left} left out)") and len(others) == left.count(" samples"), (how, note)
         stacks = selected_stacks(profile)
         assert sum(s.samples for s in stacks) == counts["cpu-clock"] and all(len(s.frames) == 1 for s in stacks), how
+        # The samples without a call chain are counted of the event analysed: it said the three events' sum.
+        flat = next(n for n in profile.notes if "carry no call chain" in n)
+        assert flat.startswith(f"{counts['cpu-clock']} samples carry no call chain (recorded without -g)"), (how, flat)
+    # ... and of the event --event picks.
+    for name in (str(data), str(script)):
+        result = analyse_profile(name, ProfileFilters(event="sched:sched_process_exec"))
+        flat = next(n for n in result.profile.notes if "carry no call chain" in n)
+        assert flat.startswith(f"{counts['sched:sched_process_exec']} samples carry no call chain"), (name, flat)
 
 
 def test_event_picks_a_tracepoint_of_a_recording_of_tracepoints_only(tmp_path: Path) -> None:
