@@ -49,17 +49,32 @@ class Crashkernel:
     ranges: tuple[MemoryRange, ...]  # crashkernel=1G-4G:192M,4G-:256M
     offset: str | None  # @16M
     placement: str | None  # ",high" or ",low"
+    parts: tuple[str, ...] = ()  # the ranges as written ("1G-4G:192M"), in the order of ``ranges``
 
     def size_for(self, ram: int, *, rounded: bool = False) -> int:
-        """Bytes reserved on a machine with ``ram`` bytes (0 when no range matches); ``rounded``: the ranges are
-        matched with the RAM rounded up to 128 MiB, as kernels from 6.0 do (see :func:`ram_rounding`)."""
+        """Bytes reserved on a machine with ``ram`` bytes (0 when no range matches, or the kernel rejects the value:
+        :meth:`rejected`); ``rounded``: the ranges are matched with the RAM rounded up to 128 MiB, as kernels from
+        6.0 do (see :func:`ram_rounding`)."""
         if self.fixed is not None:
             return self.fixed
         total = -(-ram // _ROUNDUP) * _ROUNDUP if rounded else ram
         for item in self.ranges:
+            if item.size >= total:
+                return 0  # rejected
             if total >= item.start and (item.end is None or total < item.end):
                 return item.size
         return 0
+
+    def rejected(self, ram: int, *, rounded: bool = False) -> MemoryRange | None:
+        """The range whose size is not below the RAM, which makes the kernel reject the whole value ("crashkernel:
+        invalid size", parse_crashkernel_mem) when it reads that range before one that matches; None when none."""
+        total = -(-ram // _ROUNDUP) * _ROUNDUP if rounded else ram
+        for item in self.ranges:
+            if item.size >= total:
+                return item
+            if total >= item.start and (item.end is None or total < item.end):
+                return None
+        return None
 
 
 def parse_crashkernel(text: str) -> Crashkernel:
@@ -87,7 +102,7 @@ def parse_crashkernel(text: str) -> Crashkernel:
         if high is not None and high <= low:
             raise ValueError(f"range {part!r} ends before it starts")
         ranges.append(MemoryRange(low, high, parse_size(size)))
-    return Crashkernel(text, None, tuple(ranges), offset or None, placement)
+    return Crashkernel(text, None, tuple(ranges), offset or None, placement, tuple(value.split(",")))
 
 
 #: Kernels from 6.0 round the RAM up to 128 MiB before matching crashkernel=start-end:size ranges and before
@@ -136,6 +151,7 @@ class RangeMatch:
     """What a ``crashkernel=`` value reserves on a machine's RAM as its kernel matches the ranges: with the RAM as
     read and rounded up to 128 MiB, and whether the kernel rounds (not available: why)."""
 
+    parsed: Crashkernel
     ram: int  # the RAM read
     plain: int  # bytes reserved matching the RAM as read
     rounded: int  # bytes reserved matching it rounded up to 128 MiB
@@ -156,6 +172,17 @@ class RangeMatch:
         if self.size is not None:
             return self.size > 0
         return None if (self.plain == 0) != (self.rounded == 0) else self.plain > 0
+
+    @property
+    def rejected(self) -> MemoryRange | None:
+        """The range that makes the kernel reject the value (its size is not below the RAM), where it reserves
+        nothing for that reason."""
+        if self.reserves is not False:
+            return None
+        # As this kernel reads the RAM; where that is not known, only a range both readings reject.
+        modes = (self.rounds,) if isinstance(self.rounds, bool) else (False, True)
+        found = {self.parsed.rejected(self.ram, rounded=mode) for mode in modes}
+        return found.pop() if len(found) == 1 else None
 
     @property
     def least(self) -> int:
@@ -191,7 +218,7 @@ def _mib(size: int) -> str:
 
 def match_ranges(parsed: Crashkernel, ram: int, release: str) -> RangeMatch:
     """What ``parsed`` reserves on ``ram`` bytes of RAM under the kernel of ``release``."""
-    return RangeMatch(ram, parsed.size_for(ram), parsed.size_for(ram, rounded=True), ram_rounding(release))
+    return RangeMatch(parsed, ram, parsed.size_for(ram), parsed.size_for(ram, rounded=True), ram_rounding(release))
 
 
 #: Kernels that size crashkernel=auto themselves: Red Hat's own RHEL 7 and 8 kernels, of the 3.10.0 and 4.18.0
@@ -339,6 +366,14 @@ def crashkernel_problem(
         if match.reserves is False:
             # Where rounding decides, the RAM figure read is named (iomem's is close to the kernel's, MemTotal not).
             how = "; ".join(filter(None, (ram_source, match.matched()))) if match.plain != match.rounded else ""
+            rejected = match.rejected
+            if rejected is not None:
+                written = parsed.parts[parsed.ranges.index(rejected)]
+                return (
+                    f"its range {written}'s size is not below this machine's {ram // MIB} MiB of RAM"
+                    f"{f' ({how})' if how else ''}: the kernel, reading the ranges in order, rejects the value there "
+                    '("crashkernel: invalid size")'
+                )
             return f"no range covers this machine's {ram // MIB} MiB of RAM{f' ({how})' if how else ''}"
     return None
 

@@ -12,7 +12,14 @@ from pathlib import Path
 
 import pytest
 
-from detectors.kdump.crashkernel import GIB, MIB, match_ranges, parse_crashkernel, ram_rounding
+from detectors.kdump.crashkernel import (
+    GIB,
+    MIB,
+    crashkernel_problem,
+    match_ranges,
+    parse_crashkernel,
+    ram_rounding,
+)
 from detectors.kdump.plan import make_plan
 from detectors.kdump.sysctl_rules import policy_named
 from forensics.model import NotAvailable
@@ -169,3 +176,24 @@ def test_the_rounding_matches_ranges_and_leaves_a_fixed_size() -> None:
     assert unsure.size is None and unsure.reserves is True and unsure.least == 64 * MIB
     assert match_ranges(parsed, ram, "6.1.0").size == 128 * MIB
     assert match_ranges(parsed, ram, "5.10.0").size == 64 * MIB
+
+
+@pytest.mark.parametrize(
+    ("value", "ram", "release", "problem"),
+    [
+        # Read in order, 2G-:1G comes before the range that covers 900 MiB: the kernel rejects the value.
+        ("2G-:1G,512M-2G:128M", 900 * MIB, "6.1.0", "its range 2G-:1G's size is not below this machine's 900 MiB"),
+        ("0-:1G", 1023 * MIB + 512 * 1024, "5.10.0", "its range 0-:1G's size is not below this machine's 1023 MiB"),
+        # A size not below the RAM as read, below it rounded up (1024 MiB): rejected before 6.0 only.
+        ("0-:1000M", 999 * MIB, "5.10.0", "its range 0-:1000M's size is not below this machine's 999 MiB"),
+        ("0-:1000M", 999 * MIB, "6.1.0", None),
+    ],
+)
+def test_a_size_not_below_the_ram_is_rejected(value: str, ram: int, release: str, problem: str | None) -> None:
+    # parse_crashkernel_mem: "if (size >= total_mem) { pr_warn("crashkernel: invalid size"); return -EINVAL; }" for
+    # every range it reads up to the one that matches (total_mem rounded up to 128 MiB from 6.0).
+    found = crashkernel_problem(value, ram, release)
+    if problem is None:
+        assert found is None
+    else:
+        assert found is not None and found.startswith(problem) and "crashkernel: invalid size" in found, found
