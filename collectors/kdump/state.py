@@ -69,6 +69,7 @@ def collect_kdump_state(root: Path, statvfs: StatvfsProvider = real_statvfs) -> 
     meminfo = _meminfo(reader.read_text(paths.MEMINFO))
     target = _dump_target(distro, debian_config, rhel_config)
     crash_size = _running_kernel_file(reader, paths.KEXEC_CRASH_SIZE)
+    system_ram, ram_source = _system_ram(reader.read_text(paths.IOMEM), meminfo)
     return KdumpState(
         root=str(root),
         distro=distro,
@@ -80,7 +81,8 @@ def collect_kdump_state(root: Path, statvfs: StatvfsProvider = real_statvfs) -> 
         osrelease=osrelease,
         arch=arch_file.first_line() if isinstance(arch_file, TextFile) else arch_file,
         meminfo=meminfo,
-        system_ram_bytes=_system_ram(reader.read_text(paths.IOMEM), meminfo),
+        system_ram_bytes=system_ram,
+        system_ram_source=ram_source,
         tooling=_tooling(reader),
         debian_config=debian_config,
         rhel_config=rhel_config,
@@ -268,8 +270,8 @@ def _meminfo(file: MaybeFile) -> MemInfo | NotAvailable:
     )
 
 
-def _system_ram(iomem: MaybeFile, meminfo: MemInfo | NotAvailable) -> int | NotAvailable:
-    """RAM as the kernel sizes crashkernel ranges: top-level "System RAM" of /proc/iomem."""
+def _system_ram(iomem: MaybeFile, meminfo: MemInfo | NotAvailable) -> tuple[int | NotAvailable, str]:
+    """RAM as the kernel sizes crashkernel ranges: top-level "System RAM" of /proc/iomem, else MemTotal; and which."""
     total = 0
     if isinstance(iomem, TextFile):
         for line in iomem.lines:
@@ -283,10 +285,10 @@ def _system_ram(iomem: MaybeFile, meminfo: MemInfo | NotAvailable) -> int | NotA
                 continue
     # Unprivileged readers see all-zero addresses: fall back to MemTotal, a little smaller.
     if total > 1:
-        return total
+        return total, "/proc/iomem System RAM"
     if isinstance(meminfo, MemInfo):
-        return meminfo.total
-    return NotAvailable("neither /proc/iomem nor /proc/meminfo give the memory size")
+        return meminfo.total, "MemTotal"
+    return NotAvailable("neither /proc/iomem nor /proc/meminfo give the memory size"), ""
 
 
 def _which(reader: RootReader, name: str) -> str | None:

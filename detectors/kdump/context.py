@@ -87,7 +87,7 @@ def crashkernel_estimate(state: KdumpState) -> Estimate:
     distro_id = next((i for i in (state.distro.id, *state.distro.like) if i in known), state.distro.id)
     default = distro_default(distro_id, state.arch)
     return estimate_crashkernel(
-        state.system_ram_bytes, images.kernel_bytes, images.initrd_bytes, images.modules_bytes, default
+        state.system_ram_bytes, images.kernel_bytes, images.initrd_bytes, images.modules_bytes, default, release(state)
     )
 
 
@@ -160,13 +160,13 @@ def release(state: KdumpState) -> str:
 
 def value_problem(state: KdumpState, value: str) -> str | None:
     """Why ``value`` of crashkernel= reserves nothing on this machine and its kernel (None when it reserves)."""
-    return crashkernel_problem(value, state.system_ram_bytes, release(state), state.arch)
+    return crashkernel_problem(value, state.system_ram_bytes, release(state), state.arch, state.system_ram_source)
 
 
 def value_unknown(state: KdumpState, value: str) -> str | None:
     """Why it cannot be told whether ``value`` of crashkernel= reserves memory here (crashkernel=auto on a kernel
     not known to size it, or RAM at its uncertain threshold); None when it can."""
-    return crashkernel_unknown(value, state.system_ram_bytes, release(state), state.arch)
+    return crashkernel_unknown(value, state.system_ram_bytes, release(state), state.arch, state.system_ram_source)
 
 
 def reserved_now(state: KdumpState) -> int | None:

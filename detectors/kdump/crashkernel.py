@@ -18,6 +18,7 @@ MIB = 1 << 20
 GIB = 1 << 30
 RUNTIME_BYTES = 64 * MIB  # user space of the crash initramfs plus kernel allocations at run time
 _ALIGN = 16 * MIB  # x86 CRASH_ALIGN: reservations are placed on 16 MiB boundaries
+_ROUNDUP = 128 * MIB  # what parse_crashkernel_mem rounds the RAM up to, where it does (ram_rounding)
 _UNITS = {"": 1, "K": 1 << 10, "M": MIB, "G": GIB, "T": 1 << 40, "P": 1 << 50, "E": 1 << 60}
 _SIZE = re.compile(r"^(\d+)([KMGTPE]?)$", re.IGNORECASE)
 
@@ -48,15 +49,32 @@ class Crashkernel:
     ranges: tuple[MemoryRange, ...]  # crashkernel=1G-4G:192M,4G-:256M
     offset: str | None  # @16M
     placement: str | None  # ",high" or ",low"
+    parts: tuple[str, ...] = ()  # the ranges as written ("1G-4G:192M"), in the order of ``ranges``
 
-    def size_for(self, ram: int) -> int:
-        """Bytes reserved on a machine with ``ram`` bytes (0 when no range matches)."""
+    def size_for(self, ram: int, *, rounded: bool = False) -> int:
+        """Bytes reserved on a machine with ``ram`` bytes (0 when no range matches, or the kernel rejects the value:
+        :meth:`rejected`); ``rounded``: the ranges are matched with the RAM rounded up to 128 MiB, as kernels from
+        6.0 do (see :func:`ram_rounding`)."""
         if self.fixed is not None:
             return self.fixed
+        total = -(-ram // _ROUNDUP) * _ROUNDUP if rounded else ram
         for item in self.ranges:
-            if ram >= item.start and (item.end is None or ram < item.end):
+            if item.size >= total:
+                return 0  # rejected
+            if total >= item.start and (item.end is None or total < item.end):
                 return item.size
         return 0
+
+    def rejected(self, ram: int, *, rounded: bool = False) -> MemoryRange | None:
+        """The range whose size is not below the RAM, which makes the kernel reject the whole value ("crashkernel:
+        invalid size", parse_crashkernel_mem) when it reads that range before one that matches; None when none."""
+        total = -(-ram // _ROUNDUP) * _ROUNDUP if rounded else ram
+        for item in self.ranges:
+            if item.size >= total:
+                return item
+            if total >= item.start and (item.end is None or total < item.end):
+                return None
+        return None
 
 
 def parse_crashkernel(text: str) -> Crashkernel:
@@ -84,7 +102,123 @@ def parse_crashkernel(text: str) -> Crashkernel:
         if high is not None and high <= low:
             raise ValueError(f"range {part!r} ends before it starts")
         ranges.append(MemoryRange(low, high, parse_size(size)))
-    return Crashkernel(text, None, tuple(ranges), offset or None, placement)
+    return Crashkernel(text, None, tuple(ranges), offset or None, placement, tuple(value.split(",")))
+
+
+#: Kernels from 6.0 round the RAM up to 128 MiB before matching crashkernel=start-end:size ranges and before
+#: rejecting a size not below it: "kdump: round up the total memory size to 128M for crashkernel reservation" (Tao
+#: Liu, credit Dave Young; posted for v5.19-rc2, June 2022).  It went to Andrew Morton's mm-nonmm-unstable (in
+#: linux-next from 2022-07-04, by kernel.org's post-receive logs), not to a 5.19 fix, so it was merged in the 6.0
+#: merge window; 6.1's kernel/crash_core.c parse_crashkernel_mem has it (kernel/crash_reserve.c from 6.9).  Its
+#: case: a 1 GiB KVM guest has 1023 MiB of System RAM (firmware keeps some), and crashkernel=1G-2G:128M reserved
+#: nothing before it, 128 MiB after.  kdump-utils' get_system_size rounds the same way (rhkdump/kdump-utils #76).
+_ROUNDING_SINCE = (6, 0)
+_VERSION = re.compile(r"^(\d+)\.(\d+)")
+#: Kernels older than 6.0 that carry the rounding, or may: Red Hat's and Fedora's.  RHEL 9's from 5.14.0-133.el9 (its
+#: changelog lists the patch for that build: ALT Linux's kernel-image-centos 5.14.0.133-alt1.el9, "Updated to
+#: kernel-5.14.0-133.el9"); Fedora's 5.8-5.10 kernels (branches rebased on those stable releases carry it after
+#: "kdump: add support for crashkernel=auto", by kernel.org's post-receive logs); RHEL 7/8's crashkernel=auto code
+#: rounds (see _AUTO_THRESHOLD), whether for every value and build is not known here.  (Oracle's UEK, .elNuek, took
+#: RHEL's auto.)  Other distributions' kernels older than 6.0 (Debian, Ubuntu, SUSE) are taken to match as read.
+_BACKPORTS = re.compile(r"\.(?:el\d+|fc\d+)")
+_RHEL9 = re.compile(r"^5\.14\.0-(\d+)\S*\.el9")
+_RHEL9_ROUNDING = 133
+
+
+def ram_rounding(release: str) -> bool | NotAvailable:
+    """Whether the kernel of ``release`` matches crashkernel= ranges with the RAM rounded up to 128 MiB: True from
+    6.0 (and RHEL 9 from 5.14.0-133.el9), False for an older kernel not known to carry it; not available (why) when
+    the release was not read or is a Red Hat / Fedora kernel older than 6.0 that may carry the backport."""
+    if not release:
+        return NotAvailable("the running kernel's release was not read")
+    rhel9 = _RHEL9.match(release)
+    if rhel9 is not None and int(rhel9.group(1)) >= _RHEL9_ROUNDING:
+        return True
+    version = _VERSION.match(release)
+    if version is None:
+        return NotAvailable(f"the kernel release {release!r} is not a version kforensic can compare")
+    if (int(version.group(1)), int(version.group(2))) >= _ROUNDING_SINCE:
+        return True
+    if _BACKPORTS.search(release):
+        return NotAvailable(
+            f"{release} is a Red Hat or Fedora kernel older than 6.0, which may carry the rounding as a backport"
+        )
+    return False
+
+
+@dataclass(frozen=True)
+class RangeMatch:
+    """What a ``crashkernel=`` value reserves on a machine's RAM as its kernel matches the ranges: with the RAM as
+    read and rounded up to 128 MiB, and whether the kernel rounds (not available: why)."""
+
+    parsed: Crashkernel
+    ram: int  # the RAM read
+    plain: int  # bytes reserved matching the RAM as read
+    rounded: int  # bytes reserved matching it rounded up to 128 MiB
+    rounds: bool | NotAvailable
+
+    @property
+    def size(self) -> int | None:
+        """Bytes the kernel reserves; None when that depends on whether it rounds, which is not known."""
+        if self.rounds is True:
+            return self.rounded
+        if self.rounds is False or self.plain == self.rounded:
+            return self.plain
+        return None
+
+    @property
+    def reserves(self) -> bool | None:
+        """Whether the kernel reserves anything; None when that is not known (rounded, it would; as read, not)."""
+        if self.size is not None:
+            return self.size > 0
+        return None if (self.plain == 0) != (self.rounded == 0) else self.plain > 0
+
+    @property
+    def rejected(self) -> MemoryRange | None:
+        """The range that makes the kernel reject the value (its size is not below the RAM), where it reserves
+        nothing for that reason."""
+        if self.reserves is not False:
+            return None
+        # As this kernel reads the RAM; where that is not known, only a range both readings reject.
+        modes = (self.rounds,) if isinstance(self.rounds, bool) else (False, True)
+        found = {self.parsed.rejected(self.ram, rounded=mode) for mode in modes}
+        return found.pop() if len(found) == 1 else None
+
+    @property
+    def least(self) -> int:
+        """The smaller of what it may reserve."""
+        return self.size if self.size is not None else min(self.plain, self.rounded)
+
+    def matched(self) -> str:
+        """How the RAM was matched, for a line's detail: '' when rounding changes nothing here."""
+        if self.plain == self.rounded:
+            return ""
+        up = -(-self.ram // _ROUNDUP) * _ROUNDUP // MIB
+        if self.rounds is True:
+            return f"matched as {up} MiB: kernels from 6.0 round the RAM up to 128 MiB"
+        if self.rounds is False:
+            return f"matched as read, not rounded up to {up} MiB as kernels from 6.0 do"
+        return ""
+
+    def unknown(self, value: str, source: str) -> str:
+        """Why whether ``value`` reserves memory here is not known (for ``reserves`` None)."""
+        up = -(-self.ram // _ROUNDUP) * _ROUNDUP // MIB
+        why = self.rounds.reason if isinstance(self.rounds, NotAvailable) else ""
+        return (
+            f"whether crashkernel={value} reserves memory here is not known: this machine's {self.ram // MIB} MiB of "
+            f"RAM{f' ({source})' if source else ''} is matched as {up} MiB by a kernel that rounds it up to 128 MiB "
+            f"(mainline from 6.0), where {_mib(self.rounded)} is reserved, and as read by one that does not, where "
+            f"{_mib(self.plain)} is; {why}"
+        )
+
+
+def _mib(size: int) -> str:
+    return f"{size // MIB} MiB" if size else "nothing"
+
+
+def match_ranges(parsed: Crashkernel, ram: int, release: str) -> RangeMatch:
+    """What ``parsed`` reserves on ``ram`` bytes of RAM under the kernel of ``release``."""
+    return RangeMatch(parsed, ram, parsed.size_for(ram), parsed.size_for(ram, rounded=True), ram_rounding(release))
 
 
 #: Kernels that size crashkernel=auto themselves: Red Hat's own RHEL 7 and 8 kernels, of the 3.10.0 and 4.18.0
@@ -141,12 +275,11 @@ _AUTO_THRESHOLD: dict[str, dict[str, tuple[int, int]]] = {
         "s390x": (GIB, 4 * GIB),
     },
 }
-#: The kernel may compare the RAM rounded up to 128 MiB with the ranges (parse_crashkernel_mem's "firmware sometimes
-#: reserves some memory regions for its own use" in the crashkernel=auto patch posted to LKML on 2019-12-04 "as
-#: implemented in RH 4.18.0-147.el8 kernels"; whether every RHEL 7/8 kernel does is not known here): a machine up to
-#: this much below a threshold may still be at it, and the RAM read here (/proc/iomem's System RAM) is not the
-#: kernel's figure to the byte.
-_ROUNDUP = 128 * MIB
+# The kernel may compare the RAM rounded up to 128 MiB (_ROUNDUP) with the ranges (parse_crashkernel_mem's "firmware
+# sometimes reserves some memory regions for its own use" in the crashkernel=auto patch posted to LKML on 2019-12-04
+# "as implemented in RH 4.18.0-147.el8 kernels"; whether every RHEL 7/8 kernel does is not known here): a machine up
+# to that much below an auto threshold may still be at it, and the RAM read here (/proc/iomem's System RAM) is not
+# the kernel's figure to the byte.
 
 
 def _auto_threshold(release: str, arch: str | NotAvailable) -> tuple[int, int]:
@@ -163,13 +296,19 @@ def _rhel(release: str) -> str:
 
 
 def crashkernel_unknown(
-    value: str, ram: int | NotAvailable, release: str = "", arch: str | NotAvailable = "x86_64"
+    value: str,
+    ram: int | NotAvailable,
+    release: str = "",
+    arch: str | NotAvailable = "x86_64",
+    ram_source: str = "",
 ) -> str | None:
-    """Why it cannot be told whether ``crashkernel=auto`` reserves memory on this machine; None when it can (and for
-    every other value).  ``auto`` depends on the kernel: a release not read, a kernel whose auto table is not held
-    here, or RAM too near Red Hat's threshold (uncertain, or within the kernel's rounding of it) leave it unknown."""
+    """Why it cannot be told whether a crashkernel= value reserves memory on this machine; None when it can.
+    ``auto`` depends on the kernel: a release not read, a kernel whose auto table is not held here, or RAM too near
+    Red Hat's threshold (uncertain, or within the kernel's rounding of it) leave it unknown.  A range expression
+    does where the RAM rounded up to 128 MiB and as read fall in different ranges and whether this kernel rounds is
+    not known (:func:`ram_rounding`); ``ram_source`` names the RAM figure read."""
     if value.strip() != "auto":
-        return None
+        return _ranges_unknown(value, ram, release, ram_source)
     if not release:
         return "whether this kernel sizes crashkernel=auto is not known: the running kernel's release was not read"
     if _UEK.search(release):
@@ -196,13 +335,17 @@ def crashkernel_unknown(
 
 
 def crashkernel_problem(
-    value: str, ram: int | NotAvailable, release: str = "", arch: str | NotAvailable = "x86_64"
+    value: str,
+    ram: int | NotAvailable,
+    release: str = "",
+    arch: str | NotAvailable = "x86_64",
+    ram_source: str = "",
 ) -> str | None:
     """Why a crashkernel= value reserves nothing on this machine (malformed, ``auto`` on a kernel that ignores it or
     below its RAM threshold, no range for its RAM); None when it reserves memory, or may (the RAM is not known; see
     :func:`crashkernel_unknown` for ``auto``).  The one rule for the command line and the boot configuration alike;
     ``release`` is the running kernel's ("" when not read)."""
-    if crashkernel_unknown(value, ram, release, arch) is not None:
+    if crashkernel_unknown(value, ram, release, arch, ram_source) is not None:
         return None
     if auto_sized(value, release):
         low, _ = _auto_threshold(release, arch)
@@ -218,9 +361,33 @@ def crashkernel_problem(
         parsed = parse_crashkernel(value)
     except ValueError as exc:
         return str(exc)
-    if isinstance(ram, int) and parsed.size_for(ram) == 0:
-        return f"no range covers this machine's {ram // MIB} MiB of RAM"
+    if isinstance(ram, int):
+        match = match_ranges(parsed, ram, release)
+        if match.reserves is False:
+            # Where rounding decides, the RAM figure read is named (iomem's is close to the kernel's, MemTotal not).
+            how = "; ".join(filter(None, (ram_source, match.matched()))) if match.plain != match.rounded else ""
+            rejected = match.rejected
+            if rejected is not None:
+                written = parsed.parts[parsed.ranges.index(rejected)]
+                return (
+                    f"its range {written}'s size is not below this machine's {ram // MIB} MiB of RAM"
+                    f"{f' ({how})' if how else ''}: the kernel, reading the ranges in order, rejects the value there "
+                    '("crashkernel: invalid size")'
+                )
+            return f"no range covers this machine's {ram // MIB} MiB of RAM{f' ({how})' if how else ''}"
     return None
+
+
+def _ranges_unknown(value: str, ram: int | NotAvailable, release: str, ram_source: str) -> str | None:
+    """Why whether a range expression reserves memory here is not known (the kernel's rounding), None when it is."""
+    try:
+        parsed = parse_crashkernel(value)
+    except ValueError:
+        return None
+    if not isinstance(ram, int):
+        return None
+    match = match_ranges(parsed, ram, release)
+    return match.unknown(value, ram_source) if match.reserves is None else None
 
 
 @dataclass(frozen=True)
@@ -265,11 +432,13 @@ def estimate_crashkernel(
     initrd: int | NotAvailable,
     modules: int | NotAvailable,
     default: DistroDefault,
+    release: str = "",
 ) -> Estimate:
-    """kdumpctl-style estimate: kernel + initramfs + modules + run time, the distro default as the floor."""
+    """kdumpctl-style estimate: kernel + initramfs + modules + run time, the distro default as the floor (what the
+    kernel of ``release`` reserves for it; the least it may where that depends on its rounding of the RAM)."""
     parts = (kernel, initrd, modules)
     estimated = RUNTIME_BYTES + sum(p for p in parts if isinstance(p, int))
-    floor = parse_crashkernel(default.crashkernel).size_for(ram) if isinstance(ram, int) else 0
+    floor = match_ranges(parse_crashkernel(default.crashkernel), ram, release).least if isinstance(ram, int) else 0
     best = max(estimated, floor)
     recommended = -(-best // _ALIGN) * _ALIGN
     return Estimate(

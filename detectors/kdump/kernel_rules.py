@@ -17,7 +17,7 @@ from detectors.kdump.context import (
     value_problem,
     value_unknown,
 )
-from detectors.kdump.crashkernel import CHECK_AUTO, GIB, MIB, auto_sized, parse_crashkernel
+from detectors.kdump.crashkernel import CHECK_AUTO, GIB, MIB, auto_sized, match_ranges, parse_crashkernel
 from detectors.kdump.util import fail, file_evidence, pass_, unknown, warn
 from forensics.model import Evidence, NotAvailable, Severity
 from forensics.types import kdump_paths as paths
@@ -175,10 +175,20 @@ def _fix_persist(state: KdumpState) -> str:
     return _FIX_CRASHKERNEL
 
 
-def _fix_doubt(state: KdumpState) -> str:
-    """What tells whether crashkernel=auto reserves memory here, and the value that does not depend on it."""
-    look = CHECK_AUTO if not release(state) else "dmesg | grep -i crashkernel says what the kernel made of it"
+def _fix_doubt(state: KdumpState, value: str) -> str:
+    """What tells whether ``value`` (crashkernel=auto, or ranges the kernel's rounding decides) reserves memory here,
+    and the value that does not depend on it."""
+    dmesg = "dmesg | grep -i crashkernel says what the kernel made of it"
+    if value.strip() == "auto":
+        look = CHECK_AUTO if not release(state) else dmesg
+    else:
+        look = f"uname -r (kernels from 6.0 round the RAM up to 128 MiB before matching the ranges); {dmesg}"
     return f"see what this kernel reserves for it: {look}; or give an explicit size: {_FIX_CRASHKERNEL}"
+
+
+def _ram_source(state: KdumpState) -> str:
+    """`` of /proc/iomem System RAM``: the RAM figure read, for a range expression's match that depends on it."""
+    return f" of {state.system_ram_source}" if state.system_ram_source else ""
 
 
 def _fix_crashkernel(state: KdumpState) -> str:
@@ -253,7 +263,7 @@ def check_cmdline(state: KdumpState, estimate: Estimate) -> list[CheckLine]:
             title,
             doubt,
             _WHY_RESERVE,
-            _fix_doubt(state),
+            _fix_doubt(state, value),
             evidence,
             severity=Severity.MEDIUM,
         )
@@ -262,8 +272,15 @@ def check_cmdline(state: KdumpState, estimate: Estimate) -> list[CheckLine]:
         detail = f"crashkernel={value} (sized by this RHEL 7/8 kernel itself)"
         return [pass_("crashkernel-cmdline", title, detail, evidence, kernel=True)]
     if isinstance(ram, int):
-        size = parse_crashkernel(value).size_for(ram)
-        detail = f"crashkernel={value} ({size // MIB} MiB for {ram // MIB} MiB RAM)"
+        match = match_ranges(parse_crashkernel(value), ram, release(state))
+        if match.size is None:
+            # Reserves either way (value_unknown said so otherwise), how much depends on the kernel's rounding.
+            size = f"{match.plain // MIB} or {match.rounded // MIB} MiB"
+        else:
+            size = f"{match.size // MIB} MiB"
+        # Where rounding decides, which RAM figure was read is said (iomem's is close to the kernel's, MemTotal not).
+        how = f"{_ram_source(state)}, {match.matched()}" if match.plain != match.rounded else ""
+        detail = f"crashkernel={value} ({size} for {ram // MIB} MiB RAM{how})"
         return [pass_("crashkernel-cmdline", title, detail, evidence, kernel=True)]
     return [pass_("crashkernel-cmdline", title, f"crashkernel={value}", evidence, kernel=True)]
 
@@ -288,7 +305,13 @@ def check_boot_config(state: KdumpState, estimate: Estimate) -> list[CheckLine]:
             reason = f"{detail}; {doubt}"
             return [
                 unknown(
-                    "crashkernel-boot", title, reason, _WHY_RESERVE, _fix_doubt(state), evidence, severity=Severity.LOW
+                    "crashkernel-boot",
+                    title,
+                    reason,
+                    _WHY_RESERVE,
+                    _fix_doubt(state, value),
+                    evidence,
+                    severity=Severity.LOW,
                 )
             ]
         return [pass_("crashkernel-boot", title, detail, evidence)]
@@ -465,7 +488,9 @@ def _unplaced(state: KdumpState, value: str) -> tuple[str, str, tuple[Evidence, 
     (a reservation above 4 GiB, or a smaller one, where the boot configuration sets it); the log lines cited."""
     ram = state.system_ram_bytes
     size = (
-        parse_crashkernel(value).size_for(ram) if isinstance(ram, int) and not auto_sized(value, release(state)) else 0
+        match_ranges(parse_crashkernel(value), ram, release(state)).least
+        if isinstance(ram, int) and not auto_sized(value, release(state))
+        else 0
     )
     detail = (
         f" although crashkernel={value}{f' ({size // MIB} MiB for this RAM)' if size else ''} was given: the kernel"

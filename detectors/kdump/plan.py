@@ -23,7 +23,7 @@ from detectors.kdump.context import (
     value_problem,
     value_unknown,
 )
-from detectors.kdump.crashkernel import MIB, auto_sized, parse_crashkernel
+from detectors.kdump.crashkernel import MIB, auto_sized, match_ranges, parse_crashkernel
 from detectors.kdump.dependencies import capture_blocker
 from detectors.kdump.kernel_rules import crashkernel_unplaced, no_crash_support, required_options_text
 from detectors.kdump.makedumpfile import Compression, compression_flag
@@ -123,7 +123,8 @@ def _crashkernel_plan(
             # (Not known to size it: kept only where this boot's reservation passes, else an explicit size.)
             enough = reservation_ok
         else:
-            enough = parse_crashkernel(configured[2]).size_for(ram) >= want
+            # (What the kernel reserves for it; the least it may where that depends on its rounding of the RAM.)
+            enough = match_ranges(parse_crashkernel(configured[2]), ram, release(state)).least >= want
     family = state.distro.family
     pending = ""
     if family is DistroFamily.DEBIAN and not state.tooling.kdump_config and not enough and isinstance(ram, int):

@@ -380,6 +380,9 @@ class KdumpState:
     crash_log: CrashkernelLog | NotAvailable | None = None
     # The sysctl configuration applied at boot, every assignment in the order applied (the last of a name wins).
     boot_sysctls: tuple[SysctlAssignment, ...] = ()
+    # Which figure system_ram_bytes is: "/proc/iomem System RAM" (close to the memblock total the kernel matches
+    # crashkernel= ranges with) or "MemTotal" (smaller: what the kernel keeps for itself is left out); "" when neither.
+    system_ram_source: str = ""
 
     def not_examined(self, path: str) -> str | None:
         """Why ``path`` was not examined (its top directory is absent under the root), None when it was."""
