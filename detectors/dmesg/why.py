@@ -1275,7 +1275,11 @@ _POISON_BYTES = {0x6B: "slab poison 0x6b (POISON_FREE): a pointer read from free
 
 def _poison_plus_offset(value: int) -> str | None:
     """``slab poison 0x6b (POISON_FREE) plus 0x8: ...`` for an address a small offset past a poison value."""
-    for base, name in _POISON_BASES:
+    # The nearest base below: LIST_POISON2 (0x122 + delta) is itself LIST_POISON1 plus 0x22, and is named as
+    # itself by classify_value (ue12 #7: 0xdead000000000122 read "LIST_POISON1 plus 0x22").
+    for base, name in sorted(_POISON_BASES, reverse=True):
+        if value == base:
+            return None
         if 0 < value - base < 0x1000:
             return f"{name} plus {value - base:#x}: a member read through a list pointer of a deleted entry"
     raw = (value & 0xFFFFFFFFFFFFFFFF).to_bytes(8, "little")

@@ -1515,3 +1515,31 @@ def test_a_pointer_holding_a_spinlocks_magic_is_a_wrong_or_stale_object() -> Non
     assert why.cause.statement.startswith("a wrong or stale object: rbx = 0xdead4ead00000000, loaded from ")
     assert "r14 = 0xffff8801d189c478 points into or over a spinlock_t" in why.cause.statement
     assert why.cause.next_command.startswith("crash> kmem 0xffff8801d189c478")
+
+
+LIST_POISON_GPF = """\
+[  220.100000] general protection fault, probably for non-canonical address 0xdead000000000122: 0000 [#1] PREEMPT SMP
+[  220.100010] CPU: 5 PID: 812 Comm: kf-reclaim Not tainted 6.6.30-kf #1
+[  220.100030] RIP: 0010:kf_unlink_entry+0x61/0xd0
+[  220.100050] RSP: 0018:ffffc90000a3fb50 EFLAGS: 00010246
+[  220.100060] RAX: dead000000000122 RBX: ffff888104a3c000 RCX: 0000000000000000
+[  220.100070] RDX: ffff888104a3c0f0 RSI: 0000000000000000 RDI: ffff888104a3c000
+[  220.100080] Call Trace:
+[  220.100081]  <TASK>
+[  220.100082]  kf_shrink_list+0x1a6/0x410
+[  220.100087]  kthread+0xef/0x120
+[  220.100088]  </TASK>
+"""
+
+
+def test_list_poison2_is_named_as_itself_not_as_list_poison1_plus_an_offset() -> None:
+    """0xdead000000000122 is LIST_POISON2 (0x122 + POISON_POINTER_DELTA, include/linux/poison.h), the ->prev of a
+    deleted entry; it is also LIST_POISON1 plus 0x22, which the address's fact said while the cause said LIST_POISON2
+    (ue12 #7).  An offset past LIST_POISON2 is counted from it, the nearest base."""
+    from detectors.dmesg.why import pointer_class
+
+    got = facts(read(LIST_POISON_GPF)[0])
+    assert "LIST_POISON2" in str(got["address is"]) and "LIST_POISON1" not in str(got["address is"]), got
+    assert pointer_class(0xDEAD000000000122).startswith("LIST_POISON2")
+    assert pointer_class(0xDEAD00000000012A).startswith("LIST_POISON2 plus 0x8")
+    assert pointer_class(0xDEAD000000000108).startswith("LIST_POISON1 plus 0x8")
