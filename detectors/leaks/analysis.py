@@ -41,7 +41,7 @@ from forensics.types.leaks import (
     SampleRef,
     SeriesVerdict,
 )
-from forensics.types.prometheus import GAP_INTERVALS
+from forensics.types.prometheus import is_gap
 from forensics.types.slab import CounterTable, SlabTable
 
 #: Share of SUnreclaim's growth the flagged caches must explain for its finding to drop to info.
@@ -247,7 +247,7 @@ def sampling_gaps(matrices: list[SeriesMatrix]) -> tuple[SampleGap, ...]:
     out: list[SampleGap] = []
     for m in matrices:
         steps = np.diff(m.walls)
-        for i in np.flatnonzero(steps > GAP_INTERVALS * m.interval_seconds).tolist():
+        for i in np.flatnonzero(is_gap(steps, m.interval_seconds)).tolist():
             walls = (float(m.walls[i]), float(m.walls[i + 1]))
             out.append(SampleGap(int(m.sample_ids[i]), int(m.sample_ids[i + 1]), float(steps[i]), *walls))
     return tuple(out)

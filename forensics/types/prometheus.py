@@ -8,8 +8,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, overload
 
 from forensics.units import iso_utc as iso
+
+if TYPE_CHECKING:  # the rule takes arrays too (a store's steps), without importing numpy for the fleet's records
+    import numpy as np
+    import numpy.typing as npt
 
 #: More scrape gaps than this are said as one note (count, seconds in all, the longest).
 GAPS_SAID_ONE_BY_ONE = 3
@@ -32,8 +37,13 @@ class Family:
 GAP_INTERVALS = 2.5
 
 
-def is_gap(seconds: float, interval: float) -> bool:
-    """Whether ``seconds`` between two samples taken every ``interval`` seconds is a gap in the sampling."""
+@overload
+def is_gap(seconds: float, interval: float) -> bool: ...
+@overload
+def is_gap(seconds: npt.NDArray[np.float64], interval: float) -> npt.NDArray[np.bool_]: ...
+def is_gap(seconds: float | npt.NDArray[np.float64], interval: float) -> bool | npt.NDArray[np.bool_]:
+    """Whether ``seconds`` between two samples taken every ``interval`` seconds is a gap in the sampling (element-wise
+    for an array of steps)."""
     return seconds > GAP_INTERVALS * interval
 
 
