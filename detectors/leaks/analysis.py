@@ -149,7 +149,7 @@ def analyse(data: LeakInput, thresholds: LeakThresholds | None = None) -> LeakAn
         ) -> SeriesVerdict | None:
             return judge_column(m, column, reclaimable(m.names[column]), mem_total, th, ex, r, pc)
 
-        found = find_groups(matrix, verdicts, judge, data.aliases)
+        found = find_groups(matrix, verdicts, judge, data.aliases, th.min_points)
         known = {v.name for v in verdicts}
         verdicts += [m for g in found for m in g.members if m.name not in known]
         caches += verdicts
