@@ -121,7 +121,8 @@ def _rows(result: InstanceResult, unknown: bool = False) -> list[FleetRow]:
                 grade=v.grade.value,
                 severity=SEVERITY[v.grade],
                 rate=v.rate,
-                since=v.since_wall,
+                # A late rise's onset (its last sample at the level before), not its judged part's window edge.
+                since=v.onset.before.wall if v.onset is not None else v.since_wall,
                 confidence=_confidence_of(result.findings, v),
                 query=_query_of(result.read, name),
                 first_sample=min(walls),

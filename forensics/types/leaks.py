@@ -132,6 +132,23 @@ class Fall:
     share: float  # of the rise before the fall, 0..1 (1: back to where it rose from, or below)
 
 
+class Onset(NamedTuple):
+    """Where a rise began, in the raw samples: the last one at the level before it, and the first above it."""
+
+    before: SampleRef
+    after: SampleRef
+
+    def said(self) -> str:
+        """``rose after 05:04:25 (sample 49, at its level), first above it at 05:04:30 (sample 50)``: what the
+        samples show; objects taken from free slab space, or growth under the level's scatter, do not show."""
+        from forensics.units import iso_utc
+
+        return (
+            f"rose after {iso_utc(self.before.wall)} (sample {self.before.sample_id}, at its level), first above it "
+            f"at {iso_utc(self.after.wall)} (sample {self.after.sample_id})"
+        )
+
+
 @dataclass(frozen=True)
 class SeriesVerdict:
     """The judgement of one series (a cache or a meminfo field) within one boot's stretch."""
@@ -153,6 +170,10 @@ class SeriesVerdict:
     # The largest fall of its raw samples over the whole stretch (not only the judged part): what the verdict may
     # say was given back; None when it never fell.
     fall: Fall | None = None
+    # Where a judged part starts after the stretch's first sample (a late onset, a rise after a return): the raw
+    # samples either side of the rise's start.  The judged part starts at a window's edge, up to a window or more
+    # before the rise (/tmp/ue9 t4: judged from 05:03:59, the first socket at 05:04:25).
+    onset: Onset | None = None
 
     @property
     def grade(self) -> Grade:
