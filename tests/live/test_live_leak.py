@@ -118,6 +118,19 @@ def _end(children: list[subprocess.Popen[str]]) -> None:
         child.wait(timeout=30)
 
 
+def _start_leaker(children: list[subprocess.Popen[str]], seconds: float) -> None:
+    """The LEAKER child at LEAK_PER_SECOND for ``seconds`` (added to ``children``), once it says it starts."""
+    leaker = subprocess.Popen(
+        [sys.executable, "-c", LEAKER, str(LEAK_PER_SECOND), str(seconds)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    children.append(leaker)
+    assert leaker.stdout is not None
+    assert leaker.stdout.readline().strip() == "ready"
+
+
 def _watch(
     store: Path, seconds: float, interval: float = INTERVAL, on_sample: Callable[[Progress], None] | None = None
 ) -> int:
@@ -147,15 +160,7 @@ def test_a_real_vma_leak_is_flagged_with_its_rate_and_the_user_action(tmp_path: 
             counted.append((time.monotonic(), _machine_vmas(constant)))
 
     try:
-        leaker = subprocess.Popen(
-            [sys.executable, "-c", LEAKER, str(LEAK_PER_SECOND), str(SAMPLE_SECONDS + 5)],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            text=True,
-        )
-        children.append(leaker)
-        assert leaker.stdout is not None
-        assert leaker.stdout.readline().strip() == "ready"
+        _start_leaker(children, SAMPLE_SECONDS + 5)
         run_id = _watch(tmp_path / "leak.sqlite", SAMPLE_SECONDS, on_sample=count)
     finally:
         _end(children)
@@ -271,15 +276,7 @@ def test_a_real_leak_started_mid_window_is_dated_by_its_samples(tmp_path: Path) 
         if progress.index != int(12 / INTERVAL) or children:
             return
         started.append(time.time())
-        leaker = subprocess.Popen(
-            [sys.executable, "-c", LEAKER, str(LEAK_PER_SECOND), "30"],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            text=True,
-        )
-        children.append(leaker)
-        assert leaker.stdout is not None
-        assert leaker.stdout.readline().strip() == "ready"
+        _start_leaker(children, 30.0)
         started.append(time.time())
 
     try:
