@@ -25,8 +25,17 @@ import numpy as np
 
 from detectors.leaks.attribution import merged_names
 from detectors.leaks.decision import WITH_PAGE_CACHE
-from detectors.leaks.series import FloatArray, SeriesMatrix, resample, window_for
-from forensics.types.leaks import FD_VIEW_CACHES, CoGrowth, Grade, LeakThresholds, SeriesVerdict, Share, Signature
+from detectors.leaks.series import FloatArray, SeriesMatrix, resample
+from forensics.types.leaks import (
+    FD_VIEW_CACHES,
+    CoGrowth,
+    Grade,
+    LeakThresholds,
+    SeriesVerdict,
+    Share,
+    Signature,
+    window_for,
+)
 
 MIN_CORRELATION = 0.95
 MAX_RATIO_DRIFT = 1.5  # first-half ratio / second-half ratio, either way

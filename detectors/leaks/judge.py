@@ -10,8 +10,8 @@ from detectors.leaks.attribution import attribution_for
 from detectors.leaks.decision import RETURNED_RISING, Context, Return, decide, late_onset, returned_to_baseline
 from detectors.leaks.features import features, median_slope
 from detectors.leaks.pagecache import interpolated, tie
-from detectors.leaks.series import FloatArray, SeriesMatrix, resample, sampling_interval, window_for
-from forensics.types.leaks import Fall, LeakThresholds, Onset, SampleRef, SeriesVerdict
+from detectors.leaks.series import FloatArray, SeriesMatrix, resample, sampling_interval
+from forensics.types.leaks import Fall, LeakThresholds, Onset, SampleRef, SeriesVerdict, window_for
 
 #: Text of a stored sample: (column index, sample row index) -> excerpt.
 ExcerptOf = Callable[[int, int], str]

@@ -269,6 +269,33 @@ class LeakThresholds:
     page_cache_ratio: float = 10.0
 
 
+# ---------------------------------------------------------------- resampling windows
+# A stretch is resampled to medians of fixed windows (detectors/leaks/series.py); growth is measured between the
+# first and the last window median, whose centres lie less far apart than the first and the last sample.  Here, not
+# in the detector, because what a stretch could show (Power) is measured in them too.
+
+#: Longest resampling window, and how many windows a stretch is cut into at least.
+MAX_WINDOW_SECONDS = 300.0
+TARGET_WINDOWS = 24
+
+
+def window_for(span_seconds: float, interval: float) -> float:
+    """The resampling window: about span/24, at most 5 minutes, at least one interval."""
+    return float(max(interval, min(MAX_WINDOW_SECONDS, span_seconds / TARGET_WINDOWS)))
+
+
+def centres_apart(span_seconds: float, window: float) -> float:
+    """Seconds between the first and the last window's centres of regular samples over ``span_seconds``.
+
+    The first window's centre is half a window in; the last window, cut short by the end of sampling, is centred
+    on what it holds (:func:`detectors.leaks.series.resample`).
+    """
+    if span_seconds <= 0 or window <= 0:
+        return 0.0
+    last_start = math.floor(span_seconds / window) * window
+    return max(0.0, (last_start + span_seconds) / 2.0 - window / 2.0)
+
+
 @dataclass(frozen=True)
 class Power:
     """What the longest boot stretch of samples can show.
@@ -290,6 +317,9 @@ class Power:
     short_growth: float = 0.0
     short_rate: float = math.inf  # ...or from this rate (bytes/h: short_share_per_day of MemTotal)...
     short_memory: float = math.inf  # ...once grown this much (bytes: short_share of MemTotal)
+    # What the noise of a window median can take off a growth measured between two of them (bytes): a leak at the
+    # rate said falls short of the bar 5% of the time at most (detectors/leaks/power.py, median_noise).
+    margin: float = 0.0
 
     @property
     def judgeable(self) -> bool:
@@ -302,15 +332,25 @@ class Power:
         return self.judgeable and self.span_seconds >= self.full_seconds
 
     @property
+    def measured_seconds(self) -> float:
+        """Seconds a growth is measured over: between the first and the last window median's centres, less than
+        the span by about a window (a leak at ``min_growth`` over the whole span grew 4,016 KB of the 4,096 KB
+        the bar needs between them: /tmp/ue9 pw/)."""
+        if self.interval_seconds is None:
+            return self.span_seconds
+        return centres_apart(self.span_seconds, window_for(self.span_seconds, self.interval_seconds))
+
+    @property
     def detectable_rate(self) -> float:
-        """The slowest leak (bytes/h) this stretch can show: ``min_growth`` over the span, at least ``min_rate``."""
-        if self.span_seconds <= 0:
+        """The slowest leak (bytes/h) this stretch can show: ``min_growth`` (and what a median's noise may take
+        off it) over the time between the first and the last window median, at least ``min_rate``."""
+        hours = self.measured_seconds / 3600.0
+        if self.span_seconds <= 0 or hours <= 0:
             return math.inf
-        hours = self.span_seconds / 3600.0
-        rate = self.min_growth / hours
-        if self.span_seconds < self.short_seconds:
+        rate = (self.min_growth + self.margin) / hours
+        if self.measured_seconds < self.short_seconds:  # the rules measure a stretch's span between its windows too
             harmful = max(self.short_rate, self.short_memory / hours)
-            rate = max(rate, min(self.short_growth / hours, harmful))
+            rate = max(rate, min((self.short_growth + self.margin) / hours, harmful))
         return max(self.min_rate, rate)
 
     def seen(self) -> str:
