@@ -471,6 +471,14 @@ def pick_step(client: PromClient, selector_text: str, start: float, end: float) 
     probed = client.query_range(f"count({selector_text})", first_eval, end, probe)
     firsts = [s.points[0][0] for s in probed if s.points]
     begin = max(start, min(firsts) - probe) if firsts else start
+    if firsts and probe > 1.0 and begin > start:
+        # The first sample lies within the probe step before the first point: read that step again, finer, so
+        # that the window said starts where the data do (--since 30d said data from 5,184 s, one 30-d probe step,
+        # before the end, for series 12 min long; the per-instance lines said 12 min).
+        fine = max(1.0, math.ceil(probe / PROBE_POINTS))
+        near = client.query_range(f"count({selector_text})", min(firsts) - probe, min(firsts), fine)
+        closer = [s.points[0][0] for s in near if s.points]
+        begin = max(start, min(closer) - fine) if closer else begin
     lookback = float(max(2, int(min(INTERVAL_LOOKBACK, (end - begin) / 2))))
     windows = client.query_range(
         f"max(count_over_time({selector_text}[{int(lookback)}s]))", min(begin + lookback, end), end, lookback
