@@ -67,6 +67,8 @@ class LeakInput:
     source: str = "<samples>"
     # Whether a finding whose stretch spans a gap in the samples says so (the Prometheus path says its own)
     gap_caveats: bool = True
+    # Whether ``aliases`` is SLUB's merge topology as read (False: not read, as through Prometheus; findings say so)
+    aliases_known: bool = True
 
 
 def cache_excerpt(matrix: SeriesMatrix) -> ExcerptOf:
@@ -189,7 +191,14 @@ def analyse(data: LeakInput, thresholds: LeakThresholds | None = None) -> LeakAn
         return decline_rate(latest, "MemAvailable", since_wall) if latest is not None else None
 
     ctx = FindingContext(
-        data.source, mem_total, mem_available, data.aliases, data.reclaim_account, th, mem_decline=mem_decline
+        data.source,
+        mem_total,
+        mem_available,
+        data.aliases,
+        data.reclaim_account,
+        th,
+        mem_decline=mem_decline,
+        aliases_known=data.aliases_known,
     )
     findings = _findings(caches, groups, meminfo, ctx, lambda name: in_sreclaimable(name, data.reclaim_account))
     gaps = sampling_gaps(slab_mats or mem_mats)

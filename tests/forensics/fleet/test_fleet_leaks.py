@@ -219,3 +219,15 @@ def test_a_stopped_sampler_is_a_sampling_gap_not_a_scrape_gap() -> None:
     [gap] = failed.gaps  # type: ignore[attr-defined]
     assert not gap.sampling
     assert gap_notes([gap])[0].startswith("scrape gap of 50 s")
+
+
+def test_a_cache_read_through_prometheus_may_be_merged_and_says_so() -> None:
+    """ue9 9: through node_exporter (no merge topology) 'Sockets leak: sock_inode_cache, signal_cache' said
+    'signal_cache: 1 per sock_inode_cache object', no word that signal_cache may hold the UNIX sockets SLUB merged
+    into it; the store said 'signal_cache merged caches: shown as signal_cache, also holds UNIX, UNIX-STREAM'."""
+    window = FleetWindow(START, START + (N - 1) * STEP, STEP, tuple(instance_queries("", "$instance")), 0)
+    result = analyse_fetched(window, [_instance()], "http://prom:9090", "", LeakThresholds())  # type: ignore[list-item]
+    finding = next(f for f in result.incident.findings if "vm_area_struct" in f.title)
+    [merged] = [x.value for x in finding.facts if x.name == "merged caches"]  # was: none
+    assert merged.startswith("not known: these samples carry no SLUB merge topology"), merged
+    assert "readlink /sys/kernel/slab/vm_area_struct" in merged
