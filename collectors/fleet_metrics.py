@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -237,8 +237,9 @@ def _boot_ids(boot: list[Series], stamps: list[float], resets: list[Reset], seri
 
 def real_samples(
     stamps: list[float], sampled_at: list[Series] | None, taken_at: list[Series] | None = None
-) -> tuple[dict[float, float], int]:
-    """Each step that shows a sample first (step time -> the sample's own time), and how many steps repeat one.
+) -> tuple[dict[float, float], int, list[float]]:
+    """Each step that shows a sample first (step time -> the sample's own time), how many steps repeat one, and the
+    times of the scrapes that served a reading already scraped (the exporter's sampler took no new one).
 
     ``sampled_at``: the ``timestamp()`` of the sample behind each step's point.  A step whose sample time is
     unknown (no such series: another source of frames, or a step where the two queries disagree) is dropped
@@ -247,12 +248,13 @@ def real_samples(
     is a repeat too.  Rows keep the scrape's time: a cited sample is read back from Prometheus at it.
     """
     if not sampled_at:
-        return {t: t for t in stamps}, 0
+        return {t: t for t in stamps}, 0, []
     times = {t: v for s in sampled_at for t, v in s.points if math.isfinite(v)}
     taken = {t: v for s in taken_at or () for t, v in s.points if math.isfinite(v)}
     kept: dict[float, float] = {}
     scraped: set[float] = set()
     readings: set[float] = set()
+    stale: list[float] = []
     repeats = 0
     for t in stamps:
         at = times.get(t)
@@ -262,23 +264,27 @@ def real_samples(
         reading = taken.get(t)
         if at in scraped or (reading is not None and reading in readings):
             repeats += 1
+            if at not in scraped:  # a new scrape of an old reading
+                stale.append(at)
+                scraped.add(at)
             continue
         scraped.add(at)
         if reading is not None:
             readings.add(reading)
         kept[t] = at
-    return kept, repeats
+    return kept, repeats, stale
 
 
-def _gaps(stamps: list[float], step: float) -> list[Gap]:
+def _gaps(stamps: list[float], step: float, stale: Sequence[float] = ()) -> list[Gap]:
     """Holes between samples (:func:`is_gap`): the interval is the query step, or the samples' own median spacing
-    when longer (slab-watch sampling every 2 s, scraped every second, has no gap every 2 s)."""
+    when longer (slab-watch sampling every 2 s, scraped every second, has no gap every 2 s).  A hole that ``stale``
+    scrapes (an old reading served again) fall in is the exporter's sampler stopping, not failed scrapes."""
     gaps: list[Gap] = []
     spacing = sorted(b - a for a, b in itertools.pairwise(stamps))
     usual = max(step, spacing[len(spacing) // 2] if spacing else step)
     for before, after in itertools.pairwise(stamps):
         if is_gap(after - before, usual):
-            gaps.append(Gap(before, after))
+            gaps.append(Gap(before, after, any(before < t < after for t in stale)))
     return gaps
 
 
@@ -324,7 +330,7 @@ def build_instance(
     stamps = sorted({t for s in objects for t, _ in s.points})
     resets: list[Reset] = []
     boot_of = _boot_ids(boot, stamps, resets, fam.boot)
-    kept, repeats = real_samples(stamps, sampled_at, taken_at)
+    kept, repeats, stale = real_samples(stamps, sampled_at, taken_at)
     rows: list[tuple[int, float, str, str, int, int, int]] = []
     for s in sorted(objects, key=lambda x: x.labels.get(label, "")):
         cache = s.labels.get(label, "")
@@ -373,7 +379,7 @@ def build_instance(
         slabs=slabs,
         counters=counters,
         mem_total=mem_total,
-        gaps=_gaps(sorted(kept.values()), step),
+        gaps=_gaps(sorted(kept.values()), step, stale),
         resets=sorted(resets, key=lambda r: r.at),
         points=len(slabs),
         repeats=repeats,

@@ -285,12 +285,16 @@ class PromClient:
     def _http_error(self, target: str, exc: urllib.error.HTTPError, query: str) -> Exception:
         detail = ""
         kind = ""
+        prometheus = False  # the body is Prometheus's error document ({"status": "error", "errorType": ...})
         try:
             doc = json.loads(exc.read())
             detail, kind = str(doc.get("error", "")), str(doc.get("errorType", ""))
+            prometheus = doc.get("status") == "error"
         except (ValueError, AttributeError, OSError, http.client.HTTPException):
             pass
         said = f": {kind + ': ' if kind else ''}{detail}" if detail else ""
+        server = exc.headers.get("Server") if exc.headers is not None else None
+        answered = f"HTTP {exc.code} {exc.reason}".rstrip() + (f", from {server}" if server else "")
         if exc.code in (401, 403):
             return InputError(
                 f"Prometheus at {self.url} refused the request (HTTP {exc.code}){said}",
@@ -308,6 +312,18 @@ class PromClient:
             )
         if exc.code == 400 and kind == "bad_data":
             return UsageError(f"Prometheus rejected the query {query!r}{said}", hint="check the --match selector")
+        if exc.code == 501 and not prometheus:
+            # Method not implemented: a web server that takes no POST (python -m http.server), not Prometheus.
+            return InputError(
+                f"{target} does not take a query ({answered}): not a Prometheus HTTP API",
+                hint="give the server root, e.g. http://prom:9090, with any path prefix it is served under",
+            )
+        if not prometheus:
+            # No error document of Prometheus's: a proxy or another server answered; name it, not "Prometheus".
+            return InputError(
+                f"the server at {self.url} failed ({answered}) without Prometheus's error document",
+                hint="look at that server's log (a proxy in front of Prometheus?); retry later or ask for less",
+            )
         return InputError(
             f"Prometheus at {self.url} failed (HTTP {exc.code}){said}",
             hint="look at the server's log; retry later or ask for less",
@@ -455,6 +471,14 @@ def pick_step(client: PromClient, selector_text: str, start: float, end: float) 
     probed = client.query_range(f"count({selector_text})", first_eval, end, probe)
     firsts = [s.points[0][0] for s in probed if s.points]
     begin = max(start, min(firsts) - probe) if firsts else start
+    if firsts and probe > 1.0 and begin > start:
+        # The first sample lies within the probe step before the first point: read that step again, finer, so
+        # that the window said starts where the data do (--since 30d said data from 5,184 s, one 30-d probe step,
+        # before the end, for series 12 min long; the per-instance lines said 12 min).
+        fine = max(1.0, math.ceil(probe / PROBE_POINTS))
+        near = client.query_range(f"count({selector_text})", min(firsts) - probe, min(firsts), fine)
+        closer = [s.points[0][0] for s in near if s.points]
+        begin = max(start, min(closer) - fine) if closer else begin
     lookback = float(max(2, int(min(INTERVAL_LOOKBACK, (end - begin) / 2))))
     windows = client.query_range(
         f"max(count_over_time({selector_text}[{int(lookback)}s]))", min(begin + lookback, end), end, lookback

@@ -309,15 +309,48 @@ def _read_all(paths: list[Path]) -> list[Snapshot]:
         else:
             files.append(path)
     found: list[Snapshot] = []
+    exports: list[str] = []
     for file in files:
         # open_input: one-line errors, gzip/xz/zstd/bzip2 snapshots decompressed, the file noted as an input.
         with open_input(str(file)) as tracked:
             data = read_whole(tracked, "slabinfo/meminfo snapshots")
-        found += parse_snapshots(data, tracked.source, parse_time(file.name))
+        snapshots = parse_snapshots(data, tracked.source, parse_time(file.name))
+        found += snapshots
+        kind = export_kind(data) if not snapshots else None
+        exports += [f"{file} is {kind}"] if kind is not None else []
+    if not found and exports:
+        # What an export is for: other tools.  The store it came from is what leaks reads (ue9 9: an export given
+        # back to slab-import was "no slabinfo or meminfo snapshot found", with no word of what it was).
+        raise InputError(
+            f"{'; '.join(exports)}, not slabinfo/meminfo snapshots: an export is for other tools (a spreadsheet, "
+            "pandas, a node_exporter textfile, Prometheus); kforensic reads the store it was exported from",
+            hint="kforensic leaks --store STORE (the store given to slab-export); a --format prometheus export is "
+            "for node_exporter's textfile collector: scraped, kforensic leaks --prometheus URL reads it",
+        )
     if not found:
         names = ", ".join(str(p) for p in paths)
         raise InputError(f"{names}: no slabinfo or meminfo snapshot found", hint="see docs/slab-watch.md, slab-import")
     return found
+
+
+#: The first columns of each slab-export CSV table (SlabStore.slab_frame, counter_frame), and what the file is.
+_EXPORT_CSV = (
+    (b"sample_id,run_id,wall,uptime,boot_id,cache,", "a kforensic slab-export CSV of the slab table"),
+    (b"sample_id,run_id,wall,uptime,boot_id,source,", "a kforensic slab-export CSV of the counters table"),
+)
+
+
+def export_kind(data: bytes) -> str | None:
+    """What kind of kforensic export ``data`` is (a slab-export CSV, parquet or Prometheus text), None if none."""
+    head = data[:4096]
+    for start, kind in _EXPORT_CSV:
+        if head.startswith(start):
+            return kind
+    if head.startswith(b"PAR1"):
+        return "a parquet file (slab-export --format parquet)"
+    if b"# TYPE node_slabinfo_" in head or b"# TYPE node_memory_" in head:
+        return "a Prometheus text exposition (slab-export --format prometheus, or node_exporter's)"
+    return None
 
 
 def _merge_checked(found: list[Snapshot]) -> list[Snapshot]:

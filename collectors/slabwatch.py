@@ -28,6 +28,7 @@ from collectors.kmsg import KmsgBatch, KmsgReader
 from collectors.slabstore import RunInfo, Sample, SlabStore
 from forensics.errors import CollectionError, InputError
 from forensics.model import NotAvailable
+from forensics.types.prometheus import is_gap
 from forensics.types.slab import PartialSample
 
 #: The smallest interval a user may ask for; tests and benchmarks use :data:`MIN_INTERNAL_INTERVAL`.
@@ -76,6 +77,30 @@ class Progress:
     rebooted: bool  # the boot id changed since the previous sample: a series break
     doubtful: tuple[str, ...] = ()  # rows left out of this sample, the wall clock going back: said every time
     sample: Sample | None = None  # what was read (for exporters such as slab-watch --textfile-dir)
+    missed: Missed | None = None  # the slots missed just before this sample (a gap in sampling), None if none
+    missed_slots: int = 0  # slots missed so far in this run
+
+
+class Missed(NamedTuple):
+    """Scheduled slots no sample was taken in, between two samples of a run: a gap, as ``kforensic leaks`` says one
+    (:func:`~forensics.types.prometheus.is_gap`: more than 2.5 intervals; a stopped or starved sampler, a suspend)."""
+
+    slots: int
+    seconds: float  # from the previous sample to this one
+
+    def said(self) -> str:
+        """``15 slots missed (79.0 s since the previous sample)``."""
+        return (
+            f"{self.slots} slot{'s' if self.slots != 1 else ''} missed ({self.seconds:.1f} s since the previous sample)"
+        )
+
+
+def missed_slots(previous_wall: float | None, wall: float, interval: float) -> Missed | None:
+    """The slots missed between a run's samples at ``previous_wall`` and ``wall`` (stored times), None when no gap."""
+    if previous_wall is None or not is_gap(wall - previous_wall, interval):
+        return None
+    seconds = wall - previous_wall
+    return Missed(max(1, round(seconds / interval) - 1), seconds)
 
 
 @dataclass(frozen=True)
@@ -87,6 +112,17 @@ class WatchResult:
     stopped_by: str | None  # the signal name, None when the duration ran out
     cpu_seconds: float
     partial: tuple[PartialSample, ...] = ()  # samples left out: a read of /proc/slabinfo or meminfo cut short
+    missed: tuple[Missed, ...] = ()  # each gap in the run's sampling
+
+    def missed_said(self) -> str:
+        """``15 slots missed in 1 gap (longest 79.0 s)``, empty when none was."""
+        if not self.missed:
+            return ""
+        slots = sum(m.slots for m in self.missed)
+        gaps = len(self.missed)
+        longest = max(m.seconds for m in self.missed)
+        plural = ("s" if slots != 1 else "", "s" if gaps != 1 else "")
+        return f"{slots} slot{plural[0]} missed in {gaps} gap{plural[1]} (longest {longest:.1f} s)"
 
 
 def _parse(read: procfs.FileRead, parser: Callable[[bytes, str], _T]) -> _T | NotAvailable:
@@ -284,6 +320,8 @@ class SlabWatcher:
         taken = 0
         slot = 0
         partial: list[PartialSample] = []
+        gaps: list[Missed] = []
+        stored: float | None = None  # the previous committed sample's stored time (this boot)
         clock = MonotonicPlacement()
         try:
             while not self._stop.is_set():
@@ -307,7 +345,14 @@ class SlabWatcher:
                 if cut is not None:  # left out (and said at the end): its missing rows would read as gone caches
                     partial.append(cut)
                 else:
-                    previous = self._commit(run_id, sample, taken + 1, start, previous, rebooted, on_sample)
+                    # Measured on the stored times, as the analysis measures them (across a clock step: on uptime).
+                    missed = None if rebooted else missed_slots(stored, sample.wall, plan.interval)
+                    gaps += [missed] if missed is not None else []
+                    so_far = sum(m.slots for m in gaps)
+                    previous = self._commit(
+                        run_id, sample, taken + 1, start, previous, rebooted, on_sample, missed, so_far
+                    )
+                    stored = sample.wall
                     taken += 1
                 # The next slot on the fixed schedule that is still ahead.
                 now = time.monotonic() - start
@@ -321,7 +366,8 @@ class SlabWatcher:
             # When the store itself failed, that error is the one to report, not this one.
             with contextlib.suppress(InputError):
                 self.store.end_run(run_id)
-        return WatchResult(run_id, taken, self._stopped_by, time.process_time() - cpu_start, tuple(partial))
+        cpu = time.process_time() - cpu_start
+        return WatchResult(run_id, taken, self._stopped_by, cpu, tuple(partial), tuple(gaps))
 
     def _commit(
         self,
@@ -332,6 +378,8 @@ class SlabWatcher:
         previous: dict[str, int] | None,
         rebooted: bool,
         on_sample: Callable[[Progress], None] | None,
+        missed: Missed | None = None,
+        missed_so_far: int = 0,
     ) -> dict[str, int]:
         """Store one sample and tell the caller; return its bytes per cache (the next sample's movers)."""
         try:
@@ -357,6 +405,8 @@ class SlabWatcher:
                     rebooted=rebooted,
                     doubtful=(*sample.rejected(), *sample.notes),
                     sample=sample,
+                    missed=missed,
+                    missed_slots=missed_so_far,
                 )
             )
         return now_bytes

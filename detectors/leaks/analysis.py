@@ -41,7 +41,7 @@ from forensics.types.leaks import (
     SampleRef,
     SeriesVerdict,
 )
-from forensics.types.prometheus import GAP_INTERVALS
+from forensics.types.prometheus import is_gap
 from forensics.types.slab import CounterTable, SlabTable
 
 #: Share of SUnreclaim's growth the flagged caches must explain for its finding to drop to info.
@@ -67,6 +67,8 @@ class LeakInput:
     source: str = "<samples>"
     # Whether a finding whose stretch spans a gap in the samples says so (the Prometheus path says its own)
     gap_caveats: bool = True
+    # Whether ``aliases`` is SLUB's merge topology as read (False: not read, as through Prometheus; findings say so)
+    aliases_known: bool = True
 
 
 def cache_excerpt(matrix: SeriesMatrix) -> ExcerptOf:
@@ -149,7 +151,7 @@ def analyse(data: LeakInput, thresholds: LeakThresholds | None = None) -> LeakAn
         ) -> SeriesVerdict | None:
             return judge_column(m, column, reclaimable(m.names[column]), mem_total, th, ex, r, pc)
 
-        found = find_groups(matrix, verdicts, judge, data.aliases)
+        found = find_groups(matrix, verdicts, judge, data.aliases, th.min_points)
         known = {v.name for v in verdicts}
         verdicts += [m for g in found for m in g.members if m.name not in known]
         caches += verdicts
@@ -189,7 +191,14 @@ def analyse(data: LeakInput, thresholds: LeakThresholds | None = None) -> LeakAn
         return decline_rate(latest, "MemAvailable", since_wall) if latest is not None else None
 
     ctx = FindingContext(
-        data.source, mem_total, mem_available, data.aliases, data.reclaim_account, th, mem_decline=mem_decline
+        data.source,
+        mem_total,
+        mem_available,
+        data.aliases,
+        data.reclaim_account,
+        th,
+        mem_decline=mem_decline,
+        aliases_known=data.aliases_known,
     )
     findings = _findings(caches, groups, meminfo, ctx, lambda name: in_sreclaimable(name, data.reclaim_account))
     gaps = sampling_gaps(slab_mats or mem_mats)
@@ -247,7 +256,7 @@ def sampling_gaps(matrices: list[SeriesMatrix]) -> tuple[SampleGap, ...]:
     out: list[SampleGap] = []
     for m in matrices:
         steps = np.diff(m.walls)
-        for i in np.flatnonzero(steps > GAP_INTERVALS * m.interval_seconds).tolist():
+        for i in np.flatnonzero(is_gap(steps, m.interval_seconds)).tolist():
             walls = (float(m.walls[i]), float(m.walls[i + 1]))
             out.append(SampleGap(int(m.sample_ids[i]), int(m.sample_ids[i + 1]), float(steps[i]), *walls))
     return tuple(out)

@@ -25,8 +25,17 @@ import numpy as np
 
 from detectors.leaks.attribution import merged_names
 from detectors.leaks.decision import WITH_PAGE_CACHE
-from detectors.leaks.series import FloatArray, SeriesMatrix
-from forensics.types.leaks import FD_VIEW_CACHES, CoGrowth, Grade, SeriesVerdict, Share, Signature
+from detectors.leaks.series import FloatArray, SeriesMatrix, resample
+from forensics.types.leaks import (
+    FD_VIEW_CACHES,
+    CoGrowth,
+    Grade,
+    LeakThresholds,
+    SeriesVerdict,
+    Share,
+    Signature,
+    window_for,
+)
 
 MIN_CORRELATION = 0.95
 MAX_RATIO_DRIFT = 1.5  # first-half ratio / second-half ratio, either way
@@ -261,17 +270,51 @@ def in_use(matrix: SeriesMatrix) -> FloatArray:
     return matrix.grid_extra.get("active_objs", matrix.grid_extra["objects"])
 
 
+#: The objects in use of every column over one episode (a flagged cache's judged stretch): window medians.
+Episode = Callable[[float], FloatArray]
+
+
+def episodes(matrix: SeriesMatrix, min_points: int = LeakThresholds.min_points) -> Episode:
+    """The window medians of every column's objects in use from a judged stretch's start on, one episode at a time.
+
+    Where the stretch holds ``min_points`` of the matrix's windows, those; else (a rise late in a long store) its
+    own samples in windows fit for its span, as the rise itself was judged (detectors/leaks/judge.py _rise_grid).
+    Over the store's windows a 2.5-min mapping leak at the end of a 23-min store with an earlier socket episode
+    (/tmp/ue9 v1.sqlite) had 3 windows of 58 s: too few to tie anything, so its shmem inodes and files were not
+    counted in its rate.
+    """
+    made: dict[float, FloatArray] = {}
+
+    def of(since_wall: float) -> FloatArray:
+        if since_wall in made:
+            return made[since_wall]
+        rows = matrix.grid_walls >= since_wall
+        if int(rows.sum()) >= min_points:
+            out = in_use(matrix)[rows]
+        else:
+            raw = matrix.extra.get("active_objs", matrix.extra["objects"])
+            taken = matrix.walls >= since_wall
+            walls = matrix.walls[taken]
+            if len(walls) < 2:
+                out = in_use(matrix)[rows]
+            else:
+                span = float(walls[-1] - walls[0])
+                out = resample(walls, raw[taken], window_for(span, matrix.interval_seconds))[1]
+        made[since_wall] = out
+        return out
+
+    return of
+
+
 def _partners(
-    matrix: SeriesMatrix, flagged: SeriesVerdict, known_as: Callable[[str], tuple[str, ...]]
+    matrix: SeriesMatrix, flagged: SeriesVerdict, known_as: Callable[[str], tuple[str, ...]], episode: Episode
 ) -> dict[int, float]:
     """Columns whose objects in use grow with the flagged cache's: column -> objects per flagged object."""
-    objects = in_use(matrix)
-    rows = matrix.grid_walls >= flagged.since_wall
+    block = episode(flagged.since_wall)
     own = matrix.column(flagged.name)
-    x = objects[rows, own]
+    x = block[:, own]
     if len(x) < 6 or float(np.ptp(x)) == 0.0:
         return {}
-    block = objects[rows]
     complete = ~np.isnan(block).any(axis=0) & (np.ptp(np.nan_to_num(block), axis=0) > 0)
     complete[own] = False
     columns = np.flatnonzero(complete)
@@ -300,15 +343,19 @@ def find_groups(
     verdicts: list[SeriesVerdict],
     judge: Callable[[int], SeriesVerdict | None],
     aliases: Mapping[str, str] | None = None,
+    min_points: int = LeakThresholds.min_points,
 ) -> list[CoGrowth]:
     """Group the flagged caches of one matrix with the caches that grow with them.
 
     ``judge`` grades a column that was not judged yet (a small partner such as
     kmalloc-64, below the effect size on its own).  ``aliases`` (merged name ->
     /sys/kernel/slab directory) lets a signature see the caches SLUB merged
-    into a shown one: UNIX sockets growing ``signal_cache``.
+    into a shown one: UNIX sockets growing ``signal_cache``.  Caches are tied
+    over each flagged cache's judged stretch (its episode, :func:`episodes`),
+    not over the whole store.
     """
     merged = aliases or {}
+    episode = episodes(matrix, min_points)
 
     def known_as(name: str) -> tuple[str, ...]:
         return (name, *merged_names(name, merged))
@@ -326,7 +373,7 @@ def find_groups(
 
     for v in flagged:
         root(v.name)
-        for column in _partners(matrix, v, known_as):
+        for column in _partners(matrix, v, known_as, episode):
             name = matrix.names[column]
             if name not in by_name:
                 judged = judge(column)
@@ -351,9 +398,9 @@ def find_groups(
         signature = match_signature(tuple(a for n in names for a in known_as(n)))
         anchor = _anchor(members, signature, known_as)
         ordered = [anchor, *sorted((m for m in members if m is not anchor), key=lambda m: (-m.rate, m.name))]
-        ratios = _ratios(matrix, ordered)
+        ratios = _ratios(matrix, ordered, episode)
         view = _fd_view(ordered, ratios, signature)
-        shares = tuple(_share(matrix, ordered, i, r, signature, view) for i, r in enumerate(ratios))
+        shares = tuple(_share(matrix, ordered, i, r, signature, episode, view) for i, r in enumerate(ratios))
         groups.append(CoGrowth(tuple(ordered), ratios, signature, shares))
     return sorted(groups, key=lambda g: (-g.grade.rank, -g.rate))
 
@@ -402,6 +449,7 @@ def _share(
     index: int,
     ratio: float,
     signature: Signature | None,
+    episode: Episode,
     view: float | None = None,
 ) -> Share:
     """How much of member ``index``'s growth is the group's: what a known count, or the timing, supports.
@@ -435,10 +483,9 @@ def _share(
             f"{_num(ratio)} {per}, of which {source} {_num(made)}: {made / ratio:.0%} of its growth is the "
             f"group's; the other {_num(ratio - made)} {per} grow for other reasons, not attributed",
         )
-    objects = in_use(matrix)
-    rows = matrix.grid_walls >= anchor.since_wall
-    dx = np.diff(objects[rows, matrix.column(anchor.name)])
-    dy = np.diff(objects[rows, matrix.column(member.name)])
+    objects = episode(anchor.since_wall)
+    dx = np.diff(objects[:, matrix.column(anchor.name)])
+    dy = np.diff(objects[:, matrix.column(member.name)])
     keep = ~(np.isnan(dx) | np.isnan(dy))
     dx, dy = dx[keep], dy[keep]
     steady = len(dx) < 5 or float(dx.std()) <= STEADY * abs(float(dx.mean()))
@@ -467,13 +514,13 @@ def _num(value: float) -> str:
     return "?" if math.isnan(value) else f"{value:.2g}"
 
 
-def _ratios(matrix: SeriesMatrix, ordered: list[SeriesVerdict]) -> tuple[float, ...]:
-    objects = in_use(matrix)
-    rows = matrix.grid_walls >= max(m.since_wall for m in ordered[:1])
-    x = objects[rows, matrix.column(ordered[0].name)]
+def _ratios(matrix: SeriesMatrix, ordered: list[SeriesVerdict], episode: Episode) -> tuple[float, ...]:
+    """Objects of each member per anchor object over the anchor's episode."""
+    objects = episode(ordered[0].since_wall)
+    x = objects[:, matrix.column(ordered[0].name)]
     out = [1.0]
     for m in ordered[1:]:
-        y = objects[rows, matrix.column(m.name)]
+        y = objects[:, matrix.column(m.name)]
         keep = ~(np.isnan(x) | np.isnan(y))
         out.append(_ratio(x[keep], y[keep]) if int(keep.sum()) >= 3 else math.nan)
     return tuple(out)

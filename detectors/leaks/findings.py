@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
@@ -61,6 +61,25 @@ class FindingContext:
     thresholds: LeakThresholds = field(default_factory=LeakThresholds)  # the rules' numbers, for the baselines
     # MemAvailable's measured decline (bytes/h) in the latest boot from a wall time on, None where it did not fall
     mem_decline: Callable[[float], float | None] | None = None
+    # False where the samples came without SLUB's merge topology (Prometheus: node_exporter and slab-watch's
+    # textfile export none), so that a cache shown may hold caches merged into it, unsaid
+    aliases_known: bool = True
+
+    def merges_unknown(self, names: Sequence[str]) -> tuple[Fact, ...]:
+        """The fact that which caches SLUB merged into ``names`` is not known, where it is not (else none)."""
+        if self.aliases_known:
+            return ()
+        which = ", ".join(names)
+        first = names[0]
+        return (
+            Fact(
+                "merged caches",
+                f"not known: these samples carry no SLUB merge topology (node_exporter and slab-watch's textfile "
+                f"export none); SLUB merges caches of one object size and flags, so {which} may also hold other "
+                f"caches' objects (signal_cache holds UNIX sockets on many kernels); on the host: ls -l "
+                f'/sys/kernel/slab/ | grep "$(readlink /sys/kernel/slab/{first})"',
+            ),
+        )
 
     def runway(self, rate: float, grade: Grade, since_wall: float) -> str | NotAvailable:
         """How long until MemAvailable runs out: at its measured decline over the leak's stretch where it fell,
@@ -250,6 +269,18 @@ SLAB_MEASURE = (
 )
 
 
+def _group_onset(g: CoGrowth) -> list[Fact]:
+    """The group's onset: its earliest member's (the members grow together; a cache others use much, such as
+    vm_area_struct, shows the rise only once it stands out of its own scatter: /tmp/ue9 v1, 20 s after the shmem
+    inodes and files of the same mappings)."""
+    risen = [m for m in g.members if m.onset is not None]
+    if not risen:
+        return []
+    first = min(risen, key=lambda m: (m.onset.after.wall if m.onset is not None else 0.0, m.name))
+    assert first.onset is not None
+    return [Fact("onset", f"{first.name} {first.onset.said()}")]
+
+
 def _series_facts(v: SeriesVerdict, ctx: FindingContext) -> list[Fact]:
     f = v.features
     persistence = "n/a (first half flat)" if f.persistence is None else f"{f.persistence:.2f}"
@@ -281,6 +312,8 @@ def _series_facts(v: SeriesVerdict, ctx: FindingContext) -> list[Fact]:
             + (", 24-hour means (daily cycle)" if f.daily_cycle else ""),
         )
     )
+    if v.onset is not None:
+        facts.append(Fact("onset", v.onset.said()))
     for ref in v.samples:
         facts.append(Fact(f"{ref.role} sample", f"{when(ref.wall)}: {kb(ref.value)} (sample {ref.sample_id})"))
     facts.append(Fact("rule", f"{v.verdict.rule}: {v.verdict.reason}"))
@@ -350,6 +383,7 @@ def cache_finding(v: SeriesVerdict, ctx: FindingContext) -> Finding:
     if v.grade is Grade.GIVEN_BACK:
         facts.append(Fact("reclaimable", reclaimable_known(v, ctx)))
     others = merged_names(v.name, ctx.aliases)
+    facts += ctx.merges_unknown([v.name])
     if alias:
         facts.append(Fact("merged caches", alias))
         facts += [Fact(f"{name} (merged here) is allocated by", attribution_for(name).allocated_by) for name in others]
@@ -492,6 +526,8 @@ def group_finding(g: CoGrowth, ctx: FindingContext) -> Finding:
         # The report's story reads it: without it a group leak was told "MemAvailable not sampled".
         Fact("memory exhausted", exhausted(ctx)),
         Fact("given back", given_back(anchor)),
+        *_group_onset(g),
+        *ctx.merges_unknown([m.name for m in g.members]),
     ]
     evidence: list[Evidence] = []
     for i, m in enumerate(g.members):

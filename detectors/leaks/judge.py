@@ -10,8 +10,8 @@ from detectors.leaks.attribution import attribution_for
 from detectors.leaks.decision import RETURNED_RISING, Context, Return, decide, late_onset, returned_to_baseline
 from detectors.leaks.features import features, median_slope
 from detectors.leaks.pagecache import interpolated, tie
-from detectors.leaks.series import FloatArray, SeriesMatrix, resample, sampling_interval, window_for
-from forensics.types.leaks import Fall, LeakThresholds, SampleRef, SeriesVerdict
+from detectors.leaks.series import FloatArray, SeriesMatrix, resample, sampling_interval
+from forensics.types.leaks import Fall, LeakThresholds, Onset, SampleRef, SeriesVerdict, window_for
 
 #: Text of a stored sample: (column index, sample row index) -> excerpt.
 ExcerptOf = Callable[[int, int], str]
@@ -70,6 +70,64 @@ def largest_fall(matrix: SeriesMatrix, column: int, excerpt_of: ExcerptOf) -> Fa
         )
 
     return Fall(ref("before its largest fall", top), ref("after its largest fall", bottom), share)
+
+
+#: How many of the judged part's windows either side of its start the rise's start is looked for in.
+ONSET_SEARCH_WINDOWS = 3
+#: A sample above the level by more than this many standard deviations of the flat part's own scatter has risen.
+ONSET_SIGMAS = 3.0
+
+
+def rise_onset(matrix: SeriesMatrix, column: int, since: float, window: float, excerpt_of: ExcerptOf) -> Onset | None:
+    """Where a rise judged from ``since`` (a window's edge) began in the raw samples: the last sample at the level
+    before it and the next one, above it; None when no rise from a level is found near ``since``.
+
+    The judged part starts at the edge of the first window past the knot fitted to the window medians: said as
+    the onset, that came a window early (/tmp/ue9 t4: judged from 05:03:59, flat through 05:04:20, the first
+    socket at 05:04:25), or late.  Here a flat-then-rise line is fitted to the raw samples within a few windows
+    of ``since`` (each sample a candidate knot, least squares), and the rise starts after the last sample within
+    3 standard deviations of the fitted level (its flat samples' scatter).
+    """
+    raw = matrix.raw[:, column]
+    # A cache's objects in use: its first leaked objects fill free ones in the slabs it has, and its slab memory
+    # moves only when those run out (vm_area_struct, /tmp/ue9 v1: 15 s after the first mapping).
+    series = matrix.extra["active_objs"][:, column] if "active_objs" in matrix.extra else raw
+    # The stretch's windows, not only the rise's own finer ones: the level before a late rise needs samples.
+    reach = ONSET_SEARCH_WINDOWS * max(window, matrix.window_seconds)
+    near = np.flatnonzero(~np.isnan(series) & (np.abs(matrix.walls - since) < reach))
+    if len(near) < 6 or int(np.count_nonzero(matrix.walls[near] < since)) < 2:
+        return None
+    t = matrix.walls[near] - matrix.walls[near[0]]
+    y = series[near]
+    knots = np.arange(1, len(near) - 2)  # two samples at least on the level, two on the rise
+    x = np.maximum(0.0, t[None, :] - t[knots, None])
+    xc = x - x.mean(axis=1, keepdims=True)
+    yc = y - y.mean()
+    sxx = (xc * xc).sum(axis=1)
+    sxy = xc @ yc
+    with np.errstate(divide="ignore", invalid="ignore"):
+        slope = sxy / sxx
+        sse = float(yc @ yc) - sxy * slope
+    sse[~(slope > 0)] = np.inf
+    if not np.isfinite(sse).any():
+        return None
+    best = int(np.argmin(sse))
+    k = int(knots[best])
+    level = float(y.mean() - slope[best] * x[best].mean())
+    flat = y[: k + 1] - level
+    top = level + ONSET_SIGMAS * float(np.sqrt((flat * flat).mean()))
+    risen = np.flatnonzero(y > top)
+    risen = risen[risen >= max(k - 1, 1)]
+    if len(risen) == 0 or not bool((y[risen[0] :] > top).mean() > 0.9):
+        return None
+    after = int(risen[0])
+
+    def ref(role: str, row: int) -> SampleRef:
+        return SampleRef(
+            role, int(matrix.sample_ids[row]), float(matrix.walls[row]), float(raw[row]), excerpt_of(column, row)
+        )
+
+    return Onset(ref("the level before the rise", int(near[after - 1])), ref("the first above it", int(near[after])))
 
 
 def object_size(matrix: SeriesMatrix, column: int) -> int:
@@ -144,6 +202,7 @@ def judge_column(
     active_grid = matrix.grid_extra["active_objs"][:, column] if "active_objs" in matrix.grid_extra else None
     feats = features(hours[keep], y[keep])
     since = float(walls[keep][0]) - window / 2.0 - 1e-6  # the start of the first window
+    rose_later = False  # the judged part is a rise that began after the stretch's first sample
     onset = late_onset(feats, thresholds)
     if onset is not None:
         # The series was flat, then started to rise: judge the rise on its own.
@@ -151,6 +210,7 @@ def judge_column(
         if int(part.sum()) >= thresholds.min_points:
             feats = features(hours[part], y[part])
             since = float(walls[part][0]) - window / 2.0 - 1e-6
+            rose_later = True
         elif _flat_before(hours[keep & (hours < onset)], y[keep & (hours < onset)], thresholds):
             # The rise holds too few of the stretch's windows (a leak that started in the last tenth of a day,
             # a long quiet stretch before it): judged over the whole stretch, the flat part's pairs made its
@@ -163,6 +223,7 @@ def judge_column(
                 hours = (walls - t0) / 3600.0
                 feats = features(hours[keep], y[keep])
                 since = float(walls[keep][0]) - window / 2.0 - 1e-6
+                rose_later = True
     returned: Return | None = None
     if not feats.daily_cycle:  # a daily cycle falls back every day by nature: judged on its 24-hour means
         part = keep & (walls >= since)
@@ -173,6 +234,8 @@ def judge_column(
             feats = features(hours[after], y[after])
             since = float(walls[after][0]) - window / 2.0 - 1e-6
             returned = None
+            rose_later = True
+    rise = rise_onset(matrix, column, since, window, excerpt_of) if rose_later else None
     who = attribution_for(matrix.names[column])
     lifetime = who.lifetime
     filling = None
@@ -242,6 +305,7 @@ def judge_column(
         grid_values=plot_values,
         origin_wall=t0,
         fall=largest_fall(matrix, column, excerpt_of),
+        onset=rise,
     )
 
 

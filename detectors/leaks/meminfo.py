@@ -18,6 +18,7 @@ from typing import NamedTuple
 import numpy as np
 
 from detectors.leaks.series import FloatArray, SeriesMatrix, with_column
+from detectors.leaks.trend_stats import ols_slope_r
 
 UNACCOUNTED = "Unaccounted"
 
@@ -173,11 +174,9 @@ def decline_rate(matrix: SeriesMatrix, name: str, since_wall: float) -> float | 
     hours = (matrix.grid_walls[keep] - matrix.grid_walls[keep][0]) / 3600.0
     if float(hours[-1]) <= 0:
         return None
-    y = values[keep]
-    slope, intercept = (float(c) for c in np.polyfit(hours, y, 1))
-    residual = float(((y - (slope * hours + intercept)) ** 2).sum())
-    total = float(((y - y.mean()) ** 2).sum())
-    # Other processes' memory moves MemAvailable by hundreds of MB either way: only a steady fall is a rate.
-    if slope >= 0 or total <= 0 or 1.0 - residual / total < MIN_DECLINE_R2:
+    slope, r = ols_slope_r(hours, values[keep])
+    # Other processes' memory moves MemAvailable by hundreds of MB either way: only a steady fall is a rate (r² of
+    # the line; a flat field's r is NaN).
+    if slope >= 0 or not r * r >= MIN_DECLINE_R2:
         return None
     return -slope

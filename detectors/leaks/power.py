@@ -25,12 +25,47 @@ def _short_rate(thresholds: LeakThresholds, mem_total: float | None) -> float:
     return math.inf if not mem_total else thresholds.short_share_per_day * mem_total / 24.0
 
 
+def _slowest(thresholds: LeakThresholds, mem_total: float | None) -> float:
+    """The slowest rate (bytes/h) a leak is reported at: ``min_rate``, and ``min_share_per_day`` of MemTotal (rule
+    no-effect: 256 KB/h was said on a 64 GiB machine, whose slowest reported leak is 280 KB/h)."""
+    return max(thresholds.min_rate, thresholds.min_share_per_day * mem_total / 24.0 if mem_total else 0.0)
+
+
 def _short_memory(thresholds: LeakThresholds, mem_total: float | None) -> float:
     return math.inf if not mem_total else thresholds.short_share * mem_total
 
 
+#: One-sided 95% normal quantile: a leak at the rate said falls short of the bar this rarely, for the noise measured.
+_Z95 = 1.645
+
+
+def median_noise(matrix: SeriesMatrix, min_growth: float) -> float:
+    """The typical noise of one window median (bytes) among the series that moved enough to be judged.
+
+    Each series' robust deviation of its second differences of window medians (a line's are 0; noise of sd s
+    gives differences of sd s times the square root of 6), the median over the series; 0 when none moved.
+    """
+    import numpy as np
+
+    grid = matrix.grid
+    if len(grid) < 4:
+        return 0.0
+    with np.errstate(all="ignore"):
+        moved = np.nanmax(grid, axis=0) - np.nanmin(grid, axis=0)
+    columns = np.flatnonzero((moved >= min_growth * 0.5) & ~np.isnan(grid).any(axis=0))
+    if not len(columns):
+        return 0.0
+    second = np.diff(grid[:, columns], n=2, axis=0)
+    spread = np.median(np.abs(second - np.median(second, axis=0)), axis=0) / 0.6745 / math.sqrt(6.0)
+    return float(np.median(spread))
+
+
 def power_of(matrices: Sequence[SeriesMatrix], thresholds: LeakThresholds, mem_total: float | None = None) -> Power:
-    """The power of the longest boot stretch among ``matrices`` (none: zero samples); ``mem_total`` in bytes."""
+    """The power of the longest boot stretch among ``matrices`` (none: zero samples); ``mem_total`` in bytes.
+
+    The growth a leak must show is measured between two window medians: their noise (:func:`median_noise`) is
+    added to the bar, as much as takes a leak at the rate said under it 5% of the time.
+    """
     longest = max(matrices, key=lambda m: (len(m.walls), m.span_hours), default=None)
     samples = 0 if longest is None else len(longest.walls)
     span = 0.0 if longest is None else longest.span_hours * 3600.0
@@ -42,13 +77,14 @@ def power_of(matrices: Sequence[SeriesMatrix], thresholds: LeakThresholds, mem_t
         interval_seconds=interval,
         needed_samples=needed,
         needed_seconds=max((needed - 1) * (interval or 0.0), thresholds.min_hours * 3600.0),
-        full_seconds=thresholds.min_growth / thresholds.min_rate * 3600.0,
-        min_rate=thresholds.min_rate,
+        full_seconds=thresholds.min_growth / _slowest(thresholds, mem_total) * 3600.0,
+        min_rate=_slowest(thresholds, mem_total),
         min_growth=thresholds.min_growth,
         short_seconds=thresholds.short_hours * 3600.0,
         short_growth=thresholds.short_growth,
         short_rate=_short_rate(thresholds, mem_total),
         short_memory=_short_memory(thresholds, mem_total),
+        margin=0.0 if longest is None else _Z95 * math.sqrt(2.0) * median_noise(longest, thresholds.min_growth),
     )
 
 
@@ -69,8 +105,8 @@ def planned(
         interval_seconds=interval,
         needed_samples=needed,
         needed_seconds=max((needed - 1) * interval, th.min_hours * 3600.0),
-        full_seconds=th.min_growth / th.min_rate * 3600.0,
-        min_rate=th.min_rate,
+        full_seconds=th.min_growth / _slowest(th, mem_total) * 3600.0,
+        min_rate=_slowest(th, mem_total),
         min_growth=th.min_growth,
         short_seconds=th.short_hours * 3600.0,
         short_growth=th.short_growth,

@@ -23,6 +23,7 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
+from forensics.types.leaks import window_for
 from forensics.types.slab import CounterTable, SlabTable
 
 FloatArray = npt.NDArray[np.float64]
@@ -33,10 +34,6 @@ IntArray = npt.NDArray[np.int64]
 SLAB_COLUMNS = ("sample_id", "wall", "boot_id", "cache", "active_objs", "num_objs", "objsize")
 #: Columns a counter frame must have (as ``SlabStore.counter_frame()`` returns them).
 COUNTER_COLUMNS = ("sample_id", "wall", "boot_id", "source", "name", "unit", "value")
-
-#: Longest resampling window, and how many windows a stretch is cut into at least.
-MAX_WINDOW_SECONDS = 300.0
-TARGET_WINDOWS = 24
 
 
 @dataclass(frozen=True)
@@ -85,11 +82,6 @@ def sampling_interval(walls: FloatArray) -> float:
     gaps = np.diff(walls)
     gaps = gaps[gaps > 0]
     return float(np.median(gaps)) if len(gaps) else 1.0
-
-
-def window_for(span_seconds: float, interval: float) -> float:
-    """The resampling window: about span/24, at most 5 minutes, at least one interval."""
-    return float(max(interval, min(MAX_WINDOW_SECONDS, span_seconds / TARGET_WINDOWS)))
 
 
 def _stretches(boot_ids: npt.NDArray[Any]) -> list[tuple[int, int]]:

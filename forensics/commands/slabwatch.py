@@ -89,12 +89,20 @@ class _PlainProgress:
         missing = f"; missing: {'; '.join(p.missing)}" if p.missing and p.index == 1 else ""
         if p.doubtful and p.index > 1:  # rows left out and clock steps are said at every sample, not only the first
             missing = f"; doubtful: {'; '.join(p.doubtful[:3])}" + (" ..." if len(p.doubtful) > 3 else "")
+        # A gap before this sample (its movers span it, not one interval), as kforensic leaks will say it.
+        gap = f"; {_gap_said(p)}" if p.missed is not None else ""
         print(
             f"slab-watch: run {p.run_id} sample {p.index}{of} cost {p.cost_seconds * 1000:.1f} ms,"
-            f" kmsg +{p.kmsg_records}{extra}{'; ' + movers if movers else ''}{missing}",
+            f" kmsg +{p.kmsg_records}{extra}{gap}{'; ' + movers if movers else ''}{missing}",
             file=sys.stderr,
             flush=True,
         )
+
+
+def _gap_said(p: "Progress") -> str:
+    """``15 slots missed (79.0 s since the previous sample), 15 in this run``."""
+    assert p.missed is not None
+    return f"{p.missed.said()}, {p.missed_slots} in this run"
 
 
 def _exporting(show: Callable[["Progress"], None], textfile_dir: Path | None) -> Callable[["Progress"], None]:
@@ -151,6 +159,10 @@ def _watch(
                 def show(p: "Progress") -> None:
                     movers = ", ".join(f"{m.name} {human_bytes(m.delta_bytes)}" for m in p.movers[:2])
                     bar.update(task, completed=p.index, description=f"sample {p.index} {movers}".strip())
+                    if p.missed is not None:
+                        bar.console.print(
+                            f"slab-watch: sample {p.index}: {_gap_said(p)}", markup=False, highlight=False
+                        )
                     for note in p.doubtful[:3]:
                         bar.console.print(f"slab-watch: sample {p.index}: {note}", markup=False, highlight=False)
 
@@ -160,6 +172,7 @@ def _watch(
         stopped = f", stopped by {result.stopped_by}" if result.stopped_by else ""
         cut = result.partial
         left = f"; {len(cut)} left out (a read cut short mid-row: {cut[0].source}:{cut[0].line})" if cut else ""
+        left += f"; {result.missed_said()}" if result.missed else ""
         print(
             f"slab-watch: {result.samples} samples in run {result.run_id}{stopped}{left};"
             f" {result.cpu_seconds / max(result.samples, 1) * 1000:.1f} ms CPU per sample",

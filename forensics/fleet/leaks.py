@@ -93,6 +93,7 @@ def analyse_instance(samples: InstanceSamples, url: str, thresholds: LeakThresho
         else NotAvailable(f"{samples.instance} exports no MemTotal (meminfo collector off?)"),
         source=url,
         gap_caveats=False,  # said by cite_prometheus, with the scrape gaps' own times
+        aliases_known=False,  # no exporter exports SLUB's merges: a cache shown may hold others (ue9 9)
     )
     analysis = analyse(data, thresholds)
     read = samples.read()
@@ -121,7 +122,8 @@ def _rows(result: InstanceResult, unknown: bool = False) -> list[FleetRow]:
                 grade=v.grade.value,
                 severity=SEVERITY[v.grade],
                 rate=v.rate,
-                since=v.since_wall,
+                # A late rise's onset (its last sample at the level before), not its judged part's window edge.
+                since=v.onset.before.wall if v.onset is not None else v.since_wall,
                 confidence=_confidence_of(result.findings, v),
                 query=_query_of(result.read, name),
                 first_sample=min(walls),

@@ -144,7 +144,7 @@ def to_dict(result: FleetLeaks) -> dict[str, Any]:
                 "judgeable": res.analysis.power.judgeable,
                 "power": res.analysis.absence(),
                 "repeated_steps": res.read.repeats,
-                "gaps": [{"start": g.start, "end": g.end, "seconds": g.seconds} for g in res.read.gaps],
+                "gaps": [{"start": g.start, "end": g.end, "seconds": g.seconds, "kind": g.kind} for g in res.read.gaps],
                 "resets": [{"at": r.at, "series": r.series, "what": r.what} for r in res.read.resets],
             }
             for res in result.results

@@ -59,6 +59,13 @@ def series_to_dict(kind: str, v: SeriesVerdict, mem_available: float | None) -> 
         "objects_in_use_per_hour": _number(v.active_rate),
         "object_size": v.objsize,
         "since": _number(v.since_wall),
+        # A late rise's raw samples either side of its start (the judged part starts at a window's edge).
+        "onset": None
+        if v.onset is None
+        else {
+            "last_at_level": {"sample_id": v.onset.before.sample_id, "wall": v.onset.before.wall},
+            "first_above": {"sample_id": v.onset.after.sample_id, "wall": v.onset.after.wall},
+        },
         "hours_until_memavailable_exhausted": _number(_hours_left(v, mem_available)),
         "samples": [
             {"role": s.role, "sample_id": s.sample_id, "wall": s.wall, "value_bytes": _number(s.value)}

@@ -120,7 +120,7 @@ class FleetRow:
     grade: str
     severity: Severity
     rate: float  # bytes/h
-    since: float
+    since: float  # a late rise's last sample at its level before, else the start of its judged part
     confidence: float
     query: str
     first_sample: float

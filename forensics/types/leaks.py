@@ -132,6 +132,23 @@ class Fall:
     share: float  # of the rise before the fall, 0..1 (1: back to where it rose from, or below)
 
 
+class Onset(NamedTuple):
+    """Where a rise began, in the raw samples: the last one at the level before it, and the first above it."""
+
+    before: SampleRef
+    after: SampleRef
+
+    def said(self) -> str:
+        """``rose after 05:04:25 (sample 49, at its level), first above it at 05:04:30 (sample 50)``: what the
+        samples show; objects taken from free slab space, or growth under the level's scatter, do not show."""
+        from forensics.units import iso_utc
+
+        return (
+            f"rose after {iso_utc(self.before.wall)} (sample {self.before.sample_id}, at its level), first above it "
+            f"at {iso_utc(self.after.wall)} (sample {self.after.sample_id})"
+        )
+
+
 @dataclass(frozen=True)
 class SeriesVerdict:
     """The judgement of one series (a cache or a meminfo field) within one boot's stretch."""
@@ -153,6 +170,10 @@ class SeriesVerdict:
     # The largest fall of its raw samples over the whole stretch (not only the judged part): what the verdict may
     # say was given back; None when it never fell.
     fall: Fall | None = None
+    # Where a judged part starts after the stretch's first sample (a late onset, a rise after a return): the raw
+    # samples either side of the rise's start.  The judged part starts at a window's edge, up to a window or more
+    # before the rise (/tmp/ue9 t4: judged from 05:03:59, the first socket at 05:04:25).
+    onset: Onset | None = None
 
     @property
     def grade(self) -> Grade:
@@ -248,6 +269,33 @@ class LeakThresholds:
     page_cache_ratio: float = 10.0
 
 
+# ---------------------------------------------------------------- resampling windows
+# A stretch is resampled to medians of fixed windows (detectors/leaks/series.py); growth is measured between the
+# first and the last window median, whose centres lie less far apart than the first and the last sample.  Here, not
+# in the detector, because what a stretch could show (Power) is measured in them too.
+
+#: Longest resampling window, and how many windows a stretch is cut into at least.
+MAX_WINDOW_SECONDS = 300.0
+TARGET_WINDOWS = 24
+
+
+def window_for(span_seconds: float, interval: float) -> float:
+    """The resampling window: about span/24, at most 5 minutes, at least one interval."""
+    return float(max(interval, min(MAX_WINDOW_SECONDS, span_seconds / TARGET_WINDOWS)))
+
+
+def centres_apart(span_seconds: float, window: float) -> float:
+    """Seconds between the first and the last window's centres of regular samples over ``span_seconds``.
+
+    The first window's centre is half a window in; the last window, cut short by the end of sampling, is centred
+    on what it holds (:func:`detectors.leaks.series.resample`).
+    """
+    if span_seconds <= 0 or window <= 0:
+        return 0.0
+    last_start = math.floor(span_seconds / window) * window
+    return max(0.0, (last_start + span_seconds) / 2.0 - window / 2.0)
+
+
 @dataclass(frozen=True)
 class Power:
     """What the longest boot stretch of samples can show.
@@ -269,6 +317,9 @@ class Power:
     short_growth: float = 0.0
     short_rate: float = math.inf  # ...or from this rate (bytes/h: short_share_per_day of MemTotal)...
     short_memory: float = math.inf  # ...once grown this much (bytes: short_share of MemTotal)
+    # What the noise of a window median can take off a growth measured between two of them (bytes): a leak at the
+    # rate said falls short of the bar 5% of the time at most (detectors/leaks/power.py, median_noise).
+    margin: float = 0.0
 
     @property
     def judgeable(self) -> bool:
@@ -281,15 +332,25 @@ class Power:
         return self.judgeable and self.span_seconds >= self.full_seconds
 
     @property
+    def measured_seconds(self) -> float:
+        """Seconds a growth is measured over: between the first and the last window median's centres, less than
+        the span by about a window (a leak at ``min_growth`` over the whole span grew 4,016 KB of the 4,096 KB
+        the bar needs between them: /tmp/ue9 pw/)."""
+        if self.interval_seconds is None:
+            return self.span_seconds
+        return centres_apart(self.span_seconds, window_for(self.span_seconds, self.interval_seconds))
+
+    @property
     def detectable_rate(self) -> float:
-        """The slowest leak (bytes/h) this stretch can show: ``min_growth`` over the span, at least ``min_rate``."""
-        if self.span_seconds <= 0:
+        """The slowest leak (bytes/h) this stretch can show: ``min_growth`` (and what a median's noise may take
+        off it) over the time between the first and the last window median, at least ``min_rate``."""
+        hours = self.measured_seconds / 3600.0
+        if self.span_seconds <= 0 or hours <= 0:
             return math.inf
-        hours = self.span_seconds / 3600.0
-        rate = self.min_growth / hours
-        if self.span_seconds < self.short_seconds:
+        rate = (self.min_growth + self.margin) / hours
+        if self.measured_seconds < self.short_seconds:  # the rules measure a stretch's span between its windows too
             harmful = max(self.short_rate, self.short_memory / hours)
-            rate = max(rate, min(self.short_growth / hours, harmful))
+            rate = max(rate, min((self.short_growth + self.margin) / hours, harmful))
         return max(self.min_rate, rate)
 
     def seen(self) -> str:

@@ -8,8 +8,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, overload
 
 from forensics.units import iso_utc as iso
+
+if TYPE_CHECKING:  # the rule takes arrays too (a store's steps), without importing numpy for the fleet's records
+    import numpy as np
+    import numpy.typing as npt
 
 #: More scrape gaps than this are said as one note (count, seconds in all, the longest).
 GAPS_SAID_ONE_BY_ONE = 3
@@ -32,8 +37,13 @@ class Family:
 GAP_INTERVALS = 2.5
 
 
-def is_gap(seconds: float, interval: float) -> bool:
-    """Whether ``seconds`` between two samples taken every ``interval`` seconds is a gap in the sampling."""
+@overload
+def is_gap(seconds: float, interval: float) -> bool: ...
+@overload
+def is_gap(seconds: npt.NDArray[np.float64], interval: float) -> npt.NDArray[np.bool_]: ...
+def is_gap(seconds: float | npt.NDArray[np.float64], interval: float) -> bool | npt.NDArray[np.bool_]:
+    """Whether ``seconds`` between two samples taken every ``interval`` seconds is a gap in the sampling (element-wise
+    for an array of steps)."""
     return seconds > GAP_INTERVALS * interval
 
 
@@ -43,6 +53,14 @@ class Gap:
 
     start: float  # last sample before the gap
     end: float  # first sample after it
+    # Scrapes went on but served the reading taken before (slab-watch's textfile sample time did not move): the
+    # sampler stopped, Prometheus did not fail.
+    sampling: bool = False
+
+    @property
+    def kind(self) -> str:
+        """``scrape gap``, or ``sampling gap`` when the exporter's sampler stopped while scrapes went on."""
+        return "sampling gap" if self.sampling else "scrape gap"
 
     @property
     def seconds(self) -> float:
@@ -77,8 +95,14 @@ def gap_notes(gaps: Sequence[Gap], across: str = "") -> list[str]:
     computed over them (e.g. ": the rate is computed across it")."""
     if len(gaps) > GAPS_SAID_ONE_BY_ONE:
         longest = max(gaps, key=lambda g: g.seconds)
+        kinds = sorted({g.kind for g in gaps}, reverse=True)  # scrape, sampling
+        noun = " and ".join(k.removesuffix(" gap") for k in kinds) + " gaps"
         return [
-            f"{len(gaps)} scrape gaps ({sum(g.seconds for g in gaps):.0f} s in all, the longest {longest.seconds:.0f} s"
+            f"{len(gaps)} {noun} ({sum(g.seconds for g in gaps):.0f} s in all, the longest {longest.seconds:.0f} s"
             f" from {iso(longest.start)} to {iso(longest.end)}){across.replace(' it', ' them')}"
         ]
-    return [f"scrape gap of {g.seconds:.0f} s from {iso(g.start)} to {iso(g.end)}{across}" for g in gaps]
+    return [f"{g.kind} of {g.seconds:.0f} s from {iso(g.start)} to {iso(g.end)}{_why(g)}{across}" for g in gaps]
+
+
+def _why(gap: Gap) -> str:
+    return " (scraped on, no new sample: the sampler stopped)" if gap.sampling else ""

@@ -68,3 +68,12 @@ def test_the_scrape_interval_is_read_where_the_data_are(prometheus: str) -> None
     assert choice.interval == pytest.approx(5.0, abs=0.2), choice.reason  # was 10.3: 29 samples over 300 s
     assert choice.step == 5.0, choice.reason  # was 10: every other sample unread
     assert "a sample every 5" in choice.reason and "10.3" not in choice.reason
+
+
+def test_the_window_starts_where_the_data_do(prometheus: str) -> None:
+    """ue9 9: '--since 30d' said 'data from 5,184 s before the end' (one 30-d probe step of 5,184 s before the
+    first point) for series 12 min long; the window header started 1.4 h early."""
+    choice = pick_step(PromClient(prometheus), 'kf_slab_objects{instance="rt:9100"}', END - 30 * 86400, END)
+    assert STAMPS[0] - 11.0 <= choice.start <= STAMPS[0], (choice.start - STAMPS[0], choice.reason)  # was -5,184 s
+    said = int(re.search(r"data from ([\d,]+) s before the end", choice.reason)[1].replace(",", ""))  # type: ignore[index]
+    assert said <= END - STAMPS[0] + 11.0, choice.reason

@@ -13,6 +13,7 @@ import re
 import shutil
 import tempfile
 from pathlib import Path
+from typing import Any
 
 import pytest
 import zstandard
@@ -287,3 +288,29 @@ def test_a_malformed_prometheus_answer_is_exit_3(answers: dict[str, bytes]) -> N
         server.shutdown()
     assert done.returncode == 3, done.stderr
     _one_error_line(done.stderr, url)
+
+
+def test_a_web_server_that_takes_no_post_is_named_not_called_prometheus(tmp_path: Path) -> None:
+    """/tmp/ue9 9: python's http.server (501 to a POST) was 'Prometheus at URL failed (HTTP 501)', hint: its log."""
+    import threading
+
+    (tmp_path / "index.html").write_text("hello\n")
+
+    class Quiet(http.server.SimpleHTTPRequestHandler):
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, directory=str(tmp_path), **kwargs)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = http.server.HTTPServer(("127.0.0.1", 0), Quiet)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{server.server_address[1]}"
+    try:
+        done = kforensic("leaks", "--prometheus", url, "--since", "1h", "--timeout", "10")
+    finally:
+        server.shutdown()
+    assert done.returncode == 3, done.stderr
+    _one_error_line(done.stderr, url)
+    assert "HTTP 501" in done.stderr and "SimpleHTTP" in done.stderr, done.stderr
+    assert "not a Prometheus HTTP API" in done.stderr and "Prometheus at" not in done.stderr, done.stderr

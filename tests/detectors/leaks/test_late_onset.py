@@ -76,3 +76,21 @@ def test_a_late_leak_after_a_burst_given_back_starts_on_the_timeline_at_its_onse
     [leak] = [f for f in analysis.findings if f.title.startswith("Slab cache vm_area_struct")]
     [event] = build_timeline((leak,), NotAvailable("no boot time"))
     assert event.when.seconds == pytest.approx(v.since_wall, abs=1.0), (event.when, v.since_wall)
+
+
+# The judged part's edge lands 18 s before, 25 s after, 166 s before and 20 s after these starts.
+@pytest.mark.parametrize(("samples", "leaking_share"), [(121, 0.47), (601, 0.07), (1000, 0.3), (281, 0.2)])
+def test_the_onset_is_the_samples_either_side_of_a_known_start(samples: int, leaking_share: float) -> None:
+    """The judged part starts at a window's edge: said as the onset it came a window early (/tmp/ue9 t4: judged
+    from 05:03:59, flat through 05:04:20, the first socket at 05:04:25).  The onset is read from the raw samples."""
+    interval = 5.0
+    frame = _store(samples, interval, leaking_share, per_second=300.0)
+    walls = np.unique(frame["wall"].to_numpy())
+    start = walls[0] + (walls[-1] - walls[0]) * (1 - leaking_share)  # the leak's known start (_store's onset)
+    v, analysis = _verdict(frame)
+    assert v.grade is Grade.LEAK, v.verdict
+    assert v.onset is not None, v  # was: only the window's edge, said as "judged from"
+    assert v.onset.before.wall <= start < v.onset.after.wall, (v.onset, start)
+    assert v.onset.after.wall - v.onset.before.wall == interval
+    [finding] = [f for f in analysis.findings if "vm_area_struct" in f.title]
+    assert any(x.name == "onset" and str(v.onset.after.sample_id) in x.value for x in finding.facts)

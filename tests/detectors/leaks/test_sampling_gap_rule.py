@@ -68,3 +68,22 @@ def test_one_missed_sample_is_no_gap(
     _leak_store(store, late=INTERVAL)
     ran = cli_run(monkeypatch, capsys, "leaks", "--store", store, "-f", "json")
     assert "gap" not in ran.stdout
+
+
+def test_a_stores_gaps_follow_the_one_rule(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The store's steps are judged by is_gap itself, not by a copy of its comparison: moving the rule moves both."""
+    import numpy as np
+
+    from detectors.leaks.analysis import sampling_gaps
+    from detectors.leaks.series import slab_matrices
+    from forensics.types import prometheus
+    from tests.detectors.leaks.frames_for_tests import START, slab_frame
+
+    walls = START + np.concatenate([np.arange(20) * INTERVAL, 19 * INTERVAL + 16.0 + np.arange(20) * INTERVAL])
+    matrices = slab_matrices(slab_frame(walls, {"filp": (256, np.full(len(walls), 1000.0))}))
+    steps = np.diff(walls)
+    assert [g.seconds for g in sampling_gaps(matrices)] == [16.0]  # 3.2 intervals: a gap
+    assert list(np.flatnonzero(prometheus.is_gap(steps, INTERVAL))) == [19]
+    monkeypatch.setattr(prometheus, "GAP_INTERVALS", 4.0)
+    assert not prometheus.is_gap(16.0, INTERVAL)
+    assert sampling_gaps(matrices) == ()  # was: still one (its own copy of the constant)

@@ -12,7 +12,8 @@ from hypothesis import strategies as st
 
 from collectors.slabstore import SlabStore
 from detectors.leaks.analysis import LeakInput, analyse
-from detectors.leaks.series import SeriesMatrix, counter_matrices, resample, slab_matrices, window_for
+from detectors.leaks.series import SeriesMatrix, counter_matrices, resample, slab_matrices
+from forensics.types.leaks import window_for
 from tests.detectors.leaks.frames_for_tests import slab_frame, two_hours
 
 

@@ -497,3 +497,25 @@ def test_the_summary_and_the_findings_name_the_measure_of_each_growth(tmp_path: 
         "from window medians, samples as read"
     ) in finding
     assert "total growth: 1,087 KB over 0.18 h (first to last window median: 1,040 KB → 2,126 KB)" in finding
+
+
+@pytest.mark.parametrize(
+    ("args", "kind"),
+    [
+        (("--format", "csv"), "a kforensic slab-export CSV of the slab table"),
+        (("--format", "csv", "--table", "counters"), "a kforensic slab-export CSV of the counters table"),
+        (("--format", "prometheus", "--all-samples"), "a Prometheus text exposition"),
+    ],
+)
+def test_an_export_given_to_slab_import_is_said_to_be_one(
+    recorded: Path, tmp_path: Path, args: tuple[str, ...], kind: str
+) -> None:
+    """/tmp/ue9 9: an export given back to slab-import was 'no slabinfo or meminfo snapshot found', exit 3."""
+    exported = tmp_path / "export.txt"
+    assert kforensic("slab-export", "--store", str(recorded), *args, "-o", str(exported)).returncode == 0
+    done = kforensic("slab-import", "--store", str(tmp_path / "again.sqlite"), str(exported))
+    assert done.returncode == 3, done.stderr
+    first = done.stderr.splitlines()[0]
+    assert f"{exported} is {kind}" in first and "an export is for other tools" in first, done.stderr
+    assert "kforensic leaks --store STORE" in done.stderr
+    assert not (tmp_path / "again.sqlite").exists()

@@ -184,3 +184,50 @@ def test_report_refuses_a_fleet_document_of_several_instances(tmp_path: Path) ->
             f"{path}: a fleet document (kforensic.fleet-leaks/1) of 2 hosts: a report tells one machine's incident,"
             " and their findings are not one story"
         )
+
+
+def _textfile_instance(scraped_on: bool) -> object:
+    """slab-watch's textfile scraped every 5 s for 10 min; its sampler stopped 45 s from step 40 on (ue9 9: SIGSTOP
+    while node_exporter and Prometheus scraped on), or the scrapes themselves failed then."""
+    step, n, stop = 5.0, 120, range(40, 49)
+    steps = [START + i * step for i in range(n) if scraped_on or i not in stop]
+    reading = {t: (START + 39 * step if (t - START) / step in stop else t) for t in steps}
+    fam = NODE
+
+    def series(name: str, value: float, **labels: str) -> Series:
+        return Series({"__name__": name, "instance": INSTANCE, **labels}, tuple((t, value) for t in steps))
+
+    objects = [
+        Series({"__name__": fam.objects, "instance": INSTANCE, "slab": "dentry"}, tuple((t, 800.0) for t in steps))
+    ]
+    active = [series(fam.active, 700.0, slab="dentry")]
+    size = [series(fam.objsize, 192.0, slab="dentry")]
+    sampled_at = [Series({"instance": INSTANCE}, tuple((t, t) for t in steps))]
+    taken_at = [Series({"instance": INSTANCE}, tuple(reading.items()))]
+    return build_instance(INSTANCE, fam, active, objects, size, [], [], [], START, step, sampled_at, taken_at)
+
+
+def test_a_stopped_sampler_is_a_sampling_gap_not_a_scrape_gap() -> None:
+    from forensics.types.prometheus import gap_notes
+
+    stopped = _textfile_instance(scraped_on=True)
+    [gap] = stopped.gaps  # type: ignore[attr-defined]
+    assert gap.sampling and gap.seconds == 50.0
+    [note] = gap_notes([gap])
+    assert note.startswith("sampling gap of 50 s") and "the sampler stopped" in note, note  # was: "scrape gap"
+    failed = _textfile_instance(scraped_on=False)
+    [gap] = failed.gaps  # type: ignore[attr-defined]
+    assert not gap.sampling
+    assert gap_notes([gap])[0].startswith("scrape gap of 50 s")
+
+
+def test_a_cache_read_through_prometheus_may_be_merged_and_says_so() -> None:
+    """ue9 9: through node_exporter (no merge topology) 'Sockets leak: sock_inode_cache, signal_cache' said
+    'signal_cache: 1 per sock_inode_cache object', no word that signal_cache may hold the UNIX sockets SLUB merged
+    into it; the store said 'signal_cache merged caches: shown as signal_cache, also holds UNIX, UNIX-STREAM'."""
+    window = FleetWindow(START, START + (N - 1) * STEP, STEP, tuple(instance_queries("", "$instance")), 0)
+    result = analyse_fetched(window, [_instance()], "http://prom:9090", "", LeakThresholds())  # type: ignore[list-item]
+    finding = next(f for f in result.incident.findings if "vm_area_struct" in f.title)
+    [merged] = [x.value for x in finding.facts if x.name == "merged caches"]  # was: none
+    assert merged.startswith("not known: these samples carry no SLUB merge topology"), merged
+    assert "readlink /sys/kernel/slab/vm_area_struct" in merged
