@@ -22,7 +22,7 @@ make test runs its prelude first (``make jit``: the numba kernels compiled into 
 numba keys on the source files' paths); so does this script unless ``--cold-jit`` is given, else the tests
 compile them themselves: +150 s of CPU on 2026-12-06 (test_ctf_aot 49 -> 143 s, test_perf_chains 33 -> 49 s).
 
-    .venv/bin/python benchmarks/suite_cpu.py [--top 30] [--rows FILE] [--cold-jit] [-- PYTEST ARGS]
+    .venv/bin/python benchmarks/suite_cpu.py [--top 30] [--rows FILE] [--cold-jit] [--children] [-- PYTEST ARGS]
 """
 
 from __future__ import annotations
