@@ -12,17 +12,25 @@ starts and kills without waiting (Prometheus, Chromium) are not counted.
 It runs every test, both tiers: ``-- -m "not native_build"`` runs what ``make test``'s pytest runs (the tests that
 build native code with a C compiler are ``make test-native``'s; tests/conftest.py, ``NATIVE_BUILDS``).
 
+``--children`` also counts each waited-for child by its command line (``kforensic trace``, ``crash``, ``perf``,
+``python -c``, ...): in each worker ``os.waitpid`` is answered by ``os.wait4``, whose rusage is the child's and its
+own waited-for descendants', and the command line is the one ``subprocess.Popen`` started under that pid (a bare
+``os.fork`` shows as ``fork``).  It prints the children's CPU by command and by test file, and what the workers'
+children cost that no ``os.waitpid`` saw (``os.system``, C code waiting for its own children).
+
 make test runs its prelude first (``make jit``: the numba kernels compiled into this checkout's cache, which
 numba keys on the source files' paths); so does this script unless ``--cold-jit`` is given, else the tests
 compile them themselves: +150 s of CPU on 2026-12-06 (test_ctf_aot 49 -> 143 s, test_perf_chains 33 -> 49 s).
 
-    .venv/bin/python benchmarks/suite_cpu.py [--top 30] [--rows FILE] [--cold-jit] [-- PYTEST ARGS]
+    .venv/bin/python benchmarks/suite_cpu.py [--top 30] [--rows FILE] [--cold-jit] [--children] [-- PYTEST ARGS]
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
+import re
 import resource
 import subprocess
 import sys
@@ -37,6 +45,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT_ENV = "KFORENSIC_TEST_CPU_DIR"  # where each worker writes its rows (set by main for the children)
+CHILDREN_ENV = "KFORENSIC_TEST_CPU_CHILDREN"  # set: each worker also writes a row per child it waits for
+_running = {"node": "(between tests)"}  # the test running in this worker, for the children's rows
 
 
 def _cpu() -> tuple[float, float]:
@@ -45,11 +55,105 @@ def _cpu() -> tuple[float, float]:
     return own.ru_utime + own.ru_stime, children.ru_utime + children.ru_stime
 
 
+def _wrapper_skipped(argv: list[str]) -> list[str]:
+    """``argv`` without the programs that only start another (env, nice, timeout, capsh's ``exec "$@"``...)."""
+    while argv:
+        name = os.path.basename(argv[0])
+        if name == "env":
+            argv = argv[1:]
+            while argv and (argv[0].startswith("-") or "=" in argv[0]):
+                argv = argv[2:] if argv[0] in ("-u", "--unset", "-C") else argv[1:]
+        elif name in ("nice", "ionice", "timeout", "setsid", "stdbuf", "chrt", "taskset", "unshare", "time"):
+            argv = argv[1:]
+            while argv and (argv[0].startswith("-") or re.fullmatch(r"[\d.]+[smhd]?", argv[0])):
+                argv = argv[1:]
+        elif name == "capsh" and "--" in argv:
+            rest = argv[argv.index("--") + 1 :]
+            argv = rest[3:] if rest[:2] == ["-c", 'exec "$@"'] else rest
+        elif name == "setpriv":
+            argv = argv[1:]
+            while argv and argv[0].startswith("-"):
+                argv = argv[1:]
+        else:
+            return argv
+    return argv
+
+
+def command_kind(args: Any) -> str:
+    """A child's command line as its kind: ``kforensic SUBCOMMAND`` for ``python -m forensics`` (and the
+    ``kforensic`` script), ``python -m MODULE``, ``python -c``, ``python SCRIPT``, else the program's name."""
+    if isinstance(args, (str, bytes, os.PathLike)):
+        text = os.fsdecode(args)
+        return f"sh: {os.path.basename(text.split()[0])}" if text.split() else "sh"
+    argv = _wrapper_skipped([os.fsdecode(a) for a in args])
+    if not argv:
+        return "(empty)"
+    name = os.path.basename(argv[0])
+    rest = argv[1:]
+    if name == "kforensic" or (re.fullmatch(r"python[\d.]*", name) and rest[:2] == ["-m", "forensics"]):
+        rest = rest if name == "kforensic" else rest[2:]
+        words = [a for a in rest if not a.startswith("-")]
+        return "kforensic " + (words[0] if words else "(options only)")
+    if re.fullmatch(r"python[\d.]*", name):
+        while rest and rest[0] in ("-I", "-E", "-s", "-S", "-u", "-B", "-q", "-X", "-W"):
+            rest = rest[2:] if rest[0] in ("-X", "-W") else rest[1:]
+        if rest[:1] == ["-m"] and len(rest) > 1:
+            return f"python -m {rest[1]}"
+        if rest[:1] == ["-c"]:
+            # a wrapper that execs its arguments (the hostile battery's peak RSS, a terminal's SIGINT): theirs
+            wrapped = len(rest) > 2 and "execvp(sys.argv[1]" in rest[1]
+            return f"{command_kind(rest[2:])} (wrapped)" if wrapped else "python -c"
+        return f"python {os.path.basename(rest[0])}" if rest else "python"
+    return name
+
+
+def _watch_children(where: str) -> None:
+    """Each child this worker waits for written as a row (CPU s, test, kind, command line): ``os.waitpid`` answered
+    by ``os.wait4`` (and subprocess's poll, which keeps its own reference to waitpid), the command line recorded
+    by ``subprocess.Popen`` under the child's pid."""
+    import json
+    import subprocess as sp
+
+    started: dict[int, Any] = {}
+    execute = sp.Popen._execute_child  # type: ignore[attr-defined]
+
+    def execute_child(self: sp.Popen[Any], args: Any, *rest: Any, **kw: Any) -> None:
+        execute(self, args, *rest, **kw)
+        started[self.pid] = args
+
+    def waitpid(pid: int, options: int) -> tuple[int, int]:
+        done, status, usage = os.wait4(pid, options)
+        if done:
+            args = started.pop(done, None)
+            cpu = usage.ru_utime + usage.ru_stime
+            kind = "fork" if args is None else command_kind(args)
+            line = "" if args is None else (args if isinstance(args, str) else " ".join(map(os.fsdecode, args)))
+            row = json.dumps([round(cpu, 3), _running["node"], kind, line[:400]])
+            with open(Path(where) / f"{os.getpid()}.children", "a", encoding="utf-8") as out:
+                out.write(row + "\n")
+        return done, status
+
+    sp.Popen._execute_child = execute_child  # type: ignore[attr-defined]
+    os.waitpid = waitpid
+    poll = sp.Popen._internal_poll  # type: ignore[attr-defined]
+    defaults = list(poll.__defaults__)
+    defaults[1] = waitpid  # (_deadstate, _waitpid, _WNOHANG, _ECHILD)
+    poll.__defaults__ = tuple(defaults)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """In a worker of ``--children``'s run: watch the children it waits for."""
+    where = os.environ.get(OUT_ENV)
+    if where and os.environ.get(CHILDREN_ENV) and os.environ.get("PYTEST_XDIST_WORKER"):
+        _watch_children(where)
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Generator[None, Any, None]:
     """One row per test: own CPU, children's CPU, wall, node id (setup, call and teardown together), its end on the
     monotonic clock (shared by the workers: the run's timeline)."""
     where = os.environ.get(OUT_ENV)
+    _running["node"] = item.nodeid
     own0, children0 = _cpu()
     start = time.monotonic()
     yield
@@ -80,6 +184,36 @@ def _print_timeline(per_worker: dict[str, list[list[str]]], start: float, wall: 
             print(f"    {begin:6.0f} -> {end:6.0f}  {node}")
 
 
+def print_children(children: list[list[Any]], waited: float, top: int) -> None:
+    """The children's CPU by command kind and by test file (``--children``'s rows: CPU, node id, kind, line)."""
+    by_kind: dict[str, list[float]] = defaultdict(lambda: [0.0, 0])
+    by_file: dict[str, list[float]] = defaultdict(lambda: [0.0, 0])
+    kind_files: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
+    file_kinds: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
+    for cpu, node, kind, _line in children:
+        name = node.split("::")[0]
+        for table, key in ((by_kind, kind), (by_file, name)):
+            table[key][0] += cpu
+            table[key][1] += 1
+        kind_files[kind][name] += cpu
+        file_kinds[name][kind] += cpu
+    seen = sum(c[0] for c in children)
+    print(
+        f"\nthe children: {len(children)} waited for, {seen:.0f} s CPU; the tests' children's column {waited:.0f} s "
+        f"({waited - seen:.0f} s not seen by os.waitpid: os.system, or reaped in C)"
+    )
+
+    def largest(shares: dict[str, float]) -> str:
+        return ", ".join(f"{k} {v:.1f}" for k, v in sorted(shares.items(), key=lambda kv: -kv[1])[:3])
+
+    print(f"\n{'CPU s':>7} {'runs':>5} {'each':>6}  children by command (the files that ran it most)")
+    for kind, (cpu, n) in sorted(by_kind.items(), key=lambda kv: -kv[1][0])[:top]:
+        print(f"{cpu:7.1f} {n:5.0f} {cpu / n:6.2f}  {kind}  ({largest(kind_files[kind])})")
+    print(f"\n{'CPU s':>7} {'runs':>5} {'each':>6}  children by test file (their largest commands)")
+    for name, (cpu, n) in sorted(by_file.items(), key=lambda kv: -kv[1][0])[:top]:
+        print(f"{cpu:7.1f} {n:5.0f} {cpu / n:6.2f}  {name}  ({largest(file_kinds[name])})")
+
+
 def main() -> None:
     """Run the suite with the plugin and print where the CPU went."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -91,6 +225,11 @@ def main() -> None:
         "--cold-jit",
         action="store_true",
         help="leave numba's cache as it is (default: compile the kernels first, as make test's prelude does)",
+    )
+    parser.add_argument(
+        "--children",
+        action="store_true",
+        help="also count the waited-for children by command line (rows kept beside --rows, as FILE.children)",
     )
     parser.add_argument("pytest_args", nargs="*", help="more pytest arguments (after --)")
     args = parser.parse_args()
@@ -109,6 +248,7 @@ def main() -> None:
     workers = str((os.cpu_count() or 1) + 1)  # as make pytest
     with tempfile.TemporaryDirectory(prefix="kf-test-cpu-") as where:
         env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+        env |= {CHILDREN_ENV: "1"} if args.children else {}
         env |= {OUT_ENV: where, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))}
         argv = [
             sys.executable,
@@ -133,8 +273,12 @@ def main() -> None:
             f.stem: [line.split("\t") for line in f.read_text().splitlines()] for f in Path(where).glob("*.tsv")
         }
         rows = [row for worker in per_worker.values() for row in worker]
+        children = [json.loads(line) for f in Path(where).glob("*.children") for line in f.read_text().splitlines()]
     if args.rows is not None:
         args.rows.write_text("".join("\t".join(row) + "\n" for row in rows), encoding="utf-8")
+        if args.children:
+            kept = args.rows.with_name(args.rows.name + ".children")
+            kept.write_text("".join(json.dumps(c) + "\n" for c in children), encoding="utf-8")
     summary = done.stdout.strip().splitlines()[-1:] or ["(no pytest summary)"]
     total = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
     tests = sorted(
@@ -163,6 +307,8 @@ def main() -> None:
         print(f"\n{'CPU s':>7} {'own':>6} {'kids':>6}  {title}")
         for name, (cpu, own, kids) in sorted(by_file.items(), key=lambda kv: -kv[1][column])[: args.top]:
             print(f"{cpu:7.1f} {own:6.1f} {kids:6.1f}  {name}")
+    if args.children:
+        print_children(children, sum(t[2] for t in tests), args.top)
     _print_timeline(per_worker, start, wall)
     if done.returncode not in (0, 1):
         print(done.stdout[-2000:], done.stderr[-2000:], sep="\n", file=sys.stderr)

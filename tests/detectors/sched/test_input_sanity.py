@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -21,10 +22,21 @@ from detectors.sched.findings import detect
 from forensics.model import Finding, Severity
 from forensics.types.sched import TraceAnalysis
 from tests.detectors.sched.traces import analyse_path, recorded
-from tests.forensics.test_cli import run
-from tests.helpers import assert_evidence_resolves
+from tests.helpers import Ran, assert_evidence_resolves, cli_run
 
 _TS = re.compile(r"(\s)(\d+\.\d{6})(: )")
+
+
+@pytest.fixture
+def kf(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> Callable[..., Ran]:
+    """``kforensic ARGS`` in this process, through the CLI's real entry (tests.helpers.cli_run): what the table
+    says of these traces is this file's subject, the trace command as a process test_trace_cli's (a process's
+    start-up and imports ~0.2 s of CPU a run, issue #28)."""
+
+    def invoke(*args: str | Path) -> Ran:
+        return cli_run(monkeypatch, capsys, *args)
+
+    return invoke
 
 
 def _lines(tmp: Path) -> tuple[list[str], list[str]]:
@@ -69,7 +81,7 @@ def _durations_ms(findings: list[Finding]) -> list[float]:
     return [float(m) for f in findings for m in re.findall(r"([\d.]+) ms", f.title)]
 
 
-def test_a_timestamp_jumping_ahead_is_not_a_500ms_hog_or_irq(tmp_path: Path) -> None:
+def test_a_timestamp_jumping_ahead_is_not_a_500ms_hog_or_irq(tmp_path: Path, kf: Callable[..., Ran]) -> None:
     head, body = _lines(tmp_path)
     mid = len(body) // 2
     switch = next(i for i in range(mid, len(body)) if "[001]" in body[i] and "sched_switch" in body[i])
@@ -87,7 +99,7 @@ def test_a_timestamp_jumping_ahead_is_not_a_500ms_hog_or_irq(tmp_path: Path) -> 
     assert "not reported" in clock[0].summary  # the figures that spanned the jump are named
     assert_evidence_resolves(findings)
     # The tables still hold those figures: each is marked as spanning the step.
-    table = run("trace", path, "--format", "md")
+    table = kf("trace", path, "--format", "md")
     assert table.returncode in (0, 1), table.stderr
     rows = "\n".join(line for line in table.stdout.splitlines() if line.startswith("|"))
     big = re.findall(r"5\d\d\.\d{3} ms( †)?", rows)
@@ -96,7 +108,9 @@ def test_a_timestamp_jumping_ahead_is_not_a_500ms_hog_or_irq(tmp_path: Path) -> 
 
 
 @pytest.mark.parametrize("chunk", [1 << 8, 1 << 16])
-def test_the_whole_trace_jumping_an_hour_ahead_is_flagged_not_an_hour_long_hog(tmp_path: Path, chunk: int) -> None:
+def test_the_whole_trace_jumping_an_hour_ahead_is_flagged_not_an_hour_long_hog(
+    tmp_path: Path, chunk: int, kf: Callable[..., Ran]
+) -> None:
     """A suspend or a clock set forward mid-recording: every CPU silent for an hour, then events again."""
     head, body = _lines(tmp_path)
     mid = len(body) // 2
@@ -112,7 +126,7 @@ def test_the_whole_trace_jumping_an_hour_ahead_is_flagged_not_an_hour_long_hog(t
     clock = [f for f in findings if f.kind == "trace-clock"]
     assert len(clock) == 1 and "jumps forward" in clock[0].title and "not reported" in clock[0].summary
     assert_evidence_resolves(findings)
-    table = run("trace", path, "--format", "md")
+    table = kf("trace", path, "--format", "md")
     assert table.returncode in (0, 1), table.stderr
     assert "clock: the trace jumps forward 1 times" in table.stdout
     rows = "\n".join(line for line in table.stdout.splitlines() if line.startswith("|"))
@@ -120,7 +134,7 @@ def test_the_whole_trace_jumping_an_hour_ahead_is_flagged_not_an_hour_long_hog(t
     assert hour and all(hour), hour  # the totals that include the silence are marked
 
 
-def test_a_reversed_trace_says_so(tmp_path: Path) -> None:
+def test_a_reversed_trace_says_so(tmp_path: Path, kf: Callable[..., Ran]) -> None:
     head, body = _lines(tmp_path)
     path = _write(tmp_path, "reversed.txt", head, body[::-1])
     analysis, findings = _both(path)
@@ -129,13 +143,15 @@ def test_a_reversed_trace_says_so(tmp_path: Path) -> None:
     assert len(clock) == 1 and "reverse order" in clock[0].title
     assert not analysis.coverage.stopped  # first and last events are swapped: no CPU "stops"
     assert_evidence_resolves(findings)
-    result = run("trace", path, "--format", "json")
+    result = kf("trace", path, "--format", "json")
     assert result.returncode in (0, 1), result.stderr
     doc = json.loads(result.stdout)
     assert any(f["kind"] == "trace-clock" for f in doc["incident"]["findings"])
 
 
-def test_a_cpu_that_stops_halfway_is_a_coverage_note_and_drops_what_spans_it(tmp_path: Path) -> None:
+def test_a_cpu_that_stops_halfway_is_a_coverage_note_and_drops_what_spans_it(
+    tmp_path: Path, kf: Callable[..., Ran]
+) -> None:
     head, body = _lines(tmp_path)
     t0, t1 = _ts(body[0]), _ts(body[-1])
     cut = (t0 + t1) / 2
@@ -161,7 +177,7 @@ def test_a_cpu_that_stops_halfway_is_a_coverage_note_and_drops_what_spans_it(tmp
     # the one kind of finding at low or above here, so the exit is its own.
     assert coverage[0].severity == Severity.LOW
     assert {f.kind for f in findings if f.severity >= Severity.LOW} == {"trace-coverage"}
-    assert run("trace", path, "--format", "json", "--fail-on", "low").returncode == 1
+    assert kf("trace", path, "--format", "json", "--fail-on", "low").returncode == 1
 
 
 def test_a_cpu_whose_buffer_was_overwritten_drops_what_began_before_its_first_event(tmp_path: Path) -> None:
@@ -237,7 +253,7 @@ def test_a_cpu_silent_for_its_last_milliseconds_is_a_note_not_a_finding(tmp_path
 
 
 @pytest.mark.parametrize("chunk", [1 << 8, 1 << 16])
-def test_a_silent_hole_in_a_busy_recording_is_not_counted(tmp_path: Path, chunk: int) -> None:
+def test_a_silent_hole_in_a_busy_recording_is_not_counted(tmp_path: Path, chunk: int, kf: Callable[..., Ran]) -> None:
     """Review 7 D: 1.5 s cut out of a recording that writes ~10,000 events a second, a task running on each
     CPU: a hole, not a 1-s run or wait.  Nothing that spans it is counted, the coverage says where it is."""
     head, body = _lines(tmp_path)
@@ -255,7 +271,7 @@ def test_a_silent_hole_in_a_busy_recording_is_not_counted(tmp_path: Path, chunk:
         "1 hole(s) in the recording (longest 1.500 s with no event on any CPU)"
     ]
     assert_evidence_resolves(findings)
-    table = run("trace", path)
+    table = kf("trace", path)
     assert table.returncode in (0, 1), table.stderr
     assert "a hole in the recording; nothing that spans it is counted" in " ".join(table.stdout.split())
 
@@ -293,7 +309,9 @@ def _cpu(line: str) -> int:
 
 @pytest.mark.parametrize("chunk", [1 << 8, 1 << 16])
 @pytest.mark.parametrize("where", ["start", "end"])
-def test_a_wait_across_lost_events_is_unknown_not_measured(tmp_path: Path, where: str, chunk: int) -> None:
+def test_a_wait_across_lost_events_is_unknown_not_measured(
+    tmp_path: Path, where: str, chunk: int, kf: Callable[..., Ran]
+) -> None:
     """Review 7 E: CPU1's events of 80 ms replaced by one lost-events marker, printed where the loss begins (as the
     review wrote it) or, as tracefs and trace-cmd print it, before the CPU's next event.  Its figures (a wakeup
     onto CPU1 switched in on CPU0 104 ms later) are unknown, cited with the loss, and drive no severity."""
@@ -324,13 +342,15 @@ def test_a_wait_across_lost_events_is_unknown_not_measured(tmp_path: Path, where
         assert unknown and "unknown: CPU1 lost 900 events between line" in unknown[0].summary
         assert "rcu_preempt waited 104.010 ms" in unknown[0].summary  # named as not measured, not a finding
     assert_evidence_resolves(findings)
-    table = run("trace", path)
+    table = kf("trace", path)
     assert table.returncode in (0, 1), table.stderr
     assert "CPU1 lost 900 events between line" in " ".join(table.stdout.split())
 
 
 @pytest.mark.parametrize("gap", ["lost", "hole"])
-def test_a_span_across_lost_events_or_a_hole_is_unknown_not_a_state(tmp_path: Path, gap: str) -> None:
+def test_a_span_across_lost_events_or_a_hole_is_unknown_not_a_state(
+    tmp_path: Path, gap: str, kf: Callable[..., Ran]
+) -> None:
     """Review 7 F: a request span of a thread that ran on CPU1 while CPU1's events were lost (or while the whole
     recording had a hole) is 'unknown' for that time, with the loss named: not 'blocked' nor 'preempted' made of the
     absence of events."""
@@ -351,7 +371,7 @@ def test_a_span_across_lost_events_or_a_hole_is_unknown_not_a_state(tmp_path: Pa
     start, end = lo + 0.03, lo + 0.05 if gap == "lost" else lo + 0.5
     spans = tmp_path / "spans.csv"
     spans.write_text(f"tid,name,start_ns,end_ns\n{tid},req,{round(start * 1e9)},{round(end * 1e9)}\n")
-    out = run("trace", path, "--spans", spans, "--kernel-clock", "mono", "--slow-ms", "1", "-f", "json")
+    out = kf("trace", path, "--spans", spans, "--kernel-clock", "mono", "--slow-ms", "1", "-f", "json")
     assert out.returncode in (0, 1), out.stderr
     (slow,) = json.loads(out.stdout)["spans"]["slow"]
     assert set(slow["totals_ms"]) == {"unknown"}, slow["totals_ms"]

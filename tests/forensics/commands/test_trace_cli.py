@@ -45,9 +45,10 @@ Run = Callable[..., Any]
 @pytest.fixture
 def kf(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> Run:
     """``kforensic trace ARGS`` in this process, through the CLI's real entry (tests.helpers.cli_run: its exit
-    codes and error lines as a process has them), for the tests that read what a run says of a trace; the trace
-    as a process (files, standard input, environment, exit codes of bad input) is the other tests' subject here
-    and test_cli_startup's.  A run of kf.ftrace.txt as a process is 0.13 s of CPU, about 0.05 s here (issue #28)."""
+    codes and error lines as a process has them), for the tests that read what a run says of a trace or of a file
+    that is none; the trace as a process (standard input, a named pipe, the environment, each exit status's class:
+    0 and 1 with --fail-on, 2 for usage, 3 for bad input) is the other tests' subject here and test_cli_startup's.
+    A run of kf.ftrace.txt as a process is 0.13 s of CPU, about 0.05 s here (issue #28)."""
 
     def invoke(*args: str) -> Ran:
         return cli_run(monkeypatch, capsys, "trace", *args)
@@ -56,14 +57,14 @@ def kf(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> R
 
 
 #: The outcomes of command lines on the module's ``ftrace`` that write nothing, by their arguments (run_once).
-_RAN: dict[tuple[str, ...], subprocess.CompletedProcess[str]] = {}
+_RAN: dict[tuple[str, ...], Ran] = {}
 
 
-def run_once(*args: str) -> subprocess.CompletedProcess[str]:
-    """``run(*args)`` the first time; again, its outcome then (the same command on the same input, with the same
-    flags: several tests read the whole trace's or a window's document; 0.13 s of CPU a run, issue #28)."""
+def run_once(kf: Run, *args: str) -> Ran:
+    """``kf(*args)`` the first time; again, its outcome then (the same command on the same input, with the same
+    flags: several tests read the whole trace's or a window's document; issue #28)."""
     if args not in _RAN:
-        _RAN[args] = run(*args)
+        _RAN[args] = kf(*args)
     return _RAN[args]
 
 
@@ -158,10 +159,10 @@ def test_the_kernel_release_sets_the_fair_class_a_cfs_wait_is_judged_by(ftrace: 
     )
 
 
-def test_a_kernel_release_that_names_no_version_is_a_usage_error(ftrace: Path) -> None:
+def test_a_kernel_release_that_names_no_version_is_a_usage_error(ftrace: Path, kf: Run) -> None:
     # Unread, the trace would be judged as if no release were given and say the trace names none: refused instead.
     for release in ("banana", "6", "v6.6"):
-        proc = run(str(ftrace), "--kernel-release", release)
+        proc = kf(str(ftrace), "--kernel-release", release)
         assert proc.returncode == 2 and proc.stdout == "", proc.stderr
         assert proc.stderr.splitlines()[0] == f"kforensic: error: --kernel-release {release!r} is not a kernel release"
 
@@ -185,9 +186,9 @@ def test_task_and_around_filters(ftrace: Path, kf: Run) -> None:
     assert res.returncode == 2 and "matches no task" in res.stderr
 
 
-def test_png_timeline(tmp_path: Path) -> None:
+def test_png_timeline(tmp_path: Path, kf: Run) -> None:
     png = tmp_path / "timeline.png"
-    res = run(str(write_scenario(tmp_path, "ftrace")), "--png", str(png))
+    res = kf(str(write_scenario(tmp_path, "ftrace")), "--png", str(png))
     assert res.returncode == 0, res.stderr
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and stat.S_IMODE(png.stat().st_mode) == 0o600
 
@@ -207,12 +208,12 @@ def test_stdin(tmp_path: Path) -> None:
         (b"# tracer: nop\n#\n# entries-in-buffer/entries-written: 0/0   #P:2\n#\n", "4 lines of headers"),
     ],
 )
-def test_a_trace_without_events_is_bad_input(tmp_path: Path, content: bytes, said: str) -> None:
+def test_a_trace_without_events_is_bad_input(tmp_path: Path, content: bytes, said: str, kf: Run) -> None:
     # #27: an empty recording (tracing never enabled) was "No findings", exit 0; like an empty profile, it is
     # bad input, said in one line without a traceback.
     path = tmp_path / "empty.txt"
     path.write_bytes(content)
-    res = run(str(path))
+    res = kf(str(path))
     assert res.returncode == 3 and not res.stdout, res.stderr
     assert f"{path}: holds no trace events ({said}" in res.stderr.splitlines()[0] and "Traceback" not in res.stderr
 
@@ -225,24 +226,24 @@ def test_a_trace_without_events_is_bad_input(tmp_path: Path, content: bytes, sai
         b"[    0.000000] Linux version 6.1.0 (gcc 12)\n[    0.000001] Command line: ro quiet\n",
     ],
 )
-def test_a_file_of_mostly_non_trace_lines_is_bad_input(tmp_path: Path, content: bytes) -> None:
+def test_a_file_of_mostly_non_trace_lines_is_bad_input(tmp_path: Path, content: bytes, kf: Run) -> None:
     # #27: "nothing found" on a file that holds no trace is a verdict without the power to find anything.
     path = tmp_path / "bad.txt"
     path.write_bytes(content)
-    res = run(str(path), "-f", "json")
+    res = kf(str(path), "-f", "json")
     assert res.returncode == 3 and not res.stdout, res.stderr
     first = res.stderr.splitlines()[0]
     assert "lines are not trace events" in first and "Traceback" not in res.stderr
     assert str(path) in first  # the input is named, not a copy of it
     saved = tmp_path / "saved.txt"
-    assert run(str(path), "--save-text", str(saved)).returncode == 3
+    assert kf(str(path), "--save-text", str(saved)).returncode == 3
     assert not saved.exists() and [p.name for p in tmp_path.iterdir()] == ["bad.txt"]  # nothing left behind
 
 
-def test_perf_samples_given_to_trace_are_sent_to_profile() -> None:
+def test_perf_samples_given_to_trace_are_sent_to_profile(kf: Run) -> None:
     # `perf script` text of cpu-clock samples is perf script text, but not of trace events: say which command reads it.
     samples = Path(__file__).resolve().parents[2] / "data" / "healthy" / "perf.txt.gz"
-    res = run(str(samples))
+    res = kf(str(samples))
     assert res.returncode == 3 and not res.stdout and "Traceback" not in res.stderr
     error, hint = res.stderr.splitlines()[:2]
     assert error.startswith(f"kforensic: error: {samples}: `perf script` text of samples (line 1: ")
@@ -250,7 +251,7 @@ def test_perf_samples_given_to_trace_are_sent_to_profile() -> None:
     assert f"kforensic profile {samples}" in hint and "perf record -e 'sched:*'" in hint
 
 
-def test_a_perf_data_file_given_to_trace_says_how_to_read_it(tmp_path: Path) -> None:
+def test_a_perf_data_file_given_to_trace_says_how_to_read_it(tmp_path: Path, kf: Run) -> None:
     # perf record -e 'sched:*' writes perf.data: the error quoted its binary header as "not trace events".
     data = tmp_path / "perf.data"
     made = subprocess.run(
@@ -260,7 +261,7 @@ def test_a_perf_data_file_given_to_trace_says_how_to_read_it(tmp_path: Path) -> 
     )
     if made.returncode != 0 or not data.is_file():
         pytest.skip(f"perf record -e sched:sched_switch cannot run here: {made.stderr[-200:]!r}")
-    res = run(str(data))
+    res = kf(str(data))
     assert res.returncode == 3 and not res.stdout and "Traceback" not in res.stderr
     error, hint = res.stderr.splitlines()[:2]
     assert (
@@ -269,20 +270,20 @@ def test_a_perf_data_file_given_to_trace_says_how_to_read_it(tmp_path: Path) -> 
     assert f"perf script -i {data} > trace.txt" in hint and f"kforensic profile {data}" in hint
 
 
-def test_a_binary_file_given_to_trace_is_named_not_quoted(tmp_path: Path) -> None:
+def test_a_binary_file_given_to_trace_is_named_not_quoted(tmp_path: Path, kf: Run) -> None:
     # ue7 15a: random bytes and an ELF file were "21 of 21 lines are not trace events (line 1: '\x7fELF...')"; dmesg
     # and profile name what the file is (collectors/binary_formats.py), trace now too.
     import random
 
     noise = tmp_path / "rand.bin"
     noise.write_bytes(random.Random(7).randbytes(4096))
-    res = run(str(noise))
+    res = kf(str(noise))
     assert res.returncode == 3 and not res.stdout and "Traceback" not in res.stderr
     error = res.stderr.splitlines()[0]
     assert error.startswith(f"kforensic: error: {noise}: not a trace: binary, not text (") and "line 1" not in error
     elf = tmp_path / "a.out"
     shutil.copyfile(sys.executable, elf)
-    res = run(str(elf))
+    res = kf(str(elf))
     assert res.returncode == 3 and not res.stdout
     error, hint = res.stderr.splitlines()[:2]
     # ue10 13: it was "an ELF file (a crash dump, vmlinux or module)"; the Python executable is a program.
@@ -487,7 +488,7 @@ def test_an_overwritten_buffer_is_said_among_what_could_not_be_judged(ftrace: Pa
         f"anything on CPU1 before {first}: its buffer starts there (overwritten, or the CPU was silent); figures "
         "that begin earlier are not findings"
     ]
-    intact = json.loads(run_once(str(ftrace), "-f", "json").stdout)["incident"]["examined"][0]  # CPU0 from +3.7 ms
+    intact = json.loads(run_once(kf, str(ftrace), "-f", "json").stdout)["incident"]["examined"][0]  # CPU0 from +3.7 ms
     assert not [x for x in intact["could_not"] if x.startswith("anything on")]
 
 
@@ -498,7 +499,7 @@ def test_the_kernels_preemption_model_is_declared_or_read_from_its_log(
     assert bad.returncode == 2 and "not a preemption model" in bad.stderr
     # The fixture's kf_rthog waited 2.4 ms behind a CFS task as a CFS task (switched in with next_prio=120; made
     # SCHED_FIFO later): no finding under any model (until 2026-12-06 it was judged by its last prio, 49).
-    fixture = json.loads(run_once(str(ftrace), "-f", "json").stdout)["incident"]
+    fixture = json.loads(run_once(kf, str(ftrace), "-f", "json").stdout)["incident"]
     assert not [f for f in fixture["findings"] if f["title"].startswith("Wakeup latency: kf_rthog")]
     assert any(f["title"].startswith("RT hog: kf_rthog") and f["severity"] == "medium" for f in fixture["findings"])
     # A task RT at its wait (prio 49 on its wakeup and switch-in) that waited 4.5 ms behind a CFS task.
@@ -535,7 +536,9 @@ def test_the_kernels_preemption_model_is_declared_or_read_from_its_log(
     assert f"kforensic trace {ftrace} --preempt none --kernel-release 6.18.44" in out.read_text()
 
 
-def test_a_small_trace_on_standard_input_runs_without_compiling_on_a_cold_cache(ftrace: Path, tmp_path: Path) -> None:
+def test_a_small_trace_on_standard_input_runs_without_compiling_on_a_cold_cache(
+    ftrace: Path, tmp_path: Path, kf: Run
+) -> None:
     # Its size is unknown until read: it was judged as a large input, and a first `trace -` of 300 KB compiled
     # the scanner and the engine (tens of seconds); read to its end under the small-input bound, it runs as its
     # file does.
@@ -552,7 +555,7 @@ def test_a_small_trace_on_standard_input_runs_without_compiling_on_a_cold_cache(
         )
     assert piped.returncode == 0 and piped.stderr == b"", piped.stderr
     assert not (tmp_path / "numba").exists()  # nothing compiled, nothing cached
-    by_path = json.loads(run_once(str(ftrace), "-f", "json").stdout)["incident"]["findings"]
+    by_path = json.loads(run_once(kf, str(ftrace), "-f", "json").stdout)["incident"]["findings"]
     assert [f["title"] for f in json.loads(piped.stdout)["incident"]["findings"]] == [f["title"] for f in by_path]
 
 
@@ -600,19 +603,19 @@ def test_a_ctf_session_is_counted_in_events_not_lines(tmp_path: Path, kf: Run) -
     assert re.match(r"trace .*: 2592 lines, 2580 events", text[0]) and text[3].startswith("skipped: 0 malformed lines")
 
 
-def test_a_window_carries_in_the_task_running_on_a_quiet_cpu(ftrace: Path) -> None:
+def test_a_window_carries_in_the_task_running_on_a_quiet_cpu(ftrace: Path, kf: Run) -> None:
     """``kforensic trace kf.ftrace.txt.gz --window 797.7070:797.7097``: CPU0 has no event in the window and kf_hog
     runs there all through it (switched in at 797.705242, out at 797.714786).  The CPU table said "797.542779
     797.706785 0.000 ms" for CPU0, the task table had no kf_hog, the coverage note said CPU0 stops reporting at
     797.706785 (it reports again at 797.710776) and the window ended at 797.709090 (the last event read)."""
-    res = run_once(str(ftrace), "--window", "797.7070:797.7097")
+    res = run_once(kf, str(ftrace), "--window", "797.7070:797.7097")
     assert res.returncode == 0, res.stderr
     text = res.stdout
     assert "window 797.707000 .. 797.709700" in text and "stop reporting" not in text
     assert re.search(r"│ CPU0 │ no event in the window │ no event in the window │ 2\.700 ms │ 0\.000 ms │", text)
     assert re.search(r"│ kf_hog\s+│ 15891 │ 120\s+│ 2\.700 ms │ 1\s+│ 2\.700 ms\s+│", text)
     assert "@797.707000 CPU0" in text
-    doc = json.loads(run_once(str(ftrace), "--window", "797.7070:797.7097", "-f", "json").stdout)
+    doc = json.loads(run_once(kf, str(ftrace), "--window", "797.7070:797.7097", "-f", "json").stdout)
     assert doc["window"] == {"start": 797.707, "end": 797.7097} and doc["coverage"]["stopped"] == []
     cpu0 = next(c for c in doc["cpus"] if c["cpu"] == 0)
     none = {"not_available": "no event in the window"}
@@ -650,7 +653,7 @@ def test_a_window_long_after_every_buffer_starts_has_no_note_of_the_start(ftrace
     note = "coverage: CPU buffers start at different times (CPU0 from 797.542779)"
     assert note in kf(str(ftrace)).stdout
     assert note in kf(str(ftrace), "--window", "797.5400:797.5500").stdout
-    windowed = run_once(str(ftrace), "--window", "797.7070:797.7097")
+    windowed = run_once(kf, str(ftrace), "--window", "797.7070:797.7097")
     assert windowed.returncode == 0 and note not in windowed.stdout and "CPU buffers start" not in windowed.stdout
 
 
@@ -669,7 +672,7 @@ def test_a_cpu_with_no_switch_before_or_in_the_window_says_its_busy_and_idle_tim
     text = kf(str(ftrace), "--window", "797.5450:797.5465").stdout
     row = next(line for line in text.splitlines() if line.startswith("│ CPU0 │"))  # the cells wrap after it
     assert row.count("│ unknown (no sched_switch") == 2 and "0.000 ms │ 0.000 ms │ 0.000 ms │ 0.000 ms" not in row
-    doc = json.loads(run_once(str(ftrace), "--window", "797.5450:797.5465", "-f", "json").stdout)
+    doc = json.loads(run_once(kf, str(ftrace), "--window", "797.5450:797.5465", "-f", "json").stdout)
     cpus = {c["cpu"]: c for c in doc["cpus"]}
     assert (cpus[0]["busy_ms"], cpus[0]["idle_ms"]) == ({"not_available": why}, {"not_available": why})
     assert (cpus[1]["busy_ms"], cpus[1]["idle_ms"]) == (0.0, 1.5)
@@ -681,7 +684,7 @@ def test_a_window_without_irqs_of_a_trace_with_them_says_none_in_the_window(
     """``--window 797.5450:797.5465``: no IRQ or softirq event falls in it, the trace has them around it.  The
     report said "could not judge: long IRQ handlers: needs irq_handler_entry/exit events" (softirqs alike); the
     trace can show them: it says there were none in the window.  A trace without them still says what it needs."""
-    doc = json.loads(run_once(str(ftrace), "--window", "797.5450:797.5465", "-f", "json").stdout)
+    doc = json.loads(run_once(kf, str(ftrace), "--window", "797.5450:797.5465", "-f", "json").stdout)
     (examined,) = doc["incident"]["examined"]
     assert "long IRQ handlers (none in the window)" in examined["could_find"]
     assert "softirq starvation (none in the window)" in examined["could_find"]
@@ -704,7 +707,7 @@ def test_a_task_waiting_all_through_the_window_has_its_wait_in_its_row(ftrace: P
     assert res.returncode == 0, res.stderr
     assert "| qemu-system-x86 | 15566 | 120 | 0.000 ms | 0 | - | 0 | - | 2.700 ms | - | - | - |" in res.stdout
     assert "| kf_victim | 15893 | 120 | 0.000 ms | 0 | - | 0 | - | 2.076 ms | 0.331 ms | - | kf_rthogx1 |" in res.stdout
-    doc = json.loads(run_once(str(ftrace), "--window", "797.7070:797.7097", "-f", "json").stdout)
+    doc = json.loads(run_once(kf, str(ftrace), "--window", "797.7070:797.7097", "-f", "json").stdout)
     qemu = next(t for t in doc["tasks"] if t["pid"] == 15566)
     assert qemu["worst_preempt_wait"]["behind"] == [{"pid": 15891, "comm": "kf_hog", "ms": 2.7, "prio": 120}]
 
@@ -734,19 +737,19 @@ def test_a_cpu_with_no_switch_in_the_trace_says_its_busy_and_idle_time_are_unkno
     assert (cpu1["busy_ms"], cpu1["idle_ms"], cpu1["irq_ms"]) == ({"not_available": why}, {"not_available": why}, 1.634)
 
 
-def test_the_examined_line_of_a_window_names_the_kinds_read_and_those_with_figures_in_it(ftrace: Path) -> None:
+def test_the_examined_line_of_a_window_names_the_kinds_read_and_those_with_figures_in_it(ftrace: Path, kf: Run) -> None:
     """``--window 797.7070:797.7097``: its "examined" line said "event kinds: sched_switch, sched_waking,
     irq_handler_entry/exit", the kinds with figures in the window, though softirq and workqueue events were read
     (and judged on: "softirq starvation (none in the window)").  It names the kinds read, then those with figures
     in the window; without a window the line is as it was."""
-    doc = json.loads(run_once(str(ftrace), "--window", "797.7070:797.7097", "-f", "json").stdout)
+    doc = json.loads(run_once(kf, str(ftrace), "--window", "797.7070:797.7097", "-f", "json").stdout)
     (examined,) = doc["incident"]["examined"]
     assert examined["what"].endswith(
         "; event kinds read: sched_switch, sched_waking, irq_handler_entry/exit, softirq_raise/entry/exit, "
         "workqueue_execute_start/end (with figures in the window: sched_switch, sched_waking, irq_handler_entry/exit)"
     )
     assert "softirq starvation (none in the window)" in examined["could_find"]
-    whole = json.loads(run_once(str(ftrace), "-f", "json").stdout)["incident"]["examined"][0]["what"]
+    whole = json.loads(run_once(kf, str(ftrace), "-f", "json").stdout)["incident"]["examined"][0]["what"]
     assert whole.endswith(
         "; event kinds: sched_switch, sched_waking, irq_handler_entry/exit, softirq_raise/entry/exit, "
         "workqueue_execute_start/end"
@@ -772,5 +775,5 @@ def test_a_wakeup_whose_switch_in_could_not_be_seen_is_said_unknown_and_raises_n
     assert python3["wakeups_unknown"] == {"count": 1, "not_available": "no sched_switch on CPU1 in the trace"}
     titles = [f["title"] for f in doc["incident"]["findings"] if f["kind"] == "sched-wakeup-latency"]
     assert titles == ["Wakeup latency: qemu-system-x86 waited 14.742 ms to run, behind kf_hog"]
-    whole = json.loads(run_once(str(ftrace), "-f", "json").stdout)
+    whole = json.loads(run_once(kf, str(ftrace), "-f", "json").stdout)
     assert not any("wakeups_unknown" in t for t in whole["tasks"])

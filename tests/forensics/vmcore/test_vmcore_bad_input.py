@@ -1,4 +1,8 @@
-"""Bad input to kforensic vmcore: one clear line, exit 3, never a traceback."""
+"""Bad input to kforensic vmcore: one clear line, exit 3, never a traceback.
+
+A few as real processes (``run``: random bytes, a missing path, an empty file); the others through the CLI's real
+entry in this process (``kf``: tests.helpers.cli_run, its error boundary, exit codes and stderr lines as a process
+has them), which a process's start-up and imports cost 0.2-0.4 s of CPU a run more (issue #28)."""
 
 from __future__ import annotations
 
@@ -9,6 +13,7 @@ import os
 import shutil
 import struct
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +23,18 @@ from forensics.errors import InputError
 from forensics.vmcore.dumpfile import DumpFormat, read_dump_header
 from forensics.vmcore.locate import locate_dump
 from tests.forensics.test_cli import run
+from tests.helpers import Ran, cli_run
 from tests.vmcore_cases import case_names, load_case
+
+
+@pytest.fixture
+def kf(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> Callable[..., Ran]:
+    """``kforensic ARGS`` in this process (tests.helpers.cli_run)."""
+
+    def invoke(*args: str | Path) -> Ran:
+        return cli_run(monkeypatch, capsys, *args)
+
+    return invoke
 
 
 def _assert_one_clear_line(result: object, *needles: str) -> None:
@@ -44,9 +60,9 @@ def test_empty_file(tmp_path: Path) -> None:
     _assert_one_clear_line(run("vmcore", str(dump)), "empty file")
 
 
-def test_elf_that_is_not_a_core() -> None:
+def test_elf_that_is_not_a_core(kf: Callable[..., Ran]) -> None:
     exe = Path(sys.executable).resolve()
-    _assert_one_clear_line(run("vmcore", str(exe)), "not a core dump")
+    _assert_one_clear_line(kf("vmcore", str(exe)), "not a core dump")
 
 
 def _user_core() -> bytes:
@@ -55,25 +71,27 @@ def _user_core() -> bytes:
     return b"\x7fELF\x02\x01\x01" + b"\0" * 9 + header + b"\0" * 4096
 
 
-def test_a_user_process_core_is_said_to_be_one(tmp_path: Path) -> None:
+def test_a_user_process_core_is_said_to_be_one(tmp_path: Path, kf: Callable[..., Ran]) -> None:
     """Was exit 4 (drgn: "core file is missing NT_AUXV"); a gcore of a program asked for a kernel's debug info."""
     dump = tmp_path / "core.1234"
     dump.write_bytes(_user_core())
-    _assert_one_clear_line(run("vmcore", str(dump)), "user process", "VMCOREINFO")
+    _assert_one_clear_line(kf("vmcore", str(dump)), "user process", "VMCOREINFO")
 
 
 @pytest.mark.parametrize(("compress", "tool"), [(gzip.compress, "gunzip"), (lzma.compress, "unxz")])
-def test_a_compressed_dump_says_how_to_decompress_it(tmp_path: Path, compress: Any, tool: str) -> None:
+def test_a_compressed_dump_says_how_to_decompress_it(
+    tmp_path: Path, compress: Any, tool: str, kf: Callable[..., Ran]
+) -> None:
     dump = tmp_path / "vmcore.copy"
     dump.write_bytes(compress(_user_core()))
-    result = run("vmcore", str(dump))
+    result = kf("vmcore", str(dump))
     _assert_one_clear_line(result, "compressed")
     assert f"{tool} -k vmcore.copy" in result.stderr
 
 
-def test_directory_without_a_dump(tmp_path: Path) -> None:
+def test_directory_without_a_dump(tmp_path: Path, kf: Callable[..., Ran]) -> None:
     (tmp_path / "notes.txt").write_text("nothing here\n")
-    _assert_one_clear_line(run("vmcore", str(tmp_path)), "no dump found")
+    _assert_one_clear_line(kf("vmcore", str(tmp_path)), "no dump found")
 
 
 def test_missing_path(tmp_path: Path) -> None:
@@ -106,14 +124,14 @@ def _first_case() -> str:
 
 
 @pytest.mark.parametrize("share", [0.1, 0.5, 0.9])
-def test_truncated_dumps(tmp_path: Path, share: float) -> None:
+def test_truncated_dumps(tmp_path: Path, share: float, kf: Callable[..., Ran]) -> None:
     case = load_case(_first_case())
     data = case.vmcore.read_bytes()
     cut = tmp_path / "vmcore"
     cut.write_bytes(data[: int(len(data) * share)])
     with pytest.raises(InputError, match="truncated"):
         read_dump_header(cut)
-    _assert_one_clear_line(run("vmcore", str(cut), "--vmlinux", str(case.vmlinux)), "truncated dump")
+    _assert_one_clear_line(kf("vmcore", str(cut), "--vmlinux", str(case.vmlinux)), "truncated dump")
 
 
 def test_complete_fixture_dump_is_recognised() -> None:
@@ -125,21 +143,21 @@ def test_complete_fixture_dump_is_recognised() -> None:
     assert header.release
 
 
-def test_wrong_vmlinux_is_refused_with_both_build_ids(tmp_path: Path) -> None:
+def test_wrong_vmlinux_is_refused_with_both_build_ids(tmp_path: Path, kf: Callable[..., Ran]) -> None:
     case = load_case(_first_case())
     wrong = tmp_path / "vmlinux"
     shutil.copy(Path(sys.executable).resolve(), wrong)  # an ELF with another build ID
-    result = run("vmcore", str(case.vmcore), "--vmlinux", str(wrong))
+    result = kf("vmcore", str(case.vmcore), "--vmlinux", str(wrong))
     _assert_one_clear_line(result, "does not match the dump's kernel")
 
 
-def test_missing_debug_info_names_the_package(tmp_path: Path) -> None:
+def test_missing_debug_info_names_the_package(tmp_path: Path, kf: Callable[..., Ran]) -> None:
     """Without debug info the dump's kernel log is read (tests/forensics/vmcore/test_vmcore_without_debug_info.py);
     the report says why and names the package, as the error did (and does when the log cannot be had)."""
     case = load_case(_first_case())
     empty = tmp_path / "debug"
     empty.mkdir()
-    result = run("vmcore", str(case.vmcore), "--debug-dir", str(empty), "--no-debuginfod", "-f", "json")
+    result = kf("vmcore", str(case.vmcore), "--debug-dir", str(empty), "--no-debuginfod", "-f", "json")
     assert result.returncode == 0, result.stderr
     doc = json.loads(result.stdout)
     assert doc["analysis"]["not_available"].startswith("no debug info for the kernel")
@@ -212,20 +230,20 @@ def test_corrupt_kdump_header_is_called_corrupt_not_truncated(
     assert "truncated" not in str(info.value)
 
 
-def test_corrupt_kdump_header_exits_3_with_one_line(tmp_path: Path) -> None:
+def test_corrupt_kdump_header_exits_3_with_one_line(tmp_path: Path, kf: Callable[..., Ran]) -> None:
     case = load_case(_first_case())
     data = bytearray(case.vmcore.read_bytes())
     at = _kdump_fields(bytes(data))["descriptor"]
     data[at + 7] ^= 0x7F
     dump = tmp_path / "vmcore"
     dump.write_bytes(bytes(data))
-    _assert_one_clear_line(run("vmcore", str(dump), "--vmlinux", str(case.vmlinux)), "the dump header is corrupt")
+    _assert_one_clear_line(kf("vmcore", str(dump), "--vmlinux", str(case.vmlinux)), "the dump header is corrupt")
 
 
 @pytest.mark.parametrize("option", ["--source-dir", "--debug-dir"])
 @pytest.mark.parametrize("what", ["missing", "file"])
 def test_a_source_dir_that_is_no_directory_is_refused_as_a_bad_module_debug_is(
-    what: str, option: str, tmp_path: Path
+    what: str, option: str, tmp_path: Path, kf: Callable[..., Ran]
 ) -> None:
     """Accepted silently, it made every BUG/WARN source "not found" (a --debug-dir: nothing searched there), the
     option's mistake unsaid."""
@@ -233,7 +251,7 @@ def test_a_source_dir_that_is_no_directory_is_refused_as_a_bad_module_debug_is(
     tree = tmp_path / "nonexistent"
     if what == "file":
         tree.write_text("not a tree\n")
-    result = run("vmcore", str(case.vmcore), "--vmlinux", str(case.vmlinux), option, str(tree))
+    result = kf("vmcore", str(case.vmcore), "--vmlinux", str(case.vmlinux), option, str(tree))
     _assert_one_clear_line(result, f"{option} {tree}: " + ("no such directory" if what == "missing" else "not a"))
 
 
@@ -261,7 +279,7 @@ def test_intact_fixture_dumps_pass_the_page_check(name: str) -> None:
     assert check.failed == 0 and check.warning() is None
 
 
-def test_scattered_flipped_bytes_say_the_dump_is_damaged(tmp_path: Path) -> None:
+def test_scattered_flipped_bytes_say_the_dump_is_damaged(tmp_path: Path, kf: Callable[..., Ran]) -> None:
     """Issue 19: flipped bytes in page data gave a garbled report without a warning."""
     from forensics.vmcore.dumpfile import check_pages
 
@@ -282,7 +300,7 @@ def test_scattered_flipped_bytes_say_the_dump_is_damaged(tmp_path: Path) -> None
     assert sampled is not None and sampled.checked == 100
     import json
 
-    result = run("vmcore", dump, "--vmlinux", case.vmlinux, "--format", "json")
+    result = kf("vmcore", dump, "--vmlinux", case.vmlinux, "--format", "json")
     assert result.returncode in (0, 1), result.stderr
     warnings = json.loads(result.stdout)["warnings"]
     assert warnings and warnings[0].startswith(f"the dump is damaged: {len(damaged)} of ")
