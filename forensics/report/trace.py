@@ -160,6 +160,8 @@ def _table_rows(a: TraceAnalysis, top: int) -> list[tuple[str, list[str], list[l
         ("Workqueue functions", ["function", "items", "total", "longest"], works),
         ("IRQs-off / preempt-off", ["what", "source", "intervals", "worst"], offs),
     ]
+    if a.clock.losses:
+        out.append(_loss_rows(a))
     if a.buckets:
         out.append(
             (
@@ -179,6 +181,28 @@ def _table_rows(a: TraceAnalysis, top: int) -> list[tuple[str, list[str], list[l
             )
         )
     return out
+
+
+def _loss_rows(a: TraceAnalysis) -> tuple[str, list[str], list[list[str]]]:
+    """Each loss of events (ClockCheck.losses) as the time it covers on its CPU, between the cited events that
+    bound it: what any task did on that CPU then is unknown (Trace Compass's lost-events markers, as a table)."""
+    from forensics.units import fmt_ms
+
+    rows = [
+        [
+            f"CPU{g.cpu}",
+            f"{g.events:,}" if g.events else "not said",
+            g.before.said(a.by_line) if g.before is not None else "none (no event of the CPU before it)",
+            g.after.said(a.by_line) if g.after is not None else "none (no event of the CPU after it)",
+            fmt_ms(g.end - g.start) if g.before is not None and g.after is not None else "unknown",
+        ]
+        for g in a.clock.losses[:100]
+    ]
+    return (
+        "Lost events (per CPU)",
+        ["cpu", "events lost", "from (its last event before)", "to (its first after)", "for"],
+        rows,
+    )
 
 
 def _syscall_rows(
