@@ -329,6 +329,54 @@ def test_a_wait_across_lost_events_is_unknown_not_measured(tmp_path: Path, where
     assert "CPU1 lost 900 events between line" in " ".join(table.stdout.split())
 
 
+@pytest.mark.parametrize("chunk", [1 << 8, 1 << 16])
+@pytest.mark.parametrize("where", ["start", "end"])
+def test_a_loss_makes_unknown_only_what_depended_on_its_cpu(tmp_path: Path, where: str, chunk: int) -> None:
+    """CPU1's events cut for 30 ms while kf_hog ran 12.035 ms on CPU0 (a run seen whole there: a running task
+    leaves its CPU only through a sched_switch of that CPU, and CPU0 lost nothing): the run is measured and its
+    finding kept.  A wait over that time (qemu-system-x86 woken while kf_hog ran) stays unknown on every CPU: a
+    waiting task may have been moved to CPU1 and run there unseen.  Before, a loss of any CPU dropped both."""
+    head, body = _lines(tmp_path)
+    cut = [i for i, line in enumerate(body) if _cpu(line) == 1 and 797.715 <= _ts(line) < 797.745]
+    after = next(i for i in range(cut[-1] + 1, len(body)) if _cpu(body[i]) == 1)
+    kept = [line for i, line in enumerate(body) if i not in set(cut)]
+    marker = kept.index(body[cut[0] - 1]) + 1 if where == "start" else kept.index(body[after])
+    kept.insert(marker, "CPU:1 [LOST 300 EVENTS]")
+    path = _write(tmp_path, f"lost-hog-{where}.txt", head, kept)
+    fast, _counts = analyse_path(path, chunk=chunk)
+    assert fast.clock == _reference(path).clock
+    analysis, findings = _both(path)
+    (loss,) = analysis.clock.losses
+    hog = next(t for t in analysis.tasks if t.comm == "kf_hog")
+    longest = hog.runs.worst
+    assert longest is not None and longest.cpu == 0 and round(longest.duration * 1e3, 3) == 12.035
+    assert (
+        loss.cpu == 1 and loss.start < longest.start < longest.start + longest.duration < loss.end
+    )  # inside CPU1's loss
+    assert analysis.clock.lost_in(longest.start, longest.start + longest.duration)  # of any CPU: the rule before
+    titles = [f.title for f in findings]
+    assert "Long run: kf_hog ran 12.035 ms on CPU0; others waited within their fair share" in titles, titles
+    assert not analysis.clock.lost_in(longest.start, longest.start + longest.duration, {0})
+    (unknown,) = [f for f in findings if f.kind == "trace-coverage" and "unknown" in f.title]
+    dropped = unknown.summary.split("Not measured: ")[1]
+    assert "kf_hog ran" not in dropped and re.search(r"Wakeup latency: \S+ waited [\d.]+ ms to run", dropped)
+    if where == "end":  # (where the marker stands moves the barrier, so which waits are counted at all)
+        assert "Wakeup latency: qemu-system-x86 waited 26.767 ms to run, behind kf_hog" in dropped
+    for f in findings:  # a kept wait or sleep overlaps no loss; a kept run, handler or softirq none of its CPU
+        times = [e.timestamp.seconds for e in f.evidence if e.timestamp is not None]
+        if f.kind in ("sched-wakeup-latency", "sched-dstate"):
+            assert not analysis.clock.lost_in(min(times), max(times)), f.title
+    assert_evidence_resolves(findings)
+    table = run("trace", path, "--format", "md")
+    assert table.returncode in (0, 1), table.stderr
+    row = next(line for line in table.stdout.splitlines() if line.startswith("| kf_hog |"))
+    assert "12.035 ms @797.720130 CPU0" in row and "†" not in row.split("|")[6], row  # its run: not marked
+    if where == "end":
+        qemu = next(line for line in table.stdout.splitlines() if "26.767 ms" in line)
+        assert "26.767 ms †" in qemu  # the wait across the loss is
+    assert "lost events: figures marked † overlap a loss" in table.stdout
+
+
 @pytest.mark.parametrize("gap", ["lost", "hole"])
 def test_a_span_across_lost_events_or_a_hole_is_unknown_not_a_state(tmp_path: Path, gap: str) -> None:
     """Review 7 F: a request span of a thread that ran on CPU1 while CPU1's events were lost (or while the whole
