@@ -535,9 +535,10 @@ def _coverage(
         )
     if an.lost_markers:
         notes.append(
-            f"{an.lost_markers} lost-event markers ({an.lost_events} events lost); an interval in progress on any "
-            "CPU when a marker is read is not counted (the totals leave it out), but another that overlaps a loss "
-            "is (one that began or ended while a CPU's events were being lost): a task's wait or sleep then may "
+            f"{an.lost_markers} lost-event markers ({an.lost_events} events lost); a wait or sleep in progress when "
+            "a marker is read, and a run, handler or softirq in progress on the CPU it names, are not counted (the "
+            "totals leave them out), but another wait or sleep that overlaps a loss is (one that began or ended "
+            "while a CPU's events were being lost): a task's wait or sleep then may "
             "hold time it ran unseen on that CPU, so the wait and sleep totals (wakeup latency, preemption wait, S "
             "and D time) of the tasks that waited or slept during a loss are not exact"
         )

@@ -384,6 +384,43 @@ def test_a_loss_makes_unknown_only_what_depended_on_its_cpu(tmp_path: Path, wher
     assert "lost events: figures marked † overlap a loss" in table.stdout
 
 
+@pytest.mark.parametrize("chunk", [1 << 8, 1 << 16])
+@pytest.mark.parametrize("where", ["start", "end"])
+def test_a_cpu_that_lost_nothing_keeps_its_totals_across_another_cpus_loss(
+    tmp_path: Path, where: str, chunk: int
+) -> None:
+    """CPU1's events of 797.700-797.725 cut, its marker read while kf_hog runs 12.035 ms on CPU0 (797.720130 to
+    797.732165): a run open on CPU0 at CPU1's marker is seen whole there and counted, so CPU0's busy, idle, IRQ and
+    softirq time are those of the intact trace.  Before, every CPU's open run was dropped at any CPU's marker:
+    CPU0 busy 218.694 ms of the intact 230.729, and kf_hog's longest run a 9.544 ms one."""
+    head, body = _lines(tmp_path)
+    intact, _ = _both(_write(tmp_path, "intact.txt", head, body))
+    cut = [i for i, line in enumerate(body) if _cpu(line) == 1 and 797.700 <= _ts(line) < 797.725]
+    after = next(i for i in range(cut[-1] + 1, len(body)) if _cpu(body[i]) == 1)
+    kept = [line for i, line in enumerate(body) if i not in set(cut)]
+    marker = kept.index(body[cut[0] - 1]) + 1 if where == "start" else kept.index(body[after])
+    kept.insert(marker, "CPU:1 [LOST 200 EVENTS]")
+    path = _write(tmp_path, f"lost-mid-{where}.txt", head, kept)
+    fast, _counts = analyse_path(path, chunk=chunk)
+    assert fast.clock == _reference(path).clock
+    analysis, findings = _both(path)
+    (loss,) = analysis.clock.losses
+    hog = next(t for t in analysis.tasks if t.comm == "kf_hog")
+    longest = hog.runs.worst
+    assert longest is not None and (longest.cpu, f"{longest.start:.6f}") == (0, "797.720130")
+    assert round(longest.duration * 1e3, 3) == 12.035 and longest.start < loss.end < longest.start + longest.duration
+    whole = {c.cpu: c for c in intact.cpus}
+    for c in analysis.cpus:
+        figures = (c.busy, c.idle, c.irq_time, c.softirq_time)
+        if c.cpu == loss.cpu:
+            assert figures != (whole[c.cpu].busy, whole[c.cpu].idle, whole[c.cpu].irq_time, whole[c.cpu].softirq_time)
+        else:
+            assert figures == (whole[c.cpu].busy, whole[c.cpu].idle, whole[c.cpu].irq_time, whole[c.cpu].softirq_time)
+    assert "Long run: kf_hog ran 12.035 ms on CPU0; others waited within their fair share" in [
+        f.title for f in findings
+    ]
+
+
 @pytest.mark.parametrize("gap", ["lost", "hole"])
 def test_a_span_across_lost_events_or_a_hole_is_unknown_not_a_state(tmp_path: Path, gap: str) -> None:
     """Review 7 F: a request span of a thread that ran on CPU1 while CPU1's events were lost (or while the whole
