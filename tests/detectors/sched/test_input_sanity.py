@@ -336,6 +336,25 @@ def test_a_wait_across_lost_events_is_unknown_not_measured(tmp_path: Path, where
     assert "CPU1 lost 900 events between line" in " ".join(table.stdout.split())
 
 
+def _cpu1_lost(
+    tmp: Path, body: list[str], span: tuple[float, float], where: str, events: int, chunk: int
+) -> tuple[TraceAnalysis, list[Finding], Path]:
+    """``body`` with CPU1's events of ``span`` cut and one lost-events marker printed where the loss begins
+    (``where`` "start") or before CPU1's next event, as tracefs and trace-cmd print it; its analysis (the reference
+    and the compiled path at batch size ``chunk`` agree) and findings."""
+    head, _ = _lines(tmp)
+    cut = [i for i, line in enumerate(body) if _cpu(line) == 1 and span[0] <= _ts(line) < span[1]]
+    after = next(i for i in range(cut[-1] + 1, len(body)) if _cpu(body[i]) == 1)
+    kept = [line for i, line in enumerate(body) if i not in set(cut)]
+    marker = kept.index(body[cut[0] - 1]) + 1 if where == "start" else kept.index(body[after])
+    kept.insert(marker, f"CPU:1 [LOST {events} EVENTS]")
+    path = _write(tmp, f"lost-{span[0]}-{where}.txt", head, kept)
+    fast, _counts = analyse_path(path, chunk=chunk)
+    assert fast.clock == _reference(path).clock
+    analysis, findings = _both(path)
+    return analysis, findings, path
+
+
 @pytest.mark.parametrize("chunk", [1 << 8, 1 << 16])
 @pytest.mark.parametrize("where", ["start", "end"])
 def test_a_loss_makes_unknown_only_what_depended_on_its_cpu(tmp_path: Path, where: str, chunk: int) -> None:
@@ -343,16 +362,8 @@ def test_a_loss_makes_unknown_only_what_depended_on_its_cpu(tmp_path: Path, wher
     leaves its CPU only through a sched_switch of that CPU, and CPU0 lost nothing): the run is measured and its
     finding kept.  A wait over that time (qemu-system-x86 woken while kf_hog ran) stays unknown on every CPU: a
     waiting task may have been moved to CPU1 and run there unseen.  Before, a loss of any CPU dropped both."""
-    head, body = _lines(tmp_path)
-    cut = [i for i, line in enumerate(body) if _cpu(line) == 1 and 797.715 <= _ts(line) < 797.745]
-    after = next(i for i in range(cut[-1] + 1, len(body)) if _cpu(body[i]) == 1)
-    kept = [line for i, line in enumerate(body) if i not in set(cut)]
-    marker = kept.index(body[cut[0] - 1]) + 1 if where == "start" else kept.index(body[after])
-    kept.insert(marker, "CPU:1 [LOST 300 EVENTS]")
-    path = _write(tmp_path, f"lost-hog-{where}.txt", head, kept)
-    fast, _counts = analyse_path(path, chunk=chunk)
-    assert fast.clock == _reference(path).clock
-    analysis, findings = _both(path)
+    _head, body = _lines(tmp_path)
+    analysis, findings, path = _cpu1_lost(tmp_path, body, (797.715, 797.745), where, 300, chunk)
     (loss,) = analysis.clock.losses
     hog = next(t for t in analysis.tasks if t.comm == "kf_hog")
     longest = hog.runs.worst
@@ -395,15 +406,7 @@ def test_a_cpu_that_lost_nothing_keeps_its_totals_across_another_cpus_loss(
     CPU0 busy 218.694 ms of the intact 230.729, and kf_hog's longest run a 9.544 ms one."""
     head, body = _lines(tmp_path)
     intact, _ = _both(_write(tmp_path, "intact.txt", head, body))
-    cut = [i for i, line in enumerate(body) if _cpu(line) == 1 and 797.700 <= _ts(line) < 797.725]
-    after = next(i for i in range(cut[-1] + 1, len(body)) if _cpu(body[i]) == 1)
-    kept = [line for i, line in enumerate(body) if i not in set(cut)]
-    marker = kept.index(body[cut[0] - 1]) + 1 if where == "start" else kept.index(body[after])
-    kept.insert(marker, "CPU:1 [LOST 200 EVENTS]")
-    path = _write(tmp_path, f"lost-mid-{where}.txt", head, kept)
-    fast, _counts = analyse_path(path, chunk=chunk)
-    assert fast.clock == _reference(path).clock
-    analysis, findings = _both(path)
+    analysis, findings, _path = _cpu1_lost(tmp_path, body, (797.700, 797.725), where, 200, chunk)
     (loss,) = analysis.clock.losses
     hog = next(t for t in analysis.tasks if t.comm == "kf_hog")
     longest = hog.runs.worst
