@@ -131,7 +131,12 @@ class SchedAnalyzer:
         # The kinds (Kind values) of the events read, before, in and past the window until ``done`` (lost-event
         # markers too): whether the trace can show a kind of problem is judged on them, not on the window's.
         self.kinds: set[int] = set()
-        self.barrier = -math.inf  # no interval starting before this is counted (lost events)
+        self.barrier = -math.inf  # no wait or sleep starting before this is counted (lost events, steps, holes)
+        # An interval that stays on one CPU (a run, a handler, a softirq, an irqs-off section) is cut by a loss of
+        # that CPU's events only (ClockCheck.lost_in): ``hard`` is the barrier of clock steps and holes (every CPU),
+        # ``lost_bar`` each CPU's own from its losses.  A run seen whole on CPU0 while CPU1 lost events is counted.
+        self.hard = -math.inf
+        self.lost_bar: dict[int, float] = {}
         self.lost_markers = 0
         self.lost_events = 0
         self.timeline: list[tuple[int, float, float, int]] | None = [] if timeline else None
@@ -141,11 +146,19 @@ class SchedAnalyzer:
 
     # -- helpers -------------------------------------------------------------------------------
 
-    def clip(self, start: float, end: float) -> float | None:
-        """The interval's start clipped to the window, or None when it must not be counted."""
-        if start <= self.barrier or end < self.w0 or end < start:  # end < start: time went back (concatenated traces)
+    def clip(self, start: float, end: float, barrier: float | None = None) -> float | None:
+        """The interval's start clipped to the window, or None when it must not be counted (``barrier``: of an
+        interval on one CPU, :meth:`cpu_barrier`; else the barrier of waits and sleeps)."""
+        if barrier is None:
+            barrier = self.barrier
+        if start <= barrier or end < self.w0 or end < start:  # end < start: time went back (concatenated traces)
             return None
         return start if start >= self.w0 else self.w0
+
+    def cpu_barrier(self, cpu: int) -> float:
+        """No interval that stays on ``cpu`` and starts before this is counted: its losses, every clock step/hole."""
+        lost = self.lost_bar.get(cpu, -math.inf)
+        return lost if lost > self.hard else self.hard
 
     def _queue(self, cpu: int, ts: float, delta: int) -> None:
         """One more (+1) or one less (-1) task waiting to run on ``cpu`` from ``ts``."""
@@ -276,11 +289,13 @@ class SchedAnalyzer:
                 # is counted: an interval across the step has no true length, and counting it let totals
                 # exceed their window (#32: 602 ms of runtime in a 191 ms window).
                 self.barrier = max(self.barrier, *(e.ts for e in last.values()))
+                self.hard = max(self.hard, self.barrier)
             clock.fed += 1
             # The whole trace jumped forward, or a hole in the recording ends here (detectors.sched.sanity)?  Nothing
             # that spans a hole is counted, as across lost events (_lost): the barrier is the last time before it.
             if ts > clock.top_ts and clock.saw(ev):
                 self.barrier = max(self.barrier, *(e.ts for e in last.values()))
+                self.hard = max(self.hard, self.barrier)
             clock.ticks += kind in TICKED  # (no branch: this loop's complexity is at its bound)
             last[cpu] = ev
             if kind == SWITCH:  # dispatch as rules.HANDLERS
@@ -322,6 +337,8 @@ class SchedAnalyzer:
         self.barrier = max((e.ts for e in self.last.values()), default=-math.inf)
         for c in [ev.cpu] if ev.cpu >= 0 else sorted(self.last):  # the time it covers (detectors.sched.sanity)
             self.clock.lost(c, ev.pid, self.last.get(c))
+            if c in self.last:  # (a CPU not seen yet has nothing open; the compiled engine keeps seen CPUs only)
+                self.lost_bar[c] = self.barrier
         cpus = list(self.cur) if ev.cpu < 0 else [ev.cpu]
         for q in self.queues.values():  # nobody is known to wait any more (the area so far stays)
             q[0] = 0.0
@@ -359,10 +376,11 @@ class SchedAnalyzer:
         if recent is None:
             recent = self.recent[cpu] = deque(maxlen=rules.RECENT_RUNS)
         recent.append((prev, since, ts))
-        if since > self.barrier and since >= self.w0 and ts >= since:
+        barrier = self.cpu_barrier(cpu)
+        if since > barrier and since >= self.w0 and ts >= since:
             start: float | None = since
         else:
-            start = self.clip(since, ts)
+            start = self.clip(since, ts, barrier)
         if start is None:
             return
         if prev == 0:
@@ -578,7 +596,7 @@ class SchedAnalyzer:
         if not stack or stack[-1].pid != ev.pid:
             return
         entry = stack.pop()
-        start = self.clip(entry.ts, ts)
+        start = self.clip(entry.ts, ts, self.cpu_barrier(cpu))
         if start is None:
             return
         fig = self.irqs.get(ev.pid)
@@ -599,7 +617,7 @@ class SchedAnalyzer:
             raised = self.raised.pop((cpu, vec), None)
             if raised is None:
                 return
-            start = self.clip(raised.ts, ts)
+            start = self.clip(raised.ts, ts, self.cpu_barrier(cpu))
             if start is None:
                 return
             fig = self.soft_raise.get(vec)
@@ -615,7 +633,7 @@ class SchedAnalyzer:
             # pending before it was served, and the next entry ends a later raise, not that one.
             self.raised.pop((cpu, vec), None)
             return
-        start = self.clip(entry.ts, ts)
+        start = self.clip(entry.ts, ts, self.cpu_barrier(cpu))
         if start is None:
             return
         fig = self.softirqs.get(vec)
@@ -653,7 +671,7 @@ class SchedAnalyzer:
         begin = self.off_start.pop((base, cpu), None)
         if begin is None:
             return
-        start = self.clip(begin.ts, ts)
+        start = self.clip(begin.ts, ts, self.cpu_barrier(cpu))
         if start is None:
             return
         self.off[base].add(start, ts, cpu, begin, ev)

@@ -79,7 +79,7 @@ class _Tables:
             weakref.finalize(self, free, self.maps)
         self.ci = _table(8, k.CI_DEFAULT, np.int64)
         self.ci[:, k.C_CPU] = np.arange(8)
-        self.cf = np.zeros((8, k.NCF))
+        self.cf = _table(8, k.CF_DEFAULT, np.float64)
         self.stk_i = np.zeros((8, 4, 2), dtype=np.int64)
         self.stk_f = np.zeros((8, 4))
         self.ring_i = np.zeros((4, k.RING, 2), dtype=np.int64)
@@ -199,7 +199,7 @@ class _Tables:
             n = max(2 * old, int(si[k.S_NEED_CPU]))
             self.ci = _grow(self.ci, n, np.array(k.CI_DEFAULT))
             self.ci[old:, k.C_CPU] = np.arange(old, n)
-            self.cf = _grow(self.cf, n, 0.0)
+            self.cf = _grow(self.cf, n, np.array(k.CF_DEFAULT))
             self.stk_i = _grow(self.stk_i, n, 0)
             self.stk_f = _grow(self.stk_f, n, 0.0)
             self.raised_eid = _grow(self.raised_eid, n, -1)
@@ -242,7 +242,7 @@ class FastAnalyzer:
         self.kinds: set[int] = set()  # SchedAnalyzer.kinds: the kinds of the events read
         self.timeline: list[tuple[int, float, float, int]] | None = [] if timeline else None
         sc = np.zeros(k.NSC)
-        sc[k.X_BARRIER] = -math.inf
+        sc[k.X_BARRIER] = sc[k.X_HARD] = -math.inf
         sc[k.X_FIRSTTS] = math.inf
         sc[k.X_W0], sc[k.X_W1] = self.w0, self.w1
         sc[k.X_HOG], sc[k.X_OFFT] = self.thresholds.hog, self.thresholds.offtime
@@ -299,6 +299,7 @@ class FastAnalyzer:
                 break
             order = t.ci[: int(t.si[k.S_NSEEN]), k.C_ORDER]
             t.sc[k.X_BARRIER] = max(float(t.sc[k.X_BARRIER]), float(t.cf[order, k.F_LAST_TS].max()))
+            t.sc[k.X_HARD] = max(float(t.sc[k.X_HARD]), float(t.sc[k.X_BARRIER]))  # a hole: SchedAnalyzer.hard
         if self.w0 > -math.inf:
             self._first_in(batch, row if code == k.DONE else len(batch))
             self.kinds.update(kinds_of(batch.kind[: row if code == k.DONE else len(batch)]))
@@ -442,7 +443,7 @@ class FastAnalyzer:
         an.timeline = self.timeline
         an.done, an.past, an.after, an.end_ts = self.done, self.past, dict(self.after), self.end_ts
         an.clock = self.clock
-        an.barrier = sc[k.X_BARRIER]
+        an.barrier, an.hard = sc[k.X_BARRIER], sc[k.X_HARD]
         an.first_ts = sc[k.X_FIRSTTS]
         an.first_in = dict(self.first_in)
         an.seen_waking = bool(si[k.S_SEENWAKING])

@@ -90,6 +90,7 @@ from detectors.sched.engine_layout import (
     F_IDLE,
     F_IRQ,
     F_LAST_TS,
+    F_LOSTBAR,
     F_OFF_TS,
     F_QAREA,
     F_QN,
@@ -173,6 +174,7 @@ from detectors.sched.engine_layout import (
     TF_WAIT_TS,
     X_BARRIER,
     X_FIRSTTS,
+    X_HARD,
     X_HOG,
     X_OFFT,
     X_W0,
@@ -440,12 +442,22 @@ def behind(
 
 
 @njit
+def cpu_barrier(sc: Any, cf: Any, s: int) -> float:
+    """SchedAnalyzer.cpu_barrier of CPU slot ``s``: its losses' barrier, or the clock steps' and holes'."""
+    lost: float = cf[s, F_LOSTBAR]
+    hard: float = sc[X_HARD]
+    return lost if lost > hard else hard
+
+
+@njit
 def step_barrier(sc: Any, si: Any, ci: Any, cf: Any) -> None:
     """SchedAnalyzer._feed at a clock step: nothing starting before the last time seen on any CPU counts."""
     for k in range(si[S_NSEEN]):
         t = cf[ci[k, C_ORDER], F_LAST_TS]
         if t > sc[X_BARRIER]:  # noqa: PLR1730 (max(barrier, t) exactly)
             sc[X_BARRIER] = t
+    if sc[X_BARRIER] > sc[X_HARD]:  # noqa: PLR1730
+        sc[X_HARD] = sc[X_BARRIER]
 
 
 @njit
@@ -462,6 +474,11 @@ def lost(c: int, n: int, sc: Any, si: Any, ci: Any, cf: Any, cpu_map: Any) -> No
     for s in range(si[S_CPUHI]):
         if ci[s, C_QPRES]:
             cf[s, F_QN] = 0.0
+    # SchedAnalyzer._lost's lost_bar: the barrier of the CPUs the marker names (each CPU seen, for none)
+    for k in range(si[S_NSEEN]):
+        s = ci[k, C_ORDER]
+        if c < 0 or ci[s, C_CPU] == c:
+            cf[s, F_LOSTBAR] = b
     si[S_EPOCH] += 1  # wait_cpu.clear()
     if c < 0:
         for s in range(si[S_CPUHI]):
@@ -739,7 +756,7 @@ def run_batch(
         ring_h[r, 0] = h + 1 if h + 1 < RING else 0
         if ring_h[r, 1] < RING:
             ring_h[r, 1] += 1
-        ok, start = clip(since, ts, sc[X_BARRIER], w0)
+        ok, start = clip(since, ts, cpu_barrier(sc, cf, s), w0)
         if not ok:
             return
         if prev == 0:
@@ -936,7 +953,7 @@ def run_batch(
         if d == 0 or stk_i[s, d - 1, 1] != num:
             return
         ci[s, C_DEPTH] = d - 1
-        ok, start = clip(stk_f[s, d - 1], ts, sc[X_BARRIER], w0)
+        ok, start = clip(stk_f[s, d - 1], ts, cpu_barrier(sc, cf, s), w0)
         if not ok:
             return
         r = irq_map[num]
@@ -949,7 +966,7 @@ def run_batch(
 
     def softirq(eid: int, ts: float, c: int, s: int, k: int, vec: int) -> None:
         """SchedAnalyzer._softirq: a raise, an entry (ends the raise-to-entry wait) or an exit (ends a run)."""
-        barrier = sc[X_BARRIER]
+        barrier = cpu_barrier(sc, cf, s)
         v = get(soft_map, vec)
         if v < 0:
             v = si[S_NSOFT]
@@ -1028,7 +1045,7 @@ def run_batch(
         if b_eid < 0:
             return
         ci[s, C_OFF + b] = -1
-        ok, start = clip(cf[s, F_OFF_TS + b], ts, sc[X_BARRIER], w0)
+        ok, start = clip(cf[s, F_OFF_TS + b], ts, cpu_barrier(sc, cf, s), w0)
         if not ok:
             return
         acc_add(oi, of, si[S_OFFACC + b], start, ts, c, b_eid, eid)

@@ -23,8 +23,8 @@ DONE, FINISHED, GROW = 1, 0, 2
                               30, 31, 32)  # fmt: skip
 NSI = 33  # S_WS: 5 counters indexed by kind; S_OFFACC, S_OWN: 2 each (irqs-off, preempt-off)
 # sc: float scalars
-X_BARRIER, X_FIRSTTS, X_W0, X_W1, X_HOG, X_OFFT = 0, 1, 2, 3, 4, 5
-NSC = 6
+X_BARRIER, X_FIRSTTS, X_W0, X_W1, X_HOG, X_OFFT, X_HARD = 0, 1, 2, 3, 4, 5, 6  # X_HARD: SchedAnalyzer.hard
+NSC = 7
 # growth flags (si[S_NEED])
 N_SLOTS, N_OACC, N_IRQ, N_SOFT, N_VIC, N_PB, N_RING, N_TL, N_DG, N_CPU, N_PID, N_DEPTH = (
     1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048
@@ -37,7 +37,9 @@ C_SWITCHED = 16  # 1 once a sched_switch of the CPU was read (before, in or afte
 NCI = 17  # C_OFF: 2 columns; C_ORDER: row k holds the slot of the k-th CPU seen
 CI_DEFAULT = (0, -1, -1, -1, 0, -1, -1, -1, 0, 0, -1, 0, -1, -1, 0, -1, 0)
 (F_SINCE, F_AREA, F_QN, F_QAREA, F_QSINCE, F_LAST_TS, F_BUSY, F_IDLE, F_IRQ, F_SOFT, F_SOFT_TS, F_OFF_TS) = range(12)
-NCF = 14  # F_OFF_TS: 2 columns
+F_LOSTBAR = 14  # SchedAnalyzer.lost_bar: the barrier of the CPU's own intervals from its losses (-inf: none)
+NCF = 15  # F_OFF_TS: 2 columns
+CF_DEFAULT = (0.0,) * F_LOSTBAR + (float("-inf"),)
 
 # per-task ints (ti) and floats (tf); T_ACC/TF_ACC: runs, wakeup, preempt_wait accumulators
 (T_PID, T_PRIO, T_COMM, T_HOG, T_WCPU, T_WEP, T_PEND, T_PRE, T_BLK, T_BLK_CPU, T_BLK_STATE, T_ACC) = range(12)

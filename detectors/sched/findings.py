@@ -715,6 +715,42 @@ def _interval(finding: Finding) -> tuple[float, float, set[int]] | None:
     return (min(times), max(times), cpus) if times and cpus else None
 
 
+#: The findings about an interval that stays on one CPU: a run (from its switch-in to its switch-out there), a
+#: handler, a softirq raised and run there, an irqs-off or preempt-off section.  Only a loss of that CPU's events
+#: makes one unknown; a wait or a sleep (wakeup latency, D state) is a task's time on no CPU the trace shows, and
+#: any CPU's loss makes it unknown (ClockCheck.lost_in).
+_ON_ONE_CPU = frozenset(
+    {
+        FindingKind.SCHED_CPU_HOG,
+        FindingKind.SCHED_RT_HOG,
+        FindingKind.SCHED_LONG_IRQ,
+        FindingKind.SCHED_SOFTIRQ_LONG,
+        FindingKind.SCHED_SOFTIRQ_STARVATION,
+        FindingKind.SCHED_IRQS_OFF,
+        FindingKind.SCHED_PREEMPT_OFF,
+    }
+)
+
+
+def _lost_under(found: Finding, analysis: TraceAnalysis) -> bool:
+    """Whether what ``found`` measured overlaps a loss of events it depends on (see :data:`_ON_ONE_CPU`).
+
+    A hog's evidence holds the waits of the tasks it kept waiting (each judged only when no loss touches it,
+    harm.victim_harm): its own figure is its longest run, on the run's CPU."""
+    clock = analysis.clock
+    if found.kind in (FindingKind.SCHED_CPU_HOG, FindingKind.SCHED_RT_HOG):
+        task = found.subject(SubjectKind.TASK)
+        stats = next((t for t in analysis.tasks if task is not None and t.pid == task.pid), None)
+        run = stats.runs.worst if stats is not None else None
+        if run is not None:
+            return bool(clock.lost_in(run.start, run.start + run.duration, {run.cpu}))
+    span = _interval(found)
+    if span is None:
+        return False
+    start, end, cpus = span
+    return bool(clock.lost_in(start, end, cpus if found.kind in _ON_ONE_CPU else None))
+
+
 def screen(findings: list[Finding], analysis: TraceAnalysis, source: str) -> list[Finding]:
     """Apply the input checks of the analysis to ``findings`` (see :func:`detect`); add the input findings."""
     clock, stopped, started = analysis.clock, analysis.coverage.stopped, analysis.coverage.started
@@ -724,16 +760,17 @@ def screen(findings: list[Finding], analysis: TraceAnalysis, source: str) -> lis
     unseen: list[str] = []
     before: list[str] = []  # begun before a CPU started reporting
     out: list[Finding] = []
+    stepped = clock._replace(losses=())  # the steps and jumps (a loss is judged per CPU above them: _lost_under)
     for found in findings:
         span = _interval(found)
         if span is None:
             out.append(found)
             continue
         start, end, cpus = span
-        if clock.losses and clock.lost_in(start, end):  # unknown, not measured: said in the loss finding
+        if clock.losses and _lost_under(found, analysis):  # unknown, not measured: said in the loss finding
             lost.append(found.title)
             continue
-        if (clock.disputed or clock.jumps) and any(clock.disputes(cpu, start, end) for cpu in cpus):
+        if (clock.disputed or clock.jumps) and any(stepped.disputes(cpu, start, end) for cpu in cpus):
             dropped.append(found.title)
             if any(start < j.after.ts and end > j.before.ts for j in clock.jumps):
                 jumped.append(found.title)
@@ -834,8 +871,10 @@ def _lost_finding(clock: ClockCheck, dropped: list[str], source: str, by_line: b
         summary="unknown: "
         + "; ".join(g.said(by_line) for g in gaps[:3])
         + (" ..." if len(gaps) > 3 else "")
-        + ". What ran there meanwhile is not in the trace, and a task seen elsewhere may have run there (a wakeup "
-        f"targets it, a balancer moves it), so these are not measured: {'; '.join(dropped[:5])}"
+        + ". What ran there meanwhile is not in the trace, and a task that waited or slept then may have run there "
+        "(a wakeup targets it, a balancer moves it: its CPU is not in the trace until it runs), so its waits and "
+        "sleeps over that time are unknown on every CPU, and so are runs, handlers and softirqs of the CPU that "
+        f"lost them (another CPU's, seen whole there, are measured). Not measured: {'; '.join(dropped[:5])}"
         + (" ..." if len(dropped) > 5 else ""),
         evidence=tuple(_ref_evidence(source, r) for g in gaps[:3] for r in (g.before, g.after) if r is not None),
         facts=(Fact("losses", str(len(clock.losses))), Fact("events lost", str(sum(g.events for g in clock.losses)))),

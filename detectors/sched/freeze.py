@@ -535,14 +535,18 @@ def _coverage(
         )
     if an.lost_markers:
         notes.append(
-            f"{an.lost_markers} lost-event markers ({an.lost_events} events lost); "
-            "no interval spanning a loss is counted"
+            f"{an.lost_markers} lost-event markers ({an.lost_events} events lost); a wait or sleep in progress when "
+            "a marker is read, and a run, handler or softirq in progress on the CPU it names, are not counted (the "
+            "totals leave them out), but another wait or sleep that overlaps a loss is (one that began or ended "
+            "while a CPU's events were being lost): a task's wait or sleep then may "
+            "hold time it ran unseen on that CPU, so the wait and sleep totals (wakeup latency, preemption wait, S "
+            "and D time) of the tasks that waited or slept during a loss are not exact"
         )
         by_line = counts.layout != "ctf"
         shown = [g for g in losses if g.before is not None or g.after is not None]
         notes += [
-            f"{g.said(by_line)}: what overlaps that time is unknown (a task may have run there unseen), figures "
-            "across it are not reported"
+            f"{g.said(by_line)}: a run, handler or softirq of CPU{g.cpu}, or a wait or sleep of any task, that "
+            "overlaps that time is unknown (a task may have run there unseen) and not reported as a finding"
             for g in shown[:5]
         ]
         if len(shown) > 5:

@@ -268,9 +268,12 @@ def examined_trace(
         lost = f"{cov.lost_events:,} events" if cov.lost_events else "events"
         share = cov.lost_events / (cov.lost_events + parse.events) if cov.lost_events else 0.0
         of_all = f" ({share:.0%} of what was traced)" if share >= 0.005 else ""
+        # Where each gap is on its CPU (the first few; the trace's table and JSON list them all)
+        shown = [g for g in analysis.clock.losses if g.before is not None or g.after is not None]
+        where = "; ".join(g.said(analysis.by_line) for g in shown[:3]) + (" ..." if len(shown) > 3 else "")
         could_not.append(
             f"anything inside the tracer's {cov.lost_markers:,} gap(s): {lost} lost{of_all} (a full ring buffer, or "
-            "a packet lost on its way to the file); "
+            "a packet lost on its way to the file)" + (f": {where}" if where else "") + "; "
             "record with larger buffers (trace-cmd record -b, lttng enable-channel --subbuf-size) or fewer events"
         )
     kinds_said = f"; event kinds: {', '.join(present) or 'none the analysis uses'}"

@@ -28,9 +28,10 @@ def _table_rows(a: TraceAnalysis, top: int) -> list[tuple[str, list[str], list[l
     """The summary tables (title, header, rows) shared by the text and markdown renderers."""
     from forensics.units import fmt_ms
 
-    def mark(span: Span | None) -> str:
-        """A dagger on figures that span a step where a CPU's clock went back (see the header)."""
-        return CLOCK_MARK if span is not None and a.clock.disputes_span(span) else ""
+    def mark(span: Span | None, on_cpu: bool = False) -> str:
+        """A dagger on figures that span a step where a CPU's clock went back, or a loss of events (see the
+        header): ``on_cpu``, an interval that stays on its CPU (a run, a handler), only a loss of that CPU's."""
+        return CLOCK_MARK if span is not None and a.clock.disputes_span(span, on_cpu) else ""
 
     def blocked(t: object, state: str) -> str:
         for s in getattr(t, "blocked", ()):
@@ -47,9 +48,9 @@ def _table_rows(a: TraceAnalysis, top: int) -> list[tuple[str, list[str], list[l
                 t.comm,
                 str(t.pid),
                 str(t.prio) if prio_known(t.prio) else "unknown",
-                fmt_ms(t.runtime) + mark(run),  # a total that holds a run across a clock step is marked too
+                fmt_ms(t.runtime) + mark(run, True),  # a total that holds a run across a clock step is marked too
                 str(t.runs.n),
-                f"{fmt_ms(run.duration)}{mark(run)} @{run.start:.6f} CPU{run.cpu}" if run else "-",
+                f"{fmt_ms(run.duration)}{mark(run, True)} @{run.start:.6f} CPU{run.cpu}" if run else "-",
                 str(t.hog_runs),
                 (
                     f"{fmt_ms(wake.span.duration)}{mark(wake.span)} behind {wake.behind[0].comm}"
@@ -92,8 +93,8 @@ def _table_rows(a: TraceAnalysis, top: int) -> list[tuple[str, list[str], list[l
             str(i.irq) if i.irq >= 0 else f"vec {-i.irq}",
             i.name,
             str(i.durations.n),
-            fmt_ms(i.durations.mean) + mark(i.durations.worst),
-            fmt_ms(i.durations.worst.duration) + mark(i.durations.worst) if i.durations.worst else "-",
+            fmt_ms(i.durations.mean) + mark(i.durations.worst, True),
+            fmt_ms(i.durations.worst.duration) + mark(i.durations.worst, True) if i.durations.worst else "-",
             f"{i.durations.worst.start:.6f}" if i.durations.worst else "-",
         ]
         for i in a.irqs
@@ -102,9 +103,11 @@ def _table_rows(a: TraceAnalysis, top: int) -> list[tuple[str, list[str], list[l
         [
             s.name,
             str(s.durations.n),
-            fmt_ms(s.durations.worst.duration) + mark(s.durations.worst) if s.durations.worst else "-",
+            fmt_ms(s.durations.worst.duration) + mark(s.durations.worst, True) if s.durations.worst else "-",
             fmt_ms(s.raise_latency.mean),
-            fmt_ms(s.raise_latency.worst.duration) + mark(s.raise_latency.worst) if s.raise_latency.worst else "-",
+            fmt_ms(s.raise_latency.worst.duration) + mark(s.raise_latency.worst, True)
+            if s.raise_latency.worst
+            else "-",
             s.worst_raise_wait.behind[0].comm if s.worst_raise_wait and s.worst_raise_wait.behind else "-",
         ]
         for s in a.softirqs
@@ -160,6 +163,8 @@ def _table_rows(a: TraceAnalysis, top: int) -> list[tuple[str, list[str], list[l
         ("Workqueue functions", ["function", "items", "total", "longest"], works),
         ("IRQs-off / preempt-off", ["what", "source", "intervals", "worst"], offs),
     ]
+    if a.clock.losses:
+        out.append(_loss_rows(a))
     if a.buckets:
         out.append(
             (
@@ -179,6 +184,28 @@ def _table_rows(a: TraceAnalysis, top: int) -> list[tuple[str, list[str], list[l
             )
         )
     return out
+
+
+def _loss_rows(a: TraceAnalysis) -> tuple[str, list[str], list[list[str]]]:
+    """Each loss of events (ClockCheck.losses) as the time it covers on its CPU, between the cited events that
+    bound it: what any task did on that CPU then is unknown (Trace Compass's lost-events markers, as a table)."""
+    from forensics.units import fmt_ms
+
+    rows = [
+        [
+            f"CPU{g.cpu}",
+            f"{g.events:,}" if g.events else "not said",
+            g.before.said(a.by_line) if g.before is not None else "none (no event of the CPU before it)",
+            g.after.said(a.by_line) if g.after is not None else "none (no event of the CPU after it)",
+            fmt_ms(g.end - g.start) if g.before is not None and g.after is not None else "unknown",
+        ]
+        for g in a.clock.losses[:100]
+    ]
+    return (
+        "Lost events (per CPU)",
+        ["cpu", "events lost", "from (its last event before)", "to (its first after)", "for"],
+        rows,
+    )
 
 
 def _syscall_rows(
@@ -290,6 +317,13 @@ def _header_lines(a: TraceAnalysis, parse: ParseSummary, source: str, notes: tup
             f"across a step is left out of the totals, which count {counted * 1e3:.3f} ms of the {spanned * 1e3:.3f} "
             f"ms the CPUs span; figures marked{CLOCK_MARK} span such a step and are not reliable (see the "
             "trace-clock finding)"
+        )
+    # The dagger's meaning when events were lost (said above only for a clock step), for a loss with a time
+    if any(g.before is not None or g.after is not None for g in a.clock.losses):
+        lines.append(
+            f"lost events: figures marked{CLOCK_MARK} overlap a loss (a run, handler or softirq one of its own CPU; "
+            "a wait or sleep one of any CPU, where the task may have run unseen) and are not reliable (see Lost "
+            "events and the trace-coverage finding)"
         )
     for h in a.clock.holes:
         lines.append(

@@ -18,6 +18,7 @@ from forensics.types.sched import (
     Bucket,
     EventRef,
     IntervalStats,
+    LossGap,
     ParseSummary,
     Span,
     TaskStats,
@@ -55,6 +56,13 @@ def _at(ref: EventRef, named: Named, key: str = "line") -> JsonDict:
 
     at = named(ref.line_no) if ref.line_no > 0 else None
     return {key.replace("line", "event"): None if at is None else stream_event_to_dict(at)}
+
+
+def _at_or_none(ref: EventRef | None, named: Named, key: str) -> JsonDict:
+    """:func:`_at`, or its key with null when there is no event."""
+    if ref is not None:
+        return _at(ref, named, key)
+    return {key if named is None else key.replace("line", "event"): None}
 
 
 def _ref(ref: EventRef, named: Named) -> JsonDict:
@@ -175,6 +183,20 @@ def parse_to_dict(p: ParseSummary) -> JsonDict:
     }
 
 
+def loss_to_dict(g: LossGap, named: Named = None) -> JsonDict:
+    """One loss: its CPU, the events the marker says were lost (null: it does not say), the time it covers and
+    the events that bound it (null: the CPU had none before it, or never reported again)."""
+    return {
+        "cpu": g.cpu,
+        "events": g.events or None,
+        "from": g.before.ts if g.before is not None else None,
+        **_at_or_none(g.before, named, "from_line"),
+        "to": g.after.ts if g.after is not None else None,
+        **_at_or_none(g.after, named, "to_line"),
+        "ms": ms(g.end - g.start) if g.before is not None and g.after is not None else None,
+    }
+
+
 def analysis_to_dict(a: TraceAnalysis, top: int | None = None, named: Named = None) -> JsonDict:
     """The analysis as JSON (``top`` limits the task list to the busiest tasks; ``named``: an LTTng session's
     events, cited as its evidence cites them instead of by line)."""
@@ -217,6 +239,9 @@ def analysis_to_dict(a: TraceAnalysis, top: int | None = None, named: Named = No
                     }
                     for j in a.clock.jumps[:100]
                 ],
+                # Each loss (a lost-events marker) as the time it covers on its CPU: from the CPU's last event
+                # before it to its first after (null: none), each cited; figures overlapping one are unknown.
+                "losses": [loss_to_dict(g, named) for g in a.clock.losses[:100]],
             },
         },
         "cpus": [

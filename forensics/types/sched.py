@@ -8,6 +8,7 @@ seconds (floats, the trace's clock); a figure that the trace cannot give is a
 from __future__ import annotations
 
 import math
+from collections.abc import Collection
 from typing import Final, NamedTuple
 
 from forensics.model import NotAvailable
@@ -277,24 +278,32 @@ class ClockCheck(NamedTuple):
         """Most steps go back: the file is in reverse order (``tac``, a sort gone wrong)."""
         return self.back > self.steps // 2 and self.back > 1
 
-    def disputes(self, cpu: int, start: float, end: float) -> bool:
-        """Whether ``[start, end]`` on ``cpu`` overlaps a time its clock passed twice, or spans a jump forward."""
+    def disputes(self, cpu: int, start: float, end: float, on_cpu: bool = False) -> bool:
+        """Whether ``[start, end]`` on ``cpu`` overlaps a time its clock passed twice, spans a jump forward, or
+        overlaps a loss of events: of ``cpu`` when ``on_cpu`` (see :meth:`lost_in`), else of any CPU."""
         return (
             any(c == cpu and start <= hi and end >= lo for c, lo, hi in self.disputed)
             or any(start < j.after.ts and end > j.before.ts for j in self.jumps)
-            or any(self.lost_in(start, end))
+            or any(self.lost_in(start, end, (cpu,) if on_cpu else None))
         )
 
-    def lost_in(self, start: float, end: float) -> list[LossGap]:
-        """The losses that overlap ``[start, end]``, on any CPU: a task seen on one CPU may have run on the one
-        whose events were lost (a wakeup targets it, a balancer moves it), so no figure across one is known."""
-        return [g for g in self.losses if start < g.end and end > g.start]
+    def lost_in(self, start: float, end: float, cpus: Collection[int] | None = None) -> list[LossGap]:
+        """The losses that overlap ``[start, end]``: of the CPUs ``cpus``, or of any CPU (None).
 
-    def disputes_span(self, span: Span) -> bool:
-        """Whether an interval (on its CPU or the CPUs of its two events) overlaps a time passed twice."""
+        Which CPUs a figure depends on is its kind's (Trace Compass marks a loss on its CPU's row only): an
+        interval that stays on one CPU (a run from its switch-in to its switch-out, a handler, a softirq raised
+        and run there) is seen whole when that CPU lost nothing, since a running task leaves its CPU only through
+        a sched_switch there.  A wait or a sleep is a task's time on no CPU the trace shows (a wakeup may target,
+        a balancer move it to, the CPU whose events were lost, and it may have run there unseen): any CPU's loss
+        makes it unknown."""
+        return [g for g in self.losses if start < g.end and end > g.start and (cpus is None or g.cpu in cpus)]
+
+    def disputes_span(self, span: Span, on_cpu: bool = False) -> bool:
+        """Whether an interval (on its CPU or the CPUs of its two events) overlaps a time passed twice, or a loss
+        (``on_cpu``: an interval that stays on its CPU, touched only by a loss of that CPU; see :meth:`lost_in`)."""
         cpus = {span.cpu, span.begin.cpu, span.end.cpu}
         return bool(self.disputed or self.jumps or self.losses) and any(
-            self.disputes(c, span.start, span.start + span.duration) for c in cpus
+            self.disputes(c, span.start, span.start + span.duration, on_cpu) for c in cpus
         )
 
 

@@ -341,10 +341,105 @@ def test_a_wait_across_lost_events_is_unknown_not_measured(
     if where == "start":
         assert unknown and "unknown: CPU1 lost 900 events between line" in unknown[0].summary
         assert "rcu_preempt waited 104.010 ms" in unknown[0].summary  # named as not measured, not a finding
+        # ... yet counted in its task's wakeup total (it began after the marker): the coverage note must not say
+        # that nothing across a loss is counted, and says which totals are not exact
+        rcu = next(t for t in analysis.tasks if t.comm == "rcu_preempt")
+        assert rcu.worst_wakeup is not None and rcu.wakeup.total >= rcu.worst_wakeup.span.duration > 0.1
+        note = analysis.coverage.note
+        assert "no interval spanning a loss is counted" not in note
+        assert "the wait and sleep totals (wakeup latency, preemption wait, S and D time)" in note, note
     assert_evidence_resolves(findings)
     table = kf("trace", path)
     assert table.returncode in (0, 1), table.stderr
     assert "CPU1 lost 900 events between line" in " ".join(table.stdout.split())
+
+
+def _cpu1_lost(
+    tmp: Path, body: list[str], span: tuple[float, float], where: str, events: int, chunk: int
+) -> tuple[TraceAnalysis, list[Finding], Path]:
+    """``body`` with CPU1's events of ``span`` cut and one lost-events marker printed where the loss begins
+    (``where`` "start") or before CPU1's next event, as tracefs and trace-cmd print it; its analysis (the reference
+    and the compiled path at batch size ``chunk`` agree) and findings."""
+    head, _ = _lines(tmp)
+    cut = [i for i, line in enumerate(body) if _cpu(line) == 1 and span[0] <= _ts(line) < span[1]]
+    after = next(i for i in range(cut[-1] + 1, len(body)) if _cpu(body[i]) == 1)
+    kept = [line for i, line in enumerate(body) if i not in set(cut)]
+    marker = kept.index(body[cut[0] - 1]) + 1 if where == "start" else kept.index(body[after])
+    kept.insert(marker, f"CPU:1 [LOST {events} EVENTS]")
+    path = _write(tmp, f"lost-{span[0]}-{where}.txt", head, kept)
+    fast, _counts = analyse_path(path, chunk=chunk)
+    assert fast.clock == _reference(path).clock
+    analysis, findings = _both(path)
+    return analysis, findings, path
+
+
+@pytest.mark.parametrize("chunk", [1 << 8, 1 << 16])
+@pytest.mark.parametrize("where", ["start", "end"])
+def test_a_loss_makes_unknown_only_what_depended_on_its_cpu(tmp_path: Path, where: str, chunk: int) -> None:
+    """CPU1's events cut for 30 ms while kf_hog ran 12.035 ms on CPU0 (a run seen whole there: a running task
+    leaves its CPU only through a sched_switch of that CPU, and CPU0 lost nothing): the run is measured and its
+    finding kept.  A wait over that time (qemu-system-x86 woken while kf_hog ran) stays unknown on every CPU: a
+    waiting task may have been moved to CPU1 and run there unseen.  Before, a loss of any CPU dropped both."""
+    _head, body = _lines(tmp_path)
+    analysis, findings, path = _cpu1_lost(tmp_path, body, (797.715, 797.745), where, 300, chunk)
+    (loss,) = analysis.clock.losses
+    hog = next(t for t in analysis.tasks if t.comm == "kf_hog")
+    longest = hog.runs.worst
+    assert longest is not None and longest.cpu == 0 and round(longest.duration * 1e3, 3) == 12.035
+    assert (
+        loss.cpu == 1 and loss.start < longest.start < longest.start + longest.duration < loss.end
+    )  # inside CPU1's loss
+    assert analysis.clock.lost_in(longest.start, longest.start + longest.duration)  # of any CPU: the rule before
+    titles = [f.title for f in findings]
+    assert "Long run: kf_hog ran 12.035 ms on CPU0; others waited within their fair share" in titles, titles
+    assert not analysis.clock.lost_in(longest.start, longest.start + longest.duration, {0})
+    (unknown,) = [f for f in findings if f.kind == "trace-coverage" and "unknown" in f.title]
+    dropped = unknown.summary.split("Not measured: ")[1]
+    assert "kf_hog ran" not in dropped and re.search(r"Wakeup latency: \S+ waited [\d.]+ ms to run", dropped)
+    if where == "end":  # (where the marker stands moves the barrier, so which waits are counted at all)
+        assert "Wakeup latency: qemu-system-x86 waited 26.767 ms to run, behind kf_hog" in dropped
+    for f in findings:  # a kept wait or sleep overlaps no loss; a kept run, handler or softirq none of its CPU
+        times = [e.timestamp.seconds for e in f.evidence if e.timestamp is not None]
+        if f.kind in ("sched-wakeup-latency", "sched-dstate"):
+            assert not analysis.clock.lost_in(min(times), max(times)), f.title
+    assert_evidence_resolves(findings)
+    table = run("trace", path, "--format", "md")
+    assert table.returncode in (0, 1), table.stderr
+    row = next(line for line in table.stdout.splitlines() if line.startswith("| kf_hog |"))
+    assert "12.035 ms @797.720130 CPU0" in row and "†" not in row.split("|")[6], row  # its run: not marked
+    if where == "end":
+        qemu = next(line for line in table.stdout.splitlines() if "26.767 ms" in line)
+        assert "26.767 ms †" in qemu  # the wait across the loss is
+    assert "lost events: figures marked † overlap a loss" in table.stdout
+
+
+@pytest.mark.parametrize("chunk", [1 << 8, 1 << 16])
+@pytest.mark.parametrize("where", ["start", "end"])
+def test_a_cpu_that_lost_nothing_keeps_its_totals_across_another_cpus_loss(
+    tmp_path: Path, where: str, chunk: int
+) -> None:
+    """CPU1's events of 797.700-797.725 cut, its marker read while kf_hog runs 12.035 ms on CPU0 (797.720130 to
+    797.732165): a run open on CPU0 at CPU1's marker is seen whole there and counted, so CPU0's busy, idle, IRQ and
+    softirq time are those of the intact trace.  Before, every CPU's open run was dropped at any CPU's marker:
+    CPU0 busy 218.694 ms of the intact 230.729, and kf_hog's longest run a 9.544 ms one."""
+    head, body = _lines(tmp_path)
+    intact, _ = _both(_write(tmp_path, "intact.txt", head, body))
+    analysis, findings, _path = _cpu1_lost(tmp_path, body, (797.700, 797.725), where, 200, chunk)
+    (loss,) = analysis.clock.losses
+    hog = next(t for t in analysis.tasks if t.comm == "kf_hog")
+    longest = hog.runs.worst
+    assert longest is not None and (longest.cpu, f"{longest.start:.6f}") == (0, "797.720130")
+    assert round(longest.duration * 1e3, 3) == 12.035 and longest.start < loss.end < longest.start + longest.duration
+    whole = {c.cpu: c for c in intact.cpus}
+    for c in analysis.cpus:
+        figures = (c.busy, c.idle, c.irq_time, c.softirq_time)
+        if c.cpu == loss.cpu:
+            assert figures != (whole[c.cpu].busy, whole[c.cpu].idle, whole[c.cpu].irq_time, whole[c.cpu].softirq_time)
+        else:
+            assert figures == (whole[c.cpu].busy, whole[c.cpu].idle, whole[c.cpu].irq_time, whole[c.cpu].softirq_time)
+    assert "Long run: kf_hog ran 12.035 ms on CPU0; others waited within their fair share" in [
+        f.title for f in findings
+    ]
 
 
 @pytest.mark.parametrize("gap", ["lost", "hole"])

@@ -472,6 +472,27 @@ def test_the_tracers_gaps_are_said_among_what_could_not_be_judged(tmp_path: Path
     assert gaps.startswith("anything inside the tracer's 2 gap(s): 2,000 events lost (")
     assert "of what was traced) (a full ring buffer, or a packet lost on its way to the file)" in gaps
 
+    # Each loss as the time it covers on its CPU: from the CPU's last event before the marker to its first after,
+    # both cited by line (the JSON, the examined line, and the markdown/HTML table where the coverage is shown).
+    def bound(cpu: int, rows: range) -> int:
+        return next(i + 1 for i in rows if f"[{cpu:03d}]" in lines[i])
+
+    want = {
+        (cpu, n): (bound(cpu, range(middle - 1, 0, -1)), bound(cpu, range(middle + 2, len(lines))))
+        for cpu, n in ((1, 1500), (0, 500))
+    }
+    losses = doc["coverage"]["clock"]["losses"]
+    assert {(g["cpu"], g["events"]): (g["from_line"], g["to_line"]) for g in losses} == want
+    for g in losses:
+        before, after = (lines[g[k] - 1] for k in ("from_line", "to_line"))
+        assert f"{g['from']:.6f}:" in before and f"{g['to']:.6f}:" in after
+        assert g["ms"] == pytest.approx((g["to"] - g["from"]) * 1e3, abs=1e-3)
+        assert f"CPU{g['cpu']} lost {g['events']} events between line {g['from_line']} at" in gaps
+    md = kf(str(path), "-f", "md").stdout
+    table = md.split("## Lost events (per CPU)", 1)[1]
+    for (cpu, n), (lo, hi) in want.items():
+        assert re.search(rf"\| CPU{cpu} \| {n:,} \| line {lo} at [\d.]+ \| line {hi} at [\d.]+ \| [\d.]+ ms \|", table)
+
 
 def test_an_overwritten_buffer_is_said_among_what_could_not_be_judged(ftrace: Path, tmp_path: Path, kf: Run) -> None:
     # A tracefs buffer read after it wrapped keeps a CPU's latest events only: "no problem found" must not claim
