@@ -58,9 +58,45 @@ def analyse(
         out_notes.append("no kernel events: slow spans are listed without a breakdown")
         slow_b: tuple[Breakdown, ...] = tuple(Breakdown(s, (), (), 0, (), "no kernel trace") for s in picked)
     else:
-        slow_b = tuple(breakdown(table, s) for s in picked)
+        extent = _kernel_extent(table)
+        outside = _outside(table, extent, spans, out_notes)
+        slow_b = tuple(
+            Breakdown(s, (), (), 0, (), outside) if outside and _beyond(extent, s) else breakdown(table, s)
+            for s in picked
+        )
     slow_b = tuple(_with_losses(b) for b in slow_b)
     return SpanReport(tuple(stats), tuple(spans), slow_b, tuple(sources), tuple(out_notes))
+
+
+def _kernel_extent(table: KernelTable) -> tuple[float, float]:
+    """The times of the kernel table's first and last events (lost-event markers are none)."""
+    ts = table.ts[table.kind != LOST]
+    return float(ts.min()), float(ts.max())
+
+
+def _beyond(extent: tuple[float, float], s: Span) -> bool:
+    """Whether span ``s`` lies wholly before the kernel trace's first event or after its last (``extent``)."""
+    return s.end < extent[0] or s.start > extent[1]
+
+
+def _outside(table: KernelTable, extent: tuple[float, float], spans: Sequence[Span], notes: list[str]) -> str:
+    """The note of a slow span that lies wholly outside the kernel trace, and one note in ``notes`` saying how many
+    do ("" when none does, or the table holds only the slow spans' windows: collectors/span_windows.py).  Spans
+    110 s before an ftrace recording each got "unknown 40.198 ms: the kernel trace does not say (no event of the
+    thread before)", with nothing saying the two recordings do not overlap (review 11, 12f)."""
+    if table.open_irqs is not None:
+        return ""
+    k0, k1 = extent
+    out = [s for s in spans if _beyond(extent, s)]
+    if not out:
+        return ""
+    first, last = min(s.start for s in out), max(s.end for s in out)
+    notes.append(
+        f"{len(out)} of the {len(spans)} span(s) lie outside the kernel trace (its events {k0:.6f} .. {k1:.6f}; those"
+        f" spans {first:.6f} .. {last:.6f}): the recordings do not overlap there. Check that they were made together"
+        " and that --kernel-clock names the trace's clock (mono for spans on CLOCK_MONOTONIC)"
+    )
+    return f"outside the kernel trace (its events {k0:.6f} .. {k1:.6f}): no breakdown"
 
 
 def _with_losses(b: Breakdown) -> Breakdown:
