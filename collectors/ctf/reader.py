@@ -1065,6 +1065,14 @@ class Session:
             label = self.stream_label(i)
             if s.problem:
                 out.append(s.problem)
+            if not len(s.buf) and s.path.is_file():
+                # LTTng writes a packet to every stream it keeps, one with no event at the least (a stop flushes
+                # it): a stream file of 0 bytes lost everything (a copy cut short), its CPU's events too, which
+                # the CPUs counted did not say (review 11, 12c).
+                out.append(
+                    f"{label}: an empty stream file (0 bytes, not even the packet LTTng writes at a stop): its events "
+                    "are missing (a copy cut short?) and its CPU is not among those counted"
+                )
             if s.discarded:
                 out.append(
                     f"{label}: the tracer discarded {s.discarded} events (ring buffer full); "
