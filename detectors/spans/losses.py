@@ -12,13 +12,34 @@ from __future__ import annotations
 
 import bisect
 import dataclasses
+import itertools
 from collections.abc import Sequence
 
 from forensics.types.spans import Loss, Mark, Span
 
 
-def _on(losses: Sequence[Loss], streams: set[tuple[str, str]], start: float, end: float) -> tuple[Loss, ...]:
-    return tuple(x for x in losses if (x.source, x.stream) in streams and x.overlaps(start, end))
+class _Index:
+    """The losses of each stream, in time order: those overlapping a time found by bisection (a stream's windows
+    follow one another), not by a scan of every loss for every span (a session of 100 000 spans and 10 000 gaps)."""
+
+    def __init__(self, losses: Sequence[Loss]) -> None:
+        self.of: dict[tuple[str, str], tuple[list[float], list[float], list[Loss]]] = {}
+        by: dict[tuple[str, str], list[Loss]] = {}
+        for x in losses:
+            by.setdefault((x.source, x.stream), []).append(x)
+        for key, xs in by.items():
+            xs.sort(key=lambda x: (x.start, x.end))
+            ends = list(itertools.accumulate((x.end for x in xs), max))  # (nondecreasing, for bisection)
+            self.of[key] = ([x.start for x in xs], ends, xs)
+
+    def on(self, stream: tuple[str, str], start: float, end: float) -> list[Loss]:
+        """The losses of ``stream`` that overlap ``start`` .. ``end`` (Loss.overlaps)."""
+        got = self.of.get(stream)
+        if got is None:
+            return []
+        starts, ends, xs = got
+        lo, hi = bisect.bisect_right(ends, start), bisect.bisect_left(starts, end)
+        return [x for x in xs[lo:hi] if x.overlaps(start, end)]
 
 
 def flag_incomplete(spans: Sequence[Span], marks: Sequence[Mark], losses: Sequence[Loss]) -> list[Span]:
@@ -26,19 +47,20 @@ def flag_incomplete(spans: Sequence[Span], marks: Sequence[Mark], losses: Sequen
     and its other events') that overlap it.  ``marks``: every mark in time order."""
     if not losses:
         return list(spans)
-    of: dict[int, list[Mark]] = {}
+    index = _Index(losses)
+    # Per thread and stream, the times of its marks there: whether it wrote to a stream while a span ran.
+    times: dict[int, dict[tuple[str, str], list[float]]] = {}
     for m in marks:
-        of.setdefault(m.tid, []).append(m)
-    times = {tid: [m.ts for m in ms] for tid, ms in of.items()}
+        if m.ref.stream:
+            times.setdefault(m.tid, {}).setdefault((m.ref.source, m.ref.stream), []).append(m.ts)
     out = []
     for s in spans:
         streams = {(r.source, r.stream) for r in (s.begin_ref, s.end_ref) if r.stream}
-        ms, ts = of.get(s.tid, []), times.get(s.tid, [])
-        for m in ms[bisect.bisect_left(ts, s.start) : bisect.bisect_right(ts, s.end)]:
-            if m.ref.stream:
-                streams.add((m.ref.source, m.ref.stream))
-        lost = _on(losses, streams, s.start, s.end) if streams else ()
-        out.append(dataclasses.replace(s, lost=lost) if lost else s)
+        for key, ts in times.get(s.tid, {}).items():
+            if key not in streams and bisect.bisect_right(ts, s.end) > bisect.bisect_left(ts, s.start):
+                streams.add(key)
+        lost = tuple(x for key in sorted(streams) for x in index.on(key, s.start, s.end))
+        out.append(dataclasses.replace(s, lost=tuple(sorted(lost, key=lambda x: x.start))) if lost else s)
     return out
 
 
@@ -54,12 +76,13 @@ def ends_possibly_lost(left_open: Sequence[Mark], spans: Sequence[Span], losses:
         starts.setdefault(m.tid, []).append(m.ts)
     for v in starts.values():
         v.sort()
+    index = _Index(losses)
     n = 0
     for m in left_open:
         later = starts[m.tid]
         k = bisect.bisect_right(later, m.ts)
         until = later[k] if k < len(later) else float("inf")
-        if m.ref.stream and _on(losses, {(m.ref.source, m.ref.stream)}, m.ts, until):
+        if m.ref.stream and index.on((m.ref.source, m.ref.stream), m.ts, until):
             n += 1
     return n
 
