@@ -2434,6 +2434,7 @@ def read_profile(
     """
     from collectors.inputs import open_input
 
+    _refuse_trace_directory(name)
     with open_input(name, hashed=hashed) as tracked, _collector_paused():
         # A large file is read by the numpy path from its first byte (the switch at NUMPY_FROM would
         # parse its first distinct texts twice: the two paths key samples differently).
@@ -2525,7 +2526,29 @@ def read_profile(
             _take_header(profile, header_system(head))
         profile.record = tracked.record()
         profile.notes.extend(tracked.notes)  # a compressed stream cut short: read up to the cut, and said
-    return _checked(profile, window, not_text(first))
+    return _checked(profile, window, not_text(first), name)
+
+
+def _refuse_trace_directory(name: str) -> None:
+    """An LTTng (CTF) trace directory is a trace, not a profile: exit 3 naming the command that reads it (it was
+    "cannot read DIR: it is a directory / hint: give a file inside it", and no file inside is a profile)."""
+    path = Path(name)
+    if name == "-" or not path.is_dir():
+        return
+    try:
+        ctf = (path / "metadata").is_file() or next(path.rglob("metadata"), None) is not None
+    except OSError:  # (unreadable below: open_input says what it can)
+        return
+    if ctf:
+        raise InputError(
+            f"{name}: an LTTng (CTF) trace directory, not a profile",
+            hint=f"read it with `kforensic trace {name}`; kforensic profile reads perf.data, perf script text or "
+            "folded stacks",
+        )
+
+
+#: A line of ftrace's text output (``comm-pid [cpu] flags ts: event:``): a trace, not a profile (_checked's hint).
+_FTRACE_LINE = re.compile(r"^\s*\S.*-\d+\s+(?:\(\s*\S+\)\s+)?\[\d+\]\s+(?:\S{4,5}\s+)?\d+\.\d+: \w")
 
 
 #: A profile, as a refusal of another command's file names it (collectors/binary_formats.py).
@@ -2573,8 +2596,11 @@ def _stored_size(stream: Any) -> int:
     return st.st_size if stat.S_ISREG(st.st_mode) else 0
 
 
-def _checked(profile: Profile, window: tuple[float, float] | None, binary: str | None = None) -> Profile:
-    """The profile, or a one-line error when it holds no sample; ``binary``: why the input's start is no text."""
+def _checked(
+    profile: Profile, window: tuple[float, float] | None, binary: str | None = None, name: str = ""
+) -> Profile:
+    """The profile, or a one-line error when it holds no sample; ``binary``: why the input's start is no text;
+    ``name``: the input as given (the command its hint names)."""
     if profile.stacks:
         return profile
     if window is not None and any("--window" in n for n in profile.notes):
@@ -2596,7 +2622,20 @@ def _checked(profile: Profile, window: tuple[float, float] | None, binary: str |
             f"{profile.source}: not a profile: binary, not text ({binary}), and not a perf.data (no PERFILE2 magic)",
             hint="give `perf script` output, folded stacks (a;b;c 42) or a perf.data file",
         )
+    if profile.kind == "perf.data":  # it is one (its magic said so): perf recorded no sample (perf report: "has no
+        # samples!"); it was "no samples: not perf script text, folded stacks or perf.data" (review 11, 12a)
+        raise InputError(
+            f"{profile.source}: a perf.data with no samples (perf script prints none)",
+            hint="record a longer run or more often (perf record -F 999 -g -- COMMAND); "
+            f"`perf report --header-only -i {profile.source}` shows what was recorded",
+        )
     where = f" (line {profile.first_skipped[0]}: {profile.first_skipped[1][:60]!r})" if profile.first_skipped else ""
+    if profile.first_skipped and _FTRACE_LINE.match(profile.first_skipped[1]):
+        raise InputError(
+            f"{profile.source}: no samples: an ftrace text trace, not a profile{where}",
+            hint=f"read it with `kforensic trace {name or profile.source}`; kforensic profile reads perf.data, "
+            "perf script text or folded stacks",
+        )
     raise InputError(
         f"{profile.source}: no samples: not perf script text, folded stacks or perf.data{where}",
         hint="give `perf script` output, folded stacks (a;b;c 42) or a perf.data file",

@@ -25,13 +25,13 @@ import numpy.typing as npt
 from collectors.ctf import layouts as ly
 from collectors.ctf.feed import CtfRead, OpenSyscalls, give_back_freed_memory
 from collectors.ctf.payload import PayloadReader, render
-from collectors.ctf.reader import K_USER, Session, syscall_name
+from collectors.ctf.reader import K_USER, LOST_DISCARDED, LOST_PACKETS, Session, syscall_name
 from collectors.trace_input import open_trace
 from collectors.ust_symbols import BIN_EVENTS, Binary, Resolver
 from forensics.errors import InputError
 from forensics.model import NotAvailable
-from forensics.types.spans import KernelTable, Mark, Ref, Span, SyscallTable
-from forensics.types.trace import TraceEvent
+from forensics.types.spans import KernelTable, Loss, Mark, Ref, Span, SyscallTable
+from forensics.types.trace import Kind, TraceEvent
 from forensics.types.trace_batch import EventBatch
 
 _MARKER = re.compile(
@@ -280,7 +280,9 @@ def _ctf_ref(
     pos = session.position(stream, off)
     where = session.where(pos) if named else f"{session.stream_label(stream)} byte {off}"
     name = session.event_name(stream, eid)
-    return Ref(ts_ns / 1e9, cpu, where, name if excerpt is None else excerpt, pos, session.source, name, tid)
+    label = session.stream_label(stream)
+    text = name if excerpt is None else excerpt
+    return Ref(ts_ns / 1e9, cpu, where, text, pos, session.source, name, tid, label)
 
 
 def ust_marks(
@@ -349,6 +351,22 @@ def ust_marks(
             "record with `lttng add-context -u -t vtid` to pair per thread"
         )
     return marks, notes
+
+
+def ust_losses(session: Session, rows: npt.NDArray[np.int64], owner: npt.NDArray[np.int64]) -> list[Loss]:
+    """The events the user-space streams of a session lost, from its lost-event marker rows (discarded events and
+    lost packets; a clock that went back loses none)."""
+    out = []
+    for r in np.flatnonzero(rows[:, ly.R_KIND] == Kind.LOST).tolist():
+        stream = int(owner[r])
+        v = rows[r, ly.R_V0 : ly.R_V0 + 5].tolist()
+        if session.traces[session.streams[stream].trace].meta.domain != "ust" or v[1] not in (
+            LOST_DISCARDED,
+            LOST_PACKETS,
+        ):
+            continue
+        out.append(Loss(v[2] / 1e9, v[3] / 1e9, v[0], session.source, session.stream_label(stream), v[4]))
+    return out
 
 
 def marker_marks(path: str) -> list[Mark]:

@@ -164,7 +164,8 @@ class CtfRead:
     syscall_pairs: SyscallPairing | None = None
 
     def rows(self) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
-        """The kept user-space rows (time order) and the stream index of each (joined once, then kept joined)."""
+        """The kept user-space rows and lost-event markers (time order) and the stream index of each (joined once, then
+        kept joined)."""
         if not self.kept:
             return np.zeros((0, ly.N_ROWCOLS), dtype=np.int64), np.zeros(0, dtype=np.int64)
         if len(self.kept) > 1:
@@ -213,8 +214,8 @@ def feed_session(session: Session, sink: BatchSink, keep: bool = False, user: bo
     for chunk in chunks:
         rows, owner = chunk.head, chunk.owner  # (syscall rows narrowed: the tracker reads no more columns)
         kinds = np.ascontiguousarray(rows[:, ly.R_KIND])  # read once, masked six times
-        if keep:  # the span breakdown's rows: user-space marks whole
-            marks = np.flatnonzero((kinds == K_USER) & user)
+        if keep:  # the span breakdown's rows: user-space marks whole, and the lost-event markers (a span across one)
+            marks = np.flatnonzero(((kinds == K_USER) | (kinds == Kind.LOST)) & user)
             if len(marks):
                 read.kept.append((chunk.full(marks), owner[marks]))
             dump = np.flatnonzero(kinds == K_STATEDUMP)

@@ -122,6 +122,9 @@ PENDING_ROWS = 1  # decode a stream's next packets when fewer rows than this are
 # A packet that begins this long after its stream's previous packet ended follows a lost packet (ns).  The packets
 # of the LTTng traces at hand meet within 1.5 us (scp_src), most exactly (bug446190), or overlap (synctraces).
 PACKET_GAP_NS = 1_000_000
+# A lost-event marker row's values after its count (R_V0): why (one of LOST_*), the time the events were lost in
+# (from, to: ns) and the packet that tells it (collectors.spans.ust_losses reads them).
+LOST_DISCARDED, LOST_PACKETS, LOST_CLOCK_BACK = 1, 2, 3
 # prev_state bits to the kernel's letters (4.14's TASK_REPORT order; 0 is running; an older kernel's raw p->state
 # is translated first: collectors/ctf/task_state.py).
 _STATE_LETTERS = b"SDTtXZPI"
@@ -182,7 +185,10 @@ class StreamFile:
     last_clock: int = 0  # the last event's time (clock cycles)
     first_ts: int = -1
     last_ts: int = -1
-    lost_marks: list[tuple[int, int, int]] = field(default_factory=list)  # (ts ns, cpu, count) to insert
+    # (ts ns, cpu, count, why, from ns, to ns, packet) to insert: ``why`` a LOST_* code; from..to the time the events
+    # were lost in (as babeltrace2 dates a discard: the previous packet's end to the end of the packet that counts
+    # it); the packet that tells it (its index in the stream, as a cited event's "packet N").
+    lost_marks: list[tuple[int, int, int, int, int, int, int]] = field(default_factory=list)
     # The lost-event marker rows not merged yet, in time order: merged as a part of their own, just before the
     # stream's pending rows (so a marker precedes the rows of its time), never written among those (_note_marks).
     marks: npt.NDArray[np.int64] = field(default_factory=lambda: np.zeros((0, ly.N_ROWCOLS), dtype=np.int64))
@@ -364,9 +370,10 @@ def _note_marks(s: StreamFile) -> None:
     benchmark session, whose 129 packet gaps each made one, in the reader thread's heap: its reading alone
     peaked at 59.7 MB, 56.6 MB so; sorting them in was about 0.3 s of the run's CPU)."""
     marks = np.zeros((len(s.lost_marks), ly.N_ROWCOLS), dtype=np.int64)
-    for k, (ts, cpu, n) in enumerate(s.lost_marks):
+    for k, (ts, cpu, n, why, since, until, number) in enumerate(s.lost_marks):
         marks[k, ly.R_KIND], marks[k, ly.R_TS], marks[k, ly.R_CPU], marks[k, ly.R_V0] = (Kind.LOST, ts, cpu, n)
         marks[k, ly.R_OFF] = -1
+        marks[k, ly.R_V0 + 1 : ly.R_V0 + 5] = (why, since, until, number)  # (LOST_V: what the span analysis reads)
     s.lost_marks.clear()
     both = np.concatenate([marks, s.marks])
     s.marks = both[np.argsort(both[:, ly.R_TS], kind="stable")]
@@ -627,14 +634,17 @@ class Session:
             s.packet_before.append(before)
             before += pk[ly.P_EVENTS]
             disc, seq = pk[ly.P_DISC], pk[ly.P_SEQ]
+            at, cpu, number = self._ns(t, pk[ly.P_TSB]), pk[ly.P_CPU], len(s.packet_offs) - 1
+            since = self._ns(t, s.packet_end) if s.packet_end >= 0 else at  # the end of the packet before
             if pk[ly.P_BACK]:  # the clock went back between packets: nothing spans the jump
-                s.lost_marks.append((self._ns(t, pk[ly.P_TSB]), pk[ly.P_CPU], 0))
+                s.lost_marks.append((at, cpu, 0, LOST_CLOCK_BACK, since, at, number))
             if disc > s.last_discarded:  # events_discarded is cumulative per stream
-                s.lost_marks.append((self._ns(t, pk[ly.P_TSB]), pk[ly.P_CPU], disc - s.last_discarded))
+                until = max(self._ns(t, pk[ly.P_TSE]), at)
+                s.lost_marks.append((at, cpu, disc - s.last_discarded, LOST_DISCARDED, since, until, number))
                 s.discarded += disc - s.last_discarded
                 s.last_discarded = disc
             if self._lost_before(t, s, pk, seq):
-                s.lost_marks.append((self._ns(t, pk[ly.P_TSB]), pk[ly.P_CPU], 0))
+                s.lost_marks.append((at, cpu, 0, LOST_PACKETS, since, at, number))
         if code not in (ly.ST_END, ly.ST_ROWS_FULL):
             what = ly.STOP_TEXT.get(code, f"stop code {code}")
             name = lay.names.get((bad_sid, bad_eid))
@@ -1055,6 +1065,14 @@ class Session:
             label = self.stream_label(i)
             if s.problem:
                 out.append(s.problem)
+            if not len(s.buf) and s.path.is_file():
+                # LTTng writes a packet to every stream it keeps, one with no event at the least (a stop flushes
+                # it): a stream file of 0 bytes lost everything (a copy cut short), its CPU's events too, which
+                # the CPUs counted did not say (review 11, 12c).
+                out.append(
+                    f"{label}: an empty stream file (0 bytes, not even the packet LTTng writes at a stop): its events "
+                    "are missing (a copy cut short?) and its CPU is not among those counted"
+                )
             if s.discarded:
                 out.append(
                     f"{label}: the tracer discarded {s.discarded} events (ring buffer full); "

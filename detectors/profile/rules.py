@@ -136,6 +136,38 @@ RULES: tuple[HotspotRule, ...] = (
         ("contend", "__lll_lock_wake", "entry_SYSCALL_64", "do_syscall_64", "__x64_sys_futex", "do_futex", "wake_up_q"),
         Severity.MEDIUM,
     ),
+    # Before the classes of what the work was: an interrupt's work (another device's I/O completion, a NIC's
+    # packets, a timer) is charged to whatever task it interrupted; under a program doing no I/O, blk_done_softirq
+    # below common_interrupt was "filesystem and journal ... fsync less often" (review 11, 12b).
+    HotspotRule(
+        "interrupt",
+        "interrupt handling (charged to the interrupted task)",
+        "stack",
+        _p(
+            r"^asm_common_interrupt$",
+            r"^common_interrupt$",
+            r"^asm_sysvec_",
+            r"^sysvec_",
+            r"^do_IRQ$",
+            r"^el[01]_interrupt$",
+            r"^el1h_64_irq",
+            r"^el0t_64_irq",
+        ),
+        "hardware interrupts and the softirq work run as they exit (block I/O completions, network receive, "
+        "timers) land on whatever task was running: this is not the sampled program's own work",
+        "see which: /proc/interrupts and /proc/softirqs per CPU (`watch -d`), `perf top -e irq:irq_handler_entry`; "
+        "steer them elsewhere with IRQ affinity (/proc/irq/N/smp_affinity) or isolcpus for a latency-critical task",
+        (
+            "hot",
+            "warm_parse",
+            "asm_common_interrupt",
+            "common_interrupt",
+            "irq_exit_rcu",
+            "handle_softirqs",
+            "blk_done_softirq",
+        ),
+        Severity.INFO,
+    ),
     HotspotRule(
         "page-fault",
         "page faults",

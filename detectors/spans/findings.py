@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Sequence
 
 from detectors.spans.breakdown import breakdown
 from detectors.spans.inside import inside
+from detectors.spans.losses import loss_text
 from detectors.spans.pairing import nearest_rank, slow_spans, statistics
 from forensics.model import (
     Baseline,
@@ -23,7 +25,7 @@ from forensics.model import (
     Timestamp,
     finding_id,
 )
-from forensics.types.spans import Breakdown, KernelTable, Mark, Part, Ref, Span, SpanReport, explain
+from forensics.types.spans import LOST, Breakdown, KernelTable, Mark, Part, Ref, Span, SpanReport, explain
 from forensics.units import fmt_ms
 
 
@@ -49,12 +51,60 @@ def analyse(
     stats = statistics(spans, unmatched)
     picked = slow_spans(spans, slow, slowest)
     out_notes = list(notes)
-    if table is None or not len(table.ts):
+    # A user-space session alone feeds its streams' lost-event markers to the kernel table: markers are no kernel
+    # events (its spans were "unknown: the kernel trace does not say (no event of the thread before)" once its ring
+    # buffer discarded events, "(no kernel trace)" when it did not).
+    if table is None or not bool((table.kind != LOST).any()):
         out_notes.append("no kernel events: slow spans are listed without a breakdown")
         slow_b: tuple[Breakdown, ...] = tuple(Breakdown(s, (), (), 0, (), "no kernel trace") for s in picked)
     else:
-        slow_b = tuple(breakdown(table, s) for s in picked)
+        extent = _kernel_extent(table)
+        outside = _outside(table, extent, spans, out_notes)
+        slow_b = tuple(
+            Breakdown(s, (), (), 0, (), outside) if outside and _beyond(extent, s) else breakdown(table, s)
+            for s in picked
+        )
+    slow_b = tuple(_with_losses(b) for b in slow_b)
     return SpanReport(tuple(stats), tuple(spans), slow_b, tuple(sources), tuple(out_notes))
+
+
+def _kernel_extent(table: KernelTable) -> tuple[float, float]:
+    """The times of the kernel table's first and last events (lost-event markers are none)."""
+    ts = table.ts[table.kind != LOST]
+    return float(ts.min()), float(ts.max())
+
+
+def _beyond(extent: tuple[float, float], s: Span) -> bool:
+    """Whether span ``s`` lies wholly before the kernel trace's first event or after its last (``extent``)."""
+    return s.end < extent[0] or s.start > extent[1]
+
+
+def _outside(table: KernelTable, extent: tuple[float, float], spans: Sequence[Span], notes: list[str]) -> str:
+    """The note of a slow span that lies wholly outside the kernel trace, and one note in ``notes`` saying how many
+    do ("" when none does, or the table holds only the slow spans' windows: collectors/span_windows.py).  Spans
+    110 s before an ftrace recording each got "unknown 40.198 ms: the kernel trace does not say (no event of the
+    thread before)", with nothing saying the two recordings do not overlap (review 11, 12f)."""
+    if table.open_irqs is not None:
+        return ""
+    k0, k1 = extent
+    out = [s for s in spans if _beyond(extent, s)]
+    if not out:
+        return ""
+    first, last = min(s.start for s in out), max(s.end for s in out)
+    notes.append(
+        f"{len(out)} of the {len(spans)} span(s) lie outside the kernel trace (its events {k0:.6f} .. {k1:.6f}; those"
+        f" spans {first:.6f} .. {last:.6f}): the recordings do not overlap there. Check that they were made together"
+        " and that --kernel-clock names the trace's clock (mono for spans on CLOCK_MONOTONIC)"
+    )
+    return f"outside the kernel trace (its events {k0:.6f} .. {k1:.6f}): no breakdown"
+
+
+def _with_losses(b: Breakdown) -> Breakdown:
+    """``b`` with its note saying first what its thread's streams lost while it ran (Span.lost)."""
+    if not b.span.lost:
+        return b
+    said = f"incomplete ({loss_text(b.span.lost)})"
+    return dataclasses.replace(b, note=f"{said}; {b.note}" if b.note else said)
 
 
 def _evidence(ref: Ref) -> Evidence:
@@ -107,6 +157,7 @@ def span_findings(
                 seen.add(key)
                 evidence.append(_evidence(r))
         facts = [Fact("span", name), Fact("tid", str(s.tid)), Fact("duration", fmt_ms(s.duration))]
+        facts += [Fact("incomplete", loss_text(s.lost))] if s.lost else []
         facts += [Fact("started by", begin.text), Fact("ended by", end.text)]
         if (site := caller(s.begin_ref)) is not None:  # the excerpt keeps the payload as recorded (hex)
             facts.append(Fact("called from", site))
@@ -119,7 +170,8 @@ def span_findings(
         # "P50"/"P99" were the whole name's while the baseline was its population's median).
         same = _population_durations(s, report.spans)
         facts.append(Fact("population", _population_text(s, report.spans, len(same))))
-        facts += [Fact(f"population P{p}", fmt_ms(nearest_rank(same, p))) for p in (50, 90, 99)]
+        if same:
+            facts += [Fact(f"population P{p}", fmt_ms(nearest_rank(same, p))) for p in (50, 90, 99)]
         if st is not None and st.count and st.count != len(same):
             facts.append(
                 Fact(
@@ -155,25 +207,10 @@ def span_findings(
             severity = Severity.MEDIUM if over else Severity.LOW
             baseline = Baseline("the span's latency objective (--slow-ms)", fmt_ms(slow), "given on the command line")
         else:
-            alone = len(same) < 2
-            median = nearest_rank(same, 50) if not alone else 0.0
-            # A median of 0 (instant spans, or shorter than the clock's resolution: a fast path's enter/exit marks)
-            # is no reason to compare nothing: a span that took time is over it by any factor (review 8, 12).
-            ratio = s.duration / median if median > 0 else None
-            outlier = not alone and s.duration > 0 and (ratio is None or ratio >= OUTLIER_FACTOR)
-            severity = Severity.LOW if outlier else Severity.INFO
-            title = f"{'slow' if outlier else 'slowest'} {name} span: {fmt_ms(s.duration)}"
-            if alone:
-                title += " (the only one of its kind: nothing to compare)"
-            elif ratio is None:
-                title += ", its population's median is 0 ms" if s.duration > 0 else ", as every one of its kind"
-                facts.append(
-                    Fact("against its median", f"its population's median is 0 ms (an outlier from {OUTLIER_FACTOR:g}x)")
-                )
-            else:
-                title += f", {ratio:.1f}x its median"
-                facts.append(Fact("against its median", f"{ratio:.1f}x (an outlier from {OUTLIER_FACTOR:g}x)"))
-            baseline = _population_baseline(s, report.spans) if st is not None and st.count else None
+            title, severity, baseline = _against_population(
+                s, same, report.spans, bool(st is not None and st.count), facts
+            )
+        title += _incomplete(s, slow is None and not same)
         out.append(
             Finding(
                 id=finding_id(FindingKind.SPAN_SLOW, name),
@@ -192,6 +229,44 @@ def span_findings(
             )
         )
     return out
+
+
+def _against_population(
+    s: Span, same: list[float], spans: Sequence[Span], counted: bool, facts: list[Fact]
+) -> tuple[str, Severity, Baseline | None]:
+    """Without an objective: the title, severity and baseline of span ``s`` against the complete spans of its
+    population (``same``, their sorted durations); the facts of the comparison are added to ``facts``."""
+    # (``same`` holds the complete spans of its population: it is not among them when incomplete)
+    alone = len(same) < 2 - bool(s.lost)
+    median = nearest_rank(same, 50) if not alone else 0.0
+    # A median of 0 (instant spans, or shorter than the clock's resolution: a fast path's enter/exit marks)
+    # is no reason to compare nothing: a span that took time is over it by any factor (review 8, 12).
+    ratio = s.duration / median if median > 0 else None
+    outlier = not alone and s.duration > 0 and (ratio is None or ratio >= OUTLIER_FACTOR)
+    severity = Severity.LOW if outlier else Severity.INFO
+    title = f"{'slow' if outlier else 'slowest'} {s.name} span: {fmt_ms(s.duration)}"
+    if alone:
+        if same or not s.lost:  # (incomplete, with no complete one to compare: the title says so, with why)
+            title += " (the only one of its kind: nothing to compare)"
+    elif ratio is None:
+        title += ", its population's median is 0 ms" if s.duration > 0 else ", as every one of its kind"
+        facts.append(
+            Fact("against its median", f"its population's median is 0 ms (an outlier from {OUTLIER_FACTOR:g}x)")
+        )
+    else:
+        title += f", {ratio:.1f}x its median"
+        facts.append(Fact("against its median", f"{ratio:.1f}x (an outlier from {OUTLIER_FACTOR:g}x)"))
+    baseline = _population_baseline(s, spans) if counted and same else None
+    return title, severity, baseline
+
+
+def _incomplete(s: Span, nothing_to_compare: bool) -> str:
+    """What a span's title adds when events were lost while it ran (Span.lost): "" when none were."""
+    if not s.lost:
+        return ""
+    return " (incomplete: events lost while it ran" + (
+        "; no complete span of its kind to compare with)" if nothing_to_compare else ")"
+    )
 
 
 #: How many times its population's median a span takes to stand out without an objective (--slow-ms): a tail a user
@@ -227,14 +302,16 @@ def _population_medians(spans: Sequence[Span]) -> dict[tuple[str, str, int], flo
     """The median duration of each population of at least two spans (one span alone has nothing to be over)."""
     of: dict[tuple[str, str, int], list[float]] = {}
     for s in spans:
-        of.setdefault(_population(s), []).append(s.duration)
+        if not s.lost:
+            of.setdefault(_population(s), []).append(s.duration)
     return {k: nearest_rank(sorted(v), 50) for k, v in of.items() if len(v) > 1}
 
 
 def _population_durations(span: Span, spans: Sequence[Span]) -> list[float]:
-    """The sorted durations of the spans of ``span``'s name and kind at its nesting depth (``span`` among them)."""
+    """The sorted durations of the complete spans of ``span``'s name and kind at its nesting depth (``span`` among
+    them unless events were lost while it ran: an incomplete span is measured, not a baseline)."""
     key = _population(span)
-    return sorted(s.duration for s in spans if _population(s) == key)
+    return sorted(s.duration for s in spans if _population(s) == key and not s.lost)
 
 
 def _population_text(span: Span, spans: Sequence[Span], count: int) -> str:
@@ -242,10 +319,19 @@ def _population_text(span: Span, spans: Sequence[Span], count: int) -> str:
     of_name = [s for s in spans if s.name == span.name]
     nested = any(s.depth for s in of_name)
     kinds = len({s.kind for s in of_name}) > 1
-    what = f"the {count} '{span.name}' span(s)" + (f" of {span.kind}" if kinds else "")
+    left = sum(1 for s in of_name if s.lost and _population(s) == _population(span))
+    what = (
+        f"the {count} {'complete ' if left else ''}'{span.name}' span(s)"
+        if count
+        else f"no complete '{span.name}' span"
+    )
+    what += f" of {span.kind}" if kinds else ""
     if nested:
         what += " outermost (nesting depth 0)" if span.depth == 0 else f" at nesting depth {span.depth}"
-    return what + " in this trace"
+    what += " in this trace"
+    if left:
+        what += f" ({left} left out: events lost while they ran)"
+    return what
 
 
 def _population_baseline(span: Span, spans: Sequence[Span]) -> Baseline:

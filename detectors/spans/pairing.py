@@ -109,11 +109,22 @@ def _classify(mark: Mark, patterns: Sequence[SpanPattern]) -> tuple[str, bool, s
     return None
 
 
-def pair(marks: Iterable[Mark], patterns: Sequence[SpanPattern] = ()) -> tuple[list[Span], dict[str, tuple[int, int]]]:
-    """Spans from time-ordered marks, and per name the (unmatched starts, unmatched ends)."""
-    open_: dict[tuple[int, str], list[tuple[str, Mark, int]]] = {}
-    spans: list[Span] = []
+def pair(
+    marks: Iterable[Mark], patterns: Sequence[SpanPattern] = (), left_open: list[Mark] | None = None
+) -> tuple[list[Span], dict[str, tuple[int, int]]]:
+    """Spans from time-ordered marks, and per name the (unmatched starts, unmatched ends); ``left_open`` receives the
+    start marks no end closed.
+
+    A span's depth counts the spans of its name open on its thread when it began that an end closed later: a start
+    whose end the trace does not hold (discarded by a full ring buffer, or after the recording stopped) makes no
+    later span "nested" (one request id whose end was lost had every later request of its thread "inside 1 other
+    span", and their baseline split on that depth).
+    """
+    open_: dict[tuple[int, str], list[tuple[str, Mark, int, tuple[int, ...]]]] = {}
+    closed: set[int] = set()  # the starts (their numbers) an end closed
+    found: list[tuple[str, int, str, Mark, Mark, tuple[int, ...]]] = []
     unmatched: dict[str, list[int]] = {}
+    number = 0
     for mark in marks:
         c = _classify(mark, patterns)
         if c is None:
@@ -121,18 +132,26 @@ def pair(marks: Iterable[Mark], patterns: Sequence[SpanPattern] = ()) -> tuple[l
         name, is_start, key = c
         stack = open_.setdefault((mark.tid, name), [])
         if is_start:
-            stack.append((key, mark, len(stack)))  # its depth: the spans of its name open on the thread
+            number += 1
+            stack.append((key, mark, number, tuple(n for _k, _m, n, _b in stack)))  # with the starts open under it
             continue
         for i in range(len(stack) - 1, -1, -1):
             if stack[i][0] == key or not key or not stack[i][0]:
-                k, begin, depth = stack.pop(i)
-                spans.append(Span(name, mark.tid, k or key, begin.ts, mark.ts, begin.ref, mark.ref, depth, begin.kind))
+                k, begin, n, under = stack.pop(i)
+                closed.add(n)
+                found.append((name, mark.tid, k or key, begin, mark, under))
                 break
         else:
             unmatched.setdefault(name, [0, 0])[1] += 1
     for (_tid, name), stack in open_.items():
         if stack:
             unmatched.setdefault(name, [0, 0])[0] += len(stack)
+            if left_open is not None:
+                left_open += [m for _k, m, _n, _u in stack]
+    spans = [
+        Span(name, tid, key, b.ts, e.ts, b.ref, e.ref, sum(1 for n in under if n in closed), b.kind)
+        for name, tid, key, b, e, under in found
+    ]
     spans.sort(key=lambda s: (s.start, s.tid))
     return spans, {k: (v[0], v[1]) for k, v in unmatched.items()}
 

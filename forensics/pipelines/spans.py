@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from detectors.spans.pairing import SpanPattern
     from forensics.model import Finding
     from forensics.types.figures import Figure
-    from forensics.types.spans import KernelTable, Mark, Span, SpanReport
+    from forensics.types.spans import KernelTable, Loss, Mark, Span, SpanReport
 
 KERNEL_CLOCKS = ("local", "global", "counter", "uptime", "perf", "mono", "mono_raw", "boot", "tai", "x86-tsc")
 
@@ -44,9 +44,9 @@ class SpanOptions:
         return bool(self.patterns or self.sources or self.hist_png or self.gantt_png or self.slow_ms is not None)
 
 
-def _ust_session_marks(path: str, payloads: UstPayloads) -> tuple[list[Mark], list[str], object]:
+def _ust_session_marks(path: str, payloads: UstPayloads) -> tuple[list[Mark], list[str], object, list[Loss]]:
     from collectors.ctf.reader import Session, decoder_kernels, session_bytes
-    from collectors.spans import ust_marks
+    from collectors.spans import ust_losses, ust_marks
     from forensics.jit import compiled_pays
 
     session = Session(path, compiled_pays(session_bytes(path), decoder_kernels))
@@ -59,7 +59,7 @@ def _ust_session_marks(path: str, payloads: UstPayloads) -> tuple[list[Mark], li
     owner = np.concatenate([o for _r, o in parts]) if parts else np.zeros(0, dtype=np.int64)
     payloads.add(session)
     marks, notes = ust_marks(session, rows, owner, payloads)
-    return marks, notes + session.notes(), session
+    return marks, notes + session.notes(), session, ust_losses(session, rows, owner)
 
 
 def span_windows(marks: list[Mark], opts: SpanOptions) -> list[tuple[float, float, int]] | None:
@@ -76,11 +76,13 @@ def span_windows(marks: list[Mark], opts: SpanOptions) -> list[tuple[float, floa
     return [(s.start, s.end, s.tid) for s in slow_spans(spans, slow, opts.slowest)]
 
 
-def _paired(marks: list[Mark], opts: SpanOptions) -> tuple[list[Span], dict[str, tuple[int, int]]]:
-    """Spans of time-ordered ``marks`` by the --span patterns, and the unmatched ends per name."""
+def _paired(
+    marks: list[Mark], opts: SpanOptions, left_open: list[Mark] | None = None
+) -> tuple[list[Span], dict[str, tuple[int, int]]]:
+    """Spans of time-ordered ``marks`` by the --span patterns, and the unmatched ends per name (pairing.pair)."""
     from detectors.spans.pairing import pair, parse_span_option
 
-    return pair(marks, [parse_span_option(p) for p in opts.patterns])
+    return pair(marks, [parse_span_option(p) for p in opts.patterns], left_open)
 
 
 def _unmatched_options(
@@ -114,8 +116,9 @@ def run_spans(
 
     ``ust_again``: an LTTng session's user-space rows are read again (Session.ust_rows), not kept by its read.
     """
-    from collectors.spans import UstPayloads, marker_marks, table_spans, ust_marks
+    from collectors.spans import UstPayloads, marker_marks, table_spans, ust_losses, ust_marks
     from detectors.spans.findings import analyse, span_findings
+    from detectors.spans.losses import ends_possibly_lost, flag_incomplete
     from detectors.spans.pairing import pair, parse_span_option
 
     patterns = [parse_span_option(p) for p in opts.patterns]
@@ -125,9 +128,12 @@ def run_spans(
     sources = [trace_file]
     kernel_clock = None
     payloads = UstPayloads()
+    losses: list[Loss] = []  # what the user-space streams lost (detectors/spans/losses.py)
     if ctf is not None:
         payloads.add(ctf.session)
-        got, n = ust_marks(ctf.session, *(ctf.session.ust_rows() if ust_again else ctf.rows()), payloads)
+        rows, owner = ctf.session.ust_rows() if ust_again else ctf.rows()
+        got, n = ust_marks(ctf.session, rows, owner, payloads)
+        losses += ust_losses(ctf.session, rows, owner)
         marks += got
         notes += n
         kernel_clock = (ctf.session.traces[0].clock.name, ctf.session.traces[0].clock.uuid)
@@ -137,7 +143,8 @@ def run_spans(
         p = Path(src)
         monotonic_needed = True
         if p.is_dir() or p.name == "metadata":
-            got, n, session = _ust_session_marks(src, payloads)
+            got, n, session, lost = _ust_session_marks(src, payloads)
+            losses += lost
             clock = session.traces[0].clock  # type: ignore[attr-defined]
             if kernel_clock is not None:
                 monotonic_needed = False
@@ -163,7 +170,15 @@ def run_spans(
                 hint="record ftrace with `echo mono > trace_clock` and pass --kernel-clock mono",
             )
     marks.sort(key=lambda m: m.ts)
-    spans, unmatched = _paired(marks, opts)
+    left_open: list[Mark] = []
+    spans, unmatched = _paired(marks, opts, left_open)
+    if losses:
+        spans = flag_incomplete(spans, marks, losses)
+        if n_open := ends_possibly_lost(left_open, spans, losses):
+            notes.append(
+                f"{n_open} of the {len(left_open)} span start(s) without an end had events discarded on their stream"
+                " after them: their end possibly lost (left unmatched, not open around later spans)"
+            )
     if markers:  # paired on their own: the same request may be marked in UST and trace_marker both
         got_spans, got_unmatched = pair(markers, patterns)
         suffix = " (trace_marker)" if marks or direct else ""

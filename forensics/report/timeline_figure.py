@@ -51,6 +51,12 @@ def axis_range(evs: list[TimelineEvent]) -> tuple[TimelineEvent, float, float]:
     return first, span, span * 0.04 or 0.5
 
 
+def axis_label(lane: Lane, first: TimelineEvent, span: float) -> str:
+    """A lane's x axis label: ``seconds after ORIGIN``, or ``at ORIGIN`` for a lane of one moment (its axis has no
+    ticks: one instant finding was drawn on "-0.4 .. 0.4 seconds after" its time; review 11, 12i)."""
+    return f"seconds after {_origin_text(lane, first)}" if span else f"at {_origin_text(lane, first)} (one moment)"
+
+
 def lane_rows(events: tuple[TimelineEvent, ...], lane: Lane) -> tuple[list[TimelineEvent], int]:
     """A lane's rows to draw and how many of its findings are left out (:data:`_MAX_ROWS` a lane).
 
@@ -101,7 +107,9 @@ def timeline_png(events: tuple[TimelineEvent, ...], lanes: tuple[Lane, ...]) -> 
                                 for e in evs], fontsize=8)  # fmt: skip
             ax.invert_yaxis()
             ax.set_xlim(-pad, span + pad)
-            ax.set_xlabel(f"seconds after {_origin_text(lane, first)}", fontsize=8)
+            if not span:
+                ax.set_xticks([])
+            ax.set_xlabel(axis_label(lane, first, span), fontsize=8)
             ax.grid(True, axis="x", alpha=0.3)
             title = lane.title
             if omitted:

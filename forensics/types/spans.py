@@ -29,6 +29,31 @@ class Ref:
     # none): what its excerpt with the payload it carried is rendered from (collectors.spans.UstPayloads.cite).
     event: str = ""
     tid: int | None = None
+    stream: str = ""  # a CTF event's stream file (Session.stream_label): where the tracer may have lost its thread's
+
+
+@dataclass(frozen=True, slots=True)
+class Loss:
+    """Events a user-space stream lost: the ring buffer was full (``events_discarded`` grew), or packets are missing.
+
+    What the thread did then is not in the trace: a span across it is incomplete (detectors/spans/losses.py)."""
+
+    start: float  # the time the events were lost in (trace seconds): from the end of the packet before
+    end: float  # to the end of the packet that counts them (a lost packet: to the start of the next one)
+    count: int  # events discarded; 0: packets lost, how many events unknown
+    source: str  # the session (Ref.source)
+    stream: str  # its stream file (Ref.stream)
+    packet: int  # the packet that tells it (its index in the stream, as a cited event's "packet N")
+
+    def text(self) -> str:
+        """``ust/uid/0/64-bit/ch_0 packet 189: 5918 events discarded between 10.191392 and 10.211441``."""
+        what = f"{self.count} events discarded" if self.count else "a packet lost"
+        return f"{self.stream} packet {self.packet}: {what} between {self.start:.6f} and {self.end:.6f}"
+
+    def overlaps(self, start: float, end: float) -> bool:
+        """Whether events may have been lost between ``start`` and ``end``: the events that bound the window were
+        recorded (the one at its end made the tracer switch packets), so only its inside counts."""
+        return self.start < end and start < self.end
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,6 +84,9 @@ class Span:
     # population: its baseline is the spans of its name at its depth (detectors.spans.findings).
     depth: int = 0
     kind: str = ""  # its start mark's kind (Mark.kind): the function of a lttng_ust_cyg_profile call
+    # Events its thread's streams lost while it ran (detectors/spans/losses.py): its edges were recorded, what
+    # happened between them is not all in the trace; it is left out of the baseline of the others.
+    lost: tuple[Loss, ...] = ()
 
     @property
     def duration(self) -> float:

@@ -277,3 +277,18 @@ def test_a_mark_is_cited_by_its_message_or_by_its_name_once(session: Path) -> No
     said = [t for t in texts if t.startswith("lttng_ust_tracef:event '")]
     assert named and said
     assert all(t.count("infer:request_begin") == 1 and " id=" in t and " vtid=" in t for t in named), named[:3]
+
+
+def test_an_empty_stream_file_is_a_warning(session: Path) -> None:
+    """LTTng writes a packet to every stream (the project's recording's idle CPU1 stream holds one, with no event):
+    a stream file of 0 bytes lost its events, and a CPU with them, which nothing said (review 11, 12c)."""
+    assert not [n for n in Session(str(session)).notes() if "empty stream file" in n]
+    streams = sorted((session / TRACE).glob("channel*"))
+    small = min(streams, key=lambda p: p.stat().st_size)
+    small.write_bytes(b"")
+    result = analyse_trace_file(str(session))
+    label = str(small.relative_to(session))
+    assert (
+        f"{label}: an empty stream file (0 bytes, not even the packet LTTng writes at a stop): its events are missing"
+        " (a copy cut short?) and its CPU is not among those counted"
+    ) in result.notes

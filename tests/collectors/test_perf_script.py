@@ -846,3 +846,44 @@ def test_the_header_and_event_rules_match_as_the_scripts_rules(seed: int) -> Non
             assert (got is None) == (want is None), line
             if got is not None and want is not None:
                 assert (got.span(), got.groups()) == (want.span(), want.groups()), line
+
+
+def test_a_perf_data_without_samples_is_said_to_be_one(tmp_path: Path) -> None:
+    """A real perf.data in which perf recorded no sample (a 1 s period over `true`) is named as one, not "not perf
+    script text, folded stacks or perf.data" (review 11, 12a)."""
+    if PERF is None:
+        pytest.skip("perf is not installed")
+    out = tmp_path / "zero.data"
+    proc = subprocess.run(
+        [PERF, "record", "-q", "-e", "cpu-clock", "-c", "1000000000", "-o", str(out), "--", "true"],
+        capture_output=True,
+        timeout=120,
+        check=False,
+    )
+    if proc.returncode != 0 or not out.exists():
+        pytest.skip(f"perf record is not allowed here: {proc.stderr.decode(errors='replace')[:200]}")
+    with pytest.raises(InputError) as got:
+        read_profile(str(out))
+    assert str(got.value) == f"{out}: a perf.data with no samples (perf script prints none)"
+    assert got.value.hint is not None and f"perf report --header-only -i {out}" in got.value.hint
+
+
+def test_a_trace_given_to_profile_points_to_kforensic_trace(tmp_path: Path) -> None:
+    """The project's LTTng UST session (a directory) and its ftrace text are traces: each is named as one with the
+    command that reads it (were "cannot read DIR: it is a directory / give a file inside it" and "not perf script
+    text, folded stacks or perf.data"; review 11, 12h)."""
+    import tarfile
+
+    lttng = Path(__file__).resolve().parents[1] / "data" / "lttng"
+    with tarfile.open(lttng / "ust.tar.gz") as tar:
+        tar.extractall(tmp_path, filter="data")
+    session = tmp_path / "ust"
+    with pytest.raises(InputError) as got:
+        read_profile(str(session))
+    assert str(got.value) == f"{session}: an LTTng (CTF) trace directory, not a profile"
+    assert got.value.hint is not None and got.value.hint.startswith(f"read it with `kforensic trace {session}`")
+    kernel = str(lttng / "kernel.ftrace.txt.gz")
+    with pytest.raises(InputError) as got:
+        read_profile(kernel)
+    assert str(got.value).startswith(f"{kernel} (gunzipped): no samples: an ftrace text trace, not a profile (line ")
+    assert got.value.hint is not None and got.value.hint.startswith(f"read it with `kforensic trace {kernel}`")

@@ -201,3 +201,13 @@ def test_where_the_cpu_went_is_info_and_only_waste_is_a_problem() -> None:
     found = [f for f in profile_findings(profile, stacks, compute_hotspots(profile, stacks)) if f.fact("class")]
     assert [(f.title, f.severity) for f in found] == [("12.3% of CPU in interpreter loop", Severity.INFO)]
     assert found[0].baseline is not None and "not harm by itself" in found[0].baseline.name
+
+
+def test_interrupt_work_is_not_charged_as_the_interrupted_programs_own() -> None:
+    """The contend workload (four threads on one mutex, no I/O) was interrupted by other processes' block I/O
+    completions (blk_done_softirq under common_interrupt): they were its "filesystem and journal" class, with advice
+    to fsync less often (review 11, 12b); they are interrupt handling."""
+    classes = _classes("contend")
+    assert "filesystem" not in classes, classes
+    assert classes.get("interrupt", 0.0) > 0.0, classes
+    assert classes.get("lock", 0.0) >= 8.0  # (its own class, as before)

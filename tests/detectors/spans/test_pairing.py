@@ -55,3 +55,22 @@ def test_nearest_rank_percentiles_are_real_values() -> None:
     )
     (st,) = statistics(sorted(spans, key=lambda s: s.start), unmatched)
     assert (st.count, st.p50, st.max) == (3, 1.5, 2.5)
+
+
+def test_a_start_never_closed_makes_no_later_span_nested() -> None:
+    """A request whose end the trace lacks (discarded by a full ring buffer) is unmatched, not open around the
+    requests after it: until 2026-12-07 each later one had depth 1, "inside 1 other span"."""
+    left: list[Mark] = []
+    marks = [
+        mark(1.0, 10, "infer:request_begin", 1),  # its end was lost
+        mark(2.0, 10, "infer:request_begin", 2),
+        mark(3.0, 10, "infer:request_end", 2),
+        mark(4.0, 10, "infer:request_begin", 3),
+        mark(5.0, 10, "infer:request_begin", 4),  # truly nested in 3
+        mark(6.0, 10, "infer:request_end", 4),
+        mark(7.0, 10, "infer:request_end", 3),
+    ]
+    spans, unmatched = pair(marks, left_open=left)
+    assert [(s.key, s.depth) for s in spans] == [("2", 0), ("3", 0), ("4", 1)]
+    assert unmatched == {"infer:request": (1, 0)}
+    assert left == [marks[0]]

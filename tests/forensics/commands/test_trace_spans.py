@@ -256,3 +256,32 @@ def test_a_span_option_that_matched_nothing_is_named(recording: Path, kf: Callab
         kf("trace", str(recording / "kernel.ftrace.txt"), "--span", "x=nope..never", "--format", "json").stdout
     )
     assert "no spans: 120 marks were read, none opened and closed a span (see --span)" in alone["spans"]["notes"]
+
+
+def test_spans_outside_the_kernel_trace_are_said_so(recording: Path, tmp_path: Path, kf: Callable[..., Ran]) -> None:
+    """Spans of another recording (100 s before this one's first event) get no breakdown made of the absence of events
+    (each was "unknown: the kernel trace does not say (no event of the thread before)") and a note says the two do
+    not overlap (review 11, 12f)."""
+    kernel = recording / "kernel.ftrace.txt"
+    times = [float(m[1]) for m in re.finditer(r"\] \S+\s+(\d+\.\d+):", kernel.read_text())]
+    first, last = min(times), max(times)
+    start = int((first - 100) * 1e9)
+    csv = tmp_path / "spans.csv"
+    csv.write_text(
+        "tid,name,start_ns,end_ns\n"
+        + "".join(f"7,req,{start + k * 10**8},{start + k * 10**8 + (k + 1) * 10**6}\n" for k in range(4))
+    )
+    res = kf("trace", str(kernel), "--kernel-clock", "mono", "--spans", str(csv), "--format", "json")
+    assert res.returncode in (0, 1), res.stderr
+    doc = json.loads(res.stdout)
+    said = f"outside the kernel trace (its events {first:.6f} .. {last:.6f}): no breakdown"
+    # (the trace's own trace_marker requests lie inside it: explained as before)
+    assert {s["name"]: s["note"] for s in doc["spans"]["slow"] if s["note"] != said} == {"infer (trace_marker)": None}
+    assert [s["name"] for s in doc["spans"]["slow"] if s["note"] == said] == ["req"] * 3
+    total = sum(s["count"] for s in doc["spans"]["stats"])
+    assert (
+        f"4 of the {total} span(s) lie outside the kernel trace (its events {first:.6f} .. {last:.6f}; those spans "
+        f"{start / 1e9:.6f} .. {(start + 3 * 10**8 + 4 * 10**6) / 1e9:.6f}): the recordings do not overlap there."
+    ) in " ".join(doc["spans"]["notes"])
+    (finding,) = [f for f in doc["incident"]["findings"] if f["kind"] == "span-slow" and " req span" in f["title"]]
+    assert (finding["confidence"], finding["confidence_reason"]) == (0.75, said)

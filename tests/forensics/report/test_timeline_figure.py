@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from forensics.model import Clock, Severity, Timestamp
-from forensics.report.timeline_figure import axis_range, lane_rows, left_out, timeline_png
+from forensics.report.timeline_figure import axis_label, axis_range, lane_rows, left_out, timeline_png
 from forensics.types.incident import BOOT_LANE, Lane, LaneKey, TimelineEvent
 
 #: The wall times a dump, its log and two contradictions placed the 10-use-after-free crash at (user-eye round 5,
@@ -52,3 +52,14 @@ def test_a_crowded_lane_draws_its_most_severe_findings_and_says_how_many_it_left
     assert left_out(tuple(evs), (lane,)) == 3
     assert lane_rows(tuple(evs[:14]), lane) == (evs[:14], 0)
     assert timeline_png(tuple(evs), (lane,)).startswith(b"\x89PNG")
+
+
+def test_a_lane_of_one_moment_is_labelled_at_it_not_seconds_after_it() -> None:
+    """One instant finding was drawn on an axis of -0.4 .. 0.4 "seconds after" its own time (review 11, 12i)."""
+    lane = Lane(LaneKey(BOOT_LANE), "Boot (wall clock)", "wall clock", True)
+    evs = [_event(w, f"finding {n}") for n, w in enumerate(CRASH_WALLS)]
+    first, span, _pad = axis_range(evs)
+    assert axis_label(lane, first, span) == "at 2026-12-03T15:15:22+00:00 UTC (one moment)"
+    interval = [_event(110.0, "later", 150.0), _event(100.0, "earlier")]
+    first, span, _pad = axis_range(interval)
+    assert axis_label(lane, first, span).startswith("seconds after ")
