@@ -35,6 +35,7 @@ from collectors.ctf import layouts as ly
 from collectors.ctf import parsed
 from collectors.ctf.general import DecodeError, GeneralDecoder
 from collectors.ctf.metadata import Clock, Metadata
+from collectors.ctf.packet_check import FIRST_PACKET_BYTES, foreign_packet
 from collectors.ctf.task_state import state_table
 from collectors.mapping import map_file
 from forensics.errors import InputError
@@ -463,6 +464,12 @@ class Session:
             self.traces.append(self._prepare(tdir, meta, layouts))
             for f in _stream_files(tdir):
                 self.streams.append(_map(len(self.traces) - 1, f))
+                foreign = foreign_packet(meta, self.streams[-1].buf[:FIRST_PACKET_BYTES].tobytes())
+                if foreign is not None:  # another trace's stream, or another trace's metadata: garbage if decoded
+                    raise InputError(
+                        f"{f}: {foreign}: a stream of another trace than {tdir / 'metadata'}",
+                        hint="give the trace directory as recorded (its metadata and stream files together)",
+                    )
         clocks = {(t.clock.name, t.clock.uuid) for t in self.traces}
         if len(clocks) > 1:
             names = ", ".join(
