@@ -13,6 +13,7 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from collectors.ctf.feed import CtfRead
+    from collectors.ctf.reader import Session
     from collectors.spans import UstPayloads
     from detectors.spans.pairing import SpanPattern
     from forensics.model import Finding
@@ -44,7 +45,7 @@ class SpanOptions:
         return bool(self.patterns or self.sources or self.hist_png or self.gantt_png or self.slow_ms is not None)
 
 
-def _ust_session_marks(path: str, payloads: UstPayloads) -> tuple[list[Mark], list[str], object]:
+def _ust_session_marks(path: str, payloads: UstPayloads) -> tuple[list[Mark], list[str], Session]:
     from collectors.ctf.reader import Session, decoder_kernels, session_bytes
     from collectors.spans import ust_marks
     from forensics.jit import compiled_pays
@@ -125,6 +126,7 @@ def run_spans(
     sources = [trace_file]
     kernel_clock = None
     payloads = UstPayloads()
+    sessions: list[Session] = []  # the LTTng sessions of opts.sources: their events cited as babeltrace2 finds them
     if ctf is not None:
         payloads.add(ctf.session)
         got, n = ust_marks(ctf.session, *(ctf.session.ust_rows() if ust_again else ctf.rows()), payloads)
@@ -138,7 +140,8 @@ def run_spans(
         monotonic_needed = True
         if p.is_dir() or p.name == "metadata":
             got, n, session = _ust_session_marks(src, payloads)
-            clock = session.traces[0].clock  # type: ignore[attr-defined]
+            sessions.append(session)
+            clock = session.traces[0].clock
             if kernel_clock is not None:
                 monotonic_needed = False
                 if (clock.name, clock.uuid) != kernel_clock and (
@@ -183,6 +186,10 @@ def run_spans(
     findings = span_findings(
         report, slow, sorted(marks + markers, key=lambda m: m.ts), payloads.cite, payloads.called_from
     )
+    # A user-space event of a session joined with a text kernel trace is cited by its stream file, number, packet
+    # and byte, as alone (review 11 #10: "session line 5867", a byte offset called a line of a directory).
+    for session in sessions:
+        findings = session.cite(findings)
     # A cited call's call site may lie where no function address did (main's caller in libc): its cause, once.
     if late := payloads.notes():
         report = dataclasses.replace(report, notes=report.notes + tuple(late))

@@ -256,3 +256,26 @@ def test_a_span_option_that_matched_nothing_is_named(recording: Path, kf: Callab
         kf("trace", str(recording / "kernel.ftrace.txt"), "--span", "x=nope..never", "--format", "json").stdout
     )
     assert "no spans: 120 marks were read, none opened and closed a span (see --span)" in alone["spans"]["notes"]
+
+
+def test_ust_events_joined_with_an_ftrace_trace_are_cited_by_stream_event_packet_and_byte(
+    doc: dict[str, object], recording: Path
+) -> None:
+    """Review 11 #10: joined with a text kernel trace, a UST event was cited "session line 5867", the byte offset
+    called a line of the session directory; alone it is "ust/uid/0/64-bit/ch_0 event 166 (packet 0, byte 5867)".
+    The event is checked here in its stream file: the packet header at its packet's offset, its byte inside it."""
+    incident = doc["incident"]
+    assert isinstance(incident, dict)
+    ust = [
+        ev
+        for f in incident["findings"]
+        for ev in f["evidence"]
+        if Path(ev["source"]) == recording / "ust" and ev["locator"]["kind"] == "event"
+    ]
+    assert ust
+    for ev in ust:
+        loc = ev["locator"]
+        event = loc["event"]
+        assert event is not None and loc["name"] == event["stream"] and loc["start"] == event["number"] >= 1
+        data = (recording / "ust" / event["stream"]).read_bytes()
+        assert event["byte_offset"] < len(data) and data[:4] == (0xC1FC1FC1).to_bytes(4, "little")
