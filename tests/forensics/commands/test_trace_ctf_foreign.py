@@ -83,3 +83,24 @@ def test_an_undeclared_stream_class_or_impossible_sizes_are_refused(
     small = _rewritten(session, tmp_path / "b", content_at + 8, 64, "<Q")  # packet_size 64 bits < content_size
     ran = _trace(monkeypatch, capsys, small)
     assert ran.returncode == 3 and "its first packet's sizes are impossible" in ran.stderr, ran.stderr
+
+
+def test_files_beside_the_ctf_trace_are_named_as_not_read_with_their_command(
+    session: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Review 11 #7: an ftrace text and a perf.data dropped beside an LTTng trace were left out without a word, and
+    the verdict said the trace had no scheduling events."""
+    mixed = tmp_path / "mixed"
+    shutil.copytree(session / "kernel", mixed / "kernel")
+    (mixed / "hog.txt").write_text("# tracer: nop\n")
+    (mixed / "hot.data").write_bytes(b"PERFILE2" + bytes(256))
+    ran = cli_run(monkeypatch, capsys, "trace", str(mixed), "-f", "md")  # (markdown: lines as they are, unwrapped)
+    assert ran.returncode in (0, 1), ran.stderr
+    (said,) = [line for line in ran.stdout.splitlines() if "not read:" in line]
+    assert said.endswith(
+        f"warning: not read: 2 file(s) beside the CTF trace(s), in none of them: {mixed}/hog.txt (kforensic trace "
+        f"{mixed}/hog.txt), {mixed}/hot.data (kforensic profile {mixed}/hot.data); give each to its own command "
+        "(report --trace/--profile takes several)"
+    )
+    alone = _trace(monkeypatch, capsys, session / "kernel")
+    assert "not read:" not in alone.stdout
