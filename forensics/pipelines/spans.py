@@ -110,10 +110,12 @@ def run_spans(
     table: KernelTable | None,
     ctf: CtfRead | None,
     ust_again: bool = False,
+    window: tuple[float, float] | None = None,
 ) -> tuple[SpanReport, list[Finding], tuple[Figure, ...]]:
     """Marks from the kernel input and ``opts.sources``, paired and analysed; the PNGs asked for, to draw.
 
     ``ust_again``: an LTTng session's user-space rows are read again (Session.ust_rows), not kept by its read.
+    ``window``: --window/--around's trace times; only the spans that overlap it are analysed (said in a note).
     """
     from collectors.spans import UstPayloads, marker_marks, table_spans, ust_marks
     from detectors.spans.findings import analyse, span_findings
@@ -174,6 +176,9 @@ def run_spans(
         unmatched.update({k + suffix: v for k, v in got_unmatched.items()})
     spans += direct
     spans.sort(key=lambda s: (s.start, s.tid))
+    if window is not None and spans:
+        spans, said = _in_window(spans, window)
+        notes.append(said)
     notes += _unmatched_options(opts.patterns, patterns, spans, unmatched, marks + markers)
     if not spans and (marks or markers):  # (was "no ... markers were found" beside 120 marks read)
         notes.append(
@@ -211,6 +216,21 @@ def run_spans(
 
         figures.append(SpanGanttFigure(gantt, gantt_charts(report, table)))
     return report, findings, tuple(figures)
+
+
+def _in_window(spans: list[Span], window: tuple[float, float]) -> tuple[list[Span], str]:
+    """The spans that overlap ``window`` (--window T0:T1, as the kernel tables count what happens in it), and the
+    note that says so: how many were left out, how many cross an edge (their times reach outside the window).
+    Until 2026-12-07 the spans were the whole trace's: the verdict explained a request that lay entirely after
+    the window (review 11 #9)."""
+    w0, w1 = window
+    kept = [s for s in spans if s.end >= w0 and s.start <= w1]
+    cross = sum(1 for s in kept if s.start < w0 or s.end > w1)
+    edge = f" ({cross} cross an edge of it: their durations reach outside it)" if cross else ""
+    return kept, (
+        f"spans: the {len(kept)} of {len(spans)} that overlap the window {w0:.6f} .. {w1:.6f}{edge}; "
+        f"{len(spans) - len(kept)} outside it are left out (the unmatched counts are the whole trace's)"
+    )
 
 
 def span_plot_paths(plots_dir: Path, trace_file: str) -> tuple[Path, Path]:

@@ -611,7 +611,8 @@ def analyse_trace_file(
             threads = statedump_threads(ctf)
         table = keeper.table(syscalls, threads)
         table.gaps = _uncovered(analysis)
-        span_report, span_found, figures = run_spans(trace_file, opts, table, ctf, windowed)
+        asked = span if math.isfinite(span[0]) or math.isfinite(span[1]) else None
+        span_report, span_found, figures = run_spans(trace_file, opts, table, ctf, windowed, asked)
         findings = [*findings, *span_found]
     # Threads that serve request spans are latency-sensitive waiters (detectors/sched/harm.py).
     tids = frozenset(s.tid for s in span_report.spans) if span_report is not None else frozenset()
