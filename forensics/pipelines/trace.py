@@ -250,6 +250,13 @@ def examined_trace(
         )
         against = f"over --slow-ms {slow_ms:g} ms" if slow_ms is not None else "against their name's median"
         could.append(f"slow request spans ({names}; judged {against})")
+    elif spans is None and (marked := dict(parse.unknown).get("tracing_mark_write", 0)):
+        # trace_marker lines are request spans only when asked for (the kernel rows a breakdown reads are kept
+        # then): said, with how to have them (review 11 #5: a 36 ms request, 18x its median, went unmentioned).
+        could_not.append(
+            f"request spans: {marked:,} trace_marker line(s) were not paired (`kforensic trace {name} --slow-ms MS`"
+            " or `--span NAME` pairs them and explains the slow ones)"
+        )
     cov = analysis.coverage
     # A ring buffer read after it wrapped keeps each CPU's latest events: before them nothing is known.  Said
     # when it matters (10 ms and 1% of the trace): an idle CPU is often silent for the first few milliseconds.

@@ -52,3 +52,17 @@ def test_only_the_spans_that_overlap_the_window_are_analysed_and_a_note_says_so(
     )
     spans, notes = _spans(tmp_path, (float("-inf"), float("inf")))
     assert len(spans) == 3 and not any(n.startswith("spans: the") for n in notes)
+
+
+def test_trace_marker_lines_not_paired_are_said_with_how_to_pair_them(tmp_path: Path) -> None:
+    """Review 11 #5: without --slow-ms/--span a text trace's trace_marker requests were counted as "events of other
+    kinds", and "could have found" did not say request spans were not looked for."""
+    trace = _trace(tmp_path / "k.txt")
+    result = analyse_trace_file(str(trace))
+    (examined,) = result.incident.examined
+    assert (
+        f"request spans: 6 trace_marker line(s) were not paired (`kforensic trace {trace} --slow-ms MS` or "
+        "`--span NAME` pairs them and explains the slow ones)"
+    ) in examined.could_not
+    (paired,) = analyse_trace_file(str(trace), span_opts=SpanOptions(slow_ms=1.0)).incident.examined
+    assert not any(c.startswith("request spans:") for c in paired.could_not)
