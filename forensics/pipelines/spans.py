@@ -38,6 +38,9 @@ class SpanOptions:
     # ``report``: the span plots of an input that has spans, in this directory (span_plot_paths); unlike the
     # PNG options above, it does not ask for the span analysis, and an input without spans writes none.
     plots_dir_if_spans: Path | None = None
+    # Why the spans have no kernel breakdown when the input has no kernel events (``report``: a kernel trace given
+    # beside it that could not be joined); "" for "no kernel trace".
+    no_kernel: str = ""
 
     @property
     def wanted(self) -> bool:
@@ -187,7 +190,7 @@ def run_spans(
     elif not spans:
         notes.append("no spans: no user-space start/end events, markers or span rows were found (see --span)")
     slow = opts.slow_ms / 1e3 if opts.slow_ms is not None else None
-    report = analyse(spans, unmatched, table, slow, opts.slowest, sources, notes)
+    report = analyse(spans, unmatched, table, slow, opts.slowest, sources, notes, opts.no_kernel or "no kernel trace")
     findings = span_findings(
         report, slow, sorted(marks + markers, key=lambda m: m.ts), payloads.cite, payloads.called_from
     )
