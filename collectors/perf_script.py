@@ -33,6 +33,7 @@ from forensics.types.profile import (
     Profile,
     ProfileFrame,
     ProfileStack,
+    SampleLoss,
     StackColumns,
     StackCount,
     StackTable,
@@ -2153,15 +2154,76 @@ def find_perf() -> str | None:
     return None
 
 
+#: perf's summary of what its ring buffer lost (tools/perf/util/session.c, perf_session__warn_about_errors): the
+#: PERF_RECORD_LOST records ("chunks", said whenever there is one) and the lost samples (said above 5% only).
+_LOST_CHUNKS = re.compile(r"^Processed (\d+) events and lost (\d+) chunks!")
+_LOST_SHARE = re.compile(r"^Processed (\d+) samples and lost (\d+(?:\.\d+)?)%!")
+#: What perf adds around them: its "Warning:" heading and its advice.
+_LOSS_WORDS = ("Warning:", "Check IO/CPU overload!")
+
+
+def _said_loss(said: list[str]) -> tuple[SampleLoss | None, list[str]]:
+    """The loss perf script's stderr lines say (None: none), and the lines that say something else."""
+    chunks = lost = seen = None
+    rest = []
+    for line in said:
+        if m := _LOST_CHUNKS.match(line):
+            chunks = int(m.group(2))
+        elif m := _LOST_SHARE.match(line):
+            processed, share = int(m.group(1)), float(m.group(2))
+            lost = round(processed * share / 100)
+            seen = processed - lost
+        elif line not in _LOSS_WORDS:
+            rest.append(line)
+    if chunks is None and lost is None:
+        return None, said
+    return SampleLoss(lost, seen, chunks, None, "perf script's summary"), rest
+
+
+#: ``perf report --stats``: an event's own section (``cpu-clock:ppp stats:``) and its counts in it.
+_STATS_EVENT = re.compile(r"^(\S.*) stats:$")
+_STATS_COUNT = re.compile(r"^\s*(SAMPLE|LOST_SAMPLES) events:\s+(\d+)")
+
+
+def perf_event_stats(path: Path, perf: str | None) -> dict[str, dict[str, int]]:
+    """Per event, its counts in ``perf report --stats -i PATH`` (``SAMPLE``, ``LOST_SAMPLES``: each event's own
+    section, as ``perf report``'s ``Total Lost Samples`` sums them); empty when perf cannot say (an older perf
+    prints no per-event section)."""
+    said = _perf_report(path, perf, "--stats")
+    if said is None:
+        return {}
+    counts: dict[str, dict[str, int]] = {}
+    section = None
+    for line in said.decode("utf-8", "replace").splitlines():
+        if m := _STATS_EVENT.match(line):
+            section = counts.setdefault(m.group(1), {})
+        elif section is not None and (m := _STATS_COUNT.match(line)):
+            section[m.group(1)] = int(m.group(2))
+    return counts
+
+
+def counted_loss(said: SampleLoss, stats: dict[str, dict[str, int]], event: str | None) -> SampleLoss:
+    """``said`` (perf script's summary: rounded, of all events together) with the exact counts of ``event`` (the
+    event analysed) from :func:`perf_event_stats`; ``said`` itself when they do not name it."""
+    got = stats.get(event) if event is not None else None
+    if got is None or "SAMPLE" not in got:
+        return said
+    return SampleLoss(got.get("LOST_SAMPLES", 0), got["SAMPLE"], said.chunks, event, "perf report --stats")
+
+
 def perf_script_chunks(
-    path: Path, perf: str | None = None, warnings: list[str] | None = None, label: str | None = None
+    path: Path,
+    perf: str | None = None,
+    warnings: list[str] | None = None,
+    label: str | None = None,
+    loss: list[SampleLoss] | None = None,
 ) -> Iterator[bytes]:
     """``perf script -i PATH`` output, streamed; raises :class:`InputError` when perf fails or is missing.
 
     ``label`` names the input in errors when ``path`` is a decompressed copy of it.
 
     What perf says on stderr when it still succeeds (a truncated file it read up to the cut) is
-    appended to ``warnings``.
+    appended to ``warnings``; what it says was lost while recording (its summary), to ``loss``.
     """
     binary = perf or find_perf()
     if binary is None:
@@ -2188,6 +2250,9 @@ def perf_script_chunks(
             rc = proc.wait()
         errors.seek(0)
         said = [x.strip() for x in errors.read(1 << 20).decode("utf-8", "replace").splitlines() if x.strip()]
+    said_loss, said = _said_loss(said) if rc == 0 else (None, said)
+    if said_loss is not None and loss is not None:
+        loss.append(said_loss)
     if said:
         reason = said[0][:200]
     elif rc < 0:  # killed by a signal: a file cut short makes perf read past its mapping (SIGBUS)
@@ -2370,20 +2435,26 @@ def _take_header(profile: Profile, header: PerfHeader) -> None:
 def perf_data_system(path: Path, perf: str | None = None) -> PerfHeader:
     """:func:`header_system` of ``perf report --header-only -i PATH`` (an argument list, no shell); nothing when
     perf cannot read it."""
+    said = _perf_report(path, perf, "--header-only")
+    return header_system(said) if said is not None else _NO_HEADER
+
+
+def _perf_report(path: Path, perf: str | None, option: str) -> bytes | None:
+    """What ``perf report OPTION -i PATH`` prints (an argument list, no shell); None when perf cannot say."""
     binary = perf or find_perf()
     if binary is None:
-        return _NO_HEADER
+        return None
     try:
         proc = subprocess.run(
-            [binary, "report", "--header-only", "-i", str(path)],
+            [binary, "report", option, "-i", str(path)],
             stdin=subprocess.DEVNULL,
             capture_output=True,
-            timeout=60,
+            timeout=600,
             check=False,
         )
     except (OSError, subprocess.TimeoutExpired):
-        return _NO_HEADER
-    return header_system(proc.stdout) if proc.returncode == 0 else _NO_HEADER
+        return None
+    return proc.stdout if proc.returncode == 0 else None
 
 
 def _is_folded(text: bytes) -> bool:
@@ -2472,10 +2543,14 @@ def read_profile(
                     tracked.name, window, kind="perf.data", bulk=size >= NUMPY_FROM, folded=folded, event=event
                 )
                 warnings: list[str] = []
-                for chunk in perf_script_chunks(data_path, perf, warnings, tracked.name):
+                said_loss: list[SampleLoss] = []
+                for chunk in perf_script_chunks(data_path, perf, warnings, tracked.name, said_loss):
                     parser.feed(chunk)
                 system = perf_data_system(data_path, perf)
+                stats = perf_event_stats(data_path, perf) if said_loss else {}
             profile = parser.close()
+            if said_loss:
+                profile.loss = counted_loss(said_loss[0], stats, event or profile.first_event)
             profile.inlined_dsos, profile.inlined_symbols = _inlined_dsos(data_path, _inlined_names(profile), perf)
             _take_header(profile, system)
             profile.notes[:0] = warnings + perf_data_notes(first, size) + tracked.notes

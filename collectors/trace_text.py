@@ -183,6 +183,7 @@ class TraceParser:
                 with contextlib.suppress(ValueError, IndexError):
                     kept, written = text.split("entries-written:", 1)[1].split()[0].split("/")
                     counts.overwritten = max(0, int(written) - int(kept))
+                    counts.entries = int(kept)
 
     def _blank_lines(self, n: int) -> None:
         """Count ``n`` blank lines as :meth:`_parse_lines` does, without reading them: each is a comment."""

@@ -54,6 +54,9 @@ def _who(t: KernelTable, tid: int | None, at: float) -> str:
 _HEADER = re.compile(r"^\s*(?P<comm>.+)-(?P<pid>\d+)\s+(?:\(\s*\S+\)\s+)?\[\d+\]\s+(?P<flags>[^\s]{4,7})\s+\d")
 
 
+# The context letter of ftrace's latency flags (kernel/trace/trace_output.c, trace_print_lat_fmt) and what it says.
+_CONTEXTS = {".": "", "s": "a softirq", "h": "a hardirq", "H": "a hardirq", "z": "an NMI", "Z": "an NMI"}
+
 _IRQ_NAME = re.compile(r"\bname=(\S+)")
 
 
@@ -79,23 +82,30 @@ def _waker(t: KernelTable, wake_row: int) -> tuple[str, int | None, tuple[Ref, .
     """Who woke: the IRQ/softirq open on the waking CPU, else the task running there.
 
     A text trace's line header names the task current when the wakeup was
-    traced and its flags say hardirq (h) or softirq (s) context: that is
-    preferred to the table (whose switches may be incomplete).
+    traced, and its latency flags (the third: ``h`` hardirq, ``s`` softirq,
+    ``H`` a hardirq inside a softirq, ``z``/``Z`` NMI, ``.`` task context) say
+    which context woke: that is read first, and the table's open handler is
+    named only when the flags say that kind of context.  The table's pairing
+    of entries and exits can be wrong where the trace began between an entry
+    and its exit (an exit event enabled after the entry's): the line cannot
+    (review 11 #1: one unpaired ``softirq_entry`` named "softirq 9" as the
+    waker of every later wakeup on its CPU, whose lines said ``d..2.``).
     """
     cpu = int(t.cpu[wake_row])
     at = float(t.ts[wake_row])
+    m = _HEADER.match(t.ref(wake_row).text)
+    context = m.group("flags")[2] if m and len(m.group("flags")) > 2 else ""
+    if m and context in _CONTEXTS:
+        comm, pid = m.group("comm"), int(m.group("pid"))
+        if context == ".":
+            return _who(t, pid, at), pid, ()
+        irq = t.irq_at(cpu, wake_row)
+        if irq is not None and (t.kind[irq] == IRQ_ENTRY) == (context != "s"):
+            return f"{_irq_label(t, irq)} on CPU{cpu}", None, (t.ref(irq),)
+        return f"{_CONTEXTS[context]} on CPU{cpu} (interrupting {comm}-{pid})", None, ()
     irq = t.irq_at(cpu, wake_row)
     if irq is not None:
         return f"{_irq_label(t, irq)} on CPU{cpu}", None, (t.ref(irq),)
-    m = _HEADER.match(t.ref(wake_row).text)
-    if m:
-        flags = m.group("flags")
-        if len(flags) > 2 and flags[2] in "hH":
-            return f"a hardirq on CPU{cpu} (interrupting {m.group('comm')}-{m.group('pid')})", None, ()
-        if len(flags) > 2 and flags[2] == "s":
-            return f"a softirq on CPU{cpu} (interrupting {m.group('comm')}-{m.group('pid')})", None, ()
-        pid = int(m.group("pid"))
-        return _who(t, pid, at), pid, ()
     cur = t.current(cpu, at)
     return _who(t, cur, at), cur, ()
 

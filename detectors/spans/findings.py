@@ -46,8 +46,10 @@ def analyse(
     slowest: int,
     sources: Sequence[str],
     notes: Sequence[str],
+    no_kernel: str = "no kernel trace",
 ) -> SpanReport:
-    """Statistics per name, and the breakdown of the slow spans (when a kernel trace is there)."""
+    """Statistics per name, and the breakdown of the slow spans (when a kernel trace is there; ``no_kernel``:
+    why there is none, each slow span's note)."""
     stats = statistics(spans, unmatched)
     picked = slow_spans(spans, slow, slowest)
     out_notes = list(notes)
@@ -56,7 +58,7 @@ def analyse(
     # buffer discarded events, "(no kernel trace)" when it did not).
     if table is None or not bool((table.kind != LOST).any()):
         out_notes.append("no kernel events: slow spans are listed without a breakdown")
-        slow_b: tuple[Breakdown, ...] = tuple(Breakdown(s, (), (), 0, (), "no kernel trace") for s in picked)
+        slow_b: tuple[Breakdown, ...] = tuple(Breakdown(s, (), (), 0, (), no_kernel) for s in picked)
     else:
         extent = _kernel_extent(table)
         outside = _outside(table, extent, spans, out_notes)

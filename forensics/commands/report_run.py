@@ -113,7 +113,7 @@ def run_report(
     # release, whether the fair class is CFS or EEVDF (a text trace names none).
     preemption, release = analyses.log_kernel(tuple(dmesg)) if dmesg and trace else ("", "")
     first_trace = len(parts)
-    parts += [analyses.analyse_trace(t, plots_dir, preemption, release) for t in trace or ()]
+    parts += [analyses.analyse_trace(t, plots_dir, preemption, release, tuple(trace or ())) for t in trace or ()]
     parts += [analyses.analyse_profile(p) for p in profile or ()]
     loaded = [load_findings_file(p) for p in files]
     command = "kforensic " + shlex.join(sys.argv[1:])
@@ -130,7 +130,9 @@ def run_report(
         ]
         for i in redo:
             parts[i] = _judged_alone(
-                analyses.analyse_trace((trace or [])[i - first_trace], plots_dir), preemption, release
+                analyses.analyse_trace((trace or [])[i - first_trace], plots_dir, others=tuple(trace or ())),
+                preemption,
+                release,
             )
         story = build_story(parts, loaded, command) if redo else story
     write_figures(figure for part in parts for figure in part.figures)

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
     from forensics.errors import InputError
-    from forensics.types.profile import Profile, ProfileStack, SampledEvent, Share, StackTable
+    from forensics.types.profile import Profile, ProfileStack, SampledEvent, SampleLoss, Share, StackTable
 
 
 def examined_profile(
@@ -67,9 +67,16 @@ def examined_profile(
         ]
     if chained < samples / 2:
         could_not.append(_no_call_paths(profile))
+    loss = profile.loss
+    lost = ""
+    if loss is not None:
+        lost = f" ({loss.lost:,} more lost while recording)" if loss.lost else " (samples lost while recording)"
+        could_not.append(
+            f"what ran while perf lost {loss.said()}: its ring buffer was full, the shares are of the samples seen"
+        )
     named = f"; its header names the system: {', '.join(repr(h) for h in profile.header)}" if profile.header else ""
     return Examined(
-        f"profile {profile.source} ({profile.kind}): {samples:,} samples of {events}{span}{counted}{named}",
+        f"profile {profile.source} ({profile.kind}): {samples:,} samples of {events}{lost}{span}{counted}{named}",
         (could,),
         tuple(could_not),
         named_by=_header_evidence(profile),
@@ -106,6 +113,21 @@ def _no_call_paths(profile: Profile) -> str:
         f"call paths: most samples' chains end at their first frame though the recording asked for call chains "
         f"(perf's header: {profile.recorded_by!r}): the code they ran has no frame pointers, which perf's default "
         "unwinder follows (record with --call-graph dwarf)"
+    )
+
+
+LOSS_NOTE = "perf lost "
+
+
+def loss_note(loss: SampleLoss) -> str:
+    """The note of a recording whose ring buffer lost samples: how many, what share, and what the shares are of."""
+    seen = f" of the {loss.seen:,} samples seen" if loss.seen is not None else " of the samples seen"
+    share = loss.share
+    off = f" by up to {share:.1f} points" if share is not None else " by what was lost"
+    return (
+        f"{LOSS_NOTE}{loss.said()} while recording ({loss.how}): its ring buffer was full. Every share here is"
+        f"{seen}; the losses come in bursts, so a share may be off{off}. Record with a larger buffer "
+        "(perf record -m) or a lower frequency (-F)"
     )
 
 
@@ -279,6 +301,8 @@ def analyse_profile(name: str, filters: ProfileFilters | None = None) -> Profile
     hot = compute_hotspots(profile, stacks, event=filters.event, table=table)
     if hot.total_period == 0:
         raise _no_time(profile)
+    if profile.loss is not None and not any(n.startswith(LOSS_NOTE) for n in profile.notes):
+        profile.notes.insert(0, loss_note(profile.loss))
     if hot.unresolved is not None:
         profile.notes.append(unresolved_note(hot.unresolved))
     inlined = next((r for r in hot.dsos if r.key == INLINED_DSO), None)

@@ -132,21 +132,33 @@ def log_kernel(paths: tuple[Path, ...]) -> tuple[str, str]:
     return (models.pop() if len(models) == 1 else "", releases.pop() if len(releases) == 1 else "")
 
 
-def analyse_trace(path: Path, plots_dir: Path | None, preemption: str = "", kernel_release: str = "") -> SourceAnalysis:
+def analyse_trace(
+    path: Path, plots_dir: Path | None, preemption: str = "", kernel_release: str = "", others: tuple[Path, ...] = ()
+) -> SourceAnalysis:
     """``kforensic trace``: scheduling and latency findings of one trace (text or LTTng directory), its plots.
 
     An LTTng session with user-space events adds its request spans (statistics, slow spans explained).
     ``preemption``: the kernel's preemption model, ``kernel_release`` its release, from the kernel log given beside
-    the trace.
+    the trace; ``others``: the report's other traces (a text kernel trace is not joined with a user-space session:
+    its clock is not known to be CLOCK_MONOTONIC, and the spans say so, with the command that joins them).
     """
+    from collectors.ctf.reader import is_ctf
     from forensics.pipelines.spans import SpanOptions, span_plot_paths
     from forensics.pipelines.trace import analyse_trace_file
 
     png = None if plots_dir is None else plots_dir / f"trace-{path.name}.png"
+    text = next((o for o in others if o != path and not is_ctf(str(o))), None)
+    # Review 11 #8: "(no kernel trace)" beside the kernel trace given in the same report.
+    no_kernel = (
+        ""
+        if text is None
+        else f"not joined with trace {text}: its clock is not known to be CLOCK_MONOTONIC (`kforensic trace {text} "
+        f"--kernel-clock mono --spans {path}` joins them)"
+    )
     result = analyse_trace_file(
         str(path),
         png=png,
-        span_opts=SpanOptions(plots_dir_if_spans=plots_dir),
+        span_opts=SpanOptions(plots_dir_if_spans=plots_dir, no_kernel=no_kernel),
         preemption=preemption,
         kernel_release=kernel_release,
     )

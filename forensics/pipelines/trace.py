@@ -250,6 +250,13 @@ def examined_trace(
         )
         against = f"over --slow-ms {slow_ms:g} ms" if slow_ms is not None else "against their name's median"
         could.append(f"slow request spans ({names}; judged {against})")
+    elif spans is None and (marked := dict(parse.unknown).get("tracing_mark_write", 0)):
+        # trace_marker lines are request spans only when asked for (the kernel rows a breakdown reads are kept
+        # then): said, with how to have them (review 11 #5: a 36 ms request, 18x its median, went unmentioned).
+        could_not.append(
+            f"request spans: {marked:,} trace_marker line(s) were not paired (`kforensic trace {name} --slow-ms MS`"
+            " or `--span NAME` pairs them and explains the slow ones)"
+        )
     cov = analysis.coverage
     # A ring buffer read after it wrapped keeps each CPU's latest events: before them nothing is known.  Said
     # when it matters (10 ms and 1% of the trace): an idle CPU is often silent for the first few milliseconds.
@@ -614,7 +621,8 @@ def analyse_trace_file(
             threads = statedump_threads(ctf)
         table = keeper.table(syscalls, threads)
         table.gaps = _uncovered(analysis)
-        span_report, span_found, figures = run_spans(trace_file, opts, table, ctf, windowed)
+        asked = span if math.isfinite(span[0]) or math.isfinite(span[1]) else None
+        span_report, span_found, figures = run_spans(trace_file, opts, table, ctf, windowed, asked)
         findings = [*findings, *span_found]
     # Threads that serve request spans are latency-sensitive waiters (detectors/sched/harm.py).
     tids = frozenset(s.tid for s in span_report.spans) if span_report is not None else frozenset()

@@ -244,6 +244,10 @@ def to_document(result: ProfileResult, deltas: list[SymbolDelta] | None, budget:
             "event": hot.event,
             "counts": hot.sampled.unit,  # "CPU time", or the unit of an event that is not ("context switches")
             "samples": hot.total_samples,
+            # What perf lost while recording (None: nothing): the shares are of the samples seen.
+            "lost": None
+            if p.loss is None
+            else {"samples": p.loss.lost, "seen": p.loss.seen, "pct": p.loss.share, "chunks": p.loss.chunks},
             "period": hot.total_period,
             "span": [p.start, p.end] if p.start is not None else None,
             "notes": p.notes,

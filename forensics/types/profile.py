@@ -384,6 +384,45 @@ class Profile:
     # The symbol table's name of the symbol holding each of those frames (``pthread_spin_lock@@GLIBC_2.34`` for
     # ``__pthread_spin_lock``), as perf script --no-inline named it: perf annotate -s finds a symbol by that name only.
     inlined_symbols: dict[str, str] = field(default_factory=dict, compare=False)
+    # What perf lost while recording (its ring buffer full); None: it said nothing was lost.
+    loss: SampleLoss | None = None
+
+
+@dataclass(frozen=True)
+class SampleLoss:
+    """What perf says it lost while recording a perf.data: its ring buffer was full, so the samples of those moments
+    were never written (perf's ``Processed N samples and lost P%!``, ``perf report``'s ``Total Lost Samples``).
+
+    Losses come in bursts (a full buffer), so the samples kept are not a fair sample of the time: every share is of
+    the samples seen, and may be off by up to the share lost.
+    """
+
+    lost: int | None  # the samples lost (PERF_RECORD_LOST_SAMPLES summed; None: perf did not say how many)
+    seen: int | None  # the samples perf read (PERF_RECORD_SAMPLE), of which the shares are
+    chunks: int | None  # PERF_RECORD_LOST records: the times the ring buffer was found full
+    event: str | None  # the event those counts are of (None: of all the recording's events)
+    how: str  # where the counts were read (``perf report --stats``, perf script's summary)
+
+    @property
+    def share(self) -> float | None:
+        """The percent of the samples lost, of those recorded (seen + lost); None when not known."""
+        if self.lost is None or self.seen is None or self.lost + self.seen == 0:
+            return None
+        return 100.0 * self.lost / (self.lost + self.seen)
+
+    def said(self) -> str:
+        """``18,343 samples of cpu-clock:ppp (23.62% of 77,643), in 363 chunk(s)``: what was lost."""
+        of = f" of {self.event}" if self.event else ""
+        share = self.share
+        if self.lost is None:
+            text = f"samples{of} (how many, perf did not say)"
+        else:
+            text = f"{self.lost:,} samples{of}"
+            if share is not None and self.seen is not None:
+                text += f" ({share:.2f}% of {self.lost + self.seen:,})"
+        if self.chunks:
+            text += f", in {self.chunks:,} chunk(s)"
+        return text
 
 
 @dataclass(frozen=True)

@@ -230,6 +230,18 @@ class KernelTable:
             w = bisect.bisect_right([first for first, _o in self.open_irqs], row) - 1
             if w >= 0:
                 floor, held = self.open_irqs[w][0], self.open_irqs[w][1].get(cpu, ())
+        switches = self._cpus.get(cpu)
+        if switches is not None:  # a handler never spans a context switch of its CPU (it runs with preemption
+            # off; a PREEMPT_RT softirq runs in a task, which is then the waker): the CPU's last switch before the
+            # row closes what was open, so an entry whose exit was not traced (the exit event enabled after it, at
+            # the trace's start) does not stay open to the end of the trace (review 11 #1)
+            s = int(np.searchsorted(switches[2], row, side="left")) - 1
+            if s >= 0:
+                last = int(switches[2][s])
+                if last >= floor:
+                    floor, held = last + 1, ()
+                else:
+                    held = tuple(h for h in held if h > last)
         k = int(np.searchsorted(rows, row, side="left")) - 1
         depth = 0
         while k >= 0 and rows[k] >= floor:  # the innermost open handler: walk back over closed pairs

@@ -136,6 +136,9 @@ class ParseCounts:
     aside: dict[str, int] = field(default_factory=dict)
     cpus_declared: int | None = None  # from "#P:N" (tracefs) or "cpus=N" (trace-cmd)
     overwritten: int = 0  # events the tracefs ring buffer overwrote before the trace was read
+    # The tracefs header's entries-in-buffer (None: no such header): with entries-written equal to it and as many
+    # event lines read, the file holds every event each CPU recorded since tracing began (:attr:`complete`).
+    entries: int | None = None
     tracer: str | None = None  # "# tracer: NAME" of tracefs text
     latency_headers: list[tuple[int, str]] = field(default_factory=list)  # irqsoff-style "# latency:" lines
     # The "#  => started at: SYMBOL" line after each of them (line no, SYMBOL): the interval's caller.
@@ -149,6 +152,12 @@ class ParseCounts:
     # An LTTng CPU's buffer: the begin of its first packet and the end of its last (seconds; timestamp_begin and
     # timestamp_end of the packet contexts).  It covered that time, whether the CPU had events in it or not.
     packet_span: dict[int, tuple[float, float]] = field(default_factory=dict)
+
+    @property
+    def complete(self) -> bool:
+        """The file holds every event written: its header says nothing was overwritten, and as many event lines
+        were read as its buffer held (a file cut or edited since, or a read stopped early, is not complete)."""
+        return self.entries is not None and not self.overwritten and self.events == self.entries
 
     def skipped(self, ev: TraceEvent) -> None:
         """Note an event the analyses skip (its CPU's first and last such)."""

@@ -317,3 +317,23 @@ def test_the_main_problem_is_the_worst_of_the_told_lane_with_its_own_severity(tm
     hog = replace(rt, severity=Severity.HIGH, confidence=0.5)
     assert "INFO: rcu detected stall (high)" in plain_summary((hog, stall), "vm")
     assert "RT hog: kf_rthog ran 8 ms (high)" in plain_summary((replace(hog, confidence=0.99), stall), "vm")
+
+
+def test_a_verdict_without_a_problem_counts_the_findings_of_traces_on_their_own_clocks(tmp_path: Path) -> None:
+    """Review 11 #4: "1 finding(s) below medium: 1 info (context)" above a table of 20 (9 low): the count was of the
+    told lane alone, and the traces on their own clocks (no problem in them) were left out of it."""
+    from detectors.incident.timeline import traces_apart
+
+    log, trace = _files(tmp_path)
+    info = _finding("dmesg.warning", "kf_probe: note", (_ev(log, 1, "note", 23.98),), severity=Severity.INFO)
+    switch = _ev(trace, 1, "sched_switch", 797.7, LocatorKind.EVENT)
+    hogs = tuple(
+        _finding("sched-cpu-hog", f"CPU hog: kf_{n} ran 8 ms", (switch,), severity=Severity.LOW) for n in ("a", "b")
+    )
+    events = build_timeline((info, *hogs), NotAvailable("no boot"))
+    ((name, ids),) = traces_apart(events)
+    assert ids == {h.id for h in hogs}
+    said = plain_summary((info,), "vm", apart=((name, hogs),))
+    assert said.startswith("kforensic found nothing at medium severity or above in the inputs from vm; 2 low findings "
+                           "to watch: CPU hog: kf_a ran 8 ms; CPU hog: kf_b ran 8 ms; 3 finding(s) below medium: 2 low "
+                           "(worth a look), 1 info (context)."), said  # fmt: skip

@@ -285,3 +285,51 @@ def test_spans_outside_the_kernel_trace_are_said_so(recording: Path, tmp_path: P
     ) in " ".join(doc["spans"]["notes"])
     (finding,) = [f for f in doc["incident"]["findings"] if f["kind"] == "span-slow" and " req span" in f["title"]]
     assert (finding["confidence"], finding["confidence_reason"]) == (0.75, said)
+
+
+def test_ust_events_joined_with_an_ftrace_trace_are_cited_by_stream_event_packet_and_byte(
+    doc: dict[str, object], recording: Path
+) -> None:
+    """Review 11 #10: joined with a text kernel trace, a UST event was cited "session line 5867", the byte offset
+    called a line of the session directory; alone it is "ust/uid/0/64-bit/ch_0 event 166 (packet 0, byte 5867)".
+    The event is checked here in its stream file: the packet header at its packet's offset, its byte inside it."""
+    incident = doc["incident"]
+    assert isinstance(incident, dict)
+    ust = [
+        ev
+        for f in incident["findings"]
+        for ev in f["evidence"]
+        if Path(ev["source"]) == recording / "ust" and ev["locator"]["kind"] == "event"
+    ]
+    assert ust
+    for ev in ust:
+        loc = ev["locator"]
+        event = loc["event"]
+        assert event is not None and loc["name"] == event["stream"] and loc["start"] == event["number"] >= 1
+        data = (recording / "ust" / event["stream"]).read_bytes()
+        assert event["byte_offset"] < len(data) and data[:4] == (0xC1FC1FC1).to_bytes(4, "little")
+
+
+def test_a_report_says_why_a_sessions_spans_are_not_joined_with_the_text_kernel_trace_beside_it(
+    recording: Path,
+) -> None:
+    """Review 11 #8: ``report --trace SESSION --trace kernel.txt`` explained each slow span "(no kernel trace)",
+    though the kernel trace was an input of the same report; a report cannot join them (the text trace's clock is
+    not known to be CLOCK_MONOTONIC), and the note says so, with the command that does."""
+    from forensics.pipelines.sources import analyse_trace
+
+    ust, kernel = recording / "ust", recording / "kernel.ftrace.txt"
+    from forensics.types.trace_result import TraceResult
+
+    details = analyse_trace(ust, None, others=(ust, kernel)).details
+    assert isinstance(details, TraceResult)
+    spans = details.spans
+    assert spans is not None and spans.slow
+    want = (
+        f"not joined with trace {kernel}: its clock is not known to be CLOCK_MONOTONIC (`kforensic trace {kernel} "
+        f"--kernel-clock mono --spans {ust}` joins them)"
+    )
+    assert {b.note for b in spans.slow} == {want}
+    alone = analyse_trace(ust, None).details
+    assert isinstance(alone, TraceResult) and alone.spans is not None
+    assert {b.note for b in alone.spans.slow} == {"no kernel trace"}
