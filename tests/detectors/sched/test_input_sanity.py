@@ -375,7 +375,9 @@ def _cpu1_lost(
 
 @pytest.mark.parametrize("chunk", [1 << 8, 1 << 16])
 @pytest.mark.parametrize("where", ["start", "end"])
-def test_a_loss_makes_unknown_only_what_depended_on_its_cpu(tmp_path: Path, where: str, chunk: int) -> None:
+def test_a_loss_makes_unknown_only_what_depended_on_its_cpu(
+    tmp_path: Path, where: str, chunk: int, kf: Callable[..., Ran]
+) -> None:
     """CPU1's events cut for 30 ms while kf_hog ran 12.035 ms on CPU0 (a run seen whole there: a running task
     leaves its CPU only through a sched_switch of that CPU, and CPU0 lost nothing): the run is measured and its
     finding kept.  A wait over that time (qemu-system-x86 woken while kf_hog ran) stays unknown on every CPU: a
@@ -403,7 +405,7 @@ def test_a_loss_makes_unknown_only_what_depended_on_its_cpu(tmp_path: Path, wher
         if f.kind in ("sched-wakeup-latency", "sched-dstate"):
             assert not analysis.clock.lost_in(min(times), max(times)), f.title
     assert_evidence_resolves(findings)
-    table = run("trace", path, "--format", "md")
+    table = kf("trace", path, "--format", "md")
     assert table.returncode in (0, 1), table.stderr
     row = next(line for line in table.stdout.splitlines() if line.startswith("| kf_hog |"))
     assert "12.035 ms @797.720130 CPU0" in row and "†" not in row.split("|")[6], row  # its run: not marked
