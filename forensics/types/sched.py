@@ -158,6 +158,15 @@ class TaskStats(NamedTuple):
         """Its prio on its longest run's switch-in, else its last."""
         return self.run_prio if self.run_prio != PRIO_UNKNOWN else self.prio
 
+    @property
+    def delay_resolved(self) -> float:
+        """The part of ``delay_caused`` told to its victims: the waits that ended in a switch-in (or a switch-out)
+        read in the trace, each charged to the runs it waited behind.  ``delay_caused`` (the waiting tasks
+        integrated over its runs) also holds waits never resolved: still open at the trace's end, or of a task
+        woken onto a CPU while that CPU's events were lost, whose switch-in was not read (it waits on the CPU until
+        the end of the trace), and waits behind runs older than the CPU's kept ones."""
+        return sum(v.seconds for v in self.victims) + self.more_victims_seconds
+
 
 class CpuStats(NamedTuple):
     """Per CPU: coverage, busy/idle time, IRQ and softirq time."""

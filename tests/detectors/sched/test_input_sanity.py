@@ -444,6 +444,37 @@ def test_a_cpu_that_lost_nothing_keeps_its_totals_across_another_cpus_loss(
     ]
 
 
+@pytest.mark.parametrize("where", ["start", "end"])
+def test_an_rt_hogs_delay_caused_counts_only_the_waits_resolved(tmp_path: Path, where: str) -> None:
+    """CPU1's events of 80 ms cut (the span of test_a_wait_across_lost_events_is_unknown_not_measured): tasks woken
+    onto CPU1 during the loss are never seen switched in there, so they 'wait' on CPU1 to the trace's end, behind
+    kf_rthog's later runs.  The RT hog's delay caused is the waits resolved in the trace (what its victims add up
+    to), the rest said as not counted.  Before, with the marker where the loss begins: 'waited 108.154 ms in all
+    behind it' (52.399 ms of it never resolved) against the intact trace's 47.523 ms."""
+    head, body = _lines(tmp_path)
+    intact, intact_findings = _both(_write(tmp_path, "intact.txt", head, body))
+    t0 = _ts(body[0])
+    analysis, findings, _path = _cpu1_lost(tmp_path, body, (t0 + 0.08, t0 + 0.16), where, 900, 1 << 12)
+
+    def said(found: list[Finding], of: TraceAnalysis) -> tuple[str, float, Finding]:
+        hog = next(f for f in found if f.kind == "sched-rt-hog")
+        task = next(t for t in of.tasks if t.comm == "kf_rthog")
+        told = sum(v.seconds for v in task.victims) + task.more_victims_seconds
+        fact = next(f.value for f in hog.facts if f.name == "delay caused to others")
+        return fact, told, hog
+
+    fact, told, _hog = said(intact_findings, intact)
+    assert fact == "47.523 ms" == f"{told * 1e3:.3f} ms"  # the intact trace: every wait resolved, as before
+    fact, told, hog = said(findings, analysis)
+    task = next(t for t in analysis.tasks if t.comm == "kf_rthog")
+    assert fact == f"{told * 1e3:.3f} ms" and f"waited {fact} in all behind it" in hog.summary, hog.summary
+    if where == "start":  # the waits of tasks woken onto CPU1 during the loss never end
+        assert task.delay_caused - told > 0.05, task.delay_caused
+        unresolved = f"{(task.delay_caused - told) * 1e3:.3f} ms"
+        assert f"not counted: {unresolved} of waits not resolved in the trace" in hog.summary, hog.summary
+        assert "108.154 ms" not in hog.summary and unresolved == "52.399 ms"
+
+
 @pytest.mark.parametrize("gap", ["lost", "hole"])
 def test_a_span_across_lost_events_or_a_hole_is_unknown_not_a_state(
     tmp_path: Path, gap: str, kf: Callable[..., Ran]
