@@ -1286,6 +1286,10 @@ def _poison_plus_offset(value: int) -> str | None:
     return None
 
 
+#: The end of the values :func:`detectors.pointers.classify_value` calls small counts (its user range starts there).
+_LOW_VALUES_END: Final = 0x400000
+
+
 def pointer_class(value: int) -> str:
     """How a list pointer reads: NULL, list poison, slab poison (freed memory), text, a bogus address, or plausible."""
     if value == 0:
@@ -1294,6 +1298,9 @@ def pointer_class(value: int) -> str:
     if near is not None:
         return near
     cls = classify_value(value)
+    if cls is None and value < _LOW_VALUES_END:
+        # Past NULL's page and below 4 MiB (classify_value's small counts): no arch maps the kernel that low.
+        return "a small value in the user range, not a kernel address: an integer or an offset, not a pointer"
     return cls.meaning if cls is not None else "a kernel address (not poison, not text)"
 
 
@@ -3113,6 +3120,35 @@ def _corrupted_values(r: _Reading) -> Cause | None:
                   statement=f"memory corruption: {cls.meaning}")  # fmt: skip
 
 
+#: x86-64's user half ends here (TASK_SIZE_MAX, 4-level paging): KASAN names a shadow address of [PAGE_SIZE, TASK_SIZE)
+#: "probably user-memory-access" (mm/kasan/report.c kasan_non_canonical_hook()).
+_USER_END: Final = 0x0000800000000000
+
+
+def _user_address_cause(r: _Reading) -> Cause | None:
+    """A KASAN kernel's fault through an address in the user half: KASAN's decode of the shadow address ("probably
+    user-memory-access in range [...]"), or the address the faulting shadow check tests (older kernels print no
+    range).  The pointer the code used held no kernel address."""
+    kasan = str(r.get("KASAN range") or "")
+    code = r.code
+    checked = shadow_checked(code) if code is not None else None
+    if "user-memory-access" in kasan and isinstance(bad := r.get("bad address"), str):
+        kind, _, where = kasan.partition(" in ")
+        said = f"the address the code used, {bad} (KASAN: {kind} in {where})"
+        at = r.at("KASAN range")
+    elif not kasan and checked is not None and 0x1000 <= checked[1] < _USER_END:
+        said = f"the address KASAN's check tests, {checked[1]:#x} ({checked[0]} << 3, to 8 bytes)"
+        at = r.at("KASAN checks")
+    else:
+        return None
+    statement = (f"a bad pointer in {r.func}: {said}, is in the user half of the address space, where no kernel "
+                 "object is: the pointer held no kernel address (an integer, a stale, uninitialized or overwritten "
+                 "field) or was a user pointer used without copy_from_user()")  # fmt: skip
+    if code is not None and checked is not None:
+        statement += f"; `{code.faulting}` checks {checked[0]} << 3 = {checked[1]:#x}"
+    return _cause("bad_pointer", r, 0.5, _dis(r, r.get("faulting function"), flags="-rl"), at, statement=statement)
+
+
 def _lock_words_cause(
     r: _Reading, code: CodeListing, checked: tuple[str, int] | None, lock_kind: tuple[str, str, str]
 ) -> Cause:
@@ -3395,6 +3431,7 @@ CAUSE_RULES: tuple[tuple[str, Callable[[_Reading], Cause | None]], ...] = (
     ("null-pointer", _null_cause),
     ("bad-jump", _bad_jump_cause),
     ("corrupted-values", _corrupted_values),
+    ("user-address", _user_address_cause),
     ("lockdep", _lockdep_cause),
     ("hung-task", _hung_cause),
     ("rcu-stall", _rcu_cause),
