@@ -3236,6 +3236,20 @@ def _lockdep_cause(r: _Reading) -> Cause | None:
                   statement=" ".join(statement.split()))  # fmt: skip
 
 
+def _bad_unlock_cause(r: _Reading) -> Cause | None:
+    """lockdep's "bad unlock balance" (print_unlock_imbalance_bug()): a release of a lock the task does not hold."""
+    lock = r.get("releasing lock")
+    if lock is None:
+        return None
+    held = [lock.name for lock in r.locks if lock.role == "held"]
+    statement = (f"bad unlock balance (lockdep): {r.get('task') or 'a task'} released {lock} in "
+                 f"{r.get('releasing at') or r.func}, a lock it did not hold (lockdep found no more locks to release"
+                 + (f"; it held {', '.join(held)}" if held else "")
+                 + "): an unlock twice, on a path that never took it, or of a lock another task took")  # fmt: skip
+    return _cause("lock_order", r, 0.7, _dis(r, r.get("releasing at"), flags="-rl", note="# the unlock"),
+                  r.at("releasing lock"), statement=statement)  # fmt: skip
+
+
 def _hung_cause(r: _Reading) -> Cause | None:
     if r.get("task") is None or r.get("blocked seconds") is None:
         return None
@@ -3433,6 +3447,7 @@ CAUSE_RULES: tuple[tuple[str, Callable[[_Reading], Cause | None]], ...] = (
     ("corrupted-values", _corrupted_values),
     ("user-address", _user_address_cause),
     ("lockdep", _lockdep_cause),
+    ("bad-unlock", _bad_unlock_cause),
     ("hung-task", _hung_cause),
     ("rcu-stall", _rcu_cause),
     ("lockup", _lockup_cause),
