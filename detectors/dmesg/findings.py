@@ -520,7 +520,29 @@ def explain_reports(reports: Iterable[KernelReport]) -> dict[int, ReportWhy]:
             printed[texts] = why
         out[report.start_line] = why
     _read_hung_passes(reports, out)
+    _link_panics(reports, out)
     return out
+
+
+def _link_panics(reports: list[KernelReport], whys: dict[int, ReportWhy]) -> None:
+    """Each panic's reading with the report above it that it makes fatal (:func:`detectors.dmesg.why.link_panic`)."""
+    panics = [r for r in reports if r.rule.startswith("panic")]
+    if not panics:
+        return
+    from bisect import bisect_left
+
+    from detectors.dmesg.why import link_panic
+
+    ordered = sorted(reports, key=_start_line)
+    starts = [r.start_line for r in ordered]
+    for report in panics:
+        why = whys[report.start_line]
+        if why.cause is not None and why.cause.cls == "kernel_panic":  # (the others name no report they follow)
+            whys[report.start_line] = link_panic(report, why, ordered[: bisect_left(starts, report.start_line)])
+
+
+def _start_line(report: KernelReport) -> int:
+    return report.start_line
 
 
 def hung_passes(reports: Iterable[KernelReport]) -> list[list[KernelReport]]:

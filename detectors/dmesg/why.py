@@ -1290,6 +1290,10 @@ def _poison_plus_offset(value: int) -> str | None:
     return None
 
 
+#: The end of the values :func:`detectors.pointers.classify_value` calls small counts (its user range starts there).
+_LOW_VALUES_END: Final = 0x400000
+
+
 def pointer_class(value: int) -> str:
     """How a list pointer reads: NULL, list poison, slab poison (freed memory), text, a bogus address, or plausible."""
     if value == 0:
@@ -1298,6 +1302,9 @@ def pointer_class(value: int) -> str:
     if near is not None:
         return near
     cls = classify_value(value)
+    if cls is None and value < _LOW_VALUES_END:
+        # Past NULL's page and below 4 MiB (classify_value's small counts): no arch maps the kernel that low.
+        return "a small value in the user range, not a kernel address: an integer or an offset, not a pointer"
     return cls.meaning if cls is not None else "a kernel address (not poison, not text)"
 
 
@@ -2488,6 +2495,218 @@ def _divide_cause(r: _Reading) -> Cause | None:
 # ---------------------------------------------------------------- the tables
 
 
+# -- a panic: what "Kernel panic - not syncing: ..." says made the kernel stop.
+
+_PANIC = rc.compile(r"Kernel panic - not syncing: (.*?)\s*$")
+_END_TRACE = "---[ end trace"
+#: The signal numbers of asm-generic/signal.h (x86, arm, arm64, riscv, s390, powerpc: the arches syzkaller runs);
+#: alpha, mips, parisc and sparc number some otherwise.
+_SIGNALS = {
+    1: "SIGHUP",
+    2: "SIGINT",
+    3: "SIGQUIT",
+    4: "SIGILL",
+    5: "SIGTRAP",
+    6: "SIGABRT",
+    7: "SIGBUS",
+    8: "SIGFPE",
+    9: "SIGKILL",
+    10: "SIGUSR1",
+    11: "SIGSEGV",
+    12: "SIGUSR2",
+    13: "SIGPIPE",
+    14: "SIGALRM",
+    15: "SIGTERM",
+}
+#: A few errno values a panic message prints negated (include/uapi/asm-generic/errno-base.h).
+_ERRNOS = {1: "EPERM", 2: "ENOENT", 5: "EIO", 12: "ENOMEM", 16: "EBUSY", 19: "ENODEV", 22: "EINVAL", 28: "ENOSPC"}
+
+
+class _PanicReason(NamedTuple):
+    """What a panic message says made the kernel panic (kernel/panic.c and its callers)."""
+
+    pattern: re.Pattern[str]
+    follows: str | None  # the kind of report the panic follows and makes fatal, where there is one
+    words: Callable[[re.Match[str]], str]  # the statement, from the message's match
+
+
+def _exit_code(m: re.Match[str]) -> str:
+    """do_exit()'s code of the init task, decoded as wait(2) would: a signal in its low 7 bits, else a status."""
+    code = int(m.group(1), 16)
+    if code & 0x7F:
+        signal = _SIGNALS.get(code & 0x7F, f"signal {code & 0x7F}")
+        core = ", dumping core" if code & 0x80 else ""
+        return (
+            f"init (pid 1) was killed by {signal} (exitcode={m.group(1)}: signal {code & 0x7F}{core}); the kernel "
+            "cannot run without init, so do_exit() panicked: read the init's fault above (its segfault line)"
+        )
+    return (
+        f"init (pid 1) exited with status {(code >> 8) & 0xFF} (exitcode={m.group(1)}); the kernel cannot run "
+        "without init, so do_exit() panicked: init (or the initramfs's /init) returned or called exit()"
+    )
+
+
+def _errno_words(m: re.Match[str]) -> str:
+    errno = int(m.group(2))
+    name = _ERRNOS.get(errno, f"errno {errno}")
+    return (
+        f"n_tty could not be opened for {m.group(1)} (error -{errno}, {name}) while a line discipline was set "
+        "back, and tty_ldisc_restore() has no other to fall back to"
+        + (": an allocation failed (fault injection or memory pressure)" if errno == 12 else "")
+    )
+
+
+#: The panic messages read, most specific first (the first that matches the message says why).
+_PANIC_REASONS: tuple[_PanicReason, ...] = (
+    _PanicReason(rc.compile(r"^(?:\w+: )?Fatal exception in interrupt"), "oops",
+                 lambda m: "an oops in interrupt context (in_interrupt(): a hard or soft interrupt, an NMI, or bottom "
+                 "halves disabled): no task can be killed there, so oops_end()/die() panicked, panic_on_oops or not"),
+    _PanicReason(rc.compile(r"^(?:\w+: )?Fatal exception"), "oops",
+                 lambda m: "an oops made fatal: oops_end()/die() panics instead of killing the task when "
+                 "panic_on_oops is set (oops=panic)"),
+    _PanicReason(rc.compile(r"^(?:\w+: )?panic_on_warn set"), "warning",
+                 lambda m: "a warning made fatal: panic_on_warn is set, so the WARNING (or the sanitizer's report, "
+                 "which checks it too) panicked"),
+    _PanicReason(rc.compile(r"^(?:\w+: )?panic_on_(\w+) set"), "report",
+                 lambda m: f"a {m.group(1).upper()} report made fatal: panic_on_{m.group(1)} is set"),
+    _PanicReason(rc.compile(r"^hung_task: blocked tasks"), "hung task",
+                 lambda m: "a task blocked past hung_task_timeout_secs made fatal: khungtaskd panics when "
+                 "hung_task_panic is set"),
+    _PanicReason(rc.compile(r"^softlockup: hung tasks"), "soft lockup",
+                 lambda m: "a soft lockup made fatal: the watchdog panics when softlockup_panic is set"),
+    _PanicReason(rc.compile(r"^(?:Hard LOCKUP|hardlockup|Watchdog detected hard LOCKUP)"), "hard lockup",
+                 lambda m: "a hard lockup made fatal: the NMI watchdog panics when hardlockup_panic is set "
+                 "(nmi_watchdog=panic)"),
+    _PanicReason(rc.compile(r"^Out of memory and no killable processes"), "out of memory",
+                 lambda m: "out of memory with no task the OOM killer may kill (each unkillable, or already dying): "
+                 "out_of_memory() panics"),
+    _PanicReason(rc.compile(r"^System is deadlocked on memory"), "out of memory",
+                 lambda m: "out of memory and the OOM killer found no task to kill: the system is deadlocked on "
+                 "memory"),
+    _PanicReason(rc.compile(r"^Out of memory: (compulsory|system-wide) panic_on_oom"), "out of memory",
+                 lambda m: f"out of memory with panic_on_oom set ({m.group(1)}): the OOM killer panics in place of "
+                 "killing a task"),
+    _PanicReason(rc.compile(r"^stack-protector: Kernel stack is corrupted in: (\S+)"), None,
+                 lambda m: f"the stack canary of {m.group(1)}'s frame was overwritten when it returned "
+                 "(__stack_chk_fail): a write past a buffer on the stack, in that function or in one it passed "
+                 "the buffer to"),
+    _PanicReason(rc.compile(r"^corrupted stack end detected inside scheduler"), None,
+                 lambda m: "the task's STACK_END_MAGIC was overwritten (schedule_debug()): its kernel stack "
+                 "overflowed, or a write past a stack buffer reached its end"),
+    _PanicReason(rc.compile(r"^VFS: Unable to mount root fs on (\S+)"), None,
+                 lambda m: f"the root file system could not be mounted on {m.group(1)}: the root= device is missing "
+                 "(unknown-block(0,0): no driver for it, or no such device) or holds no file system the kernel reads"),
+    _PanicReason(rc.compile(r"^Attempted to kill init! exitcode=(0x[0-9a-f]+)"), None, _exit_code),
+    _PanicReason(rc.compile(r"^Attempted to kill the idle task!"), "oops",
+                 lambda m: "the idle task oopsed (or exited): the kernel cannot run without it"),
+    _PanicReason(rc.compile(r"^Aiee, killing interrupt handler!"), "oops",
+                 lambda m: "an oops in interrupt context: do_exit() cannot kill an interrupt handler"),
+    _PanicReason(rc.compile(r"^Couldn't open N_TTY ldisc for (\S+) --- error -(\d+)"), None, _errno_words),
+    _PanicReason(rc.compile(r"^sysrq triggered crash"), None,
+                 lambda m: "a requested crash: sysrq_handle_crash() panics on SysRq-C (echo c > /proc/sysrq-trigger, "
+                 "Alt+SysRq+C, or a watchdog writing to sysrq-trigger), by design"),
+    _PanicReason(rc.compile(r"^bad mode"), None,
+                 lambda m: "an exception the vector table does not handle (arm64 bad_mode(): an exception taken in "
+                 "an unexpected mode, or a synchronous one of an unknown class)"),
+)  # fmt: skip
+
+
+def _panic(r: _Reading) -> None:
+    """The panic's message, and the report above it that it makes fatal where the message says there is one: the
+    ``---[ end trace`` line an oops or WARNING ends with, when it is among the lines above the panic's."""
+    found = r.search(_PANIC, "Kernel panic")
+    if found is None:
+        return
+    line, m = found
+    message = m.group(1)
+    r.add("panic message", message, line)
+    if not any(reason.pattern.match(message) for reason in _PANIC_REASONS):
+        r.facts.append(
+            _fact(
+                "why it panicked",
+                NotAvailable("the message is not one kforensic reads: the caller of panic() in the call trace says"),
+                line.number - r.first,
+            )
+        )
+    # arm64's bad_mode() prints the mode and ESR above its panic ("Bad mode in Synchronous Abort handler ...").
+    if message.startswith("bad mode") and (bad := r.search(_BAD_MODE, "Bad mode")) is not None:
+        r.add("bad mode", bad[1].group(0).strip(), bad[0])
+    # The nearest end marker above, printed by the same caller where the log prints callers ("[T26603]"): another
+    # CPU's oops may end between the panicking task's own and its panic.
+    for line_before in reversed([x for x in r.lines if x.number < line.number]):
+        if _END_TRACE in line_before.body and (line.context is None or line_before.context in (None, line.context)):
+            r.add("report ended", line_before.body.strip(), line_before)
+            break
+
+
+_BAD_MODE = rc.compile(r"Bad mode in .*? handler detected.*$")
+
+
+def _panic_cause(r: _Reading) -> Cause | None:
+    message = r.get("panic message")
+    if message is None:
+        return None
+    at = r.at("panic message")
+    for reason in _PANIC_REASONS:
+        if (m := reason.pattern.match(str(message))) is not None:
+            statement = "the kernel panicked on " + reason.words(m)
+            if r.get("bad mode"):
+                statement += f"; the kernel printed: {r.get('bad mode')}"
+            ended = r.get("report ended") if reason.follows in ("oops", "warning", "report") else None
+            if ended is not None:
+                statement += f"; the {reason.follows} above it ended at line {r.first + (r.at('report ended') or 0)}"
+            return _cause("kernel_panic", r, 0.7, "read the report above the panic that it makes fatal",
+                          at, r.at("report ended") if ended is not None else None, statement=statement,
+                          follows=reason.follows, message=str(message))  # fmt: skip
+    return None
+
+
+#: The kinds of report a panic makes fatal, by what its message says it follows (:data:`_PANIC_REASONS`).
+_PANIC_FOLLOWS: Final[dict[str, frozenset[ReportKind]]] = {
+    "oops": _FAULT_KINDS - {ReportKind.WARNING, ReportKind.REFCOUNT} | {ReportKind.RUST_PANIC, ReportKind.NULL_DEREF},
+    "warning": frozenset((ReportKind.WARNING, ReportKind.REFCOUNT, ReportKind.KASAN, ReportKind.UBSAN,
+                          ReportKind.KFENCE, ReportKind.KCSAN, ReportKind.LOCKDEP, ReportKind.LIST_CORRUPTION)),
+    "report": frozenset((ReportKind.KMSAN,)),
+    "hung task": frozenset((ReportKind.HANG,)),
+    "soft lockup": frozenset((ReportKind.SOFT_LOCKUP,)),
+    "hard lockup": frozenset((ReportKind.LOCKUP,)),
+    "out of memory": frozenset((ReportKind.OOM,)),
+}  # fmt: skip
+
+
+def link_panic(report: KernelReport, why: ReportWhy, above: Sequence[KernelReport]) -> ReportWhy:
+    """A panic's reading with the report it makes fatal named: the nearest report of ``above`` (the log's reports
+    before it, in log order) of the kind its message follows, printed by the same caller where the log prints
+    callers; ``why`` as it is where there is none (the oops cut off, or not kept)."""
+    cause = why.cause
+    if cause is None or cause.cls != "kernel_panic":
+        return why
+    fields = dict(cause.fields)
+    kinds = _PANIC_FOLLOWS.get(str(fields.get("follows")))
+    if kinds is None:
+        return why
+    caller = parse_line(report.start_line, report.lines[0][1]).context if report.lines else None
+    for before in reversed(above):
+        if before.start_line >= report.start_line or not before.lines:
+            continue
+        if caller is not None and parse_line(before.start_line, before.lines[0][1]).context not in (None, caller):
+            continue
+        if before.kind not in kinds:
+            return why  # the nearest report of its caller is of another kind: no claim which one it was
+        at = before.start_line - report.start_line
+        statement = f"{fields['statement']}; the report it makes fatal: line {before.start_line}, {before.title}"
+        fields.update(statement=statement, follows_line=before.start_line, follows_title=before.title)
+        linked = Cause(
+            cause.cls,
+            tuple(fields.items()),
+            cause.confidence,
+            f"read the report at line {before.start_line} that it makes fatal: its cause is the panic's",
+        )
+        facts = (*why.facts, _fact("follows report", before.title, at))
+        return why._replace(facts=facts, cause=linked, cause_at=tuple(sorted({*why.cause_at, at})))
+    return why
+
+
 class Extractor(NamedTuple):
     """A reader of one report class: which reports it applies to, and the function that reads them."""
 
@@ -2553,6 +2772,9 @@ EXTRACTORS: tuple[Extractor, ...] = (
     Extractor("fault", lambda r, t: r.kind in _FAULT_KINDS or _lockdep_warn(r, t), _fault,
               "general protection fault, probably for non-canonical address 0xdffffc0000000000: 0000 [#1] SMP KASAN",
               "the faulting address and instruction"),
+    # After the fault reader: a panic of a fault's kind (a corrupted stack end's) keeps its class.
+    Extractor("panic", lambda r, t: r.rule.startswith("panic"), _panic,
+              "Kernel panic - not syncing: Fatal exception", "why it panicked (its message)"),
 )  # fmt: skip
 
 
@@ -2902,6 +3124,35 @@ def _corrupted_values(r: _Reading) -> Cause | None:
                   statement=f"memory corruption: {cls.meaning}")  # fmt: skip
 
 
+#: x86-64's user half ends here (TASK_SIZE_MAX, 4-level paging): KASAN names a shadow address of [PAGE_SIZE, TASK_SIZE)
+#: "probably user-memory-access" (mm/kasan/report.c kasan_non_canonical_hook()).
+_USER_END: Final = 0x0000800000000000
+
+
+def _user_address_cause(r: _Reading) -> Cause | None:
+    """A KASAN kernel's fault through an address in the user half: KASAN's decode of the shadow address ("probably
+    user-memory-access in range [...]"), or the address the faulting shadow check tests (older kernels print no
+    range).  The pointer the code used held no kernel address."""
+    kasan = str(r.get("KASAN range") or "")
+    code = r.code
+    checked = shadow_checked(code) if code is not None else None
+    if "user-memory-access" in kasan and isinstance(bad := r.get("bad address"), str):
+        kind, _, where = kasan.partition(" in ")
+        said = f"the address the code used, {bad} (KASAN: {kind} in {where})"
+        at = r.at("KASAN range")
+    elif not kasan and checked is not None and 0x1000 <= checked[1] < _USER_END:
+        said = f"the address KASAN's check tests, {checked[1]:#x} ({checked[0]} << 3, to 8 bytes)"
+        at = r.at("KASAN checks")
+    else:
+        return None
+    statement = (f"a bad pointer in {r.func}: {said}, is in the user half of the address space, where no kernel "
+                 "object is: the pointer held no kernel address (an integer, a stale, uninitialized or overwritten "
+                 "field) or was a user pointer used without copy_from_user()")  # fmt: skip
+    if code is not None and checked is not None:
+        statement += f"; `{code.faulting}` checks {checked[0]} << 3 = {checked[1]:#x}"
+    return _cause("bad_pointer", r, 0.5, _dis(r, r.get("faulting function"), flags="-rl"), at, statement=statement)
+
+
 def _lock_words_cause(
     r: _Reading, code: CodeListing, checked: tuple[str, int] | None, lock_kind: tuple[str, str, str]
 ) -> Cause:
@@ -2987,6 +3238,20 @@ def _lockdep_cause(r: _Reading) -> Cause | None:
         statement = f"{kind} (lockdep) in {r.func}"
     return _cause("lock_order", r, 0.8, "fix the lock order (or the IRQ safety) of the locks named", r.at("lockdep"),
                   statement=" ".join(statement.split()))  # fmt: skip
+
+
+def _bad_unlock_cause(r: _Reading) -> Cause | None:
+    """lockdep's "bad unlock balance" (print_unlock_imbalance_bug()): a release of a lock the task does not hold."""
+    lock = r.get("releasing lock")
+    if lock is None:
+        return None
+    held = [lock.name for lock in r.locks if lock.role == "held"]
+    statement = (f"bad unlock balance (lockdep): {r.get('task') or 'a task'} released {lock} in "
+                 f"{r.get('releasing at') or r.func}, a lock it did not hold (lockdep found no more locks to release"
+                 + (f"; it held {', '.join(held)}" if held else "")
+                 + "): an unlock twice, on a path that never took it, or of a lock another task took")  # fmt: skip
+    return _cause("lock_order", r, 0.7, _dis(r, r.get("releasing at"), flags="-rl", note="# the unlock"),
+                  r.at("releasing lock"), statement=statement)  # fmt: skip
 
 
 def _hung_cause(r: _Reading) -> Cause | None:
@@ -3184,7 +3449,9 @@ CAUSE_RULES: tuple[tuple[str, Callable[[_Reading], Cause | None]], ...] = (
     ("null-pointer", _null_cause),
     ("bad-jump", _bad_jump_cause),
     ("corrupted-values", _corrupted_values),
+    ("user-address", _user_address_cause),
     ("lockdep", _lockdep_cause),
+    ("bad-unlock", _bad_unlock_cause),
     ("hung-task", _hung_cause),
     ("rcu-stall", _rcu_cause),
     ("lockup", _lockup_cause),
@@ -3198,6 +3465,7 @@ CAUSE_RULES: tuple[tuple[str, Callable[[_Reading], Cause | None]], ...] = (
     ("spinlock", _spinlock_cause),
     ("ubsan", _ubsan_cause),
     ("assertion", _assertion_cause),
+    ("panic", _panic_cause),
 )
 
 
@@ -3333,6 +3601,7 @@ __all__ = [
     "WhyFact",
     "ZoneFree",
     "explain",
+    "link_panic",
     "lock_cycle_cause",
     "pointer_class",
     "read_hung_pass",
