@@ -356,6 +356,17 @@ def release_lines(source: str, groups: Iterable[ReportGroup]) -> tuple[Evidence,
     return tuple(out)
 
 
+_PANIC: Final = "Kernel panic - not syncing:"
+#: The name of the evidence citing the panic a report ended in (its consequence: the machine went down).
+PANIC_EVIDENCE: Final = "then the kernel panicked"
+
+
+def _panic_line(report: KernelReport) -> tuple[int, str] | None:
+    """The report's own ``Kernel panic - not syncing`` line, as (number, text): the first (a panic while panicking
+    prints none, a second report's is its own)."""
+    return next(((n, t) for n, t in report.lines if _PANIC in t), None)
+
+
 def group_finding(source: str, group: ReportGroup) -> Finding:
     """The finding of one report group, with evidence from the log."""
     return explained_finding(source, group, None)
@@ -419,9 +430,16 @@ def explained_finding(source: str, group: ReportGroup, why: ReportWhy | None, ca
             # The cause was read from the report's own lines: it cannot be surer than the report (a damaged one).
             facts.append(_fact(CAUSE_CAPPED, _capped(logged.confidence, confidence, first.corrupted_reason)))
             logged = LogCause(logged.cls, logged.statement, confidence, logged.next_command)
-    summary = f"{first.title} ({where})" + (
-        ", then the kernel panicked" if severity is _SEV_CRITICAL and first.panicked else ""
-    )
+    panic = _panic_line(first) if severity is _SEV_CRITICAL and first.panicked else None
+    summary = f"{first.title} ({where})"
+    if panic is not None:
+        # The panic is this report's consequence (oops_end()'s "Fatal exception", panic_on_warn's, hung_task_panic's),
+        # not a second bug: cited as what followed from it, its line and its reason.
+        number, text = panic
+        reason = text[text.find(_PANIC) + len(_PANIC) :].strip()
+        summary += f", then the kernel panicked (line {number}: {reason})" if reason else ", then the kernel panicked"
+        cut = len(evidence) - 1 if evidence[-1].locator.name == _BANNER else len(evidence)
+        evidence.insert(cut, line_evidence(source, number, text, PANIC_EVIDENCE, first))
     steps = _NEXT_STEPS.get(first.kind, _DEFAULT_STEPS)
     if baseline is FORCED:
         # Asked for (sysrq): who asked is the question, no bug to search for; the sysrq line says so, cited.

@@ -1,0 +1,115 @@
+"""What follows from an oops: the panic it ends in, and the oopses after it on a kernel it left tainted ``D``.
+
+The logs are written here in the kernel's formats.  x86's oops_end() prints the end marker, then the registers
+again (the "executive summary", since 2018), then panics when it must: ``Fatal exception`` (panic_on_oops),
+``Fatal exception in interrupt`` (an oops in interrupt context); the machine check handler's ``Fatal machine
+check`` likewise.  The panic is the oops's consequence, not a second bug (syzkaller's pkg/report keeps the panic
+in the oops's report too).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from detectors.dmesg.findings import PANIC_EVIDENCE
+from forensics.model import Finding, Severity
+from forensics.pipelines.dmesg import analyse_logs
+from forensics.types.dmesg_result import DmesgResult
+from tests.helpers import assert_evidence_resolves
+
+_OOPS = """\
+[ 5123.004511] BUG: kernel NULL pointer dereference, address: 0000000000000008
+[ 5123.004530] #PF: supervisor read access in kernel mode
+[ 5123.004535] #PF: error_code(0x0000) - not-present page
+[ 5123.004540] PGD 0 P4D 0 \n\
+[ 5123.004545] Oops: 0000 [#1] PREEMPT SMP NOPTI
+[ 5123.004550] CPU: 3 PID: 1187 Comm: kworker/3:2 Tainted: G           OE      5.15.0-91-generic #101-Ubuntu
+[ 5123.004555] Hardware name: QEMU Standard PC (Q35 + ICH9, 2009), BIOS 1.15.0-1 04/01/2014
+[ 5123.004560] Workqueue: events mlx5e_rx_dim_work [mlx5_core]
+[ 5123.004565] RIP: 0010:mlx5e_rx_dim_work+0x1c/0x60 [mlx5_core]
+[ 5123.004570] Code: 0f 1f 44 00 00 55 48 89 e5 41 54 53 48 89 fb 48 8b 47 f8 <48> 8b 40 08 0f b6 57 f0 48 8b 80 e0 00
+[ 5123.004575] RSP: 0018:ffffa8c1c1e4be68 EFLAGS: 00010246
+[ 5123.004580] RAX: 0000000000000000 RBX: ffff8e2c4a1c0c40 RCX: 0000000000000000
+[ 5123.004585] RDX: 0000000000000001 RSI: ffff8e2c4a1c0c40 RDI: ffff8e2c4a1c0c40
+[ 5123.004590] Call Trace:
+[ 5123.004592]  <TASK>
+[ 5123.004607]  process_one_work+0x228/0x3d0
+[ 5123.004610]  worker_thread+0x53/0x420
+[ 5123.004612]  kthread+0x127/0x150
+[ 5123.004615]  ret_from_fork+0x1f/0x30
+[ 5123.004617]  </TASK>
+[ 5123.004620] Modules linked in: mlx5_ib ib_uverbs mlx5_core(OE) mlxfw psample tls
+[ 5123.004625] CR2: 0000000000000008
+[ 5123.004630] ---[ end trace 2a6b0e3f1c9d7e11 ]---
+"""
+_TITLE = "BUG: unable to handle kernel NULL pointer dereference in mlx5e_rx_dim_work"
+# oops_end()'s executive summary: the first registers again.
+_SUMMARY = """\
+[ 5123.004640] RIP: 0010:mlx5e_rx_dim_work+0x1c/0x60 [mlx5_core]
+[ 5123.004641] Code: 0f 1f 44 00 00 55 48 89 e5 41 54 53 48 89 fb 48 8b 47 f8 <48> 8b 40 08 0f b6 57 f0 48 8b 80 e0 00
+[ 5123.004642] RSP: 0018:ffffa8c1c1e4be68 EFLAGS: 00010246
+[ 5123.004643] RAX: 0000000000000000 RBX: ffff8e2c4a1c0c40 RCX: 0000000000000000
+[ 5123.004644] RDX: 0000000000000001 RSI: ffff8e2c4a1c0c40 RDI: ffff8e2c4a1c0c40
+[ 5123.004645] RBP: ffffa8c1c1e4be78 R08: 0000000000000000 R09: 0000000000000000
+[ 5123.004646] R10: 0000000000000000 R11: 0000000000000000 R12: ffff8e2c4a1c0c00
+[ 5123.004647] R13: 0000000000000000 R14: ffff8e2c40051c00 R15: ffff8e2c4a1c0c48
+[ 5123.004648] FS:  0000000000000000(0000) GS:ffff8e33bfcc0000(0000) knlGS:0000000000000000
+[ 5123.004649] CS:  0010 DS: 0000 ES: 0000 CR0: 0000000080050033
+[ 5123.004649] CR2: 0000000000000008 CR3: 000000010a8c4005 CR4: 0000000000770ee0
+[ 5123.004649] PKRU: 55555554
+"""
+
+
+def _panic(reason: str) -> str:
+    return (
+        f"[ 5123.004650] Kernel panic - not syncing: {reason}\n"
+        "[ 5123.004700] Kernel Offset: 0x2c600000 from 0xffffffff81000000 (relocation range: "
+        "0xffffffff80000000-0xffffffffbfffffff)\n"
+        f"[ 5123.004710] ---[ end Kernel panic - not syncing: {reason} ]---\n"
+    )
+
+
+def _run(tmp_path: Path, text: str) -> DmesgResult:
+    log = tmp_path / "kern.log"
+    log.write_text(text)
+    return analyse_logs([str(log)], live=False)
+
+
+def _findings(result: DmesgResult) -> list[Finding]:
+    return list(result.incident.findings)
+
+
+@pytest.mark.parametrize("reason", ["Fatal exception", "Fatal exception in interrupt", "Fatal machine check"])
+@pytest.mark.parametrize("summary", [_SUMMARY, ""], ids=["registers-again", "panic-next"])
+def test_the_panic_after_an_oops_is_its_consequence_not_a_second_bug(tmp_path: Path, reason: str, summary: str) -> None:
+    text = _OOPS + summary + _panic(reason)
+    result = _run(tmp_path, text)
+    (report,) = result.sources[0].reports
+    assert (report.title, report.panicked, report.corrupted) == (_TITLE, True, False)
+    panic_line = text.splitlines().index(_panic(reason).splitlines()[0]) + 1
+    assert report.end_line >= panic_line
+    (finding,) = _findings(result)
+    assert finding.severity is Severity.CRITICAL
+    assert f"then the kernel panicked (line {panic_line}: {reason})" in finding.summary
+    cited = {(e.locator.name, e.locator.start) for e in finding.evidence}
+    assert (PANIC_EVIDENCE, panic_line) in cited
+    assert_evidence_resolves(_findings(result))
+    assert all(finding.id in h.finding_ids for h in result.hypotheses)
+
+
+def test_a_fatal_exception_with_no_oops_above_is_a_damaged_report_of_its_own(tmp_path: Path) -> None:
+    # The oops's header was lost (the ring buffer wrapped, the console came up late): the panic is all there is.
+    result = _run(tmp_path, "[ 5123.004600] random: crng reseeded\n" + _SUMMARY + _panic("Fatal exception"))
+    (report,) = result.sources[0].reports
+    assert (report.title, report.corrupted) == ("kernel panic: Fatal exception", True)
+
+
+def test_an_oops_that_did_not_panic_says_so(tmp_path: Path) -> None:
+    # The same oops, the machine kept running: its summary registers are no panic, and no panic is claimed.
+    result = _run(tmp_path, _OOPS + _SUMMARY + "[ 5124.000000] e1000e: eth0 NIC Link is Up 1000 Mbps Full Duplex\n")
+    (report,) = result.sources[0].reports
+    assert (report.title, report.panicked) == (_TITLE, False)
+    (finding,) = _findings(result)
+    assert "panicked" not in finding.summary
