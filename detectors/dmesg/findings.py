@@ -19,6 +19,7 @@ from detectors.dmesg.extract import BLOCKED_TASK_RULES
 from detectors.dmesg.frames import after_marker, parse_frame
 from detectors.dmesg.lines import parse_line
 from detectors.dmesg.repeat import origin
+from detectors.dmesg.taint import oops_before
 from forensics.model import (
     Baseline,
     Clock,
@@ -367,6 +368,15 @@ def _panic_line(report: KernelReport) -> tuple[int, str] | None:
     return next(((n, t) for n, t in report.lines if _PANIC in t), None)
 
 
+def _after_oops(group: ReportGroup) -> list[tuple[KernelReport, KernelReport]]:
+    """The group's occurrences after its first tainted ``D`` by an oops of the group above them, each with it."""
+    if group.count < 2:
+        return []
+    kept = group.kept
+    pairs = [(r, oops_before(r, kept[:k])) for k, r in enumerate(kept) if k]
+    return [(r, o) for r, o in pairs if o is not None]
+
+
 def group_finding(source: str, group: ReportGroup) -> Finding:
     """The finding of one report group, with evidence from the log."""
     return explained_finding(source, group, None)
@@ -384,7 +394,13 @@ def explained_finding(source: str, group: ReportGroup, why: ReportWhy | None, ca
     if group.count > 1:
         evidence += [_occurrence(source, r, f"{ONE_OF}{group.count}") for r in group.sample]
         evidence.append(_occurrence(source, last, f"{LAST_OF}{group.count}"))
-    facts = [_fact("type", first.kind.value), _fact("occurrences", str(group.count))]
+    after = _after_oops(group)
+    facts = [
+        _fact("type", first.kind.value),
+        _fact("occurrences", f"{group.count} ({len(after)} after an oops above, taint D: not independent)")
+        if after
+        else _fact("occurrences", str(group.count)),
+    ]
     release: str | NotAvailable = first.kernel_release
     banner = first.boot_banner
     if isinstance(release, NotAvailable) and banner is not None:
@@ -417,6 +433,12 @@ def explained_finding(source: str, group: ReportGroup, why: ReportWhy | None, ca
     )
     if len(group.kept) < group.count:
         where += f"; cited: {', '.join(str(r.start_line) for r in group.kept)}"
+    if after:
+        # A repeat on a kernel the oops above it tainted D follows from that oops (detectors/dmesg/afteroops.py):
+        # said, so that the count does not read as independent sightings.
+        where += "; " + ", ".join(
+            f"line {r.start_line} after the oops at line {o.start_line} (taint D)" for r, o in after
+        )
     confidence = 0.5 if first.corrupted else 0.9
     logged = None
     if why is not None:

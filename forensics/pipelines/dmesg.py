@@ -259,6 +259,9 @@ def build_incident(
             from detectors.dmesg.interrupted import link_interruptions
 
             mine = link_interruptions(r.name, r.groups, mine)
+            from detectors.dmesg.afteroops import link_after_oops  # an oops on a kernel an oops tainted D
+
+            mine = link_after_oops(r.name, r.groups, mine)
         findings += mine
     releases = {x for r in results for x in r.releases}
     reported = len(releases)

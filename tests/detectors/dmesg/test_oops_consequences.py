@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from detectors.dmesg.findings import PANIC_EVIDENCE
+from detectors.incident.hypotheses import plain_summary
 from forensics.model import Finding, Severity
 from forensics.pipelines.dmesg import analyse_logs
 from forensics.types.dmesg_result import DmesgResult
@@ -113,3 +114,68 @@ def test_an_oops_that_did_not_panic_says_so(tmp_path: Path) -> None:
     assert (report.title, report.panicked) == (_TITLE, False)
     (finding,) = _findings(result)
     assert "panicked" not in finding.summary
+
+
+def _gpf(at: int, counter: int, cpu: int, comm: str, taint: str, rip: str = "shrink_folio_list+0x6a1/0xd20") -> str:
+    """A general protection fault on list poison, as x86's die() prints it, at second ``at``."""
+    t = f"[  {at}.1000"
+    return f"""\
+{t}00] general protection fault, probably for non-canonical address 0xdead000000000122: 0000 [#{counter}] SMP NOPTI
+{t}10] CPU: {cpu} PID: {800 + cpu} Comm: {comm} {taint} 6.6.30 #1
+{t}20] Hardware name: QEMU Standard PC (i440FX + PIIX, 1996), BIOS 1.16.2-debian-1.16.2-1 04/01/2014
+{t}30] RIP: 0010:{rip}
+{t}50] RSP: 0018:ffffc90000a3fb50 EFLAGS: 00010246
+{t}60] RAX: dead000000000122 RBX: ffff888104a3c000 RCX: 0000000000000000
+{t}80] Call Trace:
+{t}81]  <TASK>
+{t}82]  shrink_inactive_list+0x1a6/0x410
+{t}83]  shrink_lruvec+0x2c5/0x3c0
+{t}84]  balance_pgdat+0x2a3/0x720
+{t}86]  kthread+0xef/0x120
+{t}87]  ret_from_fork+0x31/0x50
+{t}88]  </TASK>
+{t}90] ---[ end trace 0000000000000000 ]---
+"""
+
+
+def test_a_second_oops_on_a_kernel_tainted_d_is_said_to_follow_the_first(tmp_path: Path) -> None:
+    # The same oops again a second later, on another CPU, its Tainted: line holding D: counted with the first (same
+    # title and body) but said to come after it, not as an independent sighting.
+    text = _gpf(220, 1, 5, "kswapd0", "Not tainted") + _gpf(221, 2, 2, "postgres", "Tainted: G      D")
+    result = _run(tmp_path, text)
+    (finding,) = _findings(result)
+    assert "2 times up to line 16; line 16 after the oops at line 1 (taint D)" in finding.summary
+    facts = {f.name: f.value for f in finding.facts}
+    assert facts["occurrences"] == "2 (1 after an oops above, taint D: not independent)"
+
+
+def test_another_oops_on_a_kernel_tainted_d_is_a_consequence_of_the_first(tmp_path: Path) -> None:
+    # A different oops after the first (another function): its own finding, linked to the first as a consequence.
+    later = _gpf(221, 2, 2, "postgres", "Tainted: G      D", rip="list_lru_del+0x3a/0x90")
+    result = _run(tmp_path, _gpf(220, 1, 5, "kswapd0", "Not tainted") + later)
+    first, second = sorted(_findings(result), key=lambda f: f.evidence[0].locator.start)
+    assert first.consequence_of is None
+    assert second.consequence_of is not None and second.consequence_of.root == first.id
+    assert second.consequence_of.how.startswith("after the oops at line 1 (taint D): line 17 says")
+    assert second.severity < first.severity
+    assert ("after the oops", 1) in {(e.locator.name, e.locator.start) for e in second.evidence}
+    assert_evidence_resolves(_findings(result))
+
+
+def test_an_oops_tainted_d_with_no_oops_in_the_log_is_left_alone(tmp_path: Path) -> None:
+    # The first oops is not in the log (the ring buffer wrapped): nothing to link, the taint flag alone says it.
+    result = _run(tmp_path, _gpf(221, 2, 2, "postgres", "Tainted: G      D"))
+    (finding,) = _findings(result)
+    assert finding.consequence_of is None
+    assert "after the oops" not in finding.summary
+
+
+def test_report_does_not_say_crashed_of_oopses_that_did_not_panic(tmp_path: Path) -> None:
+    # report's first sentence (detectors/incident/hypotheses.py plain_summary) on the findings of the log alone.
+    log = tmp_path / "kern.log"
+    log.write_text(_gpf(220, 1, 5, "kswapd0", "Not tainted") + _gpf(221, 2, 2, "postgres", "Tainted: G      D"))
+    said = plain_summary(analyse_logs([str(log)], live=False).incident.findings, "web-03")
+    assert "crashed" not in said and "oopsed, and the log shows no panic after it" in said
+    log.write_text(_OOPS + _SUMMARY + _panic("Fatal exception"))
+    said = plain_summary(analyse_logs([str(log)], live=False).incident.findings, "web-03")
+    assert said.startswith("The Linux kernel on web-03 crashed: ")
