@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Final, TypeVar
 from detectors.dmesg.cpublocks import is_irq_state, other_cpu_lines
 from detectors.dmesg.extract import BLOCKED_TASK_RULES
 from detectors.dmesg.frames import after_marker, parse_frame
+from detectors.dmesg.interleaved import mixed_dumps
 from detectors.dmesg.lines import parse_line
 from detectors.dmesg.repeat import origin
 from detectors.dmesg.taint import oops_before
@@ -357,6 +358,8 @@ def release_lines(source: str, groups: Iterable[ReportGroup]) -> tuple[Evidence,
     return tuple(out)
 
 
+#: The facts a report reads from its ``CPU: N PID: M Comm: ... Tainted: ...`` line.
+_DUMP_FIELDS: Final = frozenset({"cpu", "pid", "comm", "taint"})
 _PANIC: Final = "Kernel panic - not syncing:"
 #: The name of the evidence citing the panic a report ended in (its consequence: the machine went down).
 PANIC_EVIDENCE: Final = "then the kernel panicked"
@@ -413,6 +416,10 @@ def explained_finding(source: str, group: ReportGroup, why: ReportWhy | None, ca
         # Its boot's start is in the log, its banner is not: the banner above is another boot's.
         which = "the boot that died" if first.kind is _RK_REBOOT else "this boot"
         release = f"unknown (no boot banner for {which}, which starts at line {first.bannerless_boot})"
+    mixed = mixed_dumps(first)
+    # Two CPUs' dumps in its lines (a capture without caller ids, detectors/dmesg/interleaved.py): which CPU: line
+    # is its own cannot be known, nor the task and taint that line prints.
+    unread = None if mixed is None else f"not read (its lines print two dumps, interleaved: {mixed[0]}; {mixed[1]})"
     for name, value in (
         ("guilty frame", first.frame),
         ("cpu", first.cpu),
@@ -422,9 +429,11 @@ def explained_finding(source: str, group: ReportGroup, why: ReportWhy | None, ca
         ("hardware", first.hardware),
         ("taint", first.taint),
     ):
-        if not isinstance(value, NotAvailable):
+        if unread is not None and name in _DUMP_FIELDS:
+            facts.append(_fact(name, unread))
+        elif not isinstance(value, NotAvailable):
             facts.append(_fact(name, str(value)))
-    facts += [_fact("taint flag", t) for t in first.taint_flags]
+    facts += [_fact("taint flag", t) for t in first.taint_flags if unread is None]
     facts += [_fact(k, v) for k, v in first.details]
     if first.corrupted_reason:
         facts.append(_fact("corrupted", first.corrupted_reason))

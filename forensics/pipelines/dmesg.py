@@ -149,6 +149,10 @@ def source_result(
         from detectors.dmesg.findings import explain_reports, lock_cycle_causes
 
         whys = explain_reports(kept)
+        if len(kept) > 1:  # facts of lines two reports interleaved in, without caller ids: not this report's
+            from detectors.dmesg.interleaved import unread_facts
+
+            whys = unread_facts(kept, whys)
         group_causes = lock_cycle_causes(kept, whys)
     return SourceResult(
         name,
