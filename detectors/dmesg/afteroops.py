@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from typing import Final
 
 from detectors.dmesg.findings import line_evidence
-from detectors.dmesg.taint import die_line, oops_before
+from detectors.dmesg.taint import die_line, died_before, oops_before
 from detectors.incident.consequences import as_consequence
 from forensics.model import Consequence, Finding
 from forensics.types.dmesg import KernelReport, ReportGroup
@@ -40,12 +40,15 @@ def link_after_oops(source: str, groups: Sequence[ReportGroup], findings: Sequen
     is tainted ``D`` and follows an oops of another group linked to that oops's finding, as a consequence, citing
     the oops's line.  One already linked (an interruption) is left as it is."""
     kept = [r for g in groups for r in g.kept]
+    if not any(died_before(r) for r in kept):
+        return list(findings)  # (most logs: no report's lines are read again)
+    oopses = [r for r in kept if die_line(r) is not None]  # once, not for each report tainted D
     group_of = {r.start_line: i for i, g in enumerate(groups) for r in g.kept}
     out = list(findings)
     for i, group in enumerate(groups):
         if out[i].consequence_of is not None:
             continue
-        befores = [oops_before(r, kept) for r in group.kept]
+        befores = [oops_before(r, oopses) for r in group.kept]
         if any(b is None for b in befores):
             continue
         first = befores[0]

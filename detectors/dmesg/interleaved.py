@@ -46,10 +46,13 @@ def mixed_dumps(report: KernelReport) -> tuple[str, str] | None:
 
 
 def unread(report: KernelReport, others: Sequence[KernelReport]) -> dict[int, int]:
-    """The lines of ``report`` another report may have printed, each with that report's first line."""
+    """The lines of ``report`` another report (of ``others``, in log order) may have printed, each with that report's
+    first line."""
     out: dict[int, int] = {}
     for other in others:
-        if other.start_line == report.start_line or other.is_event:
+        if other.start_line > report.end_line:
+            break  # (others in log order)
+        if other.start_line == report.start_line or other.is_event or other.end_line < report.start_line:
             continue
         lo, hi = max(report.start_line, other.start_line), min(report.end_line, other.end_line)
         for n in range(lo, hi + 1):  # the spans overlap: those lines are in both
@@ -68,15 +71,16 @@ def _not_read(other: int) -> NotAvailable:
 
 
 def unread_facts(reports: Sequence[KernelReport], whys: Mapping[int, ReportWhy]) -> dict[int, ReportWhy]:
-    """``whys`` (by report first line) with the facts read from lines another report may own said not read."""
+    """``whys`` (by report first line) with the facts read from lines another report may own said not read: those of
+    the corrupted ones among ``reports`` (a log's kept reports, in log order)."""
     out = dict(whys)
     contexts = {r.context for r in reports if not r.is_event}
     if len(reports) < 2 or any(c is not None and c != "-" for c in contexts):
         return out  # one report, or caller ids: the scanner split the lines by who printed them
     for report in reports:
         why = out.get(report.start_line)
-        if why is None or report.is_event:
-            continue
+        if why is None or report.is_event or not report.corrupted:
+            continue  # a report the scanner found whole reads its own lines
         shared = unread(report, reports)
         if not shared:
             continue

@@ -179,3 +179,12 @@ def test_report_does_not_say_crashed_of_oopses_that_did_not_panic(tmp_path: Path
     log.write_text(_OOPS + _SUMMARY + _panic("Fatal exception"))
     said = plain_summary(analyse_logs([str(log)], live=False).incident.findings, "web-03")
     assert said.startswith("The Linux kernel on web-03 crashed: ")
+
+
+def test_registers_of_another_oops_after_the_end_marker_do_not_join_its_panic(tmp_path: Path) -> None:
+    # The summary oops_end() prints is the first registers of its own oops: another RIP is another oops's summary
+    # (one whose own lines were lost, or cut by this report), and the panic after it is not this report's.
+    other = _SUMMARY.replace("mlx5e_rx_dim_work+0x1c/0x60 [mlx5_core]", "__isolate_free_page+0x4a8/0x680")
+    result = _run(tmp_path, _OOPS + other + _panic("Fatal exception"))
+    first = min(result.sources[0].reports, key=lambda r: r.start_line)
+    assert (first.title, first.panicked, first.end_line) == (_TITLE, False, _OOPS.count("\n"))
