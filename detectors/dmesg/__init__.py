@@ -33,6 +33,7 @@ NATIVE = native.Group(
     reads=(
         "detectors.dmesg.atomic",
         "detectors.dmesg.cpublocks",
+        "detectors.dmesg.interleaved",
         "detectors.dmesg.model",
         "detectors.dmesg.rcuusage",
         "detectors.dmesg.repeat",

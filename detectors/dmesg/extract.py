@@ -202,7 +202,7 @@ def report_extent(
         where.append(i)
         if kinds is not None:
             kinds.append(kind)
-        if kind & _END and not _panic_follows(window, i, header_context):
+        if kind & _END and not _panic_follows(window, i, header_context, own):
             quiet = 0
             break
         if kind & _FRAME or (not seen_trace and kind & _OPENS):
@@ -283,12 +283,36 @@ def _line_kind_of(body: str) -> int:
     return kind
 
 
-def _panic_follows(window: Sequence[LogLine], i: int, context: str | None) -> bool:
-    """Whether the next line of the report's context is a panic that continues it (``Fatal exception``)."""
-    for line in window[i + 1 : i + 4]:
+#: The registers x86's oops_end() prints again after the end marker (since "x86/dumpstack: Save first regs set for
+#: the executive summary", 2018): RIP, Code, RSP, RAX ... R15, FS, CS, CR2, DR0-7, PKRU.
+_SUMMARY: Final = rc.compile(r"^\s*(?:[A-Z][A-Z0-9]{1,3}|Code): ")
+#: How many lines after an end marker are looked through for the panic: the summary's ~12 and some slack.
+_SUMMARY_LINES: Final = 24
+
+
+def _panic_follows(window: Sequence[LogLine], i: int, context: str | None, own: Sequence[LogLine]) -> bool:
+    """Whether the next line of the report's context, past the registers oops_end() prints again, is a panic that
+    continues it.
+
+    ``Fatal exception`` (panic_on_oops), ``Fatal exception in interrupt`` (an oops in interrupt context) and
+    ``Fatal machine check`` are oops_end()'s and the machine check handler's panic after the oops's end marker:
+    the oops is the report, the panic its consequence (syzkaller's pkg/report keeps them in one report too).
+    The summary's ``RIP:`` is the report's own (``own``, its lines so far): another's (an oops whose end another
+    report's lines cut off, syzkaller's corpus log 352) is not this report's panic.
+    """
+    # One line at a time, up to the first that decides: the memo (detectors.dmesg.memo) compares a repeat's
+    # bytes as far as the builder read them, and a slice would read them all.
+    for j in range(i + 1, min(len(window), i + 1 + _SUMMARY_LINES)):
+        line = window[j]
         if _same_context(context, line_context(line), False):
-            found = match_header(line.body) if "panic" in line.body else None
-            return found is not None and not found[0].starts
+            body = line.body
+            if "panic" in body:
+                found = match_header(body)
+                return found is not None and not found[0].starts
+            if _SUMMARY.match(body) is None:
+                return False
+            if body.lstrip().startswith("RIP:") and all(mine.body != body for mine in own):
+                return False  # the summary of another oops
     return False
 
 

@@ -17,8 +17,10 @@ from typing import TYPE_CHECKING, Final, TypeVar
 from detectors.dmesg.cpublocks import is_irq_state, other_cpu_lines
 from detectors.dmesg.extract import BLOCKED_TASK_RULES
 from detectors.dmesg.frames import after_marker, parse_frame
+from detectors.dmesg.interleaved import mixed_dumps
 from detectors.dmesg.lines import parse_line
 from detectors.dmesg.repeat import origin
+from detectors.dmesg.taint import oops_before
 from forensics.model import (
     Baseline,
     Clock,
@@ -356,6 +358,28 @@ def release_lines(source: str, groups: Iterable[ReportGroup]) -> tuple[Evidence,
     return tuple(out)
 
 
+#: The facts a report reads from its ``CPU: N PID: M Comm: ... Tainted: ...`` line.
+_DUMP_FIELDS: Final = frozenset({"cpu", "pid", "comm", "taint"})
+_PANIC: Final = "Kernel panic - not syncing:"
+#: The name of the evidence citing the panic a report ended in (its consequence: the machine went down).
+PANIC_EVIDENCE: Final = "then the kernel panicked"
+
+
+def _panic_line(report: KernelReport) -> tuple[int, str] | None:
+    """The report's own ``Kernel panic - not syncing`` line, as (number, text): the first (a panic while panicking
+    prints none, a second report's is its own)."""
+    return next(((n, t) for n, t in report.lines if _PANIC in t), None)
+
+
+def _after_oops(group: ReportGroup) -> list[tuple[KernelReport, KernelReport]]:
+    """The group's occurrences after its first tainted ``D`` by an oops of the group above them, each with it."""
+    if group.count < 2:
+        return []
+    kept = group.kept
+    pairs = [(r, oops_before(r, kept[:k])) for k, r in enumerate(kept) if k]
+    return [(r, o) for r, o in pairs if o is not None]
+
+
 def group_finding(source: str, group: ReportGroup) -> Finding:
     """The finding of one report group, with evidence from the log."""
     return explained_finding(source, group, None)
@@ -373,7 +397,13 @@ def explained_finding(source: str, group: ReportGroup, why: ReportWhy | None, ca
     if group.count > 1:
         evidence += [_occurrence(source, r, f"{ONE_OF}{group.count}") for r in group.sample]
         evidence.append(_occurrence(source, last, f"{LAST_OF}{group.count}"))
-    facts = [_fact("type", first.kind.value), _fact("occurrences", str(group.count))]
+    after = _after_oops(group)
+    facts = [
+        _fact("type", first.kind.value),
+        _fact("occurrences", f"{group.count} ({len(after)} after an oops above, taint D: not independent)")
+        if after
+        else _fact("occurrences", str(group.count)),
+    ]
     release: str | NotAvailable = first.kernel_release
     banner = first.boot_banner
     if isinstance(release, NotAvailable) and banner is not None:
@@ -386,6 +416,10 @@ def explained_finding(source: str, group: ReportGroup, why: ReportWhy | None, ca
         # Its boot's start is in the log, its banner is not: the banner above is another boot's.
         which = "the boot that died" if first.kind is _RK_REBOOT else "this boot"
         release = f"unknown (no boot banner for {which}, which starts at line {first.bannerless_boot})"
+    mixed = mixed_dumps(first)
+    # Two CPUs' dumps in its lines (a capture without caller ids, detectors/dmesg/interleaved.py): which CPU: line
+    # is its own cannot be known, nor the task and taint that line prints.
+    unread = None if mixed is None else f"not read (its lines print two dumps, interleaved: {mixed[0]}; {mixed[1]})"
     for name, value in (
         ("guilty frame", first.frame),
         ("cpu", first.cpu),
@@ -395,9 +429,11 @@ def explained_finding(source: str, group: ReportGroup, why: ReportWhy | None, ca
         ("hardware", first.hardware),
         ("taint", first.taint),
     ):
-        if not isinstance(value, NotAvailable):
+        if unread is not None and name in _DUMP_FIELDS:
+            facts.append(_fact(name, unread))
+        elif not isinstance(value, NotAvailable):
             facts.append(_fact(name, str(value)))
-    facts += [_fact("taint flag", t) for t in first.taint_flags]
+    facts += [_fact("taint flag", t) for t in first.taint_flags if unread is None]
     facts += [_fact(k, v) for k, v in first.details]
     if first.corrupted_reason:
         facts.append(_fact("corrupted", first.corrupted_reason))
@@ -406,6 +442,12 @@ def explained_finding(source: str, group: ReportGroup, why: ReportWhy | None, ca
     )
     if len(group.kept) < group.count:
         where += f"; cited: {', '.join(str(r.start_line) for r in group.kept)}"
+    if after:
+        # A repeat on a kernel the oops above it tainted D follows from that oops (detectors/dmesg/afteroops.py):
+        # said, so that the count does not read as independent sightings.
+        where += "; " + ", ".join(
+            f"line {r.start_line} after the oops at line {o.start_line} (taint D)" for r, o in after
+        )
     confidence = 0.5 if first.corrupted else 0.9
     logged = None
     if why is not None:
@@ -419,9 +461,16 @@ def explained_finding(source: str, group: ReportGroup, why: ReportWhy | None, ca
             # The cause was read from the report's own lines: it cannot be surer than the report (a damaged one).
             facts.append(_fact(CAUSE_CAPPED, _capped(logged.confidence, confidence, first.corrupted_reason)))
             logged = LogCause(logged.cls, logged.statement, confidence, logged.next_command)
-    summary = f"{first.title} ({where})" + (
-        ", then the kernel panicked" if severity is _SEV_CRITICAL and first.panicked else ""
-    )
+    panic = _panic_line(first) if severity is _SEV_CRITICAL and first.panicked else None
+    summary = f"{first.title} ({where})"
+    if panic is not None:
+        # The panic is this report's consequence (oops_end()'s "Fatal exception", panic_on_warn's, hung_task_panic's),
+        # not a second bug: cited as what followed from it, its line and its reason.
+        number, text = panic
+        reason = text[text.find(_PANIC) + len(_PANIC) :].strip()
+        summary += f", then the kernel panicked (line {number}: {reason})" if reason else ", then the kernel panicked"
+        cut = len(evidence) - 1 if evidence[-1].locator.name == _BANNER else len(evidence)
+        evidence.insert(cut, line_evidence(source, number, text, PANIC_EVIDENCE, first))
     steps = _NEXT_STEPS.get(first.kind, _DEFAULT_STEPS)
     if baseline is FORCED:
         # Asked for (sysrq): who asked is the question, no bug to search for; the sysrq line says so, cited.

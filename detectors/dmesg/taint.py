@@ -6,7 +6,13 @@ a blank position means the flag is not set.  ``Not tainted`` decodes to nothing.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Final
+
 from forensics import regexcache as rc
+
+if TYPE_CHECKING:
+    from forensics.types.dmesg import KernelReport
 
 #: Letter -> meaning, in the kernel's order of taint bits.
 TAINT_FLAGS: tuple[tuple[str, str], ...] = (
@@ -55,3 +61,29 @@ def taint_letters(text: str) -> str | None:
 def decode_taint(letters: str) -> tuple[str, ...]:
     """Meaning of each taint letter, in the order given; unknown letters are named as such."""
     return tuple(f"{c}: {_MEANING.get(c, 'unknown taint flag')}" for c in letters)
+
+
+# An oops on a kernel an earlier oops left tainted D (detectors/dmesg/afteroops.py says what follows from it).
+#: The die counter oops_end()'s __die() prints ("Oops: 0000 [#1] SMP", "general protection fault ...: 0000 [#2]").
+_DIE_COUNTER: Final = rc.compile(r"\[#(\d+)\]")
+
+
+def died_before(report: KernelReport) -> bool:
+    """Whether the report's ``Tainted:`` line holds ``D``: an oops came before it on this kernel."""
+    return any(flag.startswith("D:") for flag in report.taint_flags)
+
+
+def die_line(report: KernelReport) -> tuple[int, str] | None:
+    """The report's first line printing a die counter (``[#N]``), as (number, text): it is an oops."""
+    if report.is_event:
+        return None
+    return next(((n, t) for n, t in report.lines if "[#" in t and _DIE_COUNTER.search(t)), None)
+
+
+def oops_before(report: KernelReport, reports: Sequence[KernelReport]) -> KernelReport | None:
+    """The last oops (a report with a die counter) starting above ``report`` in ``reports``, when ``report`` is
+    tainted ``D``; else None."""
+    if not died_before(report):
+        return None
+    above = [r for r in reports if r.start_line < report.start_line and die_line(r) is not None]
+    return max(above, key=lambda r: r.start_line, default=None)

@@ -32,6 +32,7 @@ from forensics.model import (
     unjudged,
 )
 from forensics.types.deliberate import REQUESTED, REQUESTED_FACT, WHO
+from forensics.types.dmesg import KIND_BASELINES, PANICKED, ReportKind
 from forensics.types.incident import Hypothesis
 
 
@@ -497,13 +498,23 @@ def _told(findings: tuple[Finding, ...], host: str, examined: tuple[Examined, ..
             f"above; {below_problem(findings)}."
         )
         return f"{said} It could not judge: {blind}." if blind else said
+    # A log's critical report crashed the kernel only when it panicked (or the log shows the boot end: an unexpected
+    # reboot); an oops with no "Kernel panic" line after it is said as such, not "crashed".
     crash = next((f for f in findings if f.kind is FindingKind.CRASH), None) or next(
-        (f for f in findings if f.kind.from_kernel_log and f.severity is Severity.CRITICAL), None
+        (f for f in findings if f.kind.from_kernel_log and f.severity is Severity.CRITICAL and _went_down(f)), None
     )
+    survived = (
+        next((f for f in findings if f.kind.from_kernel_log and f.severity is Severity.CRITICAL), None)
+        if crash is None and requested is None
+        else None
+    )
+    if survived is not None:
+        crash = survived
+    went = "oopsed, and the log shows no panic after it (no 'Kernel panic' line)" if survived is not None else "crashed"
     crashed = (
         f"was crashed on purpose with sysrq ({requested.title}): a kdump test, an operator or a watchdog"
         if requested is not None
-        else f"crashed ({crash.title})"
+        else f"{went} ({crash.title})"
         if crash is not None
         else ""
     )
@@ -523,9 +534,15 @@ def _told(findings: tuple[Finding, ...], host: str, examined: tuple[Examined, ..
                 f"The Linux kernel on {host} had a problem: {said}. The finding: {main.title} ({main.severity.value})."
             )
         if main.id == crash.id:
-            return f"The Linux kernel on {host} crashed: {said}. The report: {main.title}."
+            return f"The Linux kernel on {host} {went}: {said}. The report: {main.title}."
         return f"The Linux kernel on {host} {crashed}. The main problem found: {said}. The finding: {main.title}."
     if requested is not None:
         return f"The Linux kernel on {host} {crashed}. No other problem at medium or above was found."
     top = max(findings, key=lambda f: (f.severity.rank, f.confidence))
     return f"kforensic found {len(findings)} problem(s) on {host}. The worst: {top.title} ({worst.value})."
+
+
+def _went_down(finding: Finding) -> bool:
+    """Whether a kernel log's critical finding ended its boot: the kernel panicked on it, or the next boot's banner
+    followed without a shutdown (an unexpected reboot); an oops without a panic leaves the kernel running."""
+    return finding.baseline in (PANICKED, KIND_BASELINES[ReportKind.REBOOT])

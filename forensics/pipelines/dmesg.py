@@ -149,6 +149,10 @@ def source_result(
         from detectors.dmesg.findings import explain_reports, lock_cycle_causes
 
         whys = explain_reports(kept)
+        if len(kept) > 1:  # facts of lines two reports interleaved in, without caller ids: not this report's
+            from detectors.dmesg.interleaved import unread_facts
+
+            whys = unread_facts(kept, whys)
         group_causes = lock_cycle_causes(kept, whys)
     return SourceResult(
         name,
@@ -259,6 +263,9 @@ def build_incident(
             from detectors.dmesg.interrupted import link_interruptions
 
             mine = link_interruptions(r.name, r.groups, mine)
+            from detectors.dmesg.afteroops import link_after_oops  # an oops on a kernel an oops tainted D
+
+            mine = link_after_oops(r.name, r.groups, mine)
         findings += mine
     releases = {x for r in results for x in r.releases}
     reported = len(releases)

@@ -1,0 +1,113 @@
+"""Facts a report cannot own: lines of a console capture where two CPUs' reports interleave without caller ids.
+
+A serial or netconsole capture of two CPUs oopsing at once holds both reports' lines mixed; with printk's caller
+ids (``[T123]``/``[C1]``, CONFIG_PRINTK_CALLER) the scanner splits them, without them which line is whose cannot be
+known.  The scanner gives each line to one report, and flags such a report corrupted; what its why read from a line
+another report may have printed is then no fact of it.  Two signs that lines are shared:
+
+- a line inside the span of another report's lines (its first to its last), the two spans overlapping;
+- a report whose own lines print two register dumps' once-per-oops lines that disagree (``CPU: 2 PID: 5511`` and
+  ``CPU: 5 PID: 812``, two ``RIP:`` lines of different functions), right after a report it cut short: every
+  line after its header may be either's.
+
+Such facts are said ``not read (interleaved with the report at line N)``, and a cause read from such a line is
+dropped (the reader's own words are not changed: the value, not the reading, is what cannot be trusted).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from typing import Final
+
+from forensics.model import NotAvailable
+from forensics.types.dmesg import KernelReport, ReportWhy, WhyFact
+
+#: The lines an oops prints once (show_regs(), dump_stack()'s header): two that differ are two reports' lines.
+_ONCE: Final = re.compile(r"\b(CPU: \d+ (?:UID: \d+ )?PID: \d+|RIP: [0-9a-f]{4}:\S+)")
+
+
+def mixed_dumps(report: KernelReport) -> tuple[str, str] | None:
+    """The first once-per-oops line the report's own lines print twice with different values, as the two values
+    (``CPU: 2 PID: 5511``, ``CPU: 5 PID: 812``); None when they agree.  Only of a corrupted report: a complete
+    one prints its own once."""
+    if not report.corrupted or report.is_event:
+        return None
+    seen: dict[str, str] = {}
+    for _, text in report.lines:
+        if "CPU: " not in text and "RIP: " not in text:
+            continue
+        for found in _ONCE.finditer(text):
+            value = found.group(1)
+            had = seen.setdefault(value[:3], value)
+            if had != value:
+                return had, value
+    return None
+
+
+def unread(report: KernelReport, others: Sequence[KernelReport]) -> dict[int, int]:
+    """The lines of ``report`` another report (of ``others``, in log order) may have printed, each with that report's
+    first line."""
+    out: dict[int, int] = {}
+    for other in others:
+        if other.start_line > report.end_line:
+            break  # (others in log order)
+        if other.start_line == report.start_line or other.is_event or other.end_line < report.start_line:
+            continue
+        lo, hi = max(report.start_line, other.start_line), min(report.end_line, other.end_line)
+        for n in range(lo, hi + 1):  # the spans overlap: those lines are in both
+            out.setdefault(n, other.start_line)
+    if mixed_dumps(report) is not None:
+        above = [o for o in others if not o.is_event and o.start_line < report.start_line <= o.end_line + 1]
+        if above:
+            cut = max(above, key=lambda o: o.start_line)
+            for n in range(report.start_line + 1, report.end_line + 1):
+                out.setdefault(n, cut.start_line)
+    return out
+
+
+def _not_read(other: int) -> NotAvailable:
+    return NotAvailable(f"not read (interleaved with the report at line {other})")
+
+
+def unread_facts(reports: Sequence[KernelReport], whys: Mapping[int, ReportWhy]) -> dict[int, ReportWhy]:
+    """``whys`` (by report first line) with the facts read from lines another report may own said not read: those of
+    the corrupted ones among ``reports`` (a log's kept reports, in log order)."""
+    out = dict(whys)
+    contexts = {r.context for r in reports if not r.is_event}
+    if len(reports) < 2 or any(c is not None and c != "-" for c in contexts):
+        return out  # one report, or caller ids: the scanner split the lines by who printed them
+    for report in reports:
+        why = out.get(report.start_line)
+        if why is None or report.is_event or not report.corrupted:
+            continue  # a report the scanner found whole reads its own lines
+        shared = unread(report, reports)
+        if not shared:
+            continue
+        first = report.start_line
+        facts = tuple(
+            f._replace(value=_not_read(shared[first + f.at]))
+            if first + f.at in shared and not isinstance(f.value, NotAvailable)
+            else f
+            for f in why.facts
+        )
+        # A stack or Code: line another report may have printed: not listed, said in its place.
+        stacks = tuple(s for s in why.stacks if first + s.at not in shared)
+        gone = [
+            WhyFact(f"{s.kind.value} stack", _not_read(shared[first + s.at]), s.at)
+            for s in why.stacks
+            if first + s.at in shared
+        ]
+        code = why.code
+        if code is not None and first + code.at in shared:
+            gone.append(WhyFact("code", _not_read(shared[first + code.at]), code.at))
+            code = None
+        cause_shared = any(first + at in shared for at in why.cause_at)
+        out[first] = why._replace(
+            facts=(*facts, *gone),
+            stacks=stacks,
+            code=code,
+            cause=None if cause_shared else why.cause,
+            cause_at=() if cause_shared else why.cause_at,
+        )
+    return out

@@ -1,0 +1,190 @@
+"""What follows from an oops: the panic it ends in, and the oopses after it on a kernel it left tainted ``D``.
+
+The logs are written here in the kernel's formats.  x86's oops_end() prints the end marker, then the registers
+again (the "executive summary", since 2018), then panics when it must: ``Fatal exception`` (panic_on_oops),
+``Fatal exception in interrupt`` (an oops in interrupt context); the machine check handler's ``Fatal machine
+check`` likewise.  The panic is the oops's consequence, not a second bug (syzkaller's pkg/report keeps the panic
+in the oops's report too).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from detectors.dmesg.findings import PANIC_EVIDENCE
+from detectors.incident.hypotheses import plain_summary
+from forensics.model import Finding, Severity
+from forensics.pipelines.dmesg import analyse_logs
+from forensics.types.dmesg_result import DmesgResult
+from tests.helpers import assert_evidence_resolves
+
+_OOPS = """\
+[ 5123.004511] BUG: kernel NULL pointer dereference, address: 0000000000000008
+[ 5123.004530] #PF: supervisor read access in kernel mode
+[ 5123.004535] #PF: error_code(0x0000) - not-present page
+[ 5123.004540] PGD 0 P4D 0 \n\
+[ 5123.004545] Oops: 0000 [#1] PREEMPT SMP NOPTI
+[ 5123.004550] CPU: 3 PID: 1187 Comm: kworker/3:2 Tainted: G           OE      5.15.0-91-generic #101-Ubuntu
+[ 5123.004555] Hardware name: QEMU Standard PC (Q35 + ICH9, 2009), BIOS 1.15.0-1 04/01/2014
+[ 5123.004560] Workqueue: events mlx5e_rx_dim_work [mlx5_core]
+[ 5123.004565] RIP: 0010:mlx5e_rx_dim_work+0x1c/0x60 [mlx5_core]
+[ 5123.004570] Code: 0f 1f 44 00 00 55 48 89 e5 41 54 53 48 89 fb 48 8b 47 f8 <48> 8b 40 08 0f b6 57 f0 48 8b 80 e0 00
+[ 5123.004575] RSP: 0018:ffffa8c1c1e4be68 EFLAGS: 00010246
+[ 5123.004580] RAX: 0000000000000000 RBX: ffff8e2c4a1c0c40 RCX: 0000000000000000
+[ 5123.004585] RDX: 0000000000000001 RSI: ffff8e2c4a1c0c40 RDI: ffff8e2c4a1c0c40
+[ 5123.004590] Call Trace:
+[ 5123.004592]  <TASK>
+[ 5123.004607]  process_one_work+0x228/0x3d0
+[ 5123.004610]  worker_thread+0x53/0x420
+[ 5123.004612]  kthread+0x127/0x150
+[ 5123.004615]  ret_from_fork+0x1f/0x30
+[ 5123.004617]  </TASK>
+[ 5123.004620] Modules linked in: mlx5_ib ib_uverbs mlx5_core(OE) mlxfw psample tls
+[ 5123.004625] CR2: 0000000000000008
+[ 5123.004630] ---[ end trace 2a6b0e3f1c9d7e11 ]---
+"""
+_TITLE = "BUG: unable to handle kernel NULL pointer dereference in mlx5e_rx_dim_work"
+# oops_end()'s executive summary: the first registers again.
+_SUMMARY = """\
+[ 5123.004640] RIP: 0010:mlx5e_rx_dim_work+0x1c/0x60 [mlx5_core]
+[ 5123.004641] Code: 0f 1f 44 00 00 55 48 89 e5 41 54 53 48 89 fb 48 8b 47 f8 <48> 8b 40 08 0f b6 57 f0 48 8b 80 e0 00
+[ 5123.004642] RSP: 0018:ffffa8c1c1e4be68 EFLAGS: 00010246
+[ 5123.004643] RAX: 0000000000000000 RBX: ffff8e2c4a1c0c40 RCX: 0000000000000000
+[ 5123.004644] RDX: 0000000000000001 RSI: ffff8e2c4a1c0c40 RDI: ffff8e2c4a1c0c40
+[ 5123.004645] RBP: ffffa8c1c1e4be78 R08: 0000000000000000 R09: 0000000000000000
+[ 5123.004646] R10: 0000000000000000 R11: 0000000000000000 R12: ffff8e2c4a1c0c00
+[ 5123.004647] R13: 0000000000000000 R14: ffff8e2c40051c00 R15: ffff8e2c4a1c0c48
+[ 5123.004648] FS:  0000000000000000(0000) GS:ffff8e33bfcc0000(0000) knlGS:0000000000000000
+[ 5123.004649] CS:  0010 DS: 0000 ES: 0000 CR0: 0000000080050033
+[ 5123.004649] CR2: 0000000000000008 CR3: 000000010a8c4005 CR4: 0000000000770ee0
+[ 5123.004649] PKRU: 55555554
+"""
+
+
+def _panic(reason: str) -> str:
+    return (
+        f"[ 5123.004650] Kernel panic - not syncing: {reason}\n"
+        "[ 5123.004700] Kernel Offset: 0x2c600000 from 0xffffffff81000000 (relocation range: "
+        "0xffffffff80000000-0xffffffffbfffffff)\n"
+        f"[ 5123.004710] ---[ end Kernel panic - not syncing: {reason} ]---\n"
+    )
+
+
+def _run(tmp_path: Path, text: str) -> DmesgResult:
+    log = tmp_path / "kern.log"
+    log.write_text(text)
+    return analyse_logs([str(log)], live=False)
+
+
+def _findings(result: DmesgResult) -> list[Finding]:
+    return list(result.incident.findings)
+
+
+@pytest.mark.parametrize("reason", ["Fatal exception", "Fatal exception in interrupt", "Fatal machine check"])
+@pytest.mark.parametrize("summary", [_SUMMARY, ""], ids=["registers-again", "panic-next"])
+def test_the_panic_after_an_oops_is_its_consequence_not_a_second_bug(tmp_path: Path, reason: str, summary: str) -> None:
+    text = _OOPS + summary + _panic(reason)
+    result = _run(tmp_path, text)
+    (report,) = result.sources[0].reports
+    assert (report.title, report.panicked, report.corrupted) == (_TITLE, True, False)
+    panic_line = text.splitlines().index(_panic(reason).splitlines()[0]) + 1
+    assert report.end_line >= panic_line
+    (finding,) = _findings(result)
+    assert finding.severity is Severity.CRITICAL
+    assert f"then the kernel panicked (line {panic_line}: {reason})" in finding.summary
+    cited = {(e.locator.name, e.locator.start) for e in finding.evidence}
+    assert (PANIC_EVIDENCE, panic_line) in cited
+    assert_evidence_resolves(_findings(result))
+    assert all(finding.id in h.finding_ids for h in result.hypotheses)
+
+
+def test_a_fatal_exception_with_no_oops_above_is_a_damaged_report_of_its_own(tmp_path: Path) -> None:
+    # The oops's header was lost (the ring buffer wrapped, the console came up late): the panic is all there is.
+    result = _run(tmp_path, "[ 5123.004600] random: crng reseeded\n" + _SUMMARY + _panic("Fatal exception"))
+    (report,) = result.sources[0].reports
+    assert (report.title, report.corrupted) == ("kernel panic: Fatal exception", True)
+
+
+def test_an_oops_that_did_not_panic_says_so(tmp_path: Path) -> None:
+    # The same oops, the machine kept running: its summary registers are no panic, and no panic is claimed.
+    result = _run(tmp_path, _OOPS + _SUMMARY + "[ 5124.000000] e1000e: eth0 NIC Link is Up 1000 Mbps Full Duplex\n")
+    (report,) = result.sources[0].reports
+    assert (report.title, report.panicked) == (_TITLE, False)
+    (finding,) = _findings(result)
+    assert "panicked" not in finding.summary
+
+
+def _gpf(at: int, counter: int, cpu: int, comm: str, taint: str, rip: str = "shrink_folio_list+0x6a1/0xd20") -> str:
+    """A general protection fault on list poison, as x86's die() prints it, at second ``at``."""
+    t = f"[  {at}.1000"
+    return f"""\
+{t}00] general protection fault, probably for non-canonical address 0xdead000000000122: 0000 [#{counter}] SMP NOPTI
+{t}10] CPU: {cpu} PID: {800 + cpu} Comm: {comm} {taint} 6.6.30 #1
+{t}20] Hardware name: QEMU Standard PC (i440FX + PIIX, 1996), BIOS 1.16.2-debian-1.16.2-1 04/01/2014
+{t}30] RIP: 0010:{rip}
+{t}50] RSP: 0018:ffffc90000a3fb50 EFLAGS: 00010246
+{t}60] RAX: dead000000000122 RBX: ffff888104a3c000 RCX: 0000000000000000
+{t}80] Call Trace:
+{t}81]  <TASK>
+{t}82]  shrink_inactive_list+0x1a6/0x410
+{t}83]  shrink_lruvec+0x2c5/0x3c0
+{t}84]  balance_pgdat+0x2a3/0x720
+{t}86]  kthread+0xef/0x120
+{t}87]  ret_from_fork+0x31/0x50
+{t}88]  </TASK>
+{t}90] ---[ end trace 0000000000000000 ]---
+"""
+
+
+def test_a_second_oops_on_a_kernel_tainted_d_is_said_to_follow_the_first(tmp_path: Path) -> None:
+    # The same oops again a second later, on another CPU, its Tainted: line holding D: counted with the first (same
+    # title and body) but said to come after it, not as an independent sighting.
+    text = _gpf(220, 1, 5, "kswapd0", "Not tainted") + _gpf(221, 2, 2, "postgres", "Tainted: G      D")
+    result = _run(tmp_path, text)
+    (finding,) = _findings(result)
+    assert "2 times up to line 16; line 16 after the oops at line 1 (taint D)" in finding.summary
+    facts = {f.name: f.value for f in finding.facts}
+    assert facts["occurrences"] == "2 (1 after an oops above, taint D: not independent)"
+
+
+def test_another_oops_on_a_kernel_tainted_d_is_a_consequence_of_the_first(tmp_path: Path) -> None:
+    # A different oops after the first (another function): its own finding, linked to the first as a consequence.
+    later = _gpf(221, 2, 2, "postgres", "Tainted: G      D", rip="list_lru_del+0x3a/0x90")
+    result = _run(tmp_path, _gpf(220, 1, 5, "kswapd0", "Not tainted") + later)
+    first, second = sorted(_findings(result), key=lambda f: f.evidence[0].locator.start)
+    assert first.consequence_of is None
+    assert second.consequence_of is not None and second.consequence_of.root == first.id
+    assert second.consequence_of.how.startswith("after the oops at line 1 (taint D): line 17 says")
+    assert second.severity < first.severity
+    assert ("after the oops", 1) in {(e.locator.name, e.locator.start) for e in second.evidence}
+    assert_evidence_resolves(_findings(result))
+
+
+def test_an_oops_tainted_d_with_no_oops_in_the_log_is_left_alone(tmp_path: Path) -> None:
+    # The first oops is not in the log (the ring buffer wrapped): nothing to link, the taint flag alone says it.
+    result = _run(tmp_path, _gpf(221, 2, 2, "postgres", "Tainted: G      D"))
+    (finding,) = _findings(result)
+    assert finding.consequence_of is None
+    assert "after the oops" not in finding.summary
+
+
+def test_report_does_not_say_crashed_of_oopses_that_did_not_panic(tmp_path: Path) -> None:
+    # report's first sentence (detectors/incident/hypotheses.py plain_summary) on the findings of the log alone.
+    log = tmp_path / "kern.log"
+    log.write_text(_gpf(220, 1, 5, "kswapd0", "Not tainted") + _gpf(221, 2, 2, "postgres", "Tainted: G      D"))
+    said = plain_summary(analyse_logs([str(log)], live=False).incident.findings, "web-03")
+    assert "crashed" not in said and "oopsed, and the log shows no panic after it" in said
+    log.write_text(_OOPS + _SUMMARY + _panic("Fatal exception"))
+    said = plain_summary(analyse_logs([str(log)], live=False).incident.findings, "web-03")
+    assert said.startswith("The Linux kernel on web-03 crashed: ")
+
+
+def test_registers_of_another_oops_after_the_end_marker_do_not_join_its_panic(tmp_path: Path) -> None:
+    # The summary oops_end() prints is the first registers of its own oops: another RIP is another oops's summary
+    # (one whose own lines were lost, or cut by this report), and the panic after it is not this report's.
+    other = _SUMMARY.replace("mlx5e_rx_dim_work+0x1c/0x60 [mlx5_core]", "__isolate_free_page+0x4a8/0x680")
+    result = _run(tmp_path, _OOPS + other + _panic("Fatal exception"))
+    first = min(result.sources[0].reports, key=lambda r: r.start_line)
+    assert (first.title, first.panicked, first.end_line) == (_TITLE, False, _OOPS.count("\n"))
