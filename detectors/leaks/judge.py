@@ -7,7 +7,15 @@ from collections.abc import Callable, Mapping
 import numpy as np
 
 from detectors.leaks.attribution import attribution_for
-from detectors.leaks.decision import RETURNED_RISING, Context, Return, decide, late_onset, returned_to_baseline
+from detectors.leaks.decision import (
+    RETURNED_RISING,
+    Context,
+    Return,
+    decide,
+    late_onset,
+    returned_to_baseline,
+    rise_at_end,
+)
 from detectors.leaks.features import features, median_slope
 from detectors.leaks.pagecache import interpolated, tie
 from detectors.leaks.series import FloatArray, SeriesMatrix, resample, sampling_interval
@@ -203,7 +211,10 @@ def judge_column(
     feats = features(hours[keep], y[keep])
     since = float(walls[keep][0]) - window / 2.0 - 1e-6  # the start of the first window
     rose_later = False  # the judged part is a rise that began after the stretch's first sample
+    rise: Onset | None = None  # where that rise began in the raw samples, once found
     onset = late_onset(feats, thresholds)
+    if onset is None:
+        onset = rise_at_end(hours[keep], feats, thresholds)
     if onset is not None:
         # The series was flat, then started to rise: judge the rise on its own.
         part = keep & (hours >= onset)
@@ -216,7 +227,11 @@ def judge_column(
             # a long quiet stretch before it): judged over the whole stretch, the flat part's pairs made its
             # Theil-Sen slope ~0 and a 5 MB/min leak "stable, grows 0 KB/h".  Its own samples are resampled
             # to windows of their own span; too few of them and the rule says so (growing, too short to call).
-            finer = _rise_grid(matrix, column, t0 + onset * 3600.0, page_cache)
+            # From the rise's first samples: from the knot's window centre, up to half a window of the level
+            # before it was judged with the rise (a 127 MB/h rise over the last 2 min of 2.8 h said at 63 MB/h).
+            rise = rise_onset(matrix, column, t0 + onset * 3600.0, matrix.window_seconds, excerpt_of)
+            start = t0 + onset * 3600.0 if rise is None else rise.before.wall
+            finer = _rise_grid(matrix, column, start, page_cache)
             if finer is not None:
                 walls, y, objects_grid, active_grid, page_cache, window = finer
                 keep = ~np.isnan(y)
@@ -235,7 +250,8 @@ def judge_column(
             since = float(walls[after][0]) - window / 2.0 - 1e-6
             returned = None
             rose_later = True
-    rise = rise_onset(matrix, column, since, window, excerpt_of) if rose_later else None
+    if rose_later and rise is None:
+        rise = rise_onset(matrix, column, since, window, excerpt_of)
     who = attribution_for(matrix.names[column])
     lifetime = who.lifetime
     filling = None
