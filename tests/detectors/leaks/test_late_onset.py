@@ -127,3 +127,24 @@ def test_a_step_up_in_the_last_window_of_hours_is_no_leak() -> None:
     frame.loc[step, ["active_objs", "num_objs"]] += 40_000
     v, _ = _verdict(frame)
     assert v.grade.rank < Grade.SUSPECT.rank, v.verdict
+
+
+def test_a_leak_of_the_last_minutes_says_it_is_short_and_is_as_severe_as_its_harm() -> None:
+    """Minutes of a steady ramp cannot tell a leak from a burst that will be given back: the finding says how long
+    it has risen and when to look again, is believed less, and is high only from the harm its rate does."""
+    from forensics.model import Severity
+
+    frame = _store(2001, 5.0, 0.012, 180.0)  # 127 MB/h over the last 2 min of 2.8 h
+    severities = {}
+    for gib in (24, 512):  # 12.4% of MemTotal a day (high from 10%), 0.6% a day
+        analysis = analyse(LeakInput(slabs=frame, mem_total=gib << 30))
+        [finding] = [f for f in analysis.findings if "vm_area_struct" in f.title]
+        severities[gib] = finding.severity
+        [caveat] = [x.value for x in finding.facts if x.name == "short rise"]
+        assert caveat.startswith("rising for the last 2 min only") and "leaks --last" in caveat, caveat
+        assert finding.confidence <= 0.7 and caveat in finding.confidence_reason
+    assert severities == {24: Severity.HIGH, 512: Severity.MEDIUM}
+    # A leak over the whole store is no short rise.
+    analysis = analyse(LeakInput(slabs=_store(2001, 5.0, 1.0, 5.0), mem_total=24 << 30))
+    [finding] = [f for f in analysis.findings if "vm_area_struct" in f.title]
+    assert not [x for x in finding.facts if x.name == "short rise"], finding.facts
