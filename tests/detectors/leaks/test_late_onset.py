@@ -148,3 +148,14 @@ def test_a_leak_of_the_last_minutes_says_it_is_short_and_is_as_severe_as_its_har
     analysis = analyse(LeakInput(slabs=_store(2001, 5.0, 1.0, 5.0), mem_total=24 << 30))
     [finding] = [f for f in analysis.findings if "vm_area_struct" in f.title]
     assert not [x for x in finding.facts if x.name == "short rise"], finding.facts
+
+
+@pytest.mark.parametrize("samples", [2029, 2033, 2039])
+def test_a_leak_shorter_than_half_the_last_window_is_judged_from_its_raw_samples(samples: int) -> None:
+    """125 s (25 samples, 6 MB) of a leak at the end of 2.8 h moves no window median when the last window holds
+    more of the level than of the rise (6 of 40 alignments): the cache was not even judged, and the store read "No
+    cache ... grows like a leak" while saying a late leak of 4,096 KB over >= 24 samples would show."""
+    v, analysis = _verdict(_store(samples, 5.0, 125.0 / ((samples - 1) * 5.0), 250.0))
+    assert v.grade is Grade.LEAK, v.verdict
+    assert v.rate == pytest.approx(250 * SIZE * 3600, rel=0.1)
+    assert not analysis.absence().startswith("No cache")
