@@ -548,3 +548,25 @@ def late_onset(features: Features, thresholds: LeakThresholds) -> float | None:
     ):
         return onset.hours
     return None
+
+
+def rise_at_end(hours: npt.NDArray[np.float64], features: Features, thresholds: LeakThresholds) -> float | None:
+    """Hours of the last window median before a rise at the end of the stretch that its windows cannot tell from a
+    one-time step; None when there is none.
+
+    A rise over the last window or two fits a step (up, fitting much better than a line) as well as a late onset
+    (the onset's knot cannot be placed after the last window but one): judged on the stretch's windows, the step
+    won and the flat part's pairs made the Theil-Sen slope 0 (216 MB/h over the last 200 s of 2.8 h of 5-s
+    samples: "stable, grows 0 KB/h").  Fewer than ``min_points`` windows after the step cannot show its shape;
+    the raw samples from here on can (detectors.leaks.judge judges them on their own).
+    """
+    step = features.step
+    if (
+        step.size <= 0
+        or step.rss_ratio > thresholds.onset_ratio
+        or step.hours < features.span_hours * thresholds.onset_knot
+        or int(np.count_nonzero(hours > step.hours)) >= thresholds.min_points
+    ):
+        return None
+    before = hours[hours < step.hours]
+    return float(before[-1]) if len(before) else None

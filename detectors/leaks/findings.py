@@ -320,6 +320,44 @@ def _series_facts(v: SeriesVerdict, ctx: FindingContext) -> list[Fact]:
     return facts
 
 
+def short_late_rise(v: SeriesVerdict, th: LeakThresholds) -> str | None:
+    """The caveat of a leak or suspicion judged on a rise that began late in the store and lasts under
+    ``short_hours`` (None otherwise): how long it has risen, and when to look again.
+
+    A responder runs ``leaks`` right after memory started going: the rise is the store's last minutes, a steady
+    ramp over them, and a burst that will be given back looks the same until it stops."""
+    if v.onset is None or v.grade not in PROJECTED or v.features.span_hours >= th.short_hours:
+        return None
+    risen = max((r.wall for r in v.samples), default=v.onset.after.wall) - v.onset.before.wall
+    wait = max(300.0, risen)  # as long again as it has risen, at least 5 min: a burst stops within that
+    look = math.ceil((risen + wait) / 60.0 + 1.0)
+    return (
+        f"rising for the last {duration(risen)} only (from {when(v.onset.before.wall)}): too short to tell a leak "
+        f"from a burst that is given back; keep slab-watch recording and run `kforensic leaks --last {look}m` again "
+        f"in {duration(wait)}"
+    )
+
+
+def harm_severity(rate: float, grade: Grade, late_and_short: bool, ctx: FindingContext) -> Severity:
+    """A leak called on a short late rise is as severe as the harm its rate does: high when it would take
+    ``short_share_per_day`` of MemTotal a day or MemAvailable within a day (``RUNWAY_HOURS``), medium otherwise;
+    where neither was sampled, its grade's severity."""
+    severity = SEVERITY[grade]
+    if not late_and_short or grade is not Grade.LEAK or rate <= 0:
+        return severity
+    known = [
+        *([rate * 24.0 / ctx.mem_total >= ctx.thresholds.short_share_per_day] if ctx.mem_total else []),
+        *([ctx.mem_available / rate < RUNWAY_HOURS] if ctx.mem_available is not None else []),
+    ]
+    return severity if not known or any(known) else Severity.MEDIUM
+
+
+#: A late, short leak that would use up MemAvailable within this many hours is high.
+RUNWAY_HOURS = 24.0
+#: The most a leak called on a short late rise is believed: a burst given back looks the same until it stops.
+SHORT_RISE_CONFIDENCE = 0.7
+
+
 def _confidence(v: SeriesVerdict) -> tuple[float, str]:
     f = v.features
     coverage = min(1.0, f.points / 24.0)
@@ -394,11 +432,15 @@ def cache_finding(v: SeriesVerdict, ctx: FindingContext) -> Finding:
         + f" MemAvailable runs out in: {ctx.runway(v.rate, v.grade, v.since_wall)}."
     )
     confidence, reason = _confidence(v)
+    caveat = short_late_rise(v, ctx.thresholds)
+    if caveat is not None:
+        facts.append(Fact("short rise", caveat))
+        confidence, reason = min(confidence, SHORT_RISE_CONFIDENCE), f"{reason}; {caveat}"
     return Finding(
         id=finding_id(FindingKind.SLAB_LEAK, v.name),
         kind=FindingKind.SLAB_LEAK,
         title=titles[v.grade],
-        severity=SEVERITY[v.grade],
+        severity=harm_severity(v.rate, v.grade, caveat is not None, ctx),
         confidence=confidence,
         confidence_reason=reason,
         summary=summary,
@@ -554,6 +596,10 @@ def group_finding(g: CoGrowth, ctx: FindingContext) -> Finding:
     # The member whose grade is the group's (the fastest of them) is the one its confidence and baseline are of.
     worst = max(g.members, key=lambda m: (m.grade.rank, m.rate))
     confidence, reason = _confidence(worst)
+    caveat = short_late_rise(worst, ctx.thresholds)
+    if caveat is not None:
+        facts.append(Fact("short rise", f"{worst.name}: {caveat}"))
+        confidence, reason = min(confidence, SHORT_RISE_CONFIDENCE), f"{reason}; {worst.name}: {caveat}"
     key = g.signature.subject if g.signature else anchor.name
     steps = (
         *(g.signature.next_steps if g.signature else ()),
@@ -564,7 +610,7 @@ def group_finding(g: CoGrowth, ctx: FindingContext) -> Finding:
         id=finding_id(FindingKind.SLAB_LEAK_GROUP, key),
         kind=FindingKind.SLAB_LEAK_GROUP,
         title=title,
-        severity=SEVERITY[grade],
+        severity=harm_severity(g.rate, grade, caveat is not None, ctx),
         confidence=confidence,
         confidence_reason=f"{reason}; {len(g.members)} caches in ratio {ratios}",
         summary=(

@@ -411,7 +411,9 @@ class Power:
             )
         else:
             grow = kb_amount(self.min_growth)
-        return f"one that starts later must grow {grow} after it starts, {needs}"
+        # Up to the last sample: a rise at the end, where a responder's leak is, is judged on its own raw samples
+        # even where it moved no window median yet (detectors/leaks/judge.py, tail_rise).
+        return f"one that starts later must grow {grow} after it starts, {needs}, up to the last sample"
 
     def reach(self) -> str:
         """What a judgeable stretch can and cannot show, in one clause."""

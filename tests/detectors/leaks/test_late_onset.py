@@ -94,3 +94,68 @@ def test_the_onset_is_the_samples_either_side_of_a_known_start(samples: int, lea
     assert v.onset.after.wall - v.onset.before.wall == interval
     [finding] = [f for f in analysis.findings if "vm_area_struct" in f.title]
     assert any(x.name == "onset" and str(v.onset.after.sample_id) in x.value for x in finding.facts)
+
+
+def test_a_leak_in_the_last_minutes_of_hours_is_a_leak_at_its_rate_from_its_onset() -> None:
+    """A responder runs `leaks` right after memory starts going: the leak is at the end of a long store.  Over
+    the last 200 s of 2.8 h of 5-s samples (34 windows of ~5 min), the rise fills the last window or two: a step
+    fits them as well as a late onset, the step won and the flat windows' pairs made it "stable, grows 0 KB/h"
+    with "No cache ... grows like a leak".  And a late rise's rate was taken from its knot window's centre, with
+    half a window of the level in it (127 MB/h said at 63 MB/h)."""
+    for share, per_second in ((0.02, 300.0), (0.012, 180.0)):
+        frame = _store(2001, 5.0, share, per_second)
+        start = 1.7e9 + 10_000 * (1 - share)  # _store's onset
+        v, analysis = _verdict(frame)
+        assert v.grade is Grade.LEAK, v.verdict
+        assert v.rate == pytest.approx(per_second * SIZE * 3600, rel=0.05)
+        assert v.onset is not None and v.onset.before.wall <= start < v.onset.after.wall, (v.onset, start)
+        assert not analysis.absence().startswith("No cache")
+
+
+def test_the_last_minute_of_a_leak_in_hours_is_growing_too_short_at_its_rate() -> None:
+    v, analysis = _verdict(_store(2001, 5.0, 0.006, 300.0))  # 60 s, 12 samples of the rise
+    assert v.grade is Grade.UNDECIDED and v.verdict.rule == "growing-too-short", v.verdict
+    assert v.rate == pytest.approx(300 * SIZE * 3600, rel=0.05)
+    assert analysis.absence().startswith("Growing, too short to call")
+
+
+def test_a_step_up_in_the_last_window_of_hours_is_no_leak() -> None:
+    """What a step at the end looks like in its raw samples (8 MB at once, flat after it for 3 min) tells it from a
+    leak's ramp, which the windows could not: no leak, no suspicion."""
+    frame = _store(2001, 5.0, 0.0, 0.0)
+    step = (frame["cache"] == "vm_area_struct") & (frame["wall"] >= 1.7e9 + 9_820)
+    frame.loc[step, ["active_objs", "num_objs"]] += 40_000
+    v, _ = _verdict(frame)
+    assert v.grade.rank < Grade.SUSPECT.rank, v.verdict
+
+
+def test_a_leak_of_the_last_minutes_says_it_is_short_and_is_as_severe_as_its_harm() -> None:
+    """Minutes of a steady ramp cannot tell a leak from a burst that will be given back: the finding says how long
+    it has risen and when to look again, is believed less, and is high only from the harm its rate does."""
+    from forensics.model import Severity
+
+    frame = _store(2001, 5.0, 0.012, 180.0)  # 127 MB/h over the last 2 min of 2.8 h
+    severities = {}
+    for gib in (24, 512):  # 12.4% of MemTotal a day (high from 10%), 0.6% a day
+        analysis = analyse(LeakInput(slabs=frame, mem_total=gib << 30))
+        [finding] = [f for f in analysis.findings if "vm_area_struct" in f.title]
+        severities[gib] = finding.severity
+        [caveat] = [x.value for x in finding.facts if x.name == "short rise"]
+        assert caveat.startswith("rising for the last 2 min only") and "leaks --last" in caveat, caveat
+        assert finding.confidence <= 0.7 and caveat in finding.confidence_reason
+    assert severities == {24: Severity.HIGH, 512: Severity.MEDIUM}
+    # A leak over the whole store is no short rise.
+    analysis = analyse(LeakInput(slabs=_store(2001, 5.0, 1.0, 5.0), mem_total=24 << 30))
+    [finding] = [f for f in analysis.findings if "vm_area_struct" in f.title]
+    assert not [x for x in finding.facts if x.name == "short rise"], finding.facts
+
+
+@pytest.mark.parametrize("samples", [2029, 2033, 2039])
+def test_a_leak_shorter_than_half_the_last_window_is_judged_from_its_raw_samples(samples: int) -> None:
+    """125 s (25 samples, 6 MB) of a leak at the end of 2.8 h moves no window median when the last window holds
+    more of the level than of the rise (6 of 40 alignments): the cache was not even judged, and the store read "No
+    cache ... grows like a leak" while saying a late leak of 4,096 KB over >= 24 samples would show."""
+    v, analysis = _verdict(_store(samples, 5.0, 125.0 / ((samples - 1) * 5.0), 250.0))
+    assert v.grade is Grade.LEAK, v.verdict
+    assert v.rate == pytest.approx(250 * SIZE * 3600, rel=0.1)
+    assert not analysis.absence().startswith("No cache")

@@ -71,7 +71,8 @@ def test_a_judgeable_but_short_stretch_says_which_leaks_it_could_not_see() -> No
     # (a UDP leak of 119 MB/h over the last 85 s of 4 min, 2.8 MB, was not called under "61,440 KB/h would show").
     assert "a leak of 25,099 KB/h or faster that lasts the whole 10 min would show in 121 samples over 10 min" in text
     assert (
-        "one that starts later must grow 4,096 KB after it starts, over >= 24 samples (115 s at this interval)" in text
+        "one that starts later must grow 4,096 KB after it starts, over >= 24 samples (115 s at this interval), "
+        "up to the last sample" in text
     )
     assert "needs >= 2.0 h of samples" in text
 
