@@ -2619,6 +2619,16 @@ def _panic(r: _Reading) -> None:
         return
     line, m = found
     message = m.group(1)
+    if not r.report.rule.startswith("panic"):
+        # The panic ends this report (oops_end() on an oops, with panic_on_oops set): said of it, not its cause.
+        reason = next((x for x in _PANIC_REASONS if x.pattern.match(message)), None)
+        words = (
+            f"{message}: " + reason.words(m_)
+            if reason is not None and (m_ := reason.pattern.match(message))
+            else message
+        )
+        r.add("then panicked", words, line)
+        return
     r.add("panic message", message, line)
     if not any(reason.pattern.match(message) for reason in _PANIC_REASONS):
         r.facts.append(
@@ -2773,7 +2783,9 @@ EXTRACTORS: tuple[Extractor, ...] = (
               "general protection fault, probably for non-canonical address 0xdffffc0000000000: 0000 [#1] SMP KASAN",
               "the faulting address and instruction"),
     # After the fault reader: a panic of a fault's kind (a corrupted stack end's) keeps its class.
-    Extractor("panic", lambda r, t: r.rule.startswith("panic"), _panic,
+    # A report that ends in a panic (an oops and its "Fatal exception", joined since 0bcb9d13) reads it too: why it
+    # panicked is a fact there, the report's own cause stays its reader's.
+    Extractor("panic", lambda r, t: r.rule.startswith("panic") or (r.panicked and "Kernel panic" in t), _panic,
               "Kernel panic - not syncing: Fatal exception", "why it panicked (its message)"),
 )  # fmt: skip
 
