@@ -410,7 +410,8 @@ def test_a_failing_analysis_keeps_the_summary(tmp_path: Path, monkeypatch: pytes
     args = ["slab-watch", "--root", str(tree.root), "--store", str(tmp_path / "s.sqlite"), "--interval", "0.05"]
     done = kforensic(*args, "--allow-fast-interval", "--duration", "0.1")
     assert done.returncode == 0
-    assert "samples: 3" in done.stdout
+    # (3 samples in 0.1 s at 0.05 s when the machine keeps up; a loaded one misses a slot: the count is not the point)
+    assert re.search(r"samples: [1-3]\b", done.stdout), done.stdout
     assert "leak analysis failed: ValueError: boom (a bug in kforensic; the samples are safe" in done.stdout
 
 
