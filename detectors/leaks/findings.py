@@ -223,6 +223,16 @@ def reclaimable_known(v: SeriesVerdict, ctx: FindingContext) -> str:
 JITTER_FALL = 0.05
 
 
+def _jitter(v: SeriesVerdict) -> bool:
+    """Whether the series' largest fall is jitter: at most :data:`JITTER_FALL` of the rise before it, or of the series'
+    growth -- a fall of 12 KB in the flat samples before a leak's onset is "100% of its rise before it" (that rise
+    being 12 KB of scatter) while the leak grew 10 MB and never fell (a late-onset store, 2026-12-07)."""
+    fall = v.fall
+    if fall is None:
+        return True
+    return fall.share <= JITTER_FALL or (v.growth > 0 and fall.top.value - fall.bottom.value <= JITTER_FALL * v.growth)
+
+
 def given_back(v: SeriesVerdict) -> str:
     """Whether the series gave memory back: ``no: ...`` when its largest fall is jitter, else ``yes: ...`` naming it.
 
@@ -233,6 +243,11 @@ def given_back(v: SeriesVerdict) -> str:
         return f"no: {v.name} never fell between two samples"
     if fall.share <= JITTER_FALL:
         return f"no: the largest fall of {v.name} between samples was {fall.share:.0%} of its rise before it"
+    if _jitter(v):
+        return (
+            f"no: the largest fall of {v.name} between samples was {kb(fall.top.value - fall.bottom.value)}, "
+            f"{(fall.top.value - fall.bottom.value) / v.growth:.1%} of its growth of {kb(v.growth)} (scatter)"
+        )
     return (
         f"yes: {v.name} fell from {kb(fall.top.value)} (sample {fall.top.sample_id}, {when(fall.top.wall)}) to "
         f"{kb(fall.bottom.value)} (sample {fall.bottom.sample_id}, {when(fall.bottom.wall)}), {fall.share:.0%} of "
@@ -243,7 +258,7 @@ def given_back(v: SeriesVerdict) -> str:
 def _fall_refs(v: SeriesVerdict) -> tuple[SampleRef, ...]:
     """The samples of a fall the finding names (not jitter), those not cited already."""
     fall = v.fall
-    if fall is None or fall.share <= JITTER_FALL:
+    if fall is None or _jitter(v):
         return ()
     cited = {r.sample_id for r in v.samples}
     return tuple(r for r in (fall.top, fall.bottom) if r.sample_id not in cited)

@@ -159,3 +159,15 @@ def test_a_leak_shorter_than_half_the_last_window_is_judged_from_its_raw_samples
     assert v.grade is Grade.LEAK, v.verdict
     assert v.rate == pytest.approx(250 * SIZE * 3600, rel=0.1)
     assert not analysis.absence().startswith("No cache")
+
+
+def test_scatter_before_a_late_onset_is_not_memory_given_back() -> None:
+    """The flat samples before a late leak's onset scatter by a few objects: their largest fall (12 KB) was "yes:
+    ... 100% of its rise before it" (that rise being 12 KB of scatter) on a leak that grew 11.5 MB and never fell.
+    A fall is memory given back only past the jitter share of the rise before it and of the series' growth."""
+    from detectors.leaks.findings import given_back
+
+    v, _analysis = _verdict(_store(2001, 5.0, 0.02, 300.0))
+    assert v.grade is Grade.LEAK and v.fall is not None and v.fall.share > 0.9  # the scatter's "fall"
+    said = given_back(v)
+    assert said.startswith("no: ") and "(scatter)" in said, said
