@@ -532,6 +532,19 @@ def signature(title: str, frame: str | None) -> str:
     return hashlib.sha256(f"{title}\x1f{frame or ''}".encode()).hexdigest()[:16]
 
 
+#: Where a report without a trustworthy frame was raised: a WARNING's ``at FILE:LINE`` (__warn()), else the function
+#: of its ``RIP:`` (x86 show_regs(), without the offset).
+_SITE: Final = rc.compile(r" at (\S+\.[chS]:\d+)|RIP: [0-9a-f]{4}:(?:\[<[0-9a-f]+>\] )?([A-Za-z_][\w.]*)")
+
+
+def _site(text: str) -> str:
+    """The site of a report whose title names no culprit ("WARNING in corrupted"), for its signature: two such
+    reports of different sites (workqueue.c:1726, page_alloc.c:4402) were one bug counted twice.  Empty when the
+    report names none (its repeats still group by title)."""
+    m = _SITE.search(text)
+    return "" if m is None else "\x1e" + (m.group(1) or m.group(2))
+
+
 def _format_title(rule: Rule, header: re.Match[str], text: str, frame: str | None) -> tuple[str | None, str | None]:
     """The title and the culprit function, or (None, None) when the rule's report pattern is absent.
 
@@ -671,7 +684,7 @@ def build_report(
         lines=_numbered_texts(own),
         context=head.context,
         panicked=panicked,
-        signature=signature(title, frame),
+        signature=signature(title, frame if frame is not None else _site(text)),
         boot_time=next((x.wall - x.timestamp for x in own if x.wall is not None and x.timestamp is not None), None),
         frame_past=_frame_past(rest, own, culprit),
         start_wall=start_wall,
