@@ -12,7 +12,7 @@ import heapq
 import re
 from collections.abc import Iterator, Sequence
 
-from detectors.dmesg.extract import UNTIMED, WALL_ONLY, guilty_frame, line_context, report_extent, signature
+from detectors.dmesg.extract import WALL_ONLY, guilty_frame, line_context, report_extent, signature, untimed_reason
 from detectors.dmesg.lines import LogLine, Window
 from detectors.dmesg.rules import CALL_TRACE, TRACE, StackSpec
 from forensics import regexcache as rc
@@ -220,7 +220,7 @@ def _event(
     times = [line.timestamp for line in own if line.timestamp is not None]
     # A log stamped with dated wall-clock times only: the event's time is its first line's.
     wall = None if times else next((line.wall for line in own if line.wall is not None), None)
-    untimed = UNTIMED if wall is None else WALL_ONLY
+    untimed = untimed_reason(head.text) if wall is None else WALL_ONLY
     no = "not printed with this event"
     return KernelReport(
         title=title,

@@ -38,6 +38,7 @@ from detectors.dmesg.rules import IGNORED, RULES, TRIGGERS, Rule, StackSpec, Ste
 from detectors.dmesg.taint import decode_taint, taint_letters
 from forensics import regexcache as rc
 from forensics.model import NotAvailable
+from forensics.types import log_prefix
 from forensics.types.dmesg import Frame, KernelReport
 from forensics.units import log_dec, past_64_bits
 
@@ -657,7 +658,7 @@ def build_report(
             break
     # A log stamped with dated wall-clock times only: the report's time is its first line's (a printk time wins).
     start_wall = None if start_time is not None else next((x.wall for x in own if x.wall is not None), None)
-    untimed = UNTIMED if start_wall is None else WALL_ONLY
+    untimed = untimed_reason(head.text) if start_wall is None else WALL_ONLY
     # A stall's culprit from the lines its frame was read from: past another report's header, its CPU's.
     culprit = _culprit(rest, rule, frame, None) if rest else _culprit(own, rule, frame, kinds)
     report = KernelReport(
@@ -696,6 +697,21 @@ def build_report(
 #: The reason a report (or event) has no time since boot: its lines have none, or only a dated wall-clock time
 #: (``start_wall``).
 UNTIMED: Final = NotAvailable("the log has no timestamps")
+#: Syslog's and ``journalctl -k``'s short forms ("Dec 07 07:05:23.004511 host kernel:"): a time without its year
+#: (RFC 3164), in the host's zone, which the line does not name: no date and no time since boot, but a time.
+YEARLESS: Final = NotAvailable(
+    "its syslog time has no year (syslog's and journalctl's short format: the time as printed is in its lines, in "
+    "the host's zone, which the log does not name): neither a date nor a time since boot"
+)
+_YEARLESS_PREFIX: Final = rc.compile(f"(?:{log_prefix.SHORT}) \\S+ kernel:")
+
+
+def untimed_reason(text: str) -> NotAvailable:
+    """Why a report whose first line is ``text`` has no time: a year-less syslog time (:data:`YEARLESS`), else
+    none at all (:data:`UNTIMED`)."""
+    return YEARLESS if text[:1].isupper() and _YEARLESS_PREFIX.match(text) is not None else UNTIMED
+
+
 WALL_ONLY: Final = NotAvailable("the log's lines carry wall-clock times only (start_wall), no time since boot")
 
 

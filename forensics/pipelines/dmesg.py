@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import datetime as _dt
 import gc
 from collections.abc import Iterable
 from pathlib import Path
@@ -212,11 +211,11 @@ def _local_zone(r: SourceResult) -> tuple[str, ...]:
             )
         if (stamp := local_wall_stamp(rep.lines[0][1])) is None:
             continue
-        here = _dt.datetime.fromtimestamp(rep.start_wall).astimezone()
         return (
             f"the time zone of its dmesg -T times (line {rep.start_line}: {stamp}): the crashed host's local time, "
-            f"which the log does not name; read in this machine's ({here.tzname()}, UTC{here:%z}): run with TZ set "
-            "to the host's zone when it differs",
+            "which the log does not name: shown as printed, read as if UTC (an assumption, not the host's zone: "
+            "subtract the host's offset from UTC if it had one); dmesg -T adds the time since boot to the boot's "
+            "wall time, and is off by any time suspended (dmesg(1))",
         )
     return ()
 
@@ -266,6 +265,19 @@ def _suppressed(r: SourceResult) -> tuple[str, ...]:
     return (
         f"the messages rate limiting suppressed ({cited}{more}): every count of this log is a lower bound (at least)",
     )
+
+
+def _untimed(results: list[SourceResult]) -> str:
+    """Why reports found have no window: their times have no year (syslog's short format), or they have none."""
+    from detectors.dmesg.extract import YEARLESS
+
+    if any(rep.start_time == YEARLESS for r in results for rep in (*r.reports, *r.events)):
+        # "Dec 07 07:05:23.004511 web-03 kernel:": a time, only its year (and zone) unknown; the file orders them.
+        return (
+            "the reports' syslog times have no year (syslog's and journalctl's short format) nor zone: no window is "
+            "computed from them; the log's order orders them"
+        )
+    return "no report has a timestamp"
 
 
 def _time_window(results: list[SourceResult]) -> TimeWindow | NotAvailable | None:
@@ -331,7 +343,7 @@ def build_incident(
             Timestamp(min(w[0] for w in walls), Clock.WALL), Timestamp(max(w[1] for w in walls), Clock.WALL)
         )
         if walls
-        else NotAvailable("no report has a timestamp" if findings else "no report was found")
+        else NotAvailable(_untimed(results) if findings else "no report was found")
     )
     identities = _identities(results, live, heads)
     named = [i for i in identities if i is not None]
