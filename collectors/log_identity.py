@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from collectors.inputs import open_input
+from forensics import journal_text
 from forensics import regexcache as rc  # the compiled patterns kept between runs
 from forensics.types import log_prefix
 from forensics.types.release import release_version
@@ -69,6 +70,8 @@ class LogIdentity:
 
 def parse_identity(head: bytes) -> LogIdentity:
     """The releases (boot banners) and hosts (syslog prefixes) named in ``head``."""
+    # A journal export's entries, as the log readers read them (its _HOSTNAME as a syslog prefix's host).
+    head = journal_text.convert(head)
     # The banner's patterns (and the preemption model, read from banners) only for a head holding a banner's words:
     # found by one bytes.find (~0.05 ms a MB), where each pattern took ~0.3 ms for the 1 MB head of a console log.
     banner = head.find(b"Linux version ") >= 0

@@ -104,6 +104,7 @@ class FindingKind(enum.StrEnum):
     DMESG_LOCKING = "dmesg.locking"
     DMESG_LOCKUP = "dmesg.lockup"
     DMESG_MM = "dmesg.mm"
+    DMESG_NET_DROP = "dmesg.net-drop"
     DMESG_NO_ROOT = "dmesg.no-root"
     DMESG_NULL_DEREF = "dmesg.null-deref"
     DMESG_OOM = "dmesg.oom"

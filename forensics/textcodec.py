@@ -22,6 +22,8 @@ from __future__ import annotations
 import codecs
 import re
 
+from forensics.journal_text import JournalText, journal_kind
+
 BOMS = (
     (codecs.BOM_UTF8, "utf-8"),
     (codecs.BOM_UTF16_LE, "utf-16-le"),
@@ -69,6 +71,9 @@ class TextNormalizer:
         self._tail = b""  # an escape sequence that may continue in the next chunk
         self._bom = 0  # bytes of byte-order mark at the start, dropped
         self._cr_only = False  # lines end in a lone \r (see the module docstring)
+        self._journal: JournalText | None = (
+            None  # a journal export, read as kernel log lines (forensics/journal_text.py)
+        )
 
     def feed(self, chunk: bytes) -> bytes:
         """The normalized bytes of ``chunk`` (possibly fewer: some are held until the next call)."""
@@ -79,6 +84,8 @@ class TextNormalizer:
             chunk, self._head = self._head, b""
             self._start(chunk)
             chunk = chunk[self._bom :]
+        if self._journal is not None:
+            return self._strip(self._journal.feed(chunk))
         return self._lines(self._strip(self._decode(chunk, final=False)))
 
     def close(self) -> bytes:
@@ -87,7 +94,11 @@ class TextNormalizer:
         if self.encoding is None:
             head, self._head = self._head, b""
             self._start(head)
-            out = self._decode(head[self._bom :], final=False)
+            out = head[self._bom :] if self._journal is not None else self._decode(head[self._bom :], final=False)
+        if self._journal is not None:
+            out = self._strip(self._journal.feed(out) + self._journal.close())
+            tail, self._tail = self._tail, b""
+            return out + self._strip_all(tail)
         out = self._strip(out + self._decode(b"", final=True))
         tail, self._tail = self._tail, b""
         return self._lines(out + self._strip_all(tail))
@@ -95,6 +106,9 @@ class TextNormalizer:
     def _start(self, head: bytes) -> None:
         name, self._bom = sniff_encoding(head)
         self.encoding = name or "utf-8"
+        if name in (None, "utf-8") and (kind := journal_kind(head[self._bom :])) is not None:
+            self._journal = JournalText(kind)
+            return
         # Raw bytes suffice: in UTF-16 too a CR or LF code unit holds the byte 0x0D or 0x0A.
         self._cr_only = b"\n" not in head[:_SNIFF] and head[:_SNIFF].count(b"\r") >= 2
         if name is not None:

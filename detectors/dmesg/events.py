@@ -1,4 +1,4 @@
-"""Memory pressure events: OOM killer invocations and page allocation failures.
+"""Resource events: OOM killer invocations, page allocation failures, packets the network stack dropped.
 
 These are not kernel bugs but resource events: the kernel did what it is
 meant to do.  They are reported apart from crash reports (``is_event``) with
@@ -12,7 +12,7 @@ import heapq
 import re
 from collections.abc import Iterator, Sequence
 
-from detectors.dmesg.extract import UNTIMED, WALL_ONLY, guilty_frame, line_context, report_extent, signature
+from detectors.dmesg.extract import WALL_ONLY, guilty_frame, line_context, report_extent, signature, untimed_reason
 from detectors.dmesg.lines import LogLine, Window
 from detectors.dmesg.rules import CALL_TRACE, TRACE, StackSpec
 from forensics import regexcache as rc
@@ -133,6 +133,29 @@ def _oom_lines(window: Sequence[LogLine]) -> Iterator[tuple[int, LogLine]]:
 _MEM_INFO_RAW = MEM_INFO.encode()
 
 
+#: The network stack's one-line reports of what it dropped (each net_ratelimit()ed: "net_ratelimit: N callbacks
+#: suppressed" says how many more there were), with the event's title and the harm the line states.  The words the
+#: scanner looks for (:data:`NET_DROP_WORDS`), then the line's own pattern.
+NET_DROPS: tuple[tuple[str, re.Pattern[str], str], ...] = (
+    # nf_conntrack_alloc(): the table holds nf_conntrack_max entries; a new connection's packet is dropped.
+    ("table full, dropping packet", rc.compile(r"nf_conntrack: (?:nf_conntrack: )?table full, dropping packet"),
+     "nf_conntrack: table full, dropping packet"),
+    # tcp_out_of_memory() (tcp_check_oom): sockets' memory past net.ipv4.tcp_mem; the socket is aborted (reset).
+    ("TCP: out of memory", rc.compile(r"TCP: out of memory -- consider tuning tcp_mem"),
+     "TCP: out of memory -- consider tuning tcp_mem"),
+)  # fmt: skip
+NET_DROP_WORDS = tuple(words for words, _, _ in NET_DROPS)
+
+
+def build_net_drop(window: Sequence[LogLine]) -> KernelReport | None:
+    """The event of a network stack's drop line at ``window[0]`` (:data:`NET_DROPS`), None when it is none."""
+    body = window[0].body
+    for words, pattern, title in NET_DROPS:
+        if words in body and pattern.search(body) is not None:
+            return _event(title, ReportKind.NET_DROP, Severity.MEDIUM, [window[0]], 0, window, None, (), ())
+    return None
+
+
 def _oom(window: Sequence[LogLine], invoked: re.Match[str] | None) -> KernelReport:
     details: list[tuple[str, str]] = []
     if invoked is not None:
@@ -197,7 +220,7 @@ def _event(
     times = [line.timestamp for line in own if line.timestamp is not None]
     # A log stamped with dated wall-clock times only: the event's time is its first line's.
     wall = None if times else next((line.wall for line in own if line.wall is not None), None)
-    untimed = UNTIMED if wall is None else WALL_ONLY
+    untimed = untimed_reason(head.text) if wall is None else WALL_ONLY
     no = "not printed with this event"
     return KernelReport(
         title=title,

@@ -38,6 +38,7 @@ from detectors.dmesg.rules import IGNORED, RULES, TRIGGERS, Rule, StackSpec, Ste
 from detectors.dmesg.taint import decode_taint, taint_letters
 from forensics import regexcache as rc
 from forensics.model import NotAvailable
+from forensics.types import log_prefix
 from forensics.types.dmesg import Frame, KernelReport
 from forensics.units import log_dec, past_64_bits
 
@@ -556,6 +557,19 @@ def signature(title: str, frame: str | None) -> str:
     return hashlib.sha256(f"{title}\x1f{frame or ''}".encode()).hexdigest()[:16]
 
 
+#: Where a report without a trustworthy frame was raised: a WARNING's ``at FILE:LINE`` (__warn()), else the function
+#: of its ``RIP:`` (x86 show_regs(), without the offset).
+_SITE: Final = rc.compile(r" at (\S+\.[chS]:\d+)|RIP: [0-9a-f]{4}:(?:\[<[0-9a-f]+>\] )?([A-Za-z_][\w.]*)")
+
+
+def _site(text: str) -> str:
+    """The site of a report whose title names no culprit ("WARNING in corrupted"), for its signature: two such
+    reports of different sites (workqueue.c:1726, page_alloc.c:4402) were one bug counted twice.  Empty when the
+    report names none (its repeats still group by title)."""
+    m = _SITE.search(text)
+    return "" if m is None else "\x1e" + (m.group(1) or m.group(2))
+
+
 def _format_title(rule: Rule, header: re.Match[str], text: str, frame: str | None) -> tuple[str | None, str | None]:
     """The title and the culprit function, or (None, None) when the rule's report pattern is absent.
 
@@ -668,7 +682,7 @@ def build_report(
             break
     # A log stamped with dated wall-clock times only: the report's time is its first line's (a printk time wins).
     start_wall = None if start_time is not None else next((x.wall for x in own if x.wall is not None), None)
-    untimed = UNTIMED if start_wall is None else WALL_ONLY
+    untimed = untimed_reason(head.text) if start_wall is None else WALL_ONLY
     # A stall's culprit from the lines its frame was read from: past another report's header, its CPU's.
     culprit = _culprit(rest, rule, frame, None) if rest else _culprit(own, rule, frame, kinds)
     report = KernelReport(
@@ -695,7 +709,7 @@ def build_report(
         lines=_numbered_texts(own),
         context=head.context,
         panicked=panicked,
-        signature=signature(title, frame),
+        signature=signature(title, frame if frame is not None else _site(text)),
         boot_time=next((x.wall - x.timestamp for x in own if x.wall is not None and x.timestamp is not None), None),
         frame_past=_frame_past(rest, own, culprit),
         start_wall=start_wall,
@@ -707,6 +721,21 @@ def build_report(
 #: The reason a report (or event) has no time since boot: its lines have none, or only a dated wall-clock time
 #: (``start_wall``).
 UNTIMED: Final = NotAvailable("the log has no timestamps")
+#: Syslog's and ``journalctl -k``'s short forms ("Dec 07 07:05:23.004511 host kernel:"): a time without its year
+#: (RFC 3164), in the host's zone, which the line does not name: no date and no time since boot, but a time.
+YEARLESS: Final = NotAvailable(
+    "its syslog time has no year (syslog's and journalctl's short format: the time as printed is in its lines, in "
+    "the host's zone, which the log does not name): neither a date nor a time since boot"
+)
+_YEARLESS_PREFIX: Final = rc.compile(f"(?:{log_prefix.SHORT}) \\S+ kernel:")
+
+
+def untimed_reason(text: str) -> NotAvailable:
+    """Why a report whose first line is ``text`` has no time: a year-less syslog time (:data:`YEARLESS`), else
+    none at all (:data:`UNTIMED`)."""
+    return YEARLESS if text[:1].isupper() and _YEARLESS_PREFIX.match(text) is not None else UNTIMED
+
+
 WALL_ONLY: Final = NotAvailable("the log's lines carry wall-clock times only (start_wall), no time since boot")
 
 

@@ -15,7 +15,7 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Final, TypeVar
 
 from detectors.dmesg.cpublocks import is_irq_state, other_cpu_lines
-from detectors.dmesg.extract import BLOCKED_TASK_RULES
+from detectors.dmesg.extract import BLOCKED_TASK_RULES, signature
 from detectors.dmesg.frames import after_marker, parse_frame
 from detectors.dmesg.interleaved import mixed_dumps
 from detectors.dmesg.lines import parse_line
@@ -48,6 +48,7 @@ from forensics.types.deliberate import (
     requested_by_sysrq,
 )
 from forensics.types.dmesg import (
+    BOOT_FACT,
     LAST_OF,
     ONE_OF,
     REPORT_EVIDENCE,
@@ -111,6 +112,12 @@ class _Acc:
         return ReportGroup(self.first, self.last, self.count, tuple(r for _, r in self.sample))
 
 
+#: A printk time lower than the report's before by more than this is a step back of the log's clock, not two CPUs'
+#: lines printed out of order (printk stamps each line when it is stored: lines of CPUs printing at once may be a few
+#: milliseconds out of order; collectors/log_boots.py's BACKWARDS_SECONDS).
+TIME_STEP_SECONDS: Final = 1.0
+
+
 class ReportGrouper:
     """Groups reports by signature as they come (memory bounded per signature), in order of first appearance.
 
@@ -126,6 +133,10 @@ class ReportGrouper:
         self.last_time: float | None = None
         self.boot_times = array("d")
         self.banners: dict[int, str] = {}  # the log's boot banners, line -> release (the scanner's)
+        # Rate limiting's lines ("N callbacks suppressed"): the first few (line, words) and their number (the
+        # scanner's): the log's counts are lower bounds.
+        self.suppressed: list[tuple[int, str]] = []
+        self.suppressed_lines = 0
         # The first and last wall-clock times of reports without a printk time (a log stamped with dated
         # wall-clock prefixes only), and where, in log order, that clock went back between two reports (an NTP
         # step, a clock set by hand, lines of another host or boot): (line before, line after, seconds back).
@@ -133,6 +144,11 @@ class ReportGrouper:
         self.last_wall: float | None = None
         self.wall_steps: list[tuple[int, int, float]] = []
         self._previous_wall: tuple[int, float] | None = None
+        # Where, in log order, the printk time goes back between two reports (a new boot, with or without its
+        # banner, a kexec, a log wrapped or merged from several): (line before, line after, time before, after).
+        # A duration or an order across one is no fact.
+        self.time_steps: list[tuple[int, int, float, float]] = []
+        self._previous_time: tuple[int, float] | None = None
 
     def add(self, report: KernelReport) -> None:
         """Count one more report."""
@@ -142,6 +158,10 @@ class ReportGrouper:
         if isinstance(t, float):
             self.first_time = t if self.first_time is None else min(self.first_time, t)
             self.last_time = t if self.last_time is None else max(self.last_time, t)
+            previous = self._previous_time
+            if previous is not None and t < previous[1] - TIME_STEP_SECONDS:
+                self.time_steps.append((previous[0], report.start_line, previous[1], t))
+            self._previous_time = (report.start_line, t)
         if report.boot_time is not None:
             self.boot_times.append(report.boot_time)
         if (wall := report.start_wall) is not None:
@@ -385,7 +405,26 @@ def group_finding(source: str, group: ReportGroup) -> Finding:
     return explained_finding(source, group, None)
 
 
-def explained_finding(source: str, group: ReportGroup, why: ReportWhy | None, cause: Cause | None = None) -> Finding:
+def report_boot(report: KernelReport) -> str:
+    """Which boot of its log ``report`` is of: the one whose banner is the last above it, or whose printk time
+    restarts at 0.000000 without a banner (the scanner's ``boot_banner``, ``bannerless_boot``), else the boot the log
+    starts in."""
+    if report.boot_banner is not None:
+        line, _, release = report.boot_banner
+        return f"the boot from line {line} (its banner: Linux version {release})"
+    if report.bannerless_boot is not None:
+        return f"the boot from line {report.bannerless_boot} (printk time back at 0, no banner)"
+    return "the boot the log starts in (its start is not in the log)"
+
+
+def explained_finding(
+    source: str,
+    group: ReportGroup,
+    why: ReportWhy | None,
+    cause: Cause | None = None,
+    suppressed: bool = False,
+    boot: str | None = None,
+) -> Finding:
     """:func:`group_finding` with the reading of its first report: facts, the lines they come from, the cause.
 
     One :class:`Finding` made with all of them (not the group's and then a copy with the reading's: a frozen
@@ -398,12 +437,13 @@ def explained_finding(source: str, group: ReportGroup, why: ReportWhy | None, ca
         evidence += [_occurrence(source, r, f"{ONE_OF}{group.count}") for r in group.sample]
         evidence.append(_occurrence(source, last, f"{LAST_OF}{group.count}"))
     after = _after_oops(group)
-    facts = [
-        _fact("type", first.kind.value),
-        _fact("occurrences", f"{group.count} ({len(after)} after an oops above, taint D: not independent)")
-        if after
-        else _fact("occurrences", str(group.count)),
-    ]
+    # ``suppressed``: the log says rate limiting dropped messages ("N callbacks suppressed"): a lower bound.
+    count = f"at least {group.count}" if suppressed else str(group.count)
+    if after:
+        count += f" ({len(after)} after an oops above, taint D: not independent)"
+    facts = [_fact("type", first.kind.value), _fact("occurrences", count)]
+    if boot is not None:  # a log of several boots: which one this report is of (report_boot)
+        facts.append(_fact(BOOT_FACT, boot))
     release: str | NotAvailable = first.kernel_release
     banner = first.boot_banner
     if isinstance(release, NotAvailable) and banner is not None:
@@ -480,8 +520,15 @@ def explained_finding(source: str, group: ReportGroup, why: ReportWhy | None, ca
         facts += [_fact(n, v) for n, v in ((REQUESTED_FACT, REQUESTED), (WHO_FACT, WHO)) if n not in have]
         asked = [(n, text) for n, text in first.preamble if requested_by_sysrq([text])]
         evidence[1:1] = [line_evidence(source, n, text, REQUESTED_FACT, first) for n, text in asked[-1:]]
+    # "WARNING in corrupted" names no culprit: reports of different sites (their signatures, extract._site) are
+    # different bugs, not one bug's finding with the other's occurrences merged in (by `report`, by id).
+    site = (
+        (first.signature,)
+        if first.title.endswith(" in corrupted") and first.signature != signature(first.title, None)
+        else ()
+    )
     return _finding(
-        finding_id(_ID_DMESG, first.kind.value, first.title),
+        finding_id(_ID_DMESG, first.kind.value, first.title, *site),
         first.kind.finding_kind,
         first.title,
         severity,

@@ -244,7 +244,7 @@ def _journal_kernel(raw: bytes, at: i64) -> bool:
 
 def local_wall_stamp(text: str) -> str | None:
     """``dmesg -T``'s ``[Mon Nov 30 06:55:29 2026]`` at the start of ``text``, or None: a time of the host's local
-    zone, which the line does not name (read in this machine's, :func:`_ctime_wall`)."""
+    zone, which the line does not name (read as if UTC, :func:`_ctime_wall`)."""
     return m.group() if (m := _WALL.match(text)) is not None else None
 
 
@@ -283,9 +283,12 @@ def _iso_wall(stamp: str) -> float | None:
 
 @functools.lru_cache(maxsize=1024)
 def _ctime_wall(stamp: str) -> float | None:
-    """Seconds since the epoch of ``dmesg -T``'s ``Mon Nov 30 06:55:29 2026`` (local time of the host)."""
+    """Seconds since the epoch of ``dmesg -T``'s ``Mon Nov 30 06:55:29 2026``, the host's local time, read as if it
+    were UTC: its digits as printed, the same for every reader.  Read in the reading machine's zone (TZ), two
+    analysts in two zones got two different times of one file, each shown as a UTC fact; the zone stays unknown,
+    which "what it could not judge" says (forensics/pipelines/dmesg.py)."""
     try:
-        return _dt.datetime.strptime(stamp, "%a %b %d %H:%M:%S %Y").timestamp()
+        return _dt.datetime.strptime(stamp, "%a %b %d %H:%M:%S %Y").replace(tzinfo=_dt.UTC).timestamp()
     except ValueError:
         return None
 

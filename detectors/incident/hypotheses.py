@@ -32,7 +32,7 @@ from forensics.model import (
     unjudged,
 )
 from forensics.types.deliberate import REQUESTED, REQUESTED_FACT, WHO
-from forensics.types.dmesg import KIND_BASELINES, PANICKED, ReportKind
+from forensics.types.dmesg import BOOT_FACT, KIND_BASELINES, PANICKED, ReportKind
 from forensics.types.incident import Hypothesis
 
 
@@ -518,8 +518,13 @@ def _told(findings: tuple[Finding, ...], host: str, examined: tuple[Examined, ..
         if crash is not None
         else ""
     )
-    # Beside a crash, the main problem is another finding (the crash is named already), else the crash itself.
+    # Beside a crash, the main problem is another finding (the crash is named already), else the crash itself; in a
+    # log of several boots, one of the crash's boot: an earlier boot's WARNING was "the main problem" of a crash that
+    # a reboot separates from it.
     asked = frozenset(() if requested is None else (requested.id,))
+    boot = crash.fact(BOOT_FACT) if crash is not None else None
+    if boot is not None:
+        asked |= {f.id for f in findings if f.fact(BOOT_FACT) not in (None, boot)}
     found = main_problem(findings, asked | {crash.id}) if crash is not None else None
     found = found or main_problem(findings, asked)
     if found is not None:
@@ -533,9 +538,10 @@ def _told(findings: tuple[Finding, ...], host: str, examined: tuple[Examined, ..
             return (
                 f"The Linux kernel on {host} had a problem: {said}. The finding: {main.title} ({main.severity.value})."
             )
+        of = f" In {boot} of the log." if boot is not None else ""
         if main.id == crash.id:
-            return f"The Linux kernel on {host} {went}: {said}. The report: {main.title}."
-        return f"The Linux kernel on {host} {crashed}. The main problem found: {said}. The finding: {main.title}."
+            return f"The Linux kernel on {host} {went}: {said}. The report: {main.title}.{of}"
+        return f"The Linux kernel on {host} {crashed}. The main problem found: {said}. The finding: {main.title}.{of}"
     if requested is not None:
         return f"The Linux kernel on {host} {crashed}. No other problem at medium or above was found."
     top = max(findings, key=lambda f: (f.severity.rank, f.confidence))

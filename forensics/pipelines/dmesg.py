@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import datetime as _dt
 import gc
 from collections.abc import Iterable
 from pathlib import Path
@@ -53,6 +52,7 @@ def scan_chunks(chunks: Iterable[bytes]) -> tuple[ReportGrouper, int]:
             grouper.add(report)
         _age_survivors()
     grouper.banners.update(scanner.banners)
+    grouper.suppressed, grouper.suppressed_lines = scanner.suppressed, scanner.suppressed_lines
     return grouper, scanner.lines_seen
 
 
@@ -170,6 +170,9 @@ def source_result(
         tuple(sorted(grouper.banners.items())),
         None if grouper.first_wall is None or grouper.last_wall is None else (grouper.first_wall, grouper.last_wall),
         tuple(grouper.wall_steps),
+        tuple(grouper.time_steps),
+        tuple(grouper.suppressed),
+        grouper.suppressed_lines,
     )
 
 
@@ -212,11 +215,11 @@ def _local_zone(r: SourceResult) -> tuple[str, ...]:
             )
         if (stamp := local_wall_stamp(rep.lines[0][1])) is None:
             continue
-        here = _dt.datetime.fromtimestamp(rep.start_wall).astimezone()
         return (
             f"the time zone of its dmesg -T times (line {rep.start_line}: {stamp}): the crashed host's local time, "
-            f"which the log does not name; read in this machine's ({here.tzname()}, UTC{here:%z}): run with TZ set "
-            "to the host's zone when it differs",
+            "which the log does not name: shown as printed, read as if UTC (an assumption, not the host's zone: "
+            "subtract the host's offset from UTC if it had one); dmesg -T adds the time since boot to the boot's "
+            "wall time, and is off by any time suspended (dmesg(1))",
         )
     return ()
 
@@ -235,14 +238,68 @@ def _could_not(r: SourceResult, identity: LogIdentity | None) -> tuple[str, ...]
         "reports (a clock step, or lines of another boot or host)"
         for before, after, back in r.wall_steps[:3]
     )
-    cut = (*steps, *_local_zone(r), *cut)
+    cut = (*_time_steps(r), *steps, *_local_zone(r), *_suppressed(r), *cut)
     if identity is None or identity.starts_after is None:
         return cut
+    # The log's first lines' boot: a log whose printk time goes back later holds another boot (or time base) too.
+    part = "the log's first part" if r.time_steps else "the log"
     return (
-        f"reports before [{identity.starts_after:12.6f}]: the log starts {identity.starts_after:,.0f} s after its "
+        f"reports before [{identity.starts_after:12.6f}]: {part} starts {identity.starts_after:,.0f} s after its "
         "boot, without the boot banner (its ring buffer wrapped, or it was cut)",
         *cut,
     )
+
+
+def _time_steps(r: SourceResult) -> tuple[str, ...]:
+    """Where the log's printk time goes back between two reports: a duration, a window or an order across it is
+    not computed (forensics standards: a figure across a clock jump is flagged, never presented as fact)."""
+    return tuple(
+        f"a duration or order across lines {before}-{after}: the printk time goes back from [{was:12.6f}] to "
+        f"[{now:12.6f}] (a new boot, a kexec, or a wrapped or merged log): its parts are on different clocks"
+        for before, after, was, now in r.time_steps[:3]
+    )
+
+
+def _suppressed(r: SourceResult) -> tuple[str, ...]:
+    """The log's rate limiting (``N callbacks suppressed``): the messages it dropped are not in the log."""
+    if not r.suppressed_lines:
+        return ()
+    cited = "; ".join(f"line {n}: {said}" for n, said in r.suppressed[:3])
+    more = f" and {r.suppressed_lines - 3:,} more" if r.suppressed_lines > 3 else ""
+    return (
+        f"the messages rate limiting suppressed ({cited}{more}): every count of this log is a lower bound (at least)",
+    )
+
+
+def _untimed(results: list[SourceResult]) -> str:
+    """Why reports found have no window: their times have no year (syslog's short format), or they have none."""
+    from detectors.dmesg.extract import YEARLESS
+
+    if any(rep.start_time == YEARLESS for r in results for rep in (*r.reports, *r.events)):
+        # "Dec 07 07:05:23.004511 web-03 kernel:": a time, only its year (and zone) unknown; the file orders them.
+        return (
+            "the reports' syslog times have no year (syslog's and journalctl's short format) nor zone: no window is "
+            "computed from them; the log's order orders them"
+        )
+    return "no report has a timestamp"
+
+
+def _time_window(results: list[SourceResult]) -> TimeWindow | NotAvailable | None:
+    """The window since boot of the reports, None when none has a printk time; not available when a log's printk
+    time goes back (its reports are of several boots or time bases: a window across them is no span of time)."""
+    firsts = [r.first_time for r in results if r.first_time is not None]
+    lasts = [r.last_time for r in results if r.last_time is not None]
+    if not firsts:
+        return None
+    stepped = next((r for r in results if r.time_steps), None)
+    if stepped is not None:
+        before, after, was, now = stepped.time_steps[0]
+        return NotAvailable(
+            f"the printk time of {stepped.name} goes back between the reports at lines {before} and {after} "
+            f"([{was:.6f}] to [{now:.6f}]): its reports are on more than one clock (a new boot, a kexec, or a "
+            "wrapped or merged log)"
+        )
+    return TimeWindow(Timestamp(min(firsts)), Timestamp(max(lasts)))
 
 
 def build_incident(
@@ -251,12 +308,22 @@ def build_incident(
     """All findings of all inputs as one incident (``live``: what the last of ``results``, one that is no file,
     says of its kernel: the ring buffer's read, a log held in memory; ``heads``: the heads of the first results'
     log files as their triage read them)."""
-    from detectors.dmesg.findings import explained_finding, release_lines
+    from detectors.dmesg.findings import explained_finding, release_lines, report_boot
 
     findings = []
     for r in results:
+        # A log of several boots (banners, printk time back at 0): each finding says which boot it is of.
+        boots = {g.first.start_line: report_boot(g.first) for g in r.groups}
+        several = len(set(boots.values())) > 1
         mine = [
-            explained_finding(r.name, g, r.whys.get(g.first.start_line), r.group_causes.get(g.first.signature))
+            explained_finding(
+                r.name,
+                g,
+                r.whys.get(g.first.start_line),
+                r.group_causes.get(g.first.signature),
+                r.suppressed_lines > 0,
+                boots[g.first.start_line] if several else None,
+            )
             for g in r.groups
         ]
         if len(mine) > 1:  # a report raised while another was printed follows from it (its consequence)
@@ -272,19 +339,18 @@ def build_incident(
     # A log of two boots of different kernels (a release per boot banner) names no one kernel, even where only one
     # boot's reports print their release: its OOM was said to be of the other boot's kernel.
     releases |= {release for r in results for _, release in r.banners}
-    firsts = [r.first_time for r in results if r.first_time is not None]
-    lasts = [r.last_time for r in results if r.last_time is not None]
+    since_boot = _time_window(results)
     walls = [r.walls for r in results if r.walls is not None]
     window: TimeWindow | NotAvailable = (
-        TimeWindow(Timestamp(min(firsts)), Timestamp(max(lasts)))
-        if firsts
+        since_boot
+        if since_boot is not None
         # Logs stamped with dated wall-clock prefixes only: the window on the wall clock (a log of printk times
         # beside them keeps the window since boot above: one clock per window).
         else TimeWindow(
             Timestamp(min(w[0] for w in walls), Clock.WALL), Timestamp(max(w[1] for w in walls), Clock.WALL)
         )
         if walls
-        else NotAvailable("no report has a timestamp" if findings else "no report was found")
+        else NotAvailable(_untimed(results) if findings else "no report was found")
     )
     identities = _identities(results, live, heads)
     named = [i for i in identities if i is not None]

@@ -23,6 +23,9 @@ SAMPLE_REPORTS = 4
 REPORT_EVIDENCE = "report"
 ONE_OF = "one of "
 LAST_OF = "last of "
+#: The fact naming which boot of a log of several boots a report is of (detectors/dmesg/findings.py report_boot): a
+#: report of an earlier boot is not the main problem of a later boot's crash (detectors/incident/hypotheses.py).
+BOOT_FACT = "boot"
 OCCURRENCE_NAMES = (REPORT_EVIDENCE, ONE_OF, LAST_OF)
 
 
@@ -53,6 +56,7 @@ class ReportKind(enum.StrEnum):
     LOCKDEP = "lockdep"
     LOCKING = "locking"
     LOCKUP = "lockup"
+    NET_DROP = "net-drop"
     MM = "mm"
     NO_ROOT = "no-root"
     NULL_DEREF = "null-deref"
@@ -137,7 +141,7 @@ class KernelReport:
     context: str | None
     panicked: bool
     signature: str
-    is_event: bool = False  # a resource event (OOM kill, allocation failure), not a kernel bug
+    is_event: bool = False  # a resource event (OOM kill, allocation failure, dropped packets), not a kernel bug
     details: tuple[tuple[str, str], ...] = ()
     boot_time: float | None = None  # epoch seconds of boot, from a line with both a wall and a printk time
     # The lines the kernel printed just above the header that belong to the report (a WARN's message after
@@ -554,6 +558,13 @@ KIND_BASELINES: dict[ReportKind, Baseline] = {
         "the root filesystem", "not mounted: the kernel cannot start init", "mount_root() (init/do_mounts.c)"
     ),
     ReportKind.NULL_DEREF: _OOPS,
+    ReportKind.NET_DROP: Baseline(
+        "the network stack's limits (the connection tracking table, TCP's socket memory)",
+        "reached: it drops packets (new connections through conntrack) or aborts sockets (TCP out of memory) and "
+        "says so, rate limited",
+        "nf_conntrack_alloc() (net/netfilter/nf_conntrack_core.c, nf_conntrack_max), tcp_out_of_memory() "
+        "(net/ipv4/tcp.c, net.ipv4.tcp_mem)",
+    ),
     ReportKind.OOM: Baseline(
         "the memory an allocation could use",
         "exhausted: the OOM killer killed a task to free memory",

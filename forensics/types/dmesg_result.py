@@ -50,6 +50,12 @@ class SourceResult:
     # seconds), and where that clock went back between two reports, as (line before, line after, seconds back).
     walls: tuple[float, float] | None = None
     wall_steps: tuple[tuple[int, int, float], ...] = ()
+    # Where the printk time goes back between two reports, in log order: (line before, line after, time before,
+    # time after) (a new boot, a kexec, a wrapped or merged log: ReportGrouper.time_steps).
+    time_steps: tuple[tuple[int, int, float, float], ...] = ()
+    # Rate limiting's lines ("N callbacks suppressed"): the first few as (line, words), and how many there were.
+    suppressed: tuple[tuple[int, str], ...] = ()
+    suppressed_lines: int = 0
 
     def release_at(self, line: int) -> str | None:
         """The release of the last boot banner at or before ``line`` (None when no banner precedes it)."""

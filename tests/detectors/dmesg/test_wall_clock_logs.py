@@ -127,10 +127,10 @@ def test_a_space_separated_stamp_with_printk_times_gives_the_boot_time(tmp_path:
 
 
 @pytest.mark.parametrize("form", ["dmesg -T", "short-iso", "short-iso, space"])
-def test_the_zone_of_dmesg_t_times_is_said_to_be_this_machines(tmp_path: Path, lines: list[str], form: str) -> None:
-    """dmesg -T prints the host's local time without its zone: read in this machine's and printed in UTC, which
-    was said nowhere.  An ISO stamp with its offset needs no such word; one without (``2026-12-03 15:15:22 web01
-    kernel:``) is read as UTC, which is said too."""
+def test_the_zone_of_dmesg_t_times_is_said_to_be_unknown(tmp_path: Path, lines: list[str], form: str) -> None:
+    """dmesg -T prints the host's local time without its zone: read as if UTC (it was read in this machine's zone),
+    which is said as an assumption.  An ISO stamp with its offset needs no such word; one without (``2026-12-03
+    15:15:22 web01 kernel:``) is read as UTC, which is said too."""
     path = tmp_path / "kern.log"
     path.write_text(_rewrite(form, lines))
     doc = json.loads(_run("dmesg", "--format", "json", str(path)).stdout)
@@ -148,9 +148,25 @@ def test_the_zone_of_dmesg_t_times_is_said_to_be_this_machines(tmp_path: Path, l
         return
     assert said == [
         f"the time zone of its dmesg -T times (line {report['start_line']}: [Thu Dec  3 15:15:22 2026]): the crashed "
-        "host's local time, which the log does not name; read in this machine's (UTC, UTC+0000): run with TZ set "
-        "to the host's zone when it differs"
+        "host's local time, which the log does not name: shown as printed, read as if UTC (an assumption, not the "
+        "host's zone: subtract the host's offset from UTC if it had one); dmesg -T adds the time since boot to the "
+        "boot's wall time, and is off by any time suspended (dmesg(1))"
     ]
+
+
+def test_dmesg_t_times_do_not_depend_on_the_readers_zone(tmp_path: Path, lines: list[str]) -> None:
+    """The same ``dmesg -T`` file read under TZ=UTC and TZ=America/New_York gave 15:15:22 and 20:15:22 "UTC": the
+    reading machine's zone is no fact about the host's.  Its digits are kept as printed, whatever the reader's."""
+    path = tmp_path / "kern.log"
+    path.write_text(_rewrite("dmesg -T", lines))
+    env = {"TZ": "America/New_York", "PATH": "/usr/bin:/bin"}
+    done = subprocess.run(
+        [*KFORENSIC, "dmesg", "--format", "json", str(path)],
+        capture_output=True, text=True, timeout=120, check=False, cwd=ROOT, env=env,
+    )  # fmt: skip
+    (report,) = json.loads(done.stdout)["sources"][0]["reports"]
+    (here,) = json.loads(_run("dmesg", "--format", "json", str(path)).stdout)["sources"][0]["reports"]
+    assert report["start_wall"] == here["start_wall"] == (BOOT + dt.timedelta(seconds=11)).timestamp()
 
 
 def test_a_wall_clock_step_back_between_reports_is_said(tmp_path: Path, lines: list[str]) -> None:
@@ -195,3 +211,26 @@ def test_journalctl_short_full_lines_are_taken_apart(tmp_path: Path, lines: list
         (r["title"], r["start_line"], r["end_line"]) for r in plain
     ]
     assert "corrupted" not in full[0]["title"]
+
+
+@pytest.mark.parametrize("precise", [False, True], ids=["short", "short-precise"])
+def test_a_year_less_syslog_time_is_said_as_such(tmp_path: Path, lines: list[str], precise: bool) -> None:
+    """``journalctl -k`` (short) and ``-o short-precise``: "Dec 03 15:15:22.004511 web01 kernel: ...".  Its reports
+    were "the log has no timestamps" and the window "no report has a timestamp": the lines have a time, without its
+    year (and zone); that is what is said, and no date is made up."""
+    path = tmp_path / "kern.log"
+    out = []
+    for line in lines:
+        m = _STAMP.match(line)
+        when = BOOT + dt.timedelta(seconds=float(m.group(1)) if m else 0.0)
+        stamp = f"{when:%b %d %H:%M:%S}" + (f".{when.microsecond:06d}" if precise else "")
+        out.append(f"{stamp} web01 kernel: {line[m.end() :] if m else line}\n")
+    path.write_text("".join(out))
+    doc = json.loads(_run("dmesg", "--format", "json", str(path)).stdout)
+    (report,) = doc["sources"][0]["reports"]
+    assert report["title"] == "general protection fault in kf_conn_send"
+    reason = report["start_time"]["not_available"]
+    assert reason.startswith("its syslog time has no year"), reason
+    window = doc["incident"]["window"]["not_available"]
+    assert window.startswith("the reports' syslog times have no year"), window
+    assert doc["incident"]["host"] == "web01"

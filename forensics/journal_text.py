@@ -1,0 +1,177 @@
+"""systemd journal exports (``journalctl -o json``, ``-o json-seq``, ``-o export``) as kernel log lines.
+
+``journalctl -k -o json`` is how logs are shipped off a fleet: one JSON object a line, each a journal entry with
+its fields (systemd.journal-fields(7)).  ``-o export`` (the Journal Export Format,
+https://systemd.io/JOURNAL_EXPORT_FORMATS/) writes each field on its own line, ``NAME=value``, or, for a value that
+is not plain text, ``NAME``, a newline, its length as 64-bit little-endian, its bytes and a newline; an empty line
+ends each entry.  Read as text, their titles were "... in corrupted", raw JSON leaked into facts and the entries'
+times, host and boot were lost.
+
+:class:`JournalText` turns each kernel entry into the line rsyslog writes for it, which the log readers already
+take apart (detectors/dmesg/lines.py): ``2026-12-07T07:05:23.004511+00:00 web-03 kernel: [ 5123.004511] text``:
+the wall time is ``__REALTIME_TIMESTAMP`` (when journald stored it, microseconds since the epoch: UTC), the printk
+time ``_SOURCE_MONOTONIC_TIMESTAMP`` (the kernel's own, journald reads it off /dev/kmsg), else
+``__MONOTONIC_TIMESTAMP`` (journald's receipt, on the same clock), the host ``_HOSTNAME``, the text ``MESSAGE``
+(a string, or an array of bytes when it is not UTF-8).  Entries of other programs (neither ``_TRANSPORT=kernel``
+nor ``SYSLOG_IDENTIFIER=kernel``) become empty lines.
+
+Each entry is one line, in order, so that a cited line N is the file's entry N: in ``-o json`` the file's own line N
+(an entry a line), in ``-o export`` its Nth entry (its fields are a dozen lines each: kept as lines, the empty ones
+between an entry's message and the next cut reports in the scanner's windows of lines, and titled them corrupted).
+The evidence check reads a source through the same conversion (forensics/textcodec.py), so a cited line resolves.
+A message of several lines is one line here (its newlines become spaces), as it is one entry.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import re
+from typing import Final
+
+#: What starts a JSON entry of journalctl (``-o json``; ``-o json-seq`` puts an RS byte first).
+_JSON_HEAD: Final = re.compile(rb'\A\x1e?\{"(?:__CURSOR|__REALTIME_TIMESTAMP|__MONOTONIC_TIMESTAMP|_BOOT_ID|MESSAGE|'
+                               rb'_TRANSPORT|PRIORITY|_HOSTNAME|SYSLOG_[A-Z]+|_SOURCE_[A-Z_]+)"')  # fmt: skip
+#: An export entry's first field: journalctl writes ``__CURSOR`` first, then the timestamps.
+_EXPORT_HEAD: Final = re.compile(rb"\A(?:__CURSOR|__REALTIME_TIMESTAMP|__MONOTONIC_TIMESTAMP|__SEQNUM)=")
+#: The ``NAME`` of a field (sd-journal's journal_field_valid: upper case letters, digits and underscores).
+_FIELD: Final = re.compile(rb"[A-Z0-9_]+")
+_LENGTH_BYTES = 8
+
+
+def journal_kind(head: bytes) -> str | None:
+    """``"json"`` or ``"export"`` when ``head``, the start of a file, is a journal export of that format, else None."""
+    if _JSON_HEAD.match(head) is not None:
+        return "json"
+    if _EXPORT_HEAD.match(head) is not None:
+        return "export"
+    return None
+
+
+def _micro(value: object) -> int | None:
+    """Microseconds, a field's decimal digits (a JSON string, an export field's bytes)."""
+    if isinstance(value, bytes):
+        value = value.decode("ascii", "replace")
+    if isinstance(value, str) and value.isdigit() and len(value) <= 20:
+        return int(value)
+    return None
+
+
+def _text(value: object) -> str | None:
+    """A field's value: a JSON string, an array of bytes (journalctl's form of a value that is not UTF-8), or the
+    bytes of an export field."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "replace")
+    if isinstance(value, list) and all(isinstance(b, int) and 0 <= b < 256 for b in value):
+        return bytes(value).decode("utf-8", "replace")
+    return None
+
+
+def entry_line(fields: dict[str, object]) -> bytes:
+    """The kernel log line of one journal entry (no newline), empty when it is no kernel message."""
+    transport, ident = _text(fields.get("_TRANSPORT")), _text(fields.get("SYSLOG_IDENTIFIER"))
+    if (transport is not None or ident is not None) and "kernel" not in (transport, ident):
+        return b""
+    message = _text(fields.get("MESSAGE"))
+    if message is None:
+        return b""
+    message = " ".join(message.rstrip("\n").split("\n"))
+    mono = _micro(fields.get("_SOURCE_MONOTONIC_TIMESTAMP"))
+    if mono is None:
+        mono = _micro(fields.get("__MONOTONIC_TIMESTAMP"))
+    stamp = "" if mono is None else f"[{mono // 1_000_000:5d}.{mono % 1_000_000:06d}] "
+    wall, host = _micro(fields.get("__REALTIME_TIMESTAMP")), _text(fields.get("_HOSTNAME"))
+    if wall is None or not host or any(c.isspace() for c in host):
+        # No wall time or no host: rsyslog's prefix needs both; the printk stamp alone.
+        return (stamp + message).encode("utf-8", "replace")
+    when = _dt.datetime.fromtimestamp(wall // 1_000_000, _dt.UTC).replace(microsecond=wall % 1_000_000)
+    return f"{when.isoformat(timespec='microseconds')} {host} kernel: {stamp}{message}".encode("utf-8", "replace")
+
+
+class JournalText:
+    """Streams a journal export (:func:`journal_kind`) into kernel log lines, a line for each of its entries."""
+
+    def __init__(self, kind: str) -> None:
+        self.kind = kind
+        self._export_format = kind == "export"  # else an entry a line (json, json-seq)
+        self._buf = b""
+
+    def feed(self, chunk: bytes) -> bytes:
+        """The lines of ``chunk`` converted (those of an entry not complete yet are held)."""
+        self._buf += chunk
+        return self._export(final=False) if self._export_format else self._json(final=False)
+
+    def close(self) -> bytes:
+        """What is held, at the end of the input."""
+        return self._export(final=True) if self._export_format else self._json(final=True)
+
+    def _json(self, final: bool) -> bytes:
+        buf = self._buf
+        cut = len(buf) if final else buf.rfind(b"\n") + 1
+        self._buf = buf[cut:]
+        out = []
+        for line in buf[:cut].split(b"\n"):
+            fields = None
+            if line.strip():
+                try:
+                    fields = json.loads(line.lstrip(b"\x1e"))
+                except ValueError:
+                    fields = None
+            out.append(entry_line(fields) if isinstance(fields, dict) else b"")
+        if not final and out:
+            out.pop()  # the empty piece after the last newline
+        return b"\n".join(out) + (b"\n" if not final and out else b"")
+
+    def _export(self, final: bool) -> bytes:
+        buf = self._buf
+        out: list[bytes] = []
+        pos = 0  # where the entry being read starts
+        at = 0
+        fields: dict[str, object] = {}
+        while True:
+            end = buf.find(b"\n", at)
+            if end < 0:
+                break
+            line = buf[at:end]
+            if not line:  # the empty line that ends an entry
+                out.append(entry_line(fields) + b"\n")
+                fields = {}
+                at = pos = end + 1
+                continue
+            eq = line.find(b"=")
+            if eq >= 0:
+                name, value = line[:eq], line[eq + 1 :]
+            elif _FIELD.fullmatch(line) is not None:
+                # A binary field: its length, its bytes, a newline.
+                start = end + 1
+                if len(buf) < start + _LENGTH_BYTES:
+                    break
+                length = int.from_bytes(buf[start : start + _LENGTH_BYTES], "little")
+                stop = start + _LENGTH_BYTES + length
+                if len(buf) < stop + 1:
+                    break
+                name, value = line, buf[start + _LENGTH_BYTES : stop]
+                end = stop if buf[stop : stop + 1] == b"\n" else stop - 1
+            else:
+                name, value = b"", b""  # no field: passed over
+            fields[name.decode("ascii", "replace")] = value
+            at = end + 1
+        if final:
+            if buf[pos:].strip():
+                # An entry without its closing empty line (the file's end), its fields read up to a cut one.
+                out.append(entry_line(fields) + b"\n")
+            self._buf = b""
+        else:
+            self._buf = buf[pos:]
+        return b"".join(out)
+
+
+def convert(data: bytes) -> bytes:
+    """The whole of ``data`` converted when it is a journal export (:func:`journal_kind`), else as it is."""
+    kind = journal_kind(data)
+    if kind is None:
+        return data
+    journal = JournalText(kind)
+    return journal.feed(data) + journal.close()
