@@ -2788,8 +2788,24 @@ def _lockdep_warn(report: KernelReport, text: str) -> bool:
 
 
 def _cause(cls: str, r: _Reading, confidence: float, command: str, *at: int | None, **fields: object) -> Cause:
-    r.facts.append(_fact("root cause", cls, next((a for a in at if a is not None), 0)))
+    """The cause, its "root cause" fact at the first of the lines ``at`` and citing every other one: each line the
+    statement rests on (the Code: line, the registers it names) is in its evidence, not the first alone."""
+    lines = list(dict.fromkeys(a for a in at if a is not None)) or [0]
+    r.facts.append(_fact("root cause", cls, lines[0], tuple(lines[1:])))
     return Cause(cls, tuple((k, v) for k, v in fields.items() if v is not None and v != ()), confidence, command)
+
+
+def _code_lines(code: CodeListing | None, loaded: bool = True) -> tuple[int, ...]:
+    """The lines a statement from the decoded Code: line rests on: the Code: line, the line printing the faulting
+    operand's base register and (``loaded``) the one printing the register it was loaded through."""
+    if code is None:
+        return ()
+    out = [code.at]
+    if code.base and code.base_value is not None:
+        out.append(code.register_at(code.base))
+    if loaded and code.loaded_from and code.loaded_base and code.loaded_value is not None:
+        out.append(code.register_at(code.loaded_base))
+    return tuple(out)
 
 
 def _cause_lines(r: _Reading, *names: str) -> tuple[int, ...]:
@@ -3059,8 +3075,13 @@ def _null_cause(r: _Reading) -> Cause | None:
             where += f", loaded from {code.loaded_from}"
             if code.loaded_base and code.loaded_value is not None:
                 where += f" ({code.loaded_base} = {code.loaded_value:#x})"
+    used: tuple[int, ...] = ()
+    if code is not None and checked is not None:
+        used = (code.at, code.register_at(checked[0]))
+    elif code is not None and code.base and code.base_value is not None:
+        used = _code_lines(code)
     return _cause("null_pointer", r, 0.8, _dis(r, r.get("faulting function"), flags="-rl"),
-                  r.at("KASAN range") or r.at("address"),
+                  r.at("KASAN range") or r.at("address"), *used,
                   statement=f"NULL pointer dereference in {r.func}: {where}")  # fmt: skip
 
 
@@ -3120,7 +3141,7 @@ def _corrupted_values(r: _Reading) -> Cause | None:
         return None
     if cls.kind in _LOCK_MAGICS:
         return _lock_words_cause(r, code, checked, _LOCK_MAGICS[cls.kind])
-    return _cause("corrupted_values", r, 0.7, "crash> bt -FF; crash> rd -SS <address> 8", code.at,
+    return _cause("corrupted_values", r, 0.7, "crash> bt -FF; crash> rd -SS <address> 8", *_code_lines(code, False),
                   statement=f"memory corruption: {cls.meaning}")  # fmt: skip
 
 
@@ -3148,9 +3169,12 @@ def _user_address_cause(r: _Reading) -> Cause | None:
     statement = (f"a bad pointer in {r.func}: {said}, is in the user half of the address space, where no kernel "
                  "object is: the pointer held no kernel address (an integer, a stale, uninitialized or overwritten "
                  "field) or was a user pointer used without copy_from_user()")  # fmt: skip
+    used: tuple[int, ...] = ()
     if code is not None and checked is not None:
         statement += f"; `{code.faulting}` checks {checked[0]} << 3 = {checked[1]:#x}"
-    return _cause("bad_pointer", r, 0.5, _dis(r, r.get("faulting function"), flags="-rl"), at, statement=statement)
+        used = (code.at, code.register_at(checked[0]))
+    return _cause("bad_pointer", r, 0.5, _dis(r, r.get("faulting function"), flags="-rl"), at, *used,
+                  statement=statement)  # fmt: skip
 
 
 def _lock_words_cause(
@@ -3169,7 +3193,7 @@ def _lock_words_cause(
               else f"the pointer was read from a {lock}")  # fmt: skip
     step = (f"crash> kmem {code.loaded_value:#x}  # in a dump of this crash: the object it points into"
             if holder else "crash> bt -FF; crash> rd -SS <address> 8")  # fmt: skip
-    return _cause("corrupted_values", r, 0.7, step, code.at,
+    return _cause("corrupted_values", r, 0.7, step, *_code_lines(code, holder),
                   statement=f"a wrong or stale object: {value} {magic} (a debug {lock}'s magic word, {header}): "
                   f"{source}, not the object the code expects (freed and reused, or of another type)")  # fmt: skip
 
@@ -3476,7 +3500,7 @@ def _conclude(r: _Reading) -> tuple[Cause | None, tuple[int, ...]]:
         cause = make(r)
         if cause is not None:
             break
-    return cause, tuple(sorted({f.at for f in r.facts if f.name == "root cause"}))
+    return cause, tuple(sorted({a for f in r.facts if f.name == "root cause" for a in (f.at, *f.also)}))
 
 
 #: The rules by name, the first of a name (:data:`RULES` names each once): a look-up, not ~55 compares a report.
@@ -3559,7 +3583,24 @@ def explain(report: KernelReport, preamble: Sequence[LogLine] | None = None) -> 
     cls = None if found is None else found.name
     return _new_tuple(ReportWhy, (
         cls, tuple(r.facts), tuple(r.stacks), tuple(r.locks), tuple(r.cpus), tuple(r.tasks), tuple(r.consumers),
-        tuple(r.zones), r.code, cause, cause_at, ()))  # fmt: skip
+        tuple(r.zones), r.code, cause, cause_at, (), "" if cause is not None else _no_cause(r, found)))  # fmt: skip
+
+
+def _no_cause(r: _Reading, found: Extractor | None) -> str:
+    """Why a reading states no cause: what the log lacks (the decodable access of a fault, its registers), or that
+    the values read match none of :data:`CAUSE_RULES`; a dump (its memory and registers) is what would tell."""
+    if found is None:
+        return "no reader knows this kind of report: its lines were not read for a cause"
+    if found.name == "fault":
+        code = r.code
+        if code is None or not code.instructions:
+            return "no Code: line in the log to decode the faulting access; a dump is needed (kforensic vmcore DUMP)"
+        if code.base is None or code.base_value is None:
+            return ("the log prints no value of the register the faulting instruction uses"
+                    f" (`{code.faulting}`); a dump is needed (kforensic vmcore DUMP)")  # fmt: skip
+        return (f"the faulting access (`{code.faulting}`, {code.base} = {code.base_value:#x}) matches no known cause "
+                "(NULL, poison, user address, corrupted value); a dump is needed (kforensic vmcore DUMP)")  # fmt: skip
+    return f"what its lines say ({found.reads}) matches no known cause; a dump is needed (kforensic vmcore DUMP)"
 
 
 def _nothing_read(r: _Reading, noted: int) -> bool:

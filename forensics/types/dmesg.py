@@ -452,6 +452,9 @@ class ReportWhy(NamedTuple):
     #: The lines past the report's own that facts were read from, (offset, text): a hung task's lock and its
     #: holder in the locks list printed after the last report of its khungtaskd pass; empty for the others.
     read_past: tuple[tuple[int, str], ...] = ()
+    #: Why no cause is stated (``cause`` None): what the log lacks to establish one, said as "not available: why"
+    #: rather than left silent (a reading of no known class, or one whose facts match no cause rule).
+    no_cause: str = ""
 
     def fact(self, name: str) -> FactValue | None:
         """The first value read of that name, or None (a fact not available is no value)."""
