@@ -665,6 +665,15 @@ def printed_baseline(report: KernelReport) -> Baseline | None:
     return None
 
 
+def panicked_baseline(report: KernelReport) -> Baseline:
+    """:data:`PANICKED`, its source citing the report's "Kernel panic - not syncing" line by number where the report
+    holds it (a baseline a reader checks names the line to check)."""
+    at = next((n for n, text in report.lines if "Kernel panic - not syncing" in text), None)
+    if at is None:
+        return PANICKED
+    return Baseline(PANICKED.name, PANICKED.value, f"{PANICKED.source}, line {at}")
+
+
 def group_judgement(group: ReportGroup) -> tuple[Severity, Baseline]:
     """A group's one severity, in its finding and in every table, and the baseline it was judged against.
 
@@ -680,7 +689,7 @@ def group_judgement(group: ReportGroup) -> tuple[Severity, Baseline]:
     if requested_by_sysrq(texts):
         return Severity.LOW, FORCED
     if first.panicked or group.last.panicked:
-        return Severity.CRITICAL, PANICKED
+        return Severity.CRITICAL, panicked_baseline(first if first.panicked else group.last)
     return first.severity, printed_baseline(first) or KIND_BASELINES[first.kind]
 
 
