@@ -20,10 +20,12 @@ __all__ = [
     "SLAB_POISONS",
     "SPINLOCK_MAGIC",
     "VALUE_RULES",
+    "X86_64_REGIONS",
     "ValueClass",
     "ValueKind",
     "ascii_text",
     "classify_value",
+    "kernel_region",
 ]
 
 LIST_POISON1 = 0xDEAD000000000100
@@ -165,4 +167,36 @@ def classify_value(value: int) -> ValueClass | None:
             return ValueClass(
                 kind, f"printable ASCII {text!r}: text overwrote a pointer" if kind is ValueKind.ASCII else meaning
             )
+    return None
+
+
+#: x86-64's kernel address ranges with 4-level paging, as Documentation/arch/x86/x86_64/mm.rst lays them out by
+#: default: (start, end exclusive, name, what lives there).  KASLR (CONFIG_RANDOMIZE_MEMORY, on by default) moves the
+#: bases of the direct map, vmalloc and vmemmap (page_offset_base, vmalloc_base, vmemmap_base), and a kernel log does
+#: not print them: a value is said to be "in the default" range, never in the range.
+X86_64_REGIONS: tuple[tuple[int, int, str, str], ...] = (
+    (0xFFFF888000000000, 0xFFFFC88000000000, "direct map",
+     "the direct mapping of physical memory (page_offset_base): slab (kmalloc) and page-allocator memory"),
+    (0xFFFFC90000000000, 0xFFFFE90000000000, "vmalloc/ioremap",
+     "vmalloc/ioremap space (vmalloc_base): vmalloc()'d, vmap()'d or ioremap()'d memory, task stacks; a fault there "
+     "is usually an access past a vmalloc'd buffer (into its guard page) or after vfree()/iounmap()"),
+    (0xFFFFEA0000000000, 0xFFFFEB0000000000, "vmemmap",
+     "the virtual memory map (vmemmap_base): the struct page array"),
+    (0xFFFFEC0000000000, 0xFFFFFC0000000000, "KASAN shadow", "KASAN's shadow memory"),
+    (0xFFFFFE0000000000, 0xFFFFFE8000000000, "cpu_entry_area", "the cpu_entry_area mapping"),
+    (0xFFFFFFEF00000000, 0xFFFFFFFF00000000, "EFI", "the EFI region mapping space"),
+    (0xFFFFFFFF80000000, 0xFFFFFFFFA0000000, "kernel text", "the kernel image (text, data) mapping"),
+    (0xFFFFFFFFA0000000, 0xFFFFFFFFC0000000, "kernel image or modules",
+     "the kernel image with KASLR (its 1 GiB KERNEL_IMAGE_SIZE), the module space without"),
+    (0xFFFFFFFFC0000000, 0xFFFFFFFFFF000000, "modules", "the module mapping space"),
+)  # fmt: skip
+
+
+def kernel_region(value: int) -> str | None:
+    """Which default x86-64 kernel range (:data:`X86_64_REGIONS`) a value is in, worded with the KASLR caveat, or
+    None (a hole, or not a kernel address)."""
+    for start, end, name, meaning in X86_64_REGIONS:
+        if start <= value < end:
+            return (f"in the default x86-64 {name} range ({start:#x}-{end - 1:#x}, Documentation/arch/x86/x86_64/"
+                    f"mm.rst; KASLR may move it): {meaning}")  # fmt: skip
     return None

@@ -21,6 +21,7 @@ from detectors.dmesg.interleaved import mixed_dumps
 from detectors.dmesg.lines import parse_line
 from detectors.dmesg.repeat import origin
 from detectors.dmesg.taint import oops_before
+from forensics import regexcache as rc
 from forensics.model import (
     Baseline,
     Clock,
@@ -83,6 +84,47 @@ _NEXT_STEPS: dict[ReportKind, tuple[str, ...]] = {
 _DEFAULT_STEPS = (
     "Search the title on the kernel mailing lists and syzbot; check the guilty function's recent changes.",
 )
+
+
+#: A module the kernel lists with taint flags: "Modules linked in: i915 drm_buddy nvidia(POE)" (print_modules(),
+#: kernel/module/main.c: the flags module_flags() prints).
+_MODULE_FLAGS = rc.compile(r"(?<!\S)([\w-]+)\(([A-Z]+)\)")
+#: The flags that put a module outside upstream's reach: P proprietary, O out-of-tree (E, unsigned, alone does not).
+_VENDOR_FLAGS: Final = {"P": "proprietary", "O": "out-of-tree"}
+
+
+def guilty_module(report: KernelReport) -> tuple[str, str, int | None] | None:
+    """The module of the report's guilty frame where it is proprietary or out-of-tree: (name, its flags, the
+    number of the "Modules linked in:" line that lists them); the flags "" and no line where the report prints no
+    such line but its kernel is tainted P or O (the module may be the one that tainted it, not known which).  None
+    otherwise: no module frame, or none of P/O."""
+    module = next((f.module for f in report.trace if f.function == report.frame and f.module), None)
+    if module is None:
+        return None
+    for number, text in (*report.preamble, *report.lines):
+        if "Modules linked in:" not in text:
+            continue
+        for m in _MODULE_FLAGS.finditer(text.split("Modules linked in:", 1)[1]):
+            if m.group(1) == module:
+                return (module, m.group(2), number) if any(c in _VENDOR_FLAGS for c in m.group(2)) else None
+        return None  # listed without flags: an in-tree module
+    taint = report.taint if isinstance(report.taint, str) else ""
+    return (module, "", None) if any(c in _VENDOR_FLAGS for c in taint) else None
+
+
+def _vendor_words(flags: str) -> str:
+    return " and ".join(_VENDOR_FLAGS[c] for c in flags if c in _VENDOR_FLAGS)
+
+
+def _vendor_step(module: str, flags: str, line: int | None, taint: str) -> str:
+    if line is None:
+        return (f"The guilty frame is in module {module} and the kernel is tainted {_vendor_words(taint)} (taint "
+                f"{taint}); the report has no Modules linked in line to say whether {module} is that module: if it "
+                f"is, report it to {module}'s vendor (upstream cannot read or fix its code); if not, search the "
+                "title on the kernel mailing lists and syzbot.")  # fmt: skip
+    return (f"Report it to the vendor of {module}: the guilty frame is in {module}, a {_vendor_words(flags)} module "
+            f'("{module}({flags})" in Modules linked in, line {line}); upstream cannot read or fix its code, and '
+            "searching syzbot or the kernel lists for it finds nothing.")  # fmt: skip
 
 
 class _Acc:
@@ -467,7 +509,8 @@ def explained_finding(
         ("comm", first.comm),
         ("kernel", release),
         ("hardware", first.hardware),
-        ("taint", first.taint),
+        # ("" is the kernel's "Not tainted": said, not an empty field)
+        ("taint", first.taint or 'none ("Not tainted")'),
     ):
         if unread is not None and name in _DUMP_FIELDS:
             facts.append(_fact(name, unread))
@@ -512,6 +555,17 @@ def explained_finding(
         cut = len(evidence) - 1 if evidence[-1].locator.name == _BANNER else len(evidence)
         evidence.insert(cut, line_evidence(source, number, text, PANIC_EVIDENCE, first))
     steps = _NEXT_STEPS.get(first.kind, _DEFAULT_STEPS)
+    if steps is _DEFAULT_STEPS and (vendor := guilty_module(first)) is not None:
+        # The fault is in a proprietary or out-of-tree module (the taint's P/O): its vendor is who can fix it.
+        name, flags, line = vendor
+        taint = first.taint if isinstance(first.taint, str) else ""
+        said = (
+            f"{name}: {_vendor_words(flags)} ({name}({flags}), Modules linked in line {line})"
+            if line is not None
+            else f"{name}: perhaps the {_vendor_words(taint)} module of taint {taint} (no Modules linked in line)"
+        )
+        facts.append(_fact("guilty module", said))
+        steps = (_vendor_step(name, flags, line, taint),)
     if baseline is FORCED:
         # Asked for (sysrq): who asked is the question, no bug to search for; the sysrq line says so, cited.
         summary += f" The crash was {REQUESTED}: {WHO}; not a kernel bug."

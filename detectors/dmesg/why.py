@@ -65,7 +65,16 @@ from detectors.dmesg.waitcontext import (
     type_words,
     wait_lock,
 )
-from detectors.pointers import LIST_POISON1, LIST_POISON2, SLAB_POISONS, ValueKind, ascii_text, classify_value
+from detectors.pointers import (
+    LIST_POISON1,
+    LIST_POISON2,
+    SLAB_POISONS,
+    ValueClass,
+    ValueKind,
+    ascii_text,
+    classify_value,
+    kernel_region,
+)
 from forensics import regexcache as rc
 from forensics.model import NotAvailable
 from forensics.types.causes import Cause
@@ -123,6 +132,7 @@ _SK_RACE_ACCESS_2: Final = StackKind.RACE_ACCESS_2
 _SK_UNINIT_CREATED: Final = StackKind.UNINIT_CREATED
 _SK_UNINIT_STORED: Final = StackKind.UNINIT_STORED
 _VK_NON_CANONICAL: Final = ValueKind.NON_CANONICAL
+_VK_USER_ADDRESS: Final = ValueKind.USER_ADDRESS
 _VK_SLAB_POISON_END: Final = ValueKind.SLAB_POISON_END
 _VK_SLAB_POISON_FREE: Final = ValueKind.SLAB_POISON_FREE
 PID_MAX_LIMIT: Final = 4 * 1024 * 1024  # the largest pid_max on 64-bit (include/linux/threads.h)
@@ -150,6 +160,7 @@ class _Reading:
     code: CodeListing | None = None
     rcu_check: FailedCheck | None = None  # the RCU check a "suspicious RCU usage" names, as read (its cause's)
     text: str = ""  # the bodies of ``lines`` joined by newlines (explain's)
+    arch: str | None = None  # the architecture its registers name (:func:`report_arch`); None: no user/kernel claim
     _blob: bytes | None = None
 
     def blob(self) -> bytes:
@@ -1294,18 +1305,66 @@ def _poison_plus_offset(value: int) -> str | None:
 _LOW_VALUES_END: Final = 0x400000
 
 
-def pointer_class(value: int) -> str:
-    """How a list pointer reads: NULL, list poison, slab poison (freed memory), text, a bogus address, or plausible."""
+#: The architecture a report's register dump is of, by the names it prints, first match: x86-64's RAX/RIP, arm64's
+#: x29 and pstate (and its "pc : symbol"), 32-bit arm's "pc : [<8 digits>]", r10 and psr, i386's EAX/EIP.
+_ARCH_REGISTERS: Final = (
+    # (a 3.x kernel's "IP: [<ffffffff810a376f>] f+0x1f/0x280" above its registers: a 64-bit instruction pointer)
+    ("x86_64", rc.compile(r"\bRAX: [0-9a-f]{16}\b|\bRIP: [0-9a-f]{4}:|(?<![ER])\bIP: \[<[0-9a-f]{16}>\]")),
+    ("arm64", rc.compile(r"\bx29: [0-9a-f]{16}\b|\bpstate: [0-9a-f]{8}\b|(?m:^\s*pc : [A-Za-z_])")),
+    ("arm", rc.compile(r"\bpc : \[<[0-9a-f]{8}>\]|\br10 ?: [0-9a-f]{8}\b|\bpsr: [0-9a-f]{8}\b")),
+    ("i386", rc.compile(r"\bEAX: [0-9a-f]{8}\b|\bEIP: ")),
+)
+#: 32-bit kernels split the 4 GiB between user and kernel at PAGE_OFFSET, a build choice (arm's and i386's
+#: CONFIG_VMSPLIT_*: 0x40000000 to 0xc0000000; arm's modules sit 16 MiB below it): below the lowest split's
+#: modules every split has user space, from the highest every split has the kernel.
+_SPLIT_LOW: Final = 0x3F000000
+_SPLIT_HIGH: Final = 0xC0000000
+
+
+def report_arch(text: str, code: CodeListing | None = None) -> str | None:
+    """The architecture of a report (``x86_64``, ``arm64``, ``arm``, ``i386``), from its decoded Code: line or the
+    register names it prints; None when it prints none (no user/kernel claim is made then)."""
+    if code is not None:
+        return code.arch
+    return next((arch for arch, pattern in _ARCH_REGISTERS if pattern.search(text)), None)
+
+
+def pointer_class(value: int, arch: str | None = "x86_64") -> str:
+    """How a pointer reads on ``arch`` (:func:`report_arch`): NULL, list poison, slab poison (freed memory), text, a
+    bogus address, the default x86-64 kernel range it is in, or plausible.  Whether it is a user or a kernel
+    address is said only for a known architecture: 0x80b0f484 is a kernel address under 32-bit arm's 2G/2G split."""
     if value == 0:
         return "NULL: never set, or cleared"
+    cls = classify_value(value)
+    if arch in ("arm", "i386"):
+        return _pointer_class_32(value, arch, cls)
     near = _poison_plus_offset(value)
     if near is not None:
         return near
-    cls = classify_value(value)
+    if arch is None and (cls is None or cls.kind is _VK_USER_ADDRESS):
+        return ("unknown whether a user or a kernel address: the report prints no registers that name its "
+                "architecture")  # fmt: skip
     if cls is None and value < _LOW_VALUES_END:
         # Past NULL's page and below 4 MiB (classify_value's small counts): no arch maps the kernel that low.
         return "a small value in the user range, not a kernel address: an integer or an offset, not a pointer"
+    if cls is None and arch == "x86_64" and (region := kernel_region(value)) is not None:
+        return region
     return cls.meaning if cls is not None else "a kernel address (not poison, not text)"
+
+
+def _pointer_class_32(value: int, arch: str, cls: ValueClass | None) -> str:
+    """:func:`pointer_class` on a 32-bit kernel: the user/kernel split is a build choice the log does not print."""
+    if cls is not None and cls.kind is not _VK_USER_ADDRESS:
+        return cls.meaning
+    if value < _LOW_VALUES_END:
+        return "a small value in the user range, not a kernel address: an integer or an offset, not a pointer"
+    if value < _SPLIT_LOW:
+        return f"a user-space address on {arch} (below {_SPLIT_LOW:#x}: user space in every user/kernel split)"
+    if value >= _SPLIT_HIGH:
+        return f"a kernel address on {arch} (from {_SPLIT_HIGH:#x}: the kernel's in every user/kernel split)"
+    return (f"unknown whether a user or a kernel address on {arch}: it depends on the kernel's user/kernel split "
+            f"(CONFIG_VMSPLIT_*, PAGE_OFFSET {_SPLIT_LOW + 0x1000000:#x} to {_SPLIT_HIGH:#x}), which the log does "
+            "not print")  # fmt: skip
 
 
 def _list_corruption(r: _Reading) -> None:
@@ -1322,7 +1381,7 @@ def _list_corruption(r: _Reading) -> None:
                 found = 0 if m.group(4) == "(null)" else log_hex(m.group(4))
                 if found is not None:
                     r.add("found", f"{found:#x}", line)
-                    r.add("found is", pointer_class(found), line)
+                    r.add("found is", pointer_class(found, r.arch), line)
                 if m.group(6):
                     r.add(m.group(5), f"0x{m.group(6)}", line)
             elif m.group(7):
@@ -1331,11 +1390,11 @@ def _list_corruption(r: _Reading) -> None:
                 found = 0 if m.group(10) == "(null)" else log_hex(m.group(10))
                 if found is not None:
                     r.add("found", f"{found:#x}", line)
-                    r.add("found is", pointer_class(found), line)
+                    r.add("found is", pointer_class(found, r.arch), line)
             else:
                 r.add("pointer", m.group(11), line)
                 r.add("found", "0x0", line)
-                r.add("found is", pointer_class(0), line)
+                r.add("found is", pointer_class(0, r.arch), line)
             return
         if (m := _LIST_DOUBLE_ADD.search(body)) is not None:
             r.add("operation", "list_add", line)
@@ -1484,7 +1543,7 @@ def _fault(r: _Reading) -> None:
             r.add("fault", "general protection fault", line)
             if m.group(1):
                 r.add("address", m.group(1), line)
-                r.add("address is", pointer_class(a) if (a := log_hex(m.group(1))) is not None else None, line)
+                r.add("address is", pointer_class(a, r.arch) if (a := log_hex(m.group(1))) is not None else None, line)
             r.add("error code", f"0x{m.group(2)}", line)
         elif "in range [" in body and (m := _KASAN_RANGE.search(body)) is not None:
             r.add("KASAN range", f"{m.group(1)} in [{m.group(2)}-{m.group(3)}]", line)
@@ -1498,7 +1557,7 @@ def _fault(r: _Reading) -> None:
             r.add("fault", "page fault", line)
             if address is not None:
                 r.add("address", f"{address:#x}", line)
-                r.add("address is", pointer_class(address), line)
+                r.add("address is", pointer_class(address, r.arch), line)
         elif "#PF:" in body and (m := _PF_ACCESS.search(body)) is not None:
             r.add("access", m.group(2), line)
             # What the kernel printed: "supervisor write access in kernel mode", "supervisor instruction fetch in
@@ -1724,11 +1783,11 @@ def _code_facts(r: _Reading) -> None:
         # A KASAN kernel's check of an address: the byte at (address >> 3) + KASAN_SHADOW_OFFSET.
         register, address = checked
         r.facts.append(_fact("KASAN checks", f"{register} << 3 = {address:#x}", at))
-        r.facts.append(_fact("checked address is", pointer_class(address), at))
+        r.facts.append(_fact("checked address is", pointer_class(address, r.arch), at))
     elif code.base and code.base_value is not None:
         # a register's value is cited by the line of the register dump that prints it, not the Code: line
         r.facts.append(_fact("base register", f"{code.base} = {code.base_value:#x}", code.register_at(code.base)))
-        r.facts.append(_fact("base register is", pointer_class(code.base_value), code.register_at(code.base)))
+        r.facts.append(_fact("base register is", pointer_class(code.base_value, r.arch), code.register_at(code.base)))
     if code.loaded_from:
         r.facts.append(_fact("loaded from", code.loaded_from, at))
     if code.loaded_base and code.loaded_value is not None:
@@ -2800,8 +2859,24 @@ def _lockdep_warn(report: KernelReport, text: str) -> bool:
 
 
 def _cause(cls: str, r: _Reading, confidence: float, command: str, *at: int | None, **fields: object) -> Cause:
-    r.facts.append(_fact("root cause", cls, next((a for a in at if a is not None), 0)))
+    """The cause, its "root cause" fact at the first of the lines ``at`` and citing every other one: each line the
+    statement rests on (the Code: line, the registers it names) is in its evidence, not the first alone."""
+    lines = list(dict.fromkeys(a for a in at if a is not None)) or [0]
+    r.facts.append(_fact("root cause", cls, lines[0], tuple(lines[1:])))
     return Cause(cls, tuple((k, v) for k, v in fields.items() if v is not None and v != ()), confidence, command)
+
+
+def _code_lines(code: CodeListing | None, loaded: bool = True) -> tuple[int, ...]:
+    """The lines a statement from the decoded Code: line rests on: the Code: line, the line printing the faulting
+    operand's base register and (``loaded``) the one printing the register it was loaded through."""
+    if code is None:
+        return ()
+    out = [code.at]
+    if code.base and code.base_value is not None:
+        out.append(code.register_at(code.base))
+    if loaded and code.loaded_from and code.loaded_base and code.loaded_value is not None:
+        out.append(code.register_at(code.loaded_base))
+    return tuple(out)
 
 
 def _cause_lines(r: _Reading, *names: str) -> tuple[int, ...]:
@@ -3071,8 +3146,13 @@ def _null_cause(r: _Reading) -> Cause | None:
             where += f", loaded from {code.loaded_from}"
             if code.loaded_base and code.loaded_value is not None:
                 where += f" ({code.loaded_base} = {code.loaded_value:#x})"
+    used: tuple[int, ...] = ()
+    if code is not None and checked is not None:
+        used = (code.at, code.register_at(checked[0]))
+    elif code is not None and code.base and code.base_value is not None:
+        used = _code_lines(code)
     return _cause("null_pointer", r, 0.8, _dis(r, r.get("faulting function"), flags="-rl"),
-                  r.at("KASAN range") or r.at("address"),
+                  r.at("KASAN range") or r.at("address"), *used,
                   statement=f"NULL pointer dereference in {r.func}: {where}")  # fmt: skip
 
 
@@ -3132,7 +3212,7 @@ def _corrupted_values(r: _Reading) -> Cause | None:
         return None
     if cls.kind in _LOCK_MAGICS:
         return _lock_words_cause(r, code, checked, _LOCK_MAGICS[cls.kind])
-    return _cause("corrupted_values", r, 0.7, "crash> bt -FF; crash> rd -SS <address> 8", code.at,
+    return _cause("corrupted_values", r, 0.7, "crash> bt -FF; crash> rd -SS <address> 8", *_code_lines(code, False),
                   statement=f"memory corruption: {cls.meaning}")  # fmt: skip
 
 
@@ -3160,9 +3240,12 @@ def _user_address_cause(r: _Reading) -> Cause | None:
     statement = (f"a bad pointer in {r.func}: {said}, is in the user half of the address space, where no kernel "
                  "object is: the pointer held no kernel address (an integer, a stale, uninitialized or overwritten "
                  "field) or was a user pointer used without copy_from_user()")  # fmt: skip
+    used: tuple[int, ...] = ()
     if code is not None and checked is not None:
         statement += f"; `{code.faulting}` checks {checked[0]} << 3 = {checked[1]:#x}"
-    return _cause("bad_pointer", r, 0.5, _dis(r, r.get("faulting function"), flags="-rl"), at, statement=statement)
+        used = (code.at, code.register_at(checked[0]))
+    return _cause("bad_pointer", r, 0.5, _dis(r, r.get("faulting function"), flags="-rl"), at, *used,
+                  statement=statement)  # fmt: skip
 
 
 def _lock_words_cause(
@@ -3181,7 +3264,7 @@ def _lock_words_cause(
               else f"the pointer was read from a {lock}")  # fmt: skip
     step = (f"crash> kmem {code.loaded_value:#x}  # in a dump of this crash: the object it points into"
             if holder else "crash> bt -FF; crash> rd -SS <address> 8")  # fmt: skip
-    return _cause("corrupted_values", r, 0.7, step, code.at,
+    return _cause("corrupted_values", r, 0.7, step, *_code_lines(code, holder),
                   statement=f"a wrong or stale object: {value} {magic} (a debug {lock}'s magic word, {header}): "
                   f"{source}, not the object the code expects (freed and reused, or of another type)")  # fmt: skip
 
@@ -3488,7 +3571,7 @@ def _conclude(r: _Reading) -> tuple[Cause | None, tuple[int, ...]]:
         cause = make(r)
         if cause is not None:
             break
-    return cause, tuple(sorted({f.at for f in r.facts if f.name == "root cause"}))
+    return cause, tuple(sorted({a for f in r.facts if f.name == "root cause" for a in (f.at, *f.also)}))
 
 
 #: The rules by name, the first of a name (:data:`RULES` names each once): a look-up, not ~55 compares a report.
@@ -3560,6 +3643,7 @@ def explain(report: KernelReport, preamble: Sequence[LogLine] | None = None) -> 
     if "Code:" in text and not blocked:
         # (A blocked task's report prints no registers of its own: its Code: lines are other CPUs' NMI backtraces'.)
         r.code = listing(own, first)
+    r.arch = report_arch(text, r.code)
     noted = len(r.facts)
     for extractor in EXTRACTORS:
         if extractor.applies(report, text):
@@ -3571,7 +3655,26 @@ def explain(report: KernelReport, preamble: Sequence[LogLine] | None = None) -> 
     cls = None if found is None else found.name
     return _new_tuple(ReportWhy, (
         cls, tuple(r.facts), tuple(r.stacks), tuple(r.locks), tuple(r.cpus), tuple(r.tasks), tuple(r.consumers),
-        tuple(r.zones), r.code, cause, cause_at, ()))  # fmt: skip
+        tuple(r.zones), r.code, cause, cause_at, (), "" if cause is not None else _no_cause(r, found)))  # fmt: skip
+
+
+def _no_cause(r: _Reading, found: Extractor | None) -> str:
+    """Why a reading states no cause: what the log lacks (the decodable access of a fault, its registers), or that
+    the values read match none of :data:`CAUSE_RULES`; a dump (its memory and registers) is what would tell."""
+    if found is None:
+        return "no reader knows this kind of report: its lines were not read for a cause"
+    if any(f.name == "body read" for f in r.facts):
+        return f"none of {found.reads} was read from its lines (fact 'body read'); a dump is needed"
+    if found.name == "fault":
+        code = r.code
+        if code is None or not code.instructions:
+            return "no Code: line in the log to decode the faulting access; a dump is needed (kforensic vmcore DUMP)"
+        if code.base is None or code.base_value is None:
+            return ("the log prints no value of the register the faulting instruction uses"
+                    f" (`{code.faulting}`); a dump is needed (kforensic vmcore DUMP)")  # fmt: skip
+        return (f"the faulting access (`{code.faulting}`, {code.base} = {code.base_value:#x}) matches no known cause "
+                "(NULL, poison, user address, corrupted value); a dump is needed (kforensic vmcore DUMP)")  # fmt: skip
+    return f"what its lines say ({found.reads}) matches no known cause; a dump is needed (kforensic vmcore DUMP)"
 
 
 def _nothing_read(r: _Reading, noted: int) -> bool:
@@ -3617,4 +3720,5 @@ __all__ = [
     "lock_cycle_cause",
     "pointer_class",
     "read_hung_pass",
+    "report_arch",
 ]

@@ -80,7 +80,9 @@ def _judged(base: Finding, other: Finding) -> tuple[Severity, Baseline | None]:
     panic ("the kernel panicked on it") at the crash the dump shows, so neither raises a dump finding that is not
     the crash itself (a hung task khungtaskd reported before kernel.hung_task_panic: the dump judged its wait).
     """
-    if base.consequence_of is not None or (base.kind is not FindingKind.CRASH and other.baseline == PANICKED):
+    if base.consequence_of is not None or (
+        base.kind is not FindingKind.CRASH and other.baseline is not None and other.baseline.name == PANICKED.name
+    ):
         return base.severity, base.baseline
     return (other.severity, other.baseline) if other.severity > base.severity else (base.severity, base.baseline)
 

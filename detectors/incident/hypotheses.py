@@ -204,8 +204,16 @@ def _starvation(findings: tuple[Finding, ...]) -> list[Hypothesis]:
 def _log_bug(findings: tuple[Finding, ...]) -> list[Hypothesis]:
     if any(x.kind is FindingKind.CRASH for x in findings):
         return []  # the dump's crash finding carries it
+    logs = _of_kind(findings, KERNEL_LOG_KINDS)
+    # The lowest confidence of a cause a report's body states, by the report's severity: a report of the same
+    # severity whose body states no cause is not ranked above it.  Its confidence is the title's (the report is what
+    # the log says it is), not a cause's: ranked above a stated cause, a lack of evidence would outrank evidence.
+    stated: dict[Severity, float] = {}
+    for f in logs:
+        if f.log_cause is not None and f.log_cause.statement:
+            stated[f.severity] = min(stated.get(f.severity, 1.0), f.log_cause.confidence)
     out = []
-    for f in _of_kind(findings, KERNEL_LOG_KINDS):
+    for f in logs:
         if (
             f.kind in OOM_KINDS
             or f.severity < Severity.HIGH
@@ -218,7 +226,10 @@ def _log_bug(findings: tuple[Finding, ...]) -> list[Hypothesis]:
             continue
         frame = f.fact("guilty frame")
         statement = f"a kernel bug reported as {f.title}" + (f" (guilty frame {frame})" if frame else "")
-        out.append(Hypothesis(0, statement, f.confidence * 0.7, _cites(f),
+        confidence = f.confidence * 0.7
+        if f.severity in stated:
+            confidence = min(confidence, stated[f.severity] - 0.01)
+        out.append(Hypothesis(0, statement, confidence, _cites(f),
                               ("only the log was read: no dump to confirm the state",),
                               _step(f, "kforensic vmcore DUMP"), (f.id,)))  # fmt: skip
     return out

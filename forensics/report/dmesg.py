@@ -455,6 +455,8 @@ def _why_parts(group: ReportGroup, why: ReportWhy) -> _WhyParts:
     cause = None
     if why.cause is not None:
         cause = (why.cause.cls, why.cause.statement, ", ".join(str(first + at) for at in why.cause_at))
+    elif why.no_cause:
+        cause = ("cause", f"unknown ({why.no_cause})", "")
     facts = [f for f in why.facts if f.name != "root cause"][:_SHOWN_FACTS]
     rows = [(f.name, str(f.value), ", ".join(map(str, f.lines(first)))) for f in facts]
     rows += [(f"lock {k.role}" + (f" #{k.number}" if k.number is not None else ""),
@@ -489,7 +491,9 @@ def _why_blocks(group: ReportGroup, why: ReportWhy) -> tuple[Block, ...]:
     blocks: list[Block] = []
     if parts.cause is not None:
         cls, statement, lines = parts.cause
-        blocks.append(Paragraph(f"**{md_escape(cls)}**: {md_escape(statement)} (line {lines})"))
+        blocks.append(
+            Paragraph(f"**{md_escape(cls)}**: {md_escape(statement)}" + (f" (line {lines})" if lines else ""))
+        )
     if parts.rows:
         blocks.append(Table(("fact", "value", "line"), tuple(parts.rows), escape="full"))
     if parts.stacks:
@@ -522,7 +526,7 @@ def why_text(results: list[SourceResult]) -> list[str]:
             out += ["", f"{g.first.title} ({r.name} line {g.first.start_line})"]
             if parts.cause is not None:
                 cls, statement, lines = parts.cause
-                out.append(f"  {cls}: {_one_line(statement)} (line {lines})")
+                out.append(f"  {cls}: {_one_line(statement)}" + (f" (line {lines})" if lines else ""))
             if parts.rows:
                 rows = [("fact", "value", "line"), *((n, _one_line(v), at) for n, v, at in parts.rows)]
                 out += _columns([(n, at, v) for n, v, at in rows], "  ")

@@ -373,7 +373,8 @@ def why_to_dict(report: KernelReport, why: ReportWhy, cause: Cause | None = None
             "object_value": None if code.loaded_value is None else f"{code.loaded_value:#x}",
             "compared": [{"register": n, "value": None if v is None else f"{v:#x}"} for n, v in code.compared],
         },
-        "cause": None
+        # (no cause stated: why not, as the schema's other missing values are written)
+        "cause": {"not_available": why.no_cause or "the report's lines establish no cause"}
         if cause is None
         else {
             "class": cause.cls,

@@ -456,6 +456,9 @@ class ReportWhy(NamedTuple):
     #: The lines past the report's own that facts were read from, (offset, text): a hung task's lock and its
     #: holder in the locks list printed after the last report of its khungtaskd pass; empty for the others.
     read_past: tuple[tuple[int, str], ...] = ()
+    #: Why no cause is stated (``cause`` None): what the log lacks to establish one, said as "not available: why"
+    #: rather than left silent (a reading of no known class, or one whose facts match no cause rule).
+    no_cause: str = ""
 
     def fact(self, name: str) -> FactValue | None:
         """The first value read of that name, or None (a fact not available is no value)."""
@@ -673,6 +676,15 @@ def printed_baseline(report: KernelReport) -> Baseline | None:
     return None
 
 
+def panicked_baseline(report: KernelReport) -> Baseline:
+    """:data:`PANICKED`, its source citing the report's "Kernel panic - not syncing" line by number where the report
+    holds it (a baseline a reader checks names the line to check)."""
+    at = next((n for n, text in report.lines if "Kernel panic - not syncing" in text), None)
+    if at is None:
+        return PANICKED
+    return Baseline(PANICKED.name, PANICKED.value, f"{PANICKED.source}, line {at}")
+
+
 def group_judgement(group: ReportGroup) -> tuple[Severity, Baseline]:
     """A group's one severity, in its finding and in every table, and the baseline it was judged against.
 
@@ -688,7 +700,7 @@ def group_judgement(group: ReportGroup) -> tuple[Severity, Baseline]:
     if requested_by_sysrq(texts):
         return Severity.LOW, FORCED
     if first.panicked or group.last.panicked:
-        return Severity.CRITICAL, PANICKED
+        return Severity.CRITICAL, panicked_baseline(first if first.panicked else group.last)
     return first.severity, printed_baseline(first) or KIND_BASELINES[first.kind]
 
 

@@ -1,0 +1,82 @@
+"""What an address is, by the architecture the report's registers name (user-eyes review ue12, finding 8c).
+
+A reviewer found 0xffffc90000a3f000 called "a kernel address" where x86-64's default layout
+(Documentation/arch/x86/x86_64/mm.rst) puts it in the vmalloc/ioremap range, and the previous dmesg helper found
+32-bit arm's 0x80b0f484 called "a user-space address" by the x86-64 table, where syzbot's arm kernels (a 2G/2G
+split) have the kernel.  Logs written as each kernel prints them.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from detectors.dmesg.why import pointer_class
+from tests.detectors.dmesg.why_logs import only_report_why
+
+X86_FAULT = """\
+[  900.000000] BUG: unable to handle page fault for address: {address}
+[  900.000001] #PF: supervisor write access in kernel mode
+[  900.000002] #PF: error_code(0x0002) - not-present page
+[  900.000003] Oops: 0002 [#1] PREEMPT SMP NOPTI
+[  900.000004] CPU: 0 PID: 77 Comm: kworker/0:1 Not tainted 6.1.0 #1
+[  900.000005] RIP: 0010:memcpy_orig+0x31/0x140
+[  900.000006] RSP: 0018:ffffa8c1c1e4be68 EFLAGS: 00010246
+[  900.000007] RAX: 0000000000000000 RBX: ffff8e2c4a1c0c40 RCX: 0000000000000000
+[  900.000008] Call Trace:
+[  900.000009]  <TASK>
+[  900.000010]  kf_dma_map_pages+0x11c/0x2a0 [kf_mod]
+[  900.000011]  </TASK>
+"""
+
+ARM_FAULT = """\
+[  120.000000] 8<--- cut here ---
+[  120.000001] Unable to handle kernel paging request at virtual address {address}
+[  120.000002] Internal error: Oops: 8000000d [#1] SMP ARM
+[  120.000003] Modules linked in:
+[  120.000004] CPU: 0 PID: 948 Comm: kf-test Not tainted 6.1.0 #7
+[  120.000005] PC is at kf_walk+0x10/0x40
+[  120.000006] LR is at kf_ioctl+0x158/0xf14
+[  120.000007] pc : [<8030a1b4>]    lr : [<801a7168>]    psr: 200f0013
+[  120.000008] sp : 9a917f68  ip : 9a8e8040  fp : 00000005
+[  120.000009] r10: 80117ea8  r9 : 00000000  r8 : 000b0028
+"""
+
+
+@pytest.mark.parametrize(
+    ("address", "words"),
+    [
+        ("ffffc90000a3f000", "in the default x86-64 vmalloc/ioremap range (0xffffc90000000000-0xffffe8ffffffffff"),
+        ("ffff888012345678", "in the default x86-64 direct map range"),
+        ("ffffea0000123400", "in the default x86-64 vmemmap range"),
+        ("ffffffffc0a01000", "in the default x86-64 modules range"),
+        ("ffffffff81234567", "in the default x86-64 kernel text range"),
+    ],
+)
+def test_an_x86_64_kernel_address_is_named_by_its_default_range(tmp_path: Path, address: str, words: str) -> None:
+    _, why = only_report_why(tmp_path, X86_FAULT.format(address=address))
+    said = str(why.fact("address is"))
+    assert said.startswith(words)
+    assert "KASLR may move it" in said
+
+
+@pytest.mark.parametrize(
+    ("address", "words"),
+    [
+        ("fee00001", "a kernel address on arm"),
+        ("80b0f484", "unknown whether a user or a kernel address on arm: it depends on the kernel's user/kernel split"),
+        ("00a0f484", "a user-space address on arm"),
+    ],
+)
+def test_a_32_bit_arm_address_is_judged_by_arms_splits(tmp_path: Path, address: str, words: str) -> None:
+    _, why = only_report_why(tmp_path, ARM_FAULT.format(address=address))
+    assert str(why.fact("address is")).startswith(words)
+
+
+def test_no_user_or_kernel_claim_without_an_architecture() -> None:
+    assert pointer_class(0x80B0F484, None).startswith("unknown whether a user or a kernel address")
+    assert pointer_class(0xFFFFC90000A3F000, None).startswith("unknown whether a user or a kernel address")
+    # What a value is on any arch is still said: NULL plus an offset, a poison.
+    assert pointer_class(0x30, None).startswith("NULL plus an offset")
+    assert pointer_class(0xDEAD000000000122, None).startswith("LIST_POISON2")
