@@ -562,4 +562,6 @@ def _told(findings: tuple[Finding, ...], host: str, examined: tuple[Examined, ..
 def _went_down(finding: Finding) -> bool:
     """Whether a kernel log's critical finding ended its boot: the kernel panicked on it, or the next boot's banner
     followed without a shutdown (an unexpected reboot); an oops without a panic leaves the kernel running."""
-    return finding.baseline in (PANICKED, KIND_BASELINES[ReportKind.REBOOT])
+    # By name: the panic's baseline cites its report's own 'Kernel panic' line (forensics/types/dmesg.py).
+    names = (PANICKED.name, KIND_BASELINES[ReportKind.REBOOT].name)
+    return finding.baseline is not None and finding.baseline.name in names
