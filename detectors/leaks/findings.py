@@ -284,16 +284,44 @@ SLAB_MEASURE = (
 )
 
 
+def _from_first_sample(m: SeriesVerdict) -> bool:
+    """Whether a member's judged rise starts at its stretch's first window: no onset is in its samples (nothing
+    flat to rise from), the rise began at or before the store's first sample.  A late part starts at a later
+    window's edge, past the first window's centre."""
+    return m.onset is None and len(m.grid_walls) > 0 and m.since_wall <= float(m.grid_walls[0])
+
+
+def _first_sample(m: SeriesVerdict) -> SampleRef | None:
+    return min(m.samples, key=lambda r: r.wall, default=None)
+
+
+def group_since(g: CoGrowth) -> float:
+    """Where the group's rise began: the store's first sample when a member rises from it (the group rose at or
+    before it), else its earliest member onset's last sample at the level; the anchor's judged part without either."""
+    if any(_from_first_sample(m) for m in g.members):
+        return min(m.origin_wall for m in g.members)
+    onsets = [m.onset.before.wall for m in g.members if m.onset is not None]
+    return min(onsets, default=g.members[0].since_wall)
+
+
 def _group_onset(g: CoGrowth) -> list[Fact]:
     """The group's onset: its earliest member's (the members grow together; a cache others use much, such as
     vm_area_struct, shows the rise only once it stands out of its own scatter: /tmp/ue9 v1, 20 s after the shmem
-    inodes and files of the same mappings)."""
+    inodes and files of the same mappings).  A member rising from the store's first sample has no onset: the group
+    rose at or before the store began, never at a later member's step (the UDP-leak workload: UDP rose from sample
+    1, the onset said proc_inode_cache's step after sample 6; /tmp/ue13 finding 2)."""
+    early = [m for m in g.members if _from_first_sample(m)]
+    if early:
+        m = early[0]  # the anchor when it is one of them: members are anchor first
+        first = _first_sample(m)
+        at = "" if first is None else f": {iso_utc(first.wall)} (sample {first.sample_id})"
+        return [Fact("onset", f"{m.name} rising from the first sample (before the store began: onset not seen){at}")]
     risen = [m for m in g.members if m.onset is not None]
     if not risen:
         return []
-    first = min(risen, key=lambda m: (m.onset.after.wall if m.onset is not None else 0.0, m.name))
-    assert first.onset is not None
-    return [Fact("onset", f"{first.name} {first.onset.said()}")]
+    first_risen = min(risen, key=lambda m: (m.onset.after.wall if m.onset is not None else 0.0, m.name))
+    assert first_risen.onset is not None
+    return [Fact("onset", f"{first_risen.name} {first_risen.onset.said()}")]
 
 
 def _series_facts(v: SeriesVerdict, ctx: FindingContext) -> list[Fact]:
@@ -587,6 +615,9 @@ def group_finding(g: CoGrowth, ctx: FindingContext) -> Finding:
         *ctx.merges_unknown([m.name for m in g.members]),
     ]
     evidence: list[Evidence] = []
+    # The samples cited (the report's timeline starts the finding at the earliest) from where the group rose, the
+    # onset said: the store's first sample when a member rises from it.
+    since = min(anchor.since_wall, group_since(g))
     for i, m in enumerate(g.members):
         f = m.features
         facts.append(
@@ -606,7 +637,7 @@ def group_finding(g: CoGrowth, ctx: FindingContext) -> Finding:
             if m.grade in (Grade.LEAK, Grade.SUSPECT)
             else tuple(r for r in m.samples if r.role in ("first", "last"))
         )
-        cited = _episode_refs((*(refs or m.samples), *_fall_refs(m)), anchor.since_wall, grade)
+        cited = _episode_refs((*(refs or m.samples), *_fall_refs(m)), since, grade)
         evidence.extend(sample_evidence(ctx.source, m.name, cited))
     # The member whose grade is the group's (the fastest of them) is the one its confidence and baseline are of.
     worst = max(g.members, key=lambda m: (m.grade.rank, m.rate))

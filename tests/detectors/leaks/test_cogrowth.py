@@ -266,3 +266,34 @@ def test_a_late_mapping_leak_is_grouped_over_its_own_episode() -> None:
     assert "sock_inode_cache" not in group.names
     whole = sum(m.rate for m in group.members if m.name != "filp")
     assert group.rate > 0.9 * whole, (group.rate, whole)
+
+
+def _group_onset_and_evidence(frame: pd.DataFrame) -> tuple[str, float]:
+    result = analyse(LeakInput(frame, source="s.sqlite"))
+    [finding] = [f for f in result.findings if f.kind == "slab-leak-group"]
+    [onset] = [x.value for x in finding.facts if x.name == "onset"]
+    return onset, min(e.timestamp.seconds for e in finding.evidence if e.timestamp is not None)
+
+
+def test_a_member_rising_from_the_first_sample_dates_the_group_from_the_store_start() -> None:
+    # The UDP-leak workload's shape: UDP grows from sample 1, proc_inode_cache only from a later step.  The group's
+    # onset was proc_inode_cache's step ("rose after ... sample 16"): the leak said to begin after it had begun.
+    walls, hours = two_hours()
+    late = np.where(np.arange(len(walls)) >= 15, 2000 * (hours - hours[15]), 0.0)
+    frame = _udp_leak(1.0, {"proc_inode_cache": (720, 1_200 + late)})
+    onset, earliest = _group_onset_and_evidence(frame)
+    assert onset.startswith("UDP rising from the first sample (before the store began: onset not seen)"), onset
+    assert "sample 1)" in onset and "rose after" not in onset
+    assert earliest == walls[0]  # the finding (and the report's timeline) starts at the store's first sample
+
+
+def test_a_group_whose_members_all_rose_late_keeps_the_earliest_onset() -> None:
+    walls, hours = two_hours()
+    at = 30
+    grown = np.where(np.arange(len(walls)) > at, 2000 * (hours - hours[at]), 0.0)
+    frame = slab_frame(
+        walls, {"UDP": (1344, 20 + grown), "sock_inode_cache": (832, 100 + grown), "filp": (256, 3_000 + grown)}
+    )
+    onset, earliest = _group_onset_and_evidence(frame)
+    assert "rose after" in onset and "first sample" not in onset, onset
+    assert earliest > walls[0]

@@ -252,6 +252,10 @@ def test_a_real_udp_socket_leak_is_a_group_and_no_pinned_cache_is_called_reclaim
     assert by_name["sock_inode_cache"].grade is not Grade.RECLAIMABLE
     [finding] = [f for f in result.findings if f.kind.value == "slab-leak-group"]
     assert finding.severity >= Severity.MEDIUM
+    # UDP grows from the recording's first sample: the group rose before the store began, not at proc_inode_cache's
+    # step after sample 6 (/tmp/ue13 finding 2).
+    [onset] = [x.value for x in finding.facts if x.name == "onset"]
+    assert onset.startswith("UDP rising from the first sample") and onset.endswith("(sample 1)"), onset
     said = [f"{fact.name}: {fact.value}" for f in result.findings for fact in f.facts]
     assert not [s for s in said if s.startswith(("sock_inode_cache:", "dentry:")) and "reclaimable" in s], said
     sunreclaim = [f for f in result.findings if f.title.startswith("SUnreclaim")]
