@@ -136,27 +136,76 @@ RULES: tuple[HotspotRule, ...] = (
         ("contend", "__lll_lock_wake", "entry_SYSCALL_64", "do_syscall_64", "__x64_sys_futex", "do_futex", "wake_up_q"),
         Severity.MEDIUM,
     ),
-    # Before the classes of what the work was: an interrupt's work (another device's I/O completion, a NIC's
-    # packets, a timer) is charged to whatever task it interrupted; under a program doing no I/O, blk_done_softirq
-    # below common_interrupt was "filesystem and journal ... fsync less often" (review 11, 12b).
+    # Before the classes of what the work was, and each by what its handler does (review 13, finding 1): the
+    # timer tick, the scheduler's and TLB's IPIs, and device interrupts.  Where "irq": any frame, unless the code
+    # the interrupt stopped (the frames before the first interrupt entry) is filesystem or network code: there the
+    # interrupt is the sampling point or the completion of that I/O, and the sample stays that class's (dd's
+    # blk_done_softirq under common_interrupt under generic_perform_write).  A program doing no I/O interrupted by
+    # blk_done_softirq is not "filesystem ... fsync less often" (review 11, 12b): a device interrupt.
     HotspotRule(
-        "interrupt",
-        "interrupt handling (charged to the interrupted task)",
-        "stack",
+        "irq-timer",
+        "timer interrupt and scheduler tick (charged to the interrupted task)",
+        "irq",
+        _p(
+            r"^(?:asm_|__)?sysvec_apic_timer_interrupt$",
+            r"^hrtimer_interrupt$",
+            r"^__hrtimer_run_queues$",
+            r"^tick_sched_(?:timer|handle)",
+            r"^update_process_times$",
+            r"^arch_timer_handler_",
+        ),
+        "the local timer interrupt (the scheduler tick, expired hrtimers and the softirq work at its exit) runs "
+        "on every busy CPU; a sampling profiler's own timer samples land beside it, so the tick is charged to the "
+        "task it interrupted (its accounting and time-slice checks are done for that task)",
+        "a steady share is the tick's cost per CPU: check the timers that fire (`perf record -e "
+        "timer:hrtimer_expire_entry -a`, /proc/timer_list); nohz_full removes the tick from a CPU running one task",
+        ("hot", "warm_parse", "asm_sysvec_apic_timer_interrupt", "sysvec_apic_timer_interrupt", "hrtimer_interrupt"),
+        Severity.INFO,
+    ),
+    HotspotRule(
+        "irq-ipi",
+        "reschedule and call-function IPIs (wake-ups, TLB shootdowns)",
+        "irq",
+        _p(
+            r"^(?:asm_|__)?sysvec_reschedule_ipi$",
+            r"^(?:asm_|__)?sysvec_call_function",
+            r"^(?:generic_)?smp_call_function",
+            r"^flush_tlb_func",
+            r"^do_handle_IPI$",
+            r"^ipi_handler$",
+        ),
+        "inter-processor interrupts: a reschedule IPI is sent when a task is woken onto this CPU or it must "
+        "preempt, a call-function IPI when another CPU flushes this one's TLB (munmap, mprotect, page migration) "
+        "or runs a function on it; the causes are often the program's own (its threads waking each other under "
+        "lock contention, its own mapping changes), and the sample lands in the IPI's exit path (scheduling)",
+        "for reschedule IPIs see who wakes whom: `perf sched record` then `perf sched latency`, or `kforensic "
+        "trace`; reduce the lock contention that causes the wake-ups; for call-function IPIs count the shootdowns "
+        "(the TLB line of /proc/interrupts, `perf record -e tlb:tlb_flush -g`) and batch munmap/mprotect",
+        ("contend", "start_thread", "critical", "asm_sysvec_reschedule_ipi", "irqentry_exit_to_user_mode"),
+        Severity.INFO,
+    ),
+    HotspotRule(
+        "irq-device",
+        "device interrupts (charged to the interrupted task)",
+        "irq",
         _p(
             r"^asm_common_interrupt$",
             r"^common_interrupt$",
+            r"^do_IRQ$",
+            r"^handle_irq_event",
             r"^asm_sysvec_",
             r"^sysvec_",
-            r"^do_IRQ$",
             r"^el[01]_interrupt$",
             r"^el1h_64_irq",
             r"^el0t_64_irq",
         ),
-        "hardware interrupts and the softirq work run as they exit (block I/O completions, network receive, "
-        "timers) land on whatever task was running: this is not the sampled program's own work",
-        "see which: /proc/interrupts and /proc/softirqs per CPU (`watch -d`), `perf top -e irq:irq_handler_entry`; "
-        "steer them elsewhere with IRQ affinity (/proc/irq/N/smp_affinity) or isolcpus for a latency-critical task",
+        "device interrupts and the softirq work run as they exit (block I/O completions, network receive) are "
+        "charged to whatever task was running; a block or network completion may be this program's own I/O "
+        "(whose request it completes is not in the sample) or another's, on the CPU the device's interrupt is "
+        "steered to",
+        "see which: /proc/interrupts and /proc/softirqs per CPU (`watch -d`), `perf record -e "
+        "irq:irq_handler_entry -a`; if the interrupts are another device's (not this program's I/O), steer them "
+        "elsewhere with IRQ affinity (/proc/irq/N/smp_affinity) or isolcpus for a latency-critical task",
         (
             "hot",
             "warm_parse",
@@ -311,6 +360,7 @@ RULES: tuple[HotspotRule, ...] = (
         "look at softirq time per CPU in /proc/softirqs",
         ("nginx", "__libc_send", "entry_SYSCALL_64", "do_syscall_64", "__sys_sendto", "tcp_sendmsg", "tcp_push"),
         Severity.INFO,
+        keeps_interrupted=True,
     ),
     HotspotRule(
         "filesystem",
@@ -348,6 +398,7 @@ RULES: tuple[HotspotRule, ...] = (
             "ext4_da_write_end",
         ),
         Severity.INFO,
+        keeps_interrupted=True,
     ),
     HotspotRule(
         "interpreter",
@@ -415,15 +466,33 @@ RULES: tuple[HotspotRule, ...] = (
 #: Shares (percent of the period) from which a class becomes a finding.
 MIN_SHARE = 5.0
 
+#: The frames where the kernel enters an interrupt (x86-64 device and system vectors, i386 do_IRQ, arm64): the
+#: frames before a chain's first one are the code the interrupt stopped.
+_IRQ_ENTRY = _p(
+    r"^asm_common_interrupt$",
+    r"^common_interrupt$",
+    r"^asm_sysvec_",
+    r"^sysvec_",
+    r"^do_IRQ$",
+    r"^el[01]_interrupt$",
+    r"^el1h_64_irq",
+    r"^el0t_64_irq",
+)
+_ENTRY_BIT = 1 << len(RULES)  # in a frame's mask: the frame is an interrupt entry
+#: The rules whose code keeps a sample that interrupted it (HotspotRule.keeps_interrupted).
+_KEEPS = sum(1 << i for i, rule in enumerate(RULES) if rule.keeps_interrupted)
 
 _MASKS: dict[str, int] = {}
 
 
 def _mask(name: str) -> int:
-    """Which rules' patterns match a frame name, as a bit mask (bit i for RULES[i]); cached per name."""
+    """Which rules' patterns match a frame name, as a bit mask (bit i for RULES[i], :data:`_ENTRY_BIT` for an
+    interrupt entry); cached per name."""
     m = _MASKS.get(name)
     if m is None:
         m = sum(1 << i for i, rule in enumerate(RULES) if rule.pattern.search(name))
+        if _IRQ_ENTRY.search(name):
+            m |= _ENTRY_BIT
         if len(_MASKS) < 1 << 20:  # bounded: a profile has far fewer distinct names
             _MASKS[name] = m
     return m
@@ -449,11 +518,20 @@ def classify_chains(names: ChainNames, leaf_kernel: Any) -> Any:
     anywhere[full] = np.bitwise_or.reduceat(frame_masks, names.starts[full])
     leaf = np.zeros(n, np.int64)
     leaf[full] = frame_masks[names.starts[full] + names.lengths[full] - 1]
+    # The code each chain's first interrupt entry stopped: its frames before that entry (all, without one).
+    at = np.arange(len(frame_masks))
+    first = np.minimum.reduceat(np.where(frame_masks & _ENTRY_BIT, at, len(at)), names.starts[full])
+    chain_first = np.repeat(first, names.lengths[full])
+    interrupted = np.zeros(n, np.int64)
+    interrupted[full] = np.bitwise_or.reduceat(np.where(at < chain_first, frame_masks, 0), names.starts[full])
+    kept = (interrupted & _KEEPS) != 0
     for i, rule in enumerate(RULES):
         bit = 1 << i
         hit = ((leaf if rule.where == "leaf" else anywhere) & bit) != 0
         if rule.where == "leaf" and rule.kernel_only:
             hit &= leaf_kernel
+        elif rule.where == "irq":
+            hit &= ~kept
         out[(out < 0) & hit] = i
     return out
 
@@ -471,11 +549,14 @@ def classify(frames: tuple[str, ...], leaf_kernel: bool | None = None) -> Hotspo
     anywhere = reduce(or_, masks)
     if not anywhere:
         return None
+    # As classify_chains: the code the first interrupt entry stopped (the whole chain without one).
+    entry = next((i for i, m in enumerate(masks) if m & _ENTRY_BIT), len(masks))
+    kept = bool(reduce(or_, masks[:entry], 0) & _KEEPS)
     for i, rule in enumerate(RULES):
         bit = 1 << i
         if rule.where == "leaf":
             if leaf & bit and not (rule.kernel_only and leaf_kernel is False):
                 return rule
-        elif anywhere & bit:
+        elif anywhere & bit and not (kept and rule.where == "irq"):
             return rule
     return None

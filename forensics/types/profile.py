@@ -449,7 +449,9 @@ class HotspotRule(NamedTuple):
 
     name: str
     title: str
-    where: str  # "leaf": the sampled frame; "stack": any frame of the chain
+    # "leaf": the sampled frame; "stack": any frame of the chain; "irq": any frame, unless the code the chain's
+    # first interrupt entry stopped is of a ``keeps_interrupted`` class (detectors/profile/rules.py)
+    where: str
     pattern: re.Pattern[str]
     why: str
     next_step: str
@@ -462,6 +464,9 @@ class HotspotRule(NamedTuple):
     work: HotspotRule | None = None
     # The finding's title names the class's heaviest symbol and the system call of its heaviest stack.
     names_work: bool = False
+    # A sample that interrupted this class's code stays this class's: the interrupt is the sampling point, or the
+    # completion of this code's own I/O (dd's blk_done_softirq under generic_perform_write).
+    keeps_interrupted: bool = False
 
 
 @dataclass(frozen=True, slots=True)
