@@ -159,6 +159,7 @@ class _Reading:
     zones: list[ZoneFree] = field(default_factory=list)
     code: CodeListing | None = None
     rcu_check: FailedCheck | None = None  # the RCU check a "suspicious RCU usage" names, as read (its cause's)
+    held_unread: str | None = None  # why a "#N:" entry of the locks-held list was not taken as its task's
     text: str = ""  # the bodies of ``lines`` joined by newlines (explain's)
     arch: str | None = None  # the architecture its registers name (:func:`report_arch`); None: no user/kernel claim
     _blob: bytes | None = None
@@ -654,19 +655,72 @@ def _add_held(r: _Reading, m: re.Match[str], task: str | None, line: LogLine) ->
         r.locks.append(held)
 
 
-def _held_list_line(r: _Reading, body: str, line: LogLine, task: str | None) -> str | None:
+class _HeldList(NamedTuple):
+    """The locks-held list being read: its task ("comm/pid"), that pid, how many locks it names, the number and lock
+    of its last "#N:" read, its heading's printk caller and line, and why its next entries cannot be told to be the
+    task's (None while they can)."""
+
+    task: str
+    pid: str
+    listed: int
+    last: int
+    last_lock: str | None
+    caller: str | None
+    line: int
+    broken: str | None
+
+
+def _held_list_line(r: _Reading, body: str, line: LogLine, held: _HeldList | None) -> _HeldList | None:
     """A line of lockdep's list of the locks the current task holds (lockdep_print_held_locks()), read: its "N locks
     held by comm/pid:" line (the count as the "locks held" fact, the task among the tasks) or one of its "#N:" entries
-    (a lock ``task`` holds).  The task the list's next entries are of: "comm/pid" after its first line, ``task``
-    after another."""
+    (a lock the list's task holds).  The list as read after this line.
+
+    An entry is the heading's task's only where its lines can be told to be: no other task's "CPU: N PID: P Comm:"
+    between the heading and it, its number continuing the list's (above the last read, below the count; the same
+    number again is an inlined site's line), and of the heading's printk caller where the log names callers.  The
+    console interleaves the lists and stacks of tasks reporting at once (syzkaller 206: pid 5955's warn_alloc header
+    between pid 5953's "1 lock held by" and its "#0:"); an entry that cannot be told to be the task's is not taken,
+    and why is kept (:attr:`_Reading.held_unread`)."""
     if "held by" in body and (m := _HELD_BY.match(body)) is not None:
-        r.add("locks held", "none (lockdep)" if m.group(1) == "no" else m.group(1), line)
         if (held_by := _held_by(m, line.number - r.first)) is not None:
             r.tasks.append(held_by)
-        return f"{m.group(2)}/{m.group(3)}"
+        task, count = f"{m.group(2)}/{m.group(3)}", int(m.group(1)) if m.group(1).isdigit() else 0
+        open_ = held is not None and held.task != task and held.last + 1 < held.listed
+        if held is not None and open_ and held.caller is not None and line.context not in (None, held.caller):
+            return held  # another printk caller's list: the open one goes on with its caller's lines
+        r.add("locks held", "none (lockdep)" if m.group(1) == "no" else m.group(1), line)
+        new = _HeldList(task, m.group(3), count, -1, None, line.context, line.number, None)
+        if held is not None and open_:
+            # Another task's list begins before this one's entries are all printed, of the same printk caller (or
+            # none named): the entries below may be either's.
+            return new._replace(
+                broken=f"{held.task}'s list of the locks held (line {held.line}) is not all printed "
+                f"when {task}'s begins (line {line.number}): their entries cannot be told apart"
+            )
+        return new
+    if held is None:
+        if "#" in body and (m := _HELD.match(body)) is not None:
+            _add_held(r, m, None, line)  # (no heading read: the entry is no task's)
+        return None
+    if "PID: " in body and (m := _CPU_COMM.search(body)) is not None and m.group(2) != held.pid:
+        return held._replace(broken=held.broken or f"pid {m.group(2)}'s lines (line {line.number}) come between "
+                             f"{held.task}'s list of the locks held and its entries")  # fmt: skip
     if "#" in body and (m := _HELD.match(body)) is not None:
-        _add_held(r, m, task, line)
-    return task
+        number = int(m.group(1))
+        why = held.broken
+        if why is None and held.caller is not None and line.context is not None and line.context != held.caller:
+            why = (f"entry #{number} (line {line.number}) is printk caller {line.context}'s, {held.task}'s list of the "
+                   f"locks held {held.caller}'s")  # fmt: skip
+        # (#N again is an inlined site's line of the same lock; with another lock it is another list's #N)
+        clash = number == held.last and m.group(2) != held.last_lock
+        if why is None and (number < held.last or number >= held.listed or clash):
+            why = f"entry #{number} (line {line.number}) does not continue {held.task}'s list of the locks held"
+        if why is not None:
+            r.held_unread = r.held_unread or why
+            return held
+        _add_held(r, m, held.task, line)
+        return held._replace(last=number, last_lock=m.group(2))
+    return held
 
 
 def _entries_unread(r: _Reading) -> bool:
@@ -1922,7 +1976,7 @@ def _atomic(r: _Reading) -> None:
     """What a "scheduling while atomic" or "sleeping function called from invalid context" report prints of the
     context the task slept in (kernel/sched/core.c __schedule_bug, __might_resched): its preempt_count decoded,
     in_atomic() and irqs_disabled(), the RCU nesting, the locks held (lockdep) and where preemption was disabled."""
-    task: str | None = None
+    task: _HeldList | None = None
     site_next = False
     for line in _held_lines(r.lines):
         body = line.body
@@ -2104,7 +2158,7 @@ def _rcu_usage(r: _Reading) -> None:
     """What lockdep_rcu_suspicious() prints (kernel/locking/lockdep.c): the check that failed ("FILE:LINE
     MESSAGE!"), rcu_scheduler_active and debug_locks, whether RCU was watching the CPU, and the locks held (where
     an RCU reader is listed as a lock: rcu_read_lock, rcu_read_lock_bh, rcu_read_lock_sched, an srcu_struct)."""
-    task: str | None = None
+    task: _HeldList | None = None
     # lockdep prints "other info that might help us debug this:", the scheduler line and the held locks before its
     # "stack backtrace:": a call trace above them is another task's, interleaved by the console (syzkaller 244: a
     # fault injection's stack between the check and the list), and reading stops only at the report's own.
@@ -2141,9 +2195,8 @@ def _rcu_usage(r: _Reading) -> None:
                              if held_reader.site else ""), held_reader.at))  # fmt: skip
     elif str(count := r.get("locks held")).isdigit() and int(str(count)) > len(held):
         # The console cut the list's entries (other CPUs' lines between its pieces): which locks is not read.
-        cut = NotAvailable(
-            f"lockdep's list names {count} held, {len(held) or 'none'} read (the console cut its entries)"
-        )
+        why = r.held_unread or "the console cut its entries"
+        cut = NotAvailable(f"lockdep's list names {count} held, {len(held) or 'none'} read ({why})")
         r.facts.append(_fact("RCU reader held", cut, r.at("locks held") or 0))
     else:
         r.facts.append(_fact("RCU reader held", "none", r.at("locks held") or 0))
@@ -2175,6 +2228,8 @@ def _rcu_usage_cause(r: _Reading) -> Cause | None:
     failed = f"lockdep's RCU check at {site}: {check.message}"
     # The list's entries cut: whether a reader is among them is not known (:func:`_rcu_usage`).
     cut = r.get("RCU reader held") is None and r.at("RCU reader held") is not None
+    # Its entries not told to be its task's (another task's lines between): said as that, not as a cut.
+    unread = r.held_unread
     at: tuple[int | None, ...] = (r.at("RCU check"), r.at("RCU reader held"))
     accessor_step: str | None = None  # a lock held that may be the updaters': the accessor may be the wrong one
     not_watching = r.get("RCU not watching")
@@ -2198,13 +2253,18 @@ def _rcu_usage_cause(r: _Reading) -> Cause | None:
             taken = f", taken at {reader.site}" if reader.site else ""
             statement = f"{doing} inside {section}: {reader.name} is held{taken}; {failed}"
         elif cut:
-            statement = f"{doing} inside {section} (lockdep's list of the locks held is cut: not read which); {failed}"
+            not_read = (
+                f"not read which: {unread}" if unread else "lockdep's list of the locks held is cut: not read which"
+            )
+            statement = f"{doing} inside {section} ({not_read}); {failed}"
         else:
             statement = (f"{doing} inside {section}, though lockdep lists no RCU reader held ({listed}): the "
                          "section was entered without its lockdep map (preemption or bottom halves disabled); "
                          f"{failed}")  # fmt: skip
     elif cut:
-        statement = f"{failed}, in {r.func}: the list of the locks held is cut (not read whether a reader was held)"
+        not_read = (f"not read whether a reader was held: {unread}" if unread
+                    else "the list of the locks held is cut (not read whether a reader was held)")  # fmt: skip
+        statement = f"{failed}, in {r.func}: {not_read}"
     elif kind in ("dereference", "list traversal") and not held_readers and held:
         # rcu_dereference() is rcu_dereference_check(p, 0): its condition names no lock, so the updaters' lock held
         # (syzkaller 248: ip6_sk_fl_lock in ipv6_flowlabel_opt) fits a wrong accessor as well as a missing reader.

@@ -291,12 +291,12 @@ def test_a_list_cut_between_another_cpus_frames_is_put_back_together(tmp_path: P
     assert "cut" not in why.cause.statement
 
 
-def test_a_list_is_read_past_another_tasks_call_trace_until_its_entries_are(tmp_path: Path) -> None:
-    """Corpus 206: another task's "Call Trace:" came between "#0: " and its pieces (4.15's format, no address:
-    "#0: ", " (", "rcu_read_lock", "){....}", ", at: [<...>] site") and ended the reading."""
+def _list_206(between: str) -> str:
+    """PROTECTED_WITH_READER with corpus 206's list (4.15's format, no address: "#0: ", " (", "rcu_read_lock",
+    "){....}", ", at: [<...>] site") cut by another CPU's stack, ``between`` its heading and its "#0: "."""
     list_ = (
+        f"{between}"
         "[   91.193237]  #0: \n"
-        "[   91.193238] CPU: 0 PID: 5955 Comm: syz-executor5 Not tainted 4.15.0+ #222\n"
         "[   91.193238] Call Trace:\n"
         "[   91.193239]  dump_stack+0x194/0x257\n"
         "[   91.193240]  (\n"
@@ -305,10 +305,71 @@ def test_a_list_is_read_past_another_tasks_call_trace_until_its_entries_are(tmp_
         "[   91.193243] ){....}\n"
         "[   91.193244] , at: [<0000000072a5383e>] tipc_nl_bearer_get+0x5c/0x2a0\n"
     )
-    text = PROTECTED_WITH_READER.replace("2 locks held", "1 lock held").replace(_WHOLE_LIST, list_)
-    _, why = only_report_why(tmp_path, text)
+    return PROTECTED_WITH_READER.replace("2 locks held", "1 lock held").replace(_WHOLE_LIST, list_)
+
+
+def test_a_list_is_read_past_another_cpus_call_trace_until_its_entries_are(tmp_path: Path) -> None:
+    """Another CPU's "Call Trace:" between "#0: " and its pieces, no other task named between: the entry is read."""
+    _, why = only_report_why(tmp_path, _list_206(""))
     facts = {f.name: f.value for f in why.facts}
     assert facts["RCU reader held"] == "rcu_read_lock, taken at tipc_nl_bearer_get+0x5c/0x2a0"
+    assert [(lock.name, lock.task) for lock in why.locks] == [("rcu_read_lock", "syz-executor4/13218")]
+
+
+def test_an_entry_after_another_tasks_header_is_not_taken_as_the_lists_task(tmp_path: Path) -> None:
+    """ue13 3 (corpus 206): pid 5955's warn_alloc header came between pid 5953's "1 lock held by" and its "#0:";
+    the entry was read as 5953's and the cause joined it to 5955's stack ("rcu_read_lock is held, taken at ...").
+    Which task's the pieces are cannot be told: not read, and why."""
+    other = "[   91.193235] CPU: 0 PID: 5955 Comm: syz-executor5 Not tainted 4.15.0+ #222\n"
+    text = _list_206(other)
+    _, why = only_report_why(tmp_path, text)
+    held = next(f for f in why.facts if f.name == "RCU reader held")
+    line = text.splitlines().index(other.rstrip("\n")) + 1
+    assert held.value == NotAvailable(
+        f"lockdep's list names 1 held, none read (pid 5955's lines (line {line}) come between syz-executor4/13218's "
+        "list of the locks held and its entries)"
+    )
+    assert not why.locks
+    assert why.cause is not None and "rcu_read_lock" not in why.cause.statement
+    assert f"not read whether a reader was held: pid 5955's lines (line {line})" in why.cause.statement
+
+
+_TWO_LISTS = (
+    "[   91.193234]{a} 2 locks held by syz-executor4/13218:\n"
+    "[   91.193235]{b} 1 lock held by syz-executor5/5955:\n"
+    "[   91.193237]{a}  #0: ffffffff8d6b1a50 (cb_lock){{++++}}-{{3:3}}, at: genl_rcv+0x19/0x40\n"
+    "[   91.193238]{b}  #0: ffffffff8c9d2e00 (rtnl_mutex){{+.+.}}-{{3:3}}, at: rtnetlink_rcv_msg+0x3d0/0xd50\n"
+    "[   91.193262]{a}  #1: ffffffff8b77c4e0 (rcu_read_lock){{....}}-{{1:2}}, at: tipc_nl_bearer_get+0x5c/0x2a0\n"
+)
+
+
+def test_two_tasks_interleaved_lists_are_not_joined(tmp_path: Path) -> None:
+    """Two tasks' lists printed at once, without caller prefixes: pid 5955's heading came before 13218's entries;
+    each "#N:" below may be either's, and none is taken as one task's."""
+    text = PROTECTED_WITH_READER.replace(
+        "[   91.193234] 2 locks held by syz-executor4/13218:\n" + _WHOLE_LIST, _TWO_LISTS.format(a="", b="")
+    )
+    _, why = only_report_why(tmp_path, text)
+    held = next(f for f in why.facts if f.name == "RCU reader held")
+    assert isinstance(held.value, NotAvailable) and "cannot be told apart" in held.value.reason
+    assert not why.locks
+
+
+def test_with_caller_prefixes_interleaved_lists_are_each_their_callers(tmp_path: Path) -> None:
+    """The same two lists with printk caller prefixes: each entry is its caller's list's; the report's (13218's) is
+    read whole, the other's "#0:" is not taken into it."""
+    text = PROTECTED_WITH_READER.replace(
+        "[   91.193234] 2 locks held by syz-executor4/13218:\n" + _WHOLE_LIST,
+        _TWO_LISTS.format(a="[T13218]", b="[T5955]"),
+    )
+    _, why = only_report_why(tmp_path, text)
+    facts = {f.name: f.value for f in why.facts}
+    assert facts["locks held"] == "2"
+    assert facts["RCU reader held"] == "rcu_read_lock, taken at tipc_nl_bearer_get+0x5c/0x2a0"
+    assert [(lock.number, lock.name, lock.task) for lock in why.locks] == [
+        (0, "cb_lock", "syz-executor4/13218"),
+        (1, "rcu_read_lock", "syz-executor4/13218"),
+    ]
 
 
 def test_with_caller_prefixes_only_the_lists_own_lines_are_its_pieces(tmp_path: Path) -> None:
