@@ -93,7 +93,7 @@ class ClockMonitor:
         self.running: dict[int, int] = {}  # per CPU, the pid its last sched_switch switched in (0: idle)
         self.ticks = 0  # events a tick writes (TICKED) so far (the reference analyzer counts them after saw())
         self.held = 0  # the compiled path: events of the batches before (``fed`` less the current batch's)
-        # Each loss (lost-events marker) as [cpu, events, the CPU's last event before, its first after], in the
+        # Each loss (lost-events marker) as [cpu, events, the CPU's last event before, its first after, markers], in the
         # order the markers come (a marker for no CPU: each CPU seen so far, by number); ``open``: the CPUs whose
         # loss has no event after it yet -> its entry.
         self.losses: list[list[Any]] = []
@@ -125,8 +125,9 @@ class ClockMonitor:
         held = self.open.get(cpu)
         if held is not None:
             held[1] += events
+            held[4] += 1
             return
-        entry = [cpu, events, before, None]
+        entry = [cpu, events, before, None, 1]
         self.losses.append(entry)
         self.open[cpu] = entry
 
@@ -294,8 +295,8 @@ class ClockMonitor:
         jumps = tuple(ClockStep(event_ref(b), event_ref(a)) for b, a in self.jumps)
         holes = tuple(j for j in jumps if j.after.ts - j.before.ts <= JUMP_S)
         losses = tuple(
-            LossGap(c, n, event_ref(b) if b is not None else None, event_ref(a) if a is not None else None)
-            for c, n, b, a in self.losses
+            LossGap(c, n, event_ref(b) if b is not None else None, event_ref(a) if a is not None else None, k)
+            for c, n, b, a, k in self.losses
         )
         return ClockCheck(max(0, self.fed - cpus), self.back, examples, disputed, jumps, holes, losses)
 

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 
     from forensics.model import StreamEvent
     from forensics.report.document import Block, Document
-    from forensics.types.sched import ParseSummary, Span, TaskStats, TraceAnalysis
+    from forensics.types.sched import EventRef, LossGap, ParseSummary, Span, TaskStats, TraceAnalysis
     from forensics.types.spans import SpanReport
     from forensics.types.syscalls import SyscallLatency
 
@@ -188,21 +188,38 @@ def _table_rows(a: TraceAnalysis, top: int) -> list[tuple[str, list[str], list[l
 
 def _loss_rows(a: TraceAnalysis) -> tuple[str, list[str], list[list[str]]]:
     """Each loss of events (ClockCheck.losses) as the time it covers on its CPU, between the cited events that
-    bound it: what any task did on that CPU then is unknown (Trace Compass's lost-events markers, as a table)."""
+    bound it: what any task did on that CPU then is unknown (Trace Compass's lost-events markers, as a table).
+    The first LOSSES_SHOWN of them, the title says of how many."""
+    from forensics.types.sched import LOSSES_SHOWN
     from forensics.units import fmt_ms
+
+    seen = set(a.coverage.cpus_seen)
+
+    def bound(g: LossGap, ref: EventRef | None, side: str) -> str:
+        if ref is not None:
+            return ref.said(a.by_line)
+        if g.cpu not in seen:  # its events (if any) are not the analysed ones: whether it had one is not read
+            return f"not available: no event of CPU{g.cpu} is among the analysed (kernel scheduler) events"
+        return f"none (no event of the CPU {side} it)"
+
+    def events(g: LossGap) -> str:
+        n = f"{g.events:,}" if g.events else "not said"
+        return n if g.markers == 1 else f"{n} ({g.markers} markers added up: no analysed event of the CPU between)"
 
     rows = [
         [
             f"CPU{g.cpu}",
-            f"{g.events:,}" if g.events else "not said",
-            g.before.said(a.by_line) if g.before is not None else "none (no event of the CPU before it)",
-            g.after.said(a.by_line) if g.after is not None else "none (no event of the CPU after it)",
+            events(g),
+            bound(g, g.before, "before"),
+            bound(g, g.after, "after"),
             fmt_ms(g.end - g.start) if g.before is not None and g.after is not None else "unknown",
         ]
-        for g in a.clock.losses[:100]
+        for g in a.clock.losses[:LOSSES_SHOWN]
     ]
+    total = len(a.clock.losses)
+    shown = f" (first {LOSSES_SHOWN} of {total} shown)" if total > LOSSES_SHOWN else ""
     return (
-        "Lost events (per CPU)",
+        f"Lost events (per CPU){shown}",
         ["cpu", "events lost", "from (its last event before)", "to (its first after)", "for"],
         rows,
     )

@@ -15,6 +15,7 @@ from typing import Any
 
 from forensics.model import NotAvailable, StreamEvent
 from forensics.types.sched import (
+    LOSSES_SHOWN,
     Bucket,
     EventRef,
     IntervalStats,
@@ -194,6 +195,7 @@ def loss_to_dict(g: LossGap, named: Named = None) -> JsonDict:
         "to": g.after.ts if g.after is not None else None,
         **_at_or_none(g.after, named, "to_line"),
         "ms": ms(g.end - g.start) if g.before is not None and g.after is not None else None,
+        "markers": g.markers,  # the lost-events markers added up in it
     }
 
 
@@ -241,7 +243,13 @@ def analysis_to_dict(a: TraceAnalysis, top: int | None = None, named: Named = No
                 ],
                 # Each loss (a lost-events marker) as the time it covers on its CPU: from the CPU's last event
                 # before it to its first after (null: none), each cited; figures overlapping one are unknown.
-                "losses": [loss_to_dict(g, named) for g in a.clock.losses[:100]],
+                "losses": [loss_to_dict(g, named) for g in a.clock.losses[:LOSSES_SHOWN]],
+                # how many there were, when there were any (``losses`` lists the first LOSSES_SHOWN)
+                **(
+                    {"losses_total": len(a.clock.losses), "losses_truncated": len(a.clock.losses) > LOSSES_SHOWN}
+                    if a.clock.losses
+                    else {}
+                ),
             },
         },
         "cpus": [

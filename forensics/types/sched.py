@@ -236,6 +236,10 @@ class ClockStep(NamedTuple):
     after: EventRef
 
 
+# The losses a report lists one by one (the JSON and the table say how many more there were)
+LOSSES_SHOWN = 100
+
+
 class LossGap(NamedTuple):
     """Events one CPU's buffer lost (a lost-events marker): between its last event before the marker and its first
     after it, what any task did on that CPU is unknown; so is whether a task seen elsewhere ran there meanwhile."""
@@ -244,6 +248,9 @@ class LossGap(NamedTuple):
     events: int  # as the marker says (0: not said); markers of the CPU before it reports again are added up
     before: EventRef | None  # None: the CPU had no event before the marker
     after: EventRef | None  # None: none after it (the CPU never reports again)
+    # The markers added up in it (a CPU that reports no analysed event between markers: an LTTng stream's
+    # discarded-events counts, one per packet, of a CPU whose events are not the scheduler's)
+    markers: int = 1
 
     @property
     def start(self) -> float:

@@ -506,3 +506,26 @@ def test_a_span_across_lost_events_or_a_hole_is_unknown_not_a_state(
     assert slow["totals_ms"]["unknown"] == pytest.approx((end - start) * 1e3, abs=1e-3)
     said = "CPU1 lost 900 events between line" if gap == "lost" else "(a hole in the recording)"
     assert slow["note"].startswith("unknown: ") and said in slow["note"], slow["note"]
+
+
+def test_more_losses_than_the_table_lists_are_counted_not_cut_silently(tmp_path: Path, kf: Callable[..., Ran]) -> None:
+    """Review ue13 finding 5: a marker every 12 lines, for CPU0 and CPU1 in turn (each CPU reports between its
+    own markers: each is a loss of its own).  The table and the JSON listed the first 100 and said nothing of the
+    rest; the title says "first 100 of N shown" and the JSON gives the total and that it is cut."""
+    head, body = _lines(tmp_path)
+    kept: list[str] = []
+    for i, line in enumerate(body):
+        if i > 20 and i % 12 == 0:
+            kept.append(f"CPU:{(i // 12) % 2} [LOST 5 EVENTS]")
+        kept.append(line)
+    path = _write(tmp_path, "many-losses.txt", head, kept)
+    analysis, _findings = _both(path)
+    total = len(analysis.clock.losses)
+    assert total > 100
+    table = kf("trace", path, "--format", "md")
+    assert table.returncode in (0, 1), table.stderr
+    assert f"Lost events (per CPU) (first 100 of {total} shown)" in table.stdout
+    doc = json.loads(kf("trace", path, "--format", "json").stdout)
+    clock = doc["coverage"]["clock"]
+    assert (len(clock["losses"]), clock["losses_total"], clock["losses_truncated"]) == (100, total, True)
+    assert sum(g.markers for g in analysis.clock.losses) == analysis.coverage.lost_markers  # merged ones counted
