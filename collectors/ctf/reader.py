@@ -20,6 +20,7 @@ import bisect
 import dataclasses
 import hashlib
 import mmap
+import re
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
@@ -299,34 +300,44 @@ def find_trace_dirs(root: Path) -> list[Path]:
 #: Files beside a CTF trace named by the warning that they were not read (the rest counted).
 ASIDE_NAMED = 5
 
+#: A text trace's head: ftrace's header ("# tracer:", "# entries-in-buffer") or an event line ("comm-pid [cpu] ...").
+_TEXT_TRACE = re.compile(rb"^# (?:tracer:|entries-in-buffer)|^\s*\S.{0,30}-\d+\s+(?:\(\s*[\d-]+\)\s+)?\[\d{3}\]", re.M)
+
+
+def _trace_command(f: Path) -> str | None:
+    """The kforensic command that reads ``f`` when its head says it is a recording (perf.data, trace-cmd's
+    trace.dat, ftrace text); None for another file (a workload's notes, a README: not a trace left out)."""
+    try:
+        with open(f, "rb") as fh:
+            head = fh.read(4096)
+    except OSError:
+        return None
+    if head.startswith(b"PERFILE2"):
+        return "kforensic profile"
+    if head.startswith(b"\x17\x08\x44tracing") or _TEXT_TRACE.search(head):
+        return "kforensic trace"
+    return None
+
 
 def _not_traces(root: Path, tdirs: list[Path]) -> str:
-    """The warning naming the files below ``root`` that belong to none of its CTF traces ``tdirs`` (an ftrace
+    """The warning naming the recordings below ``root`` that belong to none of its CTF traces ``tdirs`` (an ftrace
     text, a perf.data dropped beside the session: review 11 #7, where they were left out without a word and the
-    verdict said the trace had no scheduling events), and the command that reads each; "" when there are none."""
+    verdict said the trace had no scheduling events), and the command that reads each; "" when there are none.
+    Files that are no recording (the workload's thread ids beside a session, a README) are not named."""
     if root.is_file():
         return ""
-    others = sorted(
-        f
-        for f in root.rglob("*")
+    others = [
+        (f, command)
+        for f in sorted(root.rglob("*"))
         if f.is_file() and not f.name.startswith(".") and not any(f.is_relative_to(t) for t in tdirs)
-    )
+        if (command := _trace_command(f)) is not None
+    ]
     if not others:
         return ""
-
-    def how(f: Path) -> str:
-        try:
-            with open(f, "rb") as fh:
-                head = fh.read(8)
-        except OSError:
-            return f"{f}"
-        command = "kforensic profile" if head == b"PERFILE2" else "kforensic trace"
-        return f"{f} ({command} {f})"
-
     more = f" and {len(others) - ASIDE_NAMED} more" if len(others) > ASIDE_NAMED else ""
     return (
-        f"not read: {len(others)} file(s) beside the CTF trace(s), in none of them: "
-        + ", ".join(how(f) for f in others[:ASIDE_NAMED])
+        f"not read: {len(others)} recording(s) beside the CTF trace(s), in none of them: "
+        + ", ".join(f"{f} ({command} {f})" for f, command in others[:ASIDE_NAMED])
         + more
         + "; give each to its own command (report --trace/--profile takes several)"
     )
