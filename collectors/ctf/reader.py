@@ -304,6 +304,10 @@ ASIDE_NAMED = 5
 _TEXT_TRACE = re.compile(rb"^# (?:tracer:|entries-in-buffer)|^\s*\S.{0,30}-\d+\s+(?:\(\s*[\d-]+\)\s+)?\[\d{3}\]", re.M)
 
 
+#: perf script's sample line: "comm  pid[/tid] [cpu] seconds: ..." (ue14 #4: read by kforensic, so named).
+_PERF_SCRIPT = re.compile(rb"^\s*\S.{0,30}?\s+\d+(?:/\d+)?\s+\[\d{3}\]\s+\d+\.\d+:", re.M)
+
+
 def _trace_command(f: Path) -> str | None:
     """The kforensic command that reads ``f`` when its head says it is a recording (perf.data, trace-cmd's
     trace.dat, ftrace text); None for another file (a workload's notes, a README: not a trace left out)."""
@@ -316,6 +320,8 @@ def _trace_command(f: Path) -> str | None:
         return "kforensic profile"
     if head.startswith(b"\x17\x08\x44tracing") or _TEXT_TRACE.search(head):
         return "kforensic trace"
+    if _PERF_SCRIPT.search(head):  # perf script's text: scheduler events a trace, samples a profile
+        return "kforensic trace" if b" sched:" in head else "kforensic profile"
     return None
 
 

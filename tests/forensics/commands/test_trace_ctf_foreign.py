@@ -95,12 +95,15 @@ def test_files_beside_the_ctf_trace_are_named_as_not_read_with_their_command(
     (mixed / "hog.txt").write_text("# tracer: nop\n")
     (mixed / "hot.data").write_bytes(b"PERFILE2" + bytes(256))
     (mixed / "tids.txt").write_text("request 4242\nworker 4243\n")  # a workload's notes (record.sh's): no recording
+    # perf script's text of samples, which kforensic profile reads (ue14 #4: 7e290676 left it out unsaid)
+    (mixed / "samples.txt").write_text("kf-hog  4242/4242 [001] 5123.004511:   10101010 cpu-clock:ppp:\n")
     ran = cli_run(monkeypatch, capsys, "trace", str(mixed), "-f", "md")  # (markdown: lines as they are, unwrapped)
     assert ran.returncode in (0, 1), ran.stderr
     (said,) = [line for line in ran.stdout.splitlines() if "not read:" in line]
     assert said.endswith(
-        f"warning: not read: 2 recording(s) beside the CTF trace(s), in none of them: {mixed}/hog.txt (kforensic trace "
-        f"{mixed}/hog.txt), {mixed}/hot.data (kforensic profile {mixed}/hot.data); give each to its own command "
+        f"warning: not read: 3 recording(s) beside the CTF trace(s), in none of them: {mixed}/hog.txt (kforensic trace "
+        f"{mixed}/hog.txt), {mixed}/hot.data (kforensic profile {mixed}/hot.data), {mixed}/samples.txt (kforensic "
+        f"profile {mixed}/samples.txt); give each to its own command "
         "(report --trace/--profile takes several)"
     )
     alone = _trace(monkeypatch, capsys, session / "kernel")
