@@ -8,7 +8,14 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from detectors.leaks.attribution import attribution_for, describe_aliases, generic_confirm_steps, merged_names
-from detectors.leaks.decision import AGGREGATE_SHORT, RETURNED, RETURNED_RISING, WITH_PAGE_CACHE, rule_baseline
+from detectors.leaks.decision import (
+    AGGREGATE_SHORT,
+    HELD_RISE,
+    RETURNED,
+    RETURNED_RISING,
+    WITH_PAGE_CACHE,
+    rule_baseline,
+)
 from detectors.leaks.meminfo import field_info
 from forensics import model
 from forensics.model import (
@@ -451,6 +458,10 @@ def cache_finding(v: SeriesVerdict, ctx: FindingContext) -> Finding:
         f"({who.subject})",
         Grade.UNDECIDED: f"Slab cache {v.name} grows {rate}{_beside(v)}, too short to call ({who.subject})",
     }
+    if v.verdict.rule == HELD_RISE:  # no rate: it no longer grows (the rule's reason says what it did)
+        titles[Grade.UNDECIDED] = (
+            f"Slab cache {v.name} rose {kb(v.features.growth)}, then held flat at the end: not growing ({who.subject})"
+        )
     facts = _series_facts(v, ctx)
     if v.objects_rate is not None and v.objsize:
         in_use = f", {v.active_rate:,.0f}/h in use" if v.active_rate is not None else ""
@@ -735,6 +746,8 @@ def meminfo_finding(
     title = f"{info.name} ({info.subject}) {word} {rate}"
     if v.grade is Grade.UNDECIDED:
         title = f"{info.name} ({info.subject}) grows {rate}{_beside(v)}, too short to call"
+    if v.verdict.rule == HELD_RISE:
+        title = f"{info.name} ({info.subject}) rose {kb(v.features.growth)}, then held flat at the end: not growing"
     mostly = f", mostly {', '.join(p.name for p in parts)}" if _parts_explain(parts, v.growth) else ""
     if brief_sum:
         span = duration(v.features.span_hours * 3600.0)

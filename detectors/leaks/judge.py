@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import warnings
 from collections.abc import Callable, Mapping
 
@@ -11,6 +12,7 @@ from detectors.leaks.attribution import attribution_for
 from detectors.leaks.decision import (
     RETURNED_RISING,
     Context,
+    Held,
     Return,
     decide,
     late_onset,
@@ -20,7 +22,7 @@ from detectors.leaks.decision import (
 from detectors.leaks.features import features, median_slope
 from detectors.leaks.pagecache import interpolated, tie
 from detectors.leaks.series import FloatArray, SeriesMatrix, resample, sampling_interval
-from forensics.types.leaks import Fall, LeakThresholds, Onset, SampleRef, SeriesVerdict, window_for
+from forensics.types.leaks import Fall, Features, LeakThresholds, Onset, SampleRef, SeriesVerdict, window_for
 
 #: Text of a stored sample: (column index, sample row index) -> excerpt.
 ExcerptOf = Callable[[int, int], str]
@@ -313,6 +315,9 @@ def judge_column(
         aggregate,
         returned,
         who.with_processes,
+        held_rise(matrix, column, since if rise is None else rise.before.wall, feats)
+        if rose_later and feats.span_hours < thresholds.short_hours
+        else None,
     )
     verdict = decide(context)
     # Back at its baseline and rising again: the rate said is that of the new rise, not a line through the fall.
@@ -347,6 +352,39 @@ def tail_rise(matrix: SeriesMatrix, column: int, last_median: float) -> float:
     tail = matrix.raw[-4 * TAIL_SAMPLES :, column]  # not the whole column: a week of samples is copied per call
     values = tail[~np.isnan(tail)][-TAIL_SAMPLES:]
     return float(np.median(values)) - last_median if len(values) else 0.0
+
+
+#: The fewest raw samples at the level a late rise reached that show it held there (30 s of 5-s samples).
+HELD_SAMPLES = 2 * TAIL_SAMPLES
+
+
+def held_rise(matrix: SeriesMatrix, column: int, since: float, feats: Features) -> Held | None:
+    """A late rise whose last raw samples no longer rise beyond their scatter: held at its level, not growing.
+
+    The scatter is that of the samples' second differences (a ramp's are 0, iid noise's have variance 6 sigma^2);
+    the level held is the median of the last :data:`TAIL_SAMPLES`.  Held when at least :data:`HELD_SAMPLES` samples
+    at the end lie within 3 sigma of it, and for long enough that the rise, had it gone on at its rate, would have
+    left that band twice over (a slow leak's last samples are flat within their scatter over a few samples)."""
+    raw = matrix.raw[:, column]
+    ok = ~np.isnan(raw) & (matrix.walls >= since)
+    values, walls = raw[ok], matrix.walls[ok]
+    if len(values) < HELD_SAMPLES + TAIL_SAMPLES or feats.ts_slope <= 0:
+        return None
+    second = np.diff(values, 2)
+    sigma = 1.4826 * float(np.median(np.abs(second - np.median(second)))) / math.sqrt(6.0)
+    band = max(3.0 * sigma, 1.0)
+    level = float(np.median(values[-TAIL_SAMPLES:]))
+    outside = np.flatnonzero(np.abs(values - level) > band)
+    first = int(outside[-1]) + 1 if len(outside) else 0
+    flat_seconds = float(walls[-1] - walls[first]) if first < len(walls) else 0.0
+    if (
+        first == 0
+        or len(values) - first < HELD_SAMPLES
+        or feats.ts_slope * flat_seconds / 3600.0 < 4.0 * band
+        or level - float(values[0]) < 4.0 * band
+    ):
+        return None
+    return Held(rose=level - float(values[0]), start=float(walls[0]), top=float(walls[first]), end=float(walls[-1]))
 
 
 def screen(matrix: SeriesMatrix, thresholds: LeakThresholds) -> list[int]:

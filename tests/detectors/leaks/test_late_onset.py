@@ -171,3 +171,25 @@ def test_scatter_before_a_late_onset_is_not_memory_given_back() -> None:
     assert v.grade is Grade.LEAK and v.fall is not None and v.fall.share > 0.9  # the scatter's "fall"
     said = given_back(v)
     assert said.startswith("no: ") and "(scatter)" in said, said
+
+
+@pytest.mark.parametrize(("rise", "held"), [(150.0, 50.0), (120.0, 80.0)])
+def test_a_rise_that_stopped_before_the_end_is_held_not_a_leak(rise: float, held: float) -> None:
+    """A process mapping many regions at start-up (a JVM, a build): 300 VMAs a second for ``rise`` s, then flat for the
+    store's last ``held`` s.  Judged on its raw samples it was a steady ramp, "leaks 193,686 KB/h" at high, with a
+    "short rise" fact saying it was still rising; it is held, said as info, and no "short rise" is claimed."""
+    from forensics.model import Severity
+
+    frame = _store(2016, 5.0, 0.0, 0.0)
+    onset = float(frame["wall"].max()) - rise - held
+    vma = frame["cache"] == "vm_area_struct"
+    grown = ((frame["wall"] - onset).clip(lower=0.0, upper=rise) * 300.0).astype(int)
+    frame.loc[vma, "active_objs"] += grown[vma]
+    frame.loc[vma, "num_objs"] += grown[vma]
+    v, analysis = _verdict(frame)
+    assert v.grade is Grade.UNDECIDED and v.verdict.rule == "held-rise", v.verdict
+    assert f"then flat for the last {held:.0f} s: held, not growing" in v.verdict.reason, v.verdict.reason
+    [finding] = [f for f in analysis.findings if "vm_area_struct" in f.title]
+    assert finding.severity.rank < Severity.MEDIUM.rank, finding
+    assert "then held flat at the end: not growing" in finding.title and "KB/h" not in finding.title, finding.title
+    assert not [x for x in finding.facts if x.name == "short rise"], finding.facts
