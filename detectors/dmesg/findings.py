@@ -555,7 +555,9 @@ def explained_finding(
         cut = len(evidence) - 1 if evidence[-1].locator.name == _BANNER else len(evidence)
         evidence.insert(cut, line_evidence(source, number, text, PANIC_EVIDENCE, first))
     steps = _NEXT_STEPS.get(first.kind, _DEFAULT_STEPS)
-    if steps is _DEFAULT_STEPS and (vendor := guilty_module(first)) is not None:
+    # (by membership, not ``steps is _DEFAULT_STEPS``: compiled by mypyc, a module-level tuple read twice need not be
+    # one object, and the compiled dmesg never gave the vendor's step -- the native tier's comparison, 2026-12-07)
+    if first.kind not in _NEXT_STEPS and (vendor := guilty_module(first)) is not None:
         # The fault is in a proprietary or out-of-tree module (the taint's P/O): its vendor is who can fix it.
         name, flags, line = vendor
         taint = first.taint if isinstance(first.taint, str) else ""
