@@ -136,16 +136,31 @@ RULES: tuple[HotspotRule, ...] = (
         ("contend", "__lll_lock_wake", "entry_SYSCALL_64", "do_syscall_64", "__x64_sys_futex", "do_futex", "wake_up_q"),
         Severity.MEDIUM,
     ),
-    # Before the classes of what the work was, and each by what its handler does (review 13, finding 1): the
-    # timer tick, the scheduler's and TLB's IPIs, and device interrupts.  Where "irq": any frame, unless the code
-    # the interrupt stopped (the frames before the first interrupt entry) is filesystem or network code: there the
-    # interrupt is the sampling point or the completion of that I/O, and the sample stays that class's (dd's
-    # blk_done_softirq under common_interrupt under generic_perform_write).  A program doing no I/O interrupted by
-    # blk_done_softirq is not "filesystem ... fsync less often" (review 11, 12b): a device interrupt.
+    # Before the classes of what the work was, and each by what its handler does (review 13, finding 1): irq_work,
+    # the timer tick, the scheduler's and TLB's IPIs, a hypervisor's vectors, device interrupts and the other
+    # system vectors.  Only device interrupts are "irq": any frame, unless the code the interrupt stopped (the
+    # frames before the first interrupt entry) is filesystem or network code: there the softirq work at its exit
+    # is that I/O's completion and the sample stays that class's (dd's blk_done_softirq under common_interrupt under
+    # generic_perform_write).  A program doing no I/O interrupted by blk_done_softirq is not "filesystem ... fsync
+    # less often" (review 11, 12b): a device interrupt.  The others are "stack": a tick or an IPI that interrupted
+    # ext4 is the tick's work (scheduler accounting, RCU, timers), not the filesystem's (ue14 finding 7).
+    HotspotRule(
+        "irq-work",
+        "irq_work (deferred kernel work: perf, printk, RCU)",
+        "stack",
+        _p(r"^(?:asm_|__)?sysvec_irq_work$", r"^irq_work_run", r"^irq_work_single$"),
+        "irq_work is kernel work queued from contexts that cannot do it themselves (perf's own sample wake-ups and "
+        "throttling, printk's console flush, RCU, BPF) and run from a self-IPI or the next tick; a sampling "
+        "profiler's wake-ups of its reader land here, so some of it is the profiler's own cost",
+        "see whose: `perf record -e irq_work:irq_work_entry -a -g` (or the stacks under irq_work_run here); a "
+        "high rate of perf's own points to a too small buffer (`perf record -m`) or too high a frequency",
+        ("hot", "warm_parse", "asm_sysvec_irq_work", "sysvec_irq_work", "__sysvec_irq_work", "irq_work_run"),
+        Severity.INFO,
+    ),
     HotspotRule(
         "irq-timer",
         "timer interrupt and scheduler tick (charged to the interrupted task)",
-        "irq",
+        "stack",
         _p(
             r"^(?:asm_|__)?sysvec_apic_timer_interrupt$",
             r"^hrtimer_interrupt$",
@@ -153,6 +168,10 @@ RULES: tuple[HotspotRule, ...] = (
             r"^tick_sched_(?:timer|handle)",
             r"^update_process_times$",
             r"^arch_timer_handler_",
+            # A guest's tick from the hypervisor: Hyper-V's synthetic timer, Xen's timer event channel.
+            r"^(?:asm_|__)?sysvec_hyperv_stimer0$",
+            r"^hv_stimer0_isr$",
+            r"^xen_timer_interrupt$",
         ),
         "the local timer interrupt (the scheduler tick, expired hrtimers and the softirq work at its exit) runs "
         "on every busy CPU; a sampling profiler's own timer samples land beside it, so the tick is charged to the "
@@ -165,7 +184,7 @@ RULES: tuple[HotspotRule, ...] = (
     HotspotRule(
         "irq-ipi",
         "reschedule and call-function IPIs (wake-ups, TLB shootdowns)",
-        "irq",
+        "stack",
         _p(
             r"^(?:asm_|__)?sysvec_reschedule_ipi$",
             r"^(?:asm_|__)?sysvec_call_function",
@@ -185,6 +204,25 @@ RULES: tuple[HotspotRule, ...] = (
         Severity.INFO,
     ),
     HotspotRule(
+        "irq-hypervisor",
+        "hypervisor interrupts (this machine is a guest)",
+        "stack",
+        _p(
+            r"^(?:asm_|__)?sysvec_kvm_asyncpf_interrupt$",
+            r"^(?:asm_|__)?sysvec_hyperv_(?:callback|reenlightenment)$",
+            r"^(?:asm_|__)?sysvec_xen_hvm_callback$",
+            r"^xen_evtchn_do_upcall$",
+            r"^kvm_async_pf_task_wake$",
+        ),
+        "vectors the hypervisor raises in this guest: KVM's async page fault completions (a page of guest memory "
+        "the host had swapped out is back), Hyper-V's VMBus and re-enlightenment callbacks, Xen's event channels; "
+        "the time is the host's doing as much as the program's",
+        "check the host side: memory overcommit and host swapping for async page faults (`grep -i async "
+        "/proc/vmstat`, the host's `vmstat 1`), the paravirtual devices' event rate in /proc/interrupts",
+        ("hot", "warm_parse", "asm_sysvec_kvm_asyncpf_interrupt", "sysvec_kvm_asyncpf_interrupt"),
+        Severity.INFO,
+    ),
+    HotspotRule(
         "irq-device",
         "device interrupts (charged to the interrupted task)",
         "irq",
@@ -193,8 +231,6 @@ RULES: tuple[HotspotRule, ...] = (
             r"^common_interrupt$",
             r"^do_IRQ$",
             r"^handle_irq_event",
-            r"^asm_sysvec_",
-            r"^sysvec_",
             r"^el[01]_interrupt$",
             r"^el1h_64_irq",
             r"^el0t_64_irq",
@@ -215,6 +251,18 @@ RULES: tuple[HotspotRule, ...] = (
             "handle_softirqs",
             "blk_done_softirq",
         ),
+        Severity.INFO,
+    ),
+    HotspotRule(
+        "irq-other",
+        "other system interrupts (thermal, MCE threshold, APIC error, platform vectors)",
+        "stack",
+        _p(r"^(?:asm_|__)?sysvec_"),
+        "a system vector no other class names: the thermal and machine-check threshold interrupts, the APIC's error "
+        "and spurious vectors, platform IPIs; they are the hardware's or the platform's, not the program's",
+        "see which in /proc/interrupts (the THR, TRM, MCE, ERR, SPU, PLT rows per CPU) and the kernel log for their "
+        "messages (thermal throttling, corrected machine-check errors)",
+        ("hot", "warm_parse", "asm_sysvec_thermal", "sysvec_thermal", "intel_thermal_interrupt"),
         Severity.INFO,
     ),
     HotspotRule(

@@ -464,8 +464,9 @@ class HotspotRule(NamedTuple):
     work: HotspotRule | None = None
     # The finding's title names the class's heaviest symbol and the system call of its heaviest stack.
     names_work: bool = False
-    # A sample that interrupted this class's code stays this class's: the interrupt is the sampling point, or the
-    # completion of this code's own I/O (dd's blk_done_softirq under generic_perform_write).
+    # A device interrupt ("irq" rule) that interrupted this class's code stays this class's: its softirq work is the
+    # completion of this code's own I/O (dd's blk_done_softirq under generic_perform_write).  A tick or an IPI is
+    # not: those rules are "stack" (ue14 finding 7).
     keeps_interrupted: bool = False
 
 
