@@ -171,32 +171,43 @@ def classify_value(value: int) -> ValueClass | None:
 
 
 #: x86-64's kernel address ranges with 4-level paging, as Documentation/arch/x86/x86_64/mm.rst lays them out by
-#: default: (start, end exclusive, name, what lives there).  KASLR (CONFIG_RANDOMIZE_MEMORY, on by default) moves the
-#: bases of the direct map, vmalloc and vmemmap (page_offset_base, vmalloc_base, vmemmap_base), and a kernel log does
-#: not print them: a value is said to be "in the default" range, never in the range.
-X86_64_REGIONS: tuple[tuple[int, int, str, str], ...] = (
+#: default: (start, end exclusive, name, what lives there, whether KASLR moves it).  KASLR's
+#: CONFIG_RANDOMIZE_MEMORY (4.8, on by default with KASLR) places the direct map, vmalloc and vmemmap
+#: (page_offset_base, vmalloc_base, vmemmap_base) anywhere from the direct map's default start to cpu_entry_area
+#: (or KASAN's shadow), and a kernel log does not print them: an address there is in one of those regions only
+#: where the log shows KASLR off.  Kernel text, modules, cpu_entry_area and EFI are fixed.
+X86_64_REGIONS: tuple[tuple[int, int, str, str, bool], ...] = (
     (0xFFFF888000000000, 0xFFFFC88000000000, "direct map",
-     "the direct mapping of physical memory (page_offset_base): slab (kmalloc) and page-allocator memory"),
+     "the direct mapping of physical memory (page_offset_base): slab (kmalloc) and page-allocator memory", True),
     (0xFFFFC90000000000, 0xFFFFE90000000000, "vmalloc/ioremap",
-     "vmalloc/ioremap space (vmalloc_base): vmalloc()'d, vmap()'d or ioremap()'d memory, task stacks; a fault there "
-     "is usually an access past a vmalloc'd buffer (into its guard page) or after vfree()/iounmap()"),
+     "vmalloc/ioremap space (vmalloc_base): vmalloc()'d, vmap()'d or ioremap()'d memory, task stacks, per-CPU "
+     "chunks", True),
     (0xFFFFEA0000000000, 0xFFFFEB0000000000, "vmemmap",
-     "the virtual memory map (vmemmap_base): the struct page array"),
-    (0xFFFFEC0000000000, 0xFFFFFC0000000000, "KASAN shadow", "KASAN's shadow memory"),
-    (0xFFFFFE0000000000, 0xFFFFFE8000000000, "cpu_entry_area", "the cpu_entry_area mapping"),
-    (0xFFFFFFEF00000000, 0xFFFFFFFF00000000, "EFI", "the EFI region mapping space"),
-    (0xFFFFFFFF80000000, 0xFFFFFFFFA0000000, "kernel text", "the kernel image (text, data) mapping"),
+     "the virtual memory map (vmemmap_base): the struct page array", True),
+    (0xFFFFEC0000000000, 0xFFFFFC0000000000, "KASAN shadow", "KASAN's shadow memory", True),
+    (0xFFFFFE0000000000, 0xFFFFFE8000000000, "cpu_entry_area", "the cpu_entry_area mapping", False),
+    (0xFFFFFFEF00000000, 0xFFFFFFFF00000000, "EFI", "the EFI region mapping space", False),
+    (0xFFFFFFFF80000000, 0xFFFFFFFFA0000000, "kernel text", "the kernel image (text, data) mapping", False),
     (0xFFFFFFFFA0000000, 0xFFFFFFFFC0000000, "kernel image or modules",
-     "the kernel image with KASLR (its 1 GiB KERNEL_IMAGE_SIZE), the module space without"),
-    (0xFFFFFFFFC0000000, 0xFFFFFFFFFF000000, "modules", "the module mapping space"),
+     "the kernel image with KASLR (its 1 GiB KERNEL_IMAGE_SIZE), the module space without", False),
+    (0xFFFFFFFFC0000000, 0xFFFFFFFFFF000000, "modules", "the module mapping space", False),
 )  # fmt: skip
 
 
-def kernel_region(value: int) -> str | None:
-    """Which default x86-64 kernel range (:data:`X86_64_REGIONS`) a value is in, worded with the KASLR caveat, or
-    None (a hole, or not a kernel address)."""
-    for start, end, name, meaning in X86_64_REGIONS:
+def kernel_region(value: int, kaslr_off: str | None = None) -> str | None:
+    """Which x86-64 kernel range (:data:`X86_64_REGIONS`) a value is in, or None (a hole, or not a kernel address).
+
+    ``kaslr_off``: what in the log shows KASLR off (a "Kernel Offset: disabled" line, ``nokaslr``), or None: then a
+    range KASLR moves is named only as the default one the value falls in, with no claim of what lives there.
+    """
+    for start, end, name, meaning, moves in X86_64_REGIONS:
         if start <= value < end:
-            return (f"in the default x86-64 {name} range ({start:#x}-{end - 1:#x}, Documentation/arch/x86/x86_64/"
-                    f"mm.rst; KASLR may move it): {meaning}")  # fmt: skip
+            where = f"{start:#x}-{end - 1:#x}, Documentation/arch/x86/x86_64/mm.rst"
+            if not moves:
+                return f"in the x86-64 {name} range ({where}; KASLR does not move it): {meaning}"
+            if kaslr_off is not None:
+                return f"in the x86-64 {name} range ({where}; the default layout: {kaslr_off}): {meaning}"
+            return (f"a kernel address in the default x86-64 {name} range ({where}), which KASLR "
+                    "(CONFIG_RANDOMIZE_MEMORY) moves: which region it is in is not known here (the log does not show "
+                    "KASLR off, and does not print page_offset_base, vmalloc_base or vmemmap_base)")  # fmt: skip
     return None

@@ -162,6 +162,7 @@ class _Reading:
     held_unread: str | None = None  # why a "#N:" entry of the locks-held list was not taken as its task's
     text: str = ""  # the bodies of ``lines`` joined by newlines (explain's)
     arch: str | None = None  # the architecture its registers name (:func:`report_arch`); None: no user/kernel claim
+    kaslr_off: str | None = None  # what in its lines shows KASLR off (:func:`kaslr_off`); None: not shown
     _blob: bytes | None = None
 
     def blob(self) -> bytes:
@@ -1373,6 +1374,19 @@ _ARCH_REGISTERS: Final = (
 #: modules every split has user space, from the highest every split has the kernel.
 _SPLIT_LOW: Final = 0x3F000000
 _SPLIT_HIGH: Final = 0xC0000000
+#: The lowest kernel address of a 64-bit top-half kernel (arm64's with 48-bit VAs; x86-64's is 0xffff800000000000
+#: too, with 4-level paging).
+_TOP_HALF: Final = 0xFFFF800000000000
+_KASLR_OFF: Final = re.compile(r"Kernel Offset: disabled|\bnokaslr\b")
+
+
+def kaslr_off(text: str) -> str | None:
+    """What in a report's lines shows KASLR off (its "Kernel Offset: disabled" line, ``nokaslr`` on a printed command
+    line), or None: then the x86-64 direct map, vmalloc and vmemmap may have moved (CONFIG_RANDOMIZE_MEMORY)."""
+    m = _KASLR_OFF.search(text)
+    if m is None:
+        return None
+    return "KASLR off (the log's 'Kernel Offset: disabled')" if m.group(0).startswith("K") else "KASLR off (nokaslr)"
 
 
 def report_arch(text: str, code: CodeListing | None = None) -> str | None:
@@ -1383,10 +1397,11 @@ def report_arch(text: str, code: CodeListing | None = None) -> str | None:
     return next((arch for arch, pattern in _ARCH_REGISTERS if pattern.search(text)), None)
 
 
-def pointer_class(value: int, arch: str | None = "x86_64") -> str:
+def pointer_class(value: int, arch: str | None = "x86_64", kaslr_off: str | None = None) -> str:
     """How a pointer reads on ``arch`` (:func:`report_arch`): NULL, list poison, slab poison (freed memory), text, a
     bogus address, the default x86-64 kernel range it is in, or plausible.  Whether it is a user or a kernel
-    address is said only for a known architecture: 0x80b0f484 is a kernel address under 32-bit arm's 2G/2G split."""
+    address is said only for a known architecture (0x80b0f484 is a kernel address under 32-bit arm's 2G/2G split),
+    or for a 64-bit value in the top half.  ``kaslr_off``: what shows KASLR off (:func:`kaslr_off`), or None."""
     if value == 0:
         return "NULL: never set, or cleared"
     cls = classify_value(value)
@@ -1395,13 +1410,18 @@ def pointer_class(value: int, arch: str | None = "x86_64") -> str:
     near = _poison_plus_offset(value)
     if near is not None:
         return near
+    if arch is None and cls is None and value >= _TOP_HALF:
+        # Printed as 16 hex digits: a 64-bit kernel, and every 64-bit one Linux has with a top-half kernel
+        # (x86-64, arm64, riscv64, ...) has the kernel there.
+        return ("a kernel address (not poison, not text; 64-bit: from 0xffff800000000000, the kernel's half on "
+                "every 64-bit architecture)")  # fmt: skip
     if arch is None and (cls is None or cls.kind is _VK_USER_ADDRESS):
         return ("unknown whether a user or a kernel address: the report prints no registers that name its "
                 "architecture")  # fmt: skip
     if cls is None and value < _LOW_VALUES_END:
         # Past NULL's page and below 4 MiB (classify_value's small counts): no arch maps the kernel that low.
         return "a small value in the user range, not a kernel address: an integer or an offset, not a pointer"
-    if cls is None and arch == "x86_64" and (region := kernel_region(value)) is not None:
+    if cls is None and arch == "x86_64" and (region := kernel_region(value, kaslr_off)) is not None:
         return region
     return cls.meaning if cls is not None else "a kernel address (not poison, not text)"
 
@@ -1435,7 +1455,7 @@ def _list_corruption(r: _Reading) -> None:
                 found = 0 if m.group(4) == "(null)" else log_hex(m.group(4))
                 if found is not None:
                     r.add("found", f"{found:#x}", line)
-                    r.add("found is", pointer_class(found, r.arch), line)
+                    r.add("found is", pointer_class(found, r.arch, r.kaslr_off), line)
                 if m.group(6):
                     r.add(m.group(5), f"0x{m.group(6)}", line)
             elif m.group(7):
@@ -1444,11 +1464,11 @@ def _list_corruption(r: _Reading) -> None:
                 found = 0 if m.group(10) == "(null)" else log_hex(m.group(10))
                 if found is not None:
                     r.add("found", f"{found:#x}", line)
-                    r.add("found is", pointer_class(found, r.arch), line)
+                    r.add("found is", pointer_class(found, r.arch, r.kaslr_off), line)
             else:
                 r.add("pointer", m.group(11), line)
                 r.add("found", "0x0", line)
-                r.add("found is", pointer_class(0, r.arch), line)
+                r.add("found is", pointer_class(0, r.arch, r.kaslr_off), line)
             return
         if (m := _LIST_DOUBLE_ADD.search(body)) is not None:
             r.add("operation", "list_add", line)
@@ -1597,7 +1617,11 @@ def _fault(r: _Reading) -> None:
             r.add("fault", "general protection fault", line)
             if m.group(1):
                 r.add("address", m.group(1), line)
-                r.add("address is", pointer_class(a, r.arch) if (a := log_hex(m.group(1))) is not None else None, line)
+                r.add(
+                    "address is",
+                    pointer_class(a, r.arch, r.kaslr_off) if (a := log_hex(m.group(1))) is not None else None,
+                    line,
+                )
             r.add("error code", f"0x{m.group(2)}", line)
         elif "in range [" in body and (m := _KASAN_RANGE.search(body)) is not None:
             r.add("KASAN range", f"{m.group(1)} in [{m.group(2)}-{m.group(3)}]", line)
@@ -1611,7 +1635,7 @@ def _fault(r: _Reading) -> None:
             r.add("fault", "page fault", line)
             if address is not None:
                 r.add("address", f"{address:#x}", line)
-                r.add("address is", pointer_class(address, r.arch), line)
+                r.add("address is", pointer_class(address, r.arch, r.kaslr_off), line)
         elif "#PF:" in body and (m := _PF_ACCESS.search(body)) is not None:
             r.add("access", m.group(2), line)
             # What the kernel printed: "supervisor write access in kernel mode", "supervisor instruction fetch in
@@ -1837,11 +1861,13 @@ def _code_facts(r: _Reading) -> None:
         # A KASAN kernel's check of an address: the byte at (address >> 3) + KASAN_SHADOW_OFFSET.
         register, address = checked
         r.facts.append(_fact("KASAN checks", f"{register} << 3 = {address:#x}", at))
-        r.facts.append(_fact("checked address is", pointer_class(address, r.arch), at))
+        r.facts.append(_fact("checked address is", pointer_class(address, r.arch, r.kaslr_off), at))
     elif code.base and code.base_value is not None:
         # a register's value is cited by the line of the register dump that prints it, not the Code: line
         r.facts.append(_fact("base register", f"{code.base} = {code.base_value:#x}", code.register_at(code.base)))
-        r.facts.append(_fact("base register is", pointer_class(code.base_value, r.arch), code.register_at(code.base)))
+        r.facts.append(
+            _fact("base register is", pointer_class(code.base_value, r.arch, r.kaslr_off), code.register_at(code.base))
+        )
     if code.loaded_from:
         r.facts.append(_fact("loaded from", code.loaded_from, at))
     if code.loaded_base and code.loaded_value is not None:
@@ -3704,6 +3730,7 @@ def explain(report: KernelReport, preamble: Sequence[LogLine] | None = None) -> 
         # (A blocked task's report prints no registers of its own: its Code: lines are other CPUs' NMI backtraces'.)
         r.code = listing(own, first)
     r.arch = report_arch(text, r.code)
+    r.kaslr_off = kaslr_off(text)
     noted = len(r.facts)
     for extractor in EXTRACTORS:
         if extractor.applies(report, text):

@@ -208,10 +208,14 @@ def _log_bug(findings: tuple[Finding, ...]) -> list[Hypothesis]:
     # The lowest confidence of a cause a report's body states, by the report's severity: a report of the same
     # severity whose body states no cause is not ranked above it.  Its confidence is the title's (the report is what
     # the log says it is), not a cause's: ranked above a stated cause, a lack of evidence would outrank evidence.
+    # A panic's "kernel_panic" cause is a consequence of the report it follows, not a cause that report's lack of
+    # one should rank below; and a report that ended the boot (it panicked, or a panic names it as the report it
+    # makes fatal) keeps its title's rank: the demotion is only among reports that did not panic (ue14 finding 3).
     stated: dict[Severity, float] = {}
     for f in logs:
-        if f.log_cause is not None and f.log_cause.statement:
+        if f.log_cause is not None and f.log_cause.statement and f.log_cause.cls != "kernel_panic":
             stated[f.severity] = min(stated.get(f.severity, 1.0), f.log_cause.confidence)
+    made_fatal = {str(x.fact("follows report")) for x in logs if x.fact("follows report")}
     out = []
     for f in logs:
         if (
@@ -227,7 +231,7 @@ def _log_bug(findings: tuple[Finding, ...]) -> list[Hypothesis]:
         frame = f.fact("guilty frame")
         statement = f"a kernel bug reported as {f.title}" + (f" (guilty frame {frame})" if frame else "")
         confidence = f.confidence * 0.7
-        if f.severity in stated:
+        if f.severity in stated and not (f.fact("then panicked") or f.title in made_fatal):
             confidence = min(confidence, stated[f.severity] - 0.01)
         out.append(Hypothesis(0, statement, confidence, _cites(f),
                               ("only the log was read: no dump to confirm the state",),

@@ -86,7 +86,7 @@ def test_a_null_members_check_stays_a_null_pointer(tmp_path: Path) -> None:
     [
         (0x4068, "a small value in the user range, not a kernel address"),
         (0x3FFFFF, "a small value in the user range, not a kernel address"),
-        (0xFFFF888012345600, "in the default x86-64 direct map range"),
+        (0xFFFF888012345600, "a kernel address in the default x86-64 direct map range"),
     ],
 )
 def test_a_small_value_is_no_kernel_address(value: int, words: str) -> None:
