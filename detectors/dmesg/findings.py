@@ -18,7 +18,7 @@ from detectors.dmesg.cpublocks import is_irq_state, other_cpu_lines
 from detectors.dmesg.extract import BLOCKED_TASK_RULES, signature
 from detectors.dmesg.frames import after_marker, parse_frame
 from detectors.dmesg.interleaved import mixed_dumps
-from detectors.dmesg.lines import parse_line
+from detectors.dmesg.lines import parse_line, syslog_prefixed
 from detectors.dmesg.repeat import origin
 from detectors.dmesg.taint import oops_before
 from forensics import regexcache as rc
@@ -52,6 +52,7 @@ from forensics.types.dmesg import (
     BOOT_FACT,
     LAST_OF,
     ONE_OF,
+    PANIC_UNSEEN_FACT,
     REPORT_EVIDENCE,
     SAMPLE_REPORTS,
     KernelReport,
@@ -459,6 +460,21 @@ def report_boot(report: KernelReport) -> str:
     return "the boot the log starts in (its start is not in the log)"
 
 
+def panic_unseen(report: KernelReport, log_lines: int) -> str | None:
+    """Why a log of ``log_lines`` lines cannot show whether the kernel panicked after ``report``, or None when it
+    could (a console, serial or dmesg capture that goes on after the report).  A panic stops user space before
+    rsyslog or journald writes it, so a syslog file or the journal never holds one; a capture that ends at the
+    report's last line was cut before a panic could be printed."""
+    last = report.lines[-1][1] if report.lines else report.header
+    if syslog_prefixed(last):
+        return "unknown (a panic is not written to a syslog file or the journal: the console or a dump would show it)"
+    if log_lines <= report.end_line:
+        return (
+            f"unknown (the log ends at the report's last line, {report.end_line}: the console or a dump would show it)"
+        )
+    return None
+
+
 def explained_finding(
     source: str,
     group: ReportGroup,
@@ -466,6 +482,7 @@ def explained_finding(
     cause: Cause | None = None,
     suppressed: bool = False,
     boot: str | None = None,
+    log_lines: int | None = None,
 ) -> Finding:
     """:func:`group_finding` with the reading of its first report: facts, the lines they come from, the cause.
 
@@ -486,6 +503,10 @@ def explained_finding(
     facts = [_fact("type", first.kind.value), _fact("occurrences", count)]
     if boot is not None:  # a log of several boots: which one this report is of (report_boot)
         facts.append(_fact(BOOT_FACT, boot))
+    if log_lines is not None and severity is Severity.CRITICAL and not (first.panicked or last.panicked):
+        unseen = panic_unseen(last, log_lines)
+        if unseen is not None:
+            facts.append(_fact(PANIC_UNSEEN_FACT, unseen))
     release: str | NotAvailable = first.kernel_release
     banner = first.boot_banner
     if isinstance(release, NotAvailable) and banner is not None:

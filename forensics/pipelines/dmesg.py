@@ -323,6 +323,7 @@ def build_incident(
                 r.group_causes.get(g.first.signature),
                 r.suppressed_lines > 0,
                 boots[g.first.start_line] if several else None,
+                r.lines,
             )
             for g in r.groups
         ]

@@ -26,6 +26,9 @@ LAST_OF = "last of "
 #: The fact naming which boot of a log of several boots a report is of (detectors/dmesg/findings.py report_boot): a
 #: report of an earlier boot is not the main problem of a later boot's crash (detectors/incident/hypotheses.py).
 BOOT_FACT = "boot"
+#: The fact of a critical report that did not panic, saying why its log cannot show whether it then panicked (a
+#: syslog or journal log, or one that ends at the report): without it the log went on and showed no panic.
+PANIC_UNSEEN_FACT = "panic after it"
 OCCURRENCE_NAMES = (REPORT_EVIDENCE, ONE_OF, LAST_OF)
 
 
