@@ -152,7 +152,8 @@ def build_net_drop(window: Sequence[LogLine]) -> KernelReport | None:
     body = window[0].body
     for words, pattern, title in NET_DROPS:
         if words in body and pattern.search(body) is not None:
-            return _event(title, ReportKind.NET_DROP, Severity.MEDIUM, [window[0]], 0, window, None, (), ())
+            # Low as one line: its group's count and span make it medium (forensics/types/dmesg.py net_drop_judgement).
+            return _event(title, ReportKind.NET_DROP, Severity.LOW, [window[0]], 0, window, None, (), ())
     return None
 
 

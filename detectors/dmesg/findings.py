@@ -82,6 +82,20 @@ _NEXT_STEPS: dict[ReportKind, tuple[str, ...]] = {
     ReportKind.LOCKDEP: ("Read both lock chains in the report; fix the lock order or the IRQ safety of the lock.",),
     ReportKind.HARDWARE: ("Run the platform's hardware diagnostics; decode the MCE banks with rasdaemon or mcelog.",),
 }
+#: A network stack's drop is a limit reached, not a bug: the next step reads the limit and its use now, by the
+#: drop's title (detectors/dmesg/events.py NET_DROPS).
+_NET_DROP_STEPS: dict[str, tuple[str, ...]] = {
+    "nf_conntrack: table full, dropping packet": (
+        "Compare the connection tracking table's use with its limit: `sysctl net.netfilter.nf_conntrack_count "
+        "net.netfilter.nf_conntrack_max`, and `conntrack -S` for its drops and insert failures; raise "
+        "nf_conntrack_max (and nf_conntrack_buckets) or shorten the timeouts if the table stays full.",
+    ),
+    "TCP: out of memory -- consider tuning tcp_mem": (
+        "Compare TCP's socket memory with its limit: `sysctl net.ipv4.tcp_mem` (pages) against the mem figure of "
+        "`cat /proc/net/sockstat`, and `ss -tm` for the sockets that hold it; raise tcp_mem or find the sockets "
+        "whose buffers are not read.",
+    ),
+}
 _DEFAULT_STEPS = (
     "Search the title on the kernel mailing lists and syzbot; check the guilty function's recent changes.",
 )
@@ -575,7 +589,7 @@ def explained_finding(
         summary += f", then the kernel panicked (line {number}: {reason})" if reason else ", then the kernel panicked"
         cut = len(evidence) - 1 if evidence[-1].locator.name == _BANNER else len(evidence)
         evidence.insert(cut, line_evidence(source, number, text, PANIC_EVIDENCE, first))
-    steps = _NEXT_STEPS.get(first.kind, _DEFAULT_STEPS)
+    steps = _NET_DROP_STEPS.get(first.title) or _NEXT_STEPS.get(first.kind, _DEFAULT_STEPS)
     if steps is _DEFAULT_STEPS and (vendor := guilty_module(first)) is not None:
         # The fault is in a proprietary or out-of-tree module (the taint's P/O): its vendor is who can fix it.
         name, flags, line = vendor

@@ -10,7 +10,7 @@ import enum
 import re
 from dataclasses import dataclass
 from operator import itemgetter
-from typing import NamedTuple
+from typing import Final, NamedTuple
 
 from forensics.model import Baseline, FindingKind, NotAvailable, Severity
 from forensics.types.causes import Cause
@@ -704,7 +704,42 @@ def group_judgement(group: ReportGroup) -> tuple[Severity, Baseline]:
         return Severity.LOW, FORCED
     if first.panicked or group.last.panicked:
         return Severity.CRITICAL, panicked_baseline(first if first.panicked else group.last)
+    if first.kind is ReportKind.NET_DROP:
+        return net_drop_judgement(group)
     return first.severity, printed_baseline(first) or KIND_BASELINES[first.kind]
+
+
+#: How long a network stack's drops must go on to be a problem (medium): a minute of them is a table or a memory
+#: limit that stays reached under load; one line, or a burst within seconds, is a spike it recovered from.
+NET_DROP_SPAN: Final = 60.0
+
+
+def net_drop_judgement(group: ReportGroup) -> tuple[Severity, Baseline]:
+    """A net-drop group's severity from the harm its lines show: how many, over how long (their printk times, else
+    their wall-clock times).  One line is low; lines repeated over :data:`NET_DROP_SPAN` or more are medium, as are
+    repeated lines whose span cannot be read (the drops went on, for how long is not known); a burst within less is
+    low.  The count is of the lines read: net_ratelimit() suppressed more ("N callbacks suppressed"), a lower
+    bound, as the finding's occurrences say."""
+    first, last = group.first, group.last
+    kind = KIND_BASELINES[ReportKind.NET_DROP]
+    rule = f"one line: low; repeated over {NET_DROP_SPAN:.0f} s or more: medium"
+    if group.count == 1:
+        return Severity.LOW, Baseline(kind.name, f"{rule} (here one line)", kind.source)
+    span: float | None = None
+    if (
+        isinstance(first.start_time, float)
+        and isinstance(last.start_time, float)
+        and last.start_time >= first.start_time
+    ):
+        span = last.start_time - first.start_time
+    elif first.start_wall is not None and last.start_wall is not None and last.start_wall >= first.start_wall:
+        span = last.start_wall - first.start_wall
+    if span is None:
+        said = f"here {group.count} lines, their span not read (no times)"
+        return Severity.MEDIUM, Baseline(kind.name, f"{rule} ({said})", kind.source)
+    said = f"here {group.count} lines over {span:.0f} s"
+    severity = Severity.MEDIUM if span >= NET_DROP_SPAN else Severity.LOW
+    return severity, Baseline(kind.name, f"{rule} ({said})", kind.source)
 
 
 def group_severity(group: ReportGroup) -> Severity:
