@@ -312,8 +312,10 @@ def _when(report: KernelReport) -> Timestamp | None:
     if isinstance(t, NotAvailable):
         # A log with dated wall-clock prefixes only: the time is on the wall clock, not "none".
         wall = report.start_wall
-        return None if wall is None else _record(Timestamp, {"seconds": wall, "clock": _CLOCK_WALL})
-    return _record(Timestamp, {"seconds": t, "clock": _CLOCK_MONOTONIC})
+        if wall is None:
+            return None
+        return _record(Timestamp, {"seconds": wall, "clock": _CLOCK_WALL, "zone_unknown": report.wall_zone_unknown})
+    return _record(Timestamp, {"seconds": t, "clock": _CLOCK_MONOTONIC, "zone_unknown": False})
 
 
 #: The reports of a stuck CPU: its frames are its own dump's (detectors.dmesg.cpublocks).

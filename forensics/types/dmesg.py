@@ -163,6 +163,9 @@ class KernelReport:
     # Epoch seconds of its first line's dated wall-clock prefix (``journalctl -o short-iso``, rsyslog's RFC 3339,
     # ``dmesg -T``) when no line of it has a printk time: its time on the wall clock, not "no timestamp".
     start_wall: float | None = None
+    # Its start_wall names no zone (``dmesg -T``'s local time, an ISO stamp without an offset): the local time as
+    # printed, read as if UTC; shown as such, never with a UTC offset (Timestamp.zone_unknown).
+    wall_zone_unknown: bool = False
 
     def __init__(
         self,
@@ -198,6 +201,7 @@ class KernelReport:
         boot_banner: tuple[int, str, str] | None = None,
         bannerless_boot: int | None = None,
         start_wall: float | None = None,
+        wall_zone_unknown: bool = False,
     ) -> None:
         # The frozen dataclass's own __init__ sets each field with object.__setattr__ (~7 us for the 31, ~66,000
         # instructions a report); the fields written into the instance's dict, in the same order, give
@@ -235,6 +239,7 @@ class KernelReport:
         fields["boot_banner"] = boot_banner
         fields["bannerless_boot"] = bannerless_boot
         fields["start_wall"] = start_wall
+        fields["wall_zone_unknown"] = wall_zone_unknown
 
     def excerpt(self) -> str:
         """The texts of the report's lines, one a line (the JSON's ``excerpt``).  A repeat the report memo
