@@ -269,6 +269,7 @@ _CLOCK_WALL: Final = Clock.WALL
 _ID_DMESG: Final = IdFamily.DMESG
 _LK_LINE: Final = LocatorKind.LINE
 _RK_REBOOT: Final = ReportKind.REBOOT
+_RK_NET_DROP: Final = ReportKind.NET_DROP
 _SEV_CRITICAL: Final = Severity.CRITICAL
 _SK_CALL_TRACE: Final = StackKind.CALL_TRACE
 
@@ -591,7 +592,9 @@ def explained_finding(
         summary += f", then the kernel panicked (line {number}: {reason})" if reason else ", then the kernel panicked"
         cut = len(evidence) - 1 if evidence[-1].locator.name == _BANNER else len(evidence)
         evidence.insert(cut, line_evidence(source, number, text, PANIC_EVIDENCE, first))
-    steps = _NET_DROP_STEPS.get(first.title) or _NEXT_STEPS.get(first.kind, _DEFAULT_STEPS)
+    steps = _NEXT_STEPS.get(first.kind, _DEFAULT_STEPS)
+    if first.kind is _RK_NET_DROP:  # (a second statement, not "a or b": the identity test below must hold compiled)
+        steps = _NET_DROP_STEPS.get(first.title, steps)
     if steps is _DEFAULT_STEPS and (vendor := guilty_module(first)) is not None:
         # The fault is in a proprietary or out-of-tree module (the taint's P/O): its vendor is who can fix it.
         name, flags, line = vendor
