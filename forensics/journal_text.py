@@ -78,9 +78,10 @@ def entry_line(fields: dict[str, object]) -> bytes:
     if message is None:
         return b""
     message = " ".join(message.rstrip("\n").split("\n"))
+    # The printk time only from the record's own (_SOURCE_MONOTONIC_TIMESTAMP, the kmsg record's): journald's
+    # __MONOTONIC_TIMESTAMP is when journald received it (a kmsg backlog read at start-up shares one), and printed as
+    # "[ s.us]" it was taken for the kernel's time since boot, durations between kernel events computed from it.
     mono = _micro(fields.get("_SOURCE_MONOTONIC_TIMESTAMP"))
-    if mono is None:
-        mono = _micro(fields.get("__MONOTONIC_TIMESTAMP"))
     stamp = "" if mono is None else f"[{mono // 1_000_000:5d}.{mono % 1_000_000:06d}] "
     wall, host = _micro(fields.get("__REALTIME_TIMESTAMP")), _text(fields.get("_HOSTNAME"))
     if wall is None or not host or any(c.isspace() for c in host):

@@ -293,15 +293,18 @@ class Timestamp:
 
     seconds: float
     clock: Clock = Clock.MONOTONIC
+    # A wall-clock time of a zone not known (dmesg -T's host local time): ``seconds`` is the local time as printed,
+    # read as if UTC; shown as printed, never with a UTC offset, and not lined up with UTC times.
+    zone_unknown: bool = False
 
     def __str__(self) -> str:
         if self.clock is Clock.MONOTONIC:
             return f"[{self.seconds:12.6f}]"
         if self.clock is Clock.TRACE:
             return f"{self.seconds:.6f} (trace clock)"
-        from forensics.units import iso_utc  # only needed when a wall clock time is shown
+        from forensics.units import iso_local, iso_utc  # only needed when a wall clock time is shown
 
-        return iso_utc(self.seconds)
+        return iso_local(self.seconds) if self.zone_unknown else iso_utc(self.seconds)
 
 
 @dataclass(frozen=True)

@@ -59,7 +59,11 @@ def json_value(value: object) -> object:
 
 def timestamp_to_dict(ts: Timestamp | None) -> JsonDict | None:
     """A timestamp as JSON, or None."""
-    return None if ts is None else {"seconds": ts.seconds, "clock": ts.clock._value_}
+    if ts is None:
+        return None
+    if ts.zone_unknown:  # the local time as printed, read as if UTC: not an epoch time
+        return {"seconds": ts.seconds, "clock": ts.clock._value_, "zone_unknown": True}
+    return {"seconds": ts.seconds, "clock": ts.clock._value_}
 
 
 def stream_event_to_dict(se: StreamEvent) -> JsonDict:
@@ -227,7 +231,9 @@ class _Reader:
         seconds = self.get(value, "seconds", (int, float), where)
         clock = self.get(value, "clock", str, where)
         try:
-            return Timestamp(float(seconds), Clock(clock))
+            return Timestamp(
+                float(seconds), Clock(clock), isinstance(value, dict) and value.get("zone_unknown") is True
+            )
         except ValueError:
             raise self.fail(f"{where}.clock", f"unknown clock {clock!r}") from None
 

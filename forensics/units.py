@@ -84,6 +84,14 @@ def iso_utc(wall: float, timespec: str = "seconds") -> str:
     return when.isoformat(timespec=timespec)
 
 
+def iso_local(wall: float) -> str:
+    """A wall-clock time of a zone not known (read as if UTC) as printed: ISO 8601 with no offset, and said."""
+    when = utc_datetime(wall)
+    if when is None:
+        return f"{wall:.0f} s since the epoch (not a date)"
+    return f"{when.replace(tzinfo=None).isoformat(timespec='seconds')} (local time, zone unknown)"
+
+
 def fmt_ms(seconds: float) -> str:
     """Seconds as milliseconds with microsecond precision, e.g. ``8.028 ms``."""
     return f"{seconds * 1e3:.3f} ms"

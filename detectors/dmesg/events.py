@@ -13,7 +13,7 @@ import re
 from collections.abc import Iterator, Sequence
 
 from detectors.dmesg.extract import WALL_ONLY, guilty_frame, line_context, report_extent, signature, untimed_reason
-from detectors.dmesg.lines import LogLine, Window
+from detectors.dmesg.lines import LogLine, Window, wall_zone_unknown
 from detectors.dmesg.rules import CALL_TRACE, TRACE, StackSpec
 from forensics import regexcache as rc
 from forensics.model import NotAvailable, Severity
@@ -152,7 +152,8 @@ def build_net_drop(window: Sequence[LogLine]) -> KernelReport | None:
     body = window[0].body
     for words, pattern, title in NET_DROPS:
         if words in body and pattern.search(body) is not None:
-            return _event(title, ReportKind.NET_DROP, Severity.MEDIUM, [window[0]], 0, window, None, (), ())
+            # Low as one line: its group's count and span make it medium (forensics/types/dmesg.py net_drop_judgement).
+            return _event(title, ReportKind.NET_DROP, Severity.LOW, [window[0]], 0, window, None, (), ())
     return None
 
 
@@ -219,7 +220,8 @@ def _event(
     head = window[0]
     times = [line.timestamp for line in own if line.timestamp is not None]
     # A log stamped with dated wall-clock times only: the event's time is its first line's.
-    wall = None if times else next((line.wall for line in own if line.wall is not None), None)
+    walled = None if times else next((line for line in own if line.wall is not None), None)
+    wall = None if walled is None else walled.wall
     untimed = untimed_reason(head.text) if wall is None else WALL_ONLY
     no = "not printed with this event"
     return KernelReport(
@@ -250,4 +252,5 @@ def _event(
         is_event=True,
         details=details,
         start_wall=wall,
+        wall_zone_unknown=walled is not None and wall_zone_unknown(walled.text),
     )

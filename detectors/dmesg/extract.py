@@ -32,7 +32,7 @@ from detectors.dmesg.frames import (
     title_name,
     trace_names,
 )
-from detectors.dmesg.lines import LogLine, Window
+from detectors.dmesg.lines import LogLine, Window, wall_zone_unknown
 from detectors.dmesg.model import keep_parsed
 from detectors.dmesg.rules import IGNORED, RULES, TRIGGERS, Rule, StackSpec, Step
 from detectors.dmesg.taint import decode_taint, taint_letters
@@ -681,7 +681,8 @@ def build_report(
         if (end_time := line.timestamp) is not None:
             break
     # A log stamped with dated wall-clock times only: the report's time is its first line's (a printk time wins).
-    start_wall = None if start_time is not None else next((x.wall for x in own if x.wall is not None), None)
+    walled = None if start_time is not None else next((x for x in own if x.wall is not None), None)
+    start_wall = None if walled is None else walled.wall
     untimed = untimed_reason(head.text) if start_wall is None else WALL_ONLY
     # A stall's culprit from the lines its frame was read from: past another report's header, its CPU's.
     culprit = _culprit(rest, rule, frame, None) if rest else _culprit(own, rule, frame, kinds)
@@ -713,6 +714,7 @@ def build_report(
         boot_time=next((x.wall - x.timestamp for x in own if x.wall is not None and x.timestamp is not None), None),
         frame_past=_frame_past(rest, own, culprit),
         start_wall=start_wall,
+        wall_zone_unknown=walled is not None and wall_zone_unknown(walled.text),
     )
     keep_parsed(report, own)
     return report, resume

@@ -18,7 +18,7 @@ from detectors.dmesg.cpublocks import is_irq_state, other_cpu_lines
 from detectors.dmesg.extract import BLOCKED_TASK_RULES, signature
 from detectors.dmesg.frames import after_marker, parse_frame
 from detectors.dmesg.interleaved import mixed_dumps
-from detectors.dmesg.lines import parse_line
+from detectors.dmesg.lines import parse_line, syslog_prefixed
 from detectors.dmesg.repeat import origin
 from detectors.dmesg.taint import oops_before
 from forensics import regexcache as rc
@@ -52,6 +52,7 @@ from forensics.types.dmesg import (
     BOOT_FACT,
     LAST_OF,
     ONE_OF,
+    PANIC_UNSEEN_FACT,
     REPORT_EVIDENCE,
     SAMPLE_REPORTS,
     KernelReport,
@@ -80,6 +81,20 @@ _NEXT_STEPS: dict[ReportKind, tuple[str, ...]] = {
     ReportKind.ALLOC_FAILURE: ("Check memory fragmentation (/proc/buddyinfo) and the caller's GFP flags and order.",),
     ReportKind.LOCKDEP: ("Read both lock chains in the report; fix the lock order or the IRQ safety of the lock.",),
     ReportKind.HARDWARE: ("Run the platform's hardware diagnostics; decode the MCE banks with rasdaemon or mcelog.",),
+}
+#: A network stack's drop is a limit reached, not a bug: the next step reads the limit and its use now, by the
+#: drop's title (detectors/dmesg/events.py NET_DROPS).
+_NET_DROP_STEPS: dict[str, tuple[str, ...]] = {
+    "nf_conntrack: table full, dropping packet": (
+        "Compare the connection tracking table's use with its limit: `sysctl net.netfilter.nf_conntrack_count "
+        "net.netfilter.nf_conntrack_max`, and `conntrack -S` for its drops and insert failures; raise "
+        "nf_conntrack_max (and nf_conntrack_buckets) or shorten the timeouts if the table stays full.",
+    ),
+    "TCP: out of memory -- consider tuning tcp_mem": (
+        "Compare TCP's socket memory with its limit: `sysctl net.ipv4.tcp_mem` (pages) against the mem figure of "
+        "`cat /proc/net/sockstat`, and `ss -tm` for the sockets that hold it; raise tcp_mem or find the sockets "
+        "whose buffers are not read.",
+    ),
 }
 _DEFAULT_STEPS = (
     "Search the title on the kernel mailing lists and syzbot; check the guilty function's recent changes.",
@@ -254,6 +269,7 @@ _CLOCK_WALL: Final = Clock.WALL
 _ID_DMESG: Final = IdFamily.DMESG
 _LK_LINE: Final = LocatorKind.LINE
 _RK_REBOOT: Final = ReportKind.REBOOT
+_RK_NET_DROP: Final = ReportKind.NET_DROP
 _SEV_CRITICAL: Final = Severity.CRITICAL
 _SK_CALL_TRACE: Final = StackKind.CALL_TRACE
 
@@ -297,8 +313,10 @@ def _when(report: KernelReport) -> Timestamp | None:
     if isinstance(t, NotAvailable):
         # A log with dated wall-clock prefixes only: the time is on the wall clock, not "none".
         wall = report.start_wall
-        return None if wall is None else _record(Timestamp, {"seconds": wall, "clock": _CLOCK_WALL})
-    return _record(Timestamp, {"seconds": t, "clock": _CLOCK_MONOTONIC})
+        if wall is None:
+            return None
+        return _record(Timestamp, {"seconds": wall, "clock": _CLOCK_WALL, "zone_unknown": report.wall_zone_unknown})
+    return _record(Timestamp, {"seconds": t, "clock": _CLOCK_MONOTONIC, "zone_unknown": False})
 
 
 #: The reports of a stuck CPU: its frames are its own dump's (detectors.dmesg.cpublocks).
@@ -459,6 +477,21 @@ def report_boot(report: KernelReport) -> str:
     return "the boot the log starts in (its start is not in the log)"
 
 
+def panic_unseen(report: KernelReport, log_lines: int) -> str | None:
+    """Why a log of ``log_lines`` lines cannot show whether the kernel panicked after ``report``, or None when it
+    could (a console, serial or dmesg capture that goes on after the report).  A panic stops user space before
+    rsyslog or journald writes it, so a syslog file or the journal never holds one; a capture that ends at the
+    report's last line was cut before a panic could be printed."""
+    last = report.lines[-1][1] if report.lines else report.header
+    if syslog_prefixed(last):
+        return "unknown (a panic is not written to a syslog file or the journal: the console or a dump would show it)"
+    if log_lines <= report.end_line:
+        return (
+            f"unknown (the log ends at the report's last line, {report.end_line}: the console or a dump would show it)"
+        )
+    return None
+
+
 def explained_finding(
     source: str,
     group: ReportGroup,
@@ -466,6 +499,7 @@ def explained_finding(
     cause: Cause | None = None,
     suppressed: bool = False,
     boot: str | None = None,
+    log_lines: int | None = None,
 ) -> Finding:
     """:func:`group_finding` with the reading of its first report: facts, the lines they come from, the cause.
 
@@ -486,6 +520,10 @@ def explained_finding(
     facts = [_fact("type", first.kind.value), _fact("occurrences", count)]
     if boot is not None:  # a log of several boots: which one this report is of (report_boot)
         facts.append(_fact(BOOT_FACT, boot))
+    if log_lines is not None and severity is Severity.CRITICAL and not (first.panicked or last.panicked):
+        unseen = panic_unseen(last, log_lines)
+        if unseen is not None:
+            facts.append(_fact(PANIC_UNSEEN_FACT, unseen))
     release: str | NotAvailable = first.kernel_release
     banner = first.boot_banner
     if isinstance(release, NotAvailable) and banner is not None:
@@ -555,9 +593,11 @@ def explained_finding(
         cut = len(evidence) - 1 if evidence[-1].locator.name == _BANNER else len(evidence)
         evidence.insert(cut, line_evidence(source, number, text, PANIC_EVIDENCE, first))
     steps = _NEXT_STEPS.get(first.kind, _DEFAULT_STEPS)
+    if first.kind is _RK_NET_DROP:
+        steps = _NET_DROP_STEPS.get(first.title, steps)
     # (by membership, not ``steps is _DEFAULT_STEPS``: compiled by mypyc, a module-level tuple read twice need not be
     # one object, and the compiled dmesg never gave the vendor's step -- the native tier's comparison, 2026-12-07)
-    if first.kind not in _NEXT_STEPS and (vendor := guilty_module(first)) is not None:
+    elif first.kind not in _NEXT_STEPS and (vendor := guilty_module(first)) is not None:
         # The fault is in a proprietary or out-of-tree module (the taint's P/O): its vendor is who can fix it.
         name, flags, line = vendor
         taint = first.taint if isinstance(first.taint, str) else ""

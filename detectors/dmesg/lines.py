@@ -263,6 +263,18 @@ def naive_iso_stamp(text: str) -> str | None:
     return stamp
 
 
+def syslog_prefixed(text: str) -> bool:
+    """Whether a line was written by syslog or journald (``Mon DD HH:MM:SS host kernel:`` and journalctl's other
+    formats), not read off a console or the ring buffer: such a log cannot hold a panic (user space stops first)."""
+    return " kernel:" in text and _SYSLOG.match(text) is not None
+
+
+def wall_zone_unknown(text: str) -> bool:
+    """Whether the wall-clock time of ``text``'s prefix names no zone: ``dmesg -T``'s (the host's local time) or an
+    ISO stamp without an offset; its ``LogLine.wall`` is that time read as if it were UTC."""
+    return local_wall_stamp(text) is not None or naive_iso_stamp(text) is not None
+
+
 def line_time(text: str) -> float | None:
     """``parse_line(n, text).timestamp``: the same value, without taking the rest of the line apart."""
     if text[:1] == "[" and (m := _FAST.match(text)) is not None and " kernel:" not in text:

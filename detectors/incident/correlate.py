@@ -538,7 +538,11 @@ def after_the_crash(incidents: tuple[Incident, ...], known: frozenset[str] = fro
     out = []
     for incident in incidents:
         stamped = [e for f in incident.findings for e in f.evidence if e.timestamp is not None]
-        if incident is dump or not stamped or any(e.timestamp.clock is not Clock.WALL for e in stamped if e.timestamp):
+        if (
+            incident is dump
+            or not stamped
+            or any(e.timestamp.clock is not Clock.WALL or e.timestamp.zone_unknown for e in stamped if e.timestamp)
+        ):  # (a local time of a zone not known is not compared with the dump's UTC)
             continue
         first = min(stamped, key=lambda e: e.timestamp.seconds if e.timestamp else 0.0)
         assert first.timestamp is not None

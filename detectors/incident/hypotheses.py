@@ -32,7 +32,7 @@ from forensics.model import (
     unjudged,
 )
 from forensics.types.deliberate import REQUESTED, REQUESTED_FACT, WHO
-from forensics.types.dmesg import BOOT_FACT, KIND_BASELINES, PANICKED, ReportKind
+from forensics.types.dmesg import BOOT_FACT, KIND_BASELINES, PANIC_UNSEEN_FACT, PANICKED, ReportKind
 from forensics.types.incident import Hypothesis
 
 
@@ -525,7 +525,16 @@ def _told(findings: tuple[Finding, ...], host: str, examined: tuple[Examined, ..
     )
     if survived is not None:
         crash = survived
-    went = "oopsed, and the log shows no panic after it (no 'Kernel panic' line)" if survived is not None else "crashed"
+    # A syslog file or the journal cannot hold a panic, nor a capture cut at the oops: there, no 'Kernel panic' line
+    # says nothing (the finding's PANIC_UNSEEN_FACT, detectors/dmesg/findings.py panic_unseen).
+    unseen = survived.fact(PANIC_UNSEEN_FACT) if survived is not None else None
+    went = (
+        "crashed"
+        if survived is None
+        else f"oopsed; whether it then panicked is {unseen}"
+        if unseen is not None
+        else "oopsed, and the log shows no panic after it (no 'Kernel panic' line in the lines that follow it)"
+    )
     crashed = (
         f"was crashed on purpose with sysrq ({requested.title}): a kdump test, an operator or a watchdog"
         if requested is not None

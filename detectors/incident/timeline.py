@@ -56,7 +56,7 @@ def _lane_key(ev: Evidence, ts: Timestamp, boot: BootTime | NotAvailable, elsewh
     trace; else the boot's clock."""
     if _is_trace(ev):
         return LaneKey(TRACE_LANE, ev.source)
-    if ev.source in elsewhere:
+    if ev.source in elsewhere or ts.zone_unknown:  # (a local time of a zone not known is on no common clock)
         return LaneKey(INPUT_LANE, ev.source)
     if isinstance(boot, BootTime):
         return LaneKey(BOOT_LANE)
@@ -218,7 +218,9 @@ def _event(finding: Finding, boot: BootTime | NotAvailable, elsewhere: dict[str,
     # a series' evidence merged into it are.  The duration the report states is said instead (``stated``).
     spans = [p for p in points if finding.detector not in PRINTED_DETECTORS or _spans_time(p[2])] or [first]
     last = max(spans, key=lambda p: p[0])
-    converted = key.clock in (BOOT_LANE, WALL_LANE) or (key.clock == INPUT_LANE and first[1].clock is Clock.WALL)
+    converted = key.clock in (BOOT_LANE, WALL_LANE) or (
+        key.clock == INPUT_LANE and first[1].clock is Clock.WALL and not first[1].zone_unknown
+    )  # (a local time of a zone not known is no UTC time: shown as printed, Timestamp.__str__)
     unc = 0.0
     if key.clock == BOOT_LANE and isinstance(boot, BootTime):
         unc = boot.uncertainty if any(ts.clock is Clock.MONOTONIC for _, ts, _ in points) else 0.0
@@ -300,6 +302,8 @@ def _brief_time(e: TimelineEvent, with_date: bool) -> str:
             else stamp.strftime("%Y-%m-%d %H:%M:%S UTC" if with_date else "%H:%M:%S UTC")
         )
         text += f" ±{e.uncertainty:.1f} s" if e.uncertainty > 0 else ""
+    elif e.when.clock is Clock.WALL:  # a local time of a zone not known, as printed
+        text = str(e.when)
     else:
         text = f"{e.when.seconds:.3f} s since boot"
     return text + (f", for {e.duration_text()}" if e.end is not None else f", {e.stated}" if e.stated else "")

@@ -217,8 +217,8 @@ def _local_zone(r: SourceResult) -> tuple[str, ...]:
             continue
         return (
             f"the time zone of its dmesg -T times (line {rep.start_line}: {stamp}): the crashed host's local time, "
-            "which the log does not name: shown as printed, read as if UTC (an assumption, not the host's zone: "
-            "subtract the host's offset from UTC if it had one); dmesg -T adds the time since boot to the boot's "
+            "which the log does not name: shown as printed (local time, zone unknown), not lined up with UTC inputs "
+            "(add the host's offset from UTC to compare); dmesg -T adds the time since boot to the boot's "
             "wall time, and is off by any time suspended (dmesg(1))",
         )
     return ()
@@ -323,6 +323,7 @@ def build_incident(
                 r.group_causes.get(g.first.signature),
                 r.suppressed_lines > 0,
                 boots[g.first.start_line] if several else None,
+                r.lines,
             )
             for g in r.groups
         ]
@@ -341,13 +342,16 @@ def build_incident(
     releases |= {release for r in results for _, release in r.banners}
     since_boot = _time_window(results)
     walls = [r.walls for r in results if r.walls is not None]
+    # dmesg -T's local times (or ISO stamps without an offset): a window of them is of a zone not known.
+    local = any(rep.wall_zone_unknown for r in results for rep in (*r.reports, *r.events))
     window: TimeWindow | NotAvailable = (
         since_boot
         if since_boot is not None
         # Logs stamped with dated wall-clock prefixes only: the window on the wall clock (a log of printk times
         # beside them keeps the window since boot above: one clock per window).
         else TimeWindow(
-            Timestamp(min(w[0] for w in walls), Clock.WALL), Timestamp(max(w[1] for w in walls), Clock.WALL)
+            Timestamp(min(w[0] for w in walls), Clock.WALL, local),
+            Timestamp(max(w[1] for w in walls), Clock.WALL, local),
         )
         if walls
         else NotAvailable(_untimed(results) if findings else "no report was found")

@@ -408,9 +408,9 @@ def _time(report: KernelReport) -> str:
     if isinstance(value, float):
         return f"{value:.6f}"
     if report.start_wall is not None:
-        from forensics.units import iso_utc
+        from forensics.units import iso_local, iso_utc
 
-        return iso_utc(report.start_wall)
+        return iso_local(report.start_wall) if report.wall_zone_unknown else iso_utc(report.start_wall)
     return "-"
 
 

@@ -49,6 +49,8 @@ def _report_dict(
         else _NO_WALL
         if report.start_wall is None
         else report.start_wall,
+        # dmesg -T's local time (or an ISO stamp without an offset) read as if UTC: not an epoch time.
+        "start_wall_zone_unknown": report.wall_zone_unknown,
         "cpu": _value(report.cpu),
         "pid": _value(report.pid),
         "comm": _value(report.comm),

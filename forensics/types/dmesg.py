@@ -10,7 +10,7 @@ import enum
 import re
 from dataclasses import dataclass
 from operator import itemgetter
-from typing import NamedTuple
+from typing import Final, NamedTuple
 
 from forensics.model import Baseline, FindingKind, NotAvailable, Severity
 from forensics.types.causes import Cause
@@ -26,6 +26,9 @@ LAST_OF = "last of "
 #: The fact naming which boot of a log of several boots a report is of (detectors/dmesg/findings.py report_boot): a
 #: report of an earlier boot is not the main problem of a later boot's crash (detectors/incident/hypotheses.py).
 BOOT_FACT = "boot"
+#: The fact of a critical report that did not panic, saying why its log cannot show whether it then panicked (a
+#: syslog or journal log, or one that ends at the report): without it the log went on and showed no panic.
+PANIC_UNSEEN_FACT = "panic after it"
 OCCURRENCE_NAMES = (REPORT_EVIDENCE, ONE_OF, LAST_OF)
 
 
@@ -160,6 +163,9 @@ class KernelReport:
     # Epoch seconds of its first line's dated wall-clock prefix (``journalctl -o short-iso``, rsyslog's RFC 3339,
     # ``dmesg -T``) when no line of it has a printk time: its time on the wall clock, not "no timestamp".
     start_wall: float | None = None
+    # Its start_wall names no zone (``dmesg -T``'s local time, an ISO stamp without an offset): the local time as
+    # printed, read as if UTC; shown as such, never with a UTC offset (Timestamp.zone_unknown).
+    wall_zone_unknown: bool = False
 
     def __init__(
         self,
@@ -195,6 +201,7 @@ class KernelReport:
         boot_banner: tuple[int, str, str] | None = None,
         bannerless_boot: int | None = None,
         start_wall: float | None = None,
+        wall_zone_unknown: bool = False,
     ) -> None:
         # The frozen dataclass's own __init__ sets each field with object.__setattr__ (~7 us for the 31, ~66,000
         # instructions a report); the fields written into the instance's dict, in the same order, give
@@ -232,6 +239,7 @@ class KernelReport:
         fields["boot_banner"] = boot_banner
         fields["bannerless_boot"] = bannerless_boot
         fields["start_wall"] = start_wall
+        fields["wall_zone_unknown"] = wall_zone_unknown
 
     def excerpt(self) -> str:
         """The texts of the report's lines, one a line (the JSON's ``excerpt``).  A repeat the report memo
@@ -701,7 +709,42 @@ def group_judgement(group: ReportGroup) -> tuple[Severity, Baseline]:
         return Severity.LOW, FORCED
     if first.panicked or group.last.panicked:
         return Severity.CRITICAL, panicked_baseline(first if first.panicked else group.last)
+    if first.kind is ReportKind.NET_DROP:
+        return net_drop_judgement(group)
     return first.severity, printed_baseline(first) or KIND_BASELINES[first.kind]
+
+
+#: How long a network stack's drops must go on to be a problem (medium): a minute of them is a table or a memory
+#: limit that stays reached under load; one line, or a burst within seconds, is a spike it recovered from.
+NET_DROP_SPAN: Final = 60.0
+
+
+def net_drop_judgement(group: ReportGroup) -> tuple[Severity, Baseline]:
+    """A net-drop group's severity from the harm its lines show: how many, over how long (their printk times, else
+    their wall-clock times).  One line is low; lines repeated over :data:`NET_DROP_SPAN` or more are medium, as are
+    repeated lines whose span cannot be read (the drops went on, for how long is not known); a burst within less is
+    low.  The count is of the lines read: net_ratelimit() suppressed more ("N callbacks suppressed"), a lower
+    bound, as the finding's occurrences say."""
+    first, last = group.first, group.last
+    kind = KIND_BASELINES[ReportKind.NET_DROP]
+    rule = f"one line: low; repeated over {NET_DROP_SPAN:.0f} s or more: medium"
+    if group.count == 1:
+        return Severity.LOW, Baseline(kind.name, f"{rule} (here one line)", kind.source)
+    span: float | None = None
+    if (
+        isinstance(first.start_time, float)
+        and isinstance(last.start_time, float)
+        and last.start_time >= first.start_time
+    ):
+        span = last.start_time - first.start_time
+    elif first.start_wall is not None and last.start_wall is not None and last.start_wall >= first.start_wall:
+        span = last.start_wall - first.start_wall
+    if span is None:
+        said = f"here {group.count} lines, their span not read (no times)"
+        return Severity.MEDIUM, Baseline(kind.name, f"{rule} ({said})", kind.source)
+    said = f"here {group.count} lines over {span:.0f} s"
+    severity = Severity.MEDIUM if span >= NET_DROP_SPAN else Severity.LOW
+    return severity, Baseline(kind.name, f"{rule} ({said})", kind.source)
 
 
 def group_severity(group: ReportGroup) -> Severity:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from forensics.model import FindingKind, Severity, Timestamp
+from forensics.model import Clock, FindingKind, Severity, Timestamp
 from forensics.units import iso_utc
 
 BOOT_LANE = "boot"  # wall times and times since boot, on one axis when the boot time is known
@@ -109,6 +109,8 @@ def _point_text(ts: Timestamp, wall: float | None, uncertainty: float, *, in_lan
         if uncertainty <= 0:
             return stamp
         return stamp + (f" ±{uncertainty:.1f} s" if in_lane else f" (±{uncertainty:.1f} s)")
+    if ts.clock is Clock.WALL:  # a local time of a zone not known (dmesg -T): as printed, said so
+        return str(ts)
     return f"{ts.seconds:.6f} s" + ("" if in_lane else " on the source's clock (since boot)")
 
 

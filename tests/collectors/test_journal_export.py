@@ -109,3 +109,22 @@ def test_a_plain_log_is_not_taken_for_a_journal_export() -> None:
     assert journal_kind(b"[    0.000000] Linux version 6.12.0\n") is None
     assert journal_kind(b"__CURSOR=s=0;i=1\n") == "export"
     assert journal_kind(b'{"__CURSOR":"s=0;i=1"}\n') == "json"
+
+
+def test_an_entry_without_its_own_printk_time_gets_no_receipt_time_as_one() -> None:
+    # A kernel entry that came in over syslog (or an --output-fields export) has no _SOURCE_MONOTONIC_TIMESTAMP:
+    # journald's receipt time (__MONOTONIC_TIMESTAMP) is not the kernel's printk time, so no "[ s.us]" is made of it.
+    from forensics.journal_text import entry_line
+
+    fields: dict[str, object] = {
+        "SYSLOG_IDENTIFIER": "kernel", "MESSAGE": "BUG: kernel NULL pointer dereference, address: 0000000000000008",
+        "__MONOTONIC_TIMESTAMP": "7000123456", "__REALTIME_TIMESTAMP": "1796626282000000", "_HOSTNAME": "web01",
+    }  # fmt: skip
+    line = entry_line(fields).decode()
+    assert line.endswith(" web01 kernel: BUG: kernel NULL pointer dereference, address: 0000000000000008"), line
+    assert "7000.123456" not in line and "[" not in line
+    del fields["__REALTIME_TIMESTAMP"]
+    assert entry_line(fields) == b"BUG: kernel NULL pointer dereference, address: 0000000000000008"
+    # Its own printk time is kept.
+    fields["_SOURCE_MONOTONIC_TIMESTAMP"] = "5123004511"
+    assert entry_line(fields) == b"[ 5123.004511] BUG: kernel NULL pointer dereference, address: 0000000000000008"

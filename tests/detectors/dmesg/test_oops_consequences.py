@@ -173,7 +173,8 @@ def test_an_oops_tainted_d_with_no_oops_in_the_log_is_left_alone(tmp_path: Path)
 def test_report_does_not_say_crashed_of_oopses_that_did_not_panic(tmp_path: Path) -> None:
     # report's first sentence (detectors/incident/hypotheses.py plain_summary) on the findings of the log alone.
     log = tmp_path / "kern.log"
-    log.write_text(_gpf(220, 1, 5, "kswapd0", "Not tainted") + _gpf(221, 2, 2, "postgres", "Tainted: G      D"))
+    later = "[  222.000000] e1000e: eth0 NIC Link is Up 1000 Mbps Full Duplex\n"  # the console goes on after it
+    log.write_text(_gpf(220, 1, 5, "kswapd0", "Not tainted") + _gpf(221, 2, 2, "postgres", "Tainted: G      D") + later)
     said = plain_summary(analyse_logs([str(log)], live=False).incident.findings, "web-03")
     assert "crashed" not in said and "oopsed, and the log shows no panic after it" in said
     log.write_text(_OOPS + _SUMMARY + _panic("Fatal exception"))
@@ -188,3 +189,25 @@ def test_registers_of_another_oops_after_the_end_marker_do_not_join_its_panic(tm
     result = _run(tmp_path, _OOPS + other + _panic("Fatal exception"))
     first = min(result.sources[0].reports, key=lambda r: r.start_line)
     assert (first.title, first.panicked, first.end_line) == (_TITLE, False, _OOPS.count("\n"))
+
+
+def _syslog(text: str) -> str:
+    """``text`` as rsyslog writes it to kern.log: each line's printk time behind a syslog prefix."""
+    return "".join(f"Dec  7 06:31:40 web-03 kernel: {line}\n" for line in text.splitlines())
+
+
+@pytest.mark.parametrize(
+    ("text", "why"),
+    [
+        # A panic stops user space before rsyslog or journald writes it: kern.log or the journal never holds one.
+        (_syslog(_gpf(220, 1, 5, "kswapd0", "Not tainted")) + "Dec  7 06:31:41 web-03 systemd[1]: ok\n", "syslog"),
+        # A console capture cut at the oops's end marker: a panic after it could not be in it.
+        (_gpf(220, 1, 5, "kswapd0", "Not tainted"), "the log ends at the report's last line, 15"),
+    ],
+)
+def test_report_does_not_say_no_panic_of_a_log_that_cannot_show_one(tmp_path: Path, text: str, why: str) -> None:
+    log = tmp_path / "kern.log"
+    log.write_text(text)
+    said = plain_summary(analyse_logs([str(log)], live=False).incident.findings, "web-03")
+    assert "no panic" not in said and "crashed" not in said
+    assert "oopsed; whether it then panicked is unknown (" in said and why in said

@@ -54,10 +54,22 @@ def test_drops_are_events_and_counts_are_lower_bounds(tmp_path: Path) -> None:
     found = {f.title: f for f in result.incident.findings}
     assert found["nf_conntrack: table full, dropping packet"].fact("occurrences") == "at least 2"
     assert found["WARNING in tcp_fragment"].fact("occurrences") == "at least 2"
-    for title in ("TCP: out of memory -- consider tuning tcp_mem", "nf_conntrack: table full, dropping packet"):
-        assert found[title].severity is Severity.MEDIUM
+    # One line, and two lines 10 us apart: a spike the stack recovered from, low, with the rule and what was read.
+    for title, read in (
+        ("TCP: out of memory -- consider tuning tcp_mem", "(here one line)"),
+        ("nf_conntrack: table full, dropping packet", "(here 2 lines over 0 s)"),
+    ):
+        assert found[title].severity is Severity.LOW
         baseline = found[title].baseline
         assert baseline is not None and baseline.name.startswith("the network stack's limits"), baseline
+        assert (
+            baseline.value.startswith("one line: low; repeated over 60 s or more: medium ") and read in baseline.value
+        )
+        assert not any("syzbot" in step for step in found[title].next_steps), found[title].next_steps
+    assert "sysctl net.ipv4.tcp_mem" in found["TCP: out of memory -- consider tuning tcp_mem"].next_steps[0]
+    conntrack = found["nf_conntrack: table full, dropping packet"].next_steps[0]
+    assert "sysctl net.netfilter.nf_conntrack_count net.netfilter.nf_conntrack_max" in conntrack
+    assert "conntrack -S" in conntrack
     (examined,) = result.incident.examined
     assert any(
         x.startswith("the messages rate limiting suppressed (line 10: net_ratelimit: 4231 callbacks suppressed)")
@@ -71,3 +83,17 @@ def test_without_rate_limiting_a_count_is_exact(tmp_path: Path) -> None:
     assert found["WARNING in tcp_fragment"].fact("occurrences") == "2"
     (examined,) = result.incident.examined
     assert not any("suppressed" in x for x in examined.could_not)
+
+
+def test_drops_repeated_over_a_minute_are_medium(tmp_path: Path) -> None:
+    # The table stays full under load: a drop line every 15 s for 90 s (net_ratelimit() lets a few through).
+    lines = [f"[{600.0 + 15 * k:12.6f}] nf_conntrack: nf_conntrack: table full, dropping packet" for k in range(7)]
+    path = tmp_path / "kern.log"
+    path.write_text("\n".join(lines) + "\n")
+    (finding,) = analyse_logs([str(path)], live=False).incident.findings
+    assert finding.severity is Severity.MEDIUM
+    assert finding.baseline is not None and "(here 7 lines over 90 s)" in finding.baseline.value
+    # 45 s of them is still below the minute: low.
+    path.write_text("\n".join(lines[:4]) + "\n")
+    (finding,) = analyse_logs([str(path)], live=False).incident.findings
+    assert finding.severity is Severity.LOW

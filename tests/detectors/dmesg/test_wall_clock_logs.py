@@ -17,6 +17,7 @@ import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import Final
 
 import pytest
 
@@ -49,6 +50,8 @@ def _ctime(when: dt.datetime, body: str) -> str:
     return f"[{when.strftime('%a %b %e %H:%M:%S %Y')}] {body}"
 
 
+#: The forms whose stamps name no zone.
+_ZONE_UNKNOWN: Final = ("dmesg -T", "short-iso, space")
 FORMS: dict[str, Callable[[dt.datetime, str], str]] = {
     "short-iso": _iso,
     "rfc3339": _rfc3339,
@@ -102,10 +105,19 @@ def test_a_wall_clock_log_times_its_reports_on_the_wall_clock(tmp_path: Path, li
     assert report["start_time"] == {
         "not_available": "the log's lines carry wall-clock times only (start_wall), no time since boot"
     }
-    assert doc["incident"]["window"]["start"] == {"seconds": crash, "clock": "wall"}
+    # dmesg -T's local time and an ISO stamp without an offset name no zone: the time as printed, said to be of a
+    # zone not known, never "+00:00"; in JSON marked so (the epoch figure is the local time read as if UTC).
+    local = form in _ZONE_UNKNOWN
+    assert report["start_wall_zone_unknown"] is local
+    window = {"seconds": crash, "clock": "wall", **({"zone_unknown": True} if local else {})}
+    assert doc["incident"]["window"]["start"] == window
     text = _run("dmesg", str(path)).stdout
-    assert "2026-12-03T15:15:22+00:00  critical  general protection fault in kf_conn_send" in text, text
+    when = "2026-12-03T15:15:22 (local time, zone unknown)" if local else "2026-12-03T15:15:22+00:00"
+    assert f"{when}  critical  general protection fault in kf_conn_send" in text, text
+    assert f"window {when} – " in text, text
     assert "window not available" not in text
+    if local:
+        assert "+00:00" not in text, text
 
 
 def test_the_printk_time_of_the_same_log_is_still_its_time(lines: list[str]) -> None:
@@ -148,8 +160,8 @@ def test_the_zone_of_dmesg_t_times_is_said_to_be_unknown(tmp_path: Path, lines: 
         return
     assert said == [
         f"the time zone of its dmesg -T times (line {report['start_line']}: [Thu Dec  3 15:15:22 2026]): the crashed "
-        "host's local time, which the log does not name: shown as printed, read as if UTC (an assumption, not the "
-        "host's zone: subtract the host's offset from UTC if it had one); dmesg -T adds the time since boot to the "
+        "host's local time, which the log does not name: shown as printed (local time, zone unknown), not lined up "
+        "with UTC inputs (add the host's offset from UTC to compare); dmesg -T adds the time since boot to the "
         "boot's wall time, and is off by any time suspended (dmesg(1))"
     ]
 
@@ -194,6 +206,15 @@ def test_report_places_the_crash_of_a_wall_clock_log_on_the_timeline(tmp_path: P
     md = out.read_text()
     assert "First (2026-12-03 15:15:22 UTC): general protection fault in kf_conn_send." in md, md[:1500]
     assert "| 2026-12-03T15:15:22+00:00 |  | instant | general protection fault in kf_conn_send |" in md
+    # dmesg -T's local time: as printed, never as UTC (nor as seconds since boot).
+    path.write_text(_rewrite("dmesg -T", lines))
+    done = _run("report", "--dmesg", str(path), "-o", str(out))
+    assert done.returncode == 0, done.stderr
+    md = out.read_text()
+    local = "2026-12-03T15:15:22 (local time, zone unknown)"
+    assert f"First ({local}): general protection fault in kf_conn_send." in md, md[:1500]
+    assert f"| {local} |  | instant | general protection fault in kf_conn_send |" in md
+    assert "+00:00" not in md and "15:15:22 UTC" not in md
 
 
 def test_journalctl_short_full_lines_are_taken_apart(tmp_path: Path, lines: list[str]) -> None:
