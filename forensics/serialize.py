@@ -89,7 +89,7 @@ def evidence_to_dict(ev: Evidence) -> JsonDict:
         "locator": {"kind": loc.kind._value_, "start": loc.start, "end": loc.end, "name": loc.name}
         | ({} if loc.event is None else {"event": stream_event_to_dict(loc.event)}),
         "excerpt": ev.excerpt,
-        "timestamp": None if ts is None else {"seconds": ts.seconds, "clock": ts.clock._value_},
+        "timestamp": timestamp_to_dict(ts),  # (zone_unknown kept: d5c0f497's flag was dropped here)
         "cpu": ev.cpu,
     }
 
