@@ -2675,6 +2675,14 @@ class _PanicReason(NamedTuple):
     words: Callable[[re.Match[str]], str]  # the statement, from the message's match
 
 
+def _panic_reason(message: str) -> tuple[_PanicReason, re.Match[str]] | None:
+    """The first of :data:`_PANIC_REASONS` that reads ``message``, and its match; None where none does."""
+    for reason in _PANIC_REASONS:
+        if (m := reason.pattern.match(message)) is not None:
+            return reason, m
+    return None
+
+
 def _exit_code(m: re.Match[str]) -> str:
     """do_exit()'s code of the init task, decoded as wait(2) would: a signal in its low 7 bits, else a status."""
     code = int(m.group(1), 16)
@@ -2766,16 +2774,11 @@ def _panic(r: _Reading) -> None:
     message = m.group(1)
     if not r.report.rule.startswith("panic"):
         # The panic ends this report (oops_end() on an oops, with panic_on_oops set): said of it, not its cause.
-        reason = next((x for x in _PANIC_REASONS if x.pattern.match(message)), None)
-        words = (
-            f"{message}: " + reason.words(m_)
-            if reason is not None and (m_ := reason.pattern.match(message))
-            else message
-        )
-        r.add("then panicked", words, line)
+        read = _panic_reason(message)
+        r.add("then panicked", message if read is None else f"{message}: " + read[0].words(read[1]), line)
         return
     r.add("panic message", message, line)
-    if not any(reason.pattern.match(message) for reason in _PANIC_REASONS):
+    if _panic_reason(message) is None:
         r.facts.append(
             _fact(
                 "why it panicked",
@@ -2802,18 +2805,19 @@ def _panic_cause(r: _Reading) -> Cause | None:
     if message is None:
         return None
     at = r.at("panic message")
-    for reason in _PANIC_REASONS:
-        if (m := reason.pattern.match(str(message))) is not None:
-            statement = "the kernel panicked on " + reason.words(m)
-            if r.get("bad mode"):
-                statement += f"; the kernel printed: {r.get('bad mode')}"
-            ended = r.get("report ended") if reason.follows in ("oops", "warning", "report") else None
-            if ended is not None:
-                statement += f"; the {reason.follows} above it ended at line {r.first + (r.at('report ended') or 0)}"
-            return _cause("kernel_panic", r, 0.7, "read the report above the panic that it makes fatal",
-                          at, r.at("report ended") if ended is not None else None, statement=statement,
-                          follows=reason.follows, message=str(message))  # fmt: skip
-    return None
+    read = _panic_reason(str(message))
+    if read is None:
+        return None
+    reason, m = read
+    statement = "the kernel panicked on " + reason.words(m)
+    if r.get("bad mode"):
+        statement += f"; the kernel printed: {r.get('bad mode')}"
+    ended = r.get("report ended") if reason.follows in ("oops", "warning", "report") else None
+    if ended is not None:
+        statement += f"; the {reason.follows} above it ended at line {r.first + (r.at('report ended') or 0)}"
+    return _cause("kernel_panic", r, 0.7, "read the report above the panic that it makes fatal",
+                  at, r.at("report ended") if ended is not None else None, statement=statement,
+                  follows=reason.follows, message=str(message))  # fmt: skip
 
 
 #: The kinds of report a panic makes fatal, by what its message says it follows (:data:`_PANIC_REASONS`).

@@ -579,6 +579,16 @@ CRASH_REACH: tuple[CrashReach, ...] = (
 )
 
 
+def _kernel_version(release: str | NotAvailable) -> tuple[int, int] | NotAvailable:
+    """(major, minor) of a dump's kernel release; not available, saying why, where it was not read or has none."""
+    if isinstance(release, NotAvailable):
+        return NotAvailable(f"the dump's kernel release is unknown ({release.reason})")
+    m = re.match(r"(\d+)\.(\d+)", release)
+    if m is None:
+        return NotAvailable(f"the dump's kernel release {release!r} has no version")
+    return int(m.group(1)), int(m.group(2))
+
+
 def crash_version_text(crash: tuple[int, ...]) -> str:
     """``8.0.2``."""
     return ".".join(map(str, crash))
@@ -590,12 +600,9 @@ def crash_opens(release: str | NotAvailable, crash: tuple[int, ...] | NotAvailab
     read, the release not read, no record that says it for this pair."""
     if isinstance(crash, NotAvailable):
         return crash
-    if isinstance(release, NotAvailable):
-        return NotAvailable(f"the dump's kernel release is unknown ({release.reason})")
-    m = re.match(r"(\d+)\.(\d+)", release)
-    if m is None:
-        return NotAvailable(f"the dump's kernel release {release!r} has no version")
-    kernel = (int(m.group(1)), int(m.group(2)))
+    kernel = _kernel_version(release)
+    if isinstance(kernel, NotAvailable):
+        return kernel
     if any(r.opens is not None and r.crash <= crash and kernel <= r.opens for r in CRASH_REACH):
         return True
     if any(r.fails is not None and crash <= r.crash and kernel >= r.fails for r in CRASH_REACH):
@@ -609,12 +616,9 @@ def crash_opens(release: str | NotAvailable, crash: tuple[int, ...] | NotAvailab
 def opened_by_some_crash(release: str | NotAvailable) -> bool | NotAvailable:
     """Whether some crash release of :data:`CRASH_REACH` is recorded to open a dump of kernel ``release`` (the steps'
     choice where the installed crash is not known); not available where the release has no version."""
-    if isinstance(release, NotAvailable):
-        return release
-    m = re.match(r"(\d+)\.(\d+)", release)
-    if m is None:
-        return NotAvailable(f"the dump's kernel release {release!r} has no version")
-    kernel = (int(m.group(1)), int(m.group(2)))
+    kernel = _kernel_version(release)
+    if isinstance(kernel, NotAvailable):
+        return kernel
     return any(r.opens is not None and kernel <= r.opens for r in CRASH_REACH)
 
 
