@@ -120,7 +120,9 @@ class JournalText:
                     fields = json.loads(line.lstrip(b"\x1e"))
                 except ValueError:
                     fields = None
-            out.append(entry_line(fields) if isinstance(fields, dict) else b"")
+            # A line that is no JSON entry (one cut at the file's end, a stray line) is kept as it is: dropped, a
+            # file of one cut entry was "empty" and a cut report's header lost; as text the log reader judges it.
+            out.append(entry_line(fields) if isinstance(fields, dict) else line.lstrip(b"\x1e"))
         if not final and out:
             out.pop()  # the empty piece after the last newline
         return b"\n".join(out) + (b"\n" if not final and out else b"")

@@ -128,3 +128,14 @@ def test_an_entry_without_its_own_printk_time_gets_no_receipt_time_as_one() -> N
     # Its own printk time is kept.
     fields["_SOURCE_MONOTONIC_TIMESTAMP"] = "5123004511"
     assert entry_line(fields) == b"[ 5123.004511] BUG: kernel NULL pointer dereference, address: 0000000000000008"
+
+
+def test_a_cut_json_entry_is_kept_as_its_text_not_dropped() -> None:
+    """A journalctl -o json file cut inside its last entry: that line is no JSON, and was dropped, so a file of one
+    such entry was refused as "it is empty" and a cut report's header lost; it is kept as text for the log reader."""
+    from forensics.journal_text import convert
+
+    whole = json.dumps({"_TRANSPORT": "kernel", "MESSAGE": "Linux version 6.1.0", "__REALTIME_TIMESTAMP": "1"})
+    cut = '{"MESSAGE":"BUG: unable to handle page fault for address: 0000000000000008","_TRANSPORT":"kern'
+    lines = convert(f"{whole}\n{cut}".encode()).decode().splitlines()
+    assert len(lines) == 2 and lines[0].endswith("Linux version 6.1.0") and lines[1] == cut, lines
