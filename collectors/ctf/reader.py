@@ -308,6 +308,10 @@ _TEXT_TRACE = re.compile(rb"^# (?:tracer:|entries-in-buffer)|^\s*\S.{0,30}-\d+\s
 _PERF_SCRIPT = re.compile(rb"^\s*\S.{0,30}?\s+\d+(?:/\d+)?\s+\[\d{3}\]\s+\d+\.\d+:", re.M)
 
 
+#: The recordings of binary_formats.BINARY_FORMATS a file beside a CTF trace may be (not CTF itself, a dump, ...).
+_RECORDING_READERS = frozenset(("kforensic profile FILE", "kforensic trace FILE"))
+
+
 def _trace_command(f: Path) -> str | None:
     """The kforensic command that reads ``f`` when its head says it is a recording (perf.data, trace-cmd's
     trace.dat, ftrace text); None for another file (a workload's notes, a README: not a trace left out)."""
@@ -316,9 +320,12 @@ def _trace_command(f: Path) -> str | None:
             head = fh.read(4096)
     except OSError:
         return None
-    if head.startswith(b"PERFILE2"):
-        return "kforensic profile"
-    if head.startswith(b"\x17\x08\x44tracing") or _TEXT_TRACE.search(head):
+    from collectors.binary_formats import binary_format  # (only for a directory with files beside its traces)
+
+    known = binary_format(head)
+    if known is not None and known.reader in _RECORDING_READERS:  # perf.data, trace-cmd's trace.dat
+        return known.reader.removesuffix(" FILE")
+    if _TEXT_TRACE.search(head):
         return "kforensic trace"
     if _PERF_SCRIPT.search(head):  # perf script's text: scheduler events a trace, samples a profile
         return "kforensic trace" if b" sched:" in head else "kforensic profile"

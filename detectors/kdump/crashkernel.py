@@ -19,6 +19,13 @@ GIB = 1 << 30
 RUNTIME_BYTES = 64 * MIB  # user space of the crash initramfs plus kernel allocations at run time
 _ALIGN = 16 * MIB  # x86 CRASH_ALIGN: reservations are placed on 16 MiB boundaries
 _ROUNDUP = 128 * MIB  # what parse_crashkernel_mem rounds the RAM up to, where it does (ram_rounding)
+
+
+def _round_up(ram: int) -> int:
+    """``ram`` rounded up to :data:`_ROUNDUP`, as parse_crashkernel_mem does from 6.0."""
+    return -(-ram // _ROUNDUP) * _ROUNDUP
+
+
 _UNITS = {"": 1, "K": 1 << 10, "M": MIB, "G": GIB, "T": 1 << 40, "P": 1 << 50, "E": 1 << 60}
 _SIZE = re.compile(r"^(\d+)([KMGTPE]?)$", re.IGNORECASE)
 
@@ -57,24 +64,25 @@ class Crashkernel:
         6.0 do (see :func:`ram_rounding`)."""
         if self.fixed is not None:
             return self.fixed
-        total = -(-ram // _ROUNDUP) * _ROUNDUP if rounded else ram
-        for item in self.ranges:
-            if item.size >= total:
-                return 0  # rejected
-            if total >= item.start and (item.end is None or total < item.end):
-                return item.size
-        return 0
+        item, rejected = self._walk(ram, rounded)
+        return 0 if rejected or item is None else item.size
 
     def rejected(self, ram: int, *, rounded: bool = False) -> MemoryRange | None:
         """The range whose size is not below the RAM, which makes the kernel reject the whole value ("crashkernel:
         invalid size", parse_crashkernel_mem) when it reads that range before one that matches; None when none."""
-        total = -(-ram // _ROUNDUP) * _ROUNDUP if rounded else ram
+        item, rejected = self._walk(ram, rounded)
+        return item if rejected else None
+
+    def _walk(self, ram: int, rounded: bool) -> tuple[MemoryRange | None, bool]:
+        """The ranges read in order as parse_crashkernel_mem reads them: (the range it stops at, whether that range
+        rejects the value because its size is not below the RAM); (None, False) where no range matches."""
+        total = _round_up(ram) if rounded else ram
         for item in self.ranges:
             if item.size >= total:
-                return item
+                return item, True
             if total >= item.start and (item.end is None or total < item.end):
-                return None
-        return None
+                return item, False
+        return None, False
 
 
 def parse_crashkernel(text: str) -> Crashkernel:
@@ -193,7 +201,7 @@ class RangeMatch:
         """How the RAM was matched, for a line's detail: '' when rounding changes nothing here."""
         if self.plain == self.rounded:
             return ""
-        up = -(-self.ram // _ROUNDUP) * _ROUNDUP // MIB
+        up = _round_up(self.ram) // MIB
         if self.rounds is True:
             return f"matched as {up} MiB: kernels from 6.0 round the RAM up to 128 MiB"
         if self.rounds is False:
@@ -202,7 +210,7 @@ class RangeMatch:
 
     def unknown(self, value: str, source: str) -> str:
         """Why whether ``value`` reserves memory here is not known (for ``reserves`` None)."""
-        up = -(-self.ram // _ROUNDUP) * _ROUNDUP // MIB
+        up = _round_up(self.ram) // MIB
         why = self.rounds.reason if isinstance(self.rounds, NotAvailable) else ""
         return (
             f"whether crashkernel={value} reserves memory here is not known: this machine's {self.ram // MIB} MiB of "
@@ -345,7 +353,8 @@ def crashkernel_problem(
     below its RAM threshold, no range for its RAM); None when it reserves memory, or may (the RAM is not known; see
     :func:`crashkernel_unknown` for ``auto``).  The one rule for the command line and the boot configuration alike;
     ``release`` is the running kernel's ("" when not read)."""
-    if crashkernel_unknown(value, ram, release, arch, ram_source) is not None:
+    # (auto only: a range value's unknown, match.reserves None, is read below, with its one parse and match)
+    if value.strip() == "auto" and crashkernel_unknown(value, ram, release, arch, ram_source) is not None:
         return None
     if auto_sized(value, release):
         low, _ = _auto_threshold(release, arch)

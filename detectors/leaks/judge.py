@@ -48,12 +48,19 @@ def evidence_samples(
         if row in seen:
             continue
         seen.add(row)
-        refs.append(
-            SampleRef(
-                role, int(matrix.sample_ids[row]), float(matrix.walls[row]), float(values[row]), excerpt_of(column, row)
-            )
-        )
+        refs.append(sample_ref(matrix, column, row, role, excerpt_of))
     return tuple(refs)
+
+
+def sample_ref(matrix: SeriesMatrix, column: int, row: int, role: str, excerpt_of: ExcerptOf) -> SampleRef:
+    """A raw sample of series ``column`` cited as ``role``: its id, time, value and store line."""
+    return SampleRef(
+        role,
+        int(matrix.sample_ids[row]),
+        float(matrix.walls[row]),
+        float(matrix.raw[row, column]),
+        excerpt_of(column, row),
+    )
 
 
 def largest_fall(matrix: SeriesMatrix, column: int, excerpt_of: ExcerptOf) -> Fall | None:
@@ -74,13 +81,11 @@ def largest_fall(matrix: SeriesMatrix, column: int, excerpt_of: ExcerptOf) -> Fa
     rise = float(v[top]) - floor
     share = min(1.0, float(drops[bottom]) / rise) if rise > 0 else 1.0
 
-    def ref(role: str, i: int) -> SampleRef:
-        row = int(rows[i])
-        return SampleRef(
-            role, int(matrix.sample_ids[row]), float(matrix.walls[row]), float(values[row]), excerpt_of(column, row)
-        )
-
-    return Fall(ref("before its largest fall", top), ref("after its largest fall", bottom), share)
+    return Fall(
+        sample_ref(matrix, column, int(rows[top]), "before its largest fall", excerpt_of),
+        sample_ref(matrix, column, int(rows[bottom]), "after its largest fall", excerpt_of),
+        share,
+    )
 
 
 #: How many of the judged part's windows either side of its start the rise's start is looked for in.
@@ -133,12 +138,10 @@ def rise_onset(matrix: SeriesMatrix, column: int, since: float, window: float, e
         return None
     after = int(risen[0])
 
-    def ref(role: str, row: int) -> SampleRef:
-        return SampleRef(
-            role, int(matrix.sample_ids[row]), float(matrix.walls[row]), float(raw[row]), excerpt_of(column, row)
-        )
-
-    return Onset(ref("the level before the rise", int(near[after - 1])), ref("the first above it", int(near[after])))
+    return Onset(
+        sample_ref(matrix, column, int(near[after - 1]), "the level before the rise", excerpt_of),
+        sample_ref(matrix, column, int(near[after]), "the first above it", excerpt_of),
+    )
 
 
 def object_size(matrix: SeriesMatrix, column: int) -> int:
