@@ -2376,14 +2376,25 @@ def _inlined_dsos(path: Path, names: set[str], perf: str | None = None) -> tuple
     )
 
 
+# The header of a sample in ``perf script -F time,ip,sym,dso``: its time alone, which perf right-aligns in 12
+# columns (``%12s: ``): indented by spaces under 10,000 s of uptime (``  795.085854: ``), not past it.
+_TIME_HEAD = re.compile(rb"^\s*\d+\.\d+:\s*$")
+
+
 def _samples(stream: Any) -> Iterator[tuple[bytes, list[bytes]]]:
-    """(header, call chain lines) of each sample of ``perf script -F time,ip,sym,dso`` output."""
+    """(header, call chain lines) of each sample of ``perf script -F time,ip,sym,dso`` output.
+
+    A header is told by its form (:data:`_TIME_HEAD`), not by starting in column 0: a frame line is indented (a
+    tab), but so is a time under 10,000 s, whose lines were all read as frames of no sample (none found).
+    """
     head: bytes | None = None
     lines: list[bytes] = []
     for line in stream:
-        if line[:1].isspace() and line.strip():
+        if not line.strip():
+            continue
+        if _TIME_HEAD.match(line) is None:
             lines.append(line)
-        elif line.strip():
+        else:
             if head is not None:
                 yield head, lines
             head, lines = line.strip(), []

@@ -377,6 +377,35 @@ def test_inlined_frames_count_in_the_dso_perf_counts_them_in(tmp_path: Path) -> 
     )
 
 
+def test_the_two_readings_in_step_find_every_sample_whatever_the_uptime(tmp_path: Path) -> None:
+    """The DSO and symbol-table name of an "(inlined)" frame come from ``perf script -F time,ip,sym,dso`` read with
+    and without --no-inline, sample by sample.  perf right-aligns the time in 12 columns: under 10,000 s of uptime
+    a sample's header is indented as its frame lines are (``  795.085854: ``), and none was found (on a freshly
+    booted machine: the "(inlined)" DSO row, ``perf annotate -s __pthread_spin_lock`` "has no samples").  With
+    --reltime every time is short, indented: the samples read are the ones perf report counts, with their frames."""
+    from collectors.perf_script import _samples
+
+    data = record(tmp_path, "spin", "dwarf")
+    perf = find_perf()
+    assert perf is not None
+    report = subprocess.run(
+        [perf, "report", "-i", str(data), "--stdio"], capture_output=True, timeout=120, check=True
+    ).stdout.decode()
+    counted = int(re.search(r"^# Samples: (\d+)", report, re.M).group(1))  # type: ignore[union-attr]
+    for extra in (["--reltime"], []):
+        out = subprocess.run(
+            [perf, "script", "-i", str(data), *extra, "-F", "time,ip,sym,dso"],
+            capture_output=True,
+            timeout=120,
+            check=True,
+        ).stdout
+        assert out.startswith(b" ") or not extra  # the premise: a short time is indented
+        got = list(_samples(out.splitlines(keepends=True)))
+        assert len(got) == counted, (extra, len(got), counted)
+        assert sum(map(len, (lines for _, lines in got))) == out.count(b"\n\t")
+        assert any(b"(inlined)" in line for _, lines in got for line in lines)
+
+
 def test_hot_instructions_step_names_the_symbol_perf_annotate_finds(tmp_path: Path) -> None:
     """Under --call-graph dwarf the spinning's frame is glibc's debug-info name ``__pthread_spin_lock``, which perf
     annotate -s does not find ("has no samples"); the next step names the symbol table's symbol at that address
