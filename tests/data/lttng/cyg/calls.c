@@ -1,7 +1,8 @@
 /* A request loop instrumented with -finstrument-functions, for lttng_ust_cyg_profile (LD_PRELOAD): main calls
  * serve() for each request; serve() calls parse() and reply() (short); request 7 also calls load_model(), which
- * says "fetch model" (lttng_ust_tracef) and spins 30 ms.  The functions' addresses go to ADDRS (non-PIE: they are
- * the addresses lttng_ust_cyg_profile records; now() and spin() are not traced).  Usage: calls ADDRS [REQUESTS] */
+ * says "fetch model" (lttng_ust_tracef) and spins MODEL_MS (30 ms by default).  The functions' addresses go to ADDRS
+ * (non-PIE: they are the addresses lttng_ust_cyg_profile records; now() and spin() are not traced).
+ * Usage: calls ADDRS [REQUESTS [MODEL_MS]] */
 #define _GNU_SOURCE
 #include <lttng/tracef.h>
 #include <stdio.h>
@@ -22,9 +23,11 @@ __attribute__((no_instrument_function)) static void spin(double seconds) {
 
 __attribute__((noinline)) void parse(int id) { spin(0.0002 + 0.00001 * (id % 3)); }
 __attribute__((noinline)) void reply(int id) { spin(0.0003 + 0.00001 * (id % 2)); }
+static double model_seconds = 0.030;
+
 __attribute__((noinline)) void load_model(int id) {
     lttng_ust_tracef("fetch model for %d", id);
-    spin(0.030);
+    spin(model_seconds);
 }
 __attribute__((noinline)) void serve(int id) {
     parse(id);
@@ -34,6 +37,7 @@ __attribute__((noinline)) void serve(int id) {
 
 int main(int argc, char **argv) {
     int n = argc > 2 ? atoi(argv[2]) : 20;
+    if (argc > 3) model_seconds = atoi(argv[3]) / 1000.0;
     FILE *f = fopen(argv[1], "w");
     fprintf(f, "serve 0x%lx\nparse 0x%lx\nreply 0x%lx\nload_model 0x%lx\n", (unsigned long)serve,
             (unsigned long)parse, (unsigned long)reply, (unsigned long)load_model);

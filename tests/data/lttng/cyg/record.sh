@@ -1,8 +1,9 @@
 #!/bin/bash
 # Record calls.c with LTTng UST's function tracing (liblttng-ust-cyg-profile, LD_PRELOAD) and tracef, as root.
-#   tests/data/lttng/cyg/record.sh OUTDIR [BINARY]
+#   tests/data/lttng/cyg/record.sh OUTDIR [BINARY [MODEL_MS]]
 # Writes OUTDIR/cyg.tar.gz (the session's ust/ tree) and OUTDIR/addrs.txt (the functions' addresses); BINARY: where
-# the program is built and kept (its path is the one the statedump records), else in a directory removed after.
+# the program is built and kept (its path is the one the statedump records), else in a directory removed after;
+# MODEL_MS: how long load_model spins (30 ms, the committed recording's, by default).
 # Runs with a session daemon of its own (../private-sessiond.sh); exit status 77: this machine cannot record (why on
 # stderr).
 set -euo pipefail
@@ -28,7 +29,7 @@ lttng add-context -u -s "$session" -c channel0 -t vtid -t procname >/dev/null
 lttng start "$session" >/dev/null
 # The program waits for the daemon to tell it what to record however long that takes (by default it waits 3 s, then
 # runs untraced until told: on a loaded machine its first calls would go unrecorded).
-LTTNG_UST_REGISTER_TIMEOUT=-1 LD_PRELOAD=liblttng-ust-cyg-profile.so "$bin" "$out/addrs.txt" 20
+LTTNG_UST_REGISTER_TIMEOUT=-1 LD_PRELOAD=liblttng-ust-cyg-profile.so "$bin" "$out/addrs.txt" 20 "${3:-30}"
 lttng stop "$session" >/dev/null
 lttng destroy "$session" >/dev/null
 tar -C "$work/session" --sort=name --owner=0 --group=0 --mtime=@0 -czf "$out/cyg.tar.gz" ust
