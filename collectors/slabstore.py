@@ -62,7 +62,7 @@ from collectors.slabpack import (
 from forensics import __version__
 from forensics.errors import InputError, UsageError
 from forensics.model import Evidence, LocatorKind, NotAvailable, SourceRecord
-from forensics.output import signals_held
+from forensics.output import check_output_directories, signals_held
 from forensics.types.slab import CacheGrowth, CounterPoint, CounterTable, SampleRow, SlabTable, StoreSummary
 from forensics.userdirs import NoHomeError, home
 
@@ -130,6 +130,17 @@ def default_store_path() -> Path:
         return home() / ".local/share/kforensic" / STORE_FILE_NAME
     except NoHomeError as exc:
         raise UsageError(f"no default slab store: {exc}", hint="give --store PATH") from None
+
+
+def check_store_directory(given: str | Path | None, store: Path) -> None:
+    """Refuse (exit 3) a store FILE named in a directory that does not exist.
+
+    The default store's directory and a directory named for the store (``--store /var/lib/kforensic/``) are output
+    directories, created with their parents when the store is written (docs/cli.md, "Output files"); a file path is
+    not: ``--store /nonexist/dir/s.sqlite`` made ``/nonexist/dir`` as root and exited 0, a store nobody would look for.
+    """
+    if given is not None and not (Path(given).is_dir() or str(given).endswith("/")):
+        check_output_directories([store])
 
 
 def resolve_store_path(path: str | Path | None) -> Path:

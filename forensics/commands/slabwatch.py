@@ -227,7 +227,7 @@ def slab_watch(
     debug: DebugOption = False,
 ) -> None:
     """Sample kernel slab caches, meminfo, vmstat and the kernel log into a store (SIGTERM/Ctrl-C end it cleanly)."""
-    from collectors.slabstore import SlabStore, resolve_store_path
+    from collectors.slabstore import SlabStore, check_store_directory, resolve_store_path
     from collectors.slabwatch import MAX_INTERVAL, MIN_INTERNAL_INTERVAL, MIN_INTERVAL
 
     seconds = parse_duration(interval, "--interval")
@@ -247,6 +247,7 @@ def slab_watch(
         textfiles = textfile_dir.absolute() if textfile_dir is not None else None
         deliver(systemd_unit(store_path.absolute(), interval, spec, require, textfiles), output)
         raise typer.Exit(0)
+    check_store_directory(store, store_path)
     if not root.is_dir():
         raise InputError(f"--root {root} is not a directory", hint="give the directory holding proc/ and sys/")
     if textfile_dir is not None and not textfile_dir.is_dir():
@@ -292,12 +293,13 @@ def slab_import(
 ) -> None:
     """Import slabinfo/meminfo snapshots (timestamped files or concatenated `cat` output) into a store."""
     from collectors.slabimport import import_snapshots, load_snapshots
-    from collectors.slabstore import SlabStore, resolve_store_path
+    from collectors.slabstore import SlabStore, check_store_directory, resolve_store_path
     from detectors.snapshot_input import partial_samples, rejected_rows, times_going_back, wall_clock_steps
 
+    store_path = resolve_store_path(store)
+    check_store_directory(store, store_path)  # before the snapshots are read
     loaded = load_snapshots(paths)
     snapshots = loaded.snapshots
-    store_path = resolve_store_path(store)
     origin = ",".join(str(p.absolute()) for p in paths)
     owner: str | NotAvailable = host if host else NotAvailable("imported snapshots do not name their host")
     with SlabStore.open_for_writing(store_path, owner, force=force) as writer:

@@ -520,3 +520,33 @@ def test_an_export_given_to_slab_import_is_said_to_be_one(
     assert f"{exported} is {kind}" in first and "an export is for other tools" in first, done.stderr
     assert "kforensic leaks --store STORE" in done.stderr
     assert not (tmp_path / "again.sqlite").exists()
+
+
+@pytest.mark.parametrize("command", ["slab-watch", "slab-import"])
+def test_a_store_file_in_a_directory_that_does_not_exist_is_refused_and_nothing_is_made(
+    tmp_path: Path, command: str
+) -> None:
+    """``--store /nonexist/dir/s.sqlite`` made /nonexist and /nonexist/dir as root and exited 0 (the healthy-machine
+    review of 2026-12-07, 12): a store file's directory is not an output directory (docs/cli.md), so it is exit 3
+    before anything is sampled or read; a directory named for the store (a final /) is still made with its parents."""
+    tree = FakeTree(tmp_path / "root")
+    log = tmp_path / "meminfo.log"
+    log.write_text(f"date={1700000000}\n" + MEMINFO.format(slab=1, unreclaim=1))
+    missing = tmp_path / "nonexist" / "dir"
+    if command == "slab-watch":
+        done = fast_watch(tree, missing / "s.sqlite")
+    else:
+        done = kforensic("slab-import", "--store", str(missing / "s.sqlite"), "--host", "db7", str(log))
+    assert done.returncode == 3, done
+    assert f"cannot write {missing / 's.sqlite'}: its directory {missing} does not exist" in done.stderr
+    assert not (tmp_path / "nonexist").exists()
+    named = tmp_path / "made" / "here"
+    if command == "slab-watch":
+        done = kforensic(
+            "slab-watch", "--root", str(tree.root), "--store", f"{named}/", "--interval", "0.05",
+            "--allow-fast-interval", "--duration", "0.1", "--no-analysis",
+        )  # fmt: skip
+    else:
+        done = kforensic("slab-import", "--store", f"{named}/", "--host", "db7", "--no-analysis", str(log))
+    assert done.returncode == 0, done.stderr
+    assert (named / "slab-watch.sqlite").is_file()
