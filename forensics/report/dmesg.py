@@ -618,9 +618,10 @@ class DmesgRenderer:
         )
 
     def markdown(self, result: DmesgResult, to: Destination) -> str:
-        return render_table(list(result.sources), True, result.hypotheses) + IncidentRenderer().markdown(
-            result.incident, to
-        )
+        # One document: the reports' table under the incident's title (it came before the "# " heading).
+        from forensics.report.markdown import render_markdown
+
+        return render_markdown(result.incident, render_table(list(result.sources), True, result.hypotheses))
 
     def json(self, result: DmesgResult, to: Destination) -> str:
         return self.json_bytes(result).decode()

@@ -185,8 +185,9 @@ def inputs_markdown(incident: Incident) -> list[str]:
     return lines
 
 
-def render_markdown(incident: Incident) -> str:
-    """The incident as a markdown document: summary, findings, inputs."""
+def render_markdown(incident: Incident, sections: str = "") -> str:
+    """The incident as a markdown document: summary, findings, inputs; ``sections`` (markdown at heading level 2, a
+    command's own tables: ``kforensic dmesg``'s reports) after the summary, under the document's title."""
     findings = incident.sorted_findings()
     worst = incident.worst_severity()
     lines = ["# kforensic incident report", ""]
@@ -211,6 +212,8 @@ def render_markdown(incident: Incident) -> str:
         f"| kforensic | {md_escape(incident.tool_version)} |",
         "",
     ]
+    if sections:
+        lines += [sections.strip("\n"), ""]
     if findings:
         lines += ["## Findings", "", *findings_markdown(findings)]
     lines += ["## Inputs", "", *inputs_markdown(incident)]

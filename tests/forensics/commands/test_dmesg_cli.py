@@ -65,6 +65,11 @@ def test_text_is_plain_and_markdown_keeps_its_markup() -> None:
     assert "  1. NULL pointer dereference in kf_null_write" in why and "next: crash> dis -rl" in why
     md = run("--format", "md", log).stdout.decode()
     assert "## Why" in md and "**null_pointer**: NULL pointer dereference" in md and "| fact | value | line |" in md
+    # One document: its title first, then the verdict and the header, then the reports (the healthy-machine review of
+    # 2026-12-07, 13: "## Kernel reports" came before "# kforensic incident report").
+    headings = [line for line in md.splitlines() if line.startswith("#")]
+    assert headings[0] == "# kforensic incident report" and not any(h.startswith("# ") for h in headings[1:]), headings
+    assert md.index("| Kernel |") < md.index("## Kernel reports") < md.index("## Why") < md.index("## Inputs")
 
 
 def test_fail_on_sets_exit_status_1() -> None:
