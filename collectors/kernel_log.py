@@ -128,6 +128,7 @@ _OTHER_TEXT = (
     (re.compile(rb"(?m)^ *\S.*? +\d+(?:/\d+)? +(?:\[\d+\] +)?\d+\.\d+: +(?:\d+ +)?[\w:.-]+:"), "perf script text",
      "kforensic profile"),
 )  # fmt: skip
+_NO_ENTRIES = b"-- No entries --"  # journalctl's whole output when nothing matched
 _OTHER_TEXT_SAMPLE = 16 << 10  # the bytes of a log's start kept to tell what it is when it is no kernel log
 #: A console line without any prefix shaped as a kernel message: a subsystem's or a device's name, then ": " (pr_fmt's
 #: "kf_buggy: loaded", dev_printk's "usb 1-1: new device", "EXT4-fs (loop4): mounted", "INFO: NMI handler took too
@@ -231,6 +232,16 @@ class TextCheck:
             raise EmptyLogError(
                 f"{self.source}: not a kernel log: {said}, so nothing in it could show a kernel problem",
                 hint="give the log that holds the kernel's messages (dmesg, journalctl -k, a serial console)",
+            )
+        if self._start.strip() == _NO_ENTRIES:
+            # What journalctl prints when nothing matched (journalctl -k on a machine whose journal holds no kernel
+            # messages): "none of its 1 lines is a kernel log line" was true but did not say why.  Not empty: piped in
+            # without "-" it is said so too, not "standard input was empty".
+            raise InputError(
+                f"{self.source}: not a kernel log: it is journalctl's '-- No entries --': the journal held no message "
+                "for that query",
+                hint="see `journalctl --list-boots` (a journal kept in memory only is lost at reboot: "
+                "Storage=persistent in journald.conf), or give dmesg output",
             )
         kind = next(((what, reader) for pattern, what, reader in _OTHER_TEXT if pattern.search(self._start)), None)
         flat = kind is None and _key_value_text(self._start)

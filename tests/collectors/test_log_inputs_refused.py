@@ -320,3 +320,15 @@ def test_the_kernel_line_search_finds_what_the_one_pattern_finds(
         pieces.insert(at, newline + line)
     text = b"".join(pieces)
     assert kernel_log._kernel_line_in(text) == (one.search(text) is not None), text
+
+
+def test_journalctls_no_entries_is_said_as_such(tmp_path: Path) -> None:
+    """``journalctl -k`` where the journal holds no kernel message prints ``-- No entries --``: refused, exit 3, as
+    what it is, with where to look (the healthy-machine review of 2026-12-07, 13: "none of its 1 lines is a kernel
+    log line" was true but did not say why)."""
+    log = tmp_path / "journal.txt"
+    log.write_bytes(b"-- No entries --\n")
+    done = kforensic("dmesg", str(log))
+    assert done.returncode == 3, done
+    assert f"{log}: not a kernel log: it is journalctl's '-- No entries --'" in done.stderr
+    assert "journalctl --list-boots" in done.stderr and len(done.stderr.splitlines()) == 2
