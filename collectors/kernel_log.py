@@ -129,6 +129,19 @@ _OTHER_TEXT = (
      "kforensic profile"),
 )  # fmt: skip
 _NO_ENTRIES = b"-- No entries --"  # journalctl's whole output when nothing matched
+
+
+def text_reader(head: bytes) -> tuple[str, str] | None:
+    """What text a file's first bytes look like, and the command that reads it: ("ftrace text", "kforensic trace"),
+    ("perf script text", "kforensic profile") or ("a kernel log", "kforensic dmesg"); None when none.  For the
+    refusals of other inputs (a store, a findings file) given a log or a trace by mistake: "not a slab-watch store
+    (file is not a database)" did not say what the file was."""
+    kind = next(((what, reader) for pattern, what, reader in _OTHER_TEXT if pattern.search(head)), None)
+    if kind is None and not_text(head) is None and _kernel_line_in(head):
+        return "a kernel log", "kforensic dmesg"
+    return kind
+
+
 _OTHER_TEXT_SAMPLE = 16 << 10  # the bytes of a log's start kept to tell what it is when it is no kernel log
 #: A console line without any prefix shaped as a kernel message: a subsystem's or a device's name, then ": " (pr_fmt's
 #: "kf_buggy: loaded", dev_printk's "usb 1-1: new device", "EXT4-fs (loop4): mounted", "INFO: NMI handler took too

@@ -132,6 +132,19 @@ def default_store_path() -> Path:
         raise UsageError(f"no default slab store: {exc}", hint="give --store PATH") from None
 
 
+def _other_input_hint(path: Path, hint: str) -> str:
+    """``hint``, after what the file is where its first bytes are a log or a trace another command reads."""
+    from collectors.kernel_log import text_reader
+
+    try:
+        with open(path, "rb") as given:
+            head = given.read(16 << 10)
+    except OSError:
+        return hint
+    kind = text_reader(head)
+    return f"it looks like {kind[0]}: read it with `{kind[1]} {shlex.quote(str(path))}`; {hint}" if kind else hint
+
+
 def check_store_directory(given: str | Path | None, store: Path) -> None:
     """Refuse (exit 3) a store FILE named in a directory that does not exist.
 
@@ -445,7 +458,8 @@ class SlabStore:
             if not readonly and isinstance(exc, sqlite3.OperationalError) and "disk" in str(exc):
                 raise _unchanged(path, exc) from None  # a full disk: SQLite cannot make its -shm index
             raise InputError(
-                f"{path}: not a slab-watch store ({exc})", hint="give a file written by slab-watch"
+                f"{path}: not a slab-watch store ({exc})",
+                hint=_other_input_hint(path, "give a file written by slab-watch"),
             ) from None
         if version > SCHEMA_VERSION:
             raise InputError(f"{path}: store schema {version} is newer than this kforensic reads ({SCHEMA_VERSION})")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shlex
 from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
@@ -30,9 +31,15 @@ def load_findings_file(path: Path) -> Incident:
     try:
         doc = json.loads(data)
     except ValueError as exc:  # not UTF-8, not JSON, an integer of more than 4300 digits (sys.int_info)
-        raise InputError(
-            f"{path}: not a JSON document ({exc})", hint="give files written by kforensic ... --format json"
-        ) from None
+        from collectors.kernel_log import text_reader
+
+        hint = "give files written by kforensic ... --format json"
+        kind = text_reader(data[: 16 << 10])
+        if kind is not None:  # a log or a trace given as findings: the option that reads it (not the parser's words)
+            option = {"kforensic dmesg": "--dmesg", "kforensic trace": "--trace", "kforensic profile": "--profile"}
+            instead = f"give it as `kforensic report {option[kind[1]]} {shlex.quote(str(path))}`; or {hint}"
+            raise InputError(f"{path}: not a JSON document: it looks like {kind[0]}", hint=instead) from None
+        raise InputError(f"{path}: not a JSON document ({exc})", hint=hint) from None
     except RecursionError:
         raise InputError(
             f"{path}: JSON nested too deeply to be a kforensic findings file",

@@ -550,3 +550,29 @@ def test_a_store_file_in_a_directory_that_does_not_exist_is_refused_and_nothing_
         done = kforensic("slab-import", "--store", f"{named}/", "--host", "db7", "--no-analysis", str(log))
     assert done.returncode == 0, done.stderr
     assert (named / "slab-watch.sqlite").is_file()
+
+
+@pytest.mark.parametrize(
+    ("text", "kind", "reader"),
+    [
+        (b"[    0.000000] Linux version 6.1.0 (gcc)\n[    1.000000] usb 1-1: new device\n", "a kernel log", "dmesg"),
+        (b"# tracer: nop\n          <idle>-0     [001] d..2.   12.000001: sched_switch: prev_comm=a\n", "ftrace text",
+         "trace"),
+    ],
+)  # fmt: skip
+def test_a_log_or_trace_given_as_a_store_or_findings_says_what_reads_it(
+    tmp_path: Path, text: bytes, kind: str, reader: str
+) -> None:
+    """``leaks --store dmesg.txt`` said "not a slab-watch store (file is not a database)" and ``report --from
+    dmesg.txt`` quoted the JSON parser ("Extra data: line 1 column 16"): neither said what the file is (the
+    healthy-machine review of 2026-12-07, 13); ``dmesg perf.data`` already names the command that reads it."""
+    given = tmp_path / "my file.txt"
+    given.write_bytes(text)
+    leaks = kforensic("leaks", "--store", str(given))
+    assert leaks.returncode == 3, leaks
+    assert f"hint: it looks like {kind}: read it with `kforensic {reader} '{given}'`" in leaks.stderr
+    report = kforensic("report", "--from", str(given))
+    assert report.returncode == 3, report
+    assert f"{given}: not a JSON document: it looks like {kind}" in report.stderr
+    assert f"kforensic report --{'dmesg' if reader == 'dmesg' else reader} '{given}'" in report.stderr
+    assert "Extra data" not in report.stderr and len(report.stderr.splitlines()) == 2
