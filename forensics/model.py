@@ -645,10 +645,20 @@ class SourceRecord:
 
 @dataclass(frozen=True)
 class TimeWindow:
-    """The span of time the inputs cover."""
+    """The span of time the inputs cover; ``left_out``: the inputs on a tracer's own clock it does not place (a trace
+    or a profile beside a log or a store: their clock cannot be converted to the others')."""
 
     start: Timestamp
     end: Timestamp
+    left_out: tuple[str, ...] = ()
+
+    def __str__(self) -> str:
+        # "start – end" alone read as the incident's whole span where a trace and a profile lay outside it (the
+        # healthy-machine review of 2026-12-07, 13): what it leaves out is said with it.
+        span = f"{self.start} – {self.end}"
+        if not self.left_out:
+            return span
+        return f"{span} (not placed on it: {', '.join(self.left_out)}: a tracer's own clock)"
 
 
 @dataclass(frozen=True)
@@ -706,7 +716,7 @@ class Incident:
         return cls(
             host=_merge_label([i.host for i in incidents], "host"),
             kernel_release=_merge_label([i.kernel_release for i in incidents], "kernel release"),
-            window=_merge_windows([i.window for i in incidents], boot),
+            window=_merge_windows([i.window for i in incidents], boot, [i.sources for i in incidents]),
             sources=_unique(tuple(s for i in incidents for s in i.sources)),
             findings=tuple(by_id.values()),
             tool_version=tool_version,
@@ -731,13 +741,26 @@ def _merge_label(values: list[str | NotAvailable], what: str) -> str | NotAvaila
 
 
 def _merge_windows(
-    windows: list[TimeWindow | NotAvailable], boot: BootTime | NotAvailable
+    windows: list[TimeWindow | NotAvailable],
+    boot: BootTime | NotAvailable,
+    sources: list[tuple[SourceRecord, ...]] | None = None,
 ) -> TimeWindow | NotAvailable:
+    """The span of ``windows`` on one clock; ``sources``, each window's incident's inputs: named in ``left_out`` when
+    that window is on a tracer's clock and left out."""
     known = [w for w in windows if isinstance(w, TimeWindow)]
     if not known:
         return NotAvailable("no input carries timestamps")
     # A tracer's clock cannot be converted: it only spans the window when nothing else does.
-    known = [w for w in known if w.start.clock is not Clock.TRACE] or known
+    placed = [w for w in known if w.start.clock != Clock.TRACE]
+    left_out: list[str] = [name for w in known for name in w.left_out]
+    if placed and sources is not None:
+        left_out += [
+            s.path.rsplit("/", 1)[-1] or s.path
+            for w, given in zip(windows, sources, strict=True)
+            if isinstance(w, TimeWindow) and w.start.clock == Clock.TRACE
+            for s in given
+        ]
+    known = placed or known
     clocks = {w.start.clock for w in known}
     if len(clocks) > 1:
         if not isinstance(boot, BootTime):
@@ -748,7 +771,7 @@ def _merge_windows(
         ]
     start = min(known, key=lambda w: w.start.seconds).start
     end = max(known, key=lambda w: w.end.seconds).end
-    return TimeWindow(start, end)
+    return TimeWindow(start, end, tuple(dict.fromkeys(left_out)))
 
 
 def merge_boot_times(times: list[BootTime | NotAvailable]) -> BootTime | NotAvailable:

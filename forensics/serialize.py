@@ -167,7 +167,11 @@ def incident_to_dict(incident: Incident, finding: Callable[[Finding], Any] = fin
         "kernel_release": json_value(incident.kernel_release),
         "window": json_value(window)
         if isinstance(window, NotAvailable)
-        else {"start": timestamp_to_dict(window.start), "end": timestamp_to_dict(window.end)},
+        else {
+            "start": timestamp_to_dict(window.start),
+            "end": timestamp_to_dict(window.end),
+            **({"left_out": list(window.left_out)} if window.left_out else {}),
+        },
         "sources": [
             {
                 "path": s.path,
@@ -386,7 +390,8 @@ def incident_from_dict(doc: object, origin: str) -> Incident:
         end = r.timestamp(window_obj.get("end"), "$.window.end")
         if start is None or end is None:
             raise r.fail("$.window", "needs start and end")
-        window = TimeWindow(start, end)
+        left_out = window_obj.get("left_out", [])  # older writers: none
+        window = TimeWindow(start, end, tuple(str(n) for n in left_out) if isinstance(left_out, list) else ())
     return Incident(
         host=r.maybe_str(doc, "host", "$"),
         kernel_release=r.maybe_str(doc, "kernel_release", "$"),

@@ -5,7 +5,7 @@ from __future__ import annotations
 from html import escape
 from typing import TYPE_CHECKING
 
-from forensics.model import Finding, Incident, NotAvailable, Severity
+from forensics.model import Finding, Incident, Severity
 from forensics.report.examined import examined_items, examined_lines, verdict_line
 from forensics.report.markdown import next_step_pieces
 
@@ -81,7 +81,7 @@ def _page(title: str, body: str) -> str:
 
 def _meta(incident: Incident) -> str:
     window = incident.window
-    when = str(window) if isinstance(window, NotAvailable) else f"{window.start} – {window.end}"
+    when = str(window)
     return (
         f'<p class="muted">host {escape(str(incident.host))} · kernel '
         f"{escape(str(incident.kernel_release))} · {escape(when)} · kforensic {escape(incident.tool_version)}</p>"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from forensics.model import Finding, Incident, NotAvailable
+from forensics.model import Finding, Incident
 from forensics.report.examined import examined_lines, verdict_line
 
 
@@ -221,7 +221,4 @@ def render_markdown(incident: Incident, sections: str = "") -> str:
 
 
 def _window(incident: Incident) -> str:
-    w = incident.window
-    if isinstance(w, NotAvailable):
-        return str(w)
-    return f"{w.start} – {w.end}"
+    return str(incident.window)

@@ -10,7 +10,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from forensics.model import Incident, NotAvailable, Severity
+from forensics.model import Incident, Severity
 from forensics.report.document import PASTE_LANG
 
 try:
@@ -146,7 +146,7 @@ def render_terminal(incident: Incident, *, color: bool, width: int) -> str:
     console = text_console(buf, color=color, width=width)
     out = _Printer(console, buf, color=color, width=width)
     window = incident.window
-    when = str(window) if isinstance(window, NotAvailable) else f"{window.start} – {window.end}"
+    when = str(window)
     out.line(("kforensic", "bold"), f" {incident.tool_version}  host {incident.host}")
     out.line(f"kernel {incident.kernel_release}  window {when}")
     findings = incident.sorted_findings()
