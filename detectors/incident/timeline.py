@@ -152,8 +152,10 @@ def _lane_of(
     on_wall: bool,
     crashed: bool = True,
     profiles: frozenset[str] = frozenset(),
+    local: bool = False,
 ) -> Lane:
-    """``profiles``: the sources of profile findings (perf's samples, on perf's clock: a lane as a trace's)."""
+    """``profiles``: the sources of profile findings (perf's samples, on perf's clock: a lane as a trace's);
+    ``local``: the lane's times are wall-clock times of a zone the log does not name (``dmesg -T``)."""
     source = key.source
     if key.clock == TRACE_LANE and source in profiles:
         label = f"profile {source}: perf's clock (seconds since boot of the recorded kernel)"
@@ -162,7 +164,14 @@ def _lane_of(
         label = f"trace {source}: its own clock (seconds since boot of the traced kernel)"
         return Lane(key, f"Trace {source}", label, False, elsewhere.get(source))
     if key.clock == INPUT_LANE:
-        clock = "wall clock (UTC)" if on_wall else "seconds since boot of its kernel"
+        # (dmesg -T's local times were labelled "seconds since boot of its kernel")
+        clock = (
+            "wall clock (UTC)"
+            if on_wall
+            else "local wall-clock time of a zone the log does not name, as printed"
+            if local
+            else "seconds since boot of its kernel"
+        )
         against = "the crashed boot's" if crashed else "those of the boot this report tells"
         label = f"{source}: its own times ({clock}), not ordered against {against}"
         return Lane(key, f"Input {source}", label, on_wall, elsewhere.get(source))
@@ -185,7 +194,8 @@ def timeline_lanes(events: tuple[TimelineEvent, ...], findings: tuple[Finding, .
     keys = dict.fromkeys(e.lane for e in events)
     profiles = frozenset(ev.source for f in findings if f.kind is FindingKind.PROFILE for ev in f.evidence)
     return tuple(_lane_of(k, boot, elsewhere, any(e.wall is not None for e in events if e.lane == k), crashed,
-                          profiles) for k in keys)  # fmt: skip
+                          profiles, any(e.when.zone_unknown for e in events if e.lane == k))
+                 for k in keys)  # fmt: skip
 
 
 def _lane_rank(key: LaneKey) -> tuple[int, str]:
