@@ -857,7 +857,14 @@ def why_facts(why: ReportWhy) -> list[Fact]:
         if section.first_foreign is not None and section.kind is not _SK_CALL_TRACE:
             facts.append(_fact(f"stack {section.kind}", section.first_foreign.function))
     if why.code is not None and why.code.faulting:
-        facts.append(_fact("code", " ; ".join(("=> " if i.faulting else "") + i.text for i in why.code.instructions)))
+        facts.append(
+            _fact(
+                "code",
+                " ; ".join(
+                    ("=> " if i.faulting else "? " if i.uncertain else "") + i.text for i in why.code.instructions
+                ),
+            )
+        )
     return facts
 
 
