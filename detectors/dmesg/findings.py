@@ -190,6 +190,7 @@ class ReportGrouper:
         self.last_time: float | None = None
         self.boot_times = array("d")
         self.banners: dict[int, str] = {}  # the log's boot banners, line -> release (the scanner's)
+        self.boot_clocks: list[tuple[int, float, str]] = []  # the boot's wall-clock readings (the scanner's)
         # Rate limiting's lines ("N callbacks suppressed"): the first few (line, words) and their number (the
         # scanner's): the log's counts are lower bounds.
         self.suppressed: list[tuple[int, str]] = []
