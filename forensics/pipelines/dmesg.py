@@ -55,6 +55,7 @@ def scan_chunks(chunks: Iterable[bytes]) -> tuple[ReportGrouper, int]:
         _age_survivors()
     grouper.banners.update(scanner.banners)
     grouper.boot_clocks = scanner.boot_clocks
+    grouper.kaslr = scanner.kaslr
     grouper.suppressed, grouper.suppressed_lines = scanner.suppressed, scanner.suppressed_lines
     return grouper, scanner.lines_seen
 
@@ -151,7 +152,7 @@ def source_result(
     if explain and kept:  # (a log without a report, most healthy logs: no reading, nor its import, ~4 ms)
         from detectors.dmesg.findings import explain_reports, lock_cycle_causes
 
-        whys = explain_reports(kept)
+        whys = explain_reports(kept, grouper.kaslr)
         if len(kept) > 1:  # facts of lines two reports interleaved in, without caller ids: not this report's
             from detectors.dmesg.interleaved import unread_facts
 
