@@ -20,7 +20,7 @@ from detectors.dmesg.frames import after_marker, parse_frame
 from detectors.dmesg.interleaved import mixed_dumps
 from detectors.dmesg.lines import parse_line, syslog_prefixed
 from detectors.dmesg.repeat import origin
-from detectors.dmesg.taint import oops_before
+from detectors.dmesg.taint import oops_before, oopses_of
 from forensics import regexcache as rc
 from forensics.model import (
     Baseline,
@@ -458,7 +458,8 @@ def _after_oops(group: ReportGroup) -> list[tuple[KernelReport, KernelReport]]:
     if group.count < 2:
         return []
     kept = group.kept
-    pairs = [(r, oops_before(r, kept[:k])) for k, r in enumerate(kept) if k]
+    oopses = {id(r) for r in oopses_of(kept)}  # (read once: oops_before looks among the ones above each)
+    pairs = [(r, oops_before(r, [o for o in kept[:k] if id(o) in oopses])) for k, r in enumerate(kept) if k]
     return [(r, o) for r, o in pairs if o is not None]
 
 

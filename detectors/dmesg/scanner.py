@@ -493,7 +493,7 @@ class LogScanner:
             if not self.kaslr or self.kaslr[-1][1] < head.number:  # (not a line scanned again)
                 self.kaslr.append((self._boot_of(head.number), head.number, body.strip()))
             return True
-        if (" out of memory" in body or "table full" in body) and (net := build_net_drop([head])) is not None:
+        if any(words in body for words in NET_DROP_WORDS) and (net := build_net_drop([head])) is not None:
             self._claimed.add(head.number)
             self._boot(net)
             return net
