@@ -194,11 +194,12 @@ X86_64_REGIONS: tuple[tuple[int, int, str, str, bool], ...] = (
 )  # fmt: skip
 
 
-def kernel_region(value: int, kaslr_off: str | None = None) -> str | None:
+def kernel_region(value: int, kaslr_off: str | None = None, kaslr_on: str | None = None) -> str | None:
     """Which x86-64 kernel range (:data:`X86_64_REGIONS`) a value is in, or None (a hole, or not a kernel address).
 
     ``kaslr_off``: what in the log shows KASLR off (a "Kernel Offset: disabled" line, ``nokaslr``), or None: then a
-    range KASLR moves is named only as the default one the value falls in, with no claim of what lives there.
+    range KASLR moves is named only as the default one the value falls in, with no claim of what lives there;
+    ``kaslr_on``: what in the log shows it on (a "Kernel Offset: 0x..." line), said then.
     """
     for start, end, name, meaning, moves in X86_64_REGIONS:
         if start <= value < end:
@@ -207,7 +208,8 @@ def kernel_region(value: int, kaslr_off: str | None = None) -> str | None:
                 return f"in the x86-64 {name} range ({where}; KASLR does not move it): {meaning}"
             if kaslr_off is not None:
                 return f"in the x86-64 {name} range ({where}; the default layout: {kaslr_off}): {meaning}"
+            shows = f"{kaslr_on}, and the log" if kaslr_on is not None else "the log does not show KASLR off, and"
             return (f"a kernel address in the default x86-64 {name} range ({where}), which KASLR "
-                    "(CONFIG_RANDOMIZE_MEMORY) moves: which region it is in is not known here (the log does not show "
-                    "KASLR off, and does not print page_offset_base, vmalloc_base or vmemmap_base)")  # fmt: skip
+                    f"(CONFIG_RANDOMIZE_MEMORY) moves: which region it is in is not known here ({shows} does not "
+                    "print page_offset_base, vmalloc_base or vmemmap_base)")  # fmt: skip
     return None

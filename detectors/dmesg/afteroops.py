@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from typing import Final
 
 from detectors.dmesg.findings import line_evidence
-from detectors.dmesg.taint import die_line, died_before, oops_before
+from detectors.dmesg.taint import die_line, died_before, oops_before, oopses_of
 from detectors.incident.consequences import as_consequence
 from forensics.model import Consequence, Finding
 from forensics.types.dmesg import KernelReport, ReportGroup
@@ -42,7 +42,7 @@ def link_after_oops(source: str, groups: Sequence[ReportGroup], findings: Sequen
     kept = [r for g in groups for r in g.kept]
     if not any(died_before(r) for r in kept):
         return list(findings)  # (most logs: no report's lines are read again)
-    oopses = [r for r in kept if die_line(r) is not None]  # once, not for each report tainted D
+    oopses = oopses_of(kept)  # once, not for each report tainted D
     group_of = {r.start_line: i for i, g in enumerate(groups) for r in g.kept}
     out = list(findings)
     for i, group in enumerate(groups):

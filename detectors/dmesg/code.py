@@ -3,8 +3,11 @@
 x86 prints the bytes around the faulting instruction with that one's first byte in angle
 brackets (``... 48 8b 47 20 <8b> 40 08 ...``); arm64 prints words with the faulting one in
 parentheses.  The bytes after the mark always decode from the mark; the bytes before it are
-decoded from the first start offset whose instructions end exactly at the mark (the kernel's
-``scripts/decodecode`` does the same search), so no instruction is invented across the mark.
+decoded from the first start offset whose instructions end exactly at the mark, so no instruction
+is invented across the mark.  Where the bytes start is inside an instruction: other starts within
+the first 15 bytes (the longest x86 instruction) may decode to the mark too, and only the
+instructions every such decoding holds are sure; the first ones, before the decodings meet, are
+marked uncertain and never read as a fact.
 With the registers of the same oops (``RAX: ...``) the faulting memory operand's base register
 has a value, and the load that produced that register (``mov rax, [rdi + 0x20]``) names the
 object the bad value was read from.
@@ -243,9 +246,14 @@ class _Decoded:
     after it are shown only (their operands are never read, and no record of them is made unless one is).
     """
 
-    def __init__(self, data: bytes, lite: list[tuple[int, int, str, str]], fault: int, faulting: _Insn) -> None:
+    def __init__(
+        self, data: bytes, lite: list[tuple[int, int, str, str]], fault: int, faulting: _Insn, sure: int = 0
+    ) -> None:
         self._data = data
         self.lite = lite  # (address, size, mnemonic, operands) of every instruction, as capstone prints them
+        # The first instruction every decoding the bytes allow holds (_decode_x86): those before it are uncertain,
+        # never read (the load of a register, a trap's compare).
+        self.sure = sure
         self._full: list[_Insn | None] = [None] * len(lite)
         self._full[fault] = faulting
 
@@ -317,13 +325,50 @@ def _decode_x86(data: bytes, mark: int) -> tuple[_Decoded, int, str | None] | No
     rest = _BASE + mark + head.size
     lite_after = _lite(_CS_ARCH_X86, _CS_MODE_64, data[rest - _BASE :], rest)
     lite_after.insert(0, (head.address, head.size, head.mnemonic, head.op_str))
-    # The first start whose instructions end exactly at the mark, found without capstone's detail; those before
-    # the mark are decoded in full only when read (_Decoded).
-    for start in range(mark):
-        before = _lite(_CS_ARCH_X86, _CS_MODE_64, data[start:mark], _BASE + start, _BASE + mark)
-        if before:
-            return _Decoded(data, before + lite_after, len(before), head), len(before), access
-    return _Decoded(data, lite_after, 0, head), 0, access
+    # The instructions before the mark: those of the first start whose instructions end exactly at the mark, found
+    # without capstone's detail (decoded in full only when read: _Decoded), and how many of them are sure.
+    before, sure = _before_mark(data, mark)
+    return _Decoded(data, before + lite_after, len(before), head, sure), len(before), access
+
+
+#: The longest x86 instruction (bytes): the Code: bytes' first true instruction boundary is within this many bytes.
+_X86_LONGEST: Final = 15
+
+
+def _before_mark(data: bytes, mark: int) -> tuple[list[tuple[int, int, str, str]], int]:
+    """The instructions of the first start whose decoding ends exactly at the mark, and the index of the first that
+    is sure.
+
+    The bytes start inside an instruction; the next boundary, where the true stream starts, is within the first
+    :data:`_X86_LONGEST` bytes.  Each start there whose decoding ends at the mark may be it (a wrong one often
+    decodes to the mark too: its first instruction or two are made of the tails of real ones, then it meets the
+    true stream), so an instruction is sure only where every such decoding holds it.  Decodings that meet go on
+    together, so the sure ones are the last ones of each; a start on a decoding found is its tail, not decoded
+    again.  Without a start there that ends at the mark, the first later one is shown, none of it sure.
+    """
+    first: list[tuple[int, int, str, str]] = []
+    common: set[int] | None = None  # the addresses every decoding found so far holds
+    ends: dict[int, int] = {}  # address -> index in ``first`` (a start on it is that decoding's tail)
+    for start in range(min(mark, _X86_LONGEST)):
+        at = _BASE + start
+        if at in ends:
+            tail = {a for a, _, _, _ in first[ends[at] :]}
+        else:
+            got = _lite(_CS_ARCH_X86, _CS_MODE_64, data[start:mark], at, _BASE + mark)
+            if not got:
+                continue
+            tail = {a for a, _, _, _ in got}
+            if not first:
+                first = got
+                ends = {a: i for i, (a, _, _, _) in enumerate(got)}
+        common = tail if common is None else common & tail
+    if common is not None:
+        return first, len(first) - len(common)
+    for start in range(_X86_LONGEST, mark):
+        got = _lite(_CS_ARCH_X86, _CS_MODE_64, data[start:mark], _BASE + start, _BASE + mark)
+        if got:
+            return got, len(got)
+    return [], 0
 
 
 def _writes_to(insns: _Decoded, index: int, register: str) -> bool:
@@ -333,7 +378,8 @@ def _writes_to(insns: _Decoded, index: int, register: str) -> bool:
 
 
 def _last_write(insns: _Decoded, before: int, register: str) -> int | None:
-    for i in range(before - 1, -1, -1):
+    """The last sure instruction before ``before`` that writes ``register`` (an uncertain one is no fact)."""
+    for i in range(before - 1, insns.sure - 1, -1):
         if _writes_to(insns, i, register):
             return i
     return None
@@ -363,7 +409,7 @@ def _compared(insns: _Decoded, fault: int, regs: Registers) -> tuple[tuple[str, 
     """For a trap (``ud2``): the registers of the compare that decides it, when they still hold their values."""
     if insns[fault].mnemonic != "ud2":
         return ()
-    for i in range(fault - 1, max(-1, fault - 4), -1):
+    for i in range(fault - 1, max(insns.sure - 1, fault - 4), -1):
         # The mnemonic as capstone prints it without detail (its decode with detail, ~30 us, only for a compare).
         if insns.lite[i][2] not in ("cmp", "test"):
             continue
@@ -410,8 +456,9 @@ def _x86_listing(
     if decoded is None:
         return None
     insns, fault, access = decoded
+    sure = insns.sure
     shown = tuple(
-        _new_tuple(CodeInstruction, (address - (_BASE + mark), f"{mnemonic} {op_str}".strip(), n == fault))
+        _new_tuple(CodeInstruction, (address - (_BASE + mark), f"{mnemonic} {op_str}".strip(), n == fault, n < sure))
         for n, (address, size, mnemonic, op_str) in enumerate(insns.lite)
         if size
     )
@@ -463,7 +510,9 @@ def _arm_listing(
         return None
     decoded = _lite(_CS_ARCH_ARM64 if arch == "arm64" else _CS_ARCH_ARM, _CS_MODE_ARM, bytes(data), _BASE)
     shown = tuple(
-        _new_tuple(CodeInstruction, (address - (_BASE + mark), f"{mnemonic} {ops}".strip(), address == _BASE + mark))
+        _new_tuple(
+            CodeInstruction, (address - (_BASE + mark), f"{mnemonic} {ops}".strip(), address == _BASE + mark, False)
+        )
         for address, _size, mnemonic, ops in decoded
     )
     fault = next((i.text for i in shown if i.faulting), None)

@@ -12,8 +12,8 @@ import heapq
 import re
 from collections.abc import Iterator, Sequence
 
-from detectors.dmesg.extract import WALL_ONLY, guilty_frame, line_context, report_extent, signature, untimed_reason
-from detectors.dmesg.lines import LogLine, Window, wall_zone_unknown
+from detectors.dmesg.extract import guilty_frame, line_context, report_extent, signature, wall_time
+from detectors.dmesg.lines import LogLine, Window
 from detectors.dmesg.rules import CALL_TRACE, TRACE, StackSpec
 from forensics import regexcache as rc
 from forensics.model import NotAvailable, Severity
@@ -220,9 +220,7 @@ def _event(
     head = window[0]
     times = [line.timestamp for line in own if line.timestamp is not None]
     # A log stamped with dated wall-clock times only: the event's time is its first line's.
-    walled = None if times else next((line for line in own if line.wall is not None), None)
-    wall = None if walled is None else walled.wall
-    untimed = untimed_reason(head.text) if wall is None else WALL_ONLY
+    wall, zone_unknown, untimed = wall_time(head, own, bool(times))
     no = "not printed with this event"
     return KernelReport(
         title=title,
@@ -252,5 +250,5 @@ def _event(
         is_event=True,
         details=details,
         start_wall=wall,
-        wall_zone_unknown=walled is not None and wall_zone_unknown(walled.text),
+        wall_zone_unknown=zone_unknown,
     )

@@ -681,9 +681,7 @@ def build_report(
         if (end_time := line.timestamp) is not None:
             break
     # A log stamped with dated wall-clock times only: the report's time is its first line's (a printk time wins).
-    walled = None if start_time is not None else next((x for x in own if x.wall is not None), None)
-    start_wall = None if walled is None else walled.wall
-    untimed = untimed_reason(head.text) if start_wall is None else WALL_ONLY
+    start_wall, zone_unknown, untimed = wall_time(head, own, start_time is not None)
     # A stall's culprit from the lines its frame was read from: past another report's header, its CPU's.
     culprit = _culprit(rest, rule, frame, None) if rest else _culprit(own, rule, frame, kinds)
     report = KernelReport(
@@ -714,7 +712,7 @@ def build_report(
         boot_time=next((x.wall - x.timestamp for x in own if x.wall is not None and x.timestamp is not None), None),
         frame_past=_frame_past(rest, own, culprit),
         start_wall=start_wall,
-        wall_zone_unknown=walled is not None and wall_zone_unknown(walled.text),
+        wall_zone_unknown=zone_unknown,
     )
     keep_parsed(report, own)
     return report, resume
@@ -739,6 +737,17 @@ def untimed_reason(text: str) -> NotAvailable:
 
 
 WALL_ONLY: Final = NotAvailable("the log's lines carry wall-clock times only (start_wall), no time since boot")
+
+
+def wall_time(head: LogLine, own: Sequence[LogLine], timed: bool) -> tuple[float | None, bool, NotAvailable]:
+    """A report's (or an event's) time in a log stamped with dated wall-clock times only: its first line's that has
+    one (None where ``timed``, its lines have a printk time, which wins), whether that time names no zone
+    (:func:`detectors.dmesg.lines.wall_zone_unknown`), and why it has no time since boot (:data:`WALL_ONLY`, else
+    :func:`untimed_reason` of its first line ``head``)."""
+    walled = None if timed else next((x for x in own if x.wall is not None), None)
+    if walled is None:
+        return None, False, untimed_reason(head.text)
+    return walled.wall, wall_zone_unknown(walled.text), WALL_ONLY
 
 
 def _numbered_texts(own: list[LogLine]) -> tuple[tuple[int, str], ...]:

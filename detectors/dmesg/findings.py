@@ -20,7 +20,7 @@ from detectors.dmesg.frames import after_marker, parse_frame
 from detectors.dmesg.interleaved import mixed_dumps
 from detectors.dmesg.lines import parse_line, syslog_prefixed
 from detectors.dmesg.repeat import origin
-from detectors.dmesg.taint import oops_before
+from detectors.dmesg.taint import oops_before, oopses_of
 from forensics import regexcache as rc
 from forensics.model import (
     Baseline,
@@ -190,6 +190,8 @@ class ReportGrouper:
         self.last_time: float | None = None
         self.boot_times = array("d")
         self.banners: dict[int, str] = {}  # the log's boot banners, line -> release (the scanner's)
+        self.boot_clocks: list[tuple[int, float, str]] = []  # the boot's wall-clock readings (the scanner's)
+        self.kaslr: list[tuple[int, int, str]] = []  # what the log shows of KASLR, by boot (the scanner's)
         # Rate limiting's lines ("N callbacks suppressed"): the first few (line, words) and their number (the
         # scanner's): the log's counts are lower bounds.
         self.suppressed: list[tuple[int, str]] = []
@@ -456,7 +458,8 @@ def _after_oops(group: ReportGroup) -> list[tuple[KernelReport, KernelReport]]:
     if group.count < 2:
         return []
     kept = group.kept
-    pairs = [(r, oops_before(r, kept[:k])) for k, r in enumerate(kept) if k]
+    oopses = {id(r) for r in oopses_of(kept)}  # (read once: oops_before looks among the ones above each)
+    pairs = [(r, oops_before(r, [o for o in kept[:k] if id(o) in oopses])) for k, r in enumerate(kept) if k]
     return [(r, o) for r, o in pairs if o is not None]
 
 
@@ -682,33 +685,65 @@ def _finding(
 # ---------------------------------------------------------------- why: the report body read to its values
 
 
-def explain_reports(reports: Iterable[KernelReport]) -> dict[int, ReportWhy]:
+def report_boot_line(report: KernelReport) -> int:
+    """The first line of the boot ``report`` is of (:func:`report_boot`'s boot; 0: the boot the log starts in), as
+    :meth:`detectors.dmesg.scanner.LogScanner._boot_of` numbers a line's."""
+    if report.bannerless_boot is not None:
+        return report.bannerless_boot
+    return 0 if report.boot_banner is None else report.boot_banner[0]
+
+
+def kaslr_by_boot(
+    reports: Sequence[KernelReport], read: Sequence[tuple[int, int, str]] = ()
+) -> dict[int, tuple[bool, str]]:
+    """What each boot shows of KASLR (:func:`detectors.dmesg.why.kaslr_said`), by its first line: from the lines the
+    scanner read outside reports (``read``: (boot, line, text): ``nokaslr`` on the command line, a "Kernel Offset:"
+    line) and the "Kernel Offset:" lines of the reports (a panic prints it at its end).  Off where a line shows it
+    off, else on where one shows it on: read once per boot, it holds for every report of the boot (an oops above
+    the panic that printed "Kernel Offset: disabled" did not know it)."""
+    from detectors.dmesg.why import kaslr_said
+
+    seen = [*read, *((report_boot_line(r), n, t) for r in reports for n, t in r.lines if "Kernel Offset: " in t)]
+    out: dict[int, tuple[bool, str]] = {}
+    for boot, line, text in sorted(seen):
+        said = kaslr_said(line, text)
+        if said is not None and (boot not in out or (said[0] and not out[boot][0])):
+            out[boot] = said
+    return out
+
+
+def explain_reports(
+    reports: Iterable[KernelReport], kaslr: Sequence[tuple[int, int, str]] = ()
+) -> dict[int, ReportWhy]:
     """:func:`detectors.dmesg.why.explain` of each report, by its first line; repeats of one report read once.
 
     A repeat (:func:`detectors.dmesg.repeat.origin`) has the text of the report it repeats but for the
     printk times, and the reading keeps lines as offsets: it holds for every repeat with the same lines
-    above its header.
+    above its header (and of a boot that shows the same of KASLR).  ``kaslr``: what the scanner read of KASLR
+    outside the reports (:func:`kaslr_by_boot`).
     """
     reports = list(reports)
     if not reports:
         return {}
     from detectors.dmesg.why import explain
 
-    cache: dict[tuple[int, tuple[str, ...]], ReportWhy] = {}
+    boots = kaslr_by_boot(reports, kaslr)
+    cache: dict[tuple[int, tuple[str, ...], tuple[bool, str] | None], ReportWhy] = {}
     # The same, by the preamble's lines as printed (times and all): equal texts have equal bodies, and a repeat of a
     # report's bytes has its preamble's texts too (their bodies' parse, ~2 us a line, is for the first of them).
-    printed: dict[tuple[int, tuple[str, ...]], ReportWhy] = {}
+    printed: dict[tuple[int, tuple[str, ...], tuple[bool, str] | None], ReportWhy] = {}
     out: dict[int, ReportWhy] = {}
     for report in reports:
         source = id(origin(report))
-        texts = (source, tuple([text for _, text in report.preamble]))
+        boot = boots.get(report_boot_line(report)) if boots else None
+        texts = (source, tuple([text for _, text in report.preamble]), boot)
         why = printed.get(texts)
         if why is None:
             preamble = [parse_line(n, text) for n, text in report.preamble]  # (explain's, not parsed again)
-            key = (source, tuple([line.body for line in preamble]))
+            key = (source, tuple([line.body for line in preamble]), boot)
             why = cache.get(key)
             if why is None:
-                why = cache[key] = explain(report, preamble)
+                why = cache[key] = explain(report, preamble, boot)
             printed[texts] = why
         out[report.start_line] = why
     _read_hung_passes(reports, out)
@@ -857,7 +892,14 @@ def why_facts(why: ReportWhy) -> list[Fact]:
         if section.first_foreign is not None and section.kind is not _SK_CALL_TRACE:
             facts.append(_fact(f"stack {section.kind}", section.first_foreign.function))
     if why.code is not None and why.code.faulting:
-        facts.append(_fact("code", " ; ".join(("=> " if i.faulting else "") + i.text for i in why.code.instructions)))
+        facts.append(
+            _fact(
+                "code",
+                " ; ".join(
+                    ("=> " if i.faulting else "? " if i.uncertain else "") + i.text for i in why.code.instructions
+                ),
+            )
+        )
     return facts
 
 

@@ -21,7 +21,7 @@ from ahocorasick_rs import BytesAhoCorasick, Implementation, MatchKind
 
 from detectors.dmesg.events import KILLED, MEM_INFO, NET_DROP_WORDS, build_event, build_net_drop, find_event_header
 from detectors.dmesg.extract import HEADER_HINT_SEARCH, build_report, match_header
-from detectors.dmesg.lines import LogLine, Window, parse_raw
+from detectors.dmesg.lines import LogLine, Window, parse_raw, wall_zone_unknown
 from detectors.dmesg.memo import DIGITS_AS_ZERO, MAX_FULL_LINES, ReportMemo
 from detectors.dmesg.repeat import line_numbers
 from detectors.dmesg.rules import TRIGGERS, Rule
@@ -68,6 +68,15 @@ _PREAMBLE_MESSAGE: Final = rc.compile(
 _SUPPRESSED_WORDS: Final = (b"callbacks suppressed", b"messages suppressed")
 _SUPPRESSED: Final = rc.compile(r"(\S+:? \d+ (?:callbacks|messages) suppressed)")
 _SUPPRESSED_KEPT: Final = 8  # the lines kept to cite; the rest are counted
+#: The RTC's reading at boot (drivers/rtc/class.c rtc_hctosys): "rtc_cmos 00:00: setting system clock to
+#: 2026-12-07T08:00:03 UTC (1796025603)", the seconds since the epoch the kernel set its clock to, at the line's printk
+#: time: the boot's wall-clock time, read (:attr:`LogScanner.boot_clocks`).
+_CLOCK_WORDS: Final = (b"setting system clock to ",)
+_CLOCK_SET: Final = rc.compile(r"setting system clock to .{8,40} UTC \((\d{1,12})\)")
+#: Whether KASLR is on in a boot: ``nokaslr`` on its command line, the "Kernel Offset: ..." line a panic prints
+#: (arch/x86/kernel/setup.c dump_kernel_offset: "disabled", or the offset).  Read once per boot, for all its reports
+#: (:attr:`LogScanner.kaslr`; the lines inside a report are its reading's, detectors/dmesg/findings.py).
+_KASLR_WORDS: Final = (b"nokaslr", b"Kernel Offset: ")
 
 
 #: Every trigger word in one automaton: ahocorasick_rs (Rust's aho-corasick crate, whose SIMD "Teddy" prefilter
@@ -76,7 +85,8 @@ _SUPPRESSED_KEPT: Final = 8  # the lines kept to cite; the rest are counted
 #: non-overlapping matches lose no line: a word that overlaps an earlier match lies on the same line (no word
 #: holds a newline), and a line is all the scanner takes from a hit.
 _TRIGGER_SEARCH: Final = BytesAhoCorasick(
-    [*TRIGGERS, *(w.encode() for w in NET_DROP_WORDS), *_SUPPRESSED_WORDS], matchkind=MatchKind.LeftmostFirst
+    [*TRIGGERS, *(w.encode() for w in NET_DROP_WORDS), *_SUPPRESSED_WORDS, *_CLOCK_WORDS, *_KASLR_WORDS],
+    matchkind=MatchKind.LeftmostFirst,
 )
 #: What a log says before a reboot that was asked for or follows a crash already reported, and systemd's
 #: last targets (``Reached target`` is then read to the end of its line), found in one automaton pass.
@@ -152,6 +162,14 @@ class LogScanner:
         # Rate limiting's lines (_SUPPRESSED): the first few as (line, what it says), and how many there were.
         self.suppressed: list[tuple[int, str]] = []
         self.suppressed_lines = 0
+        # The boot's wall-clock time where the log gives it, as (line, epoch seconds of the boot, what was read):
+        # ``rtc`` the RTC's time the kernel set its clock to (_CLOCK_SET), ``banner`` the boot banner's dated prefix
+        # (journalctl -o short-iso, rsyslog's ISO stamps; not a time of a zone the log does not name).
+        self.boot_clocks: list[tuple[int, float, str]] = []
+        # What shows KASLR on or off, as (boot, line, text): the boot is the first line of the boot the line is in (0:
+        # the boot the log starts in), as a report's (detectors/dmesg/findings.py report_boot_line).
+        self.kaslr: list[tuple[int, int, str]] = []
+        self._banner_lines: list[int] = []  # every boot banner's line, in log order
         self._banner: str | None = None  # the release of the last banner
         # The last two banners, as (line, text, release): a report's boot is that of the last banner above its
         # first line (the one before the last when its header, found below, is past the last banner).
@@ -416,6 +434,11 @@ class LogScanner:
             if banner is not None:
                 if not self._boots or self._boots[-1][0] != number:  # not a line scanned again (more input awaited)
                     self._boots = (*self._boots[-1:], (number, head.text, banner[1]))
+                    self._banner_lines.append(number)
+                    if head.wall is not None and not wall_zone_unknown(head.text):
+                        # start_kernel prints the banner first, at 0.000000: its dated time less its printk time (a
+                        # journal line has none) is when the boot began.
+                        self.boot_clocks.append((number, head.wall - (head.timestamp or 0.0), "banner"))
                 if banner[1] != self._banner:
                     self.banners[number] = self._banner = banner[1]
             found = match_header(head.body)
@@ -460,11 +483,30 @@ class LogScanner:
                 if len(self.suppressed) < _SUPPRESSED_KEPT:
                     self.suppressed.append((head.number, said.group(1)))
             return True
-        if (" out of memory" in body or "table full" in body) and (net := build_net_drop([head])) is not None:
+        if "setting system clock to " in body:
+            clock = _CLOCK_SET.search(body)
+            if clock is not None and head.timestamp is not None:
+                if not self.boot_clocks or self.boot_clocks[-1][0] < head.number:  # (not a line scanned again)
+                    self.boot_clocks.append((head.number, int(clock.group(1)) - head.timestamp, "rtc"))
+                return True
+        if ("nokaslr" in body and "ommand line:" in body) or "Kernel Offset: " in body:
+            if not self.kaslr or self.kaslr[-1][1] < head.number:  # (not a line scanned again)
+                self.kaslr.append((self._boot_of(head.number), head.number, body.strip()))
+            return True
+        if any(words in body for words in NET_DROP_WORDS) and (net := build_net_drop([head])) is not None:
             self._claimed.add(head.number)
             self._boot(net)
             return net
         return None
+
+    def _boot_of(self, line: int) -> int:
+        """The first line of the boot ``line`` is in: its banner's, or where its printk time restarts at 0.000000
+        without one (:meth:`_boot`'s boots); 0 for the boot the log starts in."""
+        if self._pending:
+            self._number_starts(line)
+        banners, starts = self._banner_lines, self._starts
+        at, start = bisect_left(banners, line), bisect_left(starts, line)
+        return max(banners[at - 1] if at else 0, starts[start - 1] if start else 0)
 
     def _boot(self, report: KernelReport) -> None:
         """Set the banner of the report's boot (``KernelReport.boot_banner``): the last banner above its first

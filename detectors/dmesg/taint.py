@@ -80,10 +80,16 @@ def die_line(report: KernelReport) -> tuple[int, str] | None:
     return next(((n, t) for n, t in report.lines if "[#" in t and _DIE_COUNTER.search(t)), None)
 
 
-def oops_before(report: KernelReport, reports: Sequence[KernelReport]) -> KernelReport | None:
-    """The last oops (a report with a die counter) starting above ``report`` in ``reports``, when ``report`` is
-    tainted ``D``; else None."""
+def oops_before(report: KernelReport, oopses: Sequence[KernelReport]) -> KernelReport | None:
+    """The last oops starting above ``report`` in ``oopses`` (reports with a die counter: :func:`oopses_of`), when
+    ``report`` is tainted ``D``; else None.  The oopses are found once by the caller: :func:`die_line` of each
+    candidate again for each report was O(K^2) over a log's reports."""
     if not died_before(report):
         return None
-    above = [r for r in reports if r.start_line < report.start_line and die_line(r) is not None]
+    above = [r for r in oopses if r.start_line < report.start_line]
     return max(above, key=lambda r: r.start_line, default=None)
+
+
+def oopses_of(reports: Sequence[KernelReport]) -> list[KernelReport]:
+    """The reports that are oopses (:func:`die_line`), in their order."""
+    return [r for r in reports if die_line(r) is not None]

@@ -162,7 +162,8 @@ class _Reading:
     held_unread: str | None = None  # why a "#N:" entry of the locks-held list was not taken as its task's
     text: str = ""  # the bodies of ``lines`` joined by newlines (explain's)
     arch: str | None = None  # the architecture its registers name (:func:`report_arch`); None: no user/kernel claim
-    kaslr_off: str | None = None  # what in its lines shows KASLR off (:func:`kaslr_off`); None: not shown
+    kaslr_off: str | None = None  # what in its boot's lines shows KASLR off (:func:`kaslr_off`); None: not shown
+    kaslr_on: str | None = None  # what in its boot's lines shows KASLR on (a "Kernel Offset: 0x..." line), cited
     _blob: bytes | None = None
 
     def blob(self) -> bytes:
@@ -1389,6 +1390,18 @@ def kaslr_off(text: str) -> str | None:
     return "KASLR off (the log's 'Kernel Offset: disabled')" if m.group(0).startswith("K") else "KASLR off (nokaslr)"
 
 
+def kaslr_said(line: int, body: str) -> tuple[bool, str] | None:
+    """What a line of a boot shows of KASLR, with its line cited: (True, "KASLR off (...)") for "Kernel Offset:
+    disabled" or ``nokaslr`` on a command line, (False, "KASLR on (...)") for a "Kernel Offset: 0x..." line; None."""
+    if "Kernel Offset: disabled" in body:
+        return True, f"KASLR off (line {line}: the log's 'Kernel Offset: disabled')"
+    if "Kernel Offset: 0x" in body:
+        return False, f"KASLR on (line {line}: the log's 'Kernel Offset: 0x...')"
+    if "ommand line:" in body and _KASLR_OFF.search(body) is not None:
+        return True, f"KASLR off (line {line}: nokaslr on the boot's command line)"
+    return None
+
+
 def report_arch(text: str, code: CodeListing | None = None) -> str | None:
     """The architecture of a report (``x86_64``, ``arm64``, ``arm``, ``i386``), from its decoded Code: line or the
     register names it prints; None when it prints none (no user/kernel claim is made then)."""
@@ -1397,11 +1410,14 @@ def report_arch(text: str, code: CodeListing | None = None) -> str | None:
     return next((arch for arch, pattern in _ARCH_REGISTERS if pattern.search(text)), None)
 
 
-def pointer_class(value: int, arch: str | None = "x86_64", kaslr_off: str | None = None) -> str:
+def pointer_class(
+    value: int, arch: str | None = "x86_64", kaslr_off: str | None = None, kaslr_on: str | None = None
+) -> str:
     """How a pointer reads on ``arch`` (:func:`report_arch`): NULL, list poison, slab poison (freed memory), text, a
     bogus address, the default x86-64 kernel range it is in, or plausible.  Whether it is a user or a kernel
     address is said only for a known architecture (0x80b0f484 is a kernel address under 32-bit arm's 2G/2G split),
-    or for a 64-bit value in the top half.  ``kaslr_off``: what shows KASLR off (:func:`kaslr_off`), or None."""
+    or for a 64-bit value in the top half.  ``kaslr_off``: what shows KASLR off (:func:`kaslr_off`), or None;
+    ``kaslr_on``: what shows it on (:func:`kaslr_said`), or None."""
     if value == 0:
         return "NULL: never set, or cleared"
     cls = classify_value(value)
@@ -1421,7 +1437,7 @@ def pointer_class(value: int, arch: str | None = "x86_64", kaslr_off: str | None
     if cls is None and value < _LOW_VALUES_END:
         # Past NULL's page and below 4 MiB (classify_value's small counts): no arch maps the kernel that low.
         return "a small value in the user range, not a kernel address: an integer or an offset, not a pointer"
-    if cls is None and arch == "x86_64" and (region := kernel_region(value, kaslr_off)) is not None:
+    if cls is None and arch == "x86_64" and (region := kernel_region(value, kaslr_off, kaslr_on)) is not None:
         return region
     return cls.meaning if cls is not None else "a kernel address (not poison, not text)"
 
@@ -1455,7 +1471,7 @@ def _list_corruption(r: _Reading) -> None:
                 found = 0 if m.group(4) == "(null)" else log_hex(m.group(4))
                 if found is not None:
                     r.add("found", f"{found:#x}", line)
-                    r.add("found is", pointer_class(found, r.arch, r.kaslr_off), line)
+                    r.add("found is", pointer_class(found, r.arch, r.kaslr_off, r.kaslr_on), line)
                 if m.group(6):
                     r.add(m.group(5), f"0x{m.group(6)}", line)
             elif m.group(7):
@@ -1464,11 +1480,11 @@ def _list_corruption(r: _Reading) -> None:
                 found = 0 if m.group(10) == "(null)" else log_hex(m.group(10))
                 if found is not None:
                     r.add("found", f"{found:#x}", line)
-                    r.add("found is", pointer_class(found, r.arch, r.kaslr_off), line)
+                    r.add("found is", pointer_class(found, r.arch, r.kaslr_off, r.kaslr_on), line)
             else:
                 r.add("pointer", m.group(11), line)
                 r.add("found", "0x0", line)
-                r.add("found is", pointer_class(0, r.arch, r.kaslr_off), line)
+                r.add("found is", pointer_class(0, r.arch, r.kaslr_off, r.kaslr_on), line)
             return
         if (m := _LIST_DOUBLE_ADD.search(body)) is not None:
             r.add("operation", "list_add", line)
@@ -1619,7 +1635,9 @@ def _fault(r: _Reading) -> None:
                 r.add("address", m.group(1), line)
                 r.add(
                     "address is",
-                    pointer_class(a, r.arch, r.kaslr_off) if (a := log_hex(m.group(1))) is not None else None,
+                    pointer_class(a, r.arch, r.kaslr_off, r.kaslr_on)
+                    if (a := log_hex(m.group(1))) is not None
+                    else None,
                     line,
                 )
             r.add("error code", f"0x{m.group(2)}", line)
@@ -1635,7 +1653,7 @@ def _fault(r: _Reading) -> None:
             r.add("fault", "page fault", line)
             if address is not None:
                 r.add("address", f"{address:#x}", line)
-                r.add("address is", pointer_class(address, r.arch, r.kaslr_off), line)
+                r.add("address is", pointer_class(address, r.arch, r.kaslr_off, r.kaslr_on), line)
         elif "#PF:" in body and (m := _PF_ACCESS.search(body)) is not None:
             r.add("access", m.group(2), line)
             # What the kernel printed: "supervisor write access in kernel mode", "supervisor instruction fetch in
@@ -1861,12 +1879,16 @@ def _code_facts(r: _Reading) -> None:
         # A KASAN kernel's check of an address: the byte at (address >> 3) + KASAN_SHADOW_OFFSET.
         register, address = checked
         r.facts.append(_fact("KASAN checks", f"{register} << 3 = {address:#x}", at))
-        r.facts.append(_fact("checked address is", pointer_class(address, r.arch, r.kaslr_off), at))
+        r.facts.append(_fact("checked address is", pointer_class(address, r.arch, r.kaslr_off, r.kaslr_on), at))
     elif code.base and code.base_value is not None:
         # a register's value is cited by the line of the register dump that prints it, not the Code: line
         r.facts.append(_fact("base register", f"{code.base} = {code.base_value:#x}", code.register_at(code.base)))
         r.facts.append(
-            _fact("base register is", pointer_class(code.base_value, r.arch, r.kaslr_off), code.register_at(code.base))
+            _fact(
+                "base register is",
+                pointer_class(code.base_value, r.arch, r.kaslr_off, r.kaslr_on),
+                code.register_at(code.base),
+            )
         )
     if code.loaded_from:
         r.facts.append(_fact("loaded from", code.loaded_from, at))
@@ -3689,10 +3711,13 @@ def own_lines(report: KernelReport) -> Sequence[LogLine]:
     return parsed_lines(report)
 
 
-def explain(report: KernelReport, preamble: Sequence[LogLine] | None = None) -> ReportWhy:
+def explain(
+    report: KernelReport, preamble: Sequence[LogLine] | None = None, kaslr: tuple[bool, str] | None = None
+) -> ReportWhy:
     """Read a report's lines (and the lines just above its header) into facts, stacks and a cause.
 
-    ``preamble``: the lines above the header (``report.preamble``) parsed, where the caller has them.
+    ``preamble``: the lines above the header (``report.preamble``) parsed, where the caller has them; ``kaslr``: what
+    the report's boot shows of KASLR (:func:`kaslr_said`, read once per boot: detectors/dmesg/findings.py).
     """
     first = report.start_line
     if preamble is None:
@@ -3734,7 +3759,11 @@ def explain(report: KernelReport, preamble: Sequence[LogLine] | None = None) -> 
         # (A blocked task's report prints no registers of its own: its Code: lines are other CPUs' NMI backtraces'.)
         r.code = listing(own, first)
     r.arch = report_arch(text, r.code)
-    r.kaslr_off = kaslr_off(text)
+    if kaslr is not None and kaslr[0]:
+        r.kaslr_off = kaslr[1]
+    else:
+        r.kaslr_off = kaslr_off(text)
+        r.kaslr_on = None if kaslr is None or r.kaslr_off is not None else kaslr[1]
     noted = len(r.facts)
     for extractor in EXTRACTORS:
         if extractor.applies(report, text):

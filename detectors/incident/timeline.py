@@ -18,6 +18,8 @@ of its own, never a step of the crashed boot's story.
 
 from __future__ import annotations
 
+import itertools
+
 from forensics.model import (
     BootTime,
     Clock,
@@ -37,6 +39,7 @@ from forensics.types.incident import (
     TRACE_LANE,
     UPTIME_LANE,
     WALL_LANE,
+    ClockJump,
     Lane,
     LaneKey,
     TimelineEvent,
@@ -149,8 +152,10 @@ def _lane_of(
     on_wall: bool,
     crashed: bool = True,
     profiles: frozenset[str] = frozenset(),
+    local: bool = False,
 ) -> Lane:
-    """``profiles``: the sources of profile findings (perf's samples, on perf's clock: a lane as a trace's)."""
+    """``profiles``: the sources of profile findings (perf's samples, on perf's clock: a lane as a trace's);
+    ``local``: the lane's times are wall-clock times of a zone the log does not name (``dmesg -T``)."""
     source = key.source
     if key.clock == TRACE_LANE and source in profiles:
         label = f"profile {source}: perf's clock (seconds since boot of the recorded kernel)"
@@ -159,7 +164,14 @@ def _lane_of(
         label = f"trace {source}: its own clock (seconds since boot of the traced kernel)"
         return Lane(key, f"Trace {source}", label, False, elsewhere.get(source))
     if key.clock == INPUT_LANE:
-        clock = "wall clock (UTC)" if on_wall else "seconds since boot of its kernel"
+        # (dmesg -T's local times were labelled "seconds since boot of its kernel")
+        clock = (
+            "wall clock (UTC)"
+            if on_wall
+            else "local wall-clock time of a zone the log does not name, as printed"
+            if local
+            else "seconds since boot of its kernel"
+        )
         against = "the crashed boot's" if crashed else "those of the boot this report tells"
         label = f"{source}: its own times ({clock}), not ordered against {against}"
         return Lane(key, f"Input {source}", label, on_wall, elsewhere.get(source))
@@ -182,7 +194,8 @@ def timeline_lanes(events: tuple[TimelineEvent, ...], findings: tuple[Finding, .
     keys = dict.fromkeys(e.lane for e in events)
     profiles = frozenset(ev.source for f in findings if f.kind is FindingKind.PROFILE for ev in f.evidence)
     return tuple(_lane_of(k, boot, elsewhere, any(e.wall is not None for e in events if e.lane == k), crashed,
-                          profiles) for k in keys)  # fmt: skip
+                          profiles, any(e.when.zone_unknown for e in events if e.lane == k))
+                 for k in keys)  # fmt: skip
 
 
 def _lane_rank(key: LaneKey) -> tuple[int, str]:
@@ -191,9 +204,55 @@ def _lane_rank(key: LaneKey) -> tuple[int, str]:
     return (order.get(key.clock, 3), str(key))
 
 
-def _event(finding: Finding, boot: BootTime | NotAvailable, elsewhere: dict[str, str]) -> TimelineEvent | None:
-    """The finding as one interval on the lane of its first timestamped evidence that can be converted."""
-    by_lane: dict[LaneKey, list[tuple[float, Timestamp, Evidence]]] = {}
+#: A printk time lower than the one of the line before it by more than this is a jump of the log's clock, not two
+#: CPUs' lines stored a few milliseconds out of order (detectors/dmesg/findings.py TIME_STEP_SECONDS, the same rule).
+JUMP_SECONDS = 1.0
+
+
+def clock_jumps(findings: tuple[Finding, ...]) -> dict[str, tuple[ClockJump, ...]]:
+    """Where, in each source's line order, the printk times its findings cite go back (:class:`ClockJump`).
+
+    A log holding a second boot (its banner, or a time back at 0 without it), a kexec or a clock reset counts from
+    another zero after the jump: [12.5] after [3600.0] is not earlier.  Read from the cited lines themselves, so a
+    log read by any input (``--dmesg``, a findings file) and a dump's own log say it alike.
+    """
+    points: dict[str, list[tuple[int, float]]] = {}
+    for f in findings:
+        for ev in f.evidence:
+            ts = ev.timestamp
+            if ts is None or ts.clock is not Clock.MONOTONIC or ev.locator.kind is not LocatorKind.LINE:
+                continue
+            points.setdefault(ev.source, []).append((ev.locator.start, ts.seconds))
+    out = {}
+    for source, cited in points.items():
+        cited.sort()
+        jumps = tuple(
+            ClockJump(source, before, after, was, now)
+            for (before, was), (after, now) in itertools.pairwise(cited)
+            if now < was - JUMP_SECONDS
+        )
+        if jumps:
+            out[source] = jumps
+    return out
+
+
+def _segment(ev: Evidence, jumps: dict[str, tuple[ClockJump, ...]]) -> ClockJump | None:
+    """The jump the segment of ``ev``'s source it stands in starts at (None: the source's first segment)."""
+    if ev.locator.kind is not LocatorKind.LINE:
+        return None
+    return next((j for j in reversed(jumps.get(ev.source, ())) if ev.locator.start >= j.after), None)
+
+
+def _event(
+    finding: Finding,
+    boot: BootTime | NotAvailable,
+    elsewhere: dict[str, str],
+    jumps: dict[str, tuple[ClockJump, ...]] | None = None,
+) -> TimelineEvent | None:
+    """The finding as one interval on the lane of its first timestamped evidence that can be converted, in the clock
+    segment of its first evidence (``jumps``: :func:`clock_jumps`)."""
+    by_lane: dict[LaneKey, list[tuple[int, float, Timestamp, Evidence, ClockJump | None]]] = {}
+    jumps = jumps or {}
     evidence = finding.evidence
     if finding.kind is FindingKind.CONTRADICTION and any(e.source in elsewhere for e in evidence):
         # An input set apart is no event of the crash: its contradiction sits in that input's lane, at the input's
@@ -204,44 +263,55 @@ def _event(finding: Finding, boot: BootTime | NotAvailable, elsewhere: dict[str,
         if ts is None:
             continue
         key = _lane_key(ev, ts, boot, elsewhere)
-        # One axis: wall seconds on the boot lane, the source's own seconds elsewhere.
-        at = boot.to_wall(ts) if key.clock == BOOT_LANE and isinstance(boot, BootTime) else ts.seconds
-        by_lane.setdefault(key, []).append((at, ts, ev))
+        jump = _segment(ev, jumps)
+        segment = 0 if jump is None else jumps[jump.source].index(jump) + 1
+        # One axis: wall seconds on the boot lane, the source's own seconds elsewhere.  A time since boot after a
+        # jump of its log's printk clock is not converted with the boot time: which boot (or clock) that time is
+        # of is not known (it is shown as printed, since its clock's zero).
+        on_boot = key.clock == BOOT_LANE and isinstance(boot, BootTime)
+        at = boot.to_wall(ts) if on_boot and isinstance(boot, BootTime) and not segment else ts.seconds
+        by_lane.setdefault(key, []).append((segment, at, ts, ev, jump))
     if not by_lane:
         return None
     # A finding merged from a log and a trace sits where the other findings of the boot are.
     key = min(by_lane, key=_lane_rank)
-    points = by_lane[key]
-    first = min(points, key=lambda p: p[0])
+    first = min(by_lane[key], key=lambda p: (p[0], p[1]))
+    # Its interval is of one clock: a repeat after a jump of the printk time (a group's "last of N" in the next
+    # boot) is no end of it (a duration across a jump is no fact).
+    points = [p for p in by_lane[key] if p[0] == first[0]]
     # A kernel report's lines are printed in milliseconds whatever it reports (3.3 ms for a soft lockup "stuck for
     # 8s"): their times are no duration; the headers of a report's repeats (a group's "last of N") and a trace's or
     # a series' evidence merged into it are.  The duration the report states is said instead (``stated``).
-    spans = [p for p in points if finding.detector not in PRINTED_DETECTORS or _spans_time(p[2])] or [first]
-    last = max(spans, key=lambda p: p[0])
-    converted = key.clock in (BOOT_LANE, WALL_LANE) or (
-        key.clock == INPUT_LANE and first[1].clock is Clock.WALL and not first[1].zone_unknown
+    spans = [p for p in points if finding.detector not in PRINTED_DETECTORS or _spans_time(p[3])] or [first]
+    last = max(spans, key=lambda p: p[1])
+    converted = (
+        (key.clock == BOOT_LANE and not first[0])
+        or key.clock == WALL_LANE
+        or (key.clock == INPUT_LANE and first[2].clock is Clock.WALL and not first[2].zone_unknown)
     )  # (a local time of a zone not known is no UTC time: shown as printed, Timestamp.__str__)
     unc = 0.0
-    if key.clock == BOOT_LANE and isinstance(boot, BootTime):
-        unc = boot.uncertainty if any(ts.clock is Clock.MONOTONIC for _, ts, _ in points) else 0.0
+    if converted and key.clock == BOOT_LANE and isinstance(boot, BootTime):
+        unc = boot.uncertainty if any(p[2].clock is Clock.MONOTONIC for p in points) else 0.0
     # Two views of one moment (a dump's and a log's stamps of the same panic differ by a microsecond) are
     # an instant, not an interval "for 0.001 ms".
-    instant = last[0] - first[0] < INSTANT_SECONDS
+    instant = last[1] - first[1] < INSTANT_SECONDS
     return TimelineEvent(
-        when=first[1],
-        wall=first[0] if converted else None,
+        when=first[2],
+        wall=first[1] if converted else None,
         uncertainty=unc,
         finding_id=finding.id,
         title=finding.title,
-        cite=first[2].cite(),
-        excerpt=first[2].excerpt.split("\n", 1)[0],
-        end=None if instant else last[1],
-        wall_end=None if instant or not converted else last[0],
+        cite=first[3].cite(),
+        excerpt=first[3].excerpt.split("\n", 1)[0],
+        end=None if instant else last[2],
+        wall_end=None if instant or not converted else last[1],
         lane=key,
         severity=finding.severity,
-        end_cite=None if instant else last[2].cite(),
+        end_cite=None if instant else last[3].cite(),
         kind=finding.kind,
         stated=_stated_duration(finding),
+        segment=first[0],
+        jump=first[4],
     )
 
 
@@ -287,9 +357,16 @@ def build_timeline(findings: tuple[Finding, ...], boot: BootTime | NotAvailable)
     analysis examined (:data:`NOT_EVENTS`) is not an event.
     """
     elsewhere = elsewhere_inputs(findings)
-    events = [e for f in findings if f.kind not in NOT_EVENTS and (e := _event(f, boot, elsewhere)) is not None]
-    return tuple(sorted(events, key=lambda e: (_lane_rank(e.lane), e.when.seconds if e.wall is None else e.wall,
-                                               e.title)))  # fmt: skip
+    jumps = clock_jumps(findings)
+    events = [e for f in findings if f.kind not in NOT_EVENTS and (e := _event(f, boot, elsewhere, jumps)) is not None]
+    # By clock segment, then time: a log whose printk time goes back (a second boot) has its rows after the jump
+    # after those before it, not interleaved as if on one clock (:func:`clock_jumps`).
+    return tuple(sorted(events, key=lambda e: (_lane_rank(e.lane), e.segment, _at(e), e.title)))
+
+
+def _at(e: TimelineEvent) -> float:
+    """An event's time on its lane's axis: the wall clock when converted, else its source's own seconds."""
+    return e.when.seconds if e.wall is None else e.wall
 
 
 def _brief_time(e: TimelineEvent, with_date: bool) -> str:
@@ -327,7 +404,7 @@ def story_steps(events: list[TimelineEvent]) -> list[TimelineEvent]:
     incident's first steps while its high leak was not a step at all.
     """
     steps = [e for e in events if e.severity >= STEP_SEVERITY] or events
-    return sorted(steps, key=lambda e: (e.when.seconds if e.wall is None else e.wall, -e.severity.rank, e.title))
+    return sorted(steps, key=lambda e: (e.segment, _at(e), -e.severity.rank, e.title))
 
 
 def verdict(
@@ -379,6 +456,8 @@ def narrative_sentences(
     steps = story_steps(told)
     for i, e in enumerate(steps[:limit]):
         lead = "First" if i == 0 else "Then"
+        if i and e.jump is not None and e.jump != steps[i - 1].jump:  # (on another clock: no order by time)
+            lead += f", {e.jump.brief()}, on a new clock"
         out.append(_sentence(f"{lead} ({_brief_time(e, with_date=i == 0)}): {e.title}"))
     if len(told) > min(limit, len(steps)):
         out.append(f"The timeline lists {len(told) - min(limit, len(steps))} more finding(s) on this clock.")

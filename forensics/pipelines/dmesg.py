@@ -9,7 +9,9 @@ from typing import TYPE_CHECKING
 
 from forensics import __version__
 from forensics.model import BootTime, Clock, Examined, Incident, NotAvailable, SourceRecord, Timestamp, TimeWindow
+from forensics.quoting import shown_path
 from forensics.types.dmesg_result import DmesgResult, SourceResult
+from forensics.units import iso_utc
 
 if TYPE_CHECKING:
     from collectors.inputs import TrackedInput
@@ -52,6 +54,8 @@ def scan_chunks(chunks: Iterable[bytes]) -> tuple[ReportGrouper, int]:
             grouper.add(report)
         _age_survivors()
     grouper.banners.update(scanner.banners)
+    grouper.boot_clocks = scanner.boot_clocks
+    grouper.kaslr = scanner.kaslr
     grouper.suppressed, grouper.suppressed_lines = scanner.suppressed, scanner.suppressed_lines
     return grouper, scanner.lines_seen
 
@@ -148,7 +152,7 @@ def source_result(
     if explain and kept:  # (a log without a report, most healthy logs: no reading, nor its import, ~4 ms)
         from detectors.dmesg.findings import explain_reports, lock_cycle_causes
 
-        whys = explain_reports(kept)
+        whys = explain_reports(kept, grouper.kaslr)
         if len(kept) > 1:  # facts of lines two reports interleaved in, without caller ids: not this report's
             from detectors.dmesg.interleaved import unread_facts
 
@@ -173,6 +177,7 @@ def source_result(
         tuple(grouper.time_steps),
         tuple(grouper.suppressed),
         grouper.suppressed_lines,
+        tuple(grouper.boot_clocks),
     )
 
 
@@ -388,7 +393,9 @@ def build_incident(
         sources=tuple(r.record for r in results),
         findings=tuple(findings),
         tool_version=__version__,
-        boot_time=_boot_time([t for r in results for t in r.boot_times]),
+        boot_time=_boot_time(
+            [t for r in results for t in r.boot_times], [(r.name, *c) for r in results for c in r.boot_clocks]
+        ),
         examined=tuple(
             Examined(
                 f"kernel log {r.name}: {r.lines:,} lines, {len(r.reports)} report(s) and {len(r.events)} event(s) kept",
@@ -432,13 +439,31 @@ def dmesg_hypotheses(incident: Incident) -> tuple[Hypothesis, ...]:
     return rank_hypotheses(incident.findings)
 
 
-def _boot_time(times: list[float]) -> BootTime | NotAvailable:
-    """When the kernel booted, from log lines that carry both a dated wall time and a printk time."""
-    estimates = sorted(times)
+#: What a boot clock reading of a log (LogScanner.boot_clocks) read, for the boot time's basis.
+_CLOCK_READ = {
+    "rtc": "the RTC's time the kernel set its clock to, less that line's printk time",
+    "banner": "the boot banner's dated time, less its printk time",
+}
+
+
+def _boot_time(times: list[float], clocks: list[tuple[str, int, float, str]] | None = None) -> BootTime | NotAvailable:
+    """When the kernel booted: from the boot's own wall-clock readings (``clocks``: (log, line, boot, what), the RTC's
+    time the kernel set its clock to, a boot banner's dated prefix) and from report lines that carry both a dated
+    wall time and a printk time (``times``), when they agree within a minute; else unknown, with why."""
+    clocks = clocks or []
+    estimates = sorted([*times, *(boot for _, _, boot, _ in clocks)])
     if not estimates:
-        return NotAvailable("no log line carries both a dated wall-clock time and a printk time")
+        return NotAvailable(
+            "no log line carries both a dated wall-clock time and a printk time, nor the RTC's time the kernel set "
+            "its clock to at boot"
+        )
     if estimates[-1] - estimates[0] > 60:
+        if len({round(boot) for _, _, boot, _ in clocks}) > 1:
+            said = "; ".join(f"{log} line {line}: {iso_utc(boot)}" for log, line, boot, _ in clocks[:3])
+            return NotAvailable(f"the log's boots began at different times ({said}): which boot is not told")
         return NotAvailable("the logs' wall and printk times disagree by more than a minute (several boots?)")
-    # Syslog times have whole seconds at best, and printk time drifts from the wall clock.
+    # Syslog times have whole seconds at best, the RTC's too, and printk time drifts from the wall clock.
     spread = estimates[-1] - estimates[0]
-    return BootTime(estimates[len(estimates) // 2], 1.0 + spread, "kernel log: wall time minus the printk time")
+    read = [f"{shown_path(log)} line {line}: {_CLOCK_READ[what]}" for log, line, _, what in clocks[:2]]
+    basis = "; ".join([*read, *(["kernel log: wall time minus the printk time"] if times else [])])
+    return BootTime(estimates[len(estimates) // 2], 1.0 + spread, basis)

@@ -478,7 +478,11 @@ def _why_parts(group: ReportGroup, why: ReportWhy) -> _WhyParts:
     ]
     code = []
     if why.code is not None:
-        code = [f"{'=>' if i.faulting else '  '} {i.offset:+4d}: {i.text}" for i in why.code.instructions]
+        code = [f"{'=>' if i.faulting else ' ?' if i.uncertain else '  '} {i.offset:+4d}: {i.text}"
+                for i in why.code.instructions]  # fmt: skip
+        if any(i.uncertain for i in why.code.instructions):
+            code.append(" ?: uncertain: the Code: bytes start inside an instruction, and another start decodes them "
+                        "otherwise")  # fmt: skip
     return _WhyParts(cause, rows, stacks, code)
 
 

@@ -364,7 +364,10 @@ def why_to_dict(report: KernelReport, why: ReportWhy, cause: Cause | None = None
         else {
             "arch": code.arch,
             "line": first + code.at,
-            "instructions": [{"offset": i.offset, "text": i.text, "faulting": i.faulting} for i in code.instructions],
+            "instructions": [
+                {"offset": i.offset, "text": i.text, "faulting": i.faulting, "uncertain": i.uncertain}
+                for i in code.instructions
+            ],
             "faulting": code.faulting,
             "memory_operand": code.memory,
             "access": code.access,

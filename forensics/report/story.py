@@ -16,7 +16,7 @@ from forensics.report.html import APART_HEADING, APART_NOTE, next_step_html
 from forensics.report.markdown import findings_markdown, inputs_markdown, md_escape, next_step_md
 from forensics.serialize import finding_to_dict, incident_to_dict
 from forensics.types.dmesg_result import DmesgResult
-from forensics.types.incident import Lane, TimelineEvent
+from forensics.types.incident import Lane, TimelineEvent, jump_before
 from forensics.types.profile_result import ProfileResult
 from forensics.types.results import (
     DumpLogResult,
@@ -152,12 +152,14 @@ def _timeline_markdown(story: IncidentStory) -> list[str]:
     for lane in story.lanes:
         out += [f"### {md_escape(lane.title)}", "", _lane_note(lane, _told_boot(story)), ""]
         out += ["| start | end | duration | what | first evidence |", "|---|---|---|---|---|"]
-        out += [
-            f"| {md_escape(e.start_in_lane())} | {md_escape(e.end_in_lane())} | {e.duration_text()} | "
-            f"{md_escape(e.title)} | `{md_escape(e.cite)}` |"
-            for e in story.timeline
-            if e.lane == lane.key
-        ]
+        rows = [e for e in story.timeline if e.lane == lane.key]
+        for i, e in enumerate(rows):
+            if (jump := jump_before(rows, i)) is not None:  # where the clock jumps: the rows below are on another
+                out.append(f"| | | | **clock jump:** {md_escape(jump.text())} | |")
+            out.append(
+                f"| {md_escape(e.start_in_lane())} | {md_escape(e.end_in_lane())} | {e.duration_text()} | "
+                f"{md_escape(e.title)} | `{md_escape(e.cite)}` |"
+            )
         out.append("")
     return out
 
@@ -235,12 +237,14 @@ def _timeline_html(story: IncidentStory) -> str:
             if lane.contradiction
             else ""
         )
+        evs = [ev for ev in story.timeline if ev.lane == lane.key]
         rows = "".join(
-            f"<tr><td>{e(ev.start_in_lane())}</td><td>{e(ev.end_in_lane())}</td><td>{e(ev.duration_text())}</td>"
+            (f'<tr class="jump"><td colspan="5"><b>Clock jump:</b> {e(jump.text())}</td></tr>'
+             if (jump := jump_before(evs, i)) is not None else "")
+            + f"<tr><td>{e(ev.start_in_lane())}</td><td>{e(ev.end_in_lane())}</td><td>{e(ev.duration_text())}</td>"
             f"<td>{e(ev.title)}</td><td>{_evidence_html(ev)}</td></tr>"
-            for ev in story.timeline
-            if ev.lane == lane.key
-        )
+            for i, ev in enumerate(evs)
+        )  # fmt: skip
         out.append(
             f'<h3>{e(lane.title)}</h3><p class="muted">Clock: {e(lane.label)}.{warn}</p>'
             f'<table class="timeline"><tr><th>start</th><th>end</th><th>duration</th><th>what</th>'
@@ -333,7 +337,7 @@ def story_to_dict(story: IncidentStory, base: Path | None = None) -> dict[str, A
             {"when": e.when_text(), "wall": e.wall, "uncertainty": e.uncertainty, "since_boot":
              e.when.seconds if e.when.clock.value == "monotonic" else None, "end": e.end_text() or None,
              "wall_end": e.wall_end, "duration": e.duration, "stated": e.stated or None, "lane": str(e.lane),
-             "finding": e.finding_id,
+             "segment": e.segment, "jump": None if e.jump is None else e.jump.text(), "finding": e.finding_id,
              "title": e.title, "cite": e.cite, "end_cite": e.end_cite, "excerpt": e.excerpt}
             for e in story.timeline
         ],

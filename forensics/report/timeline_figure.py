@@ -8,6 +8,8 @@ matplotlib is imported inside the function: the CLI does not pay for it.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from forensics.model import Severity
 from forensics.types.incident import TRACE_LANE, Lane, TimelineEvent
 from forensics.units import iso_utc
@@ -77,6 +79,19 @@ def left_out(events: tuple[TimelineEvent, ...], lanes: tuple[Lane, ...]) -> int:
     return sum(lane_rows(events, lane)[1] for lane in lanes)
 
 
+def _segments(lane: Lane, evs: list[TimelineEvent], omitted: int) -> list[tuple[Lane, list[TimelineEvent], int]]:
+    """A lane's panels: one per clock segment (a log's printk time that goes back, a second boot: its times are on
+    another clock, not one axis), the later titled with where the jump is; the left-out count on the first."""
+    segments = list(dict.fromkeys(e.segment for e in evs))
+    out = []
+    for n, segment in enumerate(segments):
+        part = [e for e in evs if e.segment == segment]
+        jump = part[0].jump
+        title = lane.title if jump is None else f"{lane.title}, {jump.brief()}"
+        out.append((replace(lane, title=title), part, omitted if n == 0 else 0))
+    return out
+
+
 def timeline_png(events: tuple[TimelineEvent, ...], lanes: tuple[Lane, ...]) -> bytes:
     """The figure as PNG bytes: a panel per lane, a bar per finding (a diamond for an instant)."""
     from forensics.report.mpl import png_bytes, pyplot
@@ -84,7 +99,7 @@ def timeline_png(events: tuple[TimelineEvent, ...], lanes: tuple[Lane, ...]) -> 
     plt = pyplot()
 
     rows = [(lane, *lane_rows(events, lane)) for lane in lanes]
-    groups = [(lane, evs, omitted) for lane, evs, omitted in rows if evs]
+    groups = [panel for lane, evs, omitted in rows if evs for panel in _segments(lane, evs, omitted)]
     heights = [max(len(evs), 2) for _, evs, _ in groups]
     fig, axes = plt.subplots(
         len(groups), 1, figsize=(11, 0.9 + 0.32 * sum(heights) + 0.9 * len(groups)), dpi=90, squeeze=False,

@@ -336,11 +336,16 @@ class StackSection(NamedTuple):
 
 
 class CodeInstruction(NamedTuple):
-    """One decoded instruction: its offset from the faulting instruction, its text, and whether it faulted."""
+    """One decoded instruction: its offset from the faulting instruction, its text, and whether it faulted.
+
+    ``uncertain``: an instruction before the faulting one that another start of the decoding the bytes allow does not
+    hold (the bytes of a ``Code:`` line start inside an instruction): shown marked, never read as a fact
+    (detectors/dmesg/code.py)."""
 
     offset: int
     text: str
     faulting: bool
+    uncertain: bool = False
 
 
 class CodeListing(NamedTuple):

@@ -56,6 +56,9 @@ class SourceResult:
     # Rate limiting's lines ("N callbacks suppressed"): the first few as (line, words), and how many there were.
     suppressed: tuple[tuple[int, str], ...] = ()
     suppressed_lines: int = 0
+    # The boot's wall-clock time where the log gives it: (line, epoch seconds of the boot, what was read: "rtc",
+    # "banner"), in log order (detectors/dmesg/scanner.py LogScanner.boot_clocks).
+    boot_clocks: tuple[tuple[int, float, str], ...] = ()
 
     def release_at(self, line: int) -> str | None:
         """The release of the last boot banner at or before ``line`` (None when no banner precedes it)."""

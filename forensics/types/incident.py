@@ -6,9 +6,11 @@ Made by detectors/incident/ (timeline.py, correlate.py, hypotheses.py), carried 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from forensics.model import Clock, FindingKind, Severity, Timestamp
+from forensics.quoting import shown_path
 from forensics.units import iso_utc
 
 BOOT_LANE = "boot"  # wall times and times since boot, on one axis when the boot time is known
@@ -45,6 +47,31 @@ class Lane:
 
 
 @dataclass(frozen=True)
+class ClockJump:
+    """Where the printk time of a source goes back, in log order: from ``was`` at line ``before`` to ``now`` at line
+    ``after`` (a new boot, with or without its banner, a kexec, a log wrapped or merged from several).  The times
+    either side are on two clocks: neither an order nor a duration across it is a fact."""
+
+    source: str
+    before: int
+    after: int
+    was: float
+    now: float
+
+    def text(self) -> str:
+        """For a timeline's row: where, and what it means for the rows after it."""
+        return (
+            f"the printk time of {shown_path(self.source)} goes back between lines {self.before} and {self.after}, "
+            f"from [{self.was:.6f}] to [{self.now:.6f}]: a new boot, a kexec or a merged log; the rows from here are "
+            "on that new clock, not ordered by time against those above"
+        )
+
+    def brief(self) -> str:
+        """For a sentence: "after the printk time went back at line 11 of kern.log"."""
+        return f"after the printk time went back at line {self.after} of {shown_path(self.source)}"
+
+
+@dataclass(frozen=True)
 class TimelineEvent:
     """One finding on the timeline: from its first to its last timestamped evidence, on one lane's clock."""
 
@@ -64,6 +91,11 @@ class TimelineEvent:
     # How long the report itself says it had lasted when it was printed ("stuck for 8 s when reported"): a kernel
     # report's lines are printed in milliseconds whatever the stall, so their times are no duration.
     stated: str = ""
+    # The clock segment of its source the event is in: 0, or how many times that source's printk time went back
+    # before it (a new boot, a kexec, a merged log: detectors/incident/timeline.py clock_jumps).  A lane is ordered by
+    # (segment, time): times of two segments are on two clocks.  ``jump``: the jump its segment starts at.
+    segment: int = 0
+    jump: ClockJump | None = None
 
     @property
     def duration(self) -> float:
@@ -97,6 +129,13 @@ class TimelineEvent:
         if self.end is None:
             return self.stated or "instant"
         return _seconds_text(self.duration) + (f" ({self.stated})" if self.stated else "")
+
+
+def jump_before(events: Sequence[TimelineEvent], i: int) -> ClockJump | None:
+    """The clock jump a lane's table says before its row ``i`` (``events``: the lane's rows in order): the jump of
+    the row's segment, on the first row of that segment."""
+    jump = events[i].jump
+    return jump if jump is not None and (i == 0 or events[i - 1].jump != jump) else None
 
 
 def _point_text(ts: Timestamp, wall: float | None, uncertainty: float, *, in_lane: bool = False) -> str:

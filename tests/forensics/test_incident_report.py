@@ -343,7 +343,11 @@ def test_two_logs_of_two_kernels_are_two_stories_without_a_dump(tmp_path: Path, 
     assert said in [c["statement"] for c in doc["correlations"] if c["contradiction"]]
     assert doc["incident"]["kernel_release"] == "6.1.192"
     story = doc["narrative"].split(f"The input {other}")[0]
-    assert story.startswith("First (2.359 s since boot): BUG: unable to handle kernel NULL"), doc["narrative"]
+    # (at its wall time: the log's RTC line, "setting system clock to 2026-12-02T20:15:32 UTC" at [0.669291], dates
+    # its boot)
+    assert story.startswith("First (2026-12-02 20:15:33 UTC ±1.0 s): BUG: unable to handle kernel NULL"), doc[
+        "narrative"
+    ]
     assert "OOM" not in story and "Out of memory" not in story, story
     assert f"The input {other} cannot come from the crashed boot: it names kernel 6.12.118" in doc["narrative"]
     assert {e["lane"] for e in doc["timeline"] if "kf_memhog" in e["title"]} == {f"input {other}"}

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from detectors.dmesg.why import pointer_class
+from forensics.pipelines.dmesg import triage_file
 from tests.detectors.dmesg.why_logs import only_report_why
 
 X86_FAULT = """\
@@ -103,3 +104,45 @@ def test_no_user_or_kernel_claim_without_an_architecture() -> None:
     # What a value is on any arch is still said: NULL plus an offset, a poison.
     assert pointer_class(0x30, None).startswith("NULL plus an offset")
     assert pointer_class(0xDEAD000000000122, None).startswith("LIST_POISON2")
+
+
+BOOT = """\
+[    0.000000] Linux version 6.1.0 (builder@host) (gcc 12) #1 SMP PREEMPT_DYNAMIC
+[    0.000000] Command line: BOOT_IMAGE=/vmlinuz root=/dev/vda {kaslr}console=ttyS0
+"""
+VMALLOC = "ffffc90000a3f000"
+
+
+def _addresses(tmp_path: Path, text: str) -> list[str]:
+    path = tmp_path / "console.log"
+    path.write_text(text)
+    result = triage_file(str(path))
+    return [str(result.whys[r.start_line].fact("address is")) for r in result.reports]
+
+
+def test_kaslr_read_once_per_boot_holds_for_each_of_its_reports(tmp_path: Path) -> None:
+    """KASLR evidence was read from each report's own lines: ``nokaslr`` on the boot's command line (line 2) was
+    never seen, and an oops above the panic that printed "Kernel Offset: disabled" did not know it.  Now it is read
+    once per boot, cited, and holds for all the boot's reports; not for the next boot's."""
+    oops = X86_FAULT.format(address=VMALLOC)
+    said = _addresses(tmp_path, BOOT.format(kaslr="nokaslr ") + oops)
+    assert said == [
+        "in the x86-64 vmalloc/ioremap range (0xffffc90000000000-0xffffe8ffffffffff, Documentation/arch/x86/x86_64/"
+        "mm.rst; the default layout: KASLR off (line 2: nokaslr on the boot's command line)): vmalloc/ioremap space "
+        "(vmalloc_base): vmalloc()'d, vmap()'d or ioremap()'d memory, task stacks, per-CPU chunks"
+    ]
+    # Two boots: the first's panic prints "Kernel Offset: disabled" after a second oops; the next boot shows nothing.
+    first = BOOT.format(kaslr="") + oops + oops.replace("[  900.", "[  901.") + KASLR_OFF.replace("[  900.", "[  902.")
+    said = _addresses(tmp_path, first + BOOT.format(kaslr="") + oops)
+    n = first.count("\n") - len(KASLR_OFF.splitlines()) + 1  # the "Kernel Offset: disabled" line
+    assert [f"KASLR off (line {n}: the log's 'Kernel Offset: disabled')" in x for x in said] == [True, True, False]
+    assert "which KASLR (CONFIG_RANDOMIZE_MEMORY) moves: which region it is in is not known here" in said[2]
+
+
+def test_kaslr_on_is_cited_where_the_log_shows_it(tmp_path: Path) -> None:
+    text = BOOT.format(kaslr="") + X86_FAULT.format(address=VMALLOC) + KASLR_ON
+    (said,) = _addresses(tmp_path, text)
+    line = text.count("\n")
+    assert (
+        f"not known here (KASLR on (line {line}: the log's 'Kernel Offset: 0x...'), and the log does not print" in said
+    )

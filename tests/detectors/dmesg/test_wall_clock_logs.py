@@ -215,6 +215,8 @@ def test_report_places_the_crash_of_a_wall_clock_log_on_the_timeline(tmp_path: P
     assert f"First ({local}): general protection fault in kf_conn_send." in md, md[:1500]
     assert f"| {local} |  | instant | general protection fault in kf_conn_send |" in md
     assert "+00:00" not in md and "15:15:22 UTC" not in md
+    # Its lane's clock is that local time (it was "its own times (seconds since boot of its kernel)").
+    assert f"{path}: its own times (local wall-clock time of a zone the log does not name, as printed)" in md
 
 
 def test_journalctl_short_full_lines_are_taken_apart(tmp_path: Path, lines: list[str]) -> None:

@@ -31,10 +31,10 @@ from forensics.types.incident import BOOT_LANE, TRACE_LANE, LaneKey
 from tests.helpers import assert_evidence_resolves
 
 LOG = """\
+[   14.873421] watchdog: BUG: soft lockup - CPU#1 stuck for 9s! [kf_spinner:42]
 [   23.982192] INFO: task kf_waiter:43 blocked for more than 5 seconds.
 [   23.985835]  kf_waiter_update+0xc/0x20 [kf_buggy]
 [   23.997144] Kernel panic - not syncing: hung_task: blocked tasks
-[   14.873421] watchdog: BUG: soft lockup - CPU#1 stuck for 9s! [kf_spinner:42]
 """
 TRACE = "          kf_spinner-42    [001] d..2.   797.707624: sched_switch: prev_comm=kf_spinner\n"
 
@@ -70,13 +70,13 @@ def _hung_case(tmp: Path) -> tuple[Finding, ...]:
     log, _ = _files(tmp)
     dump = _finding(
         "hung-task", "task kf_waiter blocked in D state on mutex kf_dev_lock held by kf_holder (pid 42)",
-        (_ev(log, 2, "kf_waiter_update+0xc/0x20"),),
+        (_ev(log, 3, "kf_waiter_update+0xc/0x20"),),
         (Fact("waiter", "kf_waiter (pid 43)"), Fact("lock owner", "kf_holder (pid 42, state S)")),
         subjects=(Subject(SubjectKind.TASK, "kf_waiter", 43), Subject(SubjectKind.LOCK, "mutex kf_dev_lock")),
     )  # fmt: skip
     title = "INFO: task hung in kf_waiter_update"
-    logged = _finding("dmesg.hang", title, (_ev(log, 1, "INFO: task kf_waiter:43 blocked for more than", 23.98),))
-    crash = _finding("crash", title, (_ev(log, 3, "Kernel panic - not syncing: hung_task", 23.997144),),
+    logged = _finding("dmesg.hang", title, (_ev(log, 2, "INFO: task kf_waiter:43 blocked for more than", 23.98),))
+    crash = _finding("crash", title, (_ev(log, 4, "Kernel panic - not syncing: hung_task", 23.997144),),
                      (Fact("crash site", "caller of panic()"),), Severity.CRITICAL, 0.95)  # fmt: skip
     return dump, logged, crash
 
@@ -104,9 +104,9 @@ def test_one_line_titled_after_two_frames_is_one_crash_that_corroborates_neither
     confidence stays the dump's, and the reason says they name different frames."""
     log, _ = _files(tmp_path)
     line = "watchdog: BUG: soft lockup - CPU#1 stuck for 9s! [kf_spinner:42]"
-    crash = _finding("crash", "BUG: soft lockup in kf_hw_read_status", (_ev(log, 4, line, 14.873421),),
+    crash = _finding("crash", "BUG: soft lockup in kf_hw_read_status", (_ev(log, 1, line, 14.873421),),
                      severity=Severity.CRITICAL, confidence=0.95)  # fmt: skip
-    logged = _finding("dmesg.soft-lockup", "BUG: soft lockup in kf_hw_poll_fn", (_ev(log, 4, line, 14.873421),),
+    logged = _finding("dmesg.soft-lockup", "BUG: soft lockup in kf_hw_poll_fn", (_ev(log, 1, line, 14.873421),),
                       severity=Severity.CRITICAL, confidence=0.9)  # fmt: skip
     merged, correlations = correlate((crash, logged))
     assert [c.rule for c in correlations] == ["same-crash"]
@@ -123,8 +123,8 @@ def test_one_line_titled_after_two_frames_is_one_crash_that_corroborates_neither
 def test_contradiction_when_dump_and_log_disagree(tmp_path: Path) -> None:
     log, _ = _files(tmp_path)
     crash = _finding("crash", "BUG: unable to handle kernel NULL pointer dereference in a",
-                     (_ev(log, 3, "Kernel panic"),), severity=Severity.CRITICAL)  # fmt: skip
-    other = _finding("dmesg.null-deref", "kernel BUG in b", (_ev(log, 1, "INFO"),), severity=Severity.CRITICAL)
+                     (_ev(log, 4, "Kernel panic"),), severity=Severity.CRITICAL)  # fmt: skip
+    other = _finding("dmesg.null-deref", "kernel BUG in b", (_ev(log, 2, "INFO"),), severity=Severity.CRITICAL)
     merged, correlations = correlate((crash, other))
     assert [c.rule for c in correlations] == ["contradiction"]
     assert any(f.kind == "contradiction" for f in merged)
@@ -134,13 +134,13 @@ def test_contradiction_when_dump_and_log_disagree(tmp_path: Path) -> None:
 def test_leak_outsized_and_hog_lockup(tmp_path: Path) -> None:
     log, trace = _files(tmp_path)
     cache = (Subject(SubjectKind.SLAB_CACHE, "kf_leak_obj"),)
-    leak = _finding("slab-leak", "Slab cache kf_leak_obj leaks 29,790 KB/h", (_ev(log, 1, "INFO"),), subjects=cache)
-    outsized = _finding("outsized-slab", "slab cache kf_leak_obj is outsized", (_ev(log, 2, "kf_waiter"),),
+    leak = _finding("slab-leak", "Slab cache kf_leak_obj leaks 29,790 KB/h", (_ev(log, 2, "INFO"),), subjects=cache)
+    outsized = _finding("outsized-slab", "slab cache kf_leak_obj is outsized", (_ev(log, 3, "kf_waiter"),),
                         (Fact("cache", "kf_leak_obj"),), Severity.MEDIUM, subjects=cache)  # fmt: skip
-    other = _finding("slab-leak", "Slab cache kmalloc-64 leaks 10 KB/h", (_ev(log, 1, "INFO"),),
+    other = _finding("slab-leak", "Slab cache kmalloc-64 leaks 10 KB/h", (_ev(log, 2, "INFO"),),
                      subjects=(Subject(SubjectKind.SLAB_CACHE, "kmalloc-64"),))  # fmt: skip
     lockup = _finding("dmesg.soft-lockup", "BUG: soft lockup in kf_spinner_fn",
-                      (_ev(log, 4, "soft lockup - CPU#1 stuck for 9s! [kf_spinner:42]", 14.873421),))  # fmt: skip
+                      (_ev(log, 1, "soft lockup - CPU#1 stuck for 9s! [kf_spinner:42]", 14.873421),))  # fmt: skip
     hog = _finding("sched-cpu-hog", "CPU hog: kf_spinner ran 9000 ms without a break on CPU1",
                    (_ev(trace, 1, "sched_switch", 797.707624, LocatorKind.EVENT),),
                    subjects=(Subject(SubjectKind.TASK, "kf_spinner", 42),))  # fmt: skip
@@ -164,8 +164,8 @@ def test_leak_outsized_and_hog_lockup(tmp_path: Path) -> None:
 
 def test_timeline_converts_with_the_boot_time_but_not_trace_clocks(tmp_path: Path) -> None:
     log, trace = _files(tmp_path)
-    early = _finding("dmesg.soft-lockup", "lockup", (_ev(log, 4, "soft lockup", 14.873421),))
-    late = _finding("dmesg.hang", "hang", (_ev(log, 1, "INFO: task", 23.982192),))
+    early = _finding("dmesg.soft-lockup", "lockup", (_ev(log, 1, "soft lockup", 14.873421),))
+    late = _finding("dmesg.hang", "hang", (_ev(log, 2, "INFO: task", 23.982192),))
     traced = _finding("sched-cpu-hog", "hog", (_ev(trace, 1, "sched_switch", 797.707624, LocatorKind.EVENT),))
     boot = BootTime(1_700_000_000.0, 2.0, "test")
     events = build_timeline((late, traced, early), boot)
@@ -187,15 +187,15 @@ def test_a_kernel_reports_print_time_is_no_duration_but_what_it_states_is(tmp_pa
     from dataclasses import replace
 
     log, trace = _files(tmp_path)
-    lines = (_ev(log, 4, "soft lockup", 14.873421), _ev(log, 5, "RIP", 14.876728))
+    lines = (_ev(log, 1, "soft lockup", 14.873421), _ev(log, 1, "RIP", 14.876728))
     lockup = replace(_finding("dmesg.soft-lockup", "lockup", lines, (Fact("stuck seconds", "9"),)), detector="dmesg")
-    hang = replace(_finding("dmesg.hang", "hang", (_ev(log, 1, "INFO", 23.98), _ev(log, 2, "f", 23.99))),
+    hang = replace(_finding("dmesg.hang", "hang", (_ev(log, 2, "INFO", 23.98), _ev(log, 3, "f", 23.99))),
                    detector="vmcore")  # fmt: skip
     waited = replace(_finding("sched-wakeup-latency", "wait", (_ev(trace, 1, "w", 797.7, LocatorKind.EVENT),
                                                                _ev(trace, 1, "s", 797.8, LocatorKind.EVENT))),
                      detector="detectors.sched")  # fmt: skip
     # A group of repeats spans from its first header to its last ("last of 2"), whatever lines each printed.
-    repeats = (_ev(log, 1, "INFO", 23.98, name="report"), _ev(log, 2, "f", 23.99), _ev(log, 9, "INFO", 83.98,
+    repeats = (_ev(log, 2, "INFO", 23.98, name="report"), _ev(log, 3, "f", 23.99), _ev(log, 9, "INFO", 83.98,
                                                                                       name="last of 2"))  # fmt: skip
     repeated = replace(_finding("dmesg.warning", "repeated", repeats), detector="dmesg")
     boot = BootTime(1_700_000_000.0, 2.0, "test")
@@ -211,10 +211,10 @@ def test_a_kernel_reports_print_time_is_no_duration_but_what_it_states_is(tmp_pa
 
 def test_hypotheses_rank_a_leak_that_ended_in_oom_first(tmp_path: Path) -> None:
     log, _ = _files(tmp_path)
-    leak = _finding("slab-leak", "Slab cache kf_leak_obj leaks 29,790 KB/h", (_ev(log, 1, "INFO"),),
+    leak = _finding("slab-leak", "Slab cache kf_leak_obj leaks 29,790 KB/h", (_ev(log, 2, "INFO"),),
                     confidence=0.9)  # fmt: skip
-    oom = _finding("dmesg.oom", "OOM killer invoked", (_ev(log, 3, "Kernel panic"),), severity=Severity.CRITICAL)
-    panic = _finding("crash", "kernel panic: Out of memory", (_ev(log, 3, "Kernel panic"),),
+    oom = _finding("dmesg.oom", "OOM killer invoked", (_ev(log, 4, "Kernel panic"),), severity=Severity.CRITICAL)
+    panic = _finding("crash", "kernel panic: Out of memory", (_ev(log, 4, "Kernel panic"),),
                      (Fact("crash site", "caller of panic()"), Fact("crashing function", "out_of_memory")),
                      Severity.CRITICAL, 0.95)  # fmt: skip
     ranked = rank_hypotheses((panic, oom, leak))
@@ -229,8 +229,8 @@ def test_hypotheses_rank_a_leak_that_ended_in_oom_first(tmp_path: Path) -> None:
 def test_digest_fits_its_bound_and_never_cuts_an_excerpt(tmp_path: Path) -> None:
     log, _ = _files(tmp_path)
     findings = tuple(
-        _finding("dmesg.warning", f"WARNING in f{i}", (_ev(log, 1, "INFO: task kf_waiter:43 blocked", 23.9),) * 1
-                 + (_ev(log, 2, "kf_waiter_update+0xc/0x20"),))
+        _finding("dmesg.warning", f"WARNING in f{i}", (_ev(log, 2, "INFO: task kf_waiter:43 blocked", 23.9),) * 1
+                 + (_ev(log, 3, "kf_waiter_update+0xc/0x20"),))
         for i in range(60)
     )  # fmt: skip
     incident = Incident("h", "6.1", NotAvailable("x"), (), findings)
@@ -247,8 +247,8 @@ def test_digest_fits_its_bound_and_never_cuts_an_excerpt(tmp_path: Path) -> None
 def test_timeline_has_one_row_per_finding_as_an_interval(tmp_path: Path) -> None:
     log, _ = _files(tmp_path)
     # The same crash seen twice (dump's log and console log), and a hang reported from 23.98 s to 23.99 s.
-    hang = _finding("dmesg.hang", "hang", (_ev(log, 1, "INFO: task", 23.982192), _ev(log, 2, "kf_waiter", 23.985835)))
-    panic = _finding("crash", "panic", (_ev(log, 3, "Kernel panic", 23.997144), _ev(log, 3, "Kernel panic", 23.997144)),
+    hang = _finding("dmesg.hang", "hang", (_ev(log, 2, "INFO: task", 23.982192), _ev(log, 3, "kf_waiter", 23.985835)))
+    panic = _finding("crash", "panic", (_ev(log, 4, "Kernel panic", 23.997144), _ev(log, 4, "Kernel panic", 23.997144)),
                      severity=Severity.CRITICAL)  # fmt: skip
     events = build_timeline((panic, hang), BootTime(1_700_000_000.0, 0.5, "test"))
     assert [(e.title, e.lane) for e in events] == [("hang", LaneKey(BOOT_LANE)), ("panic", LaneKey(BOOT_LANE))]
@@ -260,7 +260,7 @@ def test_timeline_has_one_row_per_finding_as_an_interval(tmp_path: Path) -> None
 
 def test_a_trace_past_the_crash_uptime_is_another_boot(tmp_path: Path) -> None:
     log, trace = _files(tmp_path)
-    panic = _finding("crash", "kernel panic: hung_task", (_ev(log, 3, "Kernel panic", 23.997144),),
+    panic = _finding("crash", "kernel panic: hung_task", (_ev(log, 4, "Kernel panic", 23.997144),),
                      severity=Severity.CRITICAL)  # fmt: skip
     hog = _finding("sched-cpu-hog", "CPU hog: kf_spinner ran 9 ms",
                    (_ev(trace, 1, "sched_switch", 797.707624, LocatorKind.EVENT),))  # fmt: skip
@@ -293,7 +293,7 @@ def test_the_main_problem_is_the_worst_of_the_told_lane_with_its_own_severity(tm
     from detectors.incident.timeline import traces_apart
 
     log, trace = _files(tmp_path)
-    stall = _finding("dmesg.rcu-stall", "INFO: rcu detected stall", (_ev(log, 1, "INFO: rcu", 23.98),))
+    stall = _finding("dmesg.rcu-stall", "INFO: rcu detected stall", (_ev(log, 2, "INFO: rcu", 23.98),))
     switch = _ev(trace, 1, "sched_switch", 797.7, LocatorKind.EVENT)
     rt = _finding("sched-rt-hog", "RT hog: kf_rthog ran 8 ms", (switch,), severity=Severity.MEDIUM)
     said = plain_summary((rt, stall), "vm")
@@ -306,7 +306,7 @@ def test_the_main_problem_is_the_worst_of_the_told_lane_with_its_own_severity(tm
     assert traces_apart(events) == ((str(trace), frozenset({rt.id})),)
     assert traces_apart(build_timeline((rt,), NotAvailable("no boot"))) == ()
     # The told inputs without a problem: the trace's is said as the trace's, not the machine's.
-    low = _finding("dmesg.warning", "WARNING in kf_probe", (_ev(log, 1, "WARNING", 23.98),), severity=Severity.LOW)
+    low = _finding("dmesg.warning", "WARNING in kf_probe", (_ev(log, 2, "WARNING", 23.98),), severity=Severity.LOW)
     said = plain_summary((low,), "vm", apart=((str(trace), (rt,)),))
     assert said.startswith(f"The trace {trace} shows a problem on its own clock, which cannot be tied to the other "
                            "inputs: a high-priority task kept a CPU busy and starved other work. The finding: RT hog: "
@@ -325,7 +325,7 @@ def test_a_verdict_without_a_problem_counts_the_findings_of_traces_on_their_own_
     from detectors.incident.timeline import traces_apart
 
     log, trace = _files(tmp_path)
-    info = _finding("dmesg.warning", "kf_probe: note", (_ev(log, 1, "note", 23.98),), severity=Severity.INFO)
+    info = _finding("dmesg.warning", "kf_probe: note", (_ev(log, 2, "note", 23.98),), severity=Severity.INFO)
     switch = _ev(trace, 1, "sched_switch", 797.7, LocatorKind.EVENT)
     hogs = tuple(
         _finding("sched-cpu-hog", f"CPU hog: kf_{n} ran 8 ms", (switch,), severity=Severity.LOW) for n in ("a", "b")

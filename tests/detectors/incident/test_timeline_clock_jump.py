@@ -1,0 +1,83 @@
+"""The report's timeline across a jump of a log's printk time (a second boot in one log, a clock reset).
+
+A log of two boots (tests/detectors/dmesg/test_boots_of_a_log.py: a WARNING at [1811.0] in boot 1, then, after a
+second banner, an oops at [700.0] in boot 2) was told "First (700.000 s since boot): ...oops... Then (1811.000 s
+since boot): WARNING", the timeline's rows in that order, as if the two boots' times were on one clock.  Now the
+rows are ordered by clock segment, then time, and the table and the story say where the printk time went back.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from detectors.incident.timeline import build_timeline, clock_jumps
+from forensics.model import NotAvailable
+from forensics.pipelines.dmesg import analyse_logs
+from tests.detectors.dmesg.test_boots_of_a_log import BOOT1, BOOT2
+from tests.detectors.dmesg.test_clock_steps import _warning
+from tests.helpers import cli_run
+
+WARNING = "WARNING in intel_runtime_pm_driver_release"
+OOPS = "BUG: unable to handle kernel paging request in nv_dma_map_pages"
+
+
+def _two_boots(tmp_path: Path) -> Path:
+    path = tmp_path / "kern.log"
+    path.write_text("".join(f"[{t:12.6f}] {body}\n" for t, body in (*BOOT1, *BOOT2)))
+    return path
+
+
+def test_rows_are_ordered_by_boot_then_time(tmp_path: Path) -> None:
+    findings = analyse_logs([str(_two_boots(tmp_path))], live=False).incident.findings
+    (jump,) = clock_jumps(findings)[str(tmp_path / "kern.log")]
+    assert (jump.was, jump.now, jump.before, jump.after) == (1811.0, 700.0, 4, len(BOOT1) + 3)  # the two reports
+    events = build_timeline(findings, NotAvailable("no boot time"))
+    assert [(e.title, e.segment) for e in events] == [(WARNING, 0), (OOPS, 1)]
+    assert events[0].jump is None and events[1].jump == jump
+
+
+def test_the_report_says_where_the_clock_jumps(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    log, out, js = _two_boots(tmp_path), tmp_path / "incident.md", tmp_path / "incident.json"
+    ran = cli_run(monkeypatch, capsys, "report", "--dmesg", log, "-o", out, "--json", js)
+    assert ran.returncode == 0, ran.stderr
+    text = out.read_text()
+    said = (
+        f"the printk time of {log} goes back between lines 4 and {len(BOOT1) + 3}, from [1811.000000] to [700.000000]"
+    )
+    table = text.split("## Timeline", 1)[1].split("## Hypotheses", 1)[0]
+    rows = [line for line in table.splitlines() if line.startswith("| ") and not line.startswith("| start")]
+    assert len(rows) == 3 and WARNING in rows[0] and said in rows[1] and OOPS in rows[2], rows
+    # The story: the oops after the WARNING, on the new clock, said.
+    story = [line for line in text.splitlines() if line.startswith(("First", "Then"))]
+    assert story[0].startswith("First (1811.000 s since boot): WARNING"), story
+    assert story[1].startswith(f"Then, after the printk time went back at line {len(BOOT1) + 3} of {log}, on a new "
+                               "clock (700.000 s since boot): BUG"), story  # fmt: skip
+    timeline = json.loads(js.read_text())["timeline"]
+    assert [(e["title"], e["segment"], e["jump"] is not None) for e in timeline] == [
+        (WARNING, 0, False),
+        (OOPS, 1, True),
+    ]
+
+
+def test_a_repeat_after_the_jump_is_no_end_of_the_interval(tmp_path: Path) -> None:
+    """One WARNING site at [500] and again at [12] after a clock reset: one finding, whose duration is not computed
+    across the jump (it was "for 8.1 min" backwards)."""
+    site = ("kernel/workqueue.c:1726", "__queue_work", "queue_work_on")
+    path = tmp_path / "kern.log"
+    path.write_text("\n".join([*_warning(500.0, 0, 10, *site), *_warning(12.0, 0, 10, *site)]) + "\n")
+    findings = analyse_logs([str(path)], live=False).incident.findings
+    (event,) = build_timeline(findings, NotAvailable("no boot time"))
+    assert event.segment == 0 and event.end is None and event.when.seconds == pytest.approx(500.0001)
+
+
+def test_a_log_without_a_jump_has_one_segment(tmp_path: Path) -> None:
+    path = tmp_path / "kern.log"
+    path.write_text("".join(f"[{t:12.6f}] {body}\n" for t, body in BOOT2))
+    findings = analyse_logs([str(path)], live=False).incident.findings
+    assert clock_jumps(findings) == {}
+    assert [e.segment for e in build_timeline(findings, NotAvailable("no boot time"))] == [0]
