@@ -29,7 +29,7 @@ from forensics.model import (
 )
 from forensics.types.sched import ClockCheck, EventRef, Span, TaskStats, TraceAnalysis, Wait
 from forensics.types.trace import prio_known
-from forensics.units import fmt_ms
+from forensics.units import first_of, fmt_ms
 
 DETECTOR = "detectors.sched"
 
@@ -837,8 +837,7 @@ def _clock_finding(clock: ClockCheck, dropped: list[str], source: str, by_line: 
         title = f"trace timestamps go back in time {clock.back} times on {where}"
         why = "one CPU's ring buffer is written in time order, so a step back means a damaged or mis-merged file"
     not_reported = (
-        f" {len(dropped)} figures that span these steps are not reported: {'; '.join(dropped[:5])}"
-        + (" ..." if len(dropped) > 5 else "")
+        f" {len(dropped)} figures that span these steps are not reported: {first_of(dropped, 5)}"
         if dropped
         else " No finding spanned them."
     )
@@ -878,13 +877,11 @@ def _lost_finding(clock: ClockCheck, dropped: list[str], source: str, by_line: b
         confidence=0.95,
         confidence_reason="the tracer's lost-events markers, each between two cited events of its CPU",
         summary="unknown: "
-        + "; ".join(g.said(by_line) for g in gaps[:3])
-        + (" ..." if len(gaps) > 3 else "")
+        + first_of([g.said(by_line) for g in gaps], 3)
         + ". What ran there meanwhile is not in the trace, and a task that waited or slept then may have run there "
         "(a wakeup targets it, a balancer moves it: its CPU is not in the trace until it runs), so its waits and "
         "sleeps over that time are unknown on every CPU, and so are runs, handlers and softirqs of the CPU that "
-        f"lost them (another CPU's, seen whole there, are measured). Not measured: {'; '.join(dropped[:5])}"
-        + (" ..." if len(dropped) > 5 else ""),
+        f"lost them (another CPU's, seen whole there, are measured). Not measured: {first_of(dropped, 5)}",
         evidence=tuple(_ref_evidence(source, r) for g in gaps[:3] for r in (g.before, g.after) if r is not None),
         facts=(Fact("losses", str(len(clock.losses))), Fact("events lost", str(sum(g.events for g in clock.losses)))),
         next_steps=("record with a larger buffer (trace-cmd record -b 20000, or buffer_size_kb) so no event is lost",),
@@ -938,8 +935,7 @@ def _jump_finding(clock: ClockCheck, dropped: list[str], source: str, by_line: b
         for j in clock.jumps[:3]
     )
     not_reported = (
-        f" {len(dropped)} figures that span a jump are not reported: {'; '.join(dropped[:5])}"
-        + (" ..." if len(dropped) > 5 else "")
+        f" {len(dropped)} figures that span a jump are not reported: {first_of(dropped, 5)}"
         if dropped
         else " No finding spanned one."
     )
@@ -996,8 +992,7 @@ def _gap_finding(analysis: TraceAnalysis, source: str, start: bool, left_out: li
             "reach past it are not findings."
         )
     if left_out:
-        more = " ..." if len(left_out) > 5 else ""
-        said += f" {len(left_out)} such figure(s) are not reported: {'; '.join(left_out[:5])}{more}"
+        said += f" {len(left_out)} such figure(s) are not reported: {first_of(left_out, 5)}"
     verb = ("start" if start else "stop") + ("" if len(refs) > 1 else "s")
     return Finding(
         id=finding_id(FindingKind.TRACE_COVERAGE, *(("start",) if start else ()), *(str(r.cpu) for r in refs)),

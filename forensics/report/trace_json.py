@@ -199,6 +199,12 @@ def loss_to_dict(g: LossGap, named: Named = None) -> JsonDict:
     }
 
 
+def _counted(key: str, items: tuple[object, ...]) -> JsonDict:
+    """How many ``items`` there were, when there were any (``key`` lists the first LOSSES_SHOWN): ``KEY_total`` and
+    ``KEY_truncated``, so a cut list says so (a list with none is unchanged: no keys)."""
+    return {f"{key}_total": len(items), f"{key}_truncated": len(items) > LOSSES_SHOWN} if items else {}
+
+
 def analysis_to_dict(a: TraceAnalysis, top: int | None = None, named: Named = None) -> JsonDict:
     """The analysis as JSON (``top`` limits the task list to the busiest tasks; ``named``: an LTTng session's
     events, cited as its evidence cites them instead of by line)."""
@@ -231,7 +237,8 @@ def analysis_to_dict(a: TraceAnalysis, top: int | None = None, named: Named = No
                     }
                     for x in a.clock.examples
                 ],
-                "disputed": [{"cpu": c, "from": lo, "to": hi} for c, lo, hi in a.clock.disputed[:100]],
+                "disputed": [{"cpu": c, "from": lo, "to": hi} for c, lo, hi in a.clock.disputed[:LOSSES_SHOWN]],
+                **_counted("disputed", a.clock.disputed),
                 "jumps": [
                     {
                         **_at(j.before, named, "from_line"),
@@ -239,17 +246,13 @@ def analysis_to_dict(a: TraceAnalysis, top: int | None = None, named: Named = No
                         **_at(j.after, named, "to_line"),
                         "to": j.after.ts,
                     }
-                    for j in a.clock.jumps[:100]
+                    for j in a.clock.jumps[:LOSSES_SHOWN]
                 ],
+                **_counted("jumps", a.clock.jumps),
                 # Each loss (a lost-events marker) as the time it covers on its CPU: from the CPU's last event
                 # before it to its first after (null: none), each cited; figures overlapping one are unknown.
                 "losses": [loss_to_dict(g, named) for g in a.clock.losses[:LOSSES_SHOWN]],
-                # how many there were, when there were any (``losses`` lists the first LOSSES_SHOWN)
-                **(
-                    {"losses_total": len(a.clock.losses), "losses_truncated": len(a.clock.losses) > LOSSES_SHOWN}
-                    if a.clock.losses
-                    else {}
-                ),
+                **_counted("losses", a.clock.losses),
             },
         },
         "cpus": [

@@ -236,7 +236,8 @@ class ClockStep(NamedTuple):
     after: EventRef
 
 
-# The losses a report lists one by one (the JSON and the table say how many more there were)
+# The losses, clock steps (disputed ranges) and jumps a report lists one by one (the JSON and the table say how
+# many there were in all)
 LOSSES_SHOWN = 100
 
 

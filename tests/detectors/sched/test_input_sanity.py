@@ -529,3 +529,41 @@ def test_more_losses_than_the_table_lists_are_counted_not_cut_silently(tmp_path:
     clock = doc["coverage"]["clock"]
     assert (len(clock["losses"]), clock["losses_total"], clock["losses_truncated"]) == (100, total, True)
     assert sum(g.markers for g in analysis.clock.losses) == analysis.coverage.lost_markers  # merged ones counted
+
+
+def _listed_in_part(kf: Callable[..., Ran], path: Path, key: str) -> list[Finding]:
+    """The findings of ``path``, whose ClockCheck ``key`` holds over 100 entries: the JSON lists 100 and says of
+    how many."""
+    analysis, findings = _both(path)
+    total = len(getattr(analysis.clock, key))
+    assert total > 100
+    clock = json.loads(kf("trace", path, "--format", "json").stdout)["coverage"]["clock"]
+    assert (len(clock[key]), clock[f"{key}_total"], clock[f"{key}_truncated"]) == (100, total, True)
+    return findings
+
+
+def test_more_jumps_and_clock_steps_than_the_json_lists_are_counted_not_cut_silently(
+    tmp_path: Path, kf: Callable[..., Ran]
+) -> None:
+    """The JSON's ``jumps`` and ``disputed`` lists held the first 100 and said nothing of the rest (as the losses
+    did before 75301adf): each now gives its total and whether it is cut, and a finding that names the first few
+    figures it leaves out says how many more there are ("... and N more", not a bare "...")."""
+    head, body = _lines(tmp_path)
+    block = len(body) // 120  # 119 jumps forward of 6 s (over JUMP_S), every CPU silent across each
+    jumped = [_shift(line, 6.0 * (i // block)) for i, line in enumerate(body)]
+    findings = _listed_in_part(kf, _write(tmp_path, "many-jumps.txt", head, jumped), "jumps")
+    jump = next(f for f in findings if "jumps forward" in f.title)
+    dropped = int(re.search(r" (\d+) figures that span a jump are not reported", jump.summary).group(1))  # type: ignore[union-attr]
+    assert dropped > 5 and f"... and {dropped - 5} more" in jump.summary
+    # A step back on CPU1 every 8 of its events (two of its timestamps swapped): over 100 separate ranges
+    cpu1 = [i for i, line in enumerate(body) if "[001]" in line]
+    swapped = list(body)
+    for k in range(0, len(cpu1) - 1, 8):
+        i, j = cpu1[k], cpu1[k + 1]
+        swapped[i], swapped[j] = (
+            _shift(body[i], _ts(body[j]) - _ts(body[i])),
+            _shift(body[j], _ts(body[i]) - _ts(body[j])),
+        )
+    _listed_in_part(kf, _write(tmp_path, "many-steps.txt", head, swapped), "disputed")
+    intact = json.loads(kf("trace", recorded("kf.ftrace.txt", tmp_path), "--format", "json").stdout)
+    assert not {"jumps_total", "disputed_total", "losses_total"} & set(intact["coverage"]["clock"])  # unchanged
