@@ -214,6 +214,7 @@ def cpu_hogs(analysis: TraceAnalysis, source: str) -> list[Finding]:
             )
             baseline, verdict = _unharmed(bool(waited))
             advice = ""
+        rest = _not_counted(task)  # the delay said is the waits resolved in the trace, as an RT hog's
         out.append(
             Finding(
                 id=_task_id(FindingKind.SCHED_CPU_HOG, task),
@@ -225,14 +226,16 @@ def cpu_hogs(analysis: TraceAnalysis, source: str) -> list[Finding]:
                 summary=(
                     f"{_task_label(task)} ran {task.hog_runs} time(s) longer than {fmt_ms(limit)}; the longest run "
                     f"started at {run.start:.6f} on CPU{run.cpu} and lasted {fmt_ms(run.duration)}. Other tasks "
-                    f"on that CPU waited {fmt_ms(task.delay_caused)} in total while it ran. {verdict}"
+                    f"on that CPU waited {fmt_ms(task.delay_resolved)} in total while it ran"
+                    + (f" ({rest})" if rest else "")
+                    + f". {verdict}"
                 ),
                 evidence=_evidence(source, run),
                 facts=(
                     Fact("longest run", fmt_ms(run.duration)),
                     Fact("runs over threshold", str(task.hog_runs)),
                     Fact("total runtime", fmt_ms(task.runtime)),
-                    Fact("delay caused to others", fmt_ms(task.delay_caused)),
+                    Fact("delay caused to others", fmt_ms(task.delay_resolved)),
                 ),
                 next_steps=(
                     f"kforensic trace --task {task.pid} "
@@ -247,25 +250,29 @@ def cpu_hogs(analysis: TraceAnalysis, source: str) -> list[Finding]:
     return out
 
 
-def _victims_text(task: TaskStats, counted: bool = True) -> list[str]:
+def _victims_text(task: TaskStats) -> list[str]:
     """Each task that waited behind ``task``: in all, in how many waits, the most of one; then the rest, and what
-    the delay it caused holds beyond them (waits still open at the trace's end, runs the ring no longer held);
-    ``counted`` False: that rest is not in the delay said (an RT hog's, TaskStats.delay_resolved)."""
+    the waiting integrated over its runs holds beyond them, not in the delay said (:func:`_not_counted`)."""
     parts = [
         f"{v.comm} (pid {v.pid}) {fmt_ms(v.seconds)} in {v.waits} wait(s), at most {fmt_ms(v.worst)} in one"
         for v in task.victims
     ]
     if task.more_victims:
         parts.append(f"and {task.more_victims} more, {fmt_ms(task.more_victims_seconds)}")
-    rest = task.delay_caused - sum(v.seconds for v in task.victims) - task.more_victims_seconds
-    if rest >= 0.5e-6 and counted:
-        parts.append(f"{fmt_ms(rest)} not told to a task (waits still open at the end, or older than the kept runs)")
-    elif rest >= 0.5e-6:
-        parts.append(
-            f"not counted: {fmt_ms(rest)} of waits not resolved in the trace (still waiting at its end, or woken "
-            "while a CPU's events were lost and never seen switched in) or older than the kept runs"
-        )
-    return parts
+    rest = _not_counted(task)
+    return [*parts, rest] if rest else parts
+
+
+def _not_counted(task: TaskStats) -> str:
+    """What the waiting tasks integrated over ``task``'s runs (``delay_caused``) hold beyond the waits resolved in
+    the trace (``delay_resolved``, the delay a hog finding says it caused), said as not counted; "" when nothing."""
+    rest = task.delay_caused - task.delay_resolved
+    if rest < 0.5e-6:
+        return ""
+    return (
+        f"not counted: {fmt_ms(rest)} of waits not resolved in the trace (still waiting at its end, or woken "
+        "while a CPU's events were lost and never seen switched in) or older than the kept runs"
+    )
 
 
 def _waited_behind(victim: TaskStats, wait: Wait, culprit: TaskStats) -> str:
@@ -353,7 +360,7 @@ def rt_hogs(analysis: TraceAnalysis, source: str) -> list[Finding]:
                 + ("; others waited within their promise" if waited else "; no other task needed the CPU")
             )
             baseline, verdict = _unharmed(bool(waited))
-        victims = _victims_text(task, counted=False)
+        victims = _victims_text(task)
         out.append(
             Finding(
                 id=_task_id(FindingKind.SCHED_RT_HOG, task),

@@ -567,3 +567,35 @@ def test_more_jumps_and_clock_steps_than_the_json_lists_are_counted_not_cut_sile
     _listed_in_part(kf, _write(tmp_path, "many-steps.txt", head, swapped), "disputed")
     intact = json.loads(kf("trace", recorded("kf.ftrace.txt", tmp_path), "--format", "json").stdout)
     assert not {"jumps_total", "disputed_total", "losses_total"} & set(intact["coverage"]["clock"])  # unchanged
+
+
+def test_a_cpu_hogs_waited_in_total_counts_only_the_waits_resolved(tmp_path: Path) -> None:
+    """As an RT hog's (6516af35), a CPU hog's "waited X in total" and its fact "delay caused to others" are the
+    waits resolved in the trace (what its victims add up to), the rest said as not counted.  CPU1's events of
+    50-100 ms cut, the marker where the loss begins: before, "Other tasks on that CPU waited 125.401 ms in total"
+    for kf_hog (its victims add up to 27.595 ms, the intact trace's figure), 496.641 ms for qemu-system-x86."""
+    head, body = _lines(tmp_path)
+    intact, intact_findings = _both(_write(tmp_path, "intact.txt", head, body))
+    t0 = _ts(body[0])
+    analysis, findings, _path = _cpu1_lost(tmp_path, body, (t0 + 0.05, t0 + 0.10), "start", 900, 1 << 12)
+
+    def said(found: list[Finding], of: TraceAnalysis, comm: str) -> tuple[str, str, Finding]:
+        hog = next(f for f in found if f.kind == "sched-cpu-hog" and f" {comm} " in f.title)
+        task = next(t for t in of.tasks if t.comm == comm)
+        fact = next(f.value for f in hog.facts if f.name == "delay caused to others")
+        return fact, f"{task.delay_resolved * 1e3:.3f} ms", hog
+
+    fact, resolved, hog = said(intact_findings, intact, "kf_hog")
+    assert fact == resolved == "27.595 ms" and "waited 27.595 ms in total while it ran." in hog.summary
+    unresolved = 0
+    for comm in ("kf_hog", "qemu-system-x86", "python3"):
+        fact, resolved, hog = said(findings, analysis, comm)
+        task = next(t for t in analysis.tasks if t.comm == comm)
+        assert fact == resolved and f"waited {resolved} in total while it ran" in hog.summary, hog.summary
+        if task.delay_caused - task.delay_resolved > 0.001:
+            unresolved += 1
+            rest = f"{(task.delay_caused - task.delay_resolved) * 1e3:.3f} ms"
+            assert f"(not counted: {rest} of waits not resolved in the trace" in hog.summary, hog.summary
+            assert f"{task.delay_caused * 1e3:.3f} ms" not in hog.summary
+    assert unresolved >= 2  # kf_hog (125.401 against 27.595 ms) and qemu-system-x86 (496.641 against 51.944)
+    assert all(f.severity < Severity.MEDIUM for f in findings if f.kind == "sched-cpu-hog")  # from harm, unchanged
