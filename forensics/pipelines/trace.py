@@ -591,7 +591,12 @@ def analyse_trace_file(
         if keeper is not None:
             keeper.source = stream.name
     if ctf is not None:
+        from collectors.ctf.feed import per_packet
+
         analysis = analyzer.result(counts)
+        # a UST stream's losses one row per gap, with its packets' window (the analysis adds them up per CPU)
+        clock = per_packet(analysis.clock, ctf.session.packet_losses(), analysis.coverage.cpus_seen, analysis.window)
+        analysis = analysis._replace(clock=clock)
         if math.isfinite(span[0]) or math.isfinite(span[1]):
             check_window(trace_file, trace_file, span, analysis, True)
     parse = analyzer.summary(counts)

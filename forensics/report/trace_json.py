@@ -186,7 +186,12 @@ def parse_to_dict(p: ParseSummary) -> JsonDict:
 
 def loss_to_dict(g: LossGap, named: Named = None) -> JsonDict:
     """One loss: its CPU, the events the marker says were lost (null: it does not say), the time it covers and
-    the events that bound it (null: the CPU had none before it, or never reported again)."""
+    the events that bound it (null: the CPU had none before it, or never reported again); a UST stream's, its own
+    packets' window and the packet that tells it (``packet``)."""
+    k = g.packet
+    if k is not None:  # no event of the CPU is analysed: the window the packets give, the packet cited
+        return {"cpu": g.cpu, "events": g.events or None, "from": k.start, "to": k.end, "ms": ms(k.end - k.start),
+                "markers": g.markers, "packet": k.where}  # fmt: skip
     return {
         "cpu": g.cpu,
         "events": g.events or None,
