@@ -267,6 +267,8 @@ class Locator:
             text = f"{kind.value} {self.start:#x}"
         elif kind is LocatorKind.FRAME:
             text = f"frame #{self.start}"
+        elif kind is LocatorKind.SAMPLE and self.name == PERF_SCRIPT_LINE:
+            return f"perf script output line {self.start}"  # Evidence.cite says the sample's time and CPU first
         elif kind is LocatorKind.REGISTER and self.name:
             # ``start`` is the frame: "register 0 (rax)" read as DWARF's register number 0
             return f"frame #{self.start} register {self.name}"
@@ -275,8 +277,18 @@ class Locator:
         return f"{text} ({self.name})" if self.name else text
 
 
-#: The :attr:`Locator.name` of a perf.data's sample: its header line in ``perf script -i FILE`` (the file is binary).
+#: The :attr:`Locator.name` of a perf.data's sample: ``start`` is its header line in ``perf script -i FILE``'s output
+#: (the file is binary). Cited as :func:`perf_sample_said` says it.
 PERF_SCRIPT_LINE = "perf script line"
+
+
+def perf_sample_said(line: int, ts: float | None, cpu: int | None) -> str:
+    """A perf.data's sample as a perf user finds it in the recording: by its time (``perf script --time T,T``) and CPU
+    (``-C N``) when perf recorded one, then its line of ``perf script``'s output (a line of no file they have, and
+    another perf's output may differ: said as the output's)."""
+    at = f" at {ts:.6f}" if ts is not None else ""
+    on = f" on CPU {cpu}" if cpu is not None else ""
+    return f"sample{at}{on} (perf script output line {line})"
 
 
 class Clock(enum.Enum):
@@ -328,6 +340,9 @@ class Evidence:
 
     def cite(self) -> str:
         """One-line citation, e.g. ``kern.log line 12`` or ``vmcore frame #0``."""
+        if self.locator.kind is LocatorKind.SAMPLE and self.locator.name == PERF_SCRIPT_LINE:
+            ts = self.timestamp.seconds if self.timestamp is not None else None
+            return f"{shown_path(self.source)} {perf_sample_said(self.locator.start, ts, self.cpu)}"
         extra = []
         if self.timestamp is not None and self.locator.event is None:  # (a CTF event's locator says its time)
             extra.append(str(self.timestamp))

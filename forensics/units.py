@@ -92,6 +92,13 @@ def iso_local(wall: float) -> str:
     return f"{when.replace(tzinfo=None).isoformat(timespec='seconds')} (local time, zone unknown)"
 
 
+def first_of(items: list[str], shown: int, sep: str = "; ") -> str:
+    """The first ``shown`` of ``items`` joined by ``sep``, and how many more there are when they are cut (a cut
+    list says what it left out: "a; b; c ... and 4 more")."""
+    more = f" ... and {len(items) - shown:,} more" if len(items) > shown else ""
+    return sep.join(items[:shown]) + more
+
+
 def fmt_ms(seconds: float) -> str:
     """Seconds as milliseconds with microsecond precision, e.g. ``8.028 ms``."""
     return f"{seconds * 1e3:.3f} ms"

@@ -25,6 +25,7 @@ from collectors.ctf.syscall_latency import SyscallPairing
 from collectors.prefetch import prefetched
 from collectors.trace_input import TraceStream
 from forensics.model import SourceRecord
+from forensics.types.sched import ClockCheck, LossGap, PacketLoss
 from forensics.types.trace import ASIDE_WAKEUP, SKIPPED, Kind, ParseCounts, make_event
 from forensics.types.trace_batch import EventBatch
 
@@ -356,3 +357,29 @@ def _kind(session: Session) -> str:
     domains = sorted({t.meta.domain for t in session.traces})
     tracers = sorted({f"{t.meta.tracer[0]} {t.meta.tracer[1]}.{t.meta.tracer[2]}" for t in session.traces})
     return f"LTTng CTF ({'+'.join(domains)}; {', '.join(tracers)}; clock {session.traces[0].clock.name})"
+
+
+def per_packet(clock: ClockCheck, packets: list[PacketLoss], seen: tuple[int, ...], window: object) -> ClockCheck:
+    """``clock`` with the losses of each CPU none of whose events the analysis reads (an LTTng UST stream's: the
+    analysis adds its markers up in one row, having no event of the CPU to bound each by) one per marker, each with
+    its packets' time window (``packets``: Session.packet_losses).  Only when the markers the analysis read are
+    those (``window``: the analysis's, its markers' times in it): else the row stays as it was."""
+    import math
+
+    lo, hi = window if isinstance(window, tuple) else (-math.inf, math.inf)
+    merged = {g.cpu for g in clock.losses if g.cpu not in seen}
+    split: dict[int, list[LossGap]] = {}
+    for cpu in merged:
+        mine = [k for k in packets if k.cpu == cpu and lo <= k.at <= hi]
+        if len(mine) == sum(g.markers for g in clock.losses if g.cpu == cpu):
+            split[cpu] = [LossGap(cpu, k.events, None, None, 1, k) for k in mine]
+    if not split:
+        return clock
+    out: list[LossGap] = []
+    for g in clock.losses:
+        if g.cpu not in split:
+            out.append(g)
+        elif split[g.cpu]:  # its rows where its first merged row was
+            out += split[g.cpu]
+            split[g.cpu] = []
+    return clock._replace(losses=tuple(out))

@@ -52,6 +52,7 @@ from forensics.model import (
 )
 from forensics.output import register_input
 from forensics.types.arrays import distinct
+from forensics.types.sched import DISCARDED, PacketLoss
 from forensics.types.trace import ASIDE_STATEDUMP, ASIDE_SYSCALLS, ASIDE_USER, Kind, TraceEvent, make_event
 from forensics.types.trace_batch import EventBatch, Interner
 
@@ -126,7 +127,7 @@ PENDING_ROWS = 1  # decode a stream's next packets when fewer rows than this are
 PACKET_GAP_NS = 1_000_000
 # A lost-event marker row's values after its count (R_V0): why (one of LOST_*), the time the events were lost in
 # (from, to: ns) and the packet that tells it (collectors.spans.ust_losses reads them).
-LOST_DISCARDED, LOST_PACKETS, LOST_CLOCK_BACK = 1, 2, 3
+LOST_DISCARDED, LOST_PACKETS, LOST_CLOCK_BACK = DISCARDED, 2, 3
 # prev_state bits to the kernel's letters (4.14's TASK_REPORT order; 0 is running; an older kernel's raw p->state
 # is translated first: collectors/ctf/task_state.py).
 _STATE_LETTERS = b"SDTtXZPI"
@@ -191,6 +192,9 @@ class StreamFile:
     # were lost in (as babeltrace2 dates a discard: the previous packet's end to the end of the packet that counts
     # it); the packet that tells it (its index in the stream, as a cited event's "packet N").
     lost_marks: list[tuple[int, int, int, int, int, int, int]] = field(default_factory=list)
+    # Every marker noted, as ``lost_marks`` held it (those are cleared once merged): each packet's loss with its own
+    # time window, for the losses table (Session.packet_losses), one tuple per packet that lost events.
+    noted_marks: list[tuple[int, int, int, int, int, int, int]] = field(default_factory=list)
     # The lost-event marker rows not merged yet, in time order: merged as a part of their own, just before the
     # stream's pending rows (so a marker precedes the rows of its time), never written among those (_note_marks).
     marks: npt.NDArray[np.int64] = field(default_factory=lambda: np.zeros((0, ly.N_ROWCOLS), dtype=np.int64))
@@ -435,6 +439,7 @@ def _note_marks(s: StreamFile) -> None:
         marks[k, ly.R_KIND], marks[k, ly.R_TS], marks[k, ly.R_CPU], marks[k, ly.R_V0] = (Kind.LOST, ts, cpu, n)
         marks[k, ly.R_OFF] = -1
         marks[k, ly.R_V0 + 1 : ly.R_V0 + 5] = (why, since, until, number)  # (LOST_V: what the span analysis reads)
+    s.noted_marks += s.lost_marks
     s.lost_marks.clear()
     both = np.concatenate([marks, s.marks])
     s.marks = both[np.argsort(both[:, ly.R_TS], kind="stable")]
@@ -1100,6 +1105,16 @@ class Session:
         if se is None:
             return ev
         return dataclasses.replace(ev, locator=Locator(LocatorKind.EVENT, se.number, name=se.stream, event=se))
+
+    def packet_losses(self) -> list[PacketLoss]:
+        """Each lost-event marker read so far (a packet whose ``events_discarded`` grew, a packet missing, a clock
+        that went back between packets), with the time window the packets give it, in time order."""
+        out = [
+            PacketLoss(cpu, n, since / 1e9, until / 1e9, f"{self.stream_label(i)} packet {number}", ts / 1e9, why)
+            for i, s in enumerate(self.streams)
+            for ts, cpu, n, why, since, until, number in s.noted_marks
+        ]
+        return sorted(out, key=lambda x: (x.at, x.where))
 
     def stream_label(self, stream: int) -> str:
         """The stream file relative to the session root (worked out once per stream: every citation asks)."""

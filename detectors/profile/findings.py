@@ -43,6 +43,7 @@ from forensics.types.profile import (
     StackColumns,
     StackTable,
     frame_names,
+    sample_at,
     stack_table,
     sums,
 )
@@ -192,20 +193,17 @@ def _of_line(stacks: Sequence[ProfileStack], line: int | None) -> Iterable[Profi
     return (s for s in stacks if s.first_line == line)
 
 
-#: The time perf script prints in a sample's header (``app 10 [001] 361.500123: 1001001 cpu-clock:``).
-_SAMPLE_TIME = re.compile(r"(?:^|\s)(\d+\.\d{3,9}):(?:\s|$)")
-
-
 def _evidence(profile: Profile, stack: ProfileStack) -> Evidence:
     if profile.kind == "perf.data":
         # The lines are those of `perf script -i FILE`, not of the binary file itself.
         locator = Locator(LocatorKind.SAMPLE, stack.first_line, name=PERF_SCRIPT_LINE)
     else:
         locator = Locator(LocatorKind.LINE, stack.first_line)
-    # The sample's time, on perf's clock (its own, as a trace's): the report gives the profile a lane of its own.
-    at = _SAMPLE_TIME.search(stack.first_header)
-    stamp = Timestamp(float(at.group(1)), Clock.TRACE) if at is not None else None
-    return Evidence(profile.source, locator, stack.first_header.strip() or stack.first_header, timestamp=stamp)
+    # The sample's time, on perf's clock (its own, as a trace's): the report gives the profile a lane of its own;
+    # with its CPU, what finds it in the recording (perf script --time, -C).
+    ts, cpu = sample_at(stack.first_header)
+    stamp = Timestamp(ts, Clock.TRACE) if ts is not None else None
+    return Evidence(profile.source, locator, stack.first_header.strip() or stack.first_header, stamp, cpu)
 
 
 def _chain(stack: ProfileStack, limit: int = 8) -> str:

@@ -29,7 +29,7 @@ from forensics.model import (
 )
 from forensics.types.sched import ClockCheck, EventRef, Span, TaskStats, TraceAnalysis, Wait
 from forensics.types.trace import prio_known
-from forensics.units import fmt_ms
+from forensics.units import first_of, fmt_ms
 
 DETECTOR = "detectors.sched"
 
@@ -214,6 +214,7 @@ def cpu_hogs(analysis: TraceAnalysis, source: str) -> list[Finding]:
             )
             baseline, verdict = _unharmed(bool(waited))
             advice = ""
+        rest = _not_counted(task)  # the delay said is the waits resolved in the trace, as an RT hog's
         out.append(
             Finding(
                 id=_task_id(FindingKind.SCHED_CPU_HOG, task),
@@ -225,14 +226,16 @@ def cpu_hogs(analysis: TraceAnalysis, source: str) -> list[Finding]:
                 summary=(
                     f"{_task_label(task)} ran {task.hog_runs} time(s) longer than {fmt_ms(limit)}; the longest run "
                     f"started at {run.start:.6f} on CPU{run.cpu} and lasted {fmt_ms(run.duration)}. Other tasks "
-                    f"on that CPU waited {fmt_ms(task.delay_caused)} in total while it ran. {verdict}"
+                    f"on that CPU waited {fmt_ms(task.delay_resolved)} in total while it ran"
+                    + (f" ({rest})" if rest else "")
+                    + f". {verdict}"
                 ),
                 evidence=_evidence(source, run),
                 facts=(
                     Fact("longest run", fmt_ms(run.duration)),
                     Fact("runs over threshold", str(task.hog_runs)),
                     Fact("total runtime", fmt_ms(task.runtime)),
-                    Fact("delay caused to others", fmt_ms(task.delay_caused)),
+                    Fact("delay caused to others", fmt_ms(task.delay_resolved)),
                 ),
                 next_steps=(
                     f"kforensic trace --task {task.pid} "
@@ -247,25 +250,29 @@ def cpu_hogs(analysis: TraceAnalysis, source: str) -> list[Finding]:
     return out
 
 
-def _victims_text(task: TaskStats, counted: bool = True) -> list[str]:
+def _victims_text(task: TaskStats) -> list[str]:
     """Each task that waited behind ``task``: in all, in how many waits, the most of one; then the rest, and what
-    the delay it caused holds beyond them (waits still open at the trace's end, runs the ring no longer held);
-    ``counted`` False: that rest is not in the delay said (an RT hog's, TaskStats.delay_resolved)."""
+    the waiting integrated over its runs holds beyond them, not in the delay said (:func:`_not_counted`)."""
     parts = [
         f"{v.comm} (pid {v.pid}) {fmt_ms(v.seconds)} in {v.waits} wait(s), at most {fmt_ms(v.worst)} in one"
         for v in task.victims
     ]
     if task.more_victims:
         parts.append(f"and {task.more_victims} more, {fmt_ms(task.more_victims_seconds)}")
-    rest = task.delay_caused - sum(v.seconds for v in task.victims) - task.more_victims_seconds
-    if rest >= 0.5e-6 and counted:
-        parts.append(f"{fmt_ms(rest)} not told to a task (waits still open at the end, or older than the kept runs)")
-    elif rest >= 0.5e-6:
-        parts.append(
-            f"not counted: {fmt_ms(rest)} of waits not resolved in the trace (still waiting at its end, or woken "
-            "while a CPU's events were lost and never seen switched in) or older than the kept runs"
-        )
-    return parts
+    rest = _not_counted(task)
+    return [*parts, rest] if rest else parts
+
+
+def _not_counted(task: TaskStats) -> str:
+    """What the waiting tasks integrated over ``task``'s runs (``delay_caused``) hold beyond the waits resolved in
+    the trace (``delay_resolved``, the delay a hog finding says it caused), said as not counted; "" when nothing."""
+    rest = task.delay_caused - task.delay_resolved
+    if rest < 0.5e-6:
+        return ""
+    return (
+        f"not counted: {fmt_ms(rest)} of waits not resolved in the trace (still waiting at its end, or woken "
+        "while a CPU's events were lost and never seen switched in) or older than the kept runs"
+    )
 
 
 def _waited_behind(victim: TaskStats, wait: Wait, culprit: TaskStats) -> str:
@@ -353,7 +360,7 @@ def rt_hogs(analysis: TraceAnalysis, source: str) -> list[Finding]:
                 + ("; others waited within their promise" if waited else "; no other task needed the CPU")
             )
             baseline, verdict = _unharmed(bool(waited))
-        victims = _victims_text(task, counted=False)
+        victims = _victims_text(task)
         out.append(
             Finding(
                 id=_task_id(FindingKind.SCHED_RT_HOG, task),
@@ -837,8 +844,7 @@ def _clock_finding(clock: ClockCheck, dropped: list[str], source: str, by_line: 
         title = f"trace timestamps go back in time {clock.back} times on {where}"
         why = "one CPU's ring buffer is written in time order, so a step back means a damaged or mis-merged file"
     not_reported = (
-        f" {len(dropped)} figures that span these steps are not reported: {'; '.join(dropped[:5])}"
-        + (" ..." if len(dropped) > 5 else "")
+        f" {len(dropped)} figures that span these steps are not reported: {first_of(dropped, 5)}"
         if dropped
         else " No finding spanned them."
     )
@@ -878,13 +884,11 @@ def _lost_finding(clock: ClockCheck, dropped: list[str], source: str, by_line: b
         confidence=0.95,
         confidence_reason="the tracer's lost-events markers, each between two cited events of its CPU",
         summary="unknown: "
-        + "; ".join(g.said(by_line) for g in gaps[:3])
-        + (" ..." if len(gaps) > 3 else "")
+        + first_of([g.said(by_line) for g in gaps], 3)
         + ". What ran there meanwhile is not in the trace, and a task that waited or slept then may have run there "
         "(a wakeup targets it, a balancer moves it: its CPU is not in the trace until it runs), so its waits and "
         "sleeps over that time are unknown on every CPU, and so are runs, handlers and softirqs of the CPU that "
-        f"lost them (another CPU's, seen whole there, are measured). Not measured: {'; '.join(dropped[:5])}"
-        + (" ..." if len(dropped) > 5 else ""),
+        f"lost them (another CPU's, seen whole there, are measured). Not measured: {first_of(dropped, 5)}",
         evidence=tuple(_ref_evidence(source, r) for g in gaps[:3] for r in (g.before, g.after) if r is not None),
         facts=(Fact("losses", str(len(clock.losses))), Fact("events lost", str(sum(g.events for g in clock.losses)))),
         next_steps=("record with a larger buffer (trace-cmd record -b 20000, or buffer_size_kb) so no event is lost",),
@@ -938,8 +942,7 @@ def _jump_finding(clock: ClockCheck, dropped: list[str], source: str, by_line: b
         for j in clock.jumps[:3]
     )
     not_reported = (
-        f" {len(dropped)} figures that span a jump are not reported: {'; '.join(dropped[:5])}"
-        + (" ..." if len(dropped) > 5 else "")
+        f" {len(dropped)} figures that span a jump are not reported: {first_of(dropped, 5)}"
         if dropped
         else " No finding spanned one."
     )
@@ -996,8 +999,7 @@ def _gap_finding(analysis: TraceAnalysis, source: str, start: bool, left_out: li
             "reach past it are not findings."
         )
     if left_out:
-        more = " ..." if len(left_out) > 5 else ""
-        said += f" {len(left_out)} such figure(s) are not reported: {'; '.join(left_out[:5])}{more}"
+        said += f" {len(left_out)} such figure(s) are not reported: {first_of(left_out, 5)}"
     verb = ("start" if start else "stop") + ("" if len(refs) > 1 else "s")
     return Finding(
         id=finding_id(FindingKind.TRACE_COVERAGE, *(("start",) if start else ()), *(str(r.cpu) for r in refs)),

@@ -3,9 +3,18 @@
 Rules (:data:`AUTO_RULES`, ordered, specific to generic) for marks without ``--span``:
 
 - a message ``NAME start ID`` / ``NAME end ID`` (also begin/end, entry/exit), e.g. lttng_ust_tracef's
-  ``infer start 12`` / ``infer end 12``: span ``NAME``, paired on ID;
+  ``infer start 12`` / ``infer end 12``: span ``NAME``, paired on ID (an ID holds a digit: ``cache entry: stale``
+  is a log line about a cache entry, not the start of a span);
+- a message ``NAME start`` / ``NAME end`` (also begin/end) with no id, e.g. ``frame end``: entry and exit, nouns
+  in many log lines ("cache entry", "on exit"), are an edge in a message only with an id;
 - a provider event ``prov:NAME_start`` / ``prov:NAME_end`` (``_begin/_end``, ``_entry/_exit``), e.g.
   ``infer:request_begin``: span ``prov:NAME``, paired on its ``id`` field when it has one, else by nesting.
+
+An auto-paired end closes only a start of its own word pair (:data:`_PAIRS`: start or begin with end, entry with
+exit) and, in a message, its own id (none with none): "entry" and "exit" are nouns in many log lines ("cache entry
+42" ... "cache exit: flushed"), and a start whose id differs from the end's, or that has one where the end has none,
+is another operation's (a user-eyes review: "cache entry"/"cache exit" lines made a request span).  A provider's
+events are named for their role: its end with no ``id`` field still closes the innermost start.
 
 ``--span 'START..END'`` gives the two patterns: shell-style wildcards, and ``{id}`` where the id
 stands (``'infer start {id}..infer end {id}'``); the span is named by ``NAME=`` before them, else by
@@ -20,11 +29,25 @@ import math
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from forensics.errors import UsageError
 from forensics.types.spans import Mark, Span, SpanStats
 
 _OPEN = ("start", "begin", "entry")
+#: Per edge word, the pair it belongs to: an end closes only a start of the same pair.
+_PAIRS = {"start": "start/end", "begin": "start/end", "end": "start/end", "entry": "entry/exit", "exit": "entry/exit"}
+
+
+class Edge(NamedTuple):
+    """What a mark is to a span: its name, whether it opens one, the key it pairs on, the word pair it is of
+    (empty for a ``--span`` pattern's) and whether the keys must be equal (the auto rules: see the module doc)."""
+
+    name: str
+    opens: bool
+    key: str
+    pair: str = ""
+    strict: bool = False
 
 
 @dataclass(frozen=True)
@@ -35,19 +58,20 @@ class AutoRule:
     regex: re.Pattern[str]
     example: str  # a text it takes
     expect: tuple[str, bool, str]  # what it gives for the example: span name, opens, id
+    strict: bool = True  # an end closes only a start of its own id (none with none); see the module doc
 
 
 #: Ordered, specific to generic: the first rule that matches a mark's text decides.
 AUTO_RULES: tuple[AutoRule, ...] = (
     AutoRule(
         "message with an id",
-        re.compile(r"^(?P<name>.+?) (?P<edge>start|begin|entry|end|exit)[ :=#]+(?P<id>\S+)$"),
+        re.compile(r"^(?P<name>.+?) (?P<edge>start|begin|entry|end|exit)[ :=#]+(?P<id>\S*\d\S*)$"),
         "infer start 12",
         ("infer", True, "12"),
     ),
     AutoRule(
         "message without id",
-        re.compile(r"^(?P<name>.+?) (?P<edge>start|begin|entry|end|exit)$"),
+        re.compile(r"^(?P<name>.+?) (?P<edge>start|begin|end)$"),
         "frame end",
         ("frame", False, ""),
     ),
@@ -56,6 +80,7 @@ AUTO_RULES: tuple[AutoRule, ...] = (
         re.compile(r"^(?P<name>[^ ]+?)_(?P<edge>start|begin|entry|end|exit)$"),
         "infer:request_begin",
         ("infer:request", True, ""),
+        strict=False,
     ),
 )
 
@@ -90,8 +115,8 @@ def parse_span_option(text: str) -> SpanPattern:
     return SpanPattern(name or start.replace("{id}", "").strip(), _compile(start), _compile(end))
 
 
-def _classify(mark: Mark, patterns: Sequence[SpanPattern]) -> tuple[str, bool, str] | None:
-    """(span name, is start, key) of a mark, or None when it opens or closes nothing."""
+def _classify(mark: Mark, patterns: Sequence[SpanPattern]) -> Edge | None:
+    """The span edge a mark is, or None when it opens or closes nothing."""
     text = mark.text
     if patterns:
         for p in patterns:
@@ -99,13 +124,14 @@ def _classify(mark: Mark, patterns: Sequence[SpanPattern]) -> tuple[str, bool, s
                 m = rx.match(text)
                 if m:
                     key = m.groupdict().get("id") or (str(mark.ident) if mark.ident is not None else "")
-                    return p.name, is_start, key
+                    return Edge(p.name, is_start, key)
         return None
     for rule in AUTO_RULES:
         m = rule.regex.match(text)
         if m:
             key = m.groupdict().get("id") or (str(mark.ident) if mark.ident is not None else "")
-            return m.group("name"), m.group("edge") in _OPEN, key
+            edge = m.group("edge")
+            return Edge(m.group("name"), edge in _OPEN, key, _PAIRS[edge], rule.strict)
     return None
 
 
@@ -120,7 +146,7 @@ def pair(
     later span "nested" (one request id whose end was lost had every later request of its thread "inside 1 other
     span", and their baseline split on that depth).
     """
-    open_: dict[tuple[int, str], list[tuple[str, Mark, int, tuple[int, ...]]]] = {}
+    open_: dict[tuple[int, str, str], list[tuple[str, Mark, int, tuple[int, ...]]]] = {}
     closed: set[int] = set()  # the starts (their numbers) an end closed
     found: list[tuple[str, int, str, Mark, Mark, tuple[int, ...]]] = []
     unmatched: dict[str, list[int]] = {}
@@ -129,21 +155,21 @@ def pair(
         c = _classify(mark, patterns)
         if c is None:
             continue
-        name, is_start, key = c
-        stack = open_.setdefault((mark.tid, name), [])
+        name, is_start, key = c.name, c.opens, c.key
+        stack = open_.setdefault((mark.tid, name, c.pair), [])
         if is_start:
             number += 1
             stack.append((key, mark, number, tuple(n for _k, _m, n, _b in stack)))  # with the starts open under it
             continue
         for i in range(len(stack) - 1, -1, -1):
-            if stack[i][0] == key or not key or not stack[i][0]:
+            if stack[i][0] == key or (not c.strict and (not key or not stack[i][0])):
                 k, begin, n, under = stack.pop(i)
                 closed.add(n)
                 found.append((name, mark.tid, k or key, begin, mark, under))
                 break
         else:
             unmatched.setdefault(name, [0, 0])[1] += 1
-    for (_tid, name), stack in open_.items():
+    for (_tid, name, _pair), stack in open_.items():
         if stack:
             unmatched.setdefault(name, [0, 0])[0] += len(stack)
             if left_open is not None:

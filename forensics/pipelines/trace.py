@@ -18,6 +18,7 @@ from forensics.model import BootTime, Clock, Examined, Finding, Incident, NotAva
 from forensics.pipelines.spans import SpanOptions
 from forensics.types.trace import ASIDE_SYSCALLS, Kind
 from forensics.types.trace_result import TraceResult
+from forensics.units import first_of
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -245,9 +246,7 @@ def examined_trace(
     else:
         could_not.append("irqs-off/preempt-off sections: needs preemptirq events or the irqsoff tracer")
     if spans is not None and spans.stats:
-        names = ", ".join(f"{st.count:,} {st.name!r}" for st in spans.stats[:5]) + (
-            " ..." if len(spans.stats) > 5 else ""
-        )
+        names = first_of([f"{st.count:,} {st.name!r}" for st in spans.stats], 5, ", ")
         against = f"over --slow-ms {slow_ms:g} ms" if slow_ms is not None else "against their name's median"
         could.append(f"slow request spans ({names}; judged {against})")
     elif spans is None and (marked := dict(parse.unknown).get("tracing_mark_write", 0)):
@@ -277,7 +276,7 @@ def examined_trace(
         of_all = f" ({share:.0%} of what was traced)" if share >= 0.005 else ""
         # Where each gap is on its CPU (the first few; the trace's table and JSON list them all)
         shown = [g for g in analysis.clock.losses if g.before is not None or g.after is not None]
-        where = "; ".join(g.said(analysis.by_line) for g in shown[:3]) + (" ..." if len(shown) > 3 else "")
+        where = first_of([g.said(analysis.by_line) for g in shown], 3)
         could_not.append(
             f"anything inside the tracer's {cov.lost_markers:,} gap(s): {lost} lost{of_all} (a full ring buffer, or "
             "a packet lost on its way to the file)" + (f": {where}" if where else "") + "; "
@@ -592,7 +591,12 @@ def analyse_trace_file(
         if keeper is not None:
             keeper.source = stream.name
     if ctf is not None:
+        from collectors.ctf.feed import per_packet
+
         analysis = analyzer.result(counts)
+        # a UST stream's losses one row per gap, with its packets' window (the analysis adds them up per CPU)
+        clock = per_packet(analysis.clock, ctf.session.packet_losses(), analysis.coverage.cpus_seen, analysis.window)
+        analysis = analysis._replace(clock=clock)
         if math.isfinite(span[0]) or math.isfinite(span[1]):
             check_window(trace_file, trace_file, span, analysis, True)
     parse = analyzer.summary(counts)

@@ -6,8 +6,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from forensics import __version__
+from forensics.model import perf_sample_said
 from forensics.report.formats import Destination, IncidentRenderer
-from forensics.types.profile import periods_by_command
+from forensics.types.profile import periods_by_command, sample_at
 from forensics.types.profile_result import ProfileResult
 
 if TYPE_CHECKING:
@@ -15,7 +16,7 @@ if TYPE_CHECKING:
 
     from forensics.report.document import Document
     from forensics.report.flamegraph import Node
-    from forensics.types.profile import ProfileFrame, ProfileStack, SymbolDelta
+    from forensics.types.profile import CallPath, Profile, ProfileFrame, ProfileStack, SymbolDelta
 
 
 SCHEMA = "kforensic.profile/1"
@@ -149,6 +150,20 @@ def _head(result: ProfileResult) -> str:
     )
 
 
+def _first_sample(p: Profile, cp: CallPath) -> str:
+    """Where a call path's first sample is: a line of the text, or a perf.data's sample by its time and CPU and its
+    line of perf script's output (as its findings' evidence cites it: forensics.model.perf_sample_said)."""
+    if p.kind != "perf.data":
+        return f"line {cp.first_line}"
+    return perf_sample_said(cp.first_line, *sample_at(cp.first_header))
+
+
+def _sample_json(cp: CallPath) -> dict[str, Any]:
+    """A perf.data's call path's first sample: its time and CPU (null: perf script printed none)."""
+    ts, cpu = sample_at(cp.first_header)
+    return {"time": ts, "cpu": cpu}
+
+
 def _tables(
     result: ProfileResult, top: int, deltas: list[SymbolDelta] | None
 ) -> list[tuple[str, list[str], list[list[str]]]]:
@@ -174,7 +189,7 @@ def _tables(
     for sym, paths in hot.paths.items():
         for cp in paths:
             chain = " <- ".join(reversed(cp.frames[-8:])) + (" <- .." if len(cp.frames) > 8 else "")
-            rows.append([_pct(cp.share), sym, chain, f"line {cp.first_line}"])
+            rows.append([_pct(cp.share), sym, chain, _first_sample(p, cp)])
     out.append(("Call paths to the top hotspots", ["share", "hotspot", "path (leaf first)", "first sample"], rows))
     if deltas is not None:
         out.append(("Difference against the base (self share)", ["change", "base", "new", "symbol"],
@@ -264,7 +279,12 @@ def to_document(result: ProfileResult, deltas: list[SymbolDelta] | None, budget:
             ],
             "paths": {
                 sym: [
-                    {"pct": round(cp.share, 2), "stack": list(cp.frames[-10:]), "line": cp.first_line}
+                    {
+                        "pct": round(cp.share, 2),
+                        "stack": list(cp.frames[-10:]),
+                        "line": cp.first_line,  # of perf script's output for a perf.data (its sample's time and CPU)
+                        **(_sample_json(cp) if p.kind == "perf.data" else {}),
+                    }
                     for cp in cps[: max(1, n // 5)]
                 ]
                 for sym, cps in list(hot.paths.items())[: max(1, n // 3)]

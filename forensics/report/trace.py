@@ -190,12 +190,17 @@ def _loss_rows(a: TraceAnalysis) -> tuple[str, list[str], list[list[str]]]:
     """Each loss of events (ClockCheck.losses) as the time it covers on its CPU, between the cited events that
     bound it: what any task did on that CPU then is unknown (Trace Compass's lost-events markers, as a table).
     The first LOSSES_SHOWN of them, the title says of how many."""
-    from forensics.types.sched import LOSSES_SHOWN
+    from forensics.types.sched import DISCARDED, LOSSES_SHOWN
     from forensics.units import fmt_ms
 
     seen = set(a.coverage.cpus_seen)
 
     def bound(g: LossGap, ref: EventRef | None, side: str) -> str:
+        if g.packet is not None:  # a UST stream's gap: the time its packets give it (as babeltrace2 dates it)
+            k = g.packet
+            if side == "before":
+                return f"{k.start:.6f} (the end of the packet before {k.where})"
+            return f"{k.end:.6f} (the {'end' if k.why == DISCARDED else 'start'} of {k.where})"
         if ref is not None:
             return ref.said(a.by_line)
         if g.cpu not in seen:  # its events (if any) are not the analysed ones: whether it had one is not read
@@ -212,7 +217,11 @@ def _loss_rows(a: TraceAnalysis) -> tuple[str, list[str], list[list[str]]]:
             events(g),
             bound(g, g.before, "before"),
             bound(g, g.after, "after"),
-            fmt_ms(g.end - g.start) if g.before is not None and g.after is not None else "unknown",
+            fmt_ms(g.packet.end - g.packet.start)
+            if g.packet is not None
+            else fmt_ms(g.end - g.start)
+            if g.before is not None and g.after is not None
+            else "unknown",
         ]
         for g in a.clock.losses[:LOSSES_SHOWN]
     ]

@@ -186,7 +186,12 @@ def parse_to_dict(p: ParseSummary) -> JsonDict:
 
 def loss_to_dict(g: LossGap, named: Named = None) -> JsonDict:
     """One loss: its CPU, the events the marker says were lost (null: it does not say), the time it covers and
-    the events that bound it (null: the CPU had none before it, or never reported again)."""
+    the events that bound it (null: the CPU had none before it, or never reported again); a UST stream's, its own
+    packets' window and the packet that tells it (``packet``)."""
+    k = g.packet
+    if k is not None:  # no event of the CPU is analysed: the window the packets give, the packet cited
+        return {"cpu": g.cpu, "events": g.events or None, "from": k.start, "to": k.end, "ms": ms(k.end - k.start),
+                "markers": g.markers, "packet": k.where}  # fmt: skip
     return {
         "cpu": g.cpu,
         "events": g.events or None,
@@ -197,6 +202,12 @@ def loss_to_dict(g: LossGap, named: Named = None) -> JsonDict:
         "ms": ms(g.end - g.start) if g.before is not None and g.after is not None else None,
         "markers": g.markers,  # the lost-events markers added up in it
     }
+
+
+def _counted(key: str, items: tuple[object, ...]) -> JsonDict:
+    """How many ``items`` there were, when there were any (``key`` lists the first LOSSES_SHOWN): ``KEY_total`` and
+    ``KEY_truncated``, so a cut list says so (a list with none is unchanged: no keys)."""
+    return {f"{key}_total": len(items), f"{key}_truncated": len(items) > LOSSES_SHOWN} if items else {}
 
 
 def analysis_to_dict(a: TraceAnalysis, top: int | None = None, named: Named = None) -> JsonDict:
@@ -231,7 +242,8 @@ def analysis_to_dict(a: TraceAnalysis, top: int | None = None, named: Named = No
                     }
                     for x in a.clock.examples
                 ],
-                "disputed": [{"cpu": c, "from": lo, "to": hi} for c, lo, hi in a.clock.disputed[:100]],
+                "disputed": [{"cpu": c, "from": lo, "to": hi} for c, lo, hi in a.clock.disputed[:LOSSES_SHOWN]],
+                **_counted("disputed", a.clock.disputed),
                 "jumps": [
                     {
                         **_at(j.before, named, "from_line"),
@@ -239,17 +251,13 @@ def analysis_to_dict(a: TraceAnalysis, top: int | None = None, named: Named = No
                         **_at(j.after, named, "to_line"),
                         "to": j.after.ts,
                     }
-                    for j in a.clock.jumps[:100]
+                    for j in a.clock.jumps[:LOSSES_SHOWN]
                 ],
+                **_counted("jumps", a.clock.jumps),
                 # Each loss (a lost-events marker) as the time it covers on its CPU: from the CPU's last event
                 # before it to its first after (null: none), each cited; figures overlapping one are unknown.
                 "losses": [loss_to_dict(g, named) for g in a.clock.losses[:LOSSES_SHOWN]],
-                # how many there were, when there were any (``losses`` lists the first LOSSES_SHOWN)
-                **(
-                    {"losses_total": len(a.clock.losses), "losses_truncated": len(a.clock.losses) > LOSSES_SHOWN}
-                    if a.clock.losses
-                    else {}
-                ),
+                **_counted("losses", a.clock.losses),
             },
         },
         "cpus": [

@@ -482,6 +482,17 @@ class Share:
     dso: str = ""
 
 
+def sample_at(header: str) -> tuple[float | None, int | None]:
+    """The time and CPU perf script prints in a sample's header (``app 10 [001] 361.500123: 1001001 cpu-clock:``;
+    no ``[CPU]`` when perf recorded none, a per-process record's): None for what it does not print."""
+    import re
+
+    at = re.search(r"(?:^|\s)(?:\[(\d+)\]\s+)?(\d+\.\d{3,9}):(?:\s|$)", header)
+    if at is None:
+        return None, None
+    return float(at.group(2)), int(at.group(1)) if at.group(1) is not None else None
+
+
 @dataclass(frozen=True)
 class CallPath:
     """A call chain (root to leaf) that ends in a hotspot, with its share."""

@@ -236,8 +236,28 @@ class ClockStep(NamedTuple):
     after: EventRef
 
 
-# The losses a report lists one by one (the JSON and the table say how many more there were)
+# The losses, clock steps (disputed ranges) and jumps a report lists one by one (the JSON and the table say how
+# many there were in all)
 LOSSES_SHOWN = 100
+
+
+#: PacketLoss.why of events discarded (collectors.ctf.reader.LOST_DISCARDED): the window ends at the end of the packet
+#: that counts them; the other markers' (a missing packet, a clock gone back) at the start of the packet after.
+DISCARDED = 1
+
+
+class PacketLoss(NamedTuple):
+    """One lost-event marker of an LTTng stream, as its packets tell it: the events lost (0: not said) in the time
+    from the end of the packet before to the end of the packet that counts them (as babeltrace2 dates a discard;
+    a missing packet or a clock that went back: to the start of the packet after it)."""
+
+    cpu: int
+    events: int
+    start: float
+    end: float
+    where: str  # the stream file and the packet that tells it: ``ust/uid/0/64-bit/ch_2 packet 189``
+    at: float  # the marker's time (the packet's start: where the analysis reads it)
+    why: int = DISCARDED  # collectors.ctf.reader's LOST_* code
 
 
 class LossGap(NamedTuple):
@@ -251,6 +271,10 @@ class LossGap(NamedTuple):
     # The markers added up in it (a CPU that reports no analysed event between markers: an LTTng stream's
     # discarded-events counts, one per packet, of a CPU whose events are not the scheduler's)
     markers: int = 1
+    # A marker of a CPU none of whose events the analysis reads (an LTTng UST stream's): its own packet's window,
+    # one row per gap (the table and the JSON say it; start/end stay unbounded: what the analysis reads of the
+    # CPU is not known to be lost by it)
+    packet: PacketLoss | None = None
 
     @property
     def start(self) -> float:
@@ -265,6 +289,9 @@ class LossGap(NamedTuple):
     def said(self, by_line: bool = True) -> str:
         """``CPU1 lost 5000 events between line 4204 at 45148.996829 and line 4205 at 45151.000781``."""
         n = f"{self.events} events" if self.events else "events"
+        if self.packet is not None:
+            k = self.packet
+            return f"CPU{self.cpu} lost {n} between {k.start:.6f} and {k.end:.6f} ({k.where})"
         start = self.before.said(by_line) if self.before is not None else "its first event"
         end = self.after.said(by_line) if self.after is not None else "the end of the trace"
         return f"CPU{self.cpu} lost {n} between {start} and {end}"

@@ -887,3 +887,39 @@ def test_a_trace_given_to_profile_points_to_kforensic_trace(tmp_path: Path) -> N
         read_profile(kernel)
     assert str(got.value).startswith(f"{kernel} (gunzipped): no samples: an ftrace text trace, not a profile (line ")
     assert got.value.hint is not None and got.value.hint.startswith(f"read it with `kforensic trace {kernel}`")
+
+
+def test_a_perf_data_sample_is_cited_by_its_time_and_cpu_and_its_line_of_perf_script_output(
+    recorded: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A perf.data's evidence read "perf.data sample 547 (perf script line) 1440.446205 (trace clock)": a "sample
+    547" that is a line of no file the user has.  Now the sample's time (``perf script --time``) and CPU when perf
+    printed one come first, then "perf script output line N"; the call paths' "first sample" column says the same
+    (it said "line 547", as of a text file), and the JSON's paths give the time and CPU."""
+    from detectors.profile.findings import profile_findings
+    from detectors.profile.hotspots import compute_hotspots
+    from forensics.types.profile import sample_at
+    from tests.helpers import cli_run
+
+    profile = read_profile(str(recorded))
+    stacks = selected_stacks(profile)
+    findings = profile_findings(profile, stacks, compute_hotspots(profile, stacks))
+    header = re.compile(r"(?:\[(\d+)\]\s+)?(\d+\.\d+):")
+    cited = [e for f in findings for e in f.evidence]
+    assert cited
+    for e in cited:
+        m = header.search(e.excerpt)
+        assert m, e.excerpt
+        on = f" on CPU {int(m.group(1))}" if m.group(1) else ""
+        assert e.cite() == f"{recorded} sample at {m.group(2)}{on} (perf script output line {e.locator.start})"
+    table = cli_run(monkeypatch, capsys, "profile", recorded, "--format", "md")
+    assert table.returncode in (0, 1), table.stderr
+    rows = [r for r in table.stdout.splitlines() if r.startswith("| ") and "perf script output line" in r]
+    assert rows and not re.search(r"\| line \d+ \|", table.stdout)
+    assert all(re.search(r"\| sample at \d+\.\d{6}( on CPU \d+)? \(perf script output line \d+\) \|$", r) for r in rows)
+    doc = json.loads(cli_run(monkeypatch, capsys, "profile", recorded, "--format", "json").stdout)
+    paths = [p for ps in doc["paths"].values() for p in ps]
+    assert paths and all(isinstance(p["time"], float) and "cpu" in p for p in paths)
+    # perf script's header with a CPU (a system-wide record's), as the reader takes it
+    assert sample_at("dd 4242 [003] 1440.446205:    1001001 cpu-clock:ppp:") == (1440.446205, 3)
+    assert sample_at("dd 4242  1440.446205:    1001001 cpu-clock:ppp:") == (1440.446205, None)

@@ -88,8 +88,9 @@ def test_a_perf_data_has_a_lane_of_its_own_on_perfs_clock(tmp_path: Path) -> Non
     lines = script.split("\n")
     assert events and all(e["cite"].startswith(f"{data} sample ") for e in events)
     for e in events:  # the time is the cited sample's, as perf script prints it
-        n = int(e["cite"].split(" sample ")[1].split()[0])
+        n = int(e["cite"].split("(perf script output line ")[1].rstrip(")"))
         assert f" {e['when'].split()[0]}: " in lines[n - 1], (e, lines[n - 1])
+        assert e["cite"].startswith(f"{data} sample at {e['when'].split()[0]}")  # found in the recording by its time
     if lane["contradiction"] is not None:
         assert f"The profile {data} cannot come from the crashed boot" in doc["narrative"]
         assert f"Its {len(events)} finding(s) are shown on its own clock" in doc["narrative"]

@@ -529,3 +529,73 @@ def test_more_losses_than_the_table_lists_are_counted_not_cut_silently(tmp_path:
     clock = doc["coverage"]["clock"]
     assert (len(clock["losses"]), clock["losses_total"], clock["losses_truncated"]) == (100, total, True)
     assert sum(g.markers for g in analysis.clock.losses) == analysis.coverage.lost_markers  # merged ones counted
+
+
+def _listed_in_part(kf: Callable[..., Ran], path: Path, key: str) -> list[Finding]:
+    """The findings of ``path``, whose ClockCheck ``key`` holds over 100 entries: the JSON lists 100 and says of
+    how many."""
+    analysis, findings = _both(path)
+    total = len(getattr(analysis.clock, key))
+    assert total > 100
+    clock = json.loads(kf("trace", path, "--format", "json").stdout)["coverage"]["clock"]
+    assert (len(clock[key]), clock[f"{key}_total"], clock[f"{key}_truncated"]) == (100, total, True)
+    return findings
+
+
+def test_more_jumps_and_clock_steps_than_the_json_lists_are_counted_not_cut_silently(
+    tmp_path: Path, kf: Callable[..., Ran]
+) -> None:
+    """The JSON's ``jumps`` and ``disputed`` lists held the first 100 and said nothing of the rest (as the losses
+    did before 75301adf): each now gives its total and whether it is cut, and a finding that names the first few
+    figures it leaves out says how many more there are ("... and N more", not a bare "...")."""
+    head, body = _lines(tmp_path)
+    block = len(body) // 120  # 119 jumps forward of 6 s (over JUMP_S), every CPU silent across each
+    jumped = [_shift(line, 6.0 * (i // block)) for i, line in enumerate(body)]
+    findings = _listed_in_part(kf, _write(tmp_path, "many-jumps.txt", head, jumped), "jumps")
+    jump = next(f for f in findings if "jumps forward" in f.title)
+    dropped = int(re.search(r" (\d+) figures that span a jump are not reported", jump.summary).group(1))  # type: ignore[union-attr]
+    assert dropped > 5 and f"... and {dropped - 5} more" in jump.summary
+    # A step back on CPU1 every 8 of its events (two of its timestamps swapped): over 100 separate ranges
+    cpu1 = [i for i, line in enumerate(body) if "[001]" in line]
+    swapped = list(body)
+    for k in range(0, len(cpu1) - 1, 8):
+        i, j = cpu1[k], cpu1[k + 1]
+        swapped[i], swapped[j] = (
+            _shift(body[i], _ts(body[j]) - _ts(body[i])),
+            _shift(body[j], _ts(body[i]) - _ts(body[j])),
+        )
+    _listed_in_part(kf, _write(tmp_path, "many-steps.txt", head, swapped), "disputed")
+    intact = json.loads(kf("trace", recorded("kf.ftrace.txt", tmp_path), "--format", "json").stdout)
+    assert not {"jumps_total", "disputed_total", "losses_total"} & set(intact["coverage"]["clock"])  # unchanged
+
+
+def test_a_cpu_hogs_waited_in_total_counts_only_the_waits_resolved(tmp_path: Path) -> None:
+    """As an RT hog's (6516af35), a CPU hog's "waited X in total" and its fact "delay caused to others" are the
+    waits resolved in the trace (what its victims add up to), the rest said as not counted.  CPU1's events of
+    50-100 ms cut, the marker where the loss begins: before, "Other tasks on that CPU waited 125.401 ms in total"
+    for kf_hog (its victims add up to 27.595 ms, the intact trace's figure), 496.641 ms for qemu-system-x86."""
+    head, body = _lines(tmp_path)
+    intact, intact_findings = _both(_write(tmp_path, "intact.txt", head, body))
+    t0 = _ts(body[0])
+    analysis, findings, _path = _cpu1_lost(tmp_path, body, (t0 + 0.05, t0 + 0.10), "start", 900, 1 << 12)
+
+    def said(found: list[Finding], of: TraceAnalysis, comm: str) -> tuple[str, str, Finding]:
+        hog = next(f for f in found if f.kind == "sched-cpu-hog" and f" {comm} " in f.title)
+        task = next(t for t in of.tasks if t.comm == comm)
+        fact = next(f.value for f in hog.facts if f.name == "delay caused to others")
+        return fact, f"{task.delay_resolved * 1e3:.3f} ms", hog
+
+    fact, resolved, hog = said(intact_findings, intact, "kf_hog")
+    assert fact == resolved == "27.595 ms" and "waited 27.595 ms in total while it ran." in hog.summary
+    unresolved = 0
+    for comm in ("kf_hog", "qemu-system-x86", "python3"):
+        fact, resolved, hog = said(findings, analysis, comm)
+        task = next(t for t in analysis.tasks if t.comm == comm)
+        assert fact == resolved and f"waited {resolved} in total while it ran" in hog.summary, hog.summary
+        if task.delay_caused - task.delay_resolved > 0.001:
+            unresolved += 1
+            rest = f"{(task.delay_caused - task.delay_resolved) * 1e3:.3f} ms"
+            assert f"(not counted: {rest} of waits not resolved in the trace" in hog.summary, hog.summary
+            assert f"{task.delay_caused * 1e3:.3f} ms" not in hog.summary
+    assert unresolved >= 2  # kf_hog (125.401 against 27.595 ms) and qemu-system-x86 (496.641 against 51.944)
+    assert all(f.severity < Severity.MEDIUM for f in findings if f.kind == "sched-cpu-hog")  # from harm, unchanged

@@ -16,7 +16,7 @@ def mark(ts: float, tid: int, text: str, ident: int | None = None) -> Mark:
 @pytest.mark.parametrize("rule", AUTO_RULES, ids=lambda r: r.name)
 def test_each_auto_rule_takes_its_example(rule: object) -> None:
     assert rule.regex.match(rule.example)  # type: ignore[attr-defined]
-    assert _classify(mark(1.0, 1, rule.example), ()) == rule.expect  # type: ignore[attr-defined]
+    assert _classify(mark(1.0, 1, rule.example), ())[:3] == rule.expect  # type: ignore[attr-defined,index]
 
 
 def test_provider_events_pair_on_their_id_field_per_thread() -> None:
@@ -74,3 +74,14 @@ def test_a_start_never_closed_makes_no_later_span_nested() -> None:
     assert [(s.key, s.depth) for s in spans] == [("2", 0), ("3", 0), ("4", 1)]
     assert unmatched == {"infer:request": (1, 0)}
     assert left == [marks[0]]
+
+
+def test_a_message_end_closes_only_its_own_word_pair_and_id_a_provider_end_without_id_its_innermost_start() -> None:
+    """The auto rules: "x entry 1" ... "x end 1" (two word pairs) and "x start 2" ... "x end" (an id, then none)
+    make no span; a provider's end event with no id field still closes its thread's start (events are named for
+    their role)."""
+    spans, unmatched = pair([mark(1.0, 1, "x entry 1"), mark(2.0, 1, "x end 1"), mark(3.0, 1, "x start 2")])
+    spans2, _ = pair([mark(4.0, 1, "x end")])
+    assert not spans and not spans2 and unmatched == {"x": (2, 1)}
+    spans, _ = pair([mark(1.0, 1, "p:req_begin", 9), mark(2.0, 1, "p:req_end")])
+    assert [(s.name, s.key, s.duration) for s in spans] == [("p:req", "9", 1.0)]
