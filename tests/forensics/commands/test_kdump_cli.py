@@ -133,7 +133,7 @@ def test_check_json_embeds_an_incident_that_report_merges(tmp_path: Path, roomy:
     result = invoke("report", "--from", str(out), "--format", "json", "-o", str(merged))
     assert result.returncode == 0, result.stderr
     titles = {f["title"] for f in json.loads(merged.read_text())["findings"]}
-    assert "kdump: Kernel debug info" in titles
+    assert "kdump: no kernel debug info for the running kernel" in titles
 
 
 def test_check_markdown(tmp_path: Path) -> None:
@@ -261,3 +261,34 @@ def test_check_on_this_machine() -> None:
     doc = json.loads(result.stdout)
     assert doc["root"] == "/"
     assert (result.returncode == 0) is doc["ready"]
+
+
+def test_report_of_a_kdump_check_counts_root_causes_and_titles_say_the_fault(tmp_path: Path) -> None:
+    """A kernel without kexec and no kdump tooling: ``report --from`` a check counted every blocked info line as a
+    problem ("16 problem(s)" on a healthy machine, review ue15 #4) and titled the failures by the check's name
+    ("high: kdump: Crash kernel memory reserved", read as a success).  Now the problems are the failures at medium
+    or above, the blocked lines are said to follow from them, linked to their root, and titles name the fault."""
+    system = replace(SCENARIOS["debian12-no-tooling"], crash_size=None, loaded=None)
+    root = build(tmp_path / "root", system)
+    check = tmp_path / "kdump.json"
+    assert invoke("kdump", "check", "--root", str(root), "-f", "json", "-o", str(check)).returncode == 1
+    doc = json.loads(check.read_text())
+    blocked = [c for c in doc["checks"] if c["status"] == "blocked"]
+    assert len(blocked) >= 3, [c["id"] for c in doc["checks"]]
+    incident = doc["incident"]
+    by_check = {next(x["value"] for x in f["facts"] if x["name"] == "check"): f for f in incident["findings"]}
+    assert by_check["crash-reservation"]["title"] == "kdump: no crash kernel memory reserved"
+    assert by_check["kdump-tooling"]["title"] == "kdump: kdump tooling not installed"
+    loaded = by_check["crash-loaded"]
+    assert loaded["severity"] == "info"
+    assert loaded["consequence_of"]["id"] == by_check["crash-reservation"]["id"]
+    assert loaded["title"] == "kdump: Crash kernel loaded: blocked (the kernel has no kexec crash support)"
+    problems = [f for f in incident["findings"] if f["severity"] in ("medium", "high", "critical")]
+    follow = [f for f in incident["findings"] if f["severity"] not in ("medium", "high", "critical")]
+    out = tmp_path / "report.md"
+    assert invoke("report", "--from", str(check), "-o", str(out)).returncode == 0
+    verdict = out.read_text().splitlines()[2]
+    assert verdict.startswith(f"Kforensic found {len(problems)} problem(s) on debian12-host. The worst: kdump: "), (
+        verdict
+    )
+    assert f"{len(follow)} finding(s) below medium follow from them." in verdict
