@@ -167,6 +167,44 @@ def test_missing_root_exits_3(tmp_path: Path) -> None:
     assert "not a directory" in _one_clear_error(result)
 
 
+@pytest.mark.parametrize("command", ["check", "setup"])
+def test_a_root_with_nothing_to_read_is_refused_in_one_line(tmp_path: Path, command: str) -> None:
+    """An empty --root (a mistyped path) printed a 19-line report of unknowns, recommended crashkernel=64M from no
+    value read, and its JSON had no finding and nothing examined (review ue15 #6): now one line, exit 3."""
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "empty" / "home").mkdir()  # a directory kdump reads nothing under
+    result = run("kdump", command, "--root", str(tmp_path / "empty"))
+    assert result.returncode == 3, result.stdout
+    line = _one_clear_error(result)
+    assert "not a system root: it has none of etc, usr, boot, proc, sys, var" in line, line
+    assert result.stdout == ""
+
+
+def test_a_partial_root_says_what_was_examined_and_recommends_no_size_from_nothing(tmp_path: Path) -> None:
+    """A root of only /etc/os-release: what was read and what could not be judged reach the incident (``report
+    --from`` said "Nothing recorded what was examined" and "no known kernel problem" of a check whose verdict was
+    NOT KNOWN TO BE READY), and no crashkernel size is recommended (no RAM, kernel, initramfs or modules read)."""
+    root = tmp_path / "root"
+    (root / "etc").mkdir(parents=True)
+    (root / "etc" / "os-release").write_text("ID=debian\nVERSION_ID=12\n")
+    out = tmp_path / "kdump.json"
+    assert invoke("kdump", "check", "--root", str(root), "-f", "json", "-o", str(out)).returncode == 1
+    doc = json.loads(out.read_text())
+    assert doc["crashkernel"]["recommended"] is None
+    assert doc["crashkernel"]["recommended_bytes"] is None
+    (examined,) = doc["incident"]["examined"]
+    assert examined["what"].startswith(f"kdump check of the root {root}: 1 file(s) read, 19 checks")
+    assert any(x.startswith("Crash kernel memory reserved: unknown (") for x in examined["could_not"])
+    text = invoke("kdump", "check", "--root", str(root)).stdout
+    assert "recommended crashkernel: unknown (nothing it rests on was read: kernel: " in text
+    assert "64M" not in text
+    report = tmp_path / "report.md"
+    assert invoke("report", "--from", str(out), "-o", str(report)).returncode == 0
+    said = report.read_text()
+    assert "Nothing recorded what was examined" not in said
+    assert "could not judge: Crash kernel memory reserved: unknown (" in said
+
+
 def test_setup_prints_the_plan_and_changes_nothing(tmp_path: Path) -> None:
     root = build(tmp_path / "root", SCENARIOS["debian12-no-crashkernel"])
     before = tree_digest(tmp_path)
