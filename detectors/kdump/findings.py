@@ -94,7 +94,7 @@ def line_finding(line: CheckLine, state: KdumpState) -> Finding | None:
         summary = f"Blocked by: {blocker.reason}. {summary}"
         facts += (Fact("blocked_by", blocker.line_id),)
         # Info, not its own harm: the harm is counted once, on the cause's finding.
-        baseline = Baseline("the root cause, counted once", f"{blocker.title} (high)", "kdump check dependencies")
+        baseline = Baseline("the root cause, counted once", f"{consequence.title} (high)", "kdump check dependencies")
     return Finding(
         id=finding_id(IdFamily.KDUMP, line.id),
         kind=FindingKind.KDUMP_READINESS,

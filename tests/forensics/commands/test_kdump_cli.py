@@ -321,6 +321,8 @@ def test_report_of_a_kdump_check_counts_root_causes_and_titles_say_the_fault(tmp
     assert loaded["severity"] == "info"
     assert loaded["consequence_of"]["id"] == by_check["crash-reservation"]["id"]
     assert loaded["title"] == "kdump: Crash kernel loaded: blocked (the kernel has no kexec crash support)"
+    # Its baseline names the root by its fault too (it said "Crash kernel memory reserved (high)").
+    assert loaded["baseline"]["value"] == "kdump: no crash kernel memory reserved (high)", loaded["baseline"]
     problems = [f for f in incident["findings"] if f["severity"] in ("medium", "high", "critical")]
     follow = [f for f in incident["findings"] if f["severity"] not in ("medium", "high", "critical")]
     out = tmp_path / "report.md"
