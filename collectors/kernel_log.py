@@ -70,6 +70,8 @@ def log_chunks(
         if first:
             if (refused := refusal(tracked.source, chunk, KERNEL_LOG)) is not None:
                 raise refused
+            if (refused := _json_refusal(tracked.source, chunk)) is not None:
+                raise refused
             first = False
         if head is not None and len(head) < keep:
             head += chunk[: keep - len(head)]
@@ -82,6 +84,22 @@ def log_chunks(
         text.feed(out)
         yield out
     text.close()
+
+
+def _json_refusal(source: str, head: bytes) -> InputError | None:
+    """The one-line refusal of a JSON document that is no kernel log format read (forensics/journal_text.py):
+    scanned as text, its words were taken for a log's ("WARNING in corrupted", message ``},``)."""
+    from forensics import journal_text
+
+    if not journal_text.other_json(head.removeprefix(b"\xef\xbb\xbf")):
+        return None
+    own = b'"schema": "kforensic.' in head or b'"schema":"kforensic.' in head
+    return InputError(
+        f"{source}: not a kernel log: a JSON document that is neither util-linux `dmesg -J` output nor a "
+        "`journalctl -o json` export" + (" (a kforensic result)" if own else ""),
+        hint=("read it with `kforensic report --from FILE`; " if own else "")
+        + "kforensic dmesg reads dmesg (also -J, -r, -x), journalctl -k (also -o json, -o export) or console text",
+    )
 
 
 #: A kernel log, as a refusal of another command's file names it (collectors/binary_formats.py).

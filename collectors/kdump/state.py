@@ -56,6 +56,13 @@ def collect_kdump_state(root: Path, statvfs: StatvfsProvider = real_statvfs) -> 
     if not root.is_dir():
         raise InputError(f"--root {root}: not a directory", hint="give the root of a system tree, e.g. /mnt/sysimage")
     reader = RootReader(root)
+    if reader.root != Path("/") and all(reader.look_up(d) is False for d in paths.CHECKED_DIRS):
+        names = ", ".join(d.lstrip("/") for d in paths.CHECKED_DIRS)
+        raise InputError(
+            f"--root {root}: not a system root: it has none of {names} (nothing a kdump check reads)",
+            hint="give the root of an installed system (e.g. /mnt/sysimage) or a copy of its /proc and /sys; "
+            "without --root the check reads this machine",
+        )
     # A tree without /usr or /etc (the /proc and /sys a fixture recorded) says nothing of the programs or the
     # configuration: checked on such a tree they were "missing", and the verdict "the next crash will be lost".
     unexamined = () if reader.root == Path("/") else tuple(d for d in paths.SYSTEM_DIRS if reader.look_up(d) is False)

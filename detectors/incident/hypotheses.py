@@ -569,7 +569,12 @@ def _told(findings: tuple[Finding, ...], host: str, examined: tuple[Examined, ..
     if requested is not None:
         return f"The Linux kernel on {host} {crashed}. No other problem at medium or above was found."
     top = max(findings, key=lambda f: (f.severity.rank, f.confidence))
-    return f"kforensic found {len(findings)} problem(s) on {host}. The worst: {top.title} ({worst.value})."
+    # Problems are the findings at PROBLEM or above: a kdump check's 12 info "blocked" lines made a healthy machine's
+    # report say "16 problem(s)" (review ue15 #4); those follow from a root cause, counted there, and are said so.
+    problems = sum(1 for f in findings if f.severity >= PROBLEM)
+    follow = sum(1 for f in findings if f.severity < PROBLEM and f.consequence_of is not None)
+    said = f"kforensic found {problems} problem(s) on {host}. The worst: {top.title} ({worst.value})."
+    return f"{said} {follow} finding(s) below {PROBLEM.value} follow from them." if follow else said
 
 
 def _went_down(finding: Finding) -> bool:

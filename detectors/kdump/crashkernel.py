@@ -461,4 +461,5 @@ def estimate_crashkernel(
         floor_crashkernel=default.crashkernel,
         recommended=recommended,
         complete=all(isinstance(p, int) for p in parts),
+        grounded=isinstance(ram, int) or any(isinstance(p, int) for p in parts),
     )

@@ -64,8 +64,18 @@ def _capture_sysctl(line: CheckLine) -> bool:
     return line.id in CAPTURE_SYSCTLS
 
 
+#: The lines about a crashkernel= kept for the next boots: a kernel without kexec reserves nothing whatever they say.
+_PERSISTED_CRASHKERNEL = ("crashkernel-boot", "crashkernel-generated", "crashkernel-entries")
+
+
+def _persisted_crashkernel(line: CheckLine) -> bool:
+    return line.id.startswith(_PERSISTED_CRASHKERNEL)
+
+
 def _blocked_by_kernel(state: KdumpState, line: CheckLine) -> bool:
-    return line.id in ("crashkernel-cmdline", "crash-loaded") or _capture_sysctl(line)
+    # The boot configuration's crashkernel= too: it was a medium WARN with its own fix ("add crashkernel= ... then
+    # reboot"), which cannot work on this kernel, beside the command line's BLOCKED by the same cause (review ue15 #8).
+    return line.id in ("crashkernel-cmdline", "crash-loaded") or _capture_sysctl(line) or _persisted_crashkernel(line)
 
 
 def _no_crashkernel(state: KdumpState) -> bool:
@@ -180,6 +190,9 @@ def apply_dependencies(state: KdumpState, lines: list[CheckLine]) -> list[CheckL
         if found is None:
             out.append(line)
             continue
-        held = _held_sysctl(line, failed[found.line_id]) if _capture_sysctl(line) else line
+        cause = failed[found.line_id]
+        held = _held_sysctl(line, cause) if _capture_sysctl(line) else line
+        if _persisted_crashkernel(line) and cause.fix not in line.fix:
+            held = replace(held, fix=f"{cause.fix}; then {held.fix}")  # the kernel first: its fix alone cannot work
         out.append(replace(held, status=Status.BLOCKED, severity=Severity.INFO, blocked_by=found))
     return out

@@ -3,10 +3,63 @@
 from __future__ import annotations
 
 from detectors.kdump.util import file_evidence
-from forensics.model import Baseline, Evidence, Fact, Finding, FindingKind, IdFamily, finding_id
-from forensics.types.kdump import CheckLine, Checklist, KdumpState, Status
+from forensics.model import Baseline, Consequence, Evidence, Fact, Finding, FindingKind, IdFamily, finding_id
+from forensics.types.kdump import Blocker, CheckLine, Checklist, KdumpState, Status
 
 DETECTOR = "kdump.checklist"
+
+#: What is wrong when a check fails or warns, by line id prefix: (fail, warn); ``{title}`` is the check's name.
+#: A finding titled by the check's name alone ("high: kdump: Crash kernel memory reserved") read as a success in a
+#: report (review ue15 #4); the title says the fault, the check's name stays in the checklist.  First match wins.
+FAULT_TITLES: tuple[tuple[str, str, str], ...] = (
+    ("distro", "distribution not supported by the kdump checks", "distribution not known: tooling checks generic"),
+    (
+        "crashkernel-cmdline",
+        "no usable crashkernel= on the kernel command line",
+        "crashkernel= on the command line in doubt",
+    ),
+    (
+        "crashkernel-boot",
+        "no usable crashkernel= in the boot configuration",
+        "crashkernel= not kept in the boot configuration",
+    ),
+    (
+        "crashkernel-generated",
+        "the generated boot entry lacks crashkernel=",
+        "the generated boot entry lacks crashkernel=",
+    ),
+    (
+        "crashkernel-entries",
+        "other boot entries reserve no crash memory",
+        "other boot entries reserve other crash memory",
+    ),
+    ("crash-reservation", "no crash kernel memory reserved", "crash kernel memory reserved is too small"),
+    ("crash-loaded", "no crash kernel loaded", "crash kernel loaded in doubt"),
+    ("kdump-tooling", "kdump tooling not installed", "kdump tooling incomplete"),
+    ("kdump-config", "kdump configuration unusable", "kdump configuration has a problem"),
+    ("kdump-enabled", "kdump disabled in its configuration", "kdump enabled in its configuration in doubt"),
+    ("kdump-service", "kdump service not enabled at boot", "kdump service not known to start at boot"),
+    ("dump-space", "no room for the dump", "room for the dump in doubt"),
+    ("makedumpfile", "makedumpfile options lose the dump", "makedumpfile options make the dump worse"),
+    ("sysctl:", "{title}: the failure it governs is not dumped", "{title}: the failure it governs is not dumped"),
+    ("debuginfo", "no kernel debug info for the running kernel", "no kernel debug info for the running kernel"),
+)
+
+
+def fault_title(line_id: str, title: str, status: Status) -> str:
+    """What is wrong, for a failing or warning line (the check's name and status otherwise)."""
+    if status in (Status.FAIL, Status.WARN):
+        for prefix, failed, warned in FAULT_TITLES:
+            if line_id.startswith(prefix):
+                return (failed if status is Status.FAIL else warned).format(title=title)
+        return title
+    return f"{title}: {status.value}"
+
+
+def _consequence(blocker: Blocker) -> Consequence:
+    """The typed link of a blocked line to its root cause's finding (the cause is always a failed line)."""
+    root = fault_title(blocker.line_id, blocker.title, Status.FAIL)
+    return Consequence(finding_id(IdFamily.KDUMP, blocker.line_id), f"kdump: {root}", blocker.reason)
 
 
 def _fallback_evidence(state: KdumpState) -> tuple[Evidence, ...]:
@@ -32,16 +85,20 @@ def line_finding(line: CheckLine, state: KdumpState) -> Finding | None:
     summary = f"{line.detail}. {line.why}." if line.why else line.detail
     facts: tuple[Fact, ...] = (Fact("status", line.status.value), Fact("check", line.id))
     baseline = None
+    consequence = None
+    title = fault_title(line.id, line.title, line.status)
     blocker = line.blocked_by
     if blocker is not None:
+        consequence = _consequence(blocker)
+        title = f"{line.title}: blocked ({blocker.reason})"
         summary = f"Blocked by: {blocker.reason}. {summary}"
         facts += (Fact("blocked_by", blocker.line_id),)
         # Info, not its own harm: the harm is counted once, on the cause's finding.
-        baseline = Baseline("the root cause, counted once", f"{blocker.title} (high)", "kdump check dependencies")
+        baseline = Baseline("the root cause, counted once", f"{consequence.title} (high)", "kdump check dependencies")
     return Finding(
         id=finding_id(IdFamily.KDUMP, line.id),
         kind=FindingKind.KDUMP_READINESS,
-        title=f"kdump: {line.title}",
+        title=f"kdump: {title}",
         severity=line.severity,
         confidence=0.9,
         confidence_reason="read directly from the system's configuration, /proc and /sys",
@@ -51,6 +108,7 @@ def line_finding(line: CheckLine, state: KdumpState) -> Finding | None:
         facts=facts,
         detector=DETECTOR,
         baseline=baseline,
+        consequence_of=consequence,
     )
 
 

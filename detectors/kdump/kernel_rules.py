@@ -412,7 +412,7 @@ def check_reservation(state: KdumpState, estimate: Estimate) -> list[CheckLine]:
         return [fail("crash-reservation", title, detail, _WHY_RESERVE, _fix_persist(state), evidence, kernel=True)]
     reserved = int(text)
     want = describe_estimate(estimate)
-    if reserved < estimate.recommended:
+    if estimate.grounded and reserved < estimate.recommended:  # (an estimate from nothing read judges nothing)
         detail = f"{reserved // MIB} MiB reserved, less than the recommended {want}"
         why = "a crash kernel short of memory runs out of memory while loading drivers or saving: no dump"
         fix = f"raise crashkernel= to {estimate.recommended // MIB}M: kforensic kdump setup --apply"

@@ -59,6 +59,9 @@ def _text(file: TextFile) -> str:
 def crashkernel_value(checklist: Checklist) -> tuple[str, str]:
     """The crashkernel= value to configure, and why that value."""
     estimate = checklist.estimate
+    if not estimate.grounded:
+        # No size was read to judge by: the distribution's range expression picks one by the RAM at boot.
+        return estimate.floor_crashkernel, f"reserve by the RAM at boot ({estimate.floor_source} default)"
     if estimate.floor >= estimate.recommended:
         # The distribution's range expression keeps scaling when the RAM changes.
         why = f"reserve {format_size(estimate.recommended)} for the crash kernel ({estimate.floor_source} default)"

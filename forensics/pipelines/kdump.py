@@ -15,7 +15,7 @@ if TYPE_CHECKING:
 
     from collectors.kdump.reader import StatvfsProvider
     from detectors.kdump.sysctl_rules import Policy
-    from forensics.model import Incident
+    from forensics.model import Examined, Incident
     from forensics.types.kdump import AppliedChange, Checklist, Command, KdumpState
 
 
@@ -40,6 +40,7 @@ def _incident(state: KdumpState, checklist: Checklist) -> Incident:
     host = (name.first_line() or NotAvailable("empty /etc/hostname")) if isinstance(name, TextFile) else name
     release = state.osrelease
     return Incident(
+        examined=(_examined(state, checklist),),
         host=host,
         kernel_release=release.first_line() if isinstance(release, TextFile) else release,
         window=NotAvailable("kdump check reads configuration, not events"),
@@ -47,6 +48,21 @@ def _incident(state: KdumpState, checklist: Checklist) -> Incident:
         findings=checklist_findings(checklist, state),
         tool_version=__version__,
     )
+
+
+def _examined(state: KdumpState, checklist: Checklist) -> Examined:
+    """What the check read and could judge, and each check whose value was not read (with why): the incident of a
+    root where nothing could be read had no finding and no examined item, and ``report --from`` made "no known
+    kernel problem" of "NOT KNOWN TO BE READY" (review ue15 #6)."""
+    from forensics.model import Examined
+    from forensics.types.kdump import Status
+
+    where = "this machine" if Path(state.root).resolve() == Path("/") else f"the root {state.root}"
+    counts = ", ".join(f"{checklist.count(s)} {s.value}" for s in Status if checklist.count(s))
+    judged = [line.title for line in checklist.lines if line.status is not Status.UNKNOWN]
+    what = f"kdump check of {where}: {len(state.sources)} file(s) read, {len(checklist.lines)} checks ({counts})"
+    could = (f"whether the next crash is captured, by: {', '.join(judged)}",) if judged else ()
+    return Examined(what, could, tuple(f"{x.title}: {x.detail}" for x in checklist.lines if x.status is Status.UNKNOWN))
 
 
 def _run(command: Command) -> int:

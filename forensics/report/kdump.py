@@ -42,8 +42,9 @@ def check_document(check: KdumpCheck) -> dict[str, Any]:
         "kernel_ready": checklist.kernel_ready,
         "counts": {s.value: checklist.count(s) for s in Status},
         "crashkernel": {
-            "recommended": format_size(est.recommended),
-            "recommended_bytes": est.recommended,
+            # None when no value it rests on was read (Estimate.grounded): the text says why
+            "recommended": format_size(est.recommended) if est.grounded else None,
+            "recommended_bytes": est.recommended if est.grounded else None,
             "estimated_bytes": est.estimated,
             "kernel_bytes": _size(est.kernel),
             "initrd_bytes": _size(est.initrd),

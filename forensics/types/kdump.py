@@ -456,6 +456,9 @@ class Estimate:
     floor_crashkernel: str
     recommended: int  # max(estimated, floor), rounded up to 16 MiB
     complete: bool  # False when a part was not available (the estimate is then low)
+    # False when neither a part nor the RAM was read: the sum is the run time alone and no floor applies, so no size
+    # rests on a value read (an empty --root recommended "64M" from nothing)
+    grounded: bool = True
 
 
 def format_size(size: int) -> str:
@@ -480,6 +483,11 @@ def describe_estimate(estimate: Estimate) -> str:
     # Each unknown part with its reason, so the reader can see what to look for (was "incomplete: ? parts were not
     # found").
     unknown = "; ".join(f"{name}: {value.reason}" for name, value in named if isinstance(value, NotAvailable))
+    if not estimate.grounded:
+        return (
+            f"unknown (nothing it rests on was read: {unknown}; RAM: not read, so no floor from "
+            f"{estimate.floor_source} {estimate.floor_crashkernel})"
+        )
     partial = f"; not known, so the sum is low: {unknown}" if unknown else ""
     return (
         f"{format_size(estimate.recommended)} ({parts}; floor {mib(estimate.floor)} from {estimate.floor_source}"

@@ -65,6 +65,9 @@ DEFAULT_DUMP_DIR = "/var/crash"
 #: The top directories of an installed system: absent from a --root tree (a copy of /proc and /sys only), what
 #: lives under them was not examined, which is not "missing".
 SYSTEM_DIRS = ("/usr", "/etc")
+#: Every top directory a kdump check reads under a --root: a tree with none of them has nothing to check (an empty
+#: directory, a mistyped --root), and a 19-line report of unknowns with a crashkernel size from nothing said so badly.
+CHECKED_DIRS = ("/etc", "/usr", "/boot", "/proc", "/sys", "/var")
 PROC_VERSION = "/proc/version"
 #: Kernel logs a root tree may hold, this boot's alone first (Debian's and RHEL 7's /var/log/dmesg); the live system's
 #: ring buffer (/dev/kmsg) is read before them.

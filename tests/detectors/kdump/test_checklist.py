@@ -35,7 +35,7 @@ EXPECTED: dict[str, tuple[bool, bool, dict[str, Status]]] = {
     "debian12-direct-boot": (
         False,
         False,
-        {"crash-reservation": Status.FAIL, "crashkernel-cmdline": Status.BLOCKED, "crashkernel-boot": Status.WARN},
+        {"crash-reservation": Status.FAIL, "crashkernel-cmdline": Status.BLOCKED, "crashkernel-boot": Status.BLOCKED},
     ),
     "debian12-unreadable-config": (
         False,

@@ -133,7 +133,7 @@ def test_check_json_embeds_an_incident_that_report_merges(tmp_path: Path, roomy:
     result = invoke("report", "--from", str(out), "--format", "json", "-o", str(merged))
     assert result.returncode == 0, result.stderr
     titles = {f["title"] for f in json.loads(merged.read_text())["findings"]}
-    assert "kdump: Kernel debug info" in titles
+    assert "kdump: no kernel debug info for the running kernel" in titles
 
 
 def test_check_markdown(tmp_path: Path) -> None:
@@ -165,6 +165,44 @@ def test_missing_root_exits_3(tmp_path: Path) -> None:
     result = run("kdump", "check", "--root", str(tmp_path / "absent"))
     assert result.returncode == 3
     assert "not a directory" in _one_clear_error(result)
+
+
+@pytest.mark.parametrize("command", ["check", "setup"])
+def test_a_root_with_nothing_to_read_is_refused_in_one_line(tmp_path: Path, command: str) -> None:
+    """An empty --root (a mistyped path) printed a 19-line report of unknowns, recommended crashkernel=64M from no
+    value read, and its JSON had no finding and nothing examined (review ue15 #6): now one line, exit 3."""
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "empty" / "home").mkdir()  # a directory kdump reads nothing under
+    result = run("kdump", command, "--root", str(tmp_path / "empty"))
+    assert result.returncode == 3, result.stdout
+    line = _one_clear_error(result)
+    assert "not a system root: it has none of etc, usr, boot, proc, sys, var" in line, line
+    assert result.stdout == ""
+
+
+def test_a_partial_root_says_what_was_examined_and_recommends_no_size_from_nothing(tmp_path: Path) -> None:
+    """A root of only /etc/os-release: what was read and what could not be judged reach the incident (``report
+    --from`` said "Nothing recorded what was examined" and "no known kernel problem" of a check whose verdict was
+    NOT KNOWN TO BE READY), and no crashkernel size is recommended (no RAM, kernel, initramfs or modules read)."""
+    root = tmp_path / "root"
+    (root / "etc").mkdir(parents=True)
+    (root / "etc" / "os-release").write_text("ID=debian\nVERSION_ID=12\n")
+    out = tmp_path / "kdump.json"
+    assert invoke("kdump", "check", "--root", str(root), "-f", "json", "-o", str(out)).returncode == 1
+    doc = json.loads(out.read_text())
+    assert doc["crashkernel"]["recommended"] is None
+    assert doc["crashkernel"]["recommended_bytes"] is None
+    (examined,) = doc["incident"]["examined"]
+    assert examined["what"].startswith(f"kdump check of the root {root}: 1 file(s) read, 19 checks")
+    assert any(x.startswith("Crash kernel memory reserved: unknown (") for x in examined["could_not"])
+    text = invoke("kdump", "check", "--root", str(root)).stdout
+    assert "recommended crashkernel: unknown (nothing it rests on was read: kernel: " in text
+    assert "64M" not in text
+    report = tmp_path / "report.md"
+    assert invoke("report", "--from", str(out), "-o", str(report)).returncode == 0
+    said = report.read_text()
+    assert "Nothing recorded what was examined" not in said
+    assert "could not judge: Crash kernel memory reserved: unknown (" in said
 
 
 def test_setup_prints_the_plan_and_changes_nothing(tmp_path: Path) -> None:
@@ -261,3 +299,36 @@ def test_check_on_this_machine() -> None:
     doc = json.loads(result.stdout)
     assert doc["root"] == "/"
     assert (result.returncode == 0) is doc["ready"]
+
+
+def test_report_of_a_kdump_check_counts_root_causes_and_titles_say_the_fault(tmp_path: Path) -> None:
+    """A kernel without kexec and no kdump tooling: ``report --from`` a check counted every blocked info line as a
+    problem ("16 problem(s)" on a healthy machine, review ue15 #4) and titled the failures by the check's name
+    ("high: kdump: Crash kernel memory reserved", read as a success).  Now the problems are the failures at medium
+    or above, the blocked lines are said to follow from them, linked to their root, and titles name the fault."""
+    system = replace(SCENARIOS["debian12-no-tooling"], crash_size=None, loaded=None)
+    root = build(tmp_path / "root", system)
+    check = tmp_path / "kdump.json"
+    assert invoke("kdump", "check", "--root", str(root), "-f", "json", "-o", str(check)).returncode == 1
+    doc = json.loads(check.read_text())
+    blocked = [c for c in doc["checks"] if c["status"] == "blocked"]
+    assert len(blocked) >= 3, [c["id"] for c in doc["checks"]]
+    incident = doc["incident"]
+    by_check = {next(x["value"] for x in f["facts"] if x["name"] == "check"): f for f in incident["findings"]}
+    assert by_check["crash-reservation"]["title"] == "kdump: no crash kernel memory reserved"
+    assert by_check["kdump-tooling"]["title"] == "kdump: kdump tooling not installed"
+    loaded = by_check["crash-loaded"]
+    assert loaded["severity"] == "info"
+    assert loaded["consequence_of"]["id"] == by_check["crash-reservation"]["id"]
+    assert loaded["title"] == "kdump: Crash kernel loaded: blocked (the kernel has no kexec crash support)"
+    # Its baseline names the root by its fault too (it said "Crash kernel memory reserved (high)").
+    assert loaded["baseline"]["value"] == "kdump: no crash kernel memory reserved (high)", loaded["baseline"]
+    problems = [f for f in incident["findings"] if f["severity"] in ("medium", "high", "critical")]
+    follow = [f for f in incident["findings"] if f["severity"] not in ("medium", "high", "critical")]
+    out = tmp_path / "report.md"
+    assert invoke("report", "--from", str(check), "-o", str(out)).returncode == 0
+    verdict = out.read_text().splitlines()[2]
+    assert verdict.startswith(f"Kforensic found {len(problems)} problem(s) on debian12-host. The worst: kdump: "), (
+        verdict
+    )
+    assert f"{len(follow)} finding(s) below medium follow from them." in verdict

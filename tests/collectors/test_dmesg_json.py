@@ -1,0 +1,168 @@
+"""util-linux ``dmesg -J`` (``--json``) is read as the kernel log it holds (forensics/journal_text.py).
+
+Read as text, this machine's ``dmesg -J`` said "No problem found" whatever it held, and a WARNING in it came out as
+"WARNING in corrupted [corrupted]" with the message ``},`` and no frames (review ue15 #5).  Here: the real ``dmesg
+-J`` of this machine (where util-linux has it and the ring buffer can be read), and the 6.1 WARN_ON fixture's log
+written by the same structure, with and without ``-x``'s words; a JSON document of no log format is refused.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from forensics.evidence import check_findings
+from forensics.journal_text import convert
+from forensics.pipelines.dmesg import analyse_logs
+
+ROOT = Path(__file__).resolve().parents[2]
+LOG = ROOT / "vmcore_fixtures/cases/03-warn-on/dmesg.txt"
+_STAMP = re.compile(r"^\[\s*(\d+\.\d{6})\] ?")
+TITLE = "WARNING in kf_state_stop"
+#: The level a line of the fixture is given (``dmesg -J``'s "pri" of a kernel message: facility 0, so the level).
+_LEVELS = (("WARNING:", 4, "warn"), ("Call Trace", 4, "warn"), ("", 6, "info"))
+
+
+def _records() -> list[dict[str, object]]:
+    if not LOG.is_file():
+        pytest.skip("no fixture log")
+    out: list[dict[str, object]] = []
+    for line in LOG.read_text().splitlines():
+        m = _STAMP.match(line)
+        if m is None:
+            continue
+        msg = line[m.end() :]
+        level, name = next((n, w) for word, n, w in _LEVELS if word in msg)
+        out.append({"pri": level, "name": name, "time": m.group(1), "msg": msg})
+    return out
+
+
+def _dmesg_json(records: list[dict[str, object]], decode: bool) -> str:
+    """The records as util-linux 2.38 writes ``dmesg -J`` (``-x``: ``decode``): its indentation, ``},{`` between."""
+    body = []
+    for r in records:
+        pri = f'"fac": "kern",\n         "pri": "{r["name"]}"' if decode else f'"pri": {r["pri"]}'
+        time = f"{float(str(r['time'])):12.6f}"
+        body.append(f'         {pri},\n         "time": {time},\n         "msg": {json.dumps(r["msg"])}')
+    return '{\n   "dmesg": [\n      {\n' + "\n      },{\n".join(body) + "\n      }\n   ]\n}\n"
+
+
+def _kforensic(*args: str) -> subprocess.CompletedProcess[str]:
+    env = {"TZ": "UTC", "PATH": "/usr/bin:/bin", "KFORENSIC_AOT": "no"}
+    return subprocess.run(
+        [sys.executable, "-m", "forensics", *args], capture_output=True, text=True, timeout=120, check=False,
+        cwd=ROOT, env=env,
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize("decode", [False, True], ids=["J", "J-x"])
+def test_a_warning_in_dmesg_json_is_read_whole(tmp_path: Path, decode: bool) -> None:
+    records = _records()
+    path = tmp_path / "dmesg.json"
+    path.write_text(_dmesg_json(records, decode))
+    done = _kforensic("dmesg", "--format", "json", str(path))
+    assert done.returncode == 0, done.stderr
+    doc = json.loads(done.stdout)
+    (report,) = doc["sources"][0]["reports"]
+    assert report["title"] == TITLE
+    assert not report["corrupted"]
+    # A line per record: the report starts at the WARNING's record, at its printk time.
+    first = next(i for i, r in enumerate(records, 1) if str(r["msg"]).startswith("WARNING:"))
+    assert report["start_line"] == first
+    assert report["start_time"] == 2.259541
+    assert doc["incident"]["kernel_release"] == "6.1.192"
+    # What the same log as dmesg text gives: its frames and facts (a -J read as text had no frame, message "},").
+    (plain,) = json.loads(_kforensic("dmesg", "--format", "json", str(LOG)).stdout)["sources"][0]["reports"]
+    assert report["call_trace"] and report["call_trace"] == plain["call_trace"]
+    assert (
+        (report["cpu"], report["pid"], report["comm"]) == (plain["cpu"], plain["pid"], plain["comm"]) == (1, 42, "sh")
+    )
+    # Every cited line resolves in the file, read as the readers read it.
+    result = analyse_logs([str(path)], live=False)
+    assert result.incident.findings
+    assert check_findings(result.incident.findings) == []
+
+
+def _dmesg(*args: str) -> str:
+    try:
+        done = subprocess.run(["dmesg", *args], capture_output=True, text=True, timeout=60, check=False)
+    except OSError as exc:
+        pytest.skip(f"no dmesg: {exc}")
+    if done.returncode != 0:
+        pytest.skip(f"dmesg {' '.join(args)}: {done.stderr.strip()}")
+    return done.stdout
+
+
+@pytest.mark.parametrize(("json_args", "text_args"), [(("-J",), ("-r",)), (("-J", "-x"), ("-x",))], ids=["J", "J-x"])
+def test_this_machines_dmesg_json_reads_as_its_text(
+    tmp_path: Path, json_args: tuple[str, ...], text_args: tuple[str, ...]
+) -> None:
+    """The real ``dmesg -J``: each record becomes the line ``dmesg -r`` (``-x``) prints for it, a record of several
+    lines one line; and the log is read, its lines counted, never scanned as JSON text."""
+    document = _dmesg(*json_args)
+    text = _dmesg(*text_args)
+    lines = convert(document.encode()).decode().splitlines()
+    # The text's records: a continuation line (printed indented under its record) joined to it.
+    records: list[str] = []
+    for line in text.splitlines():
+        if records and line[:1] == " ":
+            records[-1] += " " + line.strip()
+        else:
+            records.append(line)
+    same = min(len(lines), len(records))  # the kernel may log between the two runs
+    assert same > 10
+    assert lines[:same] == records[:same]
+    path = tmp_path / "dmesg-J.json"
+    path.write_text(document)
+    done = _kforensic("dmesg", "--format", "json", str(path))
+    assert done.returncode in (0, 1), done.stderr
+    examined = json.loads(done.stdout)["incident"]["examined"][0]["what"]
+    assert f": {len(lines):,} lines" in examined, examined
+    assert "corrupted" not in done.stdout
+
+
+@pytest.mark.parametrize(
+    ("document", "said"),
+    [
+        ('{"level": "info", "msg": "WARNING: CPU: 1 PID: 42 at x.c:1 f+0x1/0x2"}\n', ""),
+        ('[\n  {"time": 1.5, "message": "Oops: 0000 [#1] SMP"}\n]\n', ""),
+        ('{\n  "schema": "kforensic.kdump-check/1",\n  "root": "/"\n}\n', " (a kforensic result)"),
+    ],
+    ids=["json-lines", "array", "kforensic"],
+)
+def test_a_json_document_of_no_log_format_is_refused_in_one_line(tmp_path: Path, document: str, said: str) -> None:
+    path = tmp_path / "other.json"
+    path.write_text(document)
+    done = _kforensic("dmesg", str(path))
+    assert done.returncode == 3, done.stdout
+    assert "Traceback" not in done.stderr
+    lines = done.stderr.splitlines()
+    assert lines[0] == (
+        f"kforensic: error: {path}: not a kernel log: a JSON document that is neither util-linux `dmesg -J` output "
+        f"nor a `journalctl -o json` export{said}"
+    )
+    assert len(lines) == 2 and lines[1].startswith("kforensic: hint: ")
+    assert ("kforensic report --from" in lines[1]) == bool(said)
+
+
+def test_a_dmesg_json_cut_inside_a_record_keeps_the_records_before_it() -> None:
+    """A document cut at its end (a copy interrupted): the whole records are lines, the cut one is kept as its
+    text for the log reader to judge, nothing raises; fed in pieces it reads the same."""
+    records = [{"pri": 6, "name": "info", "time": "1.000000", "msg": "Linux version 6.1.0"}] * 3
+    document = _dmesg_json(records, decode=False)
+    cut = document[: document.rindex('"msg"') + 12].encode()
+    lines = convert(cut).decode().splitlines()
+    assert lines[:2] == ["<6>[    1.000000] Linux version 6.1.0"] * 2
+    assert len(lines) == 3 and lines[2].startswith('{ "pri": 6, "time": 1.000000, "msg": "Linu'), lines
+    from forensics.journal_text import JournalText
+
+    reader = JournalText("dmesg-json")
+    whole = document.encode()
+    pieces = b"".join(reader.feed(whole[i : i + 7]) for i in range(0, len(whole), 7)) + reader.close()
+    assert pieces == convert(whole)
+    assert pieces.count(b"\n") == 3
