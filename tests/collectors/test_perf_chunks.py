@@ -29,6 +29,7 @@ from detectors.profile.hotspots import compute_hotspots, folded_lines, folded_ro
 from forensics.model import Finding
 from forensics.types.profile import VECTOR_FROM, ClassShare, Hotspots, Profile, StackColumns, stack_table
 from tests.collectors.test_perf_chains import _LINE as _CHAIN_LINE
+from tests.detectors.profile.glibc_recordings import RECORDS, record
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "profile"
 
@@ -333,6 +334,7 @@ def test_a_lost_task_keeps_its_chunk_counted_by_number(few: int, monkeypatch: py
         assert len(parser._counts) == 8  # only the lost samples went the per-sample way
 
 
+@RECORDS
 def test_a_tracepoint_recorded_with_cpu_clock_is_its_own_event_counted_by_number(tmp_path: Path) -> None:
     """``perf record -e sched:sched_switch -e cpu-clock -g`` (review ue6 #5): the compiled pass reads the tracepoint's
     samples (their header lines end with the payload) as another event, as the numpy passes do, and counts them by
@@ -340,9 +342,8 @@ def test_a_tracepoint_recorded_with_cpu_clock_is_its_own_event_counted_by_number
     import subprocess
 
     from collectors.perf_script import find_perf
-    from tests.detectors.profile.glibc_recordings import record
 
-    data = record(tmp_path, "spin", "sched-cpu", 0.6)
+    data = record("spin", "sched-cpu", 0.6)
     perf = find_perf()
     assert perf is not None
     text = subprocess.run([perf, "script", "-i", str(data)], capture_output=True, timeout=120, check=True).stdout

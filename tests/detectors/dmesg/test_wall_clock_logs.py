@@ -91,11 +91,36 @@ def lines() -> list[str]:
     return LOG.read_text().splitlines()
 
 
+#: One worker runs the module's tests (tests/conftest.py: --dist loadgroup), so that they share :func:`dmesg_json`.
+pytestmark = pytest.mark.xdist_group("wall-clock-logs")
+JsonOf = Callable[[str | None], subprocess.CompletedProcess[str]]
+
+
+@pytest.fixture(scope="module")
+def dmesg_json(tmp_path_factory: pytest.TempPathFactory) -> JsonOf:
+    """``kforensic dmesg --format json kern.log`` of the fixture's log (``None``) or of its rewrite to a form, each
+    run once for the module's tests, which only read it: five tests ran a command line another had run."""
+    done: dict[str | None, subprocess.CompletedProcess[str]] = {}
+
+    def run(form: str | None) -> subprocess.CompletedProcess[str]:
+        if form not in done:
+            path = LOG
+            if form is not None:
+                path = tmp_path_factory.mktemp("wall") / "kern.log"
+                path.write_text(_rewrite(form, LOG.read_text().splitlines()))
+            done[form] = _run("dmesg", "--format", "json", str(path))
+        return done[form]
+
+    return run
+
+
 @pytest.mark.parametrize("form", list(FORMS))
-def test_a_wall_clock_log_times_its_reports_on_the_wall_clock(tmp_path: Path, lines: list[str], form: str) -> None:
+def test_a_wall_clock_log_times_its_reports_on_the_wall_clock(
+    tmp_path: Path, lines: list[str], form: str, dmesg_json: JsonOf
+) -> None:
     path = tmp_path / "kern.log"
     path.write_text(_rewrite(form, lines))
-    done = _run("dmesg", "--format", "json", str(path))
+    done = dmesg_json(form)
     assert done.returncode == 0, done.stderr
     doc = json.loads(done.stdout)
     (report,) = doc["sources"][0]["reports"]
@@ -120,9 +145,9 @@ def test_a_wall_clock_log_times_its_reports_on_the_wall_clock(tmp_path: Path, li
         assert "+00:00" not in text, text
 
 
-def test_the_printk_time_of_the_same_log_is_still_its_time(lines: list[str]) -> None:
+def test_the_printk_time_of_the_same_log_is_still_its_time(lines: list[str], dmesg_json: JsonOf) -> None:
     """Lines with a printk time keep it as the report's time (since boot): no wall time is made up."""
-    doc = json.loads(_run("dmesg", "--format", "json", str(LOG)).stdout)
+    doc = json.loads(dmesg_json(None).stdout)
     (report,) = doc["sources"][0]["reports"]
     assert report["start_time"] == 11.469644
     assert report["start_wall"] == {"not_available": "its lines have a printk time only (start_time)"}
@@ -139,13 +164,11 @@ def test_a_space_separated_stamp_with_printk_times_gives_the_boot_time(tmp_path:
 
 
 @pytest.mark.parametrize("form", ["dmesg -T", "short-iso", "short-iso, space"])
-def test_the_zone_of_dmesg_t_times_is_said_to_be_unknown(tmp_path: Path, lines: list[str], form: str) -> None:
+def test_the_zone_of_dmesg_t_times_is_said_to_be_unknown(lines: list[str], form: str, dmesg_json: JsonOf) -> None:
     """dmesg -T prints the host's local time without its zone: read as if UTC (it was read in this machine's zone),
     which is said as an assumption.  An ISO stamp with its offset needs no such word; one without (``2026-12-03
     15:15:22 web01 kernel:``) is read as UTC, which is said too."""
-    path = tmp_path / "kern.log"
-    path.write_text(_rewrite(form, lines))
-    doc = json.loads(_run("dmesg", "--format", "json", str(path)).stdout)
+    doc = json.loads(dmesg_json(form).stdout)
     (examined,) = doc["incident"]["examined"]
     said = [why for why in examined["could_not"] if "time zone" in why]
     if form == "short-iso":
@@ -166,7 +189,7 @@ def test_the_zone_of_dmesg_t_times_is_said_to_be_unknown(tmp_path: Path, lines: 
     ]
 
 
-def test_dmesg_t_times_do_not_depend_on_the_readers_zone(tmp_path: Path, lines: list[str]) -> None:
+def test_dmesg_t_times_do_not_depend_on_the_readers_zone(tmp_path: Path, lines: list[str], dmesg_json: JsonOf) -> None:
     """The same ``dmesg -T`` file read under TZ=UTC and TZ=America/New_York gave 15:15:22 and 20:15:22 "UTC": the
     reading machine's zone is no fact about the host's.  Its digits are kept as printed, whatever the reader's."""
     path = tmp_path / "kern.log"
@@ -177,7 +200,7 @@ def test_dmesg_t_times_do_not_depend_on_the_readers_zone(tmp_path: Path, lines: 
         capture_output=True, text=True, timeout=120, check=False, cwd=ROOT, env=env,
     )  # fmt: skip
     (report,) = json.loads(done.stdout)["sources"][0]["reports"]
-    (here,) = json.loads(_run("dmesg", "--format", "json", str(path)).stdout)["sources"][0]["reports"]
+    (here,) = json.loads(dmesg_json("dmesg -T").stdout)["sources"][0]["reports"]  # the same text under TZ=UTC
     assert report["start_wall"] == here["start_wall"] == (BOOT + dt.timedelta(seconds=11)).timestamp()
 
 
@@ -219,7 +242,7 @@ def test_report_places_the_crash_of_a_wall_clock_log_on_the_timeline(tmp_path: P
     assert f"{path}: its own times (local wall-clock time of a zone the log does not name, as printed)" in md
 
 
-def test_journalctl_short_full_lines_are_taken_apart(tmp_path: Path, lines: list[str]) -> None:
+def test_journalctl_short_full_lines_are_taken_apart(tmp_path: Path, lines: list[str], dmesg_json: JsonOf) -> None:
     """``journalctl -k -o short-full``: "Mon 2026-12-03 15:15:22 CET web01 kernel: ...".  Its lines were not taken
     apart: "general protection fault in corrupted [corrupted]" on two lines.  Now the report is the printk log's,
     untimed (a zone name gives no offset)."""
@@ -229,7 +252,7 @@ def test_journalctl_short_full_lines_are_taken_apart(tmp_path: Path, lines: list
                 for line in (_STAMP.sub("", x, count=1) for x in lines))
     )  # fmt: skip
     full = json.loads(_run("dmesg", "--format", "json", str(path)).stdout)["sources"][0]["reports"]
-    plain = json.loads(_run("dmesg", "--format", "json", str(LOG)).stdout)["sources"][0]["reports"]
+    plain = json.loads(dmesg_json(None).stdout)["sources"][0]["reports"]
     assert [(r["title"], r["start_line"], r["end_line"]) for r in full] == [
         (r["title"], r["start_line"], r["end_line"]) for r in plain
     ]

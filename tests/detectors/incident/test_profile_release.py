@@ -20,7 +20,7 @@ from collectors.perf_script import find_perf
 from detectors.incident.correlate import other_hosts, other_kernels, release_read_at
 from forensics.pipelines.profile import HEADER_LINE
 from forensics.pipelines.sources import analyse_dmesg, analyse_profile
-from tests.detectors.profile.glibc_recordings import record
+from tests.detectors.profile.glibc_recordings import RECORDS, record
 from tests.evidence_audit import Inputs, add_perf_data, audit_findings
 
 LOG = Path(__file__).resolve().parents[3] / "vmcore_fixtures" / "kernels" / "6.12" / "cases" / "10-use-after-free"
@@ -36,8 +36,9 @@ def _header_line(data: Path, text: str) -> int:
     return header.split("\n").index(text) + 1
 
 
+@RECORDS
 def test_a_perf_data_of_another_kernel_is_cited_by_its_header_line(tmp_path: Path) -> None:
-    data = record(tmp_path, "clock", "fp", 0.3)
+    data = record("clock", "fp", 0.3)
     log = analyse_dmesg((LOG / "dmesg.txt",)).incident
     profile = analyse_profile(data).incident
     if profile.kernel_release == log.kernel_release:
@@ -57,9 +58,10 @@ def test_a_perf_data_of_another_kernel_is_cited_by_its_header_line(tmp_path: Pat
     assert not [p for p in audit_findings([found], inputs) if str(data) in p]
 
 
+@RECORDS
 def test_a_saved_profile_digest_still_says_the_header_named_its_kernel(tmp_path: Path) -> None:
     """``report --from profile.json``: the digest keeps no header line; the release is still the header's."""
-    data = record(tmp_path, "clock", "fp", 0.3)
+    data = record("clock", "fp", 0.3)
     profile = analyse_profile(data).incident
     saved = replace(profile, examined=tuple(replace(x, named_by=()) for x in profile.examined))
     assert isinstance(profile.kernel_release, str)
@@ -67,10 +69,11 @@ def test_a_saved_profile_digest_still_says_the_header_named_its_kernel(tmp_path:
     assert said == "the perf.data header ('# os release', as perf report --header-only prints it)", said
 
 
+@RECORDS
 def test_a_perf_data_has_a_lane_of_its_own_on_perfs_clock(tmp_path: Path) -> None:
     """Its findings carry their samples' times (perf's clock): ``report`` gives the profile its lane, titled as a
     profile, with the contradiction of its kernel (user-eye round 5 #12: only "Boot" and the store had one)."""
-    data = record(tmp_path, "spin", "fp", 0.3)
+    data = record("spin", "fp", 0.3)
     out = tmp_path / "r.json"
     done = subprocess.run(
         [sys.executable, "-m", "forensics", "report", "--dmesg", str(LOG / "dmesg.txt"), "--profile", str(data),
@@ -98,10 +101,11 @@ def test_a_perf_data_has_a_lane_of_its_own_on_perfs_clock(tmp_path: Path) -> Non
         assert not [e for e in doc["timeline"] if str(data) in e["title"]], doc["timeline"]
 
 
+@RECORDS
 def test_a_perf_data_of_another_host_is_cited_by_its_header_line(tmp_path: Path) -> None:
     """The "comes from host H, not HOME" contradiction cited a sched_switch sample line, which names no host (review
     6, #6): it cites the header's ``# hostname : H`` line, and the log line whose syslog prefix names HOME."""
-    data = record(tmp_path, "clock", "fp", 0.3)
+    data = record("clock", "fp", 0.3)
     profile = analyse_profile(data).incident
     assert isinstance(profile.host, str)
     home = "crashhost" if profile.host != "crashhost" else "otherhost"

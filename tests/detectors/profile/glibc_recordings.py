@@ -2,15 +2,20 @@
 (``perf record -g``) or DWARF unwinding (``perf record --call-graph dwarf``): perf names glibc's functions
 differently in each (the exported, versioned symbol; the internal name of glibc's debug info).
 
-Each recording is made once per test session, in a directory of its own; a test skips where perf or a C compiler
-is missing or perf may not record.
+Each recording is made once per test process (a pytest-xdist worker), in a directory of its own, and the workload
+built once: a test only reads the perf.data it is given (its own files go to its own directory).  They were made in
+each test's directory: the workload compiled again for each test (~0.15 s of gcc) and the same recording
+made again by the tests that ask for the same one (0.3-1.2 s of CPU each: the workload spins for its seconds).  A
+test skips where perf or a C compiler is missing or perf may not record.
 """
 
 from __future__ import annotations
 
+import atexit
 import re
 import shutil
 import subprocess
+import tempfile
 from functools import cache
 from pathlib import Path
 
@@ -19,6 +24,10 @@ import pytest
 from collectors.perf_script import find_perf
 
 SOURCE = Path(__file__).resolve().parents[2] / "data" / "profile" / "src" / "glibc.c"
+
+#: The mark of a test that records: one pytest-xdist worker makes the recordings two tests share (tests/conftest.py:
+#: --dist loadgroup deals an ungrouped test to any worker, which made the recording again).
+RECORDS = pytest.mark.xdist_group("glibc-recordings")
 
 #: How each call graph mode is asked of perf record.
 CALL_GRAPH = {
@@ -42,11 +51,19 @@ EVENT_MODES = frozenset({"sched-switch", "page-faults", "sched-two", "sched-cpu"
 
 
 @cache
-def _built(where: Path) -> Path:
+def _home() -> Path:
+    """This process's directory of the workload and its recordings, removed when the process ends."""
+    home = Path(tempfile.mkdtemp(prefix="kforensic-glibc-"))
+    atexit.register(shutil.rmtree, home, True)
+    return home
+
+
+@cache
+def _built() -> Path:
     cc = shutil.which("gcc") or shutil.which("cc")
     if cc is None:
         pytest.skip("no C compiler to build the workload")
-    out = where / "glibc"
+    out = _home() / "glibc"
     subprocess.run(
         [cc, "-O2", "-g", "-fno-omit-frame-pointer", "-pthread", "-o", str(out), str(SOURCE)],
         check=True,
@@ -55,13 +72,14 @@ def _built(where: Path) -> Path:
     return out
 
 
-def record(where: Path, workload: str, mode: str, secs: float = 0.6) -> Path:
-    """``perf.data`` of ``glibc WORKLOAD SECS`` recorded in ``mode`` (a key of :data:`CALL_GRAPH`) in ``where``."""
+def record(workload: str, mode: str, secs: float = 0.6) -> Path:
+    """``perf.data`` of ``glibc WORKLOAD SECS`` recorded in ``mode`` (a key of :data:`CALL_GRAPH`), made once per
+    process: read only."""
     perf = find_perf()
     if perf is None:
         pytest.skip("perf is not installed")
-    binary = _built(where)
-    out = where / f"{workload}-{mode}.data"
+    binary = _built()
+    out = _home() / f"{workload}-{mode}-{secs}.data"
     if not out.exists():
         rec = subprocess.run(
             [

@@ -24,7 +24,9 @@ from forensics.pipelines.profile import analyse_profile
 from forensics.pipelines.sources import analyse_profile as source_analysis
 from forensics.report.profile import render_tables
 from forensics.types.profile_result import ProfileFilters
-from tests.detectors.profile.glibc_recordings import perf_report_dsos, record
+from tests.detectors.profile.glibc_recordings import RECORDS, perf_report_dsos, record
+
+pytestmark = RECORDS
 
 
 def _perf_report_event(data: Path) -> str:
@@ -45,7 +47,7 @@ def _perf_report_event(data: Path) -> str:
 def test_a_recording_of_another_event_is_counts_of_that_event_not_cpu_time(
     tmp_path: Path, mode: str, unit: str
 ) -> None:
-    data = record(tmp_path, "spin", mode, 0.6)
+    data = record("spin", mode, 0.6)
     result = analyse_profile(str(data))
     hot = result.hot
     assert hot.event == _perf_report_event(data)  # the tracepoint's samples name it only in the header
@@ -71,7 +73,7 @@ def test_a_recording_of_another_event_is_counts_of_that_event_not_cpu_time(
 
 def test_perf_script_text_of_a_tracepoint_is_named_by_its_tracepoint_field(tmp_path: Path) -> None:
     """Plain ``perf script`` text has no header: the sample lines' ``sched:sched_switch:`` field names the event."""
-    data = record(tmp_path, "spin", "sched-switch", 0.6)
+    data = record("spin", "sched-switch", 0.6)
     perf = find_perf()
     assert perf is not None
     text = tmp_path / "sw.perf.txt"
@@ -84,7 +86,7 @@ def test_perf_script_text_of_a_tracepoint_is_named_by_its_tracepoint_field(tmp_p
 def test_two_tracepoints_whose_samples_name_neither_are_counted_together_in_no_one_unit(tmp_path: Path) -> None:
     """``-e sched:sched_switch -e sched:sched_wakeup -g``: the samples are read as one event (stackcollapse-perf.pl's
     rule); they were all called context switches (29 switches and 5 wake-ups: "34 ... context switches")."""
-    data = record(tmp_path, "spin", "sched-two", 0.6)
+    data = record("spin", "sched-two", 0.6)
     hot = analyse_profile(str(data)).hot
     assert (hot.event, hot.sampled.unit, hot.sampled.cpu_time) == (
         "sched:sched_switch, sched:sched_wakeup",
@@ -113,7 +115,7 @@ def test_a_tracepoint_recorded_with_cpu_clock_is_another_event_left_out(tmp_path
     payload, which names no event by stackcollapse-perf.pl's rule, and its samples were counted as cpu-clock's ("8,995
     samples of cpu-clock" for 7,936), in every table.  They are another event, left out and said, whichever reading
     path reads them and though a sched_switch sample comes first; the cpu-clock shares are perf report's."""
-    data = record(tmp_path, "spin", "sched-cpu", 0.6)
+    data = record("spin", "sched-cpu", 0.6)
     counts = _perf_counts(data)
     assert set(counts) == {"cpu-clock", "sched:sched_switch"}, counts
     perf = find_perf()
@@ -166,7 +168,7 @@ def test_a_tracepoint_met_first_is_left_out_whatever_fields_perf_printed(tmp_pat
     """``perf script -F comm,tid,time,event,ip,sym,dso`` prints no payload after a tracepoint's event (review ue8 #10):
     its line ends as an ordinary event's (``sh 4382 74681.4: sched:sched_process_exec: ``).  Met first, it was the
     event analysed (102 exec samples for 2,150 of cpu-clock); it is a tracepoint all the same, left out."""
-    data = record(tmp_path, "spin", "exec-cpu", 0.3)
+    data = record("spin", "exec-cpu", 0.3)
     counts = _perf_counts(data)
     assert set(counts) == {"cpu-clock", "sched:sched_process_exec"}, counts
     perf = find_perf()
@@ -196,7 +198,7 @@ def test_tracepoints_recorded_without_call_chains_beside_cpu_clock_are_events_le
     tracepoint's line (``sh 8124 [001] 74900.9: sched:sched_switch: prev_comm=sh ...``) carries no address.  Its
     samples were "lines that are not perf script samples", and all of them when the first line was one; they are
     samples of their event, left out beside cpu-clock and said, as with -g."""
-    data = record(tmp_path, "spin", "exec-cpu-flat", 0.3)
+    data = record("spin", "exec-cpu-flat", 0.3)
     counts = _perf_counts(data)
     assert {"cpu-clock", "sched:sched_process_exec"} <= set(counts), counts
     perf = find_perf()
@@ -237,7 +239,7 @@ def test_event_picks_a_tracepoint_of_a_recording_of_tracepoints_only(tmp_path: P
     """``--event`` picks any event the input has (review ue8 #17): in ``-e sched:sched_switch -e sched:sched_wakeup
     -g`` the two are counted as one event by default, yet ``--event sched:sched_wakeup`` had "no samples" and the
     hint listed no event."""
-    data = record(tmp_path, "spin", "sched-two", 0.3)
+    data = record("spin", "sched-two", 0.3)
     counts = _perf_counts(data)
     assert set(counts) == {"sched:sched_switch", "sched:sched_wakeup"}, counts
     perf = find_perf()
@@ -263,7 +265,7 @@ def test_event_picks_a_tracepoint_of_a_recording_of_tracepoints_only(tmp_path: P
 
 def test_a_cpu_recording_stays_cpu_time(tmp_path: Path) -> None:
     """``perf record -g -F 999`` (cycles or cpu-clock, with perf's modifiers): the classes judge it as before."""
-    result = analyse_profile(str(record(tmp_path, "spin", "fp", 0.6)))
+    result = analyse_profile(str(record("spin", "fp", 0.6)))
     assert result.hot.sampled.cpu_time and result.hot.sampled.unit == "CPU time"
     assert any(f.fact("class") == "user-spin" for f in result.incident.findings)
     assert "What they mean" in render_tables(result, markdown=False, top=5)

@@ -14,7 +14,7 @@ from collectors.perf_script import find_perf, read_profile
 from detectors.profile.diff import diff_hotspots
 from detectors.profile.hotspots import compute_hotspots, selected_stacks
 from forensics.types.profile import ProfileStack, Thread
-from tests.detectors.profile.glibc_recordings import perf_report_dsos, record
+from tests.detectors.profile.glibc_recordings import RECORDS, perf_report_dsos, record
 
 DATA = Path(__file__).resolve().parents[2] / "data" / "profile"
 _ROW = re.compile(r"^\s+(\d+\.\d+)%\s+\[([.k])\]\s+(.+?)\s*$")
@@ -310,10 +310,11 @@ def _perf_split(perf: str, data: Path) -> float:
     return sum(float(m.group(1)) for m in re.finditer(r"^\s+(\d+\.\d+)%\s", report.stdout.decode(), re.M))
 
 
+@RECORDS
 def test_vdso_is_user_code_as_perf_counts_it(tmp_path: Path) -> None:
     """A clock_gettime loop spends its time in the vDSO: user-mode code (no kernel entry).  The kernel/user split,
     the space of each hotspot and --kernel-only follow perf's own split (`perf report -F overhead_sys`)."""
-    data = record(tmp_path, "clock", "fp", 0.5)
+    data = record("clock", "fp", 0.5)
     perf = find_perf()
     assert perf is not None
     profile = read_profile(str(data))
@@ -326,6 +327,7 @@ def test_vdso_is_user_code_as_perf_counts_it(tmp_path: Path) -> None:
     assert not any(f.dso == "[vdso]" for s in kernel_only for f in s.frames)
 
 
+@RECORDS
 def test_samples_without_frames_are_named_in_the_split_and_of_no_space(tmp_path: Path) -> None:
     """Recorded with kernel call chains only, the user-mode samples have none: perf script prints their headers
     and no frame.  They are neither kernel nor user in the split (which then adds up to 100% with them, named),
@@ -333,7 +335,7 @@ def test_samples_without_frames_are_named_in_the_split_and_of_no_space(tmp_path:
     from forensics.pipelines.profile import analyse_profile
     from forensics.report.profile import _head
 
-    data = record(tmp_path, "clock", "kernel-chains", 0.3)
+    data = record("clock", "kernel-chains", 0.3)
     profile = read_profile(str(data))
     hot = compute_hotspots(profile, selected_stacks(profile))
     assert hot.no_frames is not None and hot.no_frames.samples > 10
@@ -345,6 +347,7 @@ def test_samples_without_frames_are_named_in_the_split_and_of_no_space(tmp_path:
     assert f"no call chain {hot.no_frames.share:.2f}% ({hot.no_frames.samples:,} samples" in head
 
 
+@RECORDS
 def test_inlined_frames_count_in_the_dso_perf_counts_them_in(tmp_path: Path) -> None:
     """Under --call-graph dwarf perf script prints ``__pthread_spin_lock+0x12 (inlined)``: "(inlined)" where the DSO
     goes (glibc's debug info names the function other than its symbol table).  From the perf.data, those frames
@@ -353,7 +356,7 @@ def test_inlined_frames_count_in_the_dso_perf_counts_them_in(tmp_path: Path) -> 
     from forensics.pipelines.profile import analyse_profile
     from forensics.types.profile import INLINED_DSO
 
-    data = record(tmp_path, "spin", "dwarf")
+    data = record("spin", "dwarf")
     perf = find_perf()
     assert perf is not None
     theirs = perf_report_dsos(data)
@@ -377,6 +380,7 @@ def test_inlined_frames_count_in_the_dso_perf_counts_them_in(tmp_path: Path) -> 
     )
 
 
+@RECORDS
 def test_the_two_readings_in_step_find_every_sample_whatever_the_uptime(tmp_path: Path) -> None:
     """The DSO and symbol-table name of an "(inlined)" frame come from ``perf script -F time,ip,sym,dso`` read with
     and without --no-inline, sample by sample.  perf right-aligns the time in 12 columns: under 10,000 s of uptime
@@ -406,6 +410,7 @@ def test_the_two_readings_in_step_find_every_sample_whatever_the_uptime(tmp_path
         assert any(b"(inlined)" in line for _, lines in got for line in lines)
 
 
+@RECORDS
 def test_hot_instructions_step_names_the_symbol_perf_annotate_finds(tmp_path: Path) -> None:
     """Under --call-graph dwarf the spinning's frame is glibc's debug-info name ``__pthread_spin_lock``, which perf
     annotate -s does not find ("has no samples"); the next step names the symbol table's symbol at that address
@@ -414,7 +419,7 @@ def test_hot_instructions_step_names_the_symbol_perf_annotate_finds(tmp_path: Pa
 
     from detectors.profile.findings import _hot_instructions_step
 
-    data = record(tmp_path, "spin", "dwarf")
+    data = record("spin", "dwarf")
     profile = read_profile(str(data))
     hot = compute_hotspots(profile, selected_stacks(profile))
     assert "__pthread_spin_lock" in {r.key for r in hot.self_symbols}

@@ -12,7 +12,7 @@ from detectors.profile.hotspots import compute_hotspots, selected_stacks
 from detectors.profile.rules import RULES, classify, classify_chains
 from forensics.model import LocatorKind, Severity
 from forensics.types.profile import HotspotRule
-from tests.detectors.profile.glibc_recordings import record
+from tests.detectors.profile.glibc_recordings import RECORDS, record
 from tests.helpers import assert_evidence_resolves
 
 DATA = Path(__file__).resolve().parents[2] / "data" / "profile"
@@ -134,18 +134,14 @@ def test_chains_classed_at_once_get_the_rule_classify_gives() -> None:
     assert sum(w is not None for w in want) > 50
 
 
-@pytest.fixture(scope="module")
-def glibc_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("glibc")
-
-
+@RECORDS
 @pytest.mark.parametrize("mode", ["fp", "dwarf"])
-def test_user_spinlock_is_found_whichever_way_the_call_graph_was_recorded(glibc_dir: Path, mode: str) -> None:
+def test_user_spinlock_is_found_whichever_way_the_call_graph_was_recorded(mode: str) -> None:
     """Two threads on a pthread_spin_lock: the waiter spins on CPU.  perf names the lock
     ``pthread_spin_lock@@GLIBC_2.34`` with frame pointers and ``__pthread_spin_lock`` (inlined) under
     ``--call-graph dwarf``, the mutex ``___pthread_mutex_lock``, ``lll_mutex_lock_optimized``: either way the
     spinning is a finding at medium or above that says the share is the wait itself, on CPU."""
-    profile = read_profile(str(record(glibc_dir, "spin", mode)))
+    profile = read_profile(str(record("spin", mode)))
     stacks = selected_stacks(profile)
     hot = compute_hotspots(profile, stacks)
     findings = {f.fact("class"): f for f in profile_findings(profile, stacks, hot) if f.fact("class")}

@@ -19,6 +19,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -50,10 +51,16 @@ def recorded(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out / "ust"
 
 
-def _babeltrace(session: Path) -> tuple[dict[int, float], dict[int, float], list[tuple[float, float]]]:
-    """(begin time by id, end time by id, discard windows), in seconds of the day (UTC)."""
+_TRACE = [sys.executable, "-m", "forensics", "trace"]
+Truth = tuple[dict[int, float], dict[int, float], list[tuple[float, float]]]
+
+
+@pytest.fixture(scope="module")
+def truth(recorded: Path) -> Truth:
+    """babeltrace2's reading of the recording: (begin time by id, end time by id, discard windows), in seconds of the
+    day (UTC).  Read once for the module's tests, which only read it (each ran babeltrace2 on the same session)."""
     proc = subprocess.run(
-        ["babeltrace2", str(session)], capture_output=True, text=True, check=True, env={**os.environ, "TZ": "UTC"}
+        ["babeltrace2", str(recorded)], capture_output=True, text=True, check=True, env={**os.environ, "TZ": "UTC"}
     )
     begins: dict[int, float] = {}
     ends: dict[int, float] = {}
@@ -65,17 +72,26 @@ def _babeltrace(session: Path) -> tuple[dict[int, float], dict[int, float], list
     return begins, ends, windows
 
 
-def test_a_discarded_end_opens_no_nesting_and_a_discard_is_no_quiet_stretch(recorded: Path, tmp_path: Path) -> None:
-    begins, ends, windows = _babeltrace(recorded)
+@pytest.fixture(scope="module")
+def traced(recorded: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """``kforensic trace SESSION --format json``'s document, run once as a process for the module's tests, which only
+    read it (each ran the same command on the same session: ~0.8 s of CPU)."""
+    out = tmp_path_factory.mktemp("lostjson") / "t.json"
+    cmd = [*_TRACE, str(recorded), "--format", "json", "-o", str(out)]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600, check=False)
+    assert proc.returncode in (0, 1), proc.stderr
+    return json.loads(out.read_text())  # type: ignore[no-any-return]
+
+
+def test_a_discarded_end_opens_no_nesting_and_a_discard_is_no_quiet_stretch(
+    truth: Truth, traced: dict[str, Any]
+) -> None:
+    begins, ends, windows = truth
     assert windows, "the ring buffer discarded nothing: the recording does not test this"
     lost_ends = sorted(set(begins) - set(ends))
     if not lost_ends:
         pytest.skip("no request end was discarded in this recording")
-    out = tmp_path / "t.json"
-    cmd = [sys.executable, "-m", "forensics", "trace", str(recorded), "--format", "json", "-o", str(out)]
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600, check=False)
-    assert proc.returncode in (0, 1), proc.stderr
-    doc = json.loads(out.read_text())
+    doc = traced
     (stats,) = doc["spans"]["stats"]
     assert (stats["count"], stats["unmatched_starts"], stats["unmatched_ends"]) == (
         len(set(begins) & set(ends)),
@@ -124,19 +140,17 @@ def test_a_discarded_end_opens_no_nesting_and_a_discard_is_no_quiet_stretch(reco
     assert all(s["note"].endswith("no kernel trace") for s in doc["spans"]["slow"]), doc["spans"]["slow"]
 
 
-def test_the_losses_table_of_a_user_space_trace_claims_no_missing_events(recorded: Path, tmp_path: Path) -> None:
+def test_the_losses_table_of_a_user_space_trace_claims_no_missing_events(
+    recorded: Path, truth: Truth, traced: dict[str, Any], tmp_path: Path
+) -> None:
     """Review ue13 finding 4: a UST trace's discards (one per packet, all on the CPU its thread ran on) were one
     row saying the CPU had "no event before/after it", while every event of the trace was on that CPU (user-space
     events, not fed to the scheduler analysis).  Since 2026-12-07 each discard is a row of its own, with the window
     its packets give it (from the end of the packet before to the end of the packet that counts it, the packet
     named), as babeltrace2 dates each "discarded N events between [A] and [B]"; the JSON counts them."""
-    _begins, _ends, windows = _babeltrace(recorded)
+    _begins, _ends, windows = truth
     assert windows, "the ring buffer discarded nothing: the recording does not test this"
-    out = tmp_path / "t.json"
-    cmd = [sys.executable, "-m", "forensics", "trace", str(recorded), "--format", "json", "-o", str(out)]
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600, check=False)
-    assert proc.returncode in (0, 1), proc.stderr
-    coverage = json.loads(out.read_text())["coverage"]
+    coverage = traced["coverage"]
     clock = coverage["clock"]
     losses = clock["losses"]
     # Every marker read is a row of its own (kforensic reads one or two more than babeltrace2 warns of: see the
@@ -155,7 +169,8 @@ def test_the_losses_table_of_a_user_space_trace_claims_no_missing_events(recorde
 
     assert sum(1 for g in discarded if not dated(g)) <= 2, [g for g in discarded if not dated(g)][:3]  # read more
     md = tmp_path / "t.md"
-    proc = subprocess.run([*cmd[:-4], "--format", "md", "-o", str(md)], capture_output=True, text=True, check=False)
+    cmd = [*_TRACE, str(recorded), "--format", "md", "-o", str(md)]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600, check=False)
     assert proc.returncode in (0, 1), proc.stderr
     table = md.read_text()
     assert "no event of the CPU before it" not in table and "markers added up" not in table

@@ -3,7 +3,10 @@
 The server is elfutils' ``debuginfod`` (Debian package ``debuginfod``), started here on a free
 port over a directory holding the fixture kernel's vmlinux and kf_buggy.ko (symlinks); each
 fixture kernel gets its own server. Every run of kforensic gets its own cache
-(``XDG_CACHE_HOME``) and no ``DEBUGINFOD_URLS`` unless the test sets one.
+(``XDG_CACHE_HOME``) and no ``DEBUGINFOD_URLS`` unless the test sets one.  The runs whose subject is the
+process's environment (``DEBUGINFOD_URLS``, a bare ``PATH``) or its one error line are processes; the others run
+in this process through the CLI's real entry (tests.helpers.cli_run: the interpreter's start and the drgn imports,
+~0.2-0.3 s of CPU a run, paid once), with the environment they read set for the run.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from pathlib import Path
 import pytest
 
 from forensics.vmcore.debuginfo import KERNEL_PLACES
+from tests.helpers import Ran, cli_run
 from tests.vmcore_cases import CASES_DIR, FIXTURES_DIR, VmcoreCase, case_names, load_case
 
 SOURCE_DIR = FIXTURES_DIR
@@ -140,6 +144,17 @@ def _vmcore(*args: str | Path, env: dict[str, str]) -> subprocess.CompletedProce
     )  # fmt: skip
 
 
+def _vmcore_here(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], cache: Path, *args: str | Path
+) -> Ran:
+    """``kforensic vmcore ARGS`` in this process, with the environment :func:`_env` gives a process: its own cache,
+    no ``DEBUGINFOD_*``."""
+    for name in [k for k in os.environ if k.startswith("DEBUGINFOD_")]:
+        monkeypatch.delenv(name)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(cache))
+    return cli_run(monkeypatch, capsys, "vmcore", *args)
+
+
 def _one_clear_line(result: subprocess.CompletedProcess[str]) -> str:
     assert result.returncode == 3, (result.stdout, result.stderr)
     assert "Traceback" not in result.stderr
@@ -148,7 +163,7 @@ def _one_clear_line(result: subprocess.CompletedProcess[str]) -> str:
     return errors[0]
 
 
-def _why_not_analysed(result: subprocess.CompletedProcess[str]) -> str:
+def _why_not_analysed(result: subprocess.CompletedProcess[str] | Ran) -> str:
     """Why the dump was not analysed, run with ``-f json``: no debug info found, its kernel log was read instead
     (exit 0; the same words as the error that stands when the log cannot be had either)."""
     assert result.returncode == 0, (result.stdout, result.stderr)
@@ -157,10 +172,15 @@ def _why_not_analysed(result: subprocess.CompletedProcess[str]) -> str:
     return reason
 
 
-def test_kernel_and_module_come_from_debuginfod(served: tuple[VmcoreCase, Server], tmp_path: Path) -> None:
+def test_kernel_and_module_come_from_debuginfod(
+    served: tuple[VmcoreCase, Server],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     case, server = served
     cache = tmp_path / "cache"
-    result = _vmcore(case.directory, "--debuginfod", server.url, "-f", "json", env=_env(cache))
+    result = _vmcore_here(monkeypatch, capsys, cache, case.directory, "--debuginfod", server.url, "-f", "json")
     assert result.returncode == 0, result.stderr
     doc = json.loads(result.stdout)
     kernel_id = _build_id(case.vmlinux)
@@ -177,7 +197,7 @@ def test_kernel_and_module_come_from_debuginfod(served: tuple[VmcoreCase, Server
     assert "downloading debug info of module kf_buggy" in result.stderr
     assert "downloaded" in result.stderr
     # Second run: from the cache, nothing downloaded, same answer; the server is not even needed.
-    again = _vmcore(case.directory, "--debuginfod", "http://127.0.0.1:9", "-f", "json", env=_env(cache))
+    again = _vmcore_here(monkeypatch, capsys, cache, case.directory, "--debuginfod", "http://127.0.0.1:9", "-f", "json")
     assert again.returncode == 0, again.stderr
     assert "downloading" not in again.stderr
     assert json.loads(again.stdout)["hypotheses"] == doc["hypotheses"]
@@ -197,13 +217,20 @@ def test_debuginfod_urls_from_the_environment(served: tuple[VmcoreCase, Server],
     assert "debuginfod not asked" in _why_not_analysed(refused)
 
 
-def test_server_without_the_build_id(served: tuple[VmcoreCase, Server], tmp_path: Path) -> None:
+def test_server_without_the_build_id(
+    served: tuple[VmcoreCase, Server],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     """A server that has only the module: the kernel's build ID is missing there, said naming both."""
     case, _ = served
     module = case.module_debug[0]
     lacking = Server(tmp_path / "srv", [module], [_build_id(module)])
     try:
-        result = _vmcore(case.vmcore, "--debuginfod", lacking.url, "-f", "json", env=_env(tmp_path / "cache"))
+        result = _vmcore_here(
+            monkeypatch, capsys, tmp_path / "cache", case.vmcore, "--debuginfod", lacking.url, "-f", "json"
+        )
     finally:
         lacking.stop()
     line = _why_not_analysed(result)
@@ -215,12 +242,13 @@ def test_server_without_the_build_id(served: tuple[VmcoreCase, Server], tmp_path
     )
 
 
-def test_unreachable_server(tmp_path: Path) -> None:
+def test_unreachable_server(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     case = load_case(KERNEL_CASES[0])
     port = _free_port()  # nothing listens there
-    result = _vmcore(
-        case.vmcore, "--debuginfod", f"http://127.0.0.1:{port}", "-f", "json", env=_env(tmp_path / "cache")
-    )
+    url = f"http://127.0.0.1:{port}"
+    result = _vmcore_here(monkeypatch, capsys, tmp_path / "cache", case.vmcore, "--debuginfod", url, "-f", "json")
     line = _why_not_analysed(result)
     assert f"debuginfod server http://127.0.0.1:{port} unreachable (connection refused)" in line
     assert _build_id(case.vmlinux) in line
@@ -296,20 +324,22 @@ def test_wrong_build_in_a_place_is_named(tmp_path: Path, monkeypatch: pytest.Mon
     assert "none of the" in message and "local places has it" in message
 
 
-def test_compressed_vmlinux_is_decompressed_once(tmp_path: Path) -> None:
+def test_compressed_vmlinux_is_decompressed_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     """--vmlinux vmlinux.xz: unpacked into the cache once (crash cannot read xz), later runs reuse it."""
     xz = FIXTURES_DIR / "vmlinux.xz"
     if not xz.is_file() or xz.stat().st_size < 1 << 20:
         pytest.skip("vmlinux.xz payload absent")
     case = load_case(KERNEL_CASES[0])
     cache = tmp_path / "cache"
-    first = _vmcore(case.vmcore, "--vmlinux", xz, "-f", "json", env=_env(cache))
+    first = _vmcore_here(monkeypatch, capsys, cache, case.vmcore, "--vmlinux", xz, "-f", "json")
     assert first.returncode == 0, first.stderr
     assert f"decompressing {xz}" in first.stderr
     vmlinux = Path(json.loads(first.stdout)["summary"]["vmlinux"])
     assert vmlinux.is_relative_to(cache / "kforensic" / "decompressed")
     assert vmlinux.read_bytes()[:4] == b"\x7fELF"
-    second = _vmcore(case.vmcore, "--vmlinux", xz, "-f", "json", env=_env(cache))
+    second = _vmcore_here(monkeypatch, capsys, cache, case.vmcore, "--vmlinux", xz, "-f", "json")
     assert second.returncode == 0, second.stderr
     assert "decompressing" not in second.stderr
     doc = json.loads(second.stdout)

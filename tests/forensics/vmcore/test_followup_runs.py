@@ -131,8 +131,46 @@ def _run_crash(printed: Printed, commands: list[str], tmp_path: Path) -> list[tu
     return [(c, outputs[i]) for i, c in enumerate(commands)]
 
 
+#: The harness check's crash commands (test_the_harness_sees_a_command_fail): two that fail, one that does not.
+_HARNESS_CRASH = ["struct -o struct kf_device", "bt 99999", "sys"]
+#: What crash printed for each command of a case's session, by case: one session a case on this worker.
+_crash_sessions: dict[str, dict[str, str]] = {}
+
+
+def _crash_commands(name: str, printed: Printed) -> list[str]:
+    """The ``crash>`` commands of a case's report and of the causes dmesg reads from its log, once each."""
+    return list(
+        dict.fromkeys(
+            c.removeprefix("crash> ") for c in printed.commands + _dmesg_commands(name) if c.startswith("crash> ")
+        )
+    )
+
+
+def _crash_session(name: str, printed: Printed, tmp_path: Path) -> dict[str, str]:
+    """What crash printed for each of the case's commands, in one session run once on this worker: the case FIRST's
+    also runs the harness check's commands (each started crash on the same dump before, ~1 s of CPU; crash runs each
+    command between its own markers, and a command that fails changes nothing for the next)."""
+    if name not in _crash_sessions:
+        commands = _crash_commands(name, printed) + (_HARNESS_CRASH if name == FIRST else [])
+        _crash_sessions[name] = dict(_run_crash(printed, list(dict.fromkeys(commands)), tmp_path))
+    return _crash_sessions[name]
+
+
 def _run_drgn(printed: Printed, expressions: list[str], tmp_path: Path) -> list[tuple[str, str]]:
-    """Each ``>>>`` line with what drgn's interactive console printed for it."""
+    """Each ``>>>`` line with what drgn's interactive console printed for it; no line may raise."""
+    done, outputs, errors = _drgn_session(printed, expressions, tmp_path)
+    _no_errors(done, errors)
+    return outputs
+
+
+def _no_errors(done: subprocess.CompletedProcess[str], errors: list[str]) -> None:
+    assert not errors, (errors, done.stdout[-3000:], done.stderr[-3000:])
+
+
+def _drgn_session(
+    printed: Printed, expressions: list[str], tmp_path: Path
+) -> tuple[subprocess.CompletedProcess[str], list[tuple[str, str]], list[str]]:
+    """The console's run, each ``>>>`` line with what it printed, and the errors it wrote."""
     argv = shlex.split(printed.drgn)
     assert argv[0] == "drgn"
     # A user's drgn loads its plugins (the % commands); the analysis in this process turned them off.
@@ -151,14 +189,18 @@ def _run_drgn(printed: Printed, expressions: list[str], tmp_path: Path) -> list[
     }
     # drgn's console writes a failed % command as "drgn: ..." and a Python error as its traceback.
     errors = re.findall(r"^(?:\w*(?:Error|Exception)\b|drgn: ).*$", done.stdout + done.stderr, flags=re.M)
-    assert not errors, (errors, done.stdout[-3000:], done.stderr[-3000:])
-    return [(e, outputs.get(i, "")) for i, e in enumerate(expressions)]
+    return done, [(e, outputs.get(i, "")) for i, e in enumerate(expressions)], errors
 
 
 def _drgn_failures(printed: Printed, expressions: list[str], tmp_path: Path) -> list[str]:
     """The ``>>>`` lines that printed nothing, or an error of drgn's crash-compatible commands."""
+    return _failed(_run_drgn(printed, expressions, tmp_path))
+
+
+def _failed(outputs: list[tuple[str, str]]) -> list[str]:
+    """Of ``>>>`` lines and what they printed: those that printed nothing, or an error of the %crash commands."""
     out = []
-    for command, output in _run_drgn(printed, expressions, tmp_path):
+    for command, output in outputs:
         # %crash commands answer as crash does ("no such process with PID 7"): crash's error forms count.
         if not output.strip() or (command.startswith("%crash") and _CRASH_ERRORS.search(output)):
             out.append(f">>> {command}\n{output[:800]}")
@@ -173,20 +215,19 @@ def test_every_next_command_runs(name: str, tmp_path: Path) -> None:
     assert printed.drgn.startswith("drgn -c "), "the Follow-up section names the drgn command line"
     assert ".xz" not in printed.crash and ".xz" not in printed.drgn
     assert not re.search(r"<[a-z][a-z ]*>", " ".join(printed.commands)), printed.commands  # no <placeholder>
-    crash_cmds = [
-        c.removeprefix("crash> ") for c in printed.commands + _dmesg_commands(name) if c.startswith("crash> ")
-    ]
+    crash_cmds = _crash_commands(name, printed)
     drgn_cmds = [c.removeprefix(">>> ") for c in printed.commands if c.startswith(">>> ")]
     shell_cmds = [c for c in printed.commands if not c.startswith(("crash> ", ">>> "))]
     failures: list[str] = []
     # crash (gdb reading vmlinux's DWARF: the longest part) runs beside drgn and the shell commands.
     pool = ThreadPoolExecutor(1)
-    crashed = pool.submit(_run_crash, printed, list(dict.fromkeys(crash_cmds)), tmp_path) if crash_cmds else None
+    crashed = pool.submit(_crash_session, name, printed, tmp_path) if crash_cmds else None
     if drgn_cmds:
         failures += _drgn_failures(printed, list(dict.fromkeys(drgn_cmds)), tmp_path)
     failures += _shell_failures(shell_cmds)
     if crashed is not None:
-        for command, output in crashed.result():
+        outputs = crashed.result()
+        for command, output in ((c, outputs[c]) for c in crash_cmds):
             if not output.strip() or _CRASH_ERRORS.search(output):
                 failures.append(f"crash> {command}\n{output[:800]}")
     pool.shutdown()
@@ -249,18 +290,19 @@ def test_the_steps_for_a_dump_crash_does_not_open_run_in_drgn(kernel: str, name:
 
 @on_case(FIRST)
 def test_the_harness_sees_a_command_fail(tmp_path: Path) -> None:
-    """The checks above can fail: crash's and drgn's errors for wrong commands are caught."""
+    """The checks above can fail: crash's and drgn's errors for wrong commands are caught (the crash commands in the
+    case's own session, the drgn lines in one console)."""
     _, printed = _report(FIRST)
-    outputs = dict(_run_crash(printed, ["struct -o struct kf_device", "bt 99999", "sys"], tmp_path))
+    outputs = _crash_session(FIRST, printed, tmp_path)
     assert _CRASH_ERRORS.search(outputs["struct -o struct kf_device"])  # "symbol not found: kf_device"
     assert _CRASH_ERRORS.search(outputs["bt 99999"])  # "invalid task or pid value"
     assert not _CRASH_ERRORS.search(outputs["sys"]) and "RELEASE" in outputs["sys"]
-    failed = _drgn_failures(
-        printed, ["%crash bt 99999", "prog['jiffies']", "task_state_to_char(prog['init_task'])"], tmp_path
-    )
-    assert [f.splitlines()[0] for f in failed] == [">>> %crash bt 99999"]
+    lines = ["%crash bt 99999", "prog['jiffies']", "task_state_to_char(prog['init_task'])", "no_such_helper(prog)"]
+    done, printed_for, errors = _drgn_session(printed, lines, tmp_path)
+    assert [f.splitlines()[0] for f in _failed(printed_for[:3])] == [">>> %crash bt 99999"]
+    assert [e.split(":")[0] for e in errors] == ["NameError"]  # the last line's, and only it
     with pytest.raises(AssertionError, match="NameError"):
-        _run_drgn(printed, ["no_such_helper(prog)"], tmp_path)
+        _no_errors(done, errors)
 
 
 @pytest.mark.parametrize(

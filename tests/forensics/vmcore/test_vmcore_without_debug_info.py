@@ -154,9 +154,22 @@ def _kforensic(*args: str | Path, env: dict[str, str]) -> subprocess.CompletedPr
     )  # fmt: skip
 
 
-def test_json_says_the_analysis_is_not_available(tmp_path: Path) -> None:
+#: The tests that read :func:`vmcore_json`, on one worker (tests/conftest.py: --dist loadgroup).
+_SHARES_THE_JSON = pytest.mark.xdist_group("vmcore-without-debug-info-json")
+
+
+@pytest.fixture(scope="module")
+def vmcore_json(tmp_path_factory: pytest.TempPathFactory) -> subprocess.CompletedProcess[str]:
+    """``kforensic vmcore DUMP -f json`` of 01-null-member without debug info, run once for the tests that read it
+    (two ran the same command line, ~0.4 s of CPU each)."""
     case = load_case("01-null-member")
-    done = _kforensic("vmcore", case.vmcore, "-f", "json", env=_env(tmp_path))
+    return _kforensic("vmcore", case.vmcore, "-f", "json", env=_env(tmp_path_factory.mktemp("vmcore-json")))
+
+
+@_SHARES_THE_JSON
+def test_json_says_the_analysis_is_not_available(tmp_path: Path, vmcore_json: subprocess.CompletedProcess[str]) -> None:
+    case = load_case("01-null-member")
+    done = vmcore_json
     assert done.returncode == 0, done.stderr
     doc = json.loads(done.stdout)
     assert doc["schema"] == "kforensic.vmcore/1"
@@ -216,7 +229,8 @@ def test_without_makedumpfile_the_error_says_so(tmp_path: Path) -> None:
         assert "kforensic: hint: install the kernel's debug info" in done.stderr
 
 
-def test_report_reads_the_same_log(tmp_path: Path) -> None:
+@_SHARES_THE_JSON
+def test_report_reads_the_same_log(tmp_path: Path, vmcore_json: subprocess.CompletedProcess[str]) -> None:
     """``report --vmcore`` without debug info: the dump's log as ``vmcore`` reads it, said in the details."""
     case = load_case("01-null-member")
     out = tmp_path / "report.json"
@@ -224,7 +238,7 @@ def test_report_reads_the_same_log(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert f"## Details: vmcore {case.vmcore} (its kernel log only: no debug info)" in done.stdout
     assert "### Only the dump's kernel log was read" in done.stdout
-    vmcore = json.loads(_kforensic("vmcore", case.vmcore, "-f", "json", env=_env(tmp_path)).stdout)
+    vmcore = json.loads(vmcore_json.stdout)
     doc = json.loads(out.read_text())
     assert [h["statement"] for h in doc["hypotheses"]] == [h["statement"] for h in vmcore["hypotheses"]]
 
