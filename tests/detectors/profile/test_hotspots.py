@@ -381,7 +381,7 @@ def test_inlined_frames_count_in_the_dso_perf_counts_them_in(tmp_path: Path) -> 
 
 
 @RECORDS
-def test_the_two_readings_in_step_find_every_sample_whatever_the_uptime(tmp_path: Path) -> None:
+def test_the_two_readings_in_step_find_every_sample_whatever_the_uptime() -> None:
     """The DSO and symbol-table name of an "(inlined)" frame come from ``perf script -F time,ip,sym,dso`` read with
     and without --no-inline, sample by sample.  perf right-aligns the time in 12 columns: under 10,000 s of uptime
     a sample's header is indented as its frame lines are (``  795.085854: ``), and none was found (on a freshly
@@ -389,7 +389,7 @@ def test_the_two_readings_in_step_find_every_sample_whatever_the_uptime(tmp_path
     --reltime every time is short, indented: the samples read are the ones perf report counts, with their frames."""
     from collectors.perf_script import _samples
 
-    data = record(tmp_path, "spin", "dwarf")
+    data = record("spin", "dwarf")
     perf = find_perf()
     assert perf is not None
     report = subprocess.run(
