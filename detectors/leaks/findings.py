@@ -247,7 +247,7 @@ def given_back(v: SeriesVerdict) -> str:
     """
     fall = v.fall
     if fall is None:
-        return f"no: {v.name} never fell between two samples"
+        return f"no: {v.name} never fell between two samples after rising"
     if fall.share <= JITTER_FALL:
         return f"no: the largest fall of {v.name} between samples was {fall.share:.0%} of its rise before it"
     if _jitter(v):

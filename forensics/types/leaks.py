@@ -124,7 +124,8 @@ class Fall:
     """The largest fall of a series between two samples: from a sample to a later, lower one.
 
     ``share`` is the fall over the series' rise before it (the peak less the lowest value before the peak), so 0.97
-    is "gave back 97% of what it had grown"; a series that never fell has none (:attr:`SeriesVerdict.fall` None).
+    is "gave back 97% of what it had grown"; a series that never fell after rising has none (:attr:`SeriesVerdict.fall`
+    None): a fall from the first sample gives back nothing grown while sampled.
     """
 
     top: SampleRef  # the sample it fell from (the highest before the fall)
@@ -168,7 +169,7 @@ class SeriesVerdict:
     grid_values: FloatArray
     origin_wall: float  # time 0 of the fitted line (``features.ts_intercept`` is its value there)
     # The largest fall of its raw samples over the whole stretch (not only the judged part): what the verdict may
-    # say was given back; None when it never fell.
+    # say was given back; None when it never fell after a rise.
     fall: Fall | None = None
     # Where a judged part starts after the stretch's first sample (a late onset, a rise after a return): the raw
     # samples either side of the rise's start.  The judged part starts at a window's edge, up to a window or more
