@@ -518,13 +518,14 @@ def returned_finding(v: SeriesVerdict, ctx: FindingContext) -> Finding | None:
 
     Graded stable (not a leak), it had no finding: a store whose 18,000 UNIX sockets were held 6 min, then freed,
     read "No problem found ... nothing else grows like a leak", the event someone ran slab-watch for unsaid."""
-    fall = v.fall
-    if v.verdict.rule != RETURNED or fall is None or fall.share <= 0:
+    fall, went = v.fall, v.excursion
+    if v.verdict.rule != RETURNED or fall is None or fall.share <= 0 or went is None:
         return None
     given = fall.top.value - fall.bottom.value
     if given < ctx.thresholds.min_growth:
         return None
-    rise = given / min(fall.share, 1.0)
+    # The rule's figures (window medians from its first): the title, the reason and the peak say one rise.
+    rise = went.rise
     who = attribution_for(v.name)
     back = when(fall.bottom.wall)
     title = (
@@ -537,13 +538,17 @@ def returned_finding(v: SeriesVerdict, ctx: FindingContext) -> Finding | None:
         title=title,
         severity=Severity.INFO,
         confidence=0.6,
-        confidence_reason=f"the samples show the rise and the fall ({fall.share:.0%} of the rise given back)",
+        confidence_reason=f"the samples show the rise and the fall ({went.given_share:.0%} of the rise given back)",
         summary=f"{v.name} {v.verdict.reason}. Its objects are typically allocated by {who.allocated_by}.",
         evidence=sample_evidence(ctx.source, v.name, (*v.samples, *_fall_refs(v))),
         next_steps=tuple(dict.fromkeys((*who.confirm, *generic_confirm_steps(v.name)))),
         facts=(
             Fact("measured as", SLAB_MEASURE),
-            Fact("held at its peak", f"{kb(rise)} above its baseline at {when(fall.top.wall)}"),
+            Fact(
+                "held at its peak",
+                f"{kb(went.peak)}: {kb(rise)} above its baseline (its first window median, {kb(went.baseline)}), "
+                f"reached {duration(went.rose_for)} after it",
+            ),
             Fact("given back", given_back(v)),
             *((Fact("merged caches", alias),) if (alias := describe_aliases(v.name, ctx.aliases)) else ()),
             Fact("rule", f"{v.verdict.rule}: {v.verdict.reason}"),

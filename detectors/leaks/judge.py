@@ -349,6 +349,7 @@ def judge_column(
         origin_wall=t0,
         fall=largest_fall(matrix, column, excerpt_of),
         onset=rise,
+        excursion=None if returned is None else returned.excursion(),
     )
 
 

@@ -133,6 +133,29 @@ class Fall:
     share: float  # of the rise before the fall, 0..1 (1: back to where it rose from, or below)
 
 
+class Excursion(NamedTuple):
+    """A rise and its fall back near where it started, as rule returned-to-baseline judged it on window medians.
+
+    One baseline for all its figures: a finding read "grew 9,253 KB" (from its lowest raw sample) beside "rose
+    from 5,272 KB to 11,356 KB" (from its first window median) (/tmp/ue15, vm_area_struct)."""
+
+    baseline: float  # bytes: the first window median judged
+    peak: float  # bytes: the highest window median before it fell back
+    back: float  # bytes: the lowest window median after the peak
+    rose_for: float  # seconds from the baseline's window to the peak's
+    fell_for: float  # seconds from the peak's window to the lowest after it
+
+    @property
+    def rise(self) -> float:
+        """Bytes from the baseline to the peak."""
+        return self.peak - self.baseline
+
+    @property
+    def given_share(self) -> float:
+        """The fall over the rise, 0..1 (1: back to the baseline or below)."""
+        return min(1.0, (self.peak - self.back) / self.rise) if self.rise > 0 else 1.0
+
+
 class Onset(NamedTuple):
     """Where a rise began, in the raw samples: the last one at the level before it, and the first above it."""
 
@@ -175,6 +198,8 @@ class SeriesVerdict:
     # samples either side of the rise's start.  The judged part starts at a window's edge, up to a window or more
     # before the rise (/tmp/ue9 t4: judged from 05:03:59, the first socket at 05:04:25).
     onset: Onset | None = None
+    # Where it rose and fell back near its first window median (rule returned-to-baseline), None otherwise.
+    excursion: Excursion | None = None
 
     @property
     def grade(self) -> Grade:
