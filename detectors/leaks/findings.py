@@ -824,7 +824,7 @@ def examined_record(e: ExaminedSeries, source: str) -> model.Examined:
     if not p.judgeable:
         return model.Examined(what, (), (f"any leak: {p.shortfall()}",))
     could = (
-        f"leaks of {kb(p.detectable_rate)}/h or faster that last the whole {duration(p.span_seconds)} (slab caches "
+        f"leaks of {kb(p.shown_rate)}/h or faster that last the whole {duration(p.span_seconds)} (slab caches "
         f"and kernel memory in meminfo); {p.later()}",
     )
     if p.full:
@@ -856,7 +856,7 @@ def coverage_finding(e: ExaminedSeries, source: str) -> Finding:
     elif p.full:
         title = f"No leak of {kb(p.min_rate)}/h or faster in {p.seen()}"
     else:
-        title = f"No leak of {kb(p.detectable_rate)}/h or faster in {p.seen()}; slower ones need more samples"
+        title = f"No leak of {kb(p.shown_rate)}/h or faster in {p.seen()}; slower ones need more samples"
     if e.gaps:
         longest = max(e.gaps, key=lambda g: g.seconds)
         title += (

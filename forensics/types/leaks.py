@@ -232,6 +232,15 @@ def kb_amount(value: float) -> str:
     return f"{value / 1024:,.0f} KB"
 
 
+def two_figures_up(rate: float) -> float:
+    """A rate (bytes/h) rounded up to two significant figures of KB/h: 62,747 KB/h is 63,000 KB/h."""
+    kb = rate / 1024
+    if not math.isfinite(kb) or kb <= 0:
+        return rate
+    step = 10.0 ** (math.floor(math.log10(kb)) - 1)
+    return math.ceil(kb / step - 1e-9) * step * 1024  # 1e-9: a figure already round is not raised by float error
+
+
 def kb_per_hour(rate: float) -> str:
     """A growth rate as read: ``1,024 KB/h``."""
     return f"{rate / 1024:,.0f} KB/h"
@@ -367,6 +376,13 @@ class Power:
         return centres_apart(self.span_seconds, window_for(self.span_seconds, self.interval_seconds))
 
     @property
+    def shown_rate(self) -> float:
+        """:attr:`detectable_rate` as said: rounded up to two significant figures of KB/h, so that a plan and its
+        store say the same (62,747 and 63,511 KB/h were said of one 4 min plan and its store, /tmp/ue15) and a
+        leak at the rate said still shows (rounded down it might not)."""
+        return two_figures_up(self.detectable_rate)
+
+    @property
     def detectable_rate(self) -> float:
         """The slowest leak (bytes/h) this stretch can show: ``min_growth`` (and what a median's noise may take
         off it) over the time between the first and the last window median, at least ``min_rate``."""
@@ -447,7 +463,7 @@ class Power:
         if self.full:
             return f"a leak of {kb_per_hour(self.min_rate)} or faster {whole}"
         return (
-            f"a leak of {kb_per_hour(self.detectable_rate)} or faster {whole}; "
+            f"a leak of {kb_per_hour(self.shown_rate)} or faster {whole}; "
             f"a slower one (down to {kb_per_hour(self.min_rate)}) needs >= {duration(self.full_seconds)} of samples"
         )
 
