@@ -259,6 +259,7 @@ def given_back(v: SeriesVerdict) -> str:
         f"yes: {v.name} fell from {kb(fall.top.value)} (sample {fall.top.sample_id}, {when(fall.top.wall)}) to "
         f"{kb(fall.bottom.value)} (sample {fall.bottom.sample_id}, {when(fall.bottom.wall)}), {fall.share:.0%} of "
         "its rise before it"
+        + ("" if fall.floor is None else f" (from {kb(fall.floor.value)}, sample {fall.floor.sample_id})")
     )
 
 
@@ -268,7 +269,8 @@ def _fall_refs(v: SeriesVerdict) -> tuple[SampleRef, ...]:
     if fall is None or _jitter(v):
         return ()
     cited = {r.sample_id for r in v.samples}
-    return tuple(r for r in (fall.top, fall.bottom) if r.sample_id not in cited)
+    named = (fall.top, fall.bottom) if fall.floor is None else (fall.floor, fall.top, fall.bottom)
+    return tuple(r for r in named if r.sample_id not in cited)
 
 
 def _episode_refs(refs: tuple[SampleRef, ...], since_wall: float, grade: Grade) -> tuple[SampleRef, ...]:

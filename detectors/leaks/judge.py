@@ -84,14 +84,15 @@ def largest_fall(matrix: SeriesMatrix, column: int, excerpt_of: ExcerptOf) -> Fa
     if not np.isfinite(drops[bottom]) or drops[bottom] <= 0:
         return None
     top = int(np.argmax(risen[: bottom + 1]))
-    floor = float(v[: top + 1].min())
-    rise = float(v[top]) - floor
+    floor = int(np.argmin(v[: top + 1]))
+    rise = float(v[top]) - float(v[floor])
     share = min(1.0, float(drops[bottom]) / rise)
 
     return Fall(
         sample_ref(matrix, column, int(rows[top]), "before its largest fall", excerpt_of),
         sample_ref(matrix, column, int(rows[bottom]), "after its largest fall", excerpt_of),
         share,
+        sample_ref(matrix, column, int(rows[floor]), "where the rise before its largest fall began", excerpt_of),
     )
 
 

@@ -131,6 +131,9 @@ class Fall:
     top: SampleRef  # the sample it fell from (the highest before the fall)
     bottom: SampleRef  # the lowest sample after it
     share: float  # of the rise before the fall, 0..1 (1: back to where it rose from, or below)
+    # The lowest sample before the top, where the rise the share is of began: named, as the burst's finding measures
+    # its own rise from its first window median (a second baseline read as the same one, /tmp/ue15 vm_area_struct).
+    floor: SampleRef | None = None
 
 
 class Excursion(NamedTuple):
