@@ -24,7 +24,7 @@ import numpy.typing as npt
 
 from detectors.leaks.attribution import Lifetime
 from forensics.model import Baseline
-from forensics.types.leaks import Features, Grade, LeakThresholds, PageCacheTie, Verdict, duration
+from forensics.types.leaks import Excursion, Features, Grade, LeakThresholds, PageCacheTie, Verdict, duration
 from forensics.units import iso_utc
 
 
@@ -33,6 +33,7 @@ class Return:
     """A series that rose and fell back near its baseline (the first window median of the stretch judged)."""
 
     baseline: float  # bytes
+    base_hours: float  # hours from the start of the samples to the baseline's window median
     peak: float  # bytes, the highest window median before it fell back
     peak_hours: float  # hours from the start of the samples
     back: float  # bytes, the lowest window median after the peak
@@ -41,6 +42,16 @@ class Return:
     after: int  # window medians from the restart on (judged on their own when enough)
     rises_after: float  # bytes, the last window median less ``back``
     rise_rate: float  # bytes/h from ``back`` to the last window median: the rate of what rises again
+
+    def excursion(self) -> Excursion:
+        """The rise and the fall, with durations (not offsets from the first sample: both read "+4 min")."""
+        return Excursion(
+            self.baseline,
+            self.peak,
+            self.back,
+            (self.peak_hours - self.base_hours) * 3600.0,
+            (self.back_hours - self.peak_hours) * 3600.0,
+        )
 
 
 def returned_to_baseline(
@@ -65,6 +76,7 @@ def returned_to_baseline(
     bottom = top + int(np.argmin(values[top:]))
     return Return(
         base,
+        float(hours[0]),
         float(values[top]),
         float(hours[top]),
         float(values[bottom]),
@@ -263,12 +275,12 @@ def _aggregate_short(c: Context) -> str | None:
 
 
 def _back_at_baseline(c: Context) -> str:
-    r = c.returned
-    assert r is not None
+    assert c.returned is not None
+    r = c.returned.excursion()
     return (
-        f"rose from {_kb(r.baseline)} to {_kb(r.peak)} (+{_hours(r.peak_hours)}), then fell back to "
-        f"{_kb(r.back)} (+{_hours(r.back_hours)}), within {c.thresholds.returned_share:.0%} of its rise above where "
-        "it started: given back, not a leak"
+        f"rose {_kb(r.rise)} from {_kb(r.baseline)} (its first window median) to {_kb(r.peak)} in "
+        f"{duration(r.rose_for)}, then fell back to {_kb(r.back)} in {duration(r.fell_for)}, within "
+        f"{c.thresholds.returned_share:.0%} of its rise above where it started: given back, not a leak"
     )
 
 

@@ -247,7 +247,7 @@ def given_back(v: SeriesVerdict) -> str:
     """
     fall = v.fall
     if fall is None:
-        return f"no: {v.name} never fell between two samples"
+        return f"no: {v.name} never fell between two samples after rising"
     if fall.share <= JITTER_FALL:
         return f"no: the largest fall of {v.name} between samples was {fall.share:.0%} of its rise before it"
     if _jitter(v):
@@ -259,6 +259,7 @@ def given_back(v: SeriesVerdict) -> str:
         f"yes: {v.name} fell from {kb(fall.top.value)} (sample {fall.top.sample_id}, {when(fall.top.wall)}) to "
         f"{kb(fall.bottom.value)} (sample {fall.bottom.sample_id}, {when(fall.bottom.wall)}), {fall.share:.0%} of "
         "its rise before it"
+        + ("" if fall.floor is None else f" (from {kb(fall.floor.value)}, sample {fall.floor.sample_id})")
     )
 
 
@@ -268,7 +269,8 @@ def _fall_refs(v: SeriesVerdict) -> tuple[SampleRef, ...]:
     if fall is None or _jitter(v):
         return ()
     cited = {r.sample_id for r in v.samples}
-    return tuple(r for r in (fall.top, fall.bottom) if r.sample_id not in cited)
+    named = (fall.top, fall.bottom) if fall.floor is None else (fall.floor, fall.top, fall.bottom)
+    return tuple(r for r in named if r.sample_id not in cited)
 
 
 def _episode_refs(refs: tuple[SampleRef, ...], since_wall: float, grade: Grade) -> tuple[SampleRef, ...]:
@@ -518,13 +520,14 @@ def returned_finding(v: SeriesVerdict, ctx: FindingContext) -> Finding | None:
 
     Graded stable (not a leak), it had no finding: a store whose 18,000 UNIX sockets were held 6 min, then freed,
     read "No problem found ... nothing else grows like a leak", the event someone ran slab-watch for unsaid."""
-    fall = v.fall
-    if v.verdict.rule != RETURNED or fall is None or fall.share <= 0:
+    fall, went = v.fall, v.excursion
+    if v.verdict.rule != RETURNED or fall is None or fall.share <= 0 or went is None:
         return None
     given = fall.top.value - fall.bottom.value
     if given < ctx.thresholds.min_growth:
         return None
-    rise = given / min(fall.share, 1.0)
+    # The rule's figures (window medians from its first): the title, the reason and the peak say one rise.
+    rise = went.rise
     who = attribution_for(v.name)
     back = when(fall.bottom.wall)
     title = (
@@ -537,13 +540,17 @@ def returned_finding(v: SeriesVerdict, ctx: FindingContext) -> Finding | None:
         title=title,
         severity=Severity.INFO,
         confidence=0.6,
-        confidence_reason=f"the samples show the rise and the fall ({fall.share:.0%} of the rise given back)",
+        confidence_reason=f"the samples show the rise and the fall ({went.given_share:.0%} of the rise given back)",
         summary=f"{v.name} {v.verdict.reason}. Its objects are typically allocated by {who.allocated_by}.",
         evidence=sample_evidence(ctx.source, v.name, (*v.samples, *_fall_refs(v))),
         next_steps=tuple(dict.fromkeys((*who.confirm, *generic_confirm_steps(v.name)))),
         facts=(
             Fact("measured as", SLAB_MEASURE),
-            Fact("held at its peak", f"{kb(rise)} above its baseline at {when(fall.top.wall)}"),
+            Fact(
+                "held at its peak",
+                f"{kb(went.peak)}: {kb(rise)} above its baseline (its first window median, {kb(went.baseline)}), "
+                f"reached {duration(went.rose_for)} after it",
+            ),
             Fact("given back", given_back(v)),
             *((Fact("merged caches", alias),) if (alias := describe_aliases(v.name, ctx.aliases)) else ()),
             Fact("rule", f"{v.verdict.rule}: {v.verdict.reason}"),
@@ -819,7 +826,7 @@ def examined_record(e: ExaminedSeries, source: str) -> model.Examined:
     if not p.judgeable:
         return model.Examined(what, (), (f"any leak: {p.shortfall()}",))
     could = (
-        f"leaks of {kb(p.detectable_rate)}/h or faster that last the whole {duration(p.span_seconds)} (slab caches "
+        f"leaks of {kb(p.shown_rate)}/h or faster that last the whole {duration(p.span_seconds)} (slab caches "
         f"and kernel memory in meminfo); {p.later()}",
     )
     if p.full:
@@ -851,7 +858,7 @@ def coverage_finding(e: ExaminedSeries, source: str) -> Finding:
     elif p.full:
         title = f"No leak of {kb(p.min_rate)}/h or faster in {p.seen()}"
     else:
-        title = f"No leak of {kb(p.detectable_rate)}/h or faster in {p.seen()}; slower ones need more samples"
+        title = f"No leak of {kb(p.shown_rate)}/h or faster in {p.seen()}; slower ones need more samples"
     if e.gaps:
         longest = max(e.gaps, key=lambda g: g.seconds)
         title += (

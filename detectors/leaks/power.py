@@ -131,7 +131,8 @@ def plan_warning(interval: float, seconds: float | None, mem_total: float | None
         )
     if not power.full:
         return (
-            f"{duration(seconds)} of samples can show a leak of {kb_per_hour(power.detectable_rate)} or faster; "
+            f"{duration(seconds)} of samples can show a leak of {kb_per_hour(power.shown_rate)} or faster (more "
+            "where the caches' samples scatter: the store's figure adds their noise); "
             f"a slower one (down to {kb_per_hour(power.min_rate)}) needs >= {duration(power.full_seconds)}"
         )
     return None

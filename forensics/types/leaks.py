@@ -124,12 +124,39 @@ class Fall:
     """The largest fall of a series between two samples: from a sample to a later, lower one.
 
     ``share`` is the fall over the series' rise before it (the peak less the lowest value before the peak), so 0.97
-    is "gave back 97% of what it had grown"; a series that never fell has none (:attr:`SeriesVerdict.fall` None).
+    is "gave back 97% of what it had grown"; a series that never fell after rising has none (:attr:`SeriesVerdict.fall`
+    None): a fall from the first sample gives back nothing grown while sampled.
     """
 
     top: SampleRef  # the sample it fell from (the highest before the fall)
     bottom: SampleRef  # the lowest sample after it
     share: float  # of the rise before the fall, 0..1 (1: back to where it rose from, or below)
+    # The lowest sample before the top, where the rise the share is of began: named, as the burst's finding measures
+    # its own rise from its first window median (a second baseline read as the same one, /tmp/ue15 vm_area_struct).
+    floor: SampleRef | None = None
+
+
+class Excursion(NamedTuple):
+    """A rise and its fall back near where it started, as rule returned-to-baseline judged it on window medians.
+
+    One baseline for all its figures: a finding read "grew 9,253 KB" (from its lowest raw sample) beside "rose
+    from 5,272 KB to 11,356 KB" (from its first window median) (/tmp/ue15, vm_area_struct)."""
+
+    baseline: float  # bytes: the first window median judged
+    peak: float  # bytes: the highest window median before it fell back
+    back: float  # bytes: the lowest window median after the peak
+    rose_for: float  # seconds from the baseline's window to the peak's
+    fell_for: float  # seconds from the peak's window to the lowest after it
+
+    @property
+    def rise(self) -> float:
+        """Bytes from the baseline to the peak."""
+        return self.peak - self.baseline
+
+    @property
+    def given_share(self) -> float:
+        """The fall over the rise, 0..1 (1: back to the baseline or below)."""
+        return min(1.0, (self.peak - self.back) / self.rise) if self.rise > 0 else 1.0
 
 
 class Onset(NamedTuple):
@@ -168,12 +195,14 @@ class SeriesVerdict:
     grid_values: FloatArray
     origin_wall: float  # time 0 of the fitted line (``features.ts_intercept`` is its value there)
     # The largest fall of its raw samples over the whole stretch (not only the judged part): what the verdict may
-    # say was given back; None when it never fell.
+    # say was given back; None when it never fell after a rise.
     fall: Fall | None = None
     # Where a judged part starts after the stretch's first sample (a late onset, a rise after a return): the raw
     # samples either side of the rise's start.  The judged part starts at a window's edge, up to a window or more
     # before the rise (/tmp/ue9 t4: judged from 05:03:59, the first socket at 05:04:25).
     onset: Onset | None = None
+    # Where it rose and fell back near its first window median (rule returned-to-baseline), None otherwise.
+    excursion: Excursion | None = None
 
     @property
     def grade(self) -> Grade:
@@ -204,6 +233,15 @@ def duration(seconds: float) -> str:
 def kb_amount(value: float) -> str:
     """An amount as read: ``4,096 KB``."""
     return f"{value / 1024:,.0f} KB"
+
+
+def two_figures_up(rate: float) -> float:
+    """A rate (bytes/h) rounded up to two significant figures of KB/h: 62,747 KB/h is 63,000 KB/h."""
+    kb = rate / 1024
+    if not math.isfinite(kb) or kb <= 0:
+        return rate
+    step = 10.0 ** (math.floor(math.log10(kb)) - 1)
+    return math.ceil(kb / step - 1e-9) * step * 1024  # 1e-9: a figure already round is not raised by float error
 
 
 def kb_per_hour(rate: float) -> str:
@@ -341,6 +379,13 @@ class Power:
         return centres_apart(self.span_seconds, window_for(self.span_seconds, self.interval_seconds))
 
     @property
+    def shown_rate(self) -> float:
+        """:attr:`detectable_rate` as said: rounded up to two significant figures of KB/h, so that a plan and its
+        store say the same (62,747 and 63,511 KB/h were said of one 4 min plan and its store, /tmp/ue15) and a
+        leak at the rate said still shows (rounded down it might not)."""
+        return two_figures_up(self.detectable_rate)
+
+    @property
     def detectable_rate(self) -> float:
         """The slowest leak (bytes/h) this stretch can show: ``min_growth`` (and what a median's noise may take
         off it) over the time between the first and the last window median, at least ``min_rate``."""
@@ -421,7 +466,7 @@ class Power:
         if self.full:
             return f"a leak of {kb_per_hour(self.min_rate)} or faster {whole}"
         return (
-            f"a leak of {kb_per_hour(self.detectable_rate)} or faster {whole}; "
+            f"a leak of {kb_per_hour(self.shown_rate)} or faster {whole}; "
             f"a slower one (down to {kb_per_hour(self.min_rate)}) needs >= {duration(self.full_seconds)} of samples"
         )
 

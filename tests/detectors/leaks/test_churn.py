@@ -8,6 +8,9 @@ The shapes are those of a reviewer's healthy VM (2026-12-06, slab-watch --interv
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 import numpy as np
 
 from detectors.leaks.analysis import LeakInput, analyse
@@ -147,3 +150,35 @@ def test_a_burst_held_and_given_back_is_said_not_silent() -> None:
     assert finding.severity is Severity.INFO
     assert "Slab cache signal_cache grew " in finding.title and "not a leak now; a burst to watch" in finding.title
     assert "then gave it back by " in finding.title
+
+
+#: vm_area_struct objects of a healthy VM's store (kforensic slab-watch --interval 5s --duration 4m, /tmp/ue15):
+#: processes mapping and exiting, a peak of 60,564 at sample 46, back to 23,331 by sample 49.
+UE15_VMAS = [42966, 13272, 13041, 13041, 12999, 12999, 12999, 11340, 11340, 11256, 11214, 11214, 12579, 12579, 12768,
+             18648, 25956, 33327, 40173, 47565, 13377, 13377, 13377, 13146, 13146, 13125, 13125, 12684, 12663, 17850,
+             23877, 29169, 34461, 39900, 45003, 50673, 26313, 26040, 26418, 26922, 26859, 32004, 39543, 44940, 53088,
+             60564, 24717, 24717, 23331]  # fmt: skip
+
+
+def test_a_burst_given_back_says_one_rise_from_one_named_baseline(tmp_path: Path) -> None:
+    """The title read "grew 9,253 KB" (from the lowest raw sample) and the text "rose from 5,272 KB to 11,356 KB
+    (+4 min), then fell back to 4,375 KB (+4 min)" (from the first window median, 6,084 KB), both times offsets
+    from the first sample that read as durations (the rise took 4 min, the fall 15 s)."""
+    from forensics.pipelines.leaks import analyse_store
+    from tests.detectors.leaks.storebuild import Cache, write_store
+
+    store = tmp_path / "burst.sqlite"
+    caches = [Cache("vm_area_struct", 192, lambda i, h: UE15_VMAS[i]), Cache("kmalloc-64", 64, lambda i, h: 5_000)]
+    write_store(store, caches, len(UE15_VMAS), INTERVAL)
+    [finding] = [f for f in analyse_store(store).incident.findings if "vm_area_struct grew" in f.title]
+    rise = re.search(r"grew ([\d,]+ KB)", finding.title)
+    assert rise is not None, finding.title
+    assert f"rose {rise[1]} from " in finding.summary and "(its first window median)" in finding.summary, finding
+    held = re.match(r"([\d,]+) KB: ([\d,]+ KB) above its baseline \(its first window median, ([\d,]+) KB\)",
+                    finding.fact("held at its peak") or "")  # fmt: skip
+    assert held is not None and held[2] == rise[1], finding
+    assert abs(int(held[1].replace(",", "")) - int(held[3].replace(",", "")) - int(rise[1][:-3].replace(",", ""))) <= 1
+    assert "(+" not in finding.summary and "in 4 min, then fell back to 4,375 KB in 15 s" in finding.summary, finding
+    # Its largest fall between samples is a share of the rise from its lowest raw sample before it: that is named.
+    back = re.search(r"of its rise before it \(from [\d,]+ KB, sample (\d+)\)$", finding.fact("given back") or "")
+    assert back is not None and int(back[1]) in {e.locator.start for e in finding.evidence}, finding
