@@ -15,13 +15,14 @@ import pandas as pd
 
 from detectors.leaks.attribution import in_sreclaimable, is_reclaimable
 from detectors.leaks.cogrowth import find_groups
-from detectors.leaks.decision import AGGREGATE_SHORT
+from detectors.leaks.decision import AGGREGATE_SHORT, HELD_RISE
 from detectors.leaks.findings import (
     FindingContext,
     StretchPart,
     cache_finding,
     coverage_finding,
     group_finding,
+    held_finding,
     meminfo_finding,
     returned_finding,
 )
@@ -313,7 +314,13 @@ def _findings(
 ) -> tuple[Finding, ...]:
     grouped = {(m.boot_id, m.name) for g in groups for m in g.members}
     out = [group_finding(g, ctx) for g in groups]
-    out += [cache_finding(v, ctx) for v in caches if v.grade is not Grade.STABLE and (v.boot_id, v.name) not in grouped]
+    held = [f for v in caches if (f := held_finding(v, ctx)) is not None and (v.boot_id, v.name) not in grouped]
+    out += [
+        cache_finding(v, ctx)
+        for v in caches
+        if v.grade is not Grade.STABLE and v.verdict.rule != HELD_RISE and (v.boot_id, v.name) not in grouped
+    ]
+    out += held
     out += [f for v in caches if v.grade is Grade.STABLE and (f := returned_finding(v, ctx)) is not None]
     for v in meminfo:
         if v.grade.rank < Grade.SUSPECT.rank and v.grade is not Grade.UNDECIDED:

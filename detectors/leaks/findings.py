@@ -458,10 +458,6 @@ def cache_finding(v: SeriesVerdict, ctx: FindingContext) -> Finding:
         f"({who.subject})",
         Grade.UNDECIDED: f"Slab cache {v.name} grows {rate}{_beside(v)}, too short to call ({who.subject})",
     }
-    if v.verdict.rule == HELD_RISE:  # no rate: it no longer grows (the rule's reason says what it did)
-        titles[Grade.UNDECIDED] = (
-            f"Slab cache {v.name} rose {kb(v.features.growth)}, then held flat at the end: not growing ({who.subject})"
-        )
     facts = _series_facts(v, ctx)
     if v.objects_rate is not None and v.objsize:
         in_use = f", {v.active_rate:,.0f}/h in use" if v.active_rate is not None else ""
@@ -531,25 +527,87 @@ def returned_finding(v: SeriesVerdict, ctx: FindingContext) -> Finding | None:
         f"Slab cache {v.name} grew {kb(rise)}, then gave it back by {back}: not a leak now; a burst to watch "
         f"({who.subject})"
     )
+    return _episode_finding(
+        v,
+        ctx,
+        title,
+        f"the samples show the rise and the fall ({fall.share:.0%} of the rise given back)",
+        (*v.samples, *_fall_refs(v)),
+        (
+            Fact("held at its peak", f"{kb(rise)} above its baseline at {when(fall.top.wall)}"),
+            Fact("given back", given_back(v)),
+        ),
+        f"{v.verdict.rule}: {v.verdict.reason}",
+    )
+
+
+def _episode_finding(
+    v: SeriesVerdict,
+    ctx: FindingContext,
+    title: str,
+    believed: str,
+    refs: tuple[SampleRef, ...],
+    facts: tuple[Fact, ...],
+    rule: str,
+) -> Finding:
+    """The info finding of a slab cache's episode that is no leak now (a burst given back, a rise held): its
+    title, why it is believed, the samples cited, its own facts between the measure and the merges, its rule."""
+    who = attribution_for(v.name)
     return Finding(
         id=finding_id(FindingKind.SLAB_LEAK, v.name),
         kind=FindingKind.SLAB_LEAK,
         title=title,
         severity=Severity.INFO,
         confidence=0.6,
-        confidence_reason=f"the samples show the rise and the fall ({fall.share:.0%} of the rise given back)",
+        confidence_reason=believed,
         summary=f"{v.name} {v.verdict.reason}. Its objects are typically allocated by {who.allocated_by}.",
-        evidence=sample_evidence(ctx.source, v.name, (*v.samples, *_fall_refs(v))),
+        evidence=sample_evidence(ctx.source, v.name, refs),
         next_steps=tuple(dict.fromkeys((*who.confirm, *generic_confirm_steps(v.name)))),
         facts=(
             Fact("measured as", SLAB_MEASURE),
-            Fact("held at its peak", f"{kb(rise)} above its baseline at {when(fall.top.wall)}"),
-            Fact("given back", given_back(v)),
+            *facts,
             *((Fact("merged caches", alias),) if (alias := describe_aliases(v.name, ctx.aliases)) else ()),
-            Fact("rule", f"{v.verdict.rule}: {v.verdict.reason}"),
+            Fact("rule", rule),
         ),
         detector=DETECTOR,
         subjects=(Subject(SubjectKind.SLAB_CACHE, v.name),),
+    )
+
+
+def held_finding(v: SeriesVerdict, ctx: FindingContext) -> Finding | None:
+    """A rise that stopped and is held at its level to the store's end, said (info): what rose, from when to when,
+    by how much, held since when; never a leak (rule held-rise).
+
+    One held since the middle of the store is stable: it had no finding, and 40 min of a ramp, then 50 min flat,
+    was "leak suspected" at medium (consistent-rise) or no line at all (one-time-step)."""
+    held = v.held
+    if v.verdict.rule != HELD_RISE or held is None:
+        return None
+    who = attribution_for(v.name)
+    since = f"{when(held.top.wall)} (sample {held.top.sample_id})"
+    title = (
+        f"Slab cache {v.name} rose {kb(held.rose)}, then held flat at the end since {when(held.top.wall)}: "
+        f"not growing ({who.subject})"
+    )
+    return _episode_finding(
+        v,
+        ctx,
+        title,
+        f"the samples show the rise and {duration(held.end.wall - held.top.wall)} at its level",
+        (held.start, held.top, held.end),
+        (
+            Fact(
+                "rose",
+                f"{kb(held.rose)}: from {kb(held.start.value)} at {when(held.start.wall)} (sample "
+                f"{held.start.sample_id}) to {kb(held.top.value)} at {since}",
+            ),
+            Fact(
+                "held since",
+                f"{since}, for {duration(held.end.wall - held.top.wall)} to the last sample at {when(held.end.wall)} "
+                f"(sample {held.end.sample_id}: {kb(held.end.value)})",
+            ),
+        ),
+        f"{v.verdict.rule} ({v.grade.value}): {v.verdict.reason}",
     )
 
 
