@@ -117,6 +117,14 @@ def reclaim_ran(counters: pd.DataFrame | CounterTable | None, boot_id: str) -> b
     return bool((spans > 0).any())
 
 
+def last_sample(matrix: SeriesMatrix, name: str, excerpt: ExcerptOf) -> SampleRef | None:
+    """The last sample of a field that has a value, cited; None when it was never sampled."""
+    if name not in matrix.names:
+        return None
+    refs = evidence_samples(matrix, matrix.column(name), -np.inf, excerpt)
+    return next((r for r in refs if r.role == "last"), None)
+
+
 def _mem_total(data: LeakInput, meminfo: list[SeriesMatrix]) -> float | None:
     if isinstance(data.mem_total, int) and data.mem_total > 0:
         return float(data.mem_total)
@@ -129,7 +137,10 @@ def analyse(data: LeakInput, thresholds: LeakThresholds | None = None) -> LeakAn
     slab_mats = slab_matrices(data.slabs, th.min_growth / 2.0) if len(data.slabs) else []
     mem_mats = counter_matrices(data.counters) if data.counters is not None and len(data.counters) else []
     mem_total = _mem_total(data, mem_mats)
-    mem_available = last_value(mem_mats[-1], "MemAvailable") if mem_mats else None
+    units = counter_units(data.counters)
+    # The last MemAvailable read: the runway is the time left from it on (said with its sample).
+    available_at = last_sample(mem_mats[-1], "MemAvailable", counter_excerpt(mem_mats[-1], units)) if mem_mats else None
+    mem_available = None if available_at is None else available_at.value
 
     def reclaimable(name: str) -> bool:
         return is_reclaimable(name, data.reclaim_account)
@@ -158,7 +169,6 @@ def analyse(data: LeakInput, thresholds: LeakThresholds | None = None) -> LeakAn
         caches += verdicts
         groups += found
 
-    units = counter_units(data.counters)
     meminfo: list[SeriesVerdict] = []
     for plain in mem_mats:
         matrix, _missing = with_unaccounted(plain)
@@ -200,6 +210,7 @@ def analyse(data: LeakInput, thresholds: LeakThresholds | None = None) -> LeakAn
         th,
         mem_decline=mem_decline,
         aliases_known=data.aliases_known,
+        mem_available_at=available_at,
     )
     findings = _findings(caches, groups, meminfo, ctx, lambda name: in_sreclaimable(name, data.reclaim_account))
     gaps = sampling_gaps(slab_mats or mem_mats)
@@ -232,6 +243,7 @@ def analyse(data: LeakInput, thresholds: LeakThresholds | None = None) -> LeakAn
         last_wall=float(walls.max()) if len(walls) else NotAvailable("no slab samples"),
         mem_total=mem_total,
         mem_available=mem_available,
+        mem_available_at=available_at,
         # One sample has no interval (sampling_interval's 1 s is a stand-in for the windows, not a measurement).
         interval_seconds=last.interval_seconds if last and len(last.walls) > 1 else _no_interval(last),
         window_seconds=last.window_seconds if last and len(last.walls) > 1 else _no_interval(last),

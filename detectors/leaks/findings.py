@@ -71,6 +71,7 @@ class FindingContext:
     # False where the samples came without SLUB's merge topology (Prometheus: node_exporter and slab-watch's
     # textfile export none), so that a cache shown may hold caches merged into it, unsaid
     aliases_known: bool = True
+    mem_available_at: SampleRef | None = None  # the last MemAvailable read (``mem_available`` is its value)
 
     def merges_unknown(self, names: Sequence[str]) -> tuple[Fact, ...]:
         """The fact that which caches SLUB merged into ``names`` is not known, where it is not (else none)."""
@@ -89,10 +90,10 @@ class FindingContext:
         )
 
     def runway(self, rate: float, grade: Grade, since_wall: float) -> str | NotAvailable:
-        """How long until MemAvailable runs out: at its measured decline over the leak's stretch where it fell,
-        else at the leak's rate."""
+        """How long until MemAvailable runs out, from its last read on: at its measured decline over the leak's
+        stretch where it fell, else at the leak's rate."""
         declined = self.mem_decline(since_wall) if self.mem_decline is not None else None
-        return exhaustion(rate, self.mem_available, grade, declined, since_wall)
+        return exhaustion(rate, self.mem_available, grade, declined, since_wall, self.mem_available_at)
 
     def baseline(self, v: SeriesVerdict) -> Baseline | None:
         """What the rule that graded ``v`` a leak or suspect judged it against; None below (information)."""
@@ -124,26 +125,34 @@ def exhaustion(
     grade: Grade = Grade.LEAK,
     declined: float | None = None,
     since_wall: float | None = None,
+    at: SampleRef | None = None,
 ) -> str | NotAvailable:
-    """How long until MemAvailable runs out at ``rate`` bytes/h (projected for leaking or suspect growth only).
+    """How long until MemAvailable runs out at ``rate`` bytes/h (projected for leaking or suspect growth only),
+    counted from its last read (``mem_available``, read in sample ``at``, said): the time left from then on.
 
     Where MemAvailable's own decline over the leak's stretch was measured (``declined``, bytes/h), that is the
     figure: it counts what grows with the leak that the leak's rate leaves out (page tables, memory the objects
-    point to), and the leak's rate is said beside it."""
+    point to), and the leak's rate is said beside it.  The stretch the decline was measured over is not where the
+    time left is counted from: "(7,882 KB/h since 20:26:39; ...)" read as a runway from the leak's start."""
     if grade not in PROJECTED:
         return NotAvailable(f"not projected: {grade.value}")
     if mem_available is None:
         return NotAvailable("MemAvailable was not sampled")
     if rate <= 0:
         return NotAvailable("the series does not grow")
-    said = f"MemAvailable {mem_available / 2**20:,.0f} MiB"
+    left = f"{mem_available / 2**20:,.0f} MiB"
+    said = (
+        f" (MemAvailable {left})"
+        if at is None
+        else f", counted from the last MemAvailable read ({left} at {when(at.wall)}, sample {at.sample_id})"
+    )
     if declined is not None and declined > 0:
-        since = f" since {when(since_wall)}" if since_wall is not None else ""
+        since = f", measured since {when(since_wall)}" if since_wall is not None else ""
         return (
             f"{_hours_text(mem_available / declined)} at MemAvailable's measured decline ({kb(declined)}/h{since}; "
-            f"{_hours_text(mem_available / rate)} at the leak's own rate) ({said})"
+            f"{_hours_text(mem_available / rate)} at the leak's own rate){said}"
         )
-    return f"{_hours_text(mem_available / rate)} at this rate ({said})"
+    return f"{_hours_text(mem_available / rate)} at this rate{said}"
 
 
 #: MemAvailable under this share of MemTotal at the last sample is memory used up.

@@ -111,6 +111,10 @@ def result_to_dict(result: LeaksResult) -> dict[str, Any]:
         "window_seconds": _number(a.window_seconds) if isinstance(a.window_seconds, float) else None,
         "mem_total_bytes": _number(a.mem_total),
         "mem_available_bytes": _number(a.mem_available),
+        # The sample that value was read in: hours_until_memavailable_exhausted counts from it.
+        "mem_available_sample": None
+        if a.mem_available_at is None
+        else {"sample_id": a.mem_available_at.sample_id, "wall": a.mem_available_at.wall},
         "thresholds": dataclasses.asdict(result.thresholds),
         "power": {
             "samples": a.power.samples,

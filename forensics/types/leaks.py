@@ -635,6 +635,7 @@ class LeakAnalysis:
     examined: ExaminedSeries
     # meminfo series whose growth the flagged caches explain (their finding is info)
     explained: frozenset[str] = frozenset()
+    mem_available_at: SampleRef | None = None  # the last MemAvailable read: where the runway is counted from
 
     @property
     def power(self) -> Power:
