@@ -15,13 +15,14 @@ import pandas as pd
 
 from detectors.leaks.attribution import in_sreclaimable, is_reclaimable
 from detectors.leaks.cogrowth import find_groups
-from detectors.leaks.decision import AGGREGATE_SHORT
+from detectors.leaks.decision import AGGREGATE_SHORT, HELD_RISE
 from detectors.leaks.findings import (
     FindingContext,
     StretchPart,
     cache_finding,
     coverage_finding,
     group_finding,
+    held_finding,
     meminfo_finding,
     returned_finding,
 )
@@ -116,6 +117,14 @@ def reclaim_ran(counters: pd.DataFrame | CounterTable | None, boot_id: str) -> b
     return bool((spans > 0).any())
 
 
+def last_sample(matrix: SeriesMatrix, name: str, excerpt: ExcerptOf) -> SampleRef | None:
+    """The last sample of a field that has a value, cited; None when it was never sampled."""
+    if name not in matrix.names:
+        return None
+    refs = evidence_samples(matrix, matrix.column(name), -np.inf, excerpt)
+    return next((r for r in refs if r.role == "last"), None)
+
+
 def _mem_total(data: LeakInput, meminfo: list[SeriesMatrix]) -> float | None:
     if isinstance(data.mem_total, int) and data.mem_total > 0:
         return float(data.mem_total)
@@ -128,7 +137,10 @@ def analyse(data: LeakInput, thresholds: LeakThresholds | None = None) -> LeakAn
     slab_mats = slab_matrices(data.slabs, th.min_growth / 2.0) if len(data.slabs) else []
     mem_mats = counter_matrices(data.counters) if data.counters is not None and len(data.counters) else []
     mem_total = _mem_total(data, mem_mats)
-    mem_available = last_value(mem_mats[-1], "MemAvailable") if mem_mats else None
+    units = counter_units(data.counters)
+    # The last MemAvailable read: the runway is the time left from it on (said with its sample).
+    available_at = last_sample(mem_mats[-1], "MemAvailable", counter_excerpt(mem_mats[-1], units)) if mem_mats else None
+    mem_available = None if available_at is None else available_at.value
 
     def reclaimable(name: str) -> bool:
         return is_reclaimable(name, data.reclaim_account)
@@ -157,7 +169,6 @@ def analyse(data: LeakInput, thresholds: LeakThresholds | None = None) -> LeakAn
         caches += verdicts
         groups += found
 
-    units = counter_units(data.counters)
     meminfo: list[SeriesVerdict] = []
     for plain in mem_mats:
         matrix, _missing = with_unaccounted(plain)
@@ -199,6 +210,7 @@ def analyse(data: LeakInput, thresholds: LeakThresholds | None = None) -> LeakAn
         th,
         mem_decline=mem_decline,
         aliases_known=data.aliases_known,
+        mem_available_at=available_at,
     )
     findings = _findings(caches, groups, meminfo, ctx, lambda name: in_sreclaimable(name, data.reclaim_account))
     gaps = sampling_gaps(slab_mats or mem_mats)
@@ -231,6 +243,7 @@ def analyse(data: LeakInput, thresholds: LeakThresholds | None = None) -> LeakAn
         last_wall=float(walls.max()) if len(walls) else NotAvailable("no slab samples"),
         mem_total=mem_total,
         mem_available=mem_available,
+        mem_available_at=available_at,
         # One sample has no interval (sampling_interval's 1 s is a stand-in for the windows, not a measurement).
         interval_seconds=last.interval_seconds if last and len(last.walls) > 1 else _no_interval(last),
         window_seconds=last.window_seconds if last and len(last.walls) > 1 else _no_interval(last),
@@ -313,7 +326,13 @@ def _findings(
 ) -> tuple[Finding, ...]:
     grouped = {(m.boot_id, m.name) for g in groups for m in g.members}
     out = [group_finding(g, ctx) for g in groups]
-    out += [cache_finding(v, ctx) for v in caches if v.grade is not Grade.STABLE and (v.boot_id, v.name) not in grouped]
+    held = [f for v in caches if (f := held_finding(v, ctx)) is not None and (v.boot_id, v.name) not in grouped]
+    out += [
+        cache_finding(v, ctx)
+        for v in caches
+        if v.grade is not Grade.STABLE and v.verdict.rule != HELD_RISE and (v.boot_id, v.name) not in grouped
+    ]
+    out += held
     out += [f for v in caches if v.grade is Grade.STABLE and (f := returned_finding(v, ctx)) is not None]
     for v in meminfo:
         if v.grade.rank < Grade.SUSPECT.rank and v.grade is not Grade.UNDECIDED:

@@ -24,8 +24,7 @@ import numpy.typing as npt
 
 from detectors.leaks.attribution import Lifetime
 from forensics.model import Baseline
-from forensics.types.leaks import Excursion, Features, Grade, LeakThresholds, PageCacheTie, Verdict, duration
-from forensics.units import iso_utc
+from forensics.types.leaks import Excursion, Features, Grade, Held, LeakThresholds, PageCacheTie, Verdict, duration
 
 
 @dataclass(frozen=True)
@@ -89,23 +88,6 @@ def returned_to_baseline(
 
 
 @dataclass(frozen=True)
-class Held:
-    """A late rise that stopped before the store's end and is held at its level (bytes, wall clock seconds)."""
-
-    rose: float  # from the level before the rise to the level held
-    start: float  # the last sample before the rise
-    top: float  # the first sample at the level held
-    end: float  # the store's last sample
-
-    def said(self) -> str:
-        """What the samples show, and what they cannot."""
-        return (
-            f"rose {_kb(self.rose)} from {iso_utc(self.start)} to {iso_utc(self.top)}, then flat for the last "
-            f"{duration(self.end - self.top)}: held, not growing; a leak stopped or a burst kept"
-        )
-
-
-@dataclass(frozen=True)
 class Context:
     """What a rule sees: the features, the cache's nature and the machine's size."""
 
@@ -122,7 +104,7 @@ class Context:
     aggregate: bool = False  # a sum of many caches (SUnreclaim): its growth is not one cache's
     returned: Return | None = None  # it fell back near its baseline, and too little follows to judge on its own
     with_processes: bool = False  # its objects live as long as processes (detectors/leaks/attribution.py)
-    held: Held | None = None  # a late rise that stopped and is held at the store's end (judge.held_rise)
+    held: Held | None = None  # a rise that stopped and is held at its level to the store's end (judge.py)
 
     @property
     def rate(self) -> float:
@@ -469,7 +451,7 @@ AGGREGATE_SHORT = "aggregate-short"
 
 #: The rule of a series back at its baseline that rises again, too briefly to judge: its rate is that rise's.
 RETURNED_RISING = "returned-rising-again"
-#: The rule of a late rise that stopped before the store's end and is held: not a leak until it rises again.
+#: The rule of a rise that stopped before the store's end and is held: not a leak until it rises again.
 HELD_RISE = "held-rise"
 RETURNED = "returned-to-baseline"  # a series that rose and fell back to where it started (findings.returned_finding)
 
@@ -504,12 +486,14 @@ RULES: tuple[Rule, ...] = (
 
 
 def decide(context: Context) -> Verdict:
-    """Apply :data:`RULES` in order and return the first verdict; a late rise held at the store's end first."""
+    """Apply :data:`RULES` in order and return the first verdict; a rise held at its level to the store's end first."""
     if context.held is not None:
         # Before every rule (and outside docs/leaks.md's numbered table): a rise judged on its own is a steady ramp
         # up to its top, a leak's shape, but one that stopped 50 s before the store's end (a JVM mapping its heap)
-        # was "leaks 193,686 KB/h" at high.  It is a leak only while it still rises at the end.
-        return Verdict(Grade.UNDECIDED, HELD_RISE, context.held.said())
+        # was "leaks 193,686 KB/h" at high.  It is a leak only while it still rises at the end.  A late, short one
+        # may rise again (too short to call); one held since the middle of the store, as long as it rose, is
+        # stable: 40 min of a ramp, then 50 min flat, was "leak suspected" (consistent-rise) at medium.
+        return Verdict(Grade.UNDECIDED if context.held.late else Grade.STABLE, HELD_RISE, context.held.said())
     for name, grade, test in RULES:
         reason = test(context)
         if reason is not None:

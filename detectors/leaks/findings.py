@@ -71,6 +71,7 @@ class FindingContext:
     # False where the samples came without SLUB's merge topology (Prometheus: node_exporter and slab-watch's
     # textfile export none), so that a cache shown may hold caches merged into it, unsaid
     aliases_known: bool = True
+    mem_available_at: SampleRef | None = None  # the last MemAvailable read (``mem_available`` is its value)
 
     def merges_unknown(self, names: Sequence[str]) -> tuple[Fact, ...]:
         """The fact that which caches SLUB merged into ``names`` is not known, where it is not (else none)."""
@@ -89,10 +90,10 @@ class FindingContext:
         )
 
     def runway(self, rate: float, grade: Grade, since_wall: float) -> str | NotAvailable:
-        """How long until MemAvailable runs out: at its measured decline over the leak's stretch where it fell,
-        else at the leak's rate."""
+        """How long until MemAvailable runs out, from its last read on: at its measured decline over the leak's
+        stretch where it fell, else at the leak's rate."""
         declined = self.mem_decline(since_wall) if self.mem_decline is not None else None
-        return exhaustion(rate, self.mem_available, grade, declined, since_wall)
+        return exhaustion(rate, self.mem_available, grade, declined, since_wall, self.mem_available_at)
 
     def baseline(self, v: SeriesVerdict) -> Baseline | None:
         """What the rule that graded ``v`` a leak or suspect judged it against; None below (information)."""
@@ -124,26 +125,34 @@ def exhaustion(
     grade: Grade = Grade.LEAK,
     declined: float | None = None,
     since_wall: float | None = None,
+    at: SampleRef | None = None,
 ) -> str | NotAvailable:
-    """How long until MemAvailable runs out at ``rate`` bytes/h (projected for leaking or suspect growth only).
+    """How long until MemAvailable runs out at ``rate`` bytes/h (projected for leaking or suspect growth only),
+    counted from its last read (``mem_available``, read in sample ``at``, said): the time left from then on.
 
     Where MemAvailable's own decline over the leak's stretch was measured (``declined``, bytes/h), that is the
     figure: it counts what grows with the leak that the leak's rate leaves out (page tables, memory the objects
-    point to), and the leak's rate is said beside it."""
+    point to), and the leak's rate is said beside it.  The stretch the decline was measured over is not where the
+    time left is counted from: "(7,882 KB/h since 20:26:39; ...)" read as a runway from the leak's start."""
     if grade not in PROJECTED:
         return NotAvailable(f"not projected: {grade.value}")
     if mem_available is None:
         return NotAvailable("MemAvailable was not sampled")
     if rate <= 0:
         return NotAvailable("the series does not grow")
-    said = f"MemAvailable {mem_available / 2**20:,.0f} MiB"
+    left = f"{mem_available / 2**20:,.0f} MiB"
+    said = (
+        f" (MemAvailable {left})"
+        if at is None
+        else f", counted from the last MemAvailable read ({left} at {when(at.wall)}, sample {at.sample_id})"
+    )
     if declined is not None and declined > 0:
-        since = f" since {when(since_wall)}" if since_wall is not None else ""
+        since = f", measured since {when(since_wall)}" if since_wall is not None else ""
         return (
             f"{_hours_text(mem_available / declined)} at MemAvailable's measured decline ({kb(declined)}/h{since}; "
-            f"{_hours_text(mem_available / rate)} at the leak's own rate) ({said})"
+            f"{_hours_text(mem_available / rate)} at the leak's own rate){said}"
         )
-    return f"{_hours_text(mem_available / rate)} at this rate ({said})"
+    return f"{_hours_text(mem_available / rate)} at this rate{said}"
 
 
 #: MemAvailable under this share of MemTotal at the last sample is memory used up.
@@ -460,10 +469,6 @@ def cache_finding(v: SeriesVerdict, ctx: FindingContext) -> Finding:
         f"({who.subject})",
         Grade.UNDECIDED: f"Slab cache {v.name} grows {rate}{_beside(v)}, too short to call ({who.subject})",
     }
-    if v.verdict.rule == HELD_RISE:  # no rate: it no longer grows (the rule's reason says what it did)
-        titles[Grade.UNDECIDED] = (
-            f"Slab cache {v.name} rose {kb(v.features.growth)}, then held flat at the end: not growing ({who.subject})"
-        )
     facts = _series_facts(v, ctx)
     if v.objects_rate is not None and v.objsize:
         in_use = f", {v.active_rate:,.0f}/h in use" if v.active_rate is not None else ""
@@ -534,29 +539,91 @@ def returned_finding(v: SeriesVerdict, ctx: FindingContext) -> Finding | None:
         f"Slab cache {v.name} grew {kb(rise)}, then gave it back by {back}: not a leak now; a burst to watch "
         f"({who.subject})"
     )
-    return Finding(
-        id=finding_id(FindingKind.SLAB_LEAK, v.name),
-        kind=FindingKind.SLAB_LEAK,
-        title=title,
-        severity=Severity.INFO,
-        confidence=0.6,
-        confidence_reason=f"the samples show the rise and the fall ({went.given_share:.0%} of the rise given back)",
-        summary=f"{v.name} {v.verdict.reason}. Its objects are typically allocated by {who.allocated_by}.",
-        evidence=sample_evidence(ctx.source, v.name, (*v.samples, *_fall_refs(v))),
-        next_steps=tuple(dict.fromkeys((*who.confirm, *generic_confirm_steps(v.name)))),
-        facts=(
-            Fact("measured as", SLAB_MEASURE),
+    return _episode_finding(
+        v,
+        ctx,
+        title,
+        f"the samples show the rise and the fall ({went.given_share:.0%} of the rise given back)",
+        (*v.samples, *_fall_refs(v)),
+        (
             Fact(
                 "held at its peak",
                 f"{kb(went.peak)}: {kb(rise)} above its baseline (its first window median, {kb(went.baseline)}), "
                 f"reached {duration(went.rose_for)} after it",
             ),
             Fact("given back", given_back(v)),
+        ),
+        f"{v.verdict.rule}: {v.verdict.reason}",
+    )
+
+
+def _episode_finding(
+    v: SeriesVerdict,
+    ctx: FindingContext,
+    title: str,
+    believed: str,
+    refs: tuple[SampleRef, ...],
+    facts: tuple[Fact, ...],
+    rule: str,
+) -> Finding:
+    """The info finding of a slab cache's episode that is no leak now (a burst given back, a rise held): its
+    title, why it is believed, the samples cited, its own facts between the measure and the merges, its rule."""
+    who = attribution_for(v.name)
+    return Finding(
+        id=finding_id(FindingKind.SLAB_LEAK, v.name),
+        kind=FindingKind.SLAB_LEAK,
+        title=title,
+        severity=Severity.INFO,
+        confidence=0.6,
+        confidence_reason=believed,
+        summary=f"{v.name} {v.verdict.reason}. Its objects are typically allocated by {who.allocated_by}.",
+        evidence=sample_evidence(ctx.source, v.name, refs),
+        next_steps=tuple(dict.fromkeys((*who.confirm, *generic_confirm_steps(v.name)))),
+        facts=(
+            Fact("measured as", SLAB_MEASURE),
+            *facts,
             *((Fact("merged caches", alias),) if (alias := describe_aliases(v.name, ctx.aliases)) else ()),
-            Fact("rule", f"{v.verdict.rule}: {v.verdict.reason}"),
+            Fact("rule", rule),
         ),
         detector=DETECTOR,
         subjects=(Subject(SubjectKind.SLAB_CACHE, v.name),),
+    )
+
+
+def held_finding(v: SeriesVerdict, ctx: FindingContext) -> Finding | None:
+    """A rise that stopped and is held at its level to the store's end, said (info): what rose, from when to when,
+    by how much, held since when; never a leak (rule held-rise).
+
+    One held since the middle of the store is stable: it had no finding, and 40 min of a ramp, then 50 min flat,
+    was "leak suspected" at medium (consistent-rise) or no line at all (one-time-step)."""
+    held = v.held
+    if v.verdict.rule != HELD_RISE or held is None:
+        return None
+    who = attribution_for(v.name)
+    since = f"{when(held.top.wall)} (sample {held.top.sample_id})"
+    title = (
+        f"Slab cache {v.name} rose {kb(held.rose)}, then held flat at the end since {when(held.top.wall)}: "
+        f"not growing ({who.subject})"
+    )
+    return _episode_finding(
+        v,
+        ctx,
+        title,
+        f"the samples show the rise and {duration(held.end.wall - held.top.wall)} at its level",
+        (held.start, held.top, held.end),
+        (
+            Fact(
+                "rose",
+                f"{kb(held.rose)}: from {kb(held.start.value)} at {when(held.start.wall)} (sample "
+                f"{held.start.sample_id}) to {kb(held.top.value)} at {since}",
+            ),
+            Fact(
+                "held since",
+                f"{since}, for {duration(held.end.wall - held.top.wall)} to the last sample at {when(held.end.wall)} "
+                f"(sample {held.end.sample_id}: {kb(held.end.value)})",
+            ),
+        ),
+        f"{v.verdict.rule} ({v.grade.value}): {v.verdict.reason}",
     )
 
 

@@ -7,12 +7,13 @@ import warnings
 from collections.abc import Callable, Mapping
 
 import numpy as np
+import numpy.typing as npt
 
 from detectors.leaks.attribution import attribution_for
 from detectors.leaks.decision import (
+    HELD_RISE,
     RETURNED_RISING,
     Context,
-    Held,
     Return,
     decide,
     late_onset,
@@ -22,7 +23,7 @@ from detectors.leaks.decision import (
 from detectors.leaks.features import features, median_slope
 from detectors.leaks.pagecache import interpolated, tie
 from detectors.leaks.series import FloatArray, SeriesMatrix, resample, sampling_interval
-from forensics.types.leaks import Fall, Features, LeakThresholds, Onset, SampleRef, SeriesVerdict, window_for
+from forensics.types.leaks import Fall, Features, Held, LeakThresholds, Onset, SampleRef, SeriesVerdict, window_for
 
 #: Text of a stored sample: (column index, sample row index) -> excerpt.
 ExcerptOf = Callable[[int, int], str]
@@ -312,6 +313,14 @@ def judge_column(
         short = feats.span_hours < thresholds.short_hours
         beside = tie(matrix.names[column], y[part], page_cache[part], by_level=short)
     pinned = who.pinned_by if reclaimable else ""
+    rose_from = since if rise is None else rise.before.wall
+    held = (
+        held_rise(matrix, column, rose_from, feats, excerpt_of)
+        if rose_later and feats.span_hours < thresholds.short_hours
+        else None
+    )
+    if held is None:
+        held = held_level(matrix, column, rose_from, feats, thresholds, excerpt_of)
     context = Context(
         feats,
         reclaimable,
@@ -326,9 +335,7 @@ def judge_column(
         aggregate,
         returned,
         who.with_processes,
-        held_rise(matrix, column, since if rise is None else rise.before.wall, feats)
-        if rose_later and feats.span_hours < thresholds.short_hours
-        else None,
+        held,
     )
     verdict = decide(context)
     # Back at its baseline and rising again: the rate said is that of the new rise, not a line through the fall.
@@ -351,6 +358,7 @@ def judge_column(
         fall=largest_fall(matrix, column, excerpt_of),
         onset=rise,
         excursion=None if returned is None else returned.excursion(),
+        held=held if verdict.rule == HELD_RISE else None,
     )
 
 
@@ -370,24 +378,30 @@ def tail_rise(matrix: SeriesMatrix, column: int, last_median: float) -> float:
 HELD_SAMPLES = 2 * TAIL_SAMPLES
 
 
-def held_rise(matrix: SeriesMatrix, column: int, since: float, feats: Features) -> Held | None:
-    """A late rise whose last raw samples no longer rise beyond their scatter: held at its level, not growing.
-
-    The scatter is that of the samples' second differences (a ramp's are 0, iid noise's have variance 6 sigma^2);
-    the level held is the median of the last :data:`TAIL_SAMPLES`.  Held when at least :data:`HELD_SAMPLES` samples
-    at the end lie within 3 sigma of it, and for long enough that the rise, had it gone on at its rate, would have
-    left that band twice over (a slow leak's last samples are flat within their scatter over a few samples)."""
-    raw = matrix.raw[:, column]
-    ok = ~np.isnan(raw) & (matrix.walls >= since)
-    values, walls = raw[ok], matrix.walls[ok]
-    if len(values) < HELD_SAMPLES + TAIL_SAMPLES or feats.ts_slope <= 0:
-        return None
+def _held_tail(values: FloatArray) -> tuple[float, float, int]:
+    """(band, level, first) of raw samples: the band their scatter spans (3 sigma, sigma from their second
+    differences: a ramp's are 0, iid noise's have variance 6 sigma^2), the level of the last :data:`TAIL_SAMPLES`
+    (their median), and the first of the samples at the end that all lie within the band of it."""
     second = np.diff(values, 2)
     sigma = 1.4826 * float(np.median(np.abs(second - np.median(second)))) / math.sqrt(6.0)
     band = max(3.0 * sigma, 1.0)
     level = float(np.median(values[-TAIL_SAMPLES:]))
     outside = np.flatnonzero(np.abs(values - level) > band)
-    first = int(outside[-1]) + 1 if len(outside) else 0
+    return band, level, int(outside[-1]) + 1 if len(outside) else 0
+
+
+def held_rise(matrix: SeriesMatrix, column: int, since: float, feats: Features, excerpt_of: ExcerptOf) -> Held | None:
+    """A late rise whose last raw samples no longer rise beyond their scatter: held at its level, not growing.
+
+    Held when at least :data:`HELD_SAMPLES` samples at the end lie within the band of their level
+    (:func:`_held_tail`), for long enough that the rise, had it gone on at its rate, would have left that band twice
+    over (a slow leak's last samples are flat within their scatter over a few samples)."""
+    raw = matrix.raw[:, column]
+    rows = np.flatnonzero(~np.isnan(raw) & (matrix.walls >= since))
+    values, walls = raw[rows], matrix.walls[rows]
+    if len(values) < HELD_SAMPLES + TAIL_SAMPLES or feats.ts_slope <= 0:
+        return None
+    band, level, first = _held_tail(values)
     flat_seconds = float(walls[-1] - walls[first]) if first < len(walls) else 0.0
     if (
         first == 0
@@ -396,7 +410,62 @@ def held_rise(matrix: SeriesMatrix, column: int, since: float, feats: Features) 
         or level - float(values[0]) < 4.0 * band
     ):
         return None
-    return Held(rose=level - float(values[0]), start=float(walls[0]), top=float(walls[first]), end=float(walls[-1]))
+    return _held(matrix, column, rows, 0, first, level - float(values[0]), excerpt_of, late=True)
+
+
+def held_level(
+    matrix: SeriesMatrix, column: int, since: float, feats: Features, thresholds: LeakThresholds, excerpt_of: ExcerptOf
+) -> Held | None:
+    """A rise in the middle of the store, held at its new level to the store's end: not growing.
+
+    As :func:`held_rise`, from the level of the first :data:`TAIL_SAMPLES` samples judged: the rise is the
+    growth bar and 4 times the band above it, began after the last sample within the band of that level (the first
+    sample, when it rose from there), and is held for at least as long as it took to rise and two windows: a leak
+    growing in bursts rises over most of the stretch, its last quiet spell shorter than that.  A leak at the
+    judged rate (or, if faster, the rate that grows the rise over the whole stretch) would have left the band twice
+    over in the time held."""
+    raw = matrix.raw[:, column]
+    rows = np.flatnonzero(~np.isnan(raw) & (matrix.walls >= since))
+    values, walls = raw[rows], matrix.walls[rows]
+    if len(values) < HELD_SAMPLES + TAIL_SAMPLES:
+        return None
+    band, level, first = _held_tail(values)
+    if first == 0 or len(values) - first < HELD_SAMPLES:
+        return None
+    base = float(np.median(values[:TAIL_SAMPLES]))
+    rose = level - base
+    at_base = np.flatnonzero(np.abs(values[:first] - base) <= band)
+    start = int(at_base[-1]) if len(at_base) else 0
+    held_seconds = float(walls[-1] - walls[first])
+    # The judged rate, or the slowest steady leak that grows as much over the stretch (a step's Theil-Sen is ~0).
+    rate = max(feats.ts_slope, rose * 3600.0 / float(walls[-1] - walls[0]))
+    if (
+        rose < max(thresholds.min_growth, 4.0 * band)
+        or held_seconds < max(float(walls[first] - walls[start]), 2.0 * matrix.window_seconds)
+        or rate * held_seconds / 3600.0 < 4.0 * band
+    ):
+        return None
+    return _held(matrix, column, rows, start, first, rose, excerpt_of, late=False)
+
+
+def _held(
+    matrix: SeriesMatrix,
+    column: int,
+    rows: npt.NDArray[np.intp],
+    start: int,
+    first: int,
+    rose: float,
+    excerpt_of: ExcerptOf,
+    late: bool,
+) -> Held:
+    """The held rise's record: its samples cited (``start``, ``first``: indices into ``rows``)."""
+    return Held(
+        rose,
+        sample_ref(matrix, column, int(rows[start]), "the level before the rise", excerpt_of),
+        sample_ref(matrix, column, int(rows[first]), "the first at the level held", excerpt_of),
+        sample_ref(matrix, column, int(rows[-1]), "the last sample", excerpt_of),
+        late,
+    )
 
 
 def screen(matrix: SeriesMatrix, thresholds: LeakThresholds) -> list[int]:

@@ -66,6 +66,18 @@ def series_to_dict(kind: str, v: SeriesVerdict, mem_available: float | None) -> 
             "last_at_level": {"sample_id": v.onset.before.sample_id, "wall": v.onset.before.wall},
             "first_above": {"sample_id": v.onset.after.sample_id, "wall": v.onset.after.wall},
         },
+        # A rise held at its level to the store's end (rule held-rise): the samples where it began, reached that
+        # level, and the last.
+        "held": None
+        if v.held is None
+        else {
+            "rose_bytes": _number(v.held.rose),
+            "late": v.held.late,
+            **{
+                role: {"sample_id": ref.sample_id, "wall": ref.wall, "value_bytes": _number(ref.value)}
+                for role, ref in (("start", v.held.start), ("top", v.held.top), ("end", v.held.end))
+            },
+        },
         "hours_until_memavailable_exhausted": _number(_hours_left(v, mem_available)),
         "samples": [
             {"role": s.role, "sample_id": s.sample_id, "wall": s.wall, "value_bytes": _number(s.value)}
@@ -99,6 +111,10 @@ def result_to_dict(result: LeaksResult) -> dict[str, Any]:
         "window_seconds": _number(a.window_seconds) if isinstance(a.window_seconds, float) else None,
         "mem_total_bytes": _number(a.mem_total),
         "mem_available_bytes": _number(a.mem_available),
+        # The sample that value was read in: hours_until_memavailable_exhausted counts from it.
+        "mem_available_sample": None
+        if a.mem_available_at is None
+        else {"sample_id": a.mem_available_at.sample_id, "wall": a.mem_available_at.wall},
         "thresholds": dataclasses.asdict(result.thresholds),
         "power": {
             "samples": a.power.samples,

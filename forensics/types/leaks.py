@@ -177,6 +177,31 @@ class Onset(NamedTuple):
 
 
 @dataclass(frozen=True)
+class Held:
+    """A rise that stopped before the store's end and is held at its new level: the raw samples where it began,
+    where it reached that level, and the store's last (values in bytes).
+
+    ``late``: a rise that began late and lasts under an hour, judged on its own samples (growing, too short to
+    call: it may rise again); otherwise a rise in the middle of the store, held at least as long as it rose."""
+
+    rose: float  # from the level before the rise to the level held
+    start: SampleRef  # the last sample at the level before the rise (the stretch's first when it rose from there)
+    top: SampleRef  # the first sample at the level held
+    end: SampleRef  # the store's last sample
+    late: bool
+
+    def said(self) -> str:
+        """What the samples show, and what they cannot."""
+        from forensics.units import iso_utc
+
+        return (
+            f"rose {kb_amount(self.rose)} from {iso_utc(self.start.wall)} (sample {self.start.sample_id}) to "
+            f"{iso_utc(self.top.wall)} (sample {self.top.sample_id}), then flat for the last "
+            f"{duration(self.end.wall - self.top.wall)}: held, not growing; a leak stopped or a burst kept"
+        )
+
+
+@dataclass(frozen=True)
 class SeriesVerdict:
     """The judgement of one series (a cache or a meminfo field) within one boot's stretch."""
 
@@ -203,6 +228,8 @@ class SeriesVerdict:
     onset: Onset | None = None
     # Where it rose and fell back near its first window median (rule returned-to-baseline), None otherwise.
     excursion: Excursion | None = None
+    # A rise that stopped and is held at its level to the store's end (rule held-rise, docs/leaks.md).
+    held: Held | None = None
 
     @property
     def grade(self) -> Grade:
@@ -653,6 +680,7 @@ class LeakAnalysis:
     examined: ExaminedSeries
     # meminfo series whose growth the flagged caches explain (their finding is info)
     explained: frozenset[str] = frozenset()
+    mem_available_at: SampleRef | None = None  # the last MemAvailable read: where the runway is counted from
 
     @property
     def power(self) -> Power:

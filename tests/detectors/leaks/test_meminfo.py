@@ -10,6 +10,7 @@ from detectors.leaks.meminfo import UNACCOUNTED, unaccounted
 from detectors.leaks.series import counter_matrices
 from forensics.model import LocatorKind, Severity
 from forensics.types.leaks import Grade
+from forensics.units import iso_utc
 from tests.detectors.leaks.frames_for_tests import counter_frame, slab_frame, two_hours
 from tests.helpers import assert_evidence_resolves
 
@@ -140,3 +141,27 @@ def test_the_runway_is_measured_on_memavailable_where_it_fell_steadily() -> None
     result = analyse(LeakInput(slabs, counters, source="s.sqlite"))
     [leak] = [f for f in result.findings if f.title.startswith("Slab cache foo_cache")]
     assert "at this rate" in {f.name: f.value for f in leak.facts}["MemAvailable runs out in"]
+
+
+def test_the_runway_counts_from_the_last_memavailable_read_and_names_it() -> None:
+    """The time left is counted from the last MemAvailable read on, at the leak's rate, and says which sample that
+    was: it said "(MemAvailable 3,906 MiB)" beside the measured decline "since" the leak's start, read as a runway
+    from there, and named no sample (here MemAvailable was not read in the last 10 samples: its last read is 111)."""
+    walls, hours = two_hours()
+    rng = np.random.default_rng(5)
+    available = 4_000_000 - 300_000 * rng.random(len(walls))  # other processes: no steady decline, the leak's rate
+    fields = _meminfo(hours, MemAvailable=available)
+    counters = counter_frame(walls, fields)
+    counters = counters[~((counters["name"] == "MemAvailable") & (counters["sample_id"] > 111))]
+    slabs = slab_frame(walls, {"foo_cache": (512, 100 + 4000 * hours)})
+    result = analyse(LeakInput(slabs, counters, source="s.sqlite"))
+    [v] = [v for v in result.caches if v.name == "foo_cache"]
+    [leak] = [f for f in result.findings if f.title.startswith("Slab cache foo_cache")]
+    runway = {f.name: f.value for f in leak.facts}["MemAvailable runs out in"]
+    last_read = float(round(available[110])) * 1024
+    assert runway.startswith(
+        f"{last_read / v.rate / 24:,.1f} days at this rate, counted from the last MemAvailable read"
+    )
+    assert f"({last_read / 2**20:,.0f} MiB at {iso_utc(walls[110])}, sample 111)" in runway, runway
+    assert result.mem_available == last_read and result.mem_available_at is not None
+    assert result.mem_available_at.sample_id == 111 and result.mem_available_at.wall == walls[110]

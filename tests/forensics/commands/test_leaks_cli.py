@@ -55,6 +55,10 @@ def test_json_document_embeds_the_incident_and_report_merges_it(udp_store: Path,
     doc = json.loads(out.read_text())
     assert doc["schema"] == LEAKS_SCHEMA
     assert doc["samples"] == 121
+    # The runway (hours_until_memavailable_exhausted) counts from the last MemAvailable read: the last sample here.
+    assert (
+        doc["mem_available_sample"]["sample_id"] == 121 and doc["mem_available_sample"]["wall"] == doc["window"]["last"]
+    )
     [group] = doc["groups"]
     assert group["subject"] == "UDP sockets"
     assert set(group["members"]) >= {"UDP", "sock_inode_cache", "filp", "dentry", "kmalloc-64"}
