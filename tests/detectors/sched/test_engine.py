@@ -762,9 +762,9 @@ def _moved_text(migrate: bool = False) -> str:
         ("000", "10.000500", "sched_switch: prev_comm=victim prev_pid=300 prev_prio=120 prev_state=R ==> "
          "next_comm=hog0 next_pid=500 next_prio=120"),
         ("001", "10.001000", "sched_waking: comm=sleeper pid=400 prio=120 target_cpu=000"),
-        ("001", "10.001001", "sched_wakeup: comm=sleeper pid=400 prio=120 target_cpu=000"),
+        ("001", "10.001000", "sched_wakeup: comm=sleeper pid=400 prio=120 target_cpu=000"),
         ("001", "10.002000", "sched_waking: comm=local pid=410 prio=120 target_cpu=001"),
-        ("001", "10.002001", "sched_wakeup: comm=local pid=410 prio=120 target_cpu=001"),
+        ("001", "10.002000", "sched_wakeup: comm=local pid=410 prio=120 target_cpu=001"),
         ("000", "10.051000", "sched_switch: prev_comm=hog0 prev_pid=500 prev_prio=120 prev_state=R ==> "
          "next_comm=other0 next_pid=520 next_prio=120"),
         *([("001", "10.060000", "sched_migrate_task: comm=sleeper pid=400 prio=120 orig_cpu=0 dest_cpu=1")]
@@ -783,8 +783,9 @@ def _moved_text(migrate: bool = False) -> str:
     return "".join(f"          <idle>-0       [{cpu}] d..2. {ts}: {event}\n" for cpu, ts, event in lines)
 
 
+@pytest.mark.parametrize("waking", [True, False])
 @pytest.mark.parametrize("migrate", [False, True])
-def test_a_wait_switched_in_on_another_cpu_names_both_cpus_as_context(migrate: bool) -> None:
+def test_a_wait_switched_in_on_another_cpu_names_both_cpus_as_context(migrate: bool, waking: bool) -> None:
     """ue15 #3: a task woken onto CPU0 and switched in on CPU1 (no sched_migrate_task followed: when it moved is not
     known) was blamed on CPU1's tasks alone ("find waited 150.694 ms to run, behind cc1", confidence 0.95).  Now
     its wait says where it was queued and that it moved at an unknown time, and names what ran on both CPUs as
@@ -792,6 +793,8 @@ def test_a_wait_switched_in_on_another_cpu_names_both_cpus_as_context(migrate: b
     from detectors.sched.findings import MOVED_CONFIDENCE, detect
 
     text = _moved_text(migrate).encode()
+    if not waking:  # measured from sched_wakeup, whose target CPU is where the wakeup queued the task
+        text = b"".join(line for line in text.splitlines(keepends=True) if b"sched_waking:" not in line)
     for chunk in (1 << 14, 200):
         got = compare(*parse(text, chunk))
         compare_scanned(text, chunk)
@@ -810,14 +813,21 @@ def test_a_wait_switched_in_on_another_cpu_names_both_cpus_as_context(migrate: b
     assert got.migrations == (1 if migrate else 0)
     found = detect(got._replace(thresholds=Thresholds(wakeup_latency=0.001)), "t.txt")
     (sleeper,) = (f for f in found if f.title.startswith("Wakeup latency: sleeper"))
-    assert sleeper.title == "Wakeup latency: sleeper waited 100.000 ms to run (woken onto CPU0, ran on CPU1)"
+    queued = "sched_waking target_cpu 0" if waking else "woken onto CPU0"
+    assert sleeper.title == f"Wakeup latency: sleeper waited 100.000 ms to run ({queued}, ran on CPU1)"
     assert sleeper.confidence == MOVED_CONFIDENCE
     why = (
         "the trace's 1 sched_migrate_task events are not followed by this analysis"
         if migrate
         else "no sched_migrate_task in the trace"
     )
-    assert f"it moved from CPU0 to CPU1 at an unknown time ({why}): who delayed it is not known" in sleeper.summary
+    how = (
+        "whether its wakeup queued it on CPU1 or it moved there later is not known (sched_wakeup, which says where "
+        f"a wakeup queued it, is not followed where sched_waking is measured from; {why})"
+        if waking
+        else f"it moved from CPU0 to CPU1 at an unknown time ({why})"
+    )
+    assert f"{how}: who delayed it is not known" in sleeper.summary
     assert "CPU0 ran hog0 (pid 500) 50.000 ms, other0 (pid 520) 50.000 ms" in sleeper.summary or (
         "CPU0 ran other0 (pid 520) 50.000 ms, hog0 (pid 500) 50.000 ms" in sleeper.summary
     )
