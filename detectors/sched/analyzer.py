@@ -208,21 +208,42 @@ class SchedAnalyzer:
                     tally = culprit.victims[victim] = VictimTally()
                 tally.add(seconds)
 
-    def _behind(self, cpu: int, t0: float, t1: float, victim: int) -> tuple[tuple[Blame, ...], float]:
-        """Who ran on ``cpu`` during ``[t0, t1]``, most time first; list task ``victim`` as theirs.  With it, the
-        seconds from ``t0`` that no run known on the CPU covers: the ring of recent runs no longer holds them, or they
-        are before its first sched_switch (0 when the runs known reach back to ``t0``).
+    def _behind(
+        self, parts: tuple[tuple[int, float, float], ...], victim: int, disjoint: bool = True
+    ) -> tuple[tuple[Blame, ...], float]:
+        """Who ran on each part's CPU during its interval (``parts``: (cpu, t0, t1)), most time first, each task
+        once per CPU; list task ``victim`` as theirs.  With it, the seconds no run known covers at a part's start
+        (:meth:`_behind_part`): summed over ``disjoint`` parts, else (parts over one interval on several CPUs) the
+        most of one.  The CPUs are taken in the order they first appear, each with all its parts (as the compiled
+        engine merges a task's share per CPU).
 
         ``victim`` < 0: the waiter is not a task (a softirq).
         """
-        share: dict[int, float] = {}
-        cur = self.cur.get(cpu)  # the run still current (a wait that ends without a switch: a softirq's)
+        share: dict[tuple[int, int], float] = {}
+        unseen = 0.0
+        for cpu in dict.fromkeys(c for c, _t0, _t1 in parts):
+            for c, t0, t1 in parts:
+                if c == cpu:
+                    u = self._behind_part(share, cpu, t0, t1, victim)
+                    unseen = unseen + u if disjoint else max(unseen, u)
+        blames = []
+        for (pid, cpu), seconds in sorted(share.items(), key=lambda kv: -kv[1])[: rules.BLAMES]:
+            task = self.tasks.get(pid)  # its prio now: as its own last naming event printed it
+            prio = task.prio if task is not None and pid else PRIO_UNKNOWN
+            blames.append(Blame(pid, self.comm(pid), seconds, prio, cpu))
+        return tuple(blames), unseen
+
+    def _behind_part(self, share: dict[tuple[int, int], float], cpu: int, t0: float, t1: float, victim: int) -> float:
+        """Add who ran on ``cpu`` during ``[t0, t1]`` to ``share`` ((pid, cpu) -> seconds); the seconds from ``t0``
+        that no run known on the CPU covers: the ring of recent runs no longer holds them, or they are before its
+        first sched_switch (0 when the runs known reach back to ``t0``)."""
+        cur = self.cur.get(cpu)  # the run still current (a wait that ends without a switch, or on another CPU)
         if cur is not None and cur[1] < t1:
             overlap = t1 - (cur[1] if cur[1] > t0 else t0)
             if overlap > 0 and cur[0] != victim:
-                share[cur[0]] = overlap
+                key = (cur[0], cpu)
+                share[key] = share.get(key, 0.0) + overlap
         recent = self.recent.get(cpu, ())
-        unseen = 0.0
         oldest = cur[1] if cur is not None and cur[1] < t1 else t1  # the start of the oldest run known there
         for pid, start, end in reversed(recent):
             if end <= t0:
@@ -230,16 +251,13 @@ class SchedAnalyzer:
             oldest = start
             overlap = (end if end < t1 else t1) - (start if start > t0 else t0)
             if overlap > 0 and pid != victim:
-                share[pid] = share.get(pid, 0.0) + overlap
+                key = (pid, cpu)
+                share[key] = share.get(key, 0.0) + overlap
         else:  # no run known there reaches back to t0: the ring was full (older runs dropped from it), or the
             # wait began before the CPU's first sched_switch (what ran there before it is not known)
             if oldest > t0:
-                unseen = (oldest if oldest < t1 else t1) - t0
-        blames = []
-        for pid, seconds in sorted(share.items(), key=lambda kv: -kv[1])[: rules.BLAMES]:
-            task = self.tasks.get(pid)  # its prio now: as its own last naming event printed it
-            blames.append(Blame(pid, self.comm(pid), seconds, task.prio if task is not None and pid else PRIO_UNKNOWN))
-        return tuple(blames), unseen
+                return (oldest if oldest < t1 else t1) - t0
+        return 0.0
 
     # -- event handlers ------------------------------------------------------------------------
 
@@ -484,6 +502,7 @@ class SchedAnalyzer:
         else:
             since_ev = self.preempted.pop(nxt, None)
             fig = task.preempt_wait
+            target = since_ev.cpu if since_ev is not None else cpu  # the CPU it was preempted on
         if since_ev is not None:  # _waited, written out
             begin = since_ev.ts
             if begin > self.barrier and begin >= self.w0 and ts >= begin:
@@ -491,7 +510,7 @@ class SchedAnalyzer:
                 fig.count += 1
                 fig.total += latency
                 if latency > fig.worst:
-                    self._worst_wait(task, nxt, since_ev, ev, begin, ts, cpu, fig)
+                    self._worst_wait(task, nxt, since_ev, ev, begin, ts, cpu, fig, target)
                 if self.digest is not None:
                     self.digest.latency(cpu, ts, latency, nxt)
             else:
@@ -501,7 +520,7 @@ class SchedAnalyzer:
                     fig.count += 1
                     fig.total += latency
                     if latency > fig.worst:
-                        self._worst_wait(task, nxt, since_ev, ev, clipped, ts, cpu, fig)
+                        self._worst_wait(task, nxt, since_ev, ev, clipped, ts, cpu, fig, target)
                     if self.digest is not None:
                         self.digest.latency(cpu, ts, latency, nxt)
         if self.blocked:
@@ -519,12 +538,21 @@ class SchedAnalyzer:
         ts: float,
         cpu: int,
         fig: Accumulator,
+        queued: int,
     ) -> None:
-        """A task's new worst wait (wakeup or preemption, told by ``fig``): record it and who ran meanwhile."""
+        """A task's new worst wait (wakeup or preemption, told by ``fig``): record it and who ran meanwhile.
+
+        ``queued``: the CPU it was queued on when the wait began.  Switched in on another, it moved at a time the
+        trace does not show: what ran on both CPUs during the whole wait is named, as context (Wait.moved)."""
         fig.set_worst(start, ts, cpu, since, ev)
         source = "preemption" if fig is task.preempt_wait else WAKE_SOURCES[since.kind]
-        behind, unseen = self._behind(cpu, start, ts, pid)
-        wait = task_wait(pid, start, ts, cpu, since, ev, behind, source, unseen)
+        if queued == cpu:
+            behind, unseen = self._behind(((cpu, start, ts),), pid)
+            moved = rules.MOVED_NO
+        else:
+            behind, unseen = self._behind(((queued, start, ts), (cpu, start, ts)), pid, disjoint=False)
+            moved = rules.MOVED_UNTRACED
+        wait = task_wait(pid, start, ts, cpu, since, ev, behind, source, unseen, queued, rules.MOVED[moved])
         if source == "preemption":
             task.worst_preempt_wait = wait
         else:
@@ -624,7 +652,7 @@ class SchedAnalyzer:
             if fig is None:
                 fig = self.soft_raise[vec] = Accumulator()
             if fig.add(start, ts, cpu, raised, ev):
-                behind, unseen = self._behind(cpu, start, ts, -1)
+                behind, unseen = self._behind(((cpu, start, ts),), -1)
                 self.soft_raise_wait[vec] = Wait(span_of(start, ts, cpu, raised, ev), behind, "softirq_raise", unseen)
             return
         entry = self.soft_cur.pop(cpu, None)

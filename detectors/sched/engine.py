@@ -89,16 +89,17 @@ class _Tables:
         self.pid_slot = np.full(1024, -1, dtype=np.int32)
         self.ti = _table(256, k.TI_DEFAULT, np.int64)
         self.tf = _table(256, k.TF_DEFAULT, np.float64)
-        self.wb_i = np.zeros((512, 5, 3), dtype=np.int64)
+        self.wb_i = np.zeros((512, 5, k.NB), dtype=np.int64)
         self.wb_f = np.zeros((512, rules.BLAMES + 1))  # seconds, then Wait.unseen
         self.wb_n = np.zeros(512, dtype=np.int64)
+        self.wb_q = np.zeros((512, 2), dtype=np.int64)  # the CPU each worst wait was queued on, rules.MOVED
         self.oi = _table(256, k.OI_DEFAULT, np.int64)
         self.of = _table(256, k.ACC_F_DEFAULT, np.float64)
         self.irq_i = np.zeros((64, 3), dtype=np.int64)
         self.soft_i = np.zeros((16, 3), dtype=np.int64)
         self.raised_eid = np.full((8, 16), -1, dtype=np.int64)
         self.raised_ts = np.zeros((8, 16))
-        self.sw_i = np.zeros((16, 5, 3), dtype=np.int64)
+        self.sw_i = np.zeros((16, 5, k.NB), dtype=np.int64)
         self.sw_f = np.zeros((16, rules.BLAMES + 1))
         self.sw_n = np.zeros(16, dtype=np.int64)
         self.ow_i = np.zeros((2, rules.OFF_KEEP + 1, 3), dtype=np.int64)
@@ -133,6 +134,7 @@ class _Tables:
             self.wb_i,
             self.wb_f,
             self.wb_n,
+            self.wb_q,
             self.oi,
             self.of,
             self.irq_i,
@@ -170,6 +172,7 @@ class _Tables:
             self.wb_i = _grow(self.wb_i, 2 * n, 0)
             self.wb_f = _grow(self.wb_f, 2 * n, 0.0)
             self.wb_n = _grow(self.wb_n, 2 * n, 0)
+            self.wb_q = _grow(self.wb_q, 2 * n, 0)
             self.pos = _grow(self.pos, n + 1, -1)
         if need & k.N_OACC:
             self.oi = _grow(self.oi, 2 * len(self.oi), np.array(k.OI_DEFAULT))
@@ -401,7 +404,7 @@ class FastAnalyzer:
         """The comm and prio of each blamed task as they were when it was blamed (SchedAnalyzer.comm then, bytes
         undecoded; its prio from the same event of its own)."""
         out: list[Named] = []
-        for pid, ref, slot in blames:
+        for pid, ref, slot, _cpu in blames:
             if ref >= 2 * first:
                 ev = events[(ref >> 1) - first]
                 out.append((ev.next_comm, ev.next_prio) if ref & 1 else (ev.comm, ev.prio))
@@ -460,20 +463,29 @@ class FastAnalyzer:
             return a
 
         def wait(
-            a: Accumulator, blames: tuple[Array, Array], n: int, comms: tuple[Named, ...], source: str, waiter: int = -1
+            a: Accumulator,
+            blames: tuple[Array, Array],
+            n: int,
+            comms: tuple[Named, ...],
+            source: str,
+            waiter: int = -1,
+            queued: tuple[int, int] = (-1, rules.MOVED_NO),
         ) -> Wait | None:
-            """The worst wait of ``a``: task ``waiter``'s, or a softirq's (-1)."""
+            """The worst wait of ``a``: task ``waiter``'s (``queued``: its CPU, rules.MOVED), or a softirq's (-1)."""
             if a.worst_begin is None or a.worst_end is None:
                 return None
             behind = tuple(
-                Blame(pid, comm.decode("utf-8", "replace") if isinstance(comm, bytes) else comm, seconds, prio)
-                for (pid, _ref, _slot), seconds, (comm, prio) in zip(
+                Blame(pid, comm.decode("utf-8", "replace") if isinstance(comm, bytes) else comm, seconds, prio, cpu)
+                for (pid, _ref, _slot, cpu), seconds, (comm, prio) in zip(
                     blames[0][:n].tolist(), blames[1][:n].tolist(), comms, strict=True
                 )
             )
             unseen = float(blames[1][rules.BLAMES])
-            end = a.worst_end
-            return task_wait(waiter, a.worst_start, end.ts, a.worst_cpu, a.worst_begin, end, behind, source, unseen)
+            end, (cpu, moved) = a.worst_end, queued
+            return task_wait(
+                waiter, a.worst_start, end.ts, a.worst_cpu, a.worst_begin, end, behind, source, unseen, cpu,
+                rules.MOVED[moved],
+            )  # fmt: skip
 
         tasks: list[TaskState] = []
         nslots = si[k.S_NSLOTS]
@@ -490,7 +502,9 @@ class FastAnalyzer:
                 begin = fig.worst_begin.kind if fig.worst_begin else 0
                 source = "preemption" if which else rules.WAKE_SOURCES.get(begin, "")
                 blames = (t.wb_i[row], t.wb_f[row])
-                found = wait(fig, blames, int(t.wb_n[row]), self._blames.get((0, row), ()), source, ints[k.T_PID])
+                comms = self._blames.get((0, row), ())
+                queued = (int(t.wb_q[row, 0]), int(t.wb_q[row, 1]))
+                found = wait(fig, blames, int(t.wb_n[row]), comms, source, ints[k.T_PID], queued)
                 if which:
                     ts.worst_preempt_wait = found
                 else:

@@ -67,6 +67,7 @@ from detectors.sched.engine_layout import (
     A_TOTAL,
     A_WAKE,
     A_WORST,
+    B_CPU,
     C_CPU,
     C_CUR_EID,
     C_CUR_PID,
@@ -160,6 +161,7 @@ from detectors.sched.engine_layout import (
     T_PEND_SLOT,
     T_PID,
     T_PRE,
+    T_PRE_SLOT,
     T_PRIO,
     T_UNSEEN,
     T_UNSEEN_CPU,
@@ -189,6 +191,8 @@ from detectors.sched.rules import (
     IRQ_ENTRY,
     IRQ_EXIT,
     LOST,
+    MOVED_NO,
+    MOVED_UNTRACED,
     OFF_CUT,
     OFF_KEEP,
     PREEMPT_ENABLE,
@@ -354,73 +358,105 @@ def new_task(p: int, ref: int, prio: int, si: Any, pid_slot: Any, pid_map: Any, 
 
 
 @njit
+def share(pos: Any, key: int, m: int, p: int, cpu: int, overlap: float, found: Any) -> int:
+    """Add ``overlap`` seconds of pid ``p`` (task slot ``key - 1``) on ``cpu`` to :func:`behind`'s ``found``
+    (pids, slots, CPUs, seconds; ``m`` of them): to its entry when ``pos[key]`` has one; the new ``m``."""
+    pids, slots, cpus, secs = found
+    q = pos[key]
+    if q >= 0:
+        secs[q] += overlap
+        return m
+    pos[key] = m
+    pids[m] = p
+    slots[m] = key - 1
+    cpus[m] = cpu
+    secs[m] = overlap
+    return m + 1
+
+
+@njit
 def behind(
     ci: Any,
     si: Any,
     rings: Any,
     ti: Any,
-    s: int,
-    t0: float,
-    t1: float,
+    parts_s: Any,
+    parts_t: Any,
+    disjoint: bool,
     victim: int,
     blames: Any,
     row: int,
-    since: float = np.inf,
 ) -> None:
-    """SchedAnalyzer._behind: who ran on CPU slot ``s`` during [t0, t1]; blames into ``blames`` row ``row``.
+    """SchedAnalyzer._behind: who ran on each part's CPU slot (``parts_s``) during its interval; blames into
+    ``blames`` row ``row``.
 
-    A blame is (pid, comm reference at this time (-1 idle, -2 no task), slot) and seconds.  A run in the
-    ring is of pid 0 (slot -1) or of a task (its slot): ``pos[slot + 1]`` finds a pid's share.  Column
-    ``BLAMES`` of the row's seconds is the wait's unseen start (``Wait.unseen``).  ``since``: the start of
-    the run still current on the CPU (a wait that ends without a switch: a softirq's), +inf for none.
+    ``parts_t`` rows: t0, t1 and the start of the run still current on the part's CPU (a wait that ends
+    without a switch there: a softirq's, or a task's on another CPU than it was switched in on), +inf for none.
+    A blame is (pid, comm reference at this time (-1 idle, -2 no task), slot, CPU) and seconds.  A run in the
+    ring is of pid 0 (slot -1) or of a task (its slot): ``pos[slot + 1]`` finds a pid's share on the CPU being
+    read.  The CPUs are read in the order they first appear, each with all its parts (SchedAnalyzer._behind).
+    Column ``BLAMES`` of the row's seconds is the wait's unseen start (``Wait.unseen``): summed over
+    ``disjoint`` parts, else the most of one part.
     """
     ring_i, ring_f, ring_h, pos = rings
     bi, bf, bn = blames
     bn[row] = 0
-    bf[row, BLAMES] = 0.0
-    r = ci[s, C_RING]
-    cnt = ring_h[r, 1] if r >= 0 else 0
-    h = ring_h[r, 0] if r >= 0 else 0
-    pids = np.empty(cnt + 1, np.int64)
-    slots = np.empty(cnt + 1, np.int64)
-    secs = np.empty(cnt + 1, np.float64)
+    nparts = parts_s.shape[0]
+    size = 0
+    for j in range(nparts):
+        r = ci[parts_s[j], C_RING]
+        size += (ring_h[r, 1] if r >= 0 else 0) + 1
+    pids = np.empty(size, np.int64)
+    slots = np.empty(size, np.int64)
+    cpus = np.empty(size, np.int64)
+    secs = np.empty(size, np.float64)
+    found = (pids, slots, cpus, secs)
     m = 0
-    if since < t1:  # the current run: the newest, counted first as SchedAnalyzer._behind does
-        overlap = t1 - (since if since > t0 else t0)
-        p = ci[s, C_CUR_PID]
-        if overlap > 0 and p != victim:
-            pos[ci[s, C_CUR_SLOT] + 1] = 0
-            pids[0] = p
-            slots[0] = ci[s, C_CUR_SLOT]
-            secs[0] = overlap
-            m = 1
-    reached = False  # a run ending by t0 was met: the ring covers the whole wait
-    oldest = since if since < t1 else t1  # the start of the oldest run known there
-    for k in range(cnt):
-        j = (h - 1 - k + RING) % RING
-        end = ring_f[r, j, 1]
-        if end <= t0:
-            reached = True
-            break
-        start = ring_f[r, j, 0]
-        oldest = start
-        overlap = (end if end < t1 else t1) - (start if start > t0 else t0)
-        p = ring_i[r, j, 0]
-        if overlap > 0 and p != victim:
-            key = ring_i[r, j, 1] + 1
-            q = pos[key]
-            if q >= 0:
-                secs[q] += overlap
-            else:
-                pos[key] = m
-                pids[m] = p
-                slots[m] = key - 1
-                secs[m] = overlap
-                m += 1
-    if not reached and oldest > t0:  # the ring was full, or the wait began before the CPU's first switch
-        bf[row, BLAMES] = (oldest if oldest < t1 else t1) - t0
-    for q in range(m):
-        pos[slots[q] + 1] = -1
+    unseen = 0.0
+    for j in range(nparts):
+        s = parts_s[j]
+        seen = False
+        for jj in range(j):
+            if parts_s[jj] == s:
+                seen = True
+        if seen:
+            continue
+        m0 = m
+        r = ci[s, C_RING]
+        cnt = ring_h[r, 1] if r >= 0 else 0
+        h = ring_h[r, 0] if r >= 0 else 0
+        for jj in range(j, nparts):
+            if parts_s[jj] != s:
+                continue
+            t0 = parts_t[jj, 0]
+            t1 = parts_t[jj, 1]
+            since = parts_t[jj, 2]
+            if since < t1:  # the current run: the newest, counted first as SchedAnalyzer._behind does
+                overlap = t1 - (since if since > t0 else t0)
+                p = ci[s, C_CUR_PID]
+                if overlap > 0 and p != victim:
+                    m = share(pos, ci[s, C_CUR_SLOT] + 1, m, p, ci[s, C_CPU], overlap, found)
+            reached = False  # a run ending by t0 was met: the ring covers the whole part
+            oldest = since if since < t1 else t1  # the start of the oldest run known there
+            for k in range(cnt):
+                jr = (h - 1 - k + RING) % RING
+                end = ring_f[r, jr, 1]
+                if end <= t0:
+                    reached = True
+                    break
+                start = ring_f[r, jr, 0]
+                oldest = start
+                overlap = (end if end < t1 else t1) - (start if start > t0 else t0)
+                p = ring_i[r, jr, 0]
+                if overlap > 0 and p != victim:
+                    m = share(pos, ring_i[r, jr, 1] + 1, m, p, ci[s, C_CPU], overlap, found)
+            u = 0.0
+            if not reached and oldest > t0:  # the ring was full, or the part began before the CPU's first switch
+                u = (oldest if oldest < t1 else t1) - t0
+            unseen = unseen + u if disjoint else max(unseen, u)
+        for q in range(m0, m):
+            pos[slots[q] + 1] = -1
+    bf[row, BLAMES] = unseen
     order = np.arange(m)
     for a in range(1, m):  # stable sort, most seconds first (sorted(key=-seconds))
         x = order[a]
@@ -437,6 +473,7 @@ def behind(
         bi[row, a, 0] = p
         bi[row, a, 1] = -1 if p == 0 else (ti[cs, T_COMM] if cs >= 0 else -2)
         bi[row, a, 2] = cs
+        bi[row, a, B_CPU] = cpus[q]
         bf[row, a] = secs[q]
     bn[row] = take
 
@@ -496,12 +533,33 @@ def lost(c: int, n: int, sc: Any, si: Any, ci: Any, cf: Any, cpu_map: Any) -> No
 
 @njit
 def worst_wait(
-    si: Any, ci: Any, ti: Any, tf: Any, rings: Any, blames: Any, ns: int, pid: int, fig: int, b_eid: int,
-    eid: int, start: float, ts: float, c: int, s: int,
+    si: Any, ci: Any, cf: Any, ti: Any, tf: Any, rings: Any, blames: Any, wb_q: Any, ns: int, pid: int, fig: int,
+    b_eid: int, eid: int, start: float, ts: float, c: int, s: int, q: int,
 ) -> None:  # fmt: skip
-    """SchedAnalyzer._worst_wait: task slot ``ns``'s new worst wait (``fig``: A_WAKE or A_PREEMPT) and who ran."""
+    """SchedAnalyzer._worst_wait: task slot ``ns``'s new worst wait (``fig``: A_WAKE or A_PREEMPT) and who ran.
+
+    ``q``: the CPU slot it was queued on; switched in on another (``s``), what ran on both is named as context."""
     acc_worst(ti, tf, ns, T_ACC + 4 * fig, TF_ACC + 3 * fig, start, ts, c, b_eid, eid)
-    behind(ci, si, rings, ti, s, start, ts, pid, blames, 2 * ns + fig - 1)
+    row = 2 * ns + fig - 1
+    if q == s or q < 0:
+        parts_s = np.full(1, s, np.int64)
+        parts_t = np.empty((1, 3))
+        wb_q[row, 0] = c
+        wb_q[row, 1] = MOVED_NO
+    else:
+        parts_s = np.empty(2, np.int64)
+        parts_s[0] = q
+        parts_s[1] = s
+        parts_t = np.empty((2, 3))
+        parts_t[1, 0] = start
+        parts_t[1, 1] = ts
+        parts_t[1, 2] = np.inf
+        wb_q[row, 0] = ci[q, C_CPU]
+        wb_q[row, 1] = MOVED_UNTRACED
+    parts_t[0, 0] = start
+    parts_t[0, 1] = ts
+    parts_t[0, 2] = cf[q, F_SINCE] if q != s and q >= 0 and ci[q, C_CUR_SEQ] >= 0 else np.inf
+    behind(ci, si, rings, ti, parts_s, parts_t, q == s or q < 0, pid, blames, row)
 
 
 @njit
@@ -580,6 +638,7 @@ def run_batch(
     wb_i: Any,
     wb_f: Any,
     wb_n: Any,
+    wb_q: Any,
     oi: Any,
     of: Any,
     irq_i: Any,
@@ -803,6 +862,7 @@ def run_batch(
             charge(w, tf[ps, TF_WAIT_TS], ts, prev, ps)
         if st == PREEMPTED_LETTER:
             ti[ps, T_PRE] = eid
+            ti[ps, T_PRE_SLOT] = s
             tf[ps, TF_PRE_TS] = ts
             ti[ps, T_WCPU] = s
             ti[ps, T_WEP] = epoch
@@ -849,12 +909,14 @@ def run_batch(
         fig = 0
         b_eid = -1
         b_ts = 0.0
+        q = s  # the CPU slot the wait was queued on
         if ti[ns, T_PEND] >= 0:
             fig = A_WAKE
             b_eid = ti[ns, T_PEND]
             b_ts = tf[ns, TF_PEND_TS]
             ti[ns, T_PEND] = -1
             target = ti[ns, T_PEND_SLOT]
+            q = target
             if target != s and not ci[target, C_SWITCHED]:  # its switch-in there could not be seen: not counted
                 if clip(b_ts, ts, sc[X_BARRIER], w0)[0]:
                     ti[ns, T_UNSEEN] += 1
@@ -865,6 +927,7 @@ def run_batch(
             b_eid = ti[ns, T_PRE]
             b_ts = tf[ns, TF_PRE_TS]
             ti[ns, T_PRE] = -1
+            q = ti[ns, T_PRE_SLOT]
         barrier = sc[X_BARRIER]
         if fig:  # _waited, written out
             ok, start = clip(b_ts, ts, barrier, w0)
@@ -875,7 +938,7 @@ def run_batch(
                 ti[ns, ib + A_COUNT] += 1
                 tf[ns, fb + A_TOTAL] += latency
                 if latency > tf[ns, fb + A_WORST]:
-                    worst_wait(si, ci, ti, tf, rings, wblames, ns, nxt, fig, b_eid, eid, start, ts, c, s)
+                    worst_wait(si, ci, cf, ti, tf, rings, wblames, wb_q, ns, nxt, fig, b_eid, eid, start, ts, c, s, q)
                 if dg_on:
                     log_digest(I64(BUCKET_LATENCY), c, nxt, ts, latency)
         if ti[ns, T_BLK] >= 0:  # its wakeup was not traced: blocked until the switch-in
@@ -994,8 +1057,11 @@ def run_batch(
             if soft_i[v, 2] < 0:
                 soft_i[v, 2] = new_oacc(si, oi, I64(K_RAISE), vec, I64(0))
             if acc_add(oi, of, soft_i[v, 2], start, ts, c, r_eid, eid):
-                cur = cf[s, F_SINCE] if ci[s, C_CUR_SEQ] >= 0 else np.inf
-                behind(ci, si, rings, ti, s, start, ts, I64(-1), sblames, v, cur)
+                parts_t = np.empty((1, 3))
+                parts_t[0, 0] = start
+                parts_t[0, 1] = ts
+                parts_t[0, 2] = cf[s, F_SINCE] if ci[s, C_CUR_SEQ] >= 0 else np.inf
+                behind(ci, si, rings, ti, np.full(1, s, np.int64), parts_t, True, I64(-1), sblames, v)
             return
         e_eid = ci[s, C_SOFT_EID]
         if e_eid < 0 or ci[s, C_SOFT_VEC] != vec:  # an exit whose entry was not seen served the pending raise

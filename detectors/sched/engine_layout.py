@@ -45,8 +45,12 @@ CF_DEFAULT = (0.0,) * F_LOSTBAR + (float("-inf"),)
 (T_PID, T_PRIO, T_COMM, T_HOG, T_WCPU, T_WEP, T_PEND, T_PRE, T_BLK, T_BLK_CPU, T_BLK_STATE, T_ACC) = range(12)
 # after the accumulators: the CPU slot a pending wakeup woke the task onto; TaskState.unseen_wakes, unseen_cpu
 T_PEND_SLOT, T_UNSEEN, T_UNSEEN_CPU = 23, 24, 25  # T_ACC + 12
-NTI = 26
-TI_DEFAULT = (0, 0, -1, 0, -1, 0, -1, -1, -1, 0, 0) + (0, -1, -1, -1) * 3 + (-1, 0, -1)
+T_PRE_SLOT = 26  # the CPU slot a preempted task was switched out on (where its preemption wait is queued)
+NTI = 27
+TI_DEFAULT = (0, 0, -1, 0, -1, 0, -1, -1, -1, 0, 0) + (0, -1, -1, -1) * 3 + (-1, 0, -1, -1)
+# a task wait's blames (wb_i): pid, comm reference, task slot, CPU; its wb_q: the CPU it was queued on, rules.MOVED
+B_CPU = 3
+NB = 4
 TF_RUNTIME, TF_DELAY, TF_PEND_TS, TF_PRE_TS, TF_BLK_TS, TF_ACC = range(6)
 TF_WAIT_TS = 14  # after the accumulators: since when it waits on T_WCPU (SchedAnalyzer.wait_since)
 NTF = 15

@@ -204,7 +204,7 @@ def _close_open_waits(an: SchedAnalyzer, tasks: dict[int, TaskState]) -> None:
             if cur[0] != pid and ran > 0:
                 named = an.tasks.get(cur[0])  # its prio as its last naming event printed it (as the engines' blames)
                 prio = named.prio if named is not None else PRIO_UNKNOWN
-                behind = (Blame(cur[0], an.comm(cur[0]), ran, prio),)
+                behind = (Blame(cur[0], an.comm(cur[0]), ran, prio, cpu),)
         wait = task_wait(pid, start, an.w1, cpu, since, end_ev, behind, "preemption" if preempted else "", unseen)
         if preempted:
             task.worst_preempt_wait = wait
@@ -271,6 +271,7 @@ def freeze_analysis(an: SchedAnalyzer, counts: ParseCounts) -> TraceAnalysis:
         events_read=_events_read(an),
         kinds_read=tuple(sorted(an.kinds - {rules.LOST})) if an.w0 > -math.inf else (),
         by_line=counts.layout != "ctf",
+        migrations=sum(n for name, n in counts.unknown.items() if name.endswith(b"sched_migrate_task")),
     )
 
 

@@ -37,16 +37,18 @@ def task_wait(
     behind: tuple[Blame, ...],
     source: str,
     unseen: float,
+    queued: int = -1,
+    moved: str = "",
 ) -> Wait:
     """Task ``pid``'s wait from ``begin`` to ``finish``, with its prio as the trace shows it then: from the
     switch-in that ends it (next_prio), else (a wait closed at a window's end) from the event that began it.
-    ``pid`` < 0: not a task's wait (a softirq's), no prio."""
+    ``pid`` < 0: not a task's wait (a softirq's), no prio.  ``queued``, ``moved``: Wait.queued_cpu, Wait.moved."""
     span = span_of(start, end, cpu, begin, finish)
     if pid < 0:
         return Wait(span, behind, source, unseen)
     if finish.kind == SWITCH and finish.next_pid == pid:
-        return Wait(span, behind, source, unseen, finish.next_prio, span.end)
-    return Wait(span, behind, source, unseen, begin.prio, span.begin)
+        return Wait(span, behind, source, unseen, finish.next_prio, span.end, queued, moved)
+    return Wait(span, behind, source, unseen, begin.prio, span.begin, queued, moved)
 
 
 class Accumulator:

@@ -53,7 +53,11 @@ def _table_rows(a: TraceAnalysis, top: int) -> list[tuple[str, list[str], list[l
                 f"{fmt_ms(run.duration)}{mark(run, True)} @{run.start:.6f} CPU{run.cpu}" if run else "-",
                 str(t.hog_runs),
                 (
-                    f"{fmt_ms(wake.span.duration)}{mark(wake.span)} behind {wake.behind[0].comm}"
+                    # moved between CPUs at an unknown time: who delayed it is not known (Wait.moved)
+                    f"{fmt_ms(wake.span.duration)}{mark(wake.span)} CPU{wake.queued_cpu}->CPU{wake.span.cpu}, "
+                    "behind unknown"
+                    if wake.moved
+                    else f"{fmt_ms(wake.span.duration)}{mark(wake.span)} behind {wake.behind[0].comm}"
                     if wake.behind
                     # none known ran there: who did is unknown when the wait began before what the trace shows
                     else f"{fmt_ms(wake.span.duration)}{mark(wake.span)} behind unknown"

@@ -98,18 +98,28 @@ def wait_to_dict(wait: Wait | None, named: Named = None) -> JsonDict | None:
     """A wait and who ran meanwhile."""
     if wait is None:
         return None
-    return {
-        **(span_to_dict(wait.span, named) or {}),
-        "source": wait.source,
-        # each with its prio then, from its own events ({"not_available"} when they printed none)
-        "behind": [{"pid": b.pid, "comm": b.comm, "ms": ms(b.seconds), "prio": _prio(b.prio)} for b in wait.behind],
-        "unseen_ms": ms(wait.unseen),
-    } | (
-        # a task's wait: its prio then (its class decides what it was promised) and the event it was read from,
-        # cited as every other event of the document (a line of a text trace, an LTTng session's event locator)
-        {"prio": wait.prio, "prio_from": _at(wait.prio_ref, named)}
-        if prio_known(wait.prio) and wait.prio_ref is not None
-        else {}
+    return (
+        {
+            **(span_to_dict(wait.span, named) or {}),
+            "source": wait.source,
+            # each with its prio then, from its own events ({"not_available"} when they printed none)
+            "behind": [
+                {"pid": b.pid, "comm": b.comm, "ms": ms(b.seconds), "prio": _prio(b.prio), "cpu": b.cpu}
+                for b in wait.behind
+            ],
+            "unseen_ms": ms(wait.unseen),
+        }
+        | (
+            # queued on one CPU, switched in on another at a time the trace does not show: "behind" is context
+            {"queued_cpu": wait.queued_cpu, "moved": wait.moved} if wait.moved else {}
+        )
+        | (
+            # a task's wait: its prio then (its class decides what it was promised) and the event it was read from,
+            # cited as every other event of the document (a line of a text trace, an LTTng session's event locator)
+            {"prio": wait.prio, "prio_from": _at(wait.prio_ref, named)}
+            if prio_known(wait.prio) and wait.prio_ref is not None
+            else {}
+        )
     )
 
 

@@ -53,6 +53,9 @@ class Blame(NamedTuple):
     comm: str
     seconds: float
     prio: int = PRIO_UNKNOWN
+    # The CPU it ran on during the wait (-1: not told, the wait's own).  A wait queued on one CPU and switched in
+    # on another names what ran on each (Wait.moved).
+    cpu: int = -1
 
 
 class Victim(NamedTuple):
@@ -82,6 +85,16 @@ class Wait(NamedTuple):
     # is judged against is its class then, not the class the task ends the trace with.  None: not a task's wait.
     prio: int | None = None
     prio_ref: EventRef | None = None
+    # The CPU the wait was queued on when it began (the wakeup's target CPU, the CPU a preempted task left), -1
+    # when not told.  ``moved``: "" when it ran there; MOVED_UNKNOWN when it was switched in on another CPU
+    # (span.cpu) and when it moved is not in the trace: ``behind`` then names what ran on both CPUs during the
+    # whole wait, as context, not as its cause (who delayed it is not known).
+    queued_cpu: int = -1
+    moved: str = ""
+
+
+#: Wait.moved of a wait switched in on another CPU than it was queued on, at a time the trace does not show.
+MOVED_UNKNOWN: Final = "unknown"
 
 
 class IntervalStats(NamedTuple):
@@ -460,3 +473,6 @@ class TraceAnalysis(NamedTuple):
     # Its events' ``line_no`` are lines of a text trace (True), or positions in an LTTng session (False): these are
     # named by the findings' evidence (stream file, number, time: Session.cite), never said as "line N".
     by_line: bool = True
+    # The sched_migrate_task events in the trace (the analysis does not follow them): a wait switched in on another
+    # CPU than it was queued on moved at a time the analysis does not know (Wait.moved), with them or without.
+    migrations: int = 0

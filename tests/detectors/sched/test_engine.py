@@ -748,3 +748,87 @@ def test_a_wakeup_whose_switch_in_on_its_cpu_could_not_be_seen_is_not_counted() 
     assert python3.wakeup_unknown_why == NotAvailable("no sched_switch on CPU1 in the trace")
     assert all(t.worst_wakeup is None or t.worst_wakeup.span.duration < 0.015 for t in got.tasks)
     assert max(c.worst_latency or 0.0 for c in got.buckets) < 0.015
+
+
+def _moved_text(migrate: bool = False) -> str:
+    """``sleeper`` (400) woken from CPU1 onto CPU0, where hog0 then other0 run, and switched in on CPU1 100 ms later
+    behind hog1; ``victim`` (300) preempted on CPU0 and switched in on CPU1 later; ``local`` (410) woken onto CPU1
+    and run there.  With ``migrate``, a sched_migrate_task line (not followed by the analysis) says when it moved."""
+    lines = [
+        ("000", "10.000000", "sched_switch: prev_comm=swapper/0 prev_pid=0 prev_prio=120 prev_state=R ==> "
+         "next_comm=victim next_pid=300 next_prio=120"),
+        ("001", "10.000000", "sched_switch: prev_comm=swapper/1 prev_pid=0 prev_prio=120 prev_state=R ==> "
+         "next_comm=hog1 next_pid=510 next_prio=120"),
+        ("000", "10.000500", "sched_switch: prev_comm=victim prev_pid=300 prev_prio=120 prev_state=R ==> "
+         "next_comm=hog0 next_pid=500 next_prio=120"),
+        ("001", "10.001000", "sched_waking: comm=sleeper pid=400 prio=120 target_cpu=000"),
+        ("001", "10.001000", "sched_wakeup: comm=sleeper pid=400 prio=120 target_cpu=000"),
+        ("001", "10.002000", "sched_waking: comm=local pid=410 prio=120 target_cpu=001"),
+        ("001", "10.002000", "sched_wakeup: comm=local pid=410 prio=120 target_cpu=001"),
+        ("000", "10.051000", "sched_switch: prev_comm=hog0 prev_pid=500 prev_prio=120 prev_state=R ==> "
+         "next_comm=other0 next_pid=520 next_prio=120"),
+        *([("001", "10.060000", "sched_migrate_task: comm=sleeper pid=400 prio=120 orig_cpu=0 dest_cpu=1")]
+          if migrate else []),
+        ("001", "10.101000", "sched_switch: prev_comm=hog1 prev_pid=510 prev_prio=120 prev_state=R ==> "
+         "next_comm=sleeper next_pid=400 next_prio=120"),
+        ("001", "10.102000", "sched_switch: prev_comm=sleeper prev_pid=400 prev_prio=120 prev_state=S ==> "
+         "next_comm=local next_pid=410 next_prio=120"),
+        ("001", "10.130000", "sched_switch: prev_comm=local prev_pid=410 prev_prio=120 prev_state=S ==> "
+         "next_comm=victim next_pid=300 next_prio=120"),
+        ("001", "10.131000", "sched_switch: prev_comm=victim prev_pid=300 prev_prio=120 prev_state=S ==> "
+         "next_comm=hog1 next_pid=510 next_prio=120"),
+        ("000", "10.140000", "sched_switch: prev_comm=other0 prev_pid=520 prev_prio=120 prev_state=R ==> "
+         "next_comm=hog0 next_pid=500 next_prio=120"),
+    ]  # fmt: skip
+    return "".join(f"          <idle>-0       [{cpu}] d..2. {ts}: {event}\n" for cpu, ts, event in lines)
+
+
+@pytest.mark.parametrize("waking", [True, False])
+@pytest.mark.parametrize("migrate", [False, True])
+def test_a_wait_switched_in_on_another_cpu_names_both_cpus_as_context(migrate: bool, waking: bool) -> None:
+    """ue15 #3: a task woken onto CPU0 and switched in on CPU1 (no sched_migrate_task followed: when it moved is not
+    known) was blamed on CPU1's tasks alone ("find waited 150.694 ms to run, behind cc1", confidence 0.95).  Now
+    its wait says where it was queued and that it moved at an unknown time, and names what ran on both CPUs as
+    context; a preemption wait that moved likewise; a same-CPU wait is as before.  Both engines, both parsers."""
+    from detectors.sched.findings import MOVED_CONFIDENCE, detect
+
+    text = _moved_text(migrate).encode()
+    if not waking:  # measured from sched_wakeup, whose target CPU is where the wakeup queued the task
+        text = b"".join(line for line in text.splitlines(keepends=True) if b"sched_waking:" not in line)
+    for chunk in (1 << 14, 200):
+        got = compare(*parse(text, chunk))
+        compare_scanned(text, chunk)
+    tasks = {t.pid: t for t in got.tasks}
+    wait = tasks[400].worst_wakeup
+    assert wait is not None and wait.span.cpu == 1 and wait.queued_cpu == 0 and wait.moved == "unknown"
+    assert round(wait.span.duration, 6) == 0.1
+    ran = {(b.comm, b.cpu): round(b.seconds, 6) for b in wait.behind}
+    assert ran == {("hog1", 1): 0.1, ("hog0", 0): 0.05, ("other0", 0): 0.05}
+    preempted = tasks[300].worst_preempt_wait
+    assert preempted is not None and (preempted.queued_cpu, preempted.span.cpu, preempted.moved) == (0, 1, "unknown")
+    assert {(b.comm, b.cpu) for b in preempted.behind} >= {("hog0", 0), ("other0", 0), ("local", 1)}
+    local = tasks[410].worst_wakeup
+    assert local is not None and (local.queued_cpu, local.span.cpu, local.moved) == (1, 1, "")
+    assert [(b.comm, b.cpu) for b in local.behind] == [("hog1", 1), ("sleeper", 1)]
+    assert got.migrations == (1 if migrate else 0)
+    found = detect(got._replace(thresholds=Thresholds(wakeup_latency=0.001)), "t.txt")
+    (sleeper,) = (f for f in found if f.title.startswith("Wakeup latency: sleeper"))
+    queued = "sched_waking target_cpu 0" if waking else "woken onto CPU0"
+    assert sleeper.title == f"Wakeup latency: sleeper waited 100.000 ms to run ({queued}, ran on CPU1)"
+    assert sleeper.confidence == MOVED_CONFIDENCE
+    why = (
+        "the trace's 1 sched_migrate_task events are not followed by this analysis"
+        if migrate
+        else "no sched_migrate_task in the trace"
+    )
+    how = (
+        "whether its wakeup queued it on CPU1 or it moved there later is not known (sched_wakeup, which says where "
+        f"a wakeup queued it, is not followed where sched_waking is measured from; {why})"
+        if waking
+        else f"it moved from CPU0 to CPU1 at an unknown time ({why})"
+    )
+    assert f"{how}: who delayed it is not known" in sleeper.summary
+    assert "CPU0 ran hog0 (pid 500) 50.000 ms, other0 (pid 520) 50.000 ms" in sleeper.summary or (
+        "CPU0 ran other0 (pid 520) 50.000 ms, hog0 (pid 500) 50.000 ms" in sleeper.summary
+    )
+    assert "behind" not in sleeper.title

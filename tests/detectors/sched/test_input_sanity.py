@@ -399,7 +399,11 @@ def test_a_loss_makes_unknown_only_what_depended_on_its_cpu(
     dropped = unknown.summary.split("Not measured: ")[1]
     assert "kf_hog ran" not in dropped and re.search(r"Wakeup latency: \S+ waited [\d.]+ ms to run", dropped)
     if where == "end":  # (where the marker stands moves the barrier, so which waits are counted at all)
-        assert "Wakeup latency: qemu-system-x86 waited 26.767 ms to run, behind kf_hog" in dropped
+        # woken onto CPU1, switched in on CPU0: when it moved is not in the trace, so no culprit (ue15 #3)
+        assert (
+            "Wakeup latency: qemu-system-x86 waited 26.767 ms to run (sched_waking target_cpu 1, ran on CPU0)"
+            in dropped
+        )
     for f in findings:  # a kept wait or sleep overlaps no loss; a kept run, handler or softirq none of its CPU
         times = [e.timestamp.seconds for e in f.evidence if e.timestamp is not None]
         if f.kind in ("sched-wakeup-latency", "sched-dstate"):

@@ -737,7 +737,7 @@ def test_a_task_waiting_all_through_the_window_has_its_wait_in_its_row(ftrace: P
     assert "| kf_victim | 15893 | 120 | 0.000 ms | 0 | - | 0 | - | 2.076 ms | 0.331 ms | - | kf_rthogx1 |" in res.stdout
     doc = json.loads(run_once(kf, str(ftrace), "--window", "797.7070:797.7097", "-f", "json").stdout)
     qemu = next(t for t in doc["tasks"] if t["pid"] == 15566)
-    assert qemu["worst_preempt_wait"]["behind"] == [{"pid": 15891, "comm": "kf_hog", "ms": 2.7, "prio": 120}]
+    assert qemu["worst_preempt_wait"]["behind"] == [{"pid": 15891, "comm": "kf_hog", "ms": 2.7, "prio": 120, "cpu": 0}]
 
 
 def test_a_cpu_with_no_switch_in_the_trace_says_its_busy_and_idle_time_are_unknown(

@@ -1,0 +1,115 @@
+"""A real cross-CPU wakeup, recorded with trace-cmd in a private tracefs instance, read by ``kforensic trace``.
+
+ue15 #3: a task queued by its wakeup on one CPU and switched in on another was blamed on the tasks of the CPU
+where it finally ran ("find waited 150.694 ms to run, behind cc1", confidence 0.95), though when it moved is
+not in a trace without sched_migrate_task.  Here a sleeper pinned to CPU0 is woken by this process from CPU1
+while a SCHED_FIFO hog holds CPU0, so it waits queued there; this process then moves it to CPU1
+(sched_setaffinity), where it runs.  The recording is made with and without sched_migrate_task enabled.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+TRACEFS = Path("/sys/kernel/tracing")
+EVENTS = ("sched/sched_switch", "sched/sched_waking", "sched/sched_wakeup")
+HOG_S = 0.4  # the SCHED_FIFO hog's run on CPU0 (under RT throttling's 0.95 s)
+QUEUED_S = 0.08  # how long the sleeper is left queued behind it before it is moved to CPU1
+
+pytestmark = [
+    pytest.mark.live,
+    pytest.mark.skipif(shutil.which("trace-cmd") is None, reason="trace-cmd is not installed"),
+    pytest.mark.skipif(
+        os.geteuid() != 0 or not (TRACEFS / "instances").is_dir(), reason="needs root and tracefs instances"
+    ),
+    pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2 or not {0, 1} <= os.sched_getaffinity(0), reason="2 CPUs"),
+]
+
+# Each says when it is ready on its stdout: the sleeper about to block on its read, the hog holding CPU0.
+SLEEPER = "import sys\nprint(flush=True)\nsys.stdin.buffer.read(1)\nsum(range(200000))\n"
+HOG = f"import time\nend = time.monotonic() + {HOG_S}\nprint(flush=True)\nwhile time.monotonic() < end:\n    pass\n"
+
+
+def _record(tmp: Path, migrate: bool) -> tuple[Path, int, int]:
+    """trace.dat of one cross-CPU wakeup, its sleeper's and hog's pids; the instance is removed whatever happens."""
+    inst = TRACEFS / "instances" / f"kforensic_moved_{os.getpid()}_{'m' if migrate else 'n'}x"
+    inst.mkdir()
+    mine = os.sched_getaffinity(0)
+    sleeper = hog = None
+    try:
+        (inst / "tracing_on").write_text("0")  # a new instance traces from its creation: from the wakeup on only
+        (inst / "buffer_size_kb").write_text("2048")
+        for e in (*EVENTS, *(("sched/sched_migrate_task",) if migrate else ())):
+            (inst / "events" / e / "enable").write_text("1")
+        os.sched_setaffinity(0, {1})
+        sleeper = subprocess.Popen(
+            ["taskset", "-c", "0", sys.executable, "-c", SLEEPER], stdin=subprocess.PIPE, stdout=subprocess.PIPE
+        )
+        assert sleeper.stdin is not None and sleeper.stdout is not None
+        sleeper.stdout.readline()
+        time.sleep(0.05)  # blocked on its read
+        (inst / "tracing_on").write_text("1")
+        hog = subprocess.Popen(
+            ["chrt", "-f", "10", "taskset", "-c", "0", sys.executable, "-c", HOG], stdout=subprocess.PIPE
+        )
+        assert hog.stdout is not None
+        hog.stdout.readline()  # the hog holds CPU0
+        sleeper.stdin.write(b"x")
+        sleeper.stdin.flush()  # the wakeup: from CPU1, onto CPU0 (its only CPU), behind the hog
+        time.sleep(QUEUED_S)
+        os.sched_setaffinity(sleeper.pid, {1})  # moved while queued: it runs on CPU1
+        sleeper.wait(timeout=10)
+        hog.wait(timeout=10)
+        (inst / "tracing_on").write_text("0")
+        dat = tmp / f"moved-{'m' if migrate else 'n'}.dat"
+        subprocess.run(["trace-cmd", "extract", "-B", inst.name, "-o", str(dat)], check=True, capture_output=True)
+        return dat, sleeper.pid, hog.pid
+    finally:
+        os.sched_setaffinity(0, mine)
+        for p in (sleeper, hog):
+            if p is not None and p.poll() is None:
+                p.kill()
+                p.wait()
+        if inst.is_dir():  # trace-cmd extract -B may have removed it
+            (inst / "tracing_on").write_text("0")
+            inst.rmdir()
+
+
+def _sleeper_finding(dat: Path, pid: int) -> dict[str, object]:
+    out = subprocess.run(
+        [str(Path(sys.executable).with_name("kforensic")), "trace", str(dat), "--task", str(pid), "-f", "json"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert out.returncode in (0, 1), out.stderr
+    found = [f for f in json.loads(out.stdout)["incident"]["findings"] if f["kind"] == "sched-wakeup-latency"]
+    assert len(found) == 1, [f["title"] for f in found]
+    return found[0]
+
+
+@pytest.mark.parametrize("migrate", [False, True])
+def test_a_recorded_cross_cpu_wakeup_is_not_blamed_on_one_cpu(tmp_path: Path, migrate: bool) -> None:
+    dat, pid, hog = _record(tmp_path, migrate)
+    report = subprocess.run(["trace-cmd", "report", "-i", str(dat)], capture_output=True, text=True, check=True)
+    assert f"{pid} [120] CPU:000" in report.stdout or f"pid={pid} prio=120 target_cpu=000" in report.stdout
+    assert ("sched_migrate_task" in report.stdout) == migrate
+    finding = _sleeper_finding(dat, pid)
+    title = str(finding["title"])
+    assert title.endswith("to run (sched_waking target_cpu 0, ran on CPU1)"), title
+    assert "behind" not in title
+    assert finding["confidence"] == 0.6
+    summary = str(finding["summary"])
+    why = "sched_migrate_task events are not followed" if migrate else "no sched_migrate_task in the trace"
+    assert "whether its wakeup queued it on CPU1 or it moved there later is not known" in summary, summary
+    assert why in summary and "who delayed it is not known" in summary, summary
+    assert f"CPU0 ran taskset (pid {hog}) " in summary, summary  # the hog that held its queue (named before exec)
+    assert "who held it is not known" in summary
