@@ -194,6 +194,12 @@ X86_64_REGIONS: tuple[tuple[int, int, str, str, bool], ...] = (
 )  # fmt: skip
 
 
+def kaslr_moves(value: int) -> bool:
+    """Whether a value is in an x86-64 range KASLR moves (:data:`X86_64_REGIONS`): what :func:`kernel_region` says
+    of it depends on what the log shows of KASLR."""
+    return any(start <= value < end and moves for start, end, _, _, moves in X86_64_REGIONS)
+
+
 def kernel_region(value: int, kaslr_off: str | None = None, kaslr_on: str | None = None) -> str | None:
     """Which x86-64 kernel range (:data:`X86_64_REGIONS`) a value is in, or None (a hole, or not a kernel address).
 

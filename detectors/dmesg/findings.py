@@ -703,7 +703,19 @@ def kaslr_by_boot(
     the panic that printed "Kernel Offset: disabled" did not know it)."""
     from detectors.dmesg.why import kaslr_said
 
-    seen = [*read, *((report_boot_line(r), n, t) for r in reports for n, t in r.lines if "Kernel Offset: " in t)]
+    seen = list(read)
+    # A report's own lines: those of the report it repeats, moved (a repeat's lines are made when read, and a repeat
+    # that has made them is no longer listed as one: detectors/dmesg/repeat.py), looked for once per report read.
+    offsets: dict[int, list[tuple[int, str]]] = {}
+    for r in reports:
+        source = origin(r)
+        found = offsets.get(id(source))
+        if found is None:
+            first = source.start_line
+            found = offsets[id(source)] = [(n - first, t) for n, t in source.lines if "Kernel Offset: " in t]
+        if found:
+            boot, first = report_boot_line(r), r.start_line
+            seen.extend((boot, first + at, t) for at, t in found)
     out: dict[int, tuple[bool, str]] = {}
     for boot, line, text in sorted(seen):
         said = kaslr_said(line, text)
@@ -719,8 +731,10 @@ def explain_reports(
 
     A repeat (:func:`detectors.dmesg.repeat.origin`) has the text of the report it repeats but for the
     printk times, and the reading keeps lines as offsets: it holds for every repeat with the same lines
-    above its header (and of a boot that shows the same of KASLR).  ``kaslr``: what the scanner read of KASLR
-    outside the reports (:func:`kaslr_by_boot`).
+    above its header, but for one whose facts say what the report's boot shows of KASLR
+    (``ReportWhy.kaslr_read``: cited by its line, which is another for another boot's repeat): that one holds for
+    the repeats of boots that show the same.  ``kaslr``: what the scanner read of KASLR outside the reports
+    (:func:`kaslr_by_boot`).
     """
     reports = list(reports)
     if not reports:
@@ -728,23 +742,33 @@ def explain_reports(
     from detectors.dmesg.why import explain
 
     boots = kaslr_by_boot(reports, kaslr)
-    cache: dict[tuple[int, tuple[str, ...], tuple[bool, str] | None], ReportWhy] = {}
-    # The same, by the preamble's lines as printed (times and all): equal texts have equal bodies, and a repeat of a
-    # report's bytes has its preamble's texts too (their bodies' parse, ~2 us a line, is for the first of them).
-    printed: dict[tuple[int, tuple[str, ...], tuple[bool, str] | None], ReportWhy] = {}
+    # The key of a reading: the report repeated and the bodies of the lines above its header.  A repeat of a
+    # report's bytes has its preamble's texts too: the key by those texts as printed (times and all; equal texts
+    # have equal bodies), their bodies' parse (~2 us a line) for the first of them.
+    keys: dict[tuple[int, tuple[str, ...]], tuple[int, tuple[str, ...]]] = {}
+    # Each key's reading, with what its boot showed of KASLR; and, where the reading says it, the readings of the
+    # report's repeats in boots that show otherwise (each a key and what its boot shows).
+    read: dict[tuple[int, tuple[str, ...]], tuple[ReportWhy, tuple[bool, str] | None]] = {}
+    by_boot: dict[tuple[tuple[int, tuple[str, ...]], tuple[bool, str] | None], ReportWhy] = {}
     out: dict[int, ReportWhy] = {}
     for report in reports:
         source = id(origin(report))
         boot = boots.get(report_boot_line(report)) if boots else None
-        texts = (source, tuple([text for _, text in report.preamble]), boot)
-        why = printed.get(texts)
-        if why is None:
+        texts = (source, tuple([text for _, text in report.preamble]))
+        key = keys.get(texts)
+        preamble = None
+        if key is None:
             preamble = [parse_line(n, text) for n, text in report.preamble]  # (explain's, not parsed again)
-            key = (source, tuple([line.body for line in preamble]), boot)
-            why = cache.get(key)
-            if why is None:
-                why = cache[key] = explain(report, preamble, boot)
-            printed[texts] = why
+            key = keys[texts] = (source, tuple([line.body for line in preamble]))
+        held = read.get(key)
+        if held is None:
+            why = explain(report, preamble, boot)
+            read[key] = (why, boot)
+        elif not held[0].kaslr_read or held[1] == boot:
+            why = held[0]
+        else:
+            again = by_boot.get((key, boot))
+            why = by_boot[(key, boot)] = explain(report, preamble, boot) if again is None else again
         out[report.start_line] = why
     _read_hung_passes(reports, out)
     _link_panics(reports, out)

@@ -77,6 +77,13 @@ def die_line(report: KernelReport) -> tuple[int, str] | None:
     """The report's first line printing a die counter (``[#N]``), as (number, text): it is an oops."""
     if report.is_event:
         return None
+    found = report.repeats()
+    if found is not None:
+        # A repeat of another report's bytes: that report's line, moved.  Its own lines are made when read, and a
+        # repeat that has made them is no longer listed as one (forensics/report/dmesg_json.py ListedRepeat).
+        old, delta = found
+        line = die_line(old)
+        return None if line is None else (line[0] + delta, line[1])
     return next(((n, t) for n, t in report.lines if "[#" in t and _DIE_COUNTER.search(t)), None)
 
 

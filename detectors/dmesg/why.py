@@ -73,6 +73,7 @@ from detectors.pointers import (
     ValueKind,
     ascii_text,
     classify_value,
+    kaslr_moves,
     kernel_region,
 )
 from forensics import regexcache as rc
@@ -164,6 +165,7 @@ class _Reading:
     arch: str | None = None  # the architecture its registers name (:func:`report_arch`); None: no user/kernel claim
     kaslr_off: str | None = None  # what in its boot's lines shows KASLR off (:func:`kaslr_off`); None: not shown
     kaslr_on: str | None = None  # what in its boot's lines shows KASLR on (a "Kernel Offset: 0x..." line), cited
+    kaslr_read: bool = False  # whether a fact says what its boot shows of KASLR (:meth:`pointer`)
     _blob: bytes | None = None
 
     def blob(self) -> bytes:
@@ -171,6 +173,13 @@ class _Reading:
         if self._blob is None:
             self._blob = self.text.encode()
         return self._blob
+
+    def pointer(self, value: int) -> str:
+        """:func:`pointer_class` of a value on the report's architecture, with what its boot shows of KASLR; noted
+        (``kaslr_read``) where the words depend on it: an x86-64 address in a range KASLR moves."""
+        if self.arch == "x86_64" and kaslr_moves(value):
+            self.kaslr_read = True
+        return pointer_class(value, self.arch, self.kaslr_off, self.kaslr_on)
 
     def add(self, name: str, value: FactValue | None, line: LogLine) -> None:
         if value is not None and value != "":
@@ -1471,7 +1480,7 @@ def _list_corruption(r: _Reading) -> None:
                 found = 0 if m.group(4) == "(null)" else log_hex(m.group(4))
                 if found is not None:
                     r.add("found", f"{found:#x}", line)
-                    r.add("found is", pointer_class(found, r.arch, r.kaslr_off, r.kaslr_on), line)
+                    r.add("found is", r.pointer(found), line)
                 if m.group(6):
                     r.add(m.group(5), f"0x{m.group(6)}", line)
             elif m.group(7):
@@ -1480,11 +1489,11 @@ def _list_corruption(r: _Reading) -> None:
                 found = 0 if m.group(10) == "(null)" else log_hex(m.group(10))
                 if found is not None:
                     r.add("found", f"{found:#x}", line)
-                    r.add("found is", pointer_class(found, r.arch, r.kaslr_off, r.kaslr_on), line)
+                    r.add("found is", r.pointer(found), line)
             else:
                 r.add("pointer", m.group(11), line)
                 r.add("found", "0x0", line)
-                r.add("found is", pointer_class(0, r.arch, r.kaslr_off, r.kaslr_on), line)
+                r.add("found is", r.pointer(0), line)
             return
         if (m := _LIST_DOUBLE_ADD.search(body)) is not None:
             r.add("operation", "list_add", line)
@@ -1635,9 +1644,7 @@ def _fault(r: _Reading) -> None:
                 r.add("address", m.group(1), line)
                 r.add(
                     "address is",
-                    pointer_class(a, r.arch, r.kaslr_off, r.kaslr_on)
-                    if (a := log_hex(m.group(1))) is not None
-                    else None,
+                    r.pointer(a) if (a := log_hex(m.group(1))) is not None else None,
                     line,
                 )
             r.add("error code", f"0x{m.group(2)}", line)
@@ -1653,7 +1660,7 @@ def _fault(r: _Reading) -> None:
             r.add("fault", "page fault", line)
             if address is not None:
                 r.add("address", f"{address:#x}", line)
-                r.add("address is", pointer_class(address, r.arch, r.kaslr_off, r.kaslr_on), line)
+                r.add("address is", r.pointer(address), line)
         elif "#PF:" in body and (m := _PF_ACCESS.search(body)) is not None:
             r.add("access", m.group(2), line)
             # What the kernel printed: "supervisor write access in kernel mode", "supervisor instruction fetch in
@@ -1879,14 +1886,14 @@ def _code_facts(r: _Reading) -> None:
         # A KASAN kernel's check of an address: the byte at (address >> 3) + KASAN_SHADOW_OFFSET.
         register, address = checked
         r.facts.append(_fact("KASAN checks", f"{register} << 3 = {address:#x}", at))
-        r.facts.append(_fact("checked address is", pointer_class(address, r.arch, r.kaslr_off, r.kaslr_on), at))
+        r.facts.append(_fact("checked address is", r.pointer(address), at))
     elif code.base and code.base_value is not None:
         # a register's value is cited by the line of the register dump that prints it, not the Code: line
         r.facts.append(_fact("base register", f"{code.base} = {code.base_value:#x}", code.register_at(code.base)))
         r.facts.append(
             _fact(
                 "base register is",
-                pointer_class(code.base_value, r.arch, r.kaslr_off, r.kaslr_on),
+                r.pointer(code.base_value),
                 code.register_at(code.base),
             )
         )
@@ -3775,7 +3782,8 @@ def explain(
     cls = None if found is None else found.name
     return _new_tuple(ReportWhy, (
         cls, tuple(r.facts), tuple(r.stacks), tuple(r.locks), tuple(r.cpus), tuple(r.tasks), tuple(r.consumers),
-        tuple(r.zones), r.code, cause, cause_at, (), "" if cause is not None else _no_cause(r, found)))  # fmt: skip
+        tuple(r.zones), r.code, cause, cause_at, (), "" if cause is not None else _no_cause(r, found),
+        r.kaslr_read))  # fmt: skip
 
 
 def _no_cause(r: _Reading, found: Extractor | None) -> str:

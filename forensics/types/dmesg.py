@@ -472,6 +472,10 @@ class ReportWhy(NamedTuple):
     #: Why no cause is stated (``cause`` None): what the log lacks to establish one, said as "not available: why"
     #: rather than left silent (a reading of no known class, or one whose facts match no cause rule).
     no_cause: str = ""
+    #: Whether a fact says what the report's boot shows of KASLR (an x86-64 address in a range KASLR moves, named
+    #: with the line that shows KASLR off or on): the reading holds for the repeats of its report in boots that
+    #: show the same only; the others' does for every repeat (detectors/dmesg/findings.py explain_reports).
+    kaslr_read: bool = False
 
     def fact(self, name: str) -> FactValue | None:
         """The first value read of that name, or None (a fact not available is no value)."""

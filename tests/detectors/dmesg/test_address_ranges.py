@@ -146,3 +146,34 @@ def test_kaslr_on_is_cited_where_the_log_shows_it(tmp_path: Path) -> None:
     assert (
         f"not known here (KASLR on (line {line}: the log's 'Kernel Offset: 0x...'), and the log does not print" in said
     )
+
+
+def test_repeats_in_boots_that_show_kaslr_by_lines_of_their_own_share_a_reading_that_does_not_cite_it(
+    tmp_path: Path,
+) -> None:
+    """Each boot's KASLR line (here each copy's own "Kernel Offset:" line) was part of the key of a reading: every
+    repeat of a report in another boot was read again, its lines made, and no longer listed as a repeat
+    (tests/forensics/report/test_dmesg_document.py: 0 listed repeats of null_deref_x86.log x4, 2 before).  A reading
+    that names no address in a range KASLR moves holds for every repeat; one that does cites each boot's line (read
+    again for each boot, its lines made)."""
+    boot = BOOT.format(kaslr="")
+    for address, cites in (("0000000000000010", False), (VMALLOC, True)):
+        copy = boot + X86_FAULT.format(address=address) + KASLR_ON
+        path = tmp_path / f"{address}.log"
+        path.write_text(copy * 4)
+        result = triage_file(str(path))
+        assert len(result.reports) == 4
+        whys = [result.whys[r.start_line] for r in result.reports]
+        said = [str(why.fact("address is")) for why in whys]
+        if cites:  # each copy's "Kernel Offset:" line, its last
+            lines = [k * copy.count("\n") for k in (1, 2, 3, 4)]
+            cited = [
+                f"(KASLR on (line {n}: the log's 'Kernel Offset: 0x...')" in x for n, x in zip(lines, said, strict=True)
+            ]
+            assert cited == [True] * 4
+        else:
+            assert said[0].startswith("NULL plus an offset")
+            assert [r.repeats() is not None for r in result.reports][1:3] == [True, True]  # listed as repeats
+            assert whys[1] is whys[0] and whys[2] is whys[0]  # the repeats' reading: read once
+            assert whys[3] == whys[0]  # (the last copy, built from its own lines, read again: the same)
+        assert [why.kaslr_read for why in whys] == [cites] * 4
