@@ -175,6 +175,7 @@ def examined_markdown(inc: Incident) -> list[str]:
 def _host_table(inc: Incident) -> list[str]:
     return ["| | |", "|---|---|", f"| Host | {md_escape(str(inc.host))} |",
             f"| Kernel | {md_escape(str(inc.kernel_release))} |", f"| Boot time | {md_escape(_boot_text(inc))} |",
+            f"| Time window | {md_escape(str(inc.window))} |",  # with what it leaves out (TimeWindow.__str__)
             f"| kforensic | {md_escape(inc.tool_version)} |", ""]  # fmt: skip
 
 

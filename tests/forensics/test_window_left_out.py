@@ -4,9 +4,17 @@ trace and the profile, recorded minutes later, lay outside it unsaid)."""
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 from forensics.model import Clock, Incident, NotAvailable, SourceRecord, Timestamp, TimeWindow
 from forensics.report.html import render_html
 from forensics.serialize import incident_from_dict, incident_to_dict
+from tests.forensics.commands.test_slabwatch_cli import kforensic
+
+REPO = Path(__file__).resolve().parents[2]
+SNAPSHOTS = REPO / "vmcore_fixtures" / "cases" / "08-slab-leak" / "snapshots"
+TRACE = REPO / "tests" / "data" / "traces" / "kf.ftrace.txt.gz"
 
 
 def _incident(path: str, start: float, end: float, clock: Clock) -> Incident:
@@ -41,3 +49,19 @@ def test_a_trace_alone_is_its_own_window_and_nothing_is_left_out() -> None:
     assert isinstance(merged.window, TimeWindow) and merged.window.left_out == ()
     assert "not placed" not in str(merged.window)
     assert "left_out" not in incident_to_dict(merged)["window"]  # documents without one are as before
+
+
+def test_the_reports_markdown_names_the_window_and_the_trace_it_leaves_out(tmp_path: Path) -> None:
+    """``kforensic report``'s own markdown had no window row (the diff review of 2026-12-07, 5): a store's window on
+    the wall clock, the bundled trace on its tracer's clock beside it."""
+    store = tmp_path / "slab.db"
+    made = kforensic("slab-import", str(SNAPSHOTS), "--store", str(store), "--no-analysis")
+    assert made.returncode == 0, made.stderr
+    done = kforensic("report", "--store", str(store), "--trace", str(TRACE), "-f", "md")
+    assert done.returncode in (0, 1), done.stderr
+    (row,) = [line for line in done.stdout.splitlines() if line.startswith("| Time window |")]
+    assert re.fullmatch(
+        r"\| Time window \| 2026-12-02T20:16:30\+00:00 – 2026-12-02T20:18:03\+00:00 "
+        r"\(not placed on it: kf\.ftrace\.txt\.gz: a tracer's own clock\) \|",
+        row,
+    ), row
