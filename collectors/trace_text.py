@@ -240,23 +240,23 @@ class TraceParser:
         for line in lines:
             line_no += 1
             p = line.find(b": ")
+            if p >= 0 and line[:1] != b"#":
+                # The timestamp's ": ", not one of an instance prefix ("trace1: comm-pid [000] ts:") or a comm's.
+                p = _timestamp_end(line, p)
             if p < 0 or line[:1] == b"#":
-                if b"LOST" in line or b"DROPPED" in line:
+                # No event: a marker or a header, also behind trace-cmd's instance prefix ("inst: CPU:1 [372
+                # EVENTS DROPPED]"), or garbage.
+                body = _unprefixed(line)
+                if b"LOST" in body or b"DROPPED" in body:
                     self._line_no = line_no
                     append(self._lost(line, line_no))
                     n_lost += 1
-                elif line.strip() == b"" or line.startswith((b"#", b"cpus=", b"CPU ", b"version =")):
+                elif line.strip() == b"" or body.startswith((b"#", b"cpus=", b"CPU ", b"version =")):
                     self._line_no = line_no
-                    self._header(line)
+                    self._header(body)
                 else:
                     self._malformed(line_no, line)
                 continue
-            if not 48 <= line[p - 1] <= 57:
-                # Not the timestamp's colon: an instance prefix ("inst: comm-pid [000] ts:") or a comm with ": ".
-                p = _timestamp_end(line, p)
-                if p < 0:
-                    self._malformed(line_no, line)
-                    continue
             q = line.find(b": ", p + 2)
             if q < 0:
                 if b" <-" in line:  # the function tracer: "ts: func <-parent"
@@ -428,8 +428,28 @@ def _fused_cpu(line: bytes, s: int) -> int:
     return int(tok[:i])
 
 
+def _unprefixed(line: bytes) -> bytes:
+    """``line`` without trace-cmd's instance prefix (``inst: ``, padded: the name of a ``-B`` buffer, no spaces in
+    it); ``line`` itself when it has none."""
+    p = line.find(b": ")
+    name = line[:p].lstrip()
+    if p < 0 or not name or line[:1] == b"#" or b" " in name:
+        return line
+    return line[p + 2 :].lstrip(b" ")
+
+
 def _timestamp_end(line: bytes, p: int) -> int:
-    """Position of the ``: `` that ends the timestamp (after a digit), or -1."""
-    while p >= 0 and not (p > 0 and 48 <= line[p - 1] <= 57):
+    """Position of the first ``: `` (from ``p``) that ends a timestamp, or -1.
+
+    A timestamp is a word of digits with at most one dot (``1240.024383``; a counter clock prints only digits),
+    with a space before it: what comes first on a line is the task or trace-cmd's ``-B`` instance name
+    (``ue15:``, ``trace1:``, ``a:1:``, any text but ``/``), never the time.
+    """
+    while p >= 0:
+        if p > 0 and 48 <= line[p - 1] <= 57:
+            s = line.rfind(b" ", 0, p)
+            word = line[s + 1 : p]
+            if s >= 0 and 48 <= word[0] <= 57 and word.count(b".") <= 1 and word.replace(b".", b"").isdigit():
+                return p
         p = line.find(b": ", p + 2)
     return p
