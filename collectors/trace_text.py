@@ -37,7 +37,15 @@ from collectors.trace_payloads import (
     pid_prio_comm,
 )
 from forensics.gcpause import gc_paused
-from forensics.types.trace import EVENT_KINDS, SKIPPED, Kind, ParseCounts, TraceEvent, make_event
+from forensics.types.trace import (
+    EVENT_KINDS,
+    PERF_LOSS_UNKNOWN,
+    SKIPPED,
+    Kind,
+    ParseCounts,
+    TraceEvent,
+    make_event,
+)
 
 __all__ = ["TraceParser"]
 _make = make_event
@@ -191,8 +199,11 @@ class TraceParser:
         self.counts.comments += n
         self.counts.lines = self._line_no
 
-    def _detect_layout(self, line: bytes, ts_start: int) -> bool:
-        """True when the CPU is fused with the flags (``trace-cmd report -l``)."""
+    def _detect_layout(self, line: bytes, ts_start: int, name: bytes) -> bool:
+        """True when the CPU is fused with the flags (``trace-cmd report -l``).  The first time, a ``system:event``
+        ``name`` tells perf script text, whose losses are unknown unless it shows them (ParseCounts.loss_unknown)."""
+        if self._fused is None and b":" in name:
+            self.counts.loss_unknown = PERF_LOSS_UNKNOWN
         head = line[:ts_start]
         right = head.rfind(b"]")
         fused = not (right > 0 and head[head.rfind(b"[", 0, right) + 1 : right].strip().isdigit())
@@ -263,6 +274,9 @@ class TraceParser:
                     n_events += 1
                     unknown[b"(function)"] = unknown.get(b"(function)", 0) + 1
                     skip(line, line_no, p)
+                elif line[p + 2 :].lstrip(b" ").startswith(b"PERF_RECORD_LOST "):
+                    append(self._perf_lost(line, line_no, p))
+                    n_lost += 1
                 else:
                     self._malformed(line_no, line)
                 continue
@@ -292,7 +306,7 @@ class TraceParser:
                 if cpu >= 0:
                     pass
                 elif fused is None or (not fused and line.rfind(b"]", 0, s) < 0):
-                    fused = self._detect_layout(line, s)
+                    fused = self._detect_layout(line, s, name)
                     col = self._cpu_col
                     cpu = -1
                 if cpu >= 0:
@@ -372,6 +386,19 @@ class TraceParser:
         ev = skipped_event(line, line_no, p, self._fused, cpu)
         if ev is not None:
             self.counts.skipped(ev)
+
+    def _perf_lost(self, line: bytes, line_no: int, p: int) -> TraceEvent:
+        """``perf script --show-lost-events``'s ``comm pid [001] ts: PERF_RECORD_LOST lost 2517`` (``p``: the ``: ``
+        after its timestamp): the kernel lost that many records of the CPU's buffer before this time (a full ring
+        buffer), a marker like tracefs's ``[LOST N EVENTS]`` (its time unused, as theirs: the loss is before it)."""
+        counts = self.counts
+        counts.lost_markers += 1
+        at = skipped_event(line, line_no, p, self._fused)
+        words = line[p + 2 :].split()
+        lost = int(words[2]) if len(words) > 2 and words[1] == b"lost" and words[2].isdigit() else 0
+        counts.lost_events += lost
+        cpu = -1 if at is None else at.cpu
+        return _make((int(Kind.LOST), -1.0, cpu, line_no, line, lost, 0, b"", b"", 0, 0, b""))
 
     def _lost(self, line: bytes, line_no: int) -> TraceEvent:
         """A lost-events marker such as ``CPU:1 [LOST 42 EVENTS]``; the CPU is -1 when not printed."""

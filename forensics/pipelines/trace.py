@@ -281,8 +281,11 @@ def examined_trace(
         could_not.append(
             f"anything inside the tracer's {cov.lost_markers:,} gap(s): {lost} lost{of_all} (a full ring buffer, or "
             "a packet lost on its way to the file)" + (f": {where}" if where else "") + "; "
-            "record with larger buffers (trace-cmd record -b, lttng enable-channel --subbuf-size) or fewer events"
+            "record with larger buffers (trace-cmd record -b, perf record -m, lttng enable-channel --subbuf-size) or "
+            "fewer events"
         )
+    elif cov.lost_unknown:
+        could_not.append(f"whether events were lost: unknown ({cov.lost_unknown})")
     kinds_said = f"; event kinds: {', '.join(present) or 'none the analysis uses'}"
     if read:  # a window: the kinds read in the trace, and which of them give figures in the window
         in_window = [

@@ -36,6 +36,7 @@ _OTHER_LINES = st.sampled_from(
         b"   ",
         b"garbage: line",
         b"  inst0: CPU:1 [7 EVENTS DROPPED]",
+        b"          python 25458 [000]  2227.341619: PERF_RECORD_LOST lost 71",
     ]
 )
 # trace-cmd's -B instance prefixes: a name may end in digits, hold colons, be all digits (not a timestamp: first).

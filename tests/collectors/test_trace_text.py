@@ -126,7 +126,12 @@ def test_headers_lost_markers_and_unknown_events_are_counted() -> None:
 
 @pytest.mark.parametrize(
     ("marker", "cpu", "lost"),
-    [("CPU:2 [LOST 17 EVENTS]", 2, 17), ("CPU:3 [123 EVENTS DROPPED]", 3, 123), ("CPU 1 [LOST EVENTS]", 1, 0)],
+    [
+        ("CPU:2 [LOST 17 EVENTS]", 2, 17),
+        ("CPU:3 [123 EVENTS DROPPED]", 3, 123),
+        ("CPU 1 [LOST EVENTS]", 1, 0),
+        ("          python 25458 [003]  2227.341619: PERF_RECORD_LOST lost 71", 3, 71),  # perf --show-lost-events
+    ],
 )
 def test_lost_event_markers(marker: str, cpu: int, lost: int) -> None:
     (ev,), parser = parse(marker + "\n")

@@ -19,6 +19,7 @@ import pytest
 
 from detectors.sched import rules
 from forensics.model import finding_id
+from forensics.types.trace import PERF_LOSS_UNKNOWN
 from tests.detectors.sched.traces import recorded, rt_after_fork_text, write_scenario
 from tests.helpers import Ran, cli_run
 
@@ -805,3 +806,31 @@ def test_a_wakeup_whose_switch_in_could_not_be_seen_is_said_unknown_and_raises_n
     assert titles == ["Wakeup latency: qemu-system-x86 waited 14.742 ms to run, behind kf_hog"]
     whole = json.loads(run_once(kf, str(ftrace), "-f", "json").stdout)
     assert not any("wakeups_unknown" in t for t in whole["tasks"])
+
+
+def test_perf_losses_are_read_or_said_unknown(tmp_path: Path, kf: Run) -> None:
+    """ue15 #2: perf script text of a recording that lost events said "0 events lost" (perf report --stats: 2 LOST
+    events), and the PERF_RECORD_LOST lines of --show-lost-events were malformed lines.  Real recording:
+    record-perf-lost.sh (perf record -m 1 -a; 71 and 12 events lost on CPU0, lines 8 and 898)."""
+    shown = recorded("kf.perf-lost.txt", tmp_path)
+    res = kf(str(shown), "-f", "json")
+    assert res.returncode == 0, res.stderr
+    doc = json.loads(res.stdout)
+    cov = doc["coverage"]
+    assert (cov["lost_markers"], cov["lost_events"]) == (2, 83)
+    assert "CPU0 lost 71 events between its first event and line 9" in cov["note"]
+    assert "CPU0 lost 12 events between line 894 at 2227.719607 and line 899" in cov["note"]
+    assert doc["parse"]["malformed_lines"] == 0
+    assert all(f["confidence"] <= 0.75 for f in doc["incident"]["findings"] if f["kind"].startswith("sched-"))
+    # The same recording printed by perf script without --show-lost-events: the loss is not known, not 0.
+    hidden = tmp_path / "hidden.txt"
+    hidden.write_text("".join(ln for ln in shown.read_text().splitlines(True) if "PERF_RECORD_LOST" not in ln))
+    res = kf(str(hidden))
+    assert res.returncode == 0, res.stderr
+    assert "0 lost-event markers (events lost: unknown)" in res.stdout and "0 events lost" not in res.stdout
+    assert "whether events were lost: unknown (perf script text shows the events perf lost" in res.stdout
+    cov = json.loads(kf(str(hidden), "-f", "json").stdout)["coverage"]
+    assert cov["lost_events"] == {"not_available": PERF_LOSS_UNKNOWN}
+    # Text that would show its losses (tracefs, trace-cmd report) says how many: 0.
+    ftrace = json.loads(kf(str(recorded("kf.ftrace.txt", tmp_path)), "-f", "json").stdout)["coverage"]
+    assert ftrace["lost_events"] == 0
