@@ -16,14 +16,14 @@ import subprocess
 import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import BinaryIO
+from typing import BinaryIO, NamedTuple
 
 from collectors.binary_formats import TEXT_SAMPLE, TextInput, not_text, refusal
 from collectors.inputs import TrackedInput, open_input, sniff_compression
 from forensics.errors import InputError
-from forensics.model import SourceRecord
+from forensics.model import NotAvailable, SourceRecord
 from forensics.output import open_output
 
 TRACE_DAT_MAGIC = b"\x17\x08Dtracing"
@@ -66,6 +66,42 @@ class MappedText:
             yield chunk
 
 
+class NamedSystem(NamedTuple):
+    """The machine a recording names: its host and kernel release, and where they were read."""
+
+    host: str
+    release: str
+    where: str  # "its UNAME option (trace-cmd dump --options)"
+
+
+#: Why a text trace names no machine: its lines hold none (a trace.dat, an LTTng trace's metadata do).
+TEXT_NAMES_NONE = "trace text names no host or kernel (a trace.dat's UNAME option and an LTTng trace's metadata do)"
+UNAME_OPTION = "[Option UNAME"  # trace-cmd dump --options: the line before the text of uname -s -n -r -m
+
+
+def trace_dat_system(path: Path) -> NamedSystem | NotAvailable:
+    """The host and kernel release a trace.dat records: trace-cmd writes ``uname -s -n -r -m`` of the machine that
+    recorded it into its UNAME option (``Linux vm 6.18.44-fc-v1300 x86_64``), read with ``trace-cmd dump --options``
+    (an argument list, never a shell).  Not available, with why, when trace-cmd or the option is missing."""
+    exe = shutil.which("trace-cmd")
+    if exe is None:
+        return NotAvailable("trace-cmd is not installed to read the trace.dat's UNAME option")
+    try:
+        done = subprocess.run([exe, "dump", "--options", "-i", str(path)], capture_output=True, timeout=60, check=False)
+    except (OSError, subprocess.TimeoutExpired) as err:
+        return NotAvailable(f"trace-cmd dump --options failed: {err}")
+    lines = done.stdout.decode("utf-8", "replace").splitlines()
+    at = next((i for i, line in enumerate(lines) if line.strip().startswith(UNAME_OPTION)), -1)
+    if at < 0 or at + 1 >= len(lines):
+        return NotAvailable("the trace.dat records no UNAME option (trace-cmd dump --options)")
+    words = lines[at + 1].split()
+    if len(words) < 3:
+        return NotAvailable(f"the trace.dat's UNAME option {lines[at + 1].strip()!r} names no host and release")
+    return NamedSystem(
+        words[1], words[2], f"the trace.dat's UNAME option {lines[at + 1].strip()!r} (trace-cmd dump --options)"
+    )
+
+
 @dataclass
 class TraceStream:
     """An open trace: the name its evidence cites, its text chunks, and how it was read."""
@@ -77,6 +113,8 @@ class TraceStream:
     # The text's first bytes (up to TEXT_SAMPLE, decompressed), kept from the read itself: what the input is, when it
     # is refused, is judged from them; a FIFO, standard input or a device is never opened a second time.
     head: bytes = b""
+    # The machine the recording names (a trace.dat's UNAME option), or why not (a text trace names none).
+    system: NamedSystem | NotAvailable = field(default_factory=lambda: NotAvailable(TEXT_NAMES_NONE))
 
 
 def _chain(first: bytes, rest: Iterator[bytes]) -> Iterator[bytes]:
@@ -167,13 +205,14 @@ def open_trace(name: str, save_text: Path | None = None) -> Iterator[TraceStream
             text = _chain(first, chunks)
             source = tracked.source
         head = b"" if kind.startswith("trace.dat") else first[:TEXT_SAMPLE]
+        system = trace_dat_system(Path(name)) if kind.startswith("trace.dat") else NotAvailable(TEXT_NAMES_NONE)
         if save_text is None:
-            yield TraceStream(source, kind, text, records, head)
+            yield TraceStream(source, kind, text, records, head, system)
         else:
             # The one writer: a temporary file renamed into place when the trace was read to the end,
             # so a failed run (a full disk, a bad trace) leaves an earlier saved text as it was.
             with open_output(save_text) as out:
-                yield TraceStream(str(save_text), kind, _copy_to(text, out), records, head)
+                yield TraceStream(str(save_text), kind, _copy_to(text, out), records, head, system)
         if not records:
             records.append(tracked.record())
 

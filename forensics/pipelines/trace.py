@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from collectors.span_windows import WindowKeeper
     from collectors.spans import KernelKeeper
     from collectors.trace_columns import Scan
+    from collectors.trace_input import NamedSystem
     from detectors.sched.analyzer import BatchAnalyzer
     from detectors.sched.engine import FastAnalyzer
     from forensics.aot import Group
@@ -469,16 +470,28 @@ def _named_preemption(session: Session | None, declared: str, release: str) -> t
     return built.model, f"read from {said}" if built.model else f"{said}: {built.why}"
 
 
-def _named_system(ctf: CtfRead | None) -> tuple[str | NotAvailable, str | NotAvailable, BootTime | NotAvailable | None]:
+def _named_system(
+    ctf: CtfRead | None, system: NamedSystem | NotAvailable
+) -> tuple[str | NotAvailable, str | NotAvailable, BootTime | NotAvailable | None]:
     """The host, kernel release and boot time the trace names: an LTTng trace's metadata names the first two
-    (env.hostname, env.kernel_release), its clock's offset the boot's UTC; a text trace none (boot: None, the
-    incident's own "no input records when the kernel booted")."""
+    (env.hostname, env.kernel_release), its clock's offset the boot's UTC; a trace.dat the first two (``system``: its
+    UNAME option); a text trace none (boot: None, the incident's own "no input records when the kernel booted")."""
     if ctf is None:
-        return NotAvailable("a trace does not name its host"), NotAvailable("a trace does not name its kernel"), None
+        if isinstance(system, NotAvailable):
+            return system, system, None
+        return system.host, system.release, None
     from collectors.ctf.reader import named_system, session_boot_time
 
     host, kernel = named_system(ctf.session)
     return host, kernel, session_boot_time(ctf.session)
+
+
+def _with_system(examined: Examined, system: NamedSystem | NotAvailable) -> Examined:
+    """``examined`` citing where the host and kernel release it names were read (a trace.dat's UNAME option)."""
+    if isinstance(system, NotAvailable):
+        return examined
+    said = f"; host {system.host}, kernel {system.release} read from {system.where}"
+    return replace(examined, what=examined.what + said)
 
 
 def _syscall_latency(ctf: CtfRead, analysis: TraceAnalysis) -> SyscallLatency | None:
@@ -629,7 +642,7 @@ def analyse_trace_file(
         findings = [*findings, *span_found]
     # Threads that serve request spans are latency-sensitive waiters (detectors/sched/harm.py).
     tids = frozenset(s.tid for s in span_report.spans) if span_report is not None else frozenset()
-    host, kernel, boot = _named_system(ctf)
+    host, kernel, boot = _named_system(ctf, stream.system)
     # The kernel's preemption model (declared, or from the kernel log beside the trace) sets an RT task's promise;
     # its release, when named, whether the fair class is CFS or EEVDF (a CFS task's yardstick).
     # The release the trace names (an LTTng session's) over one declared (--kernel-release, a report's kernel log).
@@ -649,7 +662,11 @@ def analyse_trace_file(
         sources=tuple(stream.records),
         findings=tuple(findings),
         tool_version=__version__,
-        examined=(examined_trace(stream.name, analysis, parse, span_report, opts.slow_ms, syscall_table),),
+        examined=(
+            _with_system(
+                examined_trace(stream.name, analysis, parse, span_report, opts.slow_ms, syscall_table), stream.system
+            ),
+        ),
     )
     incident = incident if boot is None else replace(incident, boot_time=boot)
     if png is not None:
