@@ -4,7 +4,9 @@ Every form is turned into a stream of byte chunks of trace text; nothing is
 read whole into memory.  A ``trace.dat`` (trace-cmd's binary format, told by
 its magic bytes) is converted by running ``trace-cmd report -i FILE`` (an
 argument list, never a shell), so it needs trace-cmd installed; without it
-the error says so in one line.
+the error says so in one line.  A ``perf.data`` (told by its magic) is converted by
+``perf script --show-lost-events -i FILE``: its PERF_RECORD_LOST lines say what perf lost, per CPU.
+Both name the machine that recorded them (:class:`NamedSystem`).
 """
 
 from __future__ import annotations
@@ -27,6 +29,9 @@ from forensics.model import NotAvailable, SourceRecord
 from forensics.output import open_output
 
 TRACE_DAT_MAGIC = b"\x17\x08Dtracing"
+PERF_DATA_MAGIC = b"PERFILE2"
+#: How a perf.data is read: its losses shown (PERF_RECORD_LOST lines), so a text without one lost nothing.
+PERF_DATA_KIND = "perf.data via perf script --show-lost-events"
 CHUNK = 1 << 20  # bytes per read: per-chunk costs vanish, and what is parsed is still in the CPU cache when analysed
 #: Plain text files from this size are mapped instead of read (MappedText): no copy into read buffers and
 #: batches (0.3-0.5 s of CPU per 870 MB).  Smaller ones are read: mapping costs more than it saves there.
@@ -99,6 +104,35 @@ def trace_dat_system(path: Path) -> NamedSystem | NotAvailable:
         return NotAvailable(f"the trace.dat's UNAME option {lines[at + 1].strip()!r} names no host and release")
     return NamedSystem(
         words[1], words[2], f"the trace.dat's UNAME option {lines[at + 1].strip()!r} (trace-cmd dump --options)"
+    )
+
+
+def perf_data_system(path: Path) -> NamedSystem | NotAvailable:
+    """The host and kernel release a perf.data's header names (``# hostname : vm``, ``# os release : 6.18.44``,
+    read with ``perf report --header-only``, as ``kforensic profile`` reads them)."""
+    from collectors.perf_script import perf_data_system as header
+
+    said = header(path)
+    if said.host is None or said.kernel is None:
+        return NotAvailable("the perf.data header names no host and kernel (perf report --header-only)")
+    return NamedSystem(
+        said.host, said.kernel, f"the perf.data header ({'; '.join(said.lines)}: perf report --header-only)"
+    )
+
+
+def _perf_script(path: Path, records: list[SourceRecord]) -> Iterator[bytes]:
+    """Stream ``perf script --show-lost-events -i path`` (its PERF_RECORD_LOST lines: the events perf lost, per CPU);
+    one-line errors when perf is missing or fails."""
+    from collectors.perf_script import perf_script_chunks
+
+    started = time.monotonic()
+    digest = hashlib.sha256()
+    with path.open("rb") as raw:
+        while block := raw.read(CHUNK):
+            digest.update(block)
+    yield from perf_script_chunks(path, label=str(path), extra=("--show-lost-events",))
+    records.append(
+        SourceRecord(str(path), path.stat().st_size, digest.hexdigest(), round(time.monotonic() - started, 6), None)
     )
 
 
@@ -180,7 +214,7 @@ def open_trace(name: str, save_text: Path | None = None) -> Iterator[TraceStream
         mapped = tracked.mapped(MAP_MIN_BYTES) if save_text is None else None
         if mapped is not None:
             head = mapped[:16]
-            if sniff_compression(head) is None and not head.startswith(TRACE_DAT_MAGIC):
+            if sniff_compression(head) is None and not head.startswith((TRACE_DAT_MAGIC, PERF_DATA_MAGIC)):
                 try:
                     yield TraceStream(
                         tracked.source, "text", MappedText(mapped, tracked), records, mapped[:TEXT_SAMPLE]
@@ -200,12 +234,25 @@ def open_trace(name: str, save_text: Path | None = None) -> Iterator[TraceStream
             kind = "trace.dat via trace-cmd report"
             text: Iterator[bytes] = _trace_cmd_report(Path(name), records)
             source = f"{name} (trace-cmd report)"
+        elif first.startswith(PERF_DATA_MAGIC) and tracked.compression is None:
+            if name == "-":
+                raise InputError("<stdin>: is a perf.data; perf needs it as a file", hint="give the file's path")
+            kind = PERF_DATA_KIND
+            text = _perf_script(Path(name), records)
+            source = f"{name} (perf script)"
         else:
             kind = f"{tracked.compression} text" if tracked.compression else "text"
             text = _chain(first, chunks)
             source = tracked.source
+        # (a perf.data's own head: one that holds no trace events is refused as a perf.data, pipelines/trace.py)
         head = b"" if kind.startswith("trace.dat") else first[:TEXT_SAMPLE]
-        system = trace_dat_system(Path(name)) if kind.startswith("trace.dat") else NotAvailable(TEXT_NAMES_NONE)
+        system = (
+            trace_dat_system(Path(name))
+            if kind.startswith("trace.dat")
+            else perf_data_system(Path(name))
+            if kind == PERF_DATA_KIND
+            else NotAvailable(TEXT_NAMES_NONE)
+        )
         if save_text is None:
             yield TraceStream(source, kind, text, records, head, system)
         else:
@@ -221,7 +268,8 @@ def open_trace(name: str, save_text: Path | None = None) -> Iterator[TraceStream
 TRACE = TextInput(
     "a trace",
     "the trace",
-    "kforensic trace reads ftrace, trace-cmd report or perf script text, a trace.dat or an LTTng trace directory",
+    "kforensic trace reads ftrace, trace-cmd report or perf script text, a trace.dat, a perf.data of trace events "
+    "or an LTTng trace directory",
 )
 
 

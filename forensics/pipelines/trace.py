@@ -79,11 +79,17 @@ def check_trace_text(name: str, counts: ParseCounts, head: bytes) -> None:
         if counts.first_malformed
         else ""
     )
-    if counts.first_malformed and counts.first_malformed[0][1].startswith("PERFILE2"):  # perf's own file format
+    if counts.first_malformed and counts.first_malformed[0][1].startswith("PERFILE2"):  # compressed perf.data
         raise InputError(
-            f"{name}: a perf.data file: kforensic trace reads the text perf script makes of it",
-            hint=f"perf script -i {name} > trace.txt, then kforensic trace trace.txt (a recording of the scheduler: "
-            f"perf record -e 'sched:*' -a); for CPU samples: kforensic profile {name}",
+            f"{name}: a compressed perf.data file: perf reads it uncompressed",
+            hint="decompress it, then kforensic trace FILE (a recording of the scheduler: perf record -e 'sched:*' "
+            "-a); for CPU samples: kforensic profile FILE",
+        )
+    if head.startswith(b"PERFILE2"):  # read with perf script: samples, not trace events
+        raise InputError(
+            f"{name}: a perf.data without trace events{example}: the scheduler analysis needs sched events",
+            hint=f"for its hotspots and flame graph: kforensic profile {name}; for `trace`, record the scheduler: "
+            "perf record -e 'sched:*' -a (or trace-cmd record -e sched -e irq)",
         )
     from collectors.trace_input import not_a_trace
 
@@ -580,7 +586,7 @@ def analyse_trace_file(
         counts = ctf.counts
     else:
         from collectors.trace_columns import BatchParser, read_batches
-        from collectors.trace_input import open_trace
+        from collectors.trace_input import PERF_DATA_KIND, open_trace
 
         with open_trace(trace_file, save_text) as stream:
             chunks: Iterable[bytes] = stream.chunks
@@ -599,6 +605,8 @@ def analyse_trace_file(
                     if analyzer.done:
                         break
             counts = parser.counts
+            if stream.kind == PERF_DATA_KIND:  # perf script was asked to show the losses: none shown, none lost
+                counts.loss_unknown = ""
             # Inside the stream's block: a refused input leaves no --save-text file behind.
             shown = "<stdin>" if trace_file == "-" else trace_file  # the input, not the --save-text copy
             check_trace_text(shown, counts, stream.head)

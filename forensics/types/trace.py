@@ -118,7 +118,7 @@ ASIDE_WAKEUP: Final = "sched_wakeup"  # a sched_wakeup after the sched_waking it
 #: Why the losses of perf script text are unknown when it shows none (ParseCounts.loss_unknown).
 PERF_LOSS_UNKNOWN: Final = (
     "perf script text shows the events perf lost (PERF_RECORD_LOST) only when made with --show-lost-events, and "
-    "this one shows none: make the text with perf script --show-lost-events"
+    "this one shows none: give kforensic trace the perf.data, or make the text with perf script --show-lost-events"
 )
 
 PLUGIN_STATE_LETTERS: dict[bytes, bytes] = {b"W": b"I", b"X": b"Z", b"K": b"D", b"x": b"Z"}

@@ -252,23 +252,50 @@ def test_perf_samples_given_to_trace_are_sent_to_profile(kf: Run) -> None:
     assert f"kforensic profile {samples}" in hint and "perf record -e 'sched:*'" in hint
 
 
-def test_a_perf_data_file_given_to_trace_says_how_to_read_it(tmp_path: Path, kf: Run) -> None:
-    # perf record -e 'sched:*' writes perf.data: the error quoted its binary header as "not trace events".
+def test_a_perf_data_file_is_read_with_its_losses_and_machine(tmp_path: Path, kf: Run) -> None:
+    """perf record -e 'sched:*' writes perf.data: trace refused it (its binary header quoted as "not trace events",
+    later "read the text perf script makes of it"), whose text then could not tell its losses (ue15 #2).  Now it is
+    read through perf script --show-lost-events: its losses are known (0 here, said as 0), its host and kernel read
+    from its header; a perf.data of CPU samples is sent to profile."""
     data = tmp_path / "perf.data"
     made = subprocess.run(
-        ["perf", "record", "-q", "-e", "sched:sched_switch", "-o", str(data), "--", "true"],
+        ["perf", "record", "-q", "-a", "-e", "sched:sched_switch", "-o", str(data), "--", "sleep", "0.05"],
         capture_output=True,
         check=False,
     )
     if made.returncode != 0 or not data.is_file():
         pytest.skip(f"perf record -e sched:sched_switch cannot run here: {made.stderr[-200:]!r}")
-    res = kf(str(data))
+    res = kf(str(data), "-f", "json")
+    assert res.returncode == 0, res.stderr
+    doc = json.loads(res.stdout)
+    assert doc["coverage"]["lost_events"] == 0 and doc["parse"]["malformed_lines"] == 0
+    uname = os.uname()
+    assert (doc["incident"]["host"], doc["incident"]["kernel_release"]) == (uname.nodename, uname.release)
+    assert "read from the perf.data header (# hostname : " in str(doc["incident"]["examined"])
+    samples = tmp_path / "samples.data"
+    made = subprocess.run(
+        [
+            "perf",
+            "record",
+            "-q",
+            "-e",
+            "cpu-clock",
+            "-o",
+            str(samples),
+            "--",
+            "sh",
+            "-c",
+            "i=0; while [ $i -lt 30000 ]; do i=$((i+1)); done",
+        ],
+        capture_output=True,
+        check=False,
+    )
+    assert made.returncode == 0, made.stderr
+    res = kf(str(samples))
     assert res.returncode == 3 and not res.stdout and "Traceback" not in res.stderr
     error, hint = res.stderr.splitlines()[:2]
-    assert (
-        error == f"kforensic: error: {data}: a perf.data file: kforensic trace reads the text perf script makes of it"
-    )
-    assert f"perf script -i {data} > trace.txt" in hint and f"kforensic profile {data}" in hint
+    assert error.startswith(f"kforensic: error: {samples}: a perf.data without trace events (line 1: ")
+    assert f"kforensic profile {samples}" in hint and "perf record -e 'sched:*'" in hint
 
 
 def test_a_binary_file_given_to_trace_is_named_not_quoted(tmp_path: Path, kf: Run) -> None:
