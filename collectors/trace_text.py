@@ -469,14 +469,20 @@ def _timestamp_end(line: bytes, p: int) -> int:
     """Position of the first ``: `` (from ``p``) that ends a timestamp, or -1.
 
     A timestamp is a word of digits with at most one dot (``1240.024383``; a counter clock prints only digits),
-    with a space before it: what comes first on a line is the task or trace-cmd's ``-B`` instance name
-    (``ue15:``, ``trace1:``, ``a:1:``, any text but ``/``), never the time.
+    with something before it: what comes first on a line (after trace-cmd's padding) is the task or trace-cmd's
+    ``-B`` instance name (``ue15:``, ``trace1:``, ``a:1:``, ``  42:``: any text but ``/``), never the time.
     """
     while p >= 0:
         if p > 0 and 48 <= line[p - 1] <= 57:
             s = line.rfind(b" ", 0, p)
             word = line[s + 1 : p]
-            if s >= 0 and 48 <= word[0] <= 57 and word.count(b".") <= 1 and word.replace(b".", b"").isdigit():
+            if (
+                s > 0
+                and line[:s].strip()
+                and 48 <= word[0] <= 57
+                and word.count(b".") <= 1
+                and word.replace(b".", b"").isdigit()
+            ):
                 return p
         p = line.find(b": ", p + 2)
     return p

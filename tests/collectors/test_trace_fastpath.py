@@ -40,7 +40,9 @@ _OTHER_LINES = st.sampled_from(
     ]
 )
 # trace-cmd's -B instance prefixes: a name may end in digits, hold colons, be all digits (not a timestamp: first).
-_PREFIXES = st.sampled_from([b"", b"", b"", b"#", b"inst: ", b"trace1: ", b"  ue15: ", b"a:1: ", b"42: ", b"1.5: "])
+_PREFIXES = st.sampled_from(
+    [b"", b"", b"", b"#", b"inst: ", b"trace1: ", b"  ue15: ", b"a:1: ", b"42: ", b"  42: ", b"1.5: "]
+)
 _SUFFIXES = st.sampled_from([b"", b"", b"", b" ", b"\r", b" extra=1"])
 
 

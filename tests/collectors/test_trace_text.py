@@ -242,7 +242,7 @@ def _key(events: list[TraceEvent]) -> list[tuple[int, float, int, int, bytes]]:
     return [(e.kind, e.ts, e.cpu, e.pid, e.comm) for e in events]
 
 
-@pytest.mark.parametrize("prefix", [b"trace1:", b"inst0:", b"ue15:", b"a:1:", b"42:"])
+@pytest.mark.parametrize("prefix", [b"trace1:", b"inst0:", b"ue15:", b"a:1:", b"42:", b"  7:"])
 def test_an_instance_name_may_end_in_a_digit(prefix: bytes) -> None:
     """The recorded trace-cmd report of a ``-B kforensic_rec`` buffer, its instance renamed: a name ending in a digit
     was taken for the timestamp (every line malformed: "242,128 of 242,128 lines are not trace events")."""
