@@ -80,7 +80,10 @@ class NamedSystem(NamedTuple):
 
 
 #: Why a text trace names no machine: its lines hold none (a trace.dat, an LTTng trace's metadata do).
-TEXT_NAMES_NONE = "trace text names no host or kernel (a trace.dat's UNAME option and an LTTng trace's metadata do)"
+TEXT_NAMES_NONE = (
+    "trace text names no host or kernel (a trace.dat's UNAME option, a perf.data's header and an LTTng trace's "
+    "metadata do)"
+)
 UNAME_OPTION = "[Option UNAME"  # trace-cmd dump --options: the line before the text of uname -s -n -r -m
 
 
