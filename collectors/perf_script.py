@@ -2217,8 +2217,11 @@ def perf_script_chunks(
     warnings: list[str] | None = None,
     label: str | None = None,
     loss: list[SampleLoss] | None = None,
+    extra: tuple[str, ...] = (),
 ) -> Iterator[bytes]:
     """``perf script -i PATH`` output, streamed; raises :class:`InputError` when perf fails or is missing.
+
+    ``extra``: options of perf script (``--show-lost-events``).
 
     ``label`` names the input in errors when ``path`` is a decompressed copy of it.
 
@@ -2237,7 +2240,7 @@ def perf_script_chunks(
     # block perf while this reads its stdout.
     with tempfile.TemporaryFile() as errors:
         proc = subprocess.Popen(
-            [binary, "script", "-i", str(path)], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=errors
+            [binary, "script", *extra, "-i", str(path)], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=errors
         )
         assert proc.stdout is not None
         produced = 0

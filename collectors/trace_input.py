@@ -4,7 +4,9 @@ Every form is turned into a stream of byte chunks of trace text; nothing is
 read whole into memory.  A ``trace.dat`` (trace-cmd's binary format, told by
 its magic bytes) is converted by running ``trace-cmd report -i FILE`` (an
 argument list, never a shell), so it needs trace-cmd installed; without it
-the error says so in one line.
+the error says so in one line.  A ``perf.data`` (told by its magic) is converted by
+``perf script --show-lost-events -i FILE``: its PERF_RECORD_LOST lines say what perf lost, per CPU.
+Both name the machine that recorded them (:class:`NamedSystem`).
 """
 
 from __future__ import annotations
@@ -16,17 +18,20 @@ import subprocess
 import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import BinaryIO
+from typing import BinaryIO, NamedTuple
 
 from collectors.binary_formats import TEXT_SAMPLE, TextInput, not_text, refusal
 from collectors.inputs import TrackedInput, open_input, sniff_compression
 from forensics.errors import InputError
-from forensics.model import SourceRecord
+from forensics.model import NotAvailable, SourceRecord
 from forensics.output import open_output
 
 TRACE_DAT_MAGIC = b"\x17\x08Dtracing"
+PERF_DATA_MAGIC = b"PERFILE2"
+#: How a perf.data is read: its losses shown (PERF_RECORD_LOST lines), so a text without one lost nothing.
+PERF_DATA_KIND = "perf.data via perf script --show-lost-events"
 CHUNK = 1 << 20  # bytes per read: per-chunk costs vanish, and what is parsed is still in the CPU cache when analysed
 #: Plain text files from this size are mapped instead of read (MappedText): no copy into read buffers and
 #: batches (0.3-0.5 s of CPU per 870 MB).  Smaller ones are read: mapping costs more than it saves there.
@@ -66,6 +71,74 @@ class MappedText:
             yield chunk
 
 
+class NamedSystem(NamedTuple):
+    """The machine a recording names: its host and kernel release, and where they were read."""
+
+    host: str
+    release: str
+    where: str  # "its UNAME option (trace-cmd dump --options)"
+
+
+#: Why a text trace names no machine: its lines hold none (a trace.dat, an LTTng trace's metadata do).
+TEXT_NAMES_NONE = (
+    "trace text names no host or kernel (a trace.dat's UNAME option, a perf.data's header and an LTTng trace's "
+    "metadata do)"
+)
+UNAME_OPTION = "[Option UNAME"  # trace-cmd dump --options: the line before the text of uname -s -n -r -m
+
+
+def trace_dat_system(path: Path) -> NamedSystem | NotAvailable:
+    """The host and kernel release a trace.dat records: trace-cmd writes ``uname -s -n -r -m`` of the machine that
+    recorded it into its UNAME option (``Linux vm 6.18.44-fc-v1300 x86_64``), read with ``trace-cmd dump --options``
+    (an argument list, never a shell).  Not available, with why, when trace-cmd or the option is missing."""
+    exe = shutil.which("trace-cmd")
+    if exe is None:
+        return NotAvailable("trace-cmd is not installed to read the trace.dat's UNAME option")
+    try:
+        done = subprocess.run([exe, "dump", "--options", "-i", str(path)], capture_output=True, timeout=60, check=False)
+    except (OSError, subprocess.TimeoutExpired) as err:
+        return NotAvailable(f"trace-cmd dump --options failed: {err}")
+    lines = done.stdout.decode("utf-8", "replace").splitlines()
+    at = next((i for i, line in enumerate(lines) if line.strip().startswith(UNAME_OPTION)), -1)
+    if at < 0 or at + 1 >= len(lines):
+        return NotAvailable("the trace.dat records no UNAME option (trace-cmd dump --options)")
+    words = lines[at + 1].split()
+    if len(words) < 3:
+        return NotAvailable(f"the trace.dat's UNAME option {lines[at + 1].strip()!r} names no host and release")
+    return NamedSystem(
+        words[1], words[2], f"the trace.dat's UNAME option {lines[at + 1].strip()!r} (trace-cmd dump --options)"
+    )
+
+
+def perf_data_system(path: Path) -> NamedSystem | NotAvailable:
+    """The host and kernel release a perf.data's header names (``# hostname : vm``, ``# os release : 6.18.44``,
+    read with ``perf report --header-only``, as ``kforensic profile`` reads them)."""
+    from collectors.perf_script import perf_data_system as header
+
+    said = header(path)
+    if said.host is None or said.kernel is None:
+        return NotAvailable("the perf.data header names no host and kernel (perf report --header-only)")
+    return NamedSystem(
+        said.host, said.kernel, f"the perf.data header ({'; '.join(said.lines)}: perf report --header-only)"
+    )
+
+
+def _perf_script(path: Path, records: list[SourceRecord]) -> Iterator[bytes]:
+    """Stream ``perf script --show-lost-events -i path`` (its PERF_RECORD_LOST lines: the events perf lost, per CPU);
+    one-line errors when perf is missing or fails."""
+    from collectors.perf_script import perf_script_chunks
+
+    started = time.monotonic()
+    digest = hashlib.sha256()
+    with path.open("rb") as raw:
+        while block := raw.read(CHUNK):
+            digest.update(block)
+    yield from perf_script_chunks(path, label=str(path), extra=("--show-lost-events",))
+    records.append(
+        SourceRecord(str(path), path.stat().st_size, digest.hexdigest(), round(time.monotonic() - started, 6), None)
+    )
+
+
 @dataclass
 class TraceStream:
     """An open trace: the name its evidence cites, its text chunks, and how it was read."""
@@ -77,6 +150,8 @@ class TraceStream:
     # The text's first bytes (up to TEXT_SAMPLE, decompressed), kept from the read itself: what the input is, when it
     # is refused, is judged from them; a FIFO, standard input or a device is never opened a second time.
     head: bytes = b""
+    # The machine the recording names (a trace.dat's UNAME option), or why not (a text trace names none).
+    system: NamedSystem | NotAvailable = field(default_factory=lambda: NotAvailable(TEXT_NAMES_NONE))
 
 
 def _chain(first: bytes, rest: Iterator[bytes]) -> Iterator[bytes]:
@@ -142,7 +217,7 @@ def open_trace(name: str, save_text: Path | None = None) -> Iterator[TraceStream
         mapped = tracked.mapped(MAP_MIN_BYTES) if save_text is None else None
         if mapped is not None:
             head = mapped[:16]
-            if sniff_compression(head) is None and not head.startswith(TRACE_DAT_MAGIC):
+            if sniff_compression(head) is None and not head.startswith((TRACE_DAT_MAGIC, PERF_DATA_MAGIC)):
                 try:
                     yield TraceStream(
                         tracked.source, "text", MappedText(mapped, tracked), records, mapped[:TEXT_SAMPLE]
@@ -162,18 +237,32 @@ def open_trace(name: str, save_text: Path | None = None) -> Iterator[TraceStream
             kind = "trace.dat via trace-cmd report"
             text: Iterator[bytes] = _trace_cmd_report(Path(name), records)
             source = f"{name} (trace-cmd report)"
+        elif first.startswith(PERF_DATA_MAGIC) and tracked.compression is None:
+            if name == "-":
+                raise InputError("<stdin>: is a perf.data; perf needs it as a file", hint="give the file's path")
+            kind = PERF_DATA_KIND
+            text = _perf_script(Path(name), records)
+            source = f"{name} (perf script)"
         else:
             kind = f"{tracked.compression} text" if tracked.compression else "text"
             text = _chain(first, chunks)
             source = tracked.source
+        # (a perf.data's own head: one that holds no trace events is refused as a perf.data, pipelines/trace.py)
         head = b"" if kind.startswith("trace.dat") else first[:TEXT_SAMPLE]
+        system = (
+            trace_dat_system(Path(name))
+            if kind.startswith("trace.dat")
+            else perf_data_system(Path(name))
+            if kind == PERF_DATA_KIND
+            else NotAvailable(TEXT_NAMES_NONE)
+        )
         if save_text is None:
-            yield TraceStream(source, kind, text, records, head)
+            yield TraceStream(source, kind, text, records, head, system)
         else:
             # The one writer: a temporary file renamed into place when the trace was read to the end,
             # so a failed run (a full disk, a bad trace) leaves an earlier saved text as it was.
             with open_output(save_text) as out:
-                yield TraceStream(str(save_text), kind, _copy_to(text, out), records, head)
+                yield TraceStream(str(save_text), kind, _copy_to(text, out), records, head, system)
         if not records:
             records.append(tracked.record())
 
@@ -182,7 +271,8 @@ def open_trace(name: str, save_text: Path | None = None) -> Iterator[TraceStream
 TRACE = TextInput(
     "a trace",
     "the trace",
-    "kforensic trace reads ftrace, trace-cmd report or perf script text, a trace.dat or an LTTng trace directory",
+    "kforensic trace reads ftrace, trace-cmd report or perf script text, a trace.dat, a perf.data of trace events "
+    "or an LTTng trace directory",
 )
 
 

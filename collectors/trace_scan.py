@@ -524,6 +524,21 @@ def _other(buf: Any, kind: int, p: int, le: int, out: Any, r: int) -> bool:
     return True
 
 
+@compiled
+def _first_word(buf: Any, ls: int, i: int) -> bool:
+    """True when ``buf[ls:i]`` is spaces then one word (no space in it), not empty."""
+    k = i - 1
+    while k >= ls and buf[k] != _SPACE:
+        k -= 1
+    if k == i - 1:
+        return False
+    while k >= ls:
+        if buf[k] != _SPACE:
+            return False
+        k -= 1
+    return True
+
+
 _SLOW_LINE = -2  # _scan_line: the line is not one the scanner takes whole
 _COUNTED = -1  # _scan_line: an event that is only counted (sched_wakeup once waking events are known)
 _UNKNOWN = 0  # _scan_line: an event the analyses do not use (its name's span is in A_S/A_E)
@@ -543,9 +558,16 @@ def _scan_line(buf: Any, ls: int, le: int, out: Any, r: int, ts_out: Any, waking
         if _has_byte(x, _LBRACKETS) or _has_byte(x, _RBRACKETS) or _has_byte(x, _COLONS):
             break
         i += 8
+    prefixed = False
     while i < le and buf[i] != _LBRACKET:
-        if buf[i] == _RBRACKET or (buf[i] == _COLON and buf[i + 1] == _SPACE):
+        if buf[i] == _RBRACKET:
             return _SLOW_LINE
+        if buf[i] == _COLON and buf[i + 1] == _SPACE:
+            # trace-cmd's -B instance prefix ("  kf_sched1: comm-pid [001] ..."): the line's first word (after
+            # padding), ended by ": "; the line parser reads no timestamp there either (nothing before it)
+            if prefixed or not _first_word(buf, ls, i):
+                return _SLOW_LINE
+            prefixed = True
         i += 1
     if i >= le:
         return _SLOW_LINE

@@ -37,7 +37,15 @@ from collectors.trace_payloads import (
     pid_prio_comm,
 )
 from forensics.gcpause import gc_paused
-from forensics.types.trace import EVENT_KINDS, SKIPPED, Kind, ParseCounts, TraceEvent, make_event
+from forensics.types.trace import (
+    EVENT_KINDS,
+    PERF_LOSS_UNKNOWN,
+    SKIPPED,
+    Kind,
+    ParseCounts,
+    TraceEvent,
+    make_event,
+)
 
 __all__ = ["TraceParser"]
 _make = make_event
@@ -191,8 +199,11 @@ class TraceParser:
         self.counts.comments += n
         self.counts.lines = self._line_no
 
-    def _detect_layout(self, line: bytes, ts_start: int) -> bool:
-        """True when the CPU is fused with the flags (``trace-cmd report -l``)."""
+    def _detect_layout(self, line: bytes, ts_start: int, name: bytes) -> bool:
+        """True when the CPU is fused with the flags (``trace-cmd report -l``).  The first time, a ``system:event``
+        ``name`` tells perf script text, whose losses are unknown unless it shows them (ParseCounts.loss_unknown)."""
+        if self._fused is None and b":" in name:
+            self.counts.loss_unknown = PERF_LOSS_UNKNOWN
         head = line[:ts_start]
         right = head.rfind(b"]")
         fused = not (right > 0 and head[head.rfind(b"[", 0, right) + 1 : right].strip().isdigit())
@@ -240,29 +251,32 @@ class TraceParser:
         for line in lines:
             line_no += 1
             p = line.find(b": ")
+            if p >= 0 and line[:1] != b"#":
+                # The timestamp's ": ", not one of an instance prefix ("trace1: comm-pid [000] ts:") or a comm's.
+                p = _timestamp_end(line, p)
             if p < 0 or line[:1] == b"#":
-                if b"LOST" in line or b"DROPPED" in line:
+                # No event: a marker or a header, also behind trace-cmd's instance prefix ("inst: CPU:1 [372
+                # EVENTS DROPPED]"), or garbage.
+                body = _unprefixed(line)
+                if b"LOST" in body or b"DROPPED" in body:
                     self._line_no = line_no
                     append(self._lost(line, line_no))
                     n_lost += 1
-                elif line.strip() == b"" or line.startswith((b"#", b"cpus=", b"CPU ", b"version =")):
+                elif line.strip() == b"" or body.startswith((b"#", b"cpus=", b"CPU ", b"version =")):
                     self._line_no = line_no
-                    self._header(line)
+                    self._header(body)
                 else:
                     self._malformed(line_no, line)
                 continue
-            if not 48 <= line[p - 1] <= 57:
-                # Not the timestamp's colon: an instance prefix ("inst: comm-pid [000] ts:") or a comm with ": ".
-                p = _timestamp_end(line, p)
-                if p < 0:
-                    self._malformed(line_no, line)
-                    continue
             q = line.find(b": ", p + 2)
             if q < 0:
                 if b" <-" in line:  # the function tracer: "ts: func <-parent"
                     n_events += 1
                     unknown[b"(function)"] = unknown.get(b"(function)", 0) + 1
                     skip(line, line_no, p)
+                elif line[p + 2 :].lstrip(b" ").startswith(b"PERF_RECORD_LOST "):
+                    append(self._perf_lost(line, line_no, p))
+                    n_lost += 1
                 else:
                     self._malformed(line_no, line)
                 continue
@@ -292,7 +306,7 @@ class TraceParser:
                 if cpu >= 0:
                     pass
                 elif fused is None or (not fused and line.rfind(b"]", 0, s) < 0):
-                    fused = self._detect_layout(line, s)
+                    fused = self._detect_layout(line, s, name)
                     col = self._cpu_col
                     cpu = -1
                 if cpu >= 0:
@@ -373,6 +387,19 @@ class TraceParser:
         if ev is not None:
             self.counts.skipped(ev)
 
+    def _perf_lost(self, line: bytes, line_no: int, p: int) -> TraceEvent:
+        """``perf script --show-lost-events``'s ``comm pid [001] ts: PERF_RECORD_LOST lost 2517`` (``p``: the ``: ``
+        after its timestamp): the kernel lost that many records of the CPU's buffer before this time (a full ring
+        buffer), a marker like tracefs's ``[LOST N EVENTS]`` (its time unused, as theirs: the loss is before it)."""
+        counts = self.counts
+        counts.lost_markers += 1
+        at = skipped_event(line, line_no, p, self._fused)
+        words = line[p + 2 :].split()
+        lost = int(words[2]) if len(words) > 2 and words[1] == b"lost" and words[2].isdigit() else 0
+        counts.lost_events += lost
+        cpu = -1 if at is None else at.cpu
+        return _make((int(Kind.LOST), -1.0, cpu, line_no, line, lost, 0, b"", b"", 0, 0, b""))
+
     def _lost(self, line: bytes, line_no: int) -> TraceEvent:
         """A lost-events marker such as ``CPU:1 [LOST 42 EVENTS]``; the CPU is -1 when not printed."""
         # ``CPU 2 is empty`` / ``##### CPU 2 buffer started ####`` are headers, not losses (see _parse_lines).
@@ -428,8 +455,34 @@ def _fused_cpu(line: bytes, s: int) -> int:
     return int(tok[:i])
 
 
+def _unprefixed(line: bytes) -> bytes:
+    """``line`` without trace-cmd's instance prefix (``inst: ``, padded: the name of a ``-B`` buffer, no spaces in
+    it); ``line`` itself when it has none."""
+    p = line.find(b": ")
+    name = line[:p].lstrip()
+    if p < 0 or not name or line[:1] == b"#" or b" " in name:
+        return line
+    return line[p + 2 :].lstrip(b" ")
+
+
 def _timestamp_end(line: bytes, p: int) -> int:
-    """Position of the ``: `` that ends the timestamp (after a digit), or -1."""
-    while p >= 0 and not (p > 0 and 48 <= line[p - 1] <= 57):
+    """Position of the first ``: `` (from ``p``) that ends a timestamp, or -1.
+
+    A timestamp is a word of digits with at most one dot (``1240.024383``; a counter clock prints only digits),
+    with something before it: what comes first on a line (after trace-cmd's padding) is the task or trace-cmd's
+    ``-B`` instance name (``ue15:``, ``trace1:``, ``a:1:``, ``  42:``: any text but ``/``), never the time.
+    """
+    while p >= 0:
+        if p > 0 and 48 <= line[p - 1] <= 57:
+            s = line.rfind(b" ", 0, p)
+            word = line[s + 1 : p]
+            if (
+                s > 0
+                and line[:s].strip()
+                and 48 <= word[0] <= 57
+                and word.count(b".") <= 1
+                and word.replace(b".", b"").isdigit()
+            ):
+                return p
         p = line.find(b": ", p + 2)
     return p

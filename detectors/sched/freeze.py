@@ -474,9 +474,10 @@ def _coverage(
         counts.cpus_declared if counts.cpus_declared is not None else NotAvailable("the trace does not say")
     )
     seen = tuple(sorted(first))
+    unknown = "" if an.lost_markers else counts.loss_unknown
     if not seen:
         na = NotAvailable("no events")
-        return Coverage(declared, seen, na, na, an.lost_markers, an.lost_events, "no events")
+        return Coverage(declared, seen, na, na, an.lost_markers, an.lost_events, "no events", lost_unknown=unknown)
     # A CPU that reports after the window (--window, --around) is covered past it: its first event there.
     reported = [max(last[c].ts, an.after[c].ts) if c in an.after else last[c].ts for c in seen]
     trace_start, trace_end = min(first[c].ts for c in seen), max(*reported, an.end_ts)
@@ -562,8 +563,19 @@ def _coverage(
         ]
         if len(shown) > 5:
             notes.append(f"{len(shown) - 5} more losses")
+    if unknown:
+        notes.append(f"events lost: unknown ({unknown})")
     return Coverage(
-        declared, seen, common_start, common_end, an.lost_markers, an.lost_events, "; ".join(notes), stopped, started
+        declared,
+        seen,
+        common_start,
+        common_end,
+        an.lost_markers,
+        an.lost_events,
+        "; ".join(notes),
+        stopped,
+        started,
+        unknown,
     )
 
 

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from collectors.span_windows import WindowKeeper
     from collectors.spans import KernelKeeper
     from collectors.trace_columns import Scan
+    from collectors.trace_input import NamedSystem
     from detectors.sched.analyzer import BatchAnalyzer
     from detectors.sched.engine import FastAnalyzer
     from forensics.aot import Group
@@ -79,11 +80,17 @@ def check_trace_text(name: str, counts: ParseCounts, head: bytes) -> None:
         if counts.first_malformed
         else ""
     )
-    if counts.first_malformed and counts.first_malformed[0][1].startswith("PERFILE2"):  # perf's own file format
+    if counts.first_malformed and counts.first_malformed[0][1].startswith("PERFILE2"):  # compressed perf.data
         raise InputError(
-            f"{name}: a perf.data file: kforensic trace reads the text perf script makes of it",
-            hint=f"perf script -i {name} > trace.txt, then kforensic trace trace.txt (a recording of the scheduler: "
-            f"perf record -e 'sched:*' -a); for CPU samples: kforensic profile {name}",
+            f"{name}: a compressed perf.data file: perf reads it uncompressed",
+            hint="decompress it, then kforensic trace FILE (a recording of the scheduler: perf record -e 'sched:*' "
+            "-a); for CPU samples: kforensic profile FILE",
+        )
+    if head.startswith(b"PERFILE2"):  # read with perf script: samples, not trace events
+        raise InputError(
+            f"{name}: a perf.data without trace events{example}: the scheduler analysis needs sched events",
+            hint=f"for its hotspots and flame graph: kforensic profile {name}; for `trace`, record the scheduler: "
+            "perf record -e 'sched:*' -a (or trace-cmd record -e sched -e irq)",
         )
     from collectors.trace_input import not_a_trace
 
@@ -280,8 +287,11 @@ def examined_trace(
         could_not.append(
             f"anything inside the tracer's {cov.lost_markers:,} gap(s): {lost} lost{of_all} (a full ring buffer, or "
             "a packet lost on its way to the file)" + (f": {where}" if where else "") + "; "
-            "record with larger buffers (trace-cmd record -b, lttng enable-channel --subbuf-size) or fewer events"
+            "record with larger buffers (trace-cmd record -b, perf record -m, lttng enable-channel --subbuf-size) or "
+            "fewer events"
         )
+    elif cov.lost_unknown:
+        could_not.append(f"whether events were lost: unknown ({cov.lost_unknown})")
     kinds_said = f"; event kinds: {', '.join(present) or 'none the analysis uses'}"
     if read:  # a window: the kinds read in the trace, and which of them give figures in the window
         in_window = [
@@ -465,16 +475,28 @@ def _named_preemption(session: Session | None, declared: str, release: str) -> t
     return built.model, f"read from {said}" if built.model else f"{said}: {built.why}"
 
 
-def _named_system(ctf: CtfRead | None) -> tuple[str | NotAvailable, str | NotAvailable, BootTime | NotAvailable | None]:
+def _named_system(
+    ctf: CtfRead | None, system: NamedSystem | NotAvailable
+) -> tuple[str | NotAvailable, str | NotAvailable, BootTime | NotAvailable | None]:
     """The host, kernel release and boot time the trace names: an LTTng trace's metadata names the first two
-    (env.hostname, env.kernel_release), its clock's offset the boot's UTC; a text trace none (boot: None, the
-    incident's own "no input records when the kernel booted")."""
+    (env.hostname, env.kernel_release), its clock's offset the boot's UTC; a trace.dat the first two (``system``: its
+    UNAME option); a text trace none (boot: None, the incident's own "no input records when the kernel booted")."""
     if ctf is None:
-        return NotAvailable("a trace does not name its host"), NotAvailable("a trace does not name its kernel"), None
+        if isinstance(system, NotAvailable):
+            return system, system, None
+        return system.host, system.release, None
     from collectors.ctf.reader import named_system, session_boot_time
 
     host, kernel = named_system(ctf.session)
     return host, kernel, session_boot_time(ctf.session)
+
+
+def _with_system(examined: Examined, system: NamedSystem | NotAvailable) -> Examined:
+    """``examined`` citing where the host and kernel release it names were read (a trace.dat's UNAME option)."""
+    if isinstance(system, NotAvailable):
+        return examined
+    said = f"; host {system.host}, kernel {system.release} read from {system.where}"
+    return replace(examined, what=examined.what + said)
 
 
 def _syscall_latency(ctf: CtfRead, analysis: TraceAnalysis) -> SyscallLatency | None:
@@ -563,7 +585,7 @@ def analyse_trace_file(
         counts = ctf.counts
     else:
         from collectors.trace_columns import BatchParser, read_batches
-        from collectors.trace_input import open_trace
+        from collectors.trace_input import PERF_DATA_KIND, open_trace
 
         with open_trace(trace_file, save_text) as stream:
             chunks: Iterable[bytes] = stream.chunks
@@ -582,6 +604,8 @@ def analyse_trace_file(
                     if analyzer.done:
                         break
             counts = parser.counts
+            if stream.kind == PERF_DATA_KIND:  # perf script was asked to show the losses: none shown, none lost
+                counts.loss_unknown = ""
             # Inside the stream's block: a refused input leaves no --save-text file behind.
             shown = "<stdin>" if trace_file == "-" else trace_file  # the input, not the --save-text copy
             check_trace_text(shown, counts, stream.head)
@@ -630,7 +654,7 @@ def analyse_trace_file(
         findings = [*findings, *span_found]
     # Threads that serve request spans are latency-sensitive waiters (detectors/sched/harm.py).
     tids = frozenset(s.tid for s in span_report.spans) if span_report is not None else frozenset()
-    host, kernel, boot = _named_system(ctf)
+    host, kernel, boot = _named_system(ctf, stream.system)
     # The kernel's preemption model (declared, or from the kernel log beside the trace) sets an RT task's promise;
     # its release, when named, whether the fair class is CFS or EEVDF (a CFS task's yardstick).
     # The release the trace names (an LTTng session's) over one declared (--kernel-release, a report's kernel log).
@@ -650,7 +674,11 @@ def analyse_trace_file(
         sources=tuple(stream.records),
         findings=tuple(findings),
         tool_version=__version__,
-        examined=(examined_trace(stream.name, analysis, parse, span_report, opts.slow_ms, syscall_table),),
+        examined=(
+            _with_system(
+                examined_trace(stream.name, analysis, parse, span_report, opts.slow_ms, syscall_table), stream.system
+            ),
+        ),
     )
     incident = incident if boot is None else replace(incident, boot_time=boot)
     if png is not None:

@@ -326,7 +326,8 @@ def _header_lines(a: TraceAnalysis, parse: ParseSummary, source: str, notes: tup
         f"wakeup latency measured from: {a.latency_source}",
         f"skipped: {f'{parse.malformed} malformed lines, ' if text else ''}"
         f"{sum(n for _k, n in parse.unknown)} events of other kinds, "
-        f"{a.coverage.lost_markers} lost-event markers ({a.coverage.lost_events} events lost)",
+        f"{a.coverage.lost_markers} lost-event markers "
+        + ("(events lost: unknown)" if a.coverage.lost_unknown else f"({a.coverage.lost_events} events lost)"),
     ]
     if parse.aside:
         lines.append("not analysed: " + ", ".join(f"{n} {_ASIDE.get(k, k)}" for k, n in parse.aside))

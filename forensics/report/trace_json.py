@@ -235,7 +235,7 @@ def analysis_to_dict(a: TraceAnalysis, top: int | None = None, named: Named = No
             "common_start": _na(cov.common_start),
             "common_end": _na(cov.common_end),
             "lost_markers": cov.lost_markers,
-            "lost_events": cov.lost_events,
+            "lost_events": _na(NotAvailable(cov.lost_unknown)) if cov.lost_unknown else cov.lost_events,
             "note": cov.note,
             "stopped": [{"cpu": r.cpu, "last_ts": r.ts, **_at(r, named)} for r in cov.stopped],
             "clock": {

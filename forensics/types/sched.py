@@ -240,6 +240,8 @@ class Coverage(NamedTuple):
     note: str  # "" when all CPUs are covered from the start; otherwise what to keep in mind
     stopped: tuple[EventRef, ...] = ()  # the last event of each CPU that stops reporting before the trace ends
     started: tuple[EventRef, ...] = ()  # the first event of each CPU that starts reporting after the trace begins
+    # Why events may have been lost though no marker says so ("": a loss would show; ParseCounts.loss_unknown)
+    lost_unknown: str = ""
 
 
 class ClockStep(NamedTuple):

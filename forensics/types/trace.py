@@ -115,6 +115,12 @@ ASIDE_STATEDUMP: Final = "statedump"  # lttng_statedump_process_state: the names
 ASIDE_USER: Final = "user_space"  # LTTng UST events: the span analysis's
 ASIDE_WAKEUP: Final = "sched_wakeup"  # a sched_wakeup after the sched_waking it follows, which is measured
 
+#: Why the losses of perf script text are unknown when it shows none (ParseCounts.loss_unknown).
+PERF_LOSS_UNKNOWN: Final = (
+    "perf script text shows the events perf lost (PERF_RECORD_LOST) only when made with --show-lost-events, and "
+    "this one shows none: give kforensic trace the perf.data, or make the text with perf script --show-lost-events"
+)
+
 PLUGIN_STATE_LETTERS: dict[bytes, bytes] = {b"W": b"I", b"X": b"Z", b"K": b"D", b"x": b"Z"}
 
 
@@ -129,6 +135,9 @@ class ParseCounts:
     malformed: int = 0  # lines that look like events but could not be parsed (truncated, garbage)
     lost_markers: int = 0
     lost_events: int = 0
+    # Why a text without lost-event markers may still have lost events ("": it would show them): perf script prints
+    # perf's PERF_RECORD_LOST only when asked (--show-lost-events), so its text without one does not say.
+    loss_unknown: str = ""
     unknown: dict[bytes, int] = field(default_factory=dict)  # event name -> count, events not analysed
     # Events read for something other than the scheduling analysis, by what they are (ASIDE_*): an LTTng
     # session's syscall entries/exits, statedump and user-space events, its sched_wakeup where sched_waking is

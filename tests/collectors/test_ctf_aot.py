@@ -141,7 +141,7 @@ def test_text_ahead_of_time_equals_jit_and_plain(monkeypatch: pytest.MonkeyPatch
     monkeypatch.setenv(aot.AOT_ENV, "no")
     jit = _run(monkeypatch, path, True, bucket=0.01)
     plain = _run(monkeypatch, path, False, bucket=0.01)
-    assert ahead.parse.events > 2_000
+    assert ahead.parse.events > (1_000 if name == "kf.perf-lost.txt.gz" else 2_000)  # (a 0.5 s recording)
     assert ahead == jit == plain
     assert repr(ahead) == repr(jit) == repr(plain)
 

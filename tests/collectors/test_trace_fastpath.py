@@ -28,8 +28,21 @@ _TIMERS = st.sampled_from([b"hrtimer_start: hrtimer=0000 expires=1", b"softirq_e
 _ODD_NAMES = st.sampled_from(
     [b"irq_handler_entry: irq=5 name=eth0", b"sched:sched_wakeup: x", b"odd name: x", b"a_b:x", b"a:b: x"]
 )
-_OTHER_LINES = st.sampled_from([b"CPU:1 [LOST 42 EVENTS]", b"# latency: 10 us", b"", b"   ", b"garbage: line"])
-_PREFIXES = st.sampled_from([b"", b"", b"", b"#", b"inst: "])
+_OTHER_LINES = st.sampled_from(
+    [
+        b"CPU:1 [LOST 42 EVENTS]",
+        b"# latency: 10 us",
+        b"",
+        b"   ",
+        b"garbage: line",
+        b"  inst0: CPU:1 [7 EVENTS DROPPED]",
+        b"          python 25458 [000]  2227.341619: PERF_RECORD_LOST lost 71",
+    ]
+)
+# trace-cmd's -B instance prefixes: a name may end in digits, hold colons, be all digits (not a timestamp: first).
+_PREFIXES = st.sampled_from(
+    [b"", b"", b"", b"#", b"inst: ", b"trace1: ", b"  ue15: ", b"a:1: ", b"42: ", b"  42: ", b"1.5: "]
+)
 _SUFFIXES = st.sampled_from([b"", b"", b"", b" ", b"\r", b" extra=1"])
 
 

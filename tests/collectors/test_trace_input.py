@@ -3,16 +3,19 @@
 from __future__ import annotations
 
 import gzip
+import json
 import os
 import shutil
 import stat
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
-from collectors.trace_input import open_trace
+from collectors.trace_input import TEXT_NAMES_NONE, NamedSystem, open_trace, trace_dat_system
 from forensics.errors import InputError
+from forensics.model import NotAvailable
 from tests.detectors.sched.traces import scenario_text
 
 TRACEFS = Path("/sys/kernel/tracing")
@@ -112,3 +115,33 @@ def test_real_trace_dat_recorded_here(tmp_path: Path) -> None:
     data, kind, name = _read_all(str(dat))
     assert kind == "trace.dat via trace-cmd report" and name.endswith("(trace-cmd report)")
     assert b"sched_switch:" in data
+    # ue15 #7: the machine trace-cmd wrote into the trace.dat (its UNAME option) was ignored ("a trace does not
+    # name its host"); ue15 #1: an instance named with a final digit (this one's pid) was "not trace events".
+    uname = os.uname()
+    assert trace_dat_system(dat) == NamedSystem(
+        uname.nodename,
+        uname.release,
+        f"the trace.dat's UNAME option '{uname.sysname} {uname.nodename} {uname.release} {uname.machine}' "
+        "(trace-cmd dump --options)",
+    )
+    ran = subprocess.run(
+        [sys.executable, "-m", "forensics", "trace", str(dat), "-f", "json"],
+        capture_output=True,
+        timeout=600,
+        check=False,
+    )
+    assert ran.returncode == 0, ran.stderr
+    doc = json.loads(ran.stdout)
+    assert doc["parse"]["malformed_lines"] == 0 and doc["parse"]["events"] > 0
+    incident = doc["incident"]
+    assert (incident["host"], incident["kernel_release"]) == (uname.nodename, uname.release)
+    assert f"host {uname.nodename}, kernel {uname.release} read from the trace.dat's UNAME option" in str(incident)
+
+
+def test_a_text_trace_names_no_machine(tmp_path: Path) -> None:
+    """Text has no header naming its machine: not available, and why (a trace.dat or LTTng trace would say)."""
+    plain = tmp_path / "t.txt"
+    plain.write_text(scenario_text("ftrace"))
+    with open_trace(str(plain)) as stream:
+        b"".join(stream.chunks)
+    assert isinstance(stream.system, NotAvailable) and stream.system.reason == TEXT_NAMES_NONE

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import gzip
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from collectors.trace_text import TraceParser
 from forensics.types.trace import Kind, TraceEvent
-from tests.detectors.sched.traces import LAYOUTS, scenario_text
+from tests.detectors.sched.traces import DATA, LAYOUTS, scenario_text
 
 
 def parse(text: str | bytes, chunk: int | None = None) -> tuple[list[TraceEvent], TraceParser]:
@@ -124,7 +126,12 @@ def test_headers_lost_markers_and_unknown_events_are_counted() -> None:
 
 @pytest.mark.parametrize(
     ("marker", "cpu", "lost"),
-    [("CPU:2 [LOST 17 EVENTS]", 2, 17), ("CPU:3 [123 EVENTS DROPPED]", 3, 123), ("CPU 1 [LOST EVENTS]", 1, 0)],
+    [
+        ("CPU:2 [LOST 17 EVENTS]", 2, 17),
+        ("CPU:3 [123 EVENTS DROPPED]", 3, 123),
+        ("CPU 1 [LOST EVENTS]", 1, 0),
+        ("          python 25458 [003]  2227.341619: PERF_RECORD_LOST lost 71", 3, 71),  # perf --show-lost-events
+    ],
 )
 def test_lost_event_markers(marker: str, cpu: int, lost: int) -> None:
     (ev,), parser = parse(marker + "\n")
@@ -221,3 +228,41 @@ def test_an_endless_line_is_dropped_with_bounded_memory() -> None:
     events += parser.feed(b"tail of the garbage\n" + good) + parser.finish()
     assert [(e.kind, e.line_no) for e in events] == [(Kind.WAKING, 2)]
     assert parser.counts.malformed == 1 and parser.counts.lines == 2
+
+
+def _strip_instances(text: bytes) -> bytes:
+    """``text`` without trace-cmd's instance prefixes (``  kf_irq2: ``): what a one-buffer report prints."""
+    return b"\n".join(
+        line.split(b": ", 1)[1] if line.split(b":", 1)[0].strip().startswith(b"kf") else line
+        for line in text.split(b"\n")
+    )
+
+
+def _key(events: list[TraceEvent]) -> list[tuple[int, float, int, int, bytes]]:
+    return [(e.kind, e.ts, e.cpu, e.pid, e.comm) for e in events]
+
+
+@pytest.mark.parametrize("prefix", [b"trace1:", b"inst0:", b"ue15:", b"a:1:", b"42:", b"  7:"])
+def test_an_instance_name_may_end_in_a_digit(prefix: bytes) -> None:
+    """The recorded trace-cmd report of a ``-B kforensic_rec`` buffer, its instance renamed: a name ending in a digit
+    was taken for the timestamp (every line malformed: "242,128 of 242,128 lines are not trace events")."""
+    text = gzip.decompress((DATA / "kf.tc-report.txt.gz").read_bytes())
+    events, parser = parse(text)
+    renamed, renamed_parser = parse(text.replace(b"kforensic_rec:", prefix))
+    assert renamed_parser.counts.malformed == parser.counts.malformed == 0
+    assert _key(renamed) == _key(events) and len(events) > 1000
+
+
+def test_several_instances_of_a_real_recording() -> None:
+    """record-instances.sh: two instances named with a final digit, one report; trace-cmd prefixes every line with its
+    (padded) instance, its drop marker too ("kf_sched1: CPU:1 [372 EVENTS DROPPED]"), but not the line after it."""
+    text = gzip.decompress((DATA / "kf.tc-report-B2.txt.gz").read_bytes())
+    assert b"\n  kf_irq2: " in text and b"\nkf_sched1: CPU:1 [372 EVENTS DROPPED]\n            bash-" in text
+    events, parser = parse(text)
+    c = parser.counts
+    assert (c.malformed, c.lost_markers, c.lost_events, c.comments) == (0, 1, 372, 1)
+    assert [(e.cpu, e.pid, e.line_no) for e in events if e.kind == Kind.LOST] == [(1, 372, 499)]
+    plain, plain_parser = parse(_strip_instances(text))
+    assert _key(events) == _key(plain) and plain_parser.counts.malformed == 0
+    assert c.events == text.count(b"\n") - 2  # every line but "cpus=2" and the marker is an event
+    assert {e.kind for e in events} >= {Kind.SWITCH, Kind.WAKING, Kind.IRQ_ENTRY, Kind.SOFTIRQ_ENTRY}

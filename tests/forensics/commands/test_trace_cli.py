@@ -19,6 +19,7 @@ import pytest
 
 from detectors.sched import rules
 from forensics.model import finding_id
+from forensics.types.trace import PERF_LOSS_UNKNOWN
 from tests.detectors.sched.traces import recorded, rt_after_fork_text, write_scenario
 from tests.helpers import Ran, cli_run
 
@@ -251,23 +252,50 @@ def test_perf_samples_given_to_trace_are_sent_to_profile(kf: Run) -> None:
     assert f"kforensic profile {samples}" in hint and "perf record -e 'sched:*'" in hint
 
 
-def test_a_perf_data_file_given_to_trace_says_how_to_read_it(tmp_path: Path, kf: Run) -> None:
-    # perf record -e 'sched:*' writes perf.data: the error quoted its binary header as "not trace events".
+def test_a_perf_data_file_is_read_with_its_losses_and_machine(tmp_path: Path, kf: Run) -> None:
+    """perf record -e 'sched:*' writes perf.data: trace refused it (its binary header quoted as "not trace events",
+    later "read the text perf script makes of it"), whose text then could not tell its losses (ue15 #2).  Now it is
+    read through perf script --show-lost-events: its losses are known (0 here, said as 0), its host and kernel read
+    from its header; a perf.data of CPU samples is sent to profile."""
     data = tmp_path / "perf.data"
     made = subprocess.run(
-        ["perf", "record", "-q", "-e", "sched:sched_switch", "-o", str(data), "--", "true"],
+        ["perf", "record", "-q", "-a", "-e", "sched:sched_switch", "-o", str(data), "--", "sleep", "0.05"],
         capture_output=True,
         check=False,
     )
     if made.returncode != 0 or not data.is_file():
         pytest.skip(f"perf record -e sched:sched_switch cannot run here: {made.stderr[-200:]!r}")
-    res = kf(str(data))
+    res = kf(str(data), "-f", "json")
+    assert res.returncode == 0, res.stderr
+    doc = json.loads(res.stdout)
+    assert doc["coverage"]["lost_events"] == 0 and doc["parse"]["malformed_lines"] == 0
+    uname = os.uname()
+    assert (doc["incident"]["host"], doc["incident"]["kernel_release"]) == (uname.nodename, uname.release)
+    assert "read from the perf.data header (# hostname : " in str(doc["incident"]["examined"])
+    samples = tmp_path / "samples.data"
+    made = subprocess.run(
+        [
+            "perf",
+            "record",
+            "-q",
+            "-e",
+            "cpu-clock",
+            "-o",
+            str(samples),
+            "--",
+            "sh",
+            "-c",
+            "i=0; while [ $i -lt 30000 ]; do i=$((i+1)); done",
+        ],
+        capture_output=True,
+        check=False,
+    )
+    assert made.returncode == 0, made.stderr
+    res = kf(str(samples))
     assert res.returncode == 3 and not res.stdout and "Traceback" not in res.stderr
     error, hint = res.stderr.splitlines()[:2]
-    assert (
-        error == f"kforensic: error: {data}: a perf.data file: kforensic trace reads the text perf script makes of it"
-    )
-    assert f"perf script -i {data} > trace.txt" in hint and f"kforensic profile {data}" in hint
+    assert error.startswith(f"kforensic: error: {samples}: a perf.data without trace events (line 1: ")
+    assert f"kforensic profile {samples}" in hint and "perf record -e 'sched:*'" in hint
 
 
 def test_a_binary_file_given_to_trace_is_named_not_quoted(tmp_path: Path, kf: Run) -> None:
@@ -805,3 +833,31 @@ def test_a_wakeup_whose_switch_in_could_not_be_seen_is_said_unknown_and_raises_n
     assert titles == ["Wakeup latency: qemu-system-x86 waited 14.742 ms to run, behind kf_hog"]
     whole = json.loads(run_once(kf, str(ftrace), "-f", "json").stdout)
     assert not any("wakeups_unknown" in t for t in whole["tasks"])
+
+
+def test_perf_losses_are_read_or_said_unknown(tmp_path: Path, kf: Run) -> None:
+    """ue15 #2: perf script text of a recording that lost events said "0 events lost" (perf report --stats: 2 LOST
+    events), and the PERF_RECORD_LOST lines of --show-lost-events were malformed lines.  Real recording:
+    record-perf-lost.sh (perf record -m 1 -a; 71 and 12 events lost on CPU0, lines 8 and 898)."""
+    shown = recorded("kf.perf-lost.txt", tmp_path)
+    res = kf(str(shown), "-f", "json")
+    assert res.returncode == 0, res.stderr
+    doc = json.loads(res.stdout)
+    cov = doc["coverage"]
+    assert (cov["lost_markers"], cov["lost_events"]) == (2, 83)
+    assert "CPU0 lost 71 events between its first event and line 9" in cov["note"]
+    assert "CPU0 lost 12 events between line 894 at 2227.719607 and line 899" in cov["note"]
+    assert doc["parse"]["malformed_lines"] == 0
+    assert all(f["confidence"] <= 0.75 for f in doc["incident"]["findings"] if f["kind"].startswith("sched-"))
+    # The same recording printed by perf script without --show-lost-events: the loss is not known, not 0.
+    hidden = tmp_path / "hidden.txt"
+    hidden.write_text("".join(ln for ln in shown.read_text().splitlines(True) if "PERF_RECORD_LOST" not in ln))
+    res = kf(str(hidden))
+    assert res.returncode == 0, res.stderr
+    assert "0 lost-event markers (events lost: unknown)" in res.stdout and "0 events lost" not in res.stdout
+    assert "whether events were lost: unknown (perf script text shows the events perf lost" in res.stdout
+    cov = json.loads(kf(str(hidden), "-f", "json").stdout)["coverage"]
+    assert cov["lost_events"] == {"not_available": PERF_LOSS_UNKNOWN}
+    # Text that would show its losses (tracefs, trace-cmd report) says how many: 0.
+    ftrace = json.loads(kf(str(recorded("kf.ftrace.txt", tmp_path)), "-f", "json").stdout)["coverage"]
+    assert ftrace["lost_events"] == 0
