@@ -7,7 +7,7 @@ piped through ``script``).  :class:`TextNormalizer` streams such bytes into
 plain UTF-8 with the escape sequences removed; newlines are kept, so line
 numbers are those of the file.  A file whose lines end in a lone carriage
 return (classic Mac, some serial-console captures: no ``\n`` at all in its
-first 512 bytes, two or more ``\r``) has each ``\r`` read as a newline, as an
+first 512 characters, two or more ``\r``) has each ``\r`` read as a newline, as an
 editor shows its lines; otherwise it read as one line, and a report in it was
 cited at line 1 and time 0.  The evidence check (:mod:`forensics.evidence`)
 reads sources through :func:`normalize_text`, the same transformation, so an
@@ -109,8 +109,11 @@ class TextNormalizer:
         if name in (None, "utf-8") and (kind := journal_kind(head[self._bom :])) is not None:
             self._journal = JournalText(kind)
             return
-        # Raw bytes suffice: in UTF-16 too a CR or LF code unit holds the byte 0x0D or 0x0A.
-        self._cr_only = b"\n" not in head[:_SNIFF] and head[:_SNIFF].count(b"\r") >= 2
+        # Raw bytes suffice: in UTF-16 too a CR or LF code unit holds the byte 0x0D or 0x0A.  The first _SNIFF
+        # characters, not bytes: a UTF-16 console's first 512 bytes were its first 256 characters, one CR (its
+        # first lines are long), so a CR-only UTF-16 log was one line and a report in it read only by chance.
+        sniff = head[: _SNIFF * (2 if name is not None and name.startswith("utf-16") else 1)]
+        self._cr_only = b"\n" not in sniff and sniff.count(b"\r") >= 2
         if name is not None:
             self._decoder = codecs.getincrementaldecoder(name)(errors="replace")
 

@@ -135,3 +135,15 @@ def test_escapes_are_stripped_as_the_pattern_strips_them_everywhere(pieces: list
     got = norm._strip_all(data)
     assert (got, norm.escapes) == _ANSI.subn(b"", data)
     assert type(got) is bytes
+
+
+def test_a_cr_only_utf16_log_whose_first_lines_are_long_is_read_by_its_lines(tmp_path: Path) -> None:
+    """Its lines are told from its first 512 characters, not bytes: a UTF-16 console's first 512 bytes held one CR
+    (256 characters, its first lines long), so the whole file was one line; a report in it was read only by chance,
+    and an RTC line ("setting system clock to", read since ae04803c) made the scanner pass the rest over."""
+    from forensics.textcodec import normalize_text
+
+    text = "".join(f"[    0.{i:06d}] {'x' * 200} line {i}\r" for i in range(6))
+    data = codecs.BOM_UTF16_LE + text.encode("utf-16-le")
+    assert data[:512].count(b"\r") < 2  # the premise: a byte sniff sees too few
+    assert normalize_text(data).decode().split("\n") == text.split("\r")
