@@ -42,6 +42,8 @@ _LENGTH_BYTES = 8
 #: util-linux ``dmesg -J`` (``--json``): one document ``{"dmesg": [{"pri": 5, "time": 0.000000, "msg": "..."}, ...]}``,
 #: with ``-x`` ``"fac": "kern", "pri": "notice"`` in words.
 _DMESG_JSON_HEAD: Final = re.compile(rb'\A\s*\{\s*"dmesg"\s*:\s*\[')
+#: A ``dmesg -J`` record's ``"caller"``: printk's caller id, a task's ``T`` or a CPU's ``C`` and its number.
+_CALLER_ID: Final = re.compile(r"[TC]\d{1,10}")
 #: The start of a JSON document (an object, or an array of values; never a printk stamp "[    0.000000]").
 _JSON_DOCUMENT: Final = re.compile(rb'\A\s*(?:\{\s*["}]|\[\s*[\[{"\]])')
 
@@ -67,7 +69,13 @@ def other_json(head: bytes) -> bool:
 
 def dmesg_record_line(record: object) -> bytes:
     """The line ``dmesg -r`` (or, with ``-x``'s words, ``dmesg -x``) prints for one record of ``dmesg -J``, no
-    newline: ``<5>[    0.000000] Linux version ...``; empty when it is no record (no ``msg`` string)."""
+    newline: ``<5>[    0.000000] Linux version ...``; empty when it is no record (no ``msg`` string).
+
+    A record's ``"caller"`` (util-linux >= 2.39 on a kernel with CONFIG_PRINTK_CALLER: ``"T1234"``, ``"C1"``) follows
+    the time as printk's console prefix, ``[    0.000000][ T1234] ``, the form the log reader takes a caller from:
+    dropped, two CPUs' reports printed at once were read as one, where ``dmesg -r`` of the same buffer told them
+    apart.  Only after a time stamp (``--notime``): the reader reads a caller there only.
+    """
     if not isinstance(record, dict) or not isinstance(msg := record.get("msg"), str):
         return b""
     message = " ".join(msg.rstrip("\n").split("\n"))
@@ -75,7 +83,11 @@ def dmesg_record_line(record: object) -> bytes:
     stamp = ""
     if isinstance(when, (int, decimal.Decimal)) and not isinstance(when, bool) and 0 <= when < 10**12:
         seconds = int(when)
-        stamp = f"[{seconds:5d}.{int((when - seconds) * 1_000_000):06d}] "  # Decimal: the digits as printed
+        stamp = f"[{seconds:5d}.{int((when - seconds) * 1_000_000):06d}]"  # Decimal: the digits as printed
+        caller = record.get("caller")
+        if isinstance(caller, str) and _CALLER_ID.fullmatch(caller) is not None:
+            stamp += f"[{caller:>6}]"
+        stamp += " "
     fac, pri = record.get("fac"), record.get("pri")
     if isinstance(fac, str) and isinstance(pri, str) and fac.isalnum() and pri.isalpha():
         head = f"{fac:<6}:{pri:<6}: "  # dmesg -x's decoded facility and level

@@ -166,3 +166,53 @@ def test_a_dmesg_json_cut_inside_a_record_keeps_the_records_before_it() -> None:
     pieces = b"".join(reader.feed(whole[i : i + 7]) for i in range(0, len(whole), 7)) + reader.close()
     assert pieces == convert(whole)
     assert pieces.count(b"\n") == 3
+
+
+def _warning(cpu: int, pid: int, function: str) -> list[str]:
+    """A WARNING report's lines, printed by task ``pid`` on CPU ``cpu``."""
+    return [
+        "------------[ cut here ]------------",
+        f"WARNING: CPU: {cpu} PID: {pid} at drivers/kf/{function}.c:42 {function}+0x21/0x40 [kf_buggy]",
+        "Modules linked in: kf_buggy(O)",
+        f"CPU: {cpu} PID: {pid} Comm: kf-{pid} Tainted: G           O       6.1.0-kf #1",
+        f"RIP: 0010:{function}+0x21/0x40 [kf_buggy]",
+        "Call Trace:",
+        " <TASK>",
+        f" {function}_write+0x10/0x20 [kf_buggy]",
+        " vfs_write+0x9e/0x181",
+        " ksys_write+0x66/0x97",
+        " do_syscall_64+0x39/0x46",
+        " entry_SYSCALL_64_after_hwframe+0x4b/0xb5",
+        " </TASK>",
+        "---[ end trace 0000000000000000 ]---",
+    ]
+
+
+def test_a_records_caller_tells_two_cpus_interleaved_reports_apart(tmp_path: Path) -> None:
+    """util-linux >= 2.39 writes a record's printk caller (``"caller": "T100"``): two tasks' WARNINGs printed at
+    once, line by line, read as two reports from the caller ids, in ``dmesg -J`` as in the console's text with
+    ``[ T100]`` after the time.  Dropped, the -J gave "WARNING in corrupted" and one report of the two lines."""
+    records: list[tuple[str, int, str]] = []
+    alpha, beta = _warning(0, 100, "kf_alpha_stop"), _warning(1, 200, "kf_beta_reset")
+    for i, (first, second) in enumerate(zip(alpha, beta, strict=True)):
+        records += [("T100", 10_000_000 + 2 * i, first), ("T200", 10_000_001 + 2 * i, second)]
+    text = "".join(f"<4>[{us // 10**6:5d}.{us % 10**6:06d}][{who:>6}] {msg}\n" for who, us, msg in records)
+    document = {"dmesg": [{"pri": 4, "time": f"@{us}", "caller": who, "msg": msg} for who, us, msg in records]}
+    # util-linux prints the time as a number with 6 decimals: put in place of the strings json.dumps would quote.
+    raw = re.sub(r'"@(\d+)"', lambda m: f"{int(m.group(1)) / 1e6:12.6f}", json.dumps(document, indent=3))
+    assert convert(raw.encode()).decode() == text
+    reports: dict[str, list[tuple[object, ...]]] = {}
+    for name, content in (("dmesg.txt", text), ("dmesg.json", raw)):
+        (tmp_path / name).write_text(content)
+        done = _kforensic("dmesg", "--format", "json", str(tmp_path / name))
+        assert done.returncode == 0, done.stderr
+        reports[name] = [
+            (r["title"], r["start_line"], r["end_line"], r["cpu"], r["pid"], [f["function"] for f in r["call_trace"]])
+            for r in json.loads(done.stdout)["sources"][0]["reports"]
+        ]
+    assert reports["dmesg.json"] == reports["dmesg.txt"]
+    assert [r[:5] for r in reports["dmesg.json"]] == [
+        ("WARNING in kf_alpha_stop", 3, 27, 0, 100),
+        ("WARNING in kf_beta_reset", 4, 28, 1, 200),
+    ]
+    assert reports["dmesg.json"][0][5][0] == "kf_alpha_stop_write"
