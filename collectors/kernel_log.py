@@ -146,7 +146,10 @@ _OTHER_TEXT = (
     (re.compile(rb"(?m)^ *\S.*? +\d+(?:/\d+)? +(?:\[\d+\] +)?\d+\.\d+: +(?:\d+ +)?[\w:.-]+:"), "perf script text",
      "kforensic profile"),
 )  # fmt: skip
-_NO_ENTRIES = b"-- No entries --"  # journalctl's whole output when nothing matched
+#: journalctl's whole output when nothing matched: ``-- No entries --``, after, before systemd v250, a header line of
+#: the journal's span (``-- Logs begin at ..., end at ... --``; v246-249 ``-- Journal begins at ..., ends at ... --``:
+#: Debian 11, Ubuntu 20.04/22.04, RHEL 8).
+_NO_ENTRIES = re.compile(rb"\s*(?:-- (?:Logs begin|Journal begins) at [^\n]*--[ \t\r]*\n\s*)?-- No entries --\s*")
 
 
 def text_reader(head: bytes) -> tuple[str, str] | None:
@@ -264,7 +267,7 @@ class TextCheck:
                 f"{self.source}: not a kernel log: {said}, so nothing in it could show a kernel problem",
                 hint="give the log that holds the kernel's messages (dmesg, journalctl -k, a serial console)",
             )
-        if self._start.strip() == _NO_ENTRIES:
+        if _NO_ENTRIES.fullmatch(self._start) is not None:
             # What journalctl prints when nothing matched (journalctl -k on a machine whose journal holds no kernel
             # messages): "none of its 1 lines is a kernel log line" was true but did not say why.  Not empty: piped in
             # without "-" it is said so too, not "standard input was empty".
