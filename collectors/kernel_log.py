@@ -94,6 +94,14 @@ def _json_refusal(source: str, head: bytes) -> InputError | None:
     if not journal_text.other_json(head.removeprefix(b"\xef\xbb\xbf")):
         return None
     own = b'"schema": "kforensic.' in head or b'"schema":"kforensic.' in head
+    field = None if own else journal_text.json_lines_message(head.removeprefix(b"\xef\xbb\xbf"))
+    if field is not None:
+        # rsyslog/Vector/Fluent Bit exports of syslog: called "a JSON document", with no way to read their kernel lines.
+        return InputError(
+            f"{source}: not a kernel log: JSON lines of another tool (a JSON object a line, not journalctl's fields)",
+            hint=f"give the message text, e.g. `jq -r .{field or 'message'} FILE | kforensic dmesg -`"
+            + ("" if field else " with the field that holds it"),
+        )
     return InputError(
         f"{source}: not a kernel log: a JSON document that is neither util-linux `dmesg -J` output nor a "
         "`journalctl -o json` export" + (" (a kforensic result)" if own else ""),

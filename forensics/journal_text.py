@@ -67,6 +67,27 @@ def other_json(head: bytes) -> bool:
     return _JSON_DOCUMENT.match(head) is not None and journal_kind(head) is None
 
 
+#: The fields of a JSON-lines log record that hold its message, by the tools that write them (rsyslog's, Vector's and
+#: Fluent Bit's ``message``, the journal's ``MESSAGE``, many applications' ``msg``, Docker's ``log``).
+_MESSAGE_FIELDS: Final = ("message", "MESSAGE", "msg", "log")
+
+
+def json_lines_message(head: bytes) -> str | None:
+    """When ``head``, the start of a file, is JSON lines (its first line one whole JSON object) of no format read
+    here: the field of that object that holds the message text (:data:`_MESSAGE_FIELDS`), ``""`` when none does;
+    else None (one JSON document over several lines, or not JSON)."""
+    if not other_json(head):
+        return None
+    first = head.split(b"\n", 1)[0] if b"\n" in head else None
+    try:
+        record = json.loads(first) if first is not None else None
+    except ValueError:
+        return None
+    if not isinstance(record, dict):
+        return None
+    return next((name for name in _MESSAGE_FIELDS if isinstance(record.get(name), str)), "")
+
+
 def dmesg_record_line(record: object) -> bytes:
     """The line ``dmesg -r`` (or, with ``-x``'s words, ``dmesg -x``) prints for one record of ``dmesg -J``, no
     newline: ``<5>[    0.000000] Linux version ...``; empty when it is no record (no ``msg`` string).

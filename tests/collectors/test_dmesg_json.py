@@ -129,11 +129,10 @@ def test_this_machines_dmesg_json_reads_as_its_text(
 @pytest.mark.parametrize(
     ("document", "said"),
     [
-        ('{"level": "info", "msg": "WARNING: CPU: 1 PID: 42 at x.c:1 f+0x1/0x2"}\n', ""),
         ('[\n  {"time": 1.5, "message": "Oops: 0000 [#1] SMP"}\n]\n', ""),
         ('{\n  "schema": "kforensic.kdump-check/1",\n  "root": "/"\n}\n', " (a kforensic result)"),
     ],
-    ids=["json-lines", "array", "kforensic"],
+    ids=["array", "kforensic"],
 )
 def test_a_json_document_of_no_log_format_is_refused_in_one_line(tmp_path: Path, document: str, said: str) -> None:
     path = tmp_path / "other.json"
@@ -148,6 +147,34 @@ def test_a_json_document_of_no_log_format_is_refused_in_one_line(tmp_path: Path,
     )
     assert len(lines) == 2 and lines[1].startswith("kforensic: hint: ")
     assert ("kforensic report --from" in lines[1]) == bool(said)
+
+
+@pytest.mark.parametrize(
+    ("fields", "hint"),
+    [
+        ('"@timestamp": "2026-12-07T08:10:00.000001+00:00", "host": "web-03", "programname": "kernel", "message"',
+         "`jq -r .message FILE | kforensic dmesg -`"),
+        ('"level": "info", "msg"', "`jq -r .msg FILE | kforensic dmesg -`"),
+        ('"level": "info", "text"', "`jq -r .message FILE | kforensic dmesg -` with the field that holds it"),
+    ],
+    ids=["rsyslog", "msg", "unknown-field"],
+)  # fmt: skip
+def test_json_lines_of_another_tool_are_refused_as_such_with_how_to_give_their_text(
+    tmp_path: Path, fields: str, hint: str
+) -> None:
+    """An rsyslog/Vector/Fluent Bit export of syslog, a JSON object a line with the kernel's lines in a field, was
+    refused as "a JSON document that is neither ..." (review ue16 #6): said as JSON lines, with the command that
+    gives its messages' text."""
+    lines = ["[  575.000000] ------------[ cut here ]------------", "[  575.000001] WARNING: CPU: 1 PID: 23 at x.c:1"]
+    path = tmp_path / "syslog.ndjson"
+    path.write_text("".join(f"{{{fields}: {json.dumps(line)}}}\n" for line in lines))
+    done = _kforensic("dmesg", str(path))
+    assert done.returncode == 3, done.stdout
+    assert done.stderr.splitlines() == [
+        f"kforensic: error: {path}: not a kernel log: JSON lines of another tool (a JSON object a line, not "
+        "journalctl's fields)",
+        f"kforensic: hint: give the message text, e.g. {hint}",
+    ]
 
 
 def test_a_dmesg_json_cut_inside_a_record_keeps_the_records_before_it() -> None:
