@@ -72,6 +72,7 @@ def log_chunks(
                 raise refused
             if (refused := _json_refusal(tracked.source, chunk)) is not None:
                 raise refused
+            text.dmesg_json = _is_dmesg_json(chunk)
             first = False
         if head is not None and len(head) < keep:
             head += chunk[: keep - len(head)]
@@ -84,6 +85,13 @@ def log_chunks(
         text.feed(out)
         yield out
     text.close()
+
+
+def _is_dmesg_json(head: bytes) -> bool:
+    """Whether ``head``, the first bytes read, start util-linux ``dmesg -J`` output."""
+    from forensics import journal_text
+
+    return journal_text.journal_kind(head.removeprefix(b"\xef\xbb\xbf")) == "dmesg-json"
 
 
 def _json_refusal(source: str, head: bytes) -> InputError | None:
@@ -215,6 +223,7 @@ class TextCheck:
         self._judged = False
         self._tail = b""
         self._start = b""  # the input's first bytes: what it looks like when no line is a kernel log's
+        self.dmesg_json = False  # the input is util-linux dmesg -J, read as its records' lines (set by log_chunks)
 
     def feed(self, out: bytes) -> None:
         """One chunk of normalized text, in order."""
@@ -269,6 +278,14 @@ class TextCheck:
         # Blank lines only: said as such ("empty" was said of a file of 3 lines).  Known only when the whole input is
         # in the sample kept; a longer run of blank lines before text is judged as text below.
         blank = len(self._start) < _OTHER_TEXT_SAMPLE and not self._start.strip()
+        if self.dmesg_json and not self._start:
+            # {"dmesg": []}: 22 bytes of valid output were called "empty", a statement on the converted text.
+            raise InputError(
+                f"{self.source}: not a kernel log: it is a dmesg -J document with no record, so nothing in it could "
+                "show a kernel problem",
+                hint="run dmesg -J where the ring buffer holds the kernel's messages (as root, not after dmesg -C), or "
+                "give journalctl -k or a serial console's log",
+            )
         if not lines or not self._start or blank:
             said = f"it holds only blank lines ({lines:,})" if lines and self._start else "it is empty"
             raise EmptyLogError(

@@ -177,6 +177,29 @@ def test_json_lines_of_another_tool_are_refused_as_such_with_how_to_give_their_t
     ]
 
 
+@pytest.mark.parametrize("document", ['{\n   "dmesg": [\n   ]\n}\n', '{"dmesg": []}'], ids=["util-linux", "compact"])
+@pytest.mark.parametrize("stdin", [False, True], ids=["file", "stdin"])
+def test_a_dmesg_json_with_no_record_is_said_as_such(tmp_path: Path, document: str, stdin: bool) -> None:
+    """``dmesg -J`` of an empty ring buffer: valid output with no record, refused as that (exit 3), not as "empty"
+    (review ue16 #7: a statement on the converted text, not the file), nor, piped in, as "standard input was
+    empty"."""
+    path = tmp_path / "dmesg.json"
+    path.write_text(document)
+    env = {"TZ": "UTC", "PATH": "/usr/bin:/bin", "KFORENSIC_AOT": "no"}
+    with path.open() as given:
+        done = subprocess.run(
+            [sys.executable, "-m", "forensics", "dmesg", *([] if stdin else [str(path)])], stdin=given,
+            capture_output=True, text=True, timeout=120, check=False, cwd=ROOT, env=env,
+        )  # fmt: skip
+    assert done.returncode == 3, done.stdout
+    lines = done.stderr.splitlines()
+    assert lines[0] == (
+        f"kforensic: error: {'<stdin>' if stdin else path}: not a kernel log: it is a dmesg -J document with no "
+        "record, so nothing in it could show a kernel problem"
+    )
+    assert len(lines) == 2 and lines[1].startswith("kforensic: hint: run dmesg -J where the ring buffer holds")
+
+
 def test_a_dmesg_json_cut_inside_a_record_keeps_the_records_before_it() -> None:
     """A document cut at its end (a copy interrupted): the whole records are lines, the cut one is kept as its
     text for the log reader to judge, nothing raises; fed in pieces it reads the same."""
