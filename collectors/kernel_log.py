@@ -72,6 +72,7 @@ def log_chunks(
                 raise refused
             if (refused := _json_refusal(tracked.source, chunk)) is not None:
                 raise refused
+            text.dmesg_json = _is_dmesg_json(chunk)
             first = False
         if head is not None and len(head) < keep:
             head += chunk[: keep - len(head)]
@@ -86,6 +87,13 @@ def log_chunks(
     text.close()
 
 
+def _is_dmesg_json(head: bytes) -> bool:
+    """Whether ``head``, the first bytes read, start util-linux ``dmesg -J`` output."""
+    from forensics import journal_text
+
+    return journal_text.journal_kind(head.removeprefix(b"\xef\xbb\xbf")) == "dmesg-json"
+
+
 def _json_refusal(source: str, head: bytes) -> InputError | None:
     """The one-line refusal of a JSON document that is no kernel log format read (forensics/journal_text.py):
     scanned as text, its words were taken for a log's ("WARNING in corrupted", message ``},``)."""
@@ -94,6 +102,14 @@ def _json_refusal(source: str, head: bytes) -> InputError | None:
     if not journal_text.other_json(head.removeprefix(b"\xef\xbb\xbf")):
         return None
     own = b'"schema": "kforensic.' in head or b'"schema":"kforensic.' in head
+    field = None if own else journal_text.json_lines_message(head.removeprefix(b"\xef\xbb\xbf"))
+    if field is not None:
+        # rsyslog/Vector/Fluent Bit exports of syslog: called "a JSON document", with no way to read their kernel lines.
+        return InputError(
+            f"{source}: not a kernel log: JSON lines of another tool (a JSON object a line, not journalctl's fields)",
+            hint=f"give the message text, e.g. `jq -r .{field or 'message'} FILE | kforensic dmesg -`"
+            + ("" if field else " with the field that holds it"),
+        )
     return InputError(
         f"{source}: not a kernel log: a JSON document that is neither util-linux `dmesg -J` output nor a "
         "`journalctl -o json` export" + (" (a kforensic result)" if own else ""),
@@ -146,7 +162,10 @@ _OTHER_TEXT = (
     (re.compile(rb"(?m)^ *\S.*? +\d+(?:/\d+)? +(?:\[\d+\] +)?\d+\.\d+: +(?:\d+ +)?[\w:.-]+:"), "perf script text",
      "kforensic profile"),
 )  # fmt: skip
-_NO_ENTRIES = b"-- No entries --"  # journalctl's whole output when nothing matched
+#: journalctl's whole output when nothing matched: ``-- No entries --``, after, before systemd v250, a header line of
+#: the journal's span (``-- Logs begin at ..., end at ... --``; v246-249 ``-- Journal begins at ..., ends at ... --``:
+#: Debian 11, Ubuntu 20.04/22.04, RHEL 8).
+_NO_ENTRIES = re.compile(rb"\s*(?:-- (?:Logs begin|Journal begins) at [^\n]*--[ \t\r]*\n\s*)?-- No entries --\s*")
 
 
 def text_reader(head: bytes) -> tuple[str, str] | None:
@@ -204,6 +223,7 @@ class TextCheck:
         self._judged = False
         self._tail = b""
         self._start = b""  # the input's first bytes: what it looks like when no line is a kernel log's
+        self.dmesg_json = False  # the input is util-linux dmesg -J, read as its records' lines (set by log_chunks)
 
     def feed(self, out: bytes) -> None:
         """One chunk of normalized text, in order."""
@@ -258,13 +278,21 @@ class TextCheck:
         # Blank lines only: said as such ("empty" was said of a file of 3 lines).  Known only when the whole input is
         # in the sample kept; a longer run of blank lines before text is judged as text below.
         blank = len(self._start) < _OTHER_TEXT_SAMPLE and not self._start.strip()
+        if self.dmesg_json and not self._start:
+            # {"dmesg": []}: 22 bytes of valid output were called "empty", a statement on the converted text.
+            raise InputError(
+                f"{self.source}: not a kernel log: it is a dmesg -J document with no record, so nothing in it could "
+                "show a kernel problem",
+                hint="run dmesg -J where the ring buffer holds the kernel's messages (as root, not after dmesg -C), or "
+                "give journalctl -k or a serial console's log",
+            )
         if not lines or not self._start or blank:
             said = f"it holds only blank lines ({lines:,})" if lines and self._start else "it is empty"
             raise EmptyLogError(
                 f"{self.source}: not a kernel log: {said}, so nothing in it could show a kernel problem",
                 hint="give the log that holds the kernel's messages (dmesg, journalctl -k, a serial console)",
             )
-        if self._start.strip() == _NO_ENTRIES:
+        if _NO_ENTRIES.fullmatch(self._start) is not None:
             # What journalctl prints when nothing matched (journalctl -k on a machine whose journal holds no kernel
             # messages): "none of its 1 lines is a kernel log line" was true but did not say why.  Not empty: piped in
             # without "-" it is said so too, not "standard input was empty".

@@ -42,6 +42,8 @@ _LENGTH_BYTES = 8
 #: util-linux ``dmesg -J`` (``--json``): one document ``{"dmesg": [{"pri": 5, "time": 0.000000, "msg": "..."}, ...]}``,
 #: with ``-x`` ``"fac": "kern", "pri": "notice"`` in words.
 _DMESG_JSON_HEAD: Final = re.compile(rb'\A\s*\{\s*"dmesg"\s*:\s*\[')
+#: A ``dmesg -J`` record's ``"caller"``: printk's caller id, a task's ``T`` or a CPU's ``C`` and its number.
+_CALLER_ID: Final = re.compile(r"[TC]\d{1,10}")
 #: The start of a JSON document (an object, or an array of values; never a printk stamp "[    0.000000]").
 _JSON_DOCUMENT: Final = re.compile(rb'\A\s*(?:\{\s*["}]|\[\s*[\[{"\]])')
 
@@ -65,9 +67,36 @@ def other_json(head: bytes) -> bool:
     return _JSON_DOCUMENT.match(head) is not None and journal_kind(head) is None
 
 
+#: The fields of a JSON-lines log record that hold its message, by the tools that write them (rsyslog's, Vector's and
+#: Fluent Bit's ``message``, the journal's ``MESSAGE``, many applications' ``msg``, Docker's ``log``).
+_MESSAGE_FIELDS: Final = ("message", "MESSAGE", "msg", "log")
+
+
+def json_lines_message(head: bytes) -> str | None:
+    """When ``head``, the start of a file, is JSON lines (its first line one whole JSON object) of no format read
+    here: the field of that object that holds the message text (:data:`_MESSAGE_FIELDS`), ``""`` when none does;
+    else None (one JSON document over several lines, or not JSON)."""
+    if not other_json(head):
+        return None
+    first = head.split(b"\n", 1)[0] if b"\n" in head else None
+    try:
+        record = json.loads(first) if first is not None else None
+    except ValueError:
+        return None
+    if not isinstance(record, dict):
+        return None
+    return next((name for name in _MESSAGE_FIELDS if isinstance(record.get(name), str)), "")
+
+
 def dmesg_record_line(record: object) -> bytes:
     """The line ``dmesg -r`` (or, with ``-x``'s words, ``dmesg -x``) prints for one record of ``dmesg -J``, no
-    newline: ``<5>[    0.000000] Linux version ...``; empty when it is no record (no ``msg`` string)."""
+    newline: ``<5>[    0.000000] Linux version ...``; empty when it is no record (no ``msg`` string).
+
+    A record's ``"caller"`` (util-linux >= 2.39 on a kernel with CONFIG_PRINTK_CALLER: ``"T1234"``, ``"C1"``) follows
+    the time as printk's console prefix, ``[    0.000000][ T1234] ``, the form the log reader takes a caller from:
+    dropped, two CPUs' reports printed at once were read as one, where ``dmesg -r`` of the same buffer told them
+    apart.  Only after a time stamp (``--notime``): the reader reads a caller there only.
+    """
     if not isinstance(record, dict) or not isinstance(msg := record.get("msg"), str):
         return b""
     message = " ".join(msg.rstrip("\n").split("\n"))
@@ -75,7 +104,11 @@ def dmesg_record_line(record: object) -> bytes:
     stamp = ""
     if isinstance(when, (int, decimal.Decimal)) and not isinstance(when, bool) and 0 <= when < 10**12:
         seconds = int(when)
-        stamp = f"[{seconds:5d}.{int((when - seconds) * 1_000_000):06d}] "  # Decimal: the digits as printed
+        stamp = f"[{seconds:5d}.{int((when - seconds) * 1_000_000):06d}]"  # Decimal: the digits as printed
+        caller = record.get("caller")
+        if isinstance(caller, str) and _CALLER_ID.fullmatch(caller) is not None:
+            stamp += f"[{caller:>6}]"
+        stamp += " "
     fac, pri = record.get("fac"), record.get("pri")
     if isinstance(fac, str) and isinstance(pri, str) and fac.isalnum() and pri.isalpha():
         head = f"{fac:<6}:{pri:<6}: "  # dmesg -x's decoded facility and level

@@ -40,6 +40,9 @@ class Dependency:
     holds: Callable[[KdumpState], bool]  # the cause line fails for this reason (read from the state)
     reason: str
     blocks: Callable[[KdumpState, CheckLine], bool]  # a line (not a pass) that this cause makes impossible
+    #: The reason is a deeper fault than the cause line's own name for its failure (findings.FAULT_TITLES): its
+    #: finding is titled by the reason, the one its blocked lines give (:func:`cause_fault`).
+    deeper: bool = False
 
 
 def _no_tooling(state: KdumpState) -> bool:
@@ -120,6 +123,7 @@ DEPENDENCIES = (
         no_crash_support,
         "the kernel has no kexec crash support",
         _blocked_by_kernel,
+        deeper=True,  # why nothing is reserved: "no crash kernel memory reserved" read as a crashkernel= problem
     ),
     Dependency(
         "crashkernel-cmdline",
@@ -141,6 +145,14 @@ DEPENDENCIES = (
     ),
     Dependency("kdump-tooling", _no_tooling, "the kdump tooling is not installed", _blocked_by_tooling),
 )
+
+
+def cause_fault(state: KdumpState, line_id: str) -> str | None:
+    """The deeper fault a failed line ``line_id`` stands for (a :class:`Dependency` marked ``deeper`` that holds), or
+    None: the root's finding then names the fault its blocked lines name ("the kernel has no kexec crash support",
+    where it was titled "no crash kernel memory reserved" above 11 lines blocked by the kernel, review ue16 #9)."""
+    return next((d.reason for d in DEPENDENCIES if d.cause == line_id and d.deeper and d.holds(state)), None)
+
 
 #: The causes (line ids) that keep a panic from starting a crash kernel, deepest first.
 CAPTURE_CAUSES = ("crash-reservation", "crashkernel-cmdline", "crash-loaded")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from detectors.kdump.dependencies import cause_fault
 from detectors.kdump.util import file_evidence
 from forensics.model import Baseline, Consequence, Evidence, Fact, Finding, FindingKind, IdFamily, finding_id
 from forensics.types.kdump import Blocker, CheckLine, Checklist, KdumpState, Status
@@ -46,8 +47,11 @@ FAULT_TITLES: tuple[tuple[str, str, str], ...] = (
 )
 
 
-def fault_title(line_id: str, title: str, status: Status) -> str:
-    """What is wrong, for a failing or warning line (the check's name and status otherwise)."""
+def fault_title(line_id: str, title: str, status: Status, state: KdumpState) -> str:
+    """What is wrong, for a failing or warning line (the check's name and status otherwise): a failed root cause's
+    deeper fault when it has one (:func:`detectors.kdump.dependencies.cause_fault`), else :data:`FAULT_TITLES`'."""
+    if status is Status.FAIL and (deeper := cause_fault(state, line_id)) is not None:
+        return deeper
     if status in (Status.FAIL, Status.WARN):
         for prefix, failed, warned in FAULT_TITLES:
             if line_id.startswith(prefix):
@@ -56,9 +60,9 @@ def fault_title(line_id: str, title: str, status: Status) -> str:
     return f"{title}: {status.value}"
 
 
-def _consequence(blocker: Blocker) -> Consequence:
+def _consequence(blocker: Blocker, state: KdumpState) -> Consequence:
     """The typed link of a blocked line to its root cause's finding (the cause is always a failed line)."""
-    root = fault_title(blocker.line_id, blocker.title, Status.FAIL)
+    root = fault_title(blocker.line_id, blocker.title, Status.FAIL, state)
     return Consequence(finding_id(IdFamily.KDUMP, blocker.line_id), f"kdump: {root}", blocker.reason)
 
 
@@ -86,10 +90,10 @@ def line_finding(line: CheckLine, state: KdumpState) -> Finding | None:
     facts: tuple[Fact, ...] = (Fact("status", line.status.value), Fact("check", line.id))
     baseline = None
     consequence = None
-    title = fault_title(line.id, line.title, line.status)
+    title = fault_title(line.id, line.title, line.status, state)
     blocker = line.blocked_by
     if blocker is not None:
-        consequence = _consequence(blocker)
+        consequence = _consequence(blocker, state)
         title = f"{line.title}: blocked ({blocker.reason})"
         summary = f"Blocked by: {blocker.reason}. {summary}"
         facts += (Fact("blocked_by", blocker.line_id),)

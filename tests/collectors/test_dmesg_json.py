@@ -129,11 +129,10 @@ def test_this_machines_dmesg_json_reads_as_its_text(
 @pytest.mark.parametrize(
     ("document", "said"),
     [
-        ('{"level": "info", "msg": "WARNING: CPU: 1 PID: 42 at x.c:1 f+0x1/0x2"}\n', ""),
         ('[\n  {"time": 1.5, "message": "Oops: 0000 [#1] SMP"}\n]\n', ""),
         ('{\n  "schema": "kforensic.kdump-check/1",\n  "root": "/"\n}\n', " (a kforensic result)"),
     ],
-    ids=["json-lines", "array", "kforensic"],
+    ids=["array", "kforensic"],
 )
 def test_a_json_document_of_no_log_format_is_refused_in_one_line(tmp_path: Path, document: str, said: str) -> None:
     path = tmp_path / "other.json"
@@ -148,6 +147,57 @@ def test_a_json_document_of_no_log_format_is_refused_in_one_line(tmp_path: Path,
     )
     assert len(lines) == 2 and lines[1].startswith("kforensic: hint: ")
     assert ("kforensic report --from" in lines[1]) == bool(said)
+
+
+@pytest.mark.parametrize(
+    ("fields", "hint"),
+    [
+        ('"@timestamp": "2026-12-07T08:10:00.000001+00:00", "host": "web-03", "programname": "kernel", "message"',
+         "`jq -r .message FILE | kforensic dmesg -`"),
+        ('"level": "info", "msg"', "`jq -r .msg FILE | kforensic dmesg -`"),
+        ('"level": "info", "text"', "`jq -r .message FILE | kforensic dmesg -` with the field that holds it"),
+    ],
+    ids=["rsyslog", "msg", "unknown-field"],
+)  # fmt: skip
+def test_json_lines_of_another_tool_are_refused_as_such_with_how_to_give_their_text(
+    tmp_path: Path, fields: str, hint: str
+) -> None:
+    """An rsyslog/Vector/Fluent Bit export of syslog, a JSON object a line with the kernel's lines in a field, was
+    refused as "a JSON document that is neither ..." (review ue16 #6): said as JSON lines, with the command that
+    gives its messages' text."""
+    lines = ["[  575.000000] ------------[ cut here ]------------", "[  575.000001] WARNING: CPU: 1 PID: 23 at x.c:1"]
+    path = tmp_path / "syslog.ndjson"
+    path.write_text("".join(f"{{{fields}: {json.dumps(line)}}}\n" for line in lines))
+    done = _kforensic("dmesg", str(path))
+    assert done.returncode == 3, done.stdout
+    assert done.stderr.splitlines() == [
+        f"kforensic: error: {path}: not a kernel log: JSON lines of another tool (a JSON object a line, not "
+        "journalctl's fields)",
+        f"kforensic: hint: give the message text, e.g. {hint}",
+    ]
+
+
+@pytest.mark.parametrize("document", ['{\n   "dmesg": [\n   ]\n}\n', '{"dmesg": []}'], ids=["util-linux", "compact"])
+@pytest.mark.parametrize("stdin", [False, True], ids=["file", "stdin"])
+def test_a_dmesg_json_with_no_record_is_said_as_such(tmp_path: Path, document: str, stdin: bool) -> None:
+    """``dmesg -J`` of an empty ring buffer: valid output with no record, refused as that (exit 3), not as "empty"
+    (review ue16 #7: a statement on the converted text, not the file), nor, piped in, as "standard input was
+    empty"."""
+    path = tmp_path / "dmesg.json"
+    path.write_text(document)
+    env = {"TZ": "UTC", "PATH": "/usr/bin:/bin", "KFORENSIC_AOT": "no"}
+    with path.open() as given:
+        done = subprocess.run(
+            [sys.executable, "-m", "forensics", "dmesg", *([] if stdin else [str(path)])], stdin=given,
+            capture_output=True, text=True, timeout=120, check=False, cwd=ROOT, env=env,
+        )  # fmt: skip
+    assert done.returncode == 3, done.stdout
+    lines = done.stderr.splitlines()
+    assert lines[0] == (
+        f"kforensic: error: {'<stdin>' if stdin else path}: not a kernel log: it is a dmesg -J document with no "
+        "record, so nothing in it could show a kernel problem"
+    )
+    assert len(lines) == 2 and lines[1].startswith("kforensic: hint: run dmesg -J where the ring buffer holds")
 
 
 def test_a_dmesg_json_cut_inside_a_record_keeps_the_records_before_it() -> None:
@@ -166,3 +216,53 @@ def test_a_dmesg_json_cut_inside_a_record_keeps_the_records_before_it() -> None:
     pieces = b"".join(reader.feed(whole[i : i + 7]) for i in range(0, len(whole), 7)) + reader.close()
     assert pieces == convert(whole)
     assert pieces.count(b"\n") == 3
+
+
+def _warning(cpu: int, pid: int, function: str) -> list[str]:
+    """A WARNING report's lines, printed by task ``pid`` on CPU ``cpu``."""
+    return [
+        "------------[ cut here ]------------",
+        f"WARNING: CPU: {cpu} PID: {pid} at drivers/kf/{function}.c:42 {function}+0x21/0x40 [kf_buggy]",
+        "Modules linked in: kf_buggy(O)",
+        f"CPU: {cpu} PID: {pid} Comm: kf-{pid} Tainted: G           O       6.1.0-kf #1",
+        f"RIP: 0010:{function}+0x21/0x40 [kf_buggy]",
+        "Call Trace:",
+        " <TASK>",
+        f" {function}_write+0x10/0x20 [kf_buggy]",
+        " vfs_write+0x9e/0x181",
+        " ksys_write+0x66/0x97",
+        " do_syscall_64+0x39/0x46",
+        " entry_SYSCALL_64_after_hwframe+0x4b/0xb5",
+        " </TASK>",
+        "---[ end trace 0000000000000000 ]---",
+    ]
+
+
+def test_a_records_caller_tells_two_cpus_interleaved_reports_apart(tmp_path: Path) -> None:
+    """util-linux >= 2.39 writes a record's printk caller (``"caller": "T100"``): two tasks' WARNINGs printed at
+    once, line by line, read as two reports from the caller ids, in ``dmesg -J`` as in the console's text with
+    ``[ T100]`` after the time.  Dropped, the -J gave "WARNING in corrupted" and one report of the two lines."""
+    records: list[tuple[str, int, str]] = []
+    alpha, beta = _warning(0, 100, "kf_alpha_stop"), _warning(1, 200, "kf_beta_reset")
+    for i, (first, second) in enumerate(zip(alpha, beta, strict=True)):
+        records += [("T100", 10_000_000 + 2 * i, first), ("T200", 10_000_001 + 2 * i, second)]
+    text = "".join(f"<4>[{us // 10**6:5d}.{us % 10**6:06d}][{who:>6}] {msg}\n" for who, us, msg in records)
+    document = {"dmesg": [{"pri": 4, "time": f"@{us}", "caller": who, "msg": msg} for who, us, msg in records]}
+    # util-linux prints the time as a number with 6 decimals: put in place of the strings json.dumps would quote.
+    raw = re.sub(r'"@(\d+)"', lambda m: f"{int(m.group(1)) / 1e6:12.6f}", json.dumps(document, indent=3))
+    assert convert(raw.encode()).decode() == text
+    reports: dict[str, list[tuple[object, ...]]] = {}
+    for name, content in (("dmesg.txt", text), ("dmesg.json", raw)):
+        (tmp_path / name).write_text(content)
+        done = _kforensic("dmesg", "--format", "json", str(tmp_path / name))
+        assert done.returncode == 0, done.stderr
+        reports[name] = [
+            (r["title"], r["start_line"], r["end_line"], r["cpu"], r["pid"], [f["function"] for f in r["call_trace"]])
+            for r in json.loads(done.stdout)["sources"][0]["reports"]
+        ]
+    assert reports["dmesg.json"] == reports["dmesg.txt"]
+    assert [r[:5] for r in reports["dmesg.json"]] == [
+        ("WARNING in kf_alpha_stop", 3, 27, 0, 100),
+        ("WARNING in kf_beta_reset", 4, 28, 1, 200),
+    ]
+    assert reports["dmesg.json"][0][5][0] == "kf_alpha_stop_write"

@@ -322,12 +322,22 @@ def test_the_kernel_line_search_finds_what_the_one_pattern_finds(
     assert kernel_log._kernel_line_in(text) == (one.search(text) is not None), text
 
 
-def test_journalctls_no_entries_is_said_as_such(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    "header",
+    [
+        b"",
+        b"-- Logs begin at Mon 2026-12-07 08:00:00 UTC, end at Mon 2026-12-07 09:00:00 UTC. --\n",
+        b"-- Journal begins at Mon 2026-12-07 08:00:00 UTC, ends at Mon 2026-12-07 09:00:00 UTC. --\n",
+    ],
+    ids=["v250+", "before-v246", "v246-v249"],
+)
+def test_journalctls_no_entries_is_said_as_such(tmp_path: Path, header: bytes) -> None:
     """``journalctl -k`` where the journal holds no kernel message prints ``-- No entries --``: refused, exit 3, as
     what it is, with where to look (the healthy-machine review of 2026-12-07, 13: "none of its 1 lines is a kernel
-    log line" was true but did not say why)."""
+    log line" was true but did not say why).  systemd before v250 prints the journal's span first (review ue16 #4:
+    "none of its 2 lines is a kernel log line")."""
     log = tmp_path / "journal.txt"
-    log.write_bytes(b"-- No entries --\n")
+    log.write_bytes(header + b"-- No entries --\n")
     done = kforensic("dmesg", str(log))
     assert done.returncode == 3, done
     assert f"{log}: not a kernel log: it is journalctl's '-- No entries --'" in done.stderr

@@ -168,3 +168,16 @@ def test_only_the_kernels_lines_are_cited(tmp_path: Path) -> None:
     assert "/var/log/syslog line 5: crashkernel reservation failed" in line.detail
     assert "kdump-tools" not in line.detail
     assert "systemd" not in line.detail
+
+
+def test_a_kernel_with_kexec_that_reserved_nothing_keeps_the_reservation_as_its_root(tmp_path: Path) -> None:
+    """Only a kernel without kexec crash support is named as the deeper fault (review ue16 #9): a kernel with it that
+    could not place crashkernel= is titled by what is wrong there, and its blocked lines name that."""
+    state, checklist = check_root(tmp_path, UNPLACED)
+    by_check = {next(f.value for f in found.facts if f.name == "check"): found for found in checklist_findings(
+        checklist, state)}  # fmt: skip
+    root = by_check["crash-reservation"]
+    assert root.title == "kdump: no crash kernel memory reserved"
+    loaded = by_check["crash-loaded"]
+    assert loaded.consequence_of is not None and loaded.consequence_of.title == root.title
+    assert loaded.title == "kdump: Crash kernel loaded: blocked (no memory is reserved for a crash kernel)"

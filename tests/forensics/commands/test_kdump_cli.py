@@ -315,14 +315,20 @@ def test_report_of_a_kdump_check_counts_root_causes_and_titles_say_the_fault(tmp
     assert len(blocked) >= 3, [c["id"] for c in doc["checks"]]
     incident = doc["incident"]
     by_check = {next(x["value"] for x in f["facts"] if x["name"] == "check"): f for f in incident["findings"]}
-    assert by_check["crash-reservation"]["title"] == "kdump: no crash kernel memory reserved"
+    # The root is named by the deepest fault, the one its blocked lines give (it was "no crash kernel memory
+    # reserved", which reads as a crashkernel= problem, above lines "blocked (the kernel has no kexec crash support)").
+    assert by_check["crash-reservation"]["title"] == "kdump: the kernel has no kexec crash support"
     assert by_check["kdump-tooling"]["title"] == "kdump: kdump tooling not installed"
     loaded = by_check["crash-loaded"]
     assert loaded["severity"] == "info"
     assert loaded["consequence_of"]["id"] == by_check["crash-reservation"]["id"]
     assert loaded["title"] == "kdump: Crash kernel loaded: blocked (the kernel has no kexec crash support)"
     # Its baseline names the root by its fault too (it said "Crash kernel memory reserved (high)").
-    assert loaded["baseline"]["value"] == "kdump: no crash kernel memory reserved (high)", loaded["baseline"]
+    assert loaded["baseline"]["value"] == "kdump: the kernel has no kexec crash support (high)", loaded["baseline"]
+    assert loaded["consequence_of"]["title"] == by_check["crash-reservation"]["title"]
+    for finding in incident["findings"]:
+        if finding.get("consequence_of") and finding["consequence_of"]["id"] == by_check["crash-reservation"]["id"]:
+            assert finding["title"].endswith(": blocked (the kernel has no kexec crash support)"), finding["title"]
     problems = [f for f in incident["findings"] if f["severity"] in ("medium", "high", "critical")]
     follow = [f for f in incident["findings"] if f["severity"] not in ("medium", "high", "critical")]
     out = tmp_path / "report.md"
