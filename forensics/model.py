@@ -283,9 +283,10 @@ PERF_SCRIPT_LINE = "perf script line"
 
 
 def perf_sample_said(line: int, ts: float | None, cpu: int | None) -> str:
-    """A perf.data's sample as a perf user finds it in the recording: by its time (``perf script --time T,T``) and CPU
-    (``-C N``) when perf recorded one, then its line of ``perf script``'s output (a line of no file they have, and
-    another perf's output may differ: said as the output's)."""
+    """A perf.data's sample as a perf user finds it in the recording: by its time and CPU when perf recorded one
+    (``perf script --time T,T+0.000001 -C N``: perf prints the time cut to the microsecond, so the sample may be up to
+    999 ns after T and ``--time T,T`` misses it), then its line of ``perf script``'s output (a line of no file they
+    have, and another perf's output may differ: said as the output's)."""
     at = f" at {ts:.6f}" if ts is not None else ""
     on = f" on CPU {cpu}" if cpu is not None else ""
     return f"sample{at}{on} (perf script output line {line})"

@@ -200,7 +200,7 @@ def _evidence(profile: Profile, stack: ProfileStack) -> Evidence:
     else:
         locator = Locator(LocatorKind.LINE, stack.first_line)
     # The sample's time, on perf's clock (its own, as a trace's): the report gives the profile a lane of its own;
-    # with its CPU, what finds it in the recording (perf script --time, -C).
+    # with its CPU, what finds it in the recording (perf script --time T,T+0.000001 -C N: T is cut to the µs).
     ts, cpu = sample_at(stack.first_header)
     stamp = Timestamp(ts, Clock.TRACE) if ts is not None else None
     return Evidence(profile.source, locator, stack.first_header.strip() or stack.first_header, stamp, cpu)

@@ -115,6 +115,35 @@ def parse_span_option(text: str) -> SpanPattern:
     return SpanPattern(name or start.replace("{id}", "").strip(), _compile(start), _compile(end))
 
 
+#: A message that reads as a span's edge with an id, but an id of no digit (``req start abc``): no auto rule takes it
+#: (words follow start/end/entry/exit in many log lines: ``cache entry: miss``), so it makes no span; counted so the
+#: output says why (:func:`undigited_ids`).
+_NO_DIGIT_ID = re.compile(r"^(?P<name>.+?) (?P<edge>start|begin|entry|end|exit)[ :=#]+(?P<id>[^\s\d]+)$")
+
+
+def undigited_ids(marks: Iterable[Mark], patterns: Sequence[SpanPattern] = ()) -> str | None:
+    """What to say of the marks the auto rules leave out because their id holds no digit (``req start abc`` ...
+    ``req end abc``), with the ``--span`` that pairs them; None when there are none, or ``--span`` patterns pair."""
+    if patterns:
+        return None
+    found = [(mark, m) for mark in marks if (m := _NO_DIGIT_ID.match(mark.text)) and _classify(mark, ()) is None]
+    if not found:
+        return None
+    words: dict[str, set[str]] = {}
+    for _mark, m in found:
+        words.setdefault(m.group("name"), set()).add(m.group("edge"))
+    # the example: a name read both opening and closing (likelier a real pair than "cache entry: miss"), else the first
+    name = next((n for n, w in words.items() if w & set(_OPEN) and w - set(_OPEN)), found[0][1].group("name"))
+    example = next(mark.text for mark, m in found if m.group("name") == name)
+    opens = next((w for w in _OPEN if w in words[name]), "start")
+    closes = "exit" if opens == "entry" else "end"
+    return (
+        f"{len(found)} mark(s) that read as a span's start or end made no span: their id has no digit (e.g. "
+        f"{example[:60]!r}; an automatic id holds one, as words follow start/end/entry/exit in many log lines); "
+        f"if they are edges, pair them with --span '{name}={name} {opens} {{id}}..{name} {closes} {{id}}'"
+    )
+
+
 def _classify(mark: Mark, patterns: Sequence[SpanPattern]) -> Edge | None:
     """The span edge a mark is, or None when it opens or closes nothing."""
     text = mark.text

@@ -125,7 +125,7 @@ def run_spans(
     from collectors.spans import UstPayloads, marker_marks, table_spans, ust_losses, ust_marks
     from detectors.spans.findings import analyse, span_findings
     from detectors.spans.losses import ends_possibly_lost, flag_incomplete
-    from detectors.spans.pairing import pair, parse_span_option
+    from detectors.spans.pairing import pair, parse_span_option, undigited_ids
 
     patterns = [parse_span_option(p) for p in opts.patterns]
     marks: list[Mark] = []
@@ -198,6 +198,8 @@ def run_spans(
         spans, said = _in_window(spans, window)
         notes.append(said)
     notes += _unmatched_options(opts.patterns, patterns, spans, unmatched, marks + markers)
+    if undigited := undigited_ids(marks + markers, patterns):
+        notes.append(undigited)
     if not spans and (marks or markers):  # (was "no ... markers were found" beside 120 marks read)
         notes.append(
             f"no spans: {len(marks) + len(markers)} marks were read, none opened and closed a span (see --span)"

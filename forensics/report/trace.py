@@ -191,8 +191,9 @@ def _table_rows(a: TraceAnalysis, top: int) -> list[tuple[str, list[str], list[l
 
 
 def _loss_rows(a: TraceAnalysis) -> tuple[str, list[str], list[list[str]]]:
-    """Each loss of events (ClockCheck.losses) as the time it covers on its CPU, between the cited events that
-    bound it: what any task did on that CPU then is unknown (Trace Compass's lost-events markers, as a table).
+    """Each loss of events (ClockCheck.losses), one row per gap, as the time it covers on its CPU, between the cited
+    events (a UST stream's: packets) that bound it: what any task did on that CPU then is unknown (Trace Compass's
+    lost-events markers, as a table).
     The first LOSSES_SHOWN of them, the title says of how many."""
     from forensics.types.sched import DISCARDED, LOSSES_SHOWN
     from forensics.units import fmt_ms
@@ -205,8 +206,8 @@ def _loss_rows(a: TraceAnalysis) -> tuple[str, list[str], list[list[str]]]:
             if side == "before":
                 return f"{k.start:.6f} (the end of the packet before {k.where})"
             return f"{k.end:.6f} (the {'end' if k.why == DISCARDED else 'start'} of {k.where})"
-        if ref is not None:
-            return ref.said(a.by_line)
+        if ref is not None:  # a kernel CPU's gap: bounded by that CPU's events (the cell says which, as a UST one)
+            return f"{ref.said(a.by_line)} (CPU{g.cpu}'s {'last event before' if side == 'before' else 'first after'})"
         if g.cpu not in seen:  # its events (if any) are not the analysed ones: whether it had one is not read
             return f"not available: no event of CPU{g.cpu} is among the analysed (kernel scheduler) events"
         return f"none (no event of the CPU {side} it)"
@@ -231,11 +232,9 @@ def _loss_rows(a: TraceAnalysis) -> tuple[str, list[str], list[list[str]]]:
     ]
     total = len(a.clock.losses)
     shown = f" (first {LOSSES_SHOWN} of {total} shown)" if total > LOSSES_SHOWN else ""
-    return (
-        f"Lost events (per CPU){shown}",
-        ["cpu", "events lost", "from (its last event before)", "to (its first after)", "for"],
-        rows,
-    )
+    # One row per gap, each cell saying what bounds it: a kernel CPU's events or a UST stream's packets (one
+    # table may hold both, so the header cannot say it).
+    return (f"Lost events (one row per gap){shown}", ["cpu", "events lost", "from", "to", "for"], rows)
 
 
 def _syscall_rows(

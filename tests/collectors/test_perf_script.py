@@ -923,3 +923,31 @@ def test_a_perf_data_sample_is_cited_by_its_time_and_cpu_and_its_line_of_perf_sc
     # perf script's header with a CPU (a system-wide record's), as the reader takes it
     assert sample_at("dd 4242 [003] 1440.446205:    1001001 cpu-clock:ppp:") == (1440.446205, 3)
     assert sample_at("dd 4242  1440.446205:    1001001 cpu-clock:ppp:") == (1440.446205, None)
+
+
+def test_the_documented_perf_script_command_prints_exactly_the_cited_sample(recorded: Path) -> None:
+    """docs/profile.md said a cited sample is found with ``perf script -i FILE --time T,T``; perf prints T cut to the
+    microsecond and the sample lies up to 999 ns after it (3932.397100933 cited as 3932.397100), so that printed
+    nothing.  The command the doc gives now is run on a real recording for every cited sample: it prints exactly one
+    sample, the cited one (its header as the evidence quotes it)."""
+    from detectors.profile.findings import profile_findings
+    from detectors.profile.hotspots import compute_hotspots
+
+    assert PERF is not None
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "profile.md").read_text()
+    form = re.search(r"`perf script -i FILE --time T,T(?:\+(0\.\d+))?( -C N)?`", doc)
+    assert form, "docs/profile.md gives no `perf script -i FILE --time ...` command"
+    after = float(form.group(1) or 0)
+    profile = read_profile(str(recorded))
+    stacks = selected_stacks(profile)
+    cited = [e for f in profile_findings(profile, stacks, compute_hotspots(profile, stacks)) for e in f.evidence]
+    assert cited
+    for e in cited:
+        assert e.timestamp is not None
+        t = e.timestamp.seconds
+        window = ["--time", f"{t:.6f},{t + after:.6f}"] + (["-C", str(e.cpu)] if e.cpu is not None else [])
+        out = subprocess.run(
+            [PERF, "script", "-i", str(recorded), *window], capture_output=True, text=True, check=True
+        ).stdout
+        headers = [line.strip() for line in out.splitlines() if line and not line[0].isspace()]
+        assert headers == [e.excerpt], (window, out[:400])

@@ -528,7 +528,7 @@ def test_more_losses_than_the_table_lists_are_counted_not_cut_silently(tmp_path:
     assert total > 100
     table = kf("trace", path, "--format", "md")
     assert table.returncode in (0, 1), table.stderr
-    assert f"Lost events (per CPU) (first 100 of {total} shown)" in table.stdout
+    assert f"Lost events (one row per gap) (first 100 of {total} shown)" in table.stdout
     doc = json.loads(kf("trace", path, "--format", "json").stdout)
     clock = doc["coverage"]["clock"]
     assert (len(clock["losses"]), clock["losses_total"], clock["losses_truncated"]) == (100, total, True)

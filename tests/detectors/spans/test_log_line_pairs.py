@@ -34,6 +34,8 @@ LINES = (
     "frame end",
     "syscall entry 5",  # real: entry/exit with one id
     "syscall exit 5",
+    "job start abc",  # an id without a digit: no span, but said, with the --span that pairs it
+    "job end abc",
 )
 
 
@@ -82,3 +84,17 @@ def test_entry_and_exit_used_for_other_things_make_no_span_real_pairs_still_do(
     stats = {s["name"]: s["count"] for s in json.loads(ran.stdout)["spans"]["stats"]}
     # one span each of the real pairs; none of cache, table or queue (before: cache 2, table 1, queue 1)
     assert {k: v for k, v in stats.items() if v} == {"req": 1, "frame": 1, "syscall": 1}, stats
+    # The lines whose id has no digit made no span silently (review ue16): the span notes say so and how to pair
+    # them ("cache entry: miss" reads the same way, and is counted; job, read opening and closing, is the example)
+    notes = json.loads(ran.stdout)["spans"]["notes"]
+    [said] = [n for n in notes if "their id has no digit" in n]
+    assert said.startswith("3 mark(s) that read as a span's start or end made no span: their id has no digit (e.g. ")
+    hint = "--span 'job=job start {id}..job end {id}'"
+    assert "(e.g. 'job start abc'; " in said and said.endswith(f"if they are edges, pair them with {hint}"), said
+    text = kf("trace", path, "--slow-ms", "0")
+    assert "note: 3 mark(s) that read as a span's start or end made no span: their id has no digit" in text.stdout
+    # the --span it names pairs what it names; with --span no such note
+    again = kf("trace", path, "--slow-ms", "0", "--span", hint.split("'")[1], "--format", "json")
+    doc = json.loads(again.stdout)["spans"]
+    assert {s["name"]: s["count"] for s in doc["stats"]} == {"job": 1}
+    assert not [n for n in doc["notes"] if "their id has no digit" in n]

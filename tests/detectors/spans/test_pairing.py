@@ -85,3 +85,19 @@ def test_a_message_end_closes_only_its_own_word_pair_and_id_a_provider_end_witho
     assert not spans and not spans2 and unmatched == {"x": (2, 1)}
     spans, _ = pair([mark(1.0, 1, "p:req_begin", 9), mark(2.0, 1, "p:req_end")])
     assert [(s.name, s.key, s.duration) for s in spans] == [("p:req", "9", 1.0)]
+
+
+def test_marks_whose_id_has_no_digit_are_said_with_the_span_option_that_pairs_them() -> None:
+    """``req start abc`` ... ``req end abc`` made no span and nothing said why (review ue16): the note counts such
+    marks and names the --span that pairs them; marks with digit ids, or with --span given, make no note."""
+    from detectors.spans.pairing import undigited_ids
+
+    marks = [mark(1.0, 7, "req start abc"), mark(1.5, 7, "req end abc"), mark(2.0, 7, "req start 12")]
+    said = undigited_ids(marks)
+    assert said is not None and said.startswith("2 mark(s) that read as a span's start or end made no span: ")
+    hint = said.rsplit("--span ", 1)[1].strip("'")
+    assert hint == "req=req start {id}..req end {id}"
+    spans, _unmatched = pair(marks[:2], [parse_span_option(hint)])
+    assert [(s.name, s.key) for s in spans] == [("req", "abc")]
+    assert undigited_ids(marks[2:]) is None
+    assert undigited_ids(marks, [parse_span_option(hint)]) is None

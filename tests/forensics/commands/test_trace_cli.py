@@ -516,10 +516,24 @@ def test_the_tracers_gaps_are_said_among_what_could_not_be_judged(tmp_path: Path
         assert f"{g['from']:.6f}:" in before and f"{g['to']:.6f}:" in after
         assert g["ms"] == pytest.approx((g["to"] - g["from"]) * 1e3, abs=1e-3)
         assert f"CPU{g['cpu']} lost {g['events']} events between line {g['from_line']} at" in gaps
+    # One row per gap (two on their CPUs here), each cell saying what bounds it, in text, markdown and HTML (the
+    # table was titled "per CPU" with headers that fit no UST row: review ue16)
     md = kf(str(path), "-f", "md").stdout
-    table = md.split("## Lost events (per CPU)", 1)[1]
+    table = md.split("## Lost events (one row per gap)\n", 1)[1]
+    assert table.lstrip().startswith("| cpu | events lost | from | to | for |")
     for (cpu, n), (lo, hi) in want.items():
-        assert re.search(rf"\| CPU{cpu} \| {n:,} \| line {lo} at [\d.]+ \| line {hi} at [\d.]+ \| [\d.]+ ms \|", table)
+        before = rf"line {lo} at [\d.]+ \(CPU{cpu}'s last event before\)"
+        after = rf"line {hi} at [\d.]+ \(CPU{cpu}'s first after\)"
+        assert re.search(rf"\| CPU{cpu} \| {n:,} \| {before} \| {after} \| [\d.]+ ms \|", table), table
+    text = kf(str(path)).stdout
+    assert re.search(
+        r"^Lost events \(one row per gap\) *\n.*\n┃ cpu +┃ events lost ┃ from +┃ to +┃ for +┃$", text, re.M
+    )
+    assert "(CPU1's last event before) │ line" in text
+    page = kf(str(path), "-f", "html").stdout
+    head = "<tr><th>cpu</th><th>events lost</th><th>from</th><th>to</th><th>for</th></tr>"
+    assert f"Lost events (one row per gap)</h2><table>{head}" in page
+    assert "(CPU1&#x27;s last event before)</td>" in page
 
 
 def test_an_overwritten_buffer_is_said_among_what_could_not_be_judged(ftrace: Path, tmp_path: Path, kf: Run) -> None:

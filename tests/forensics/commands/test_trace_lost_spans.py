@@ -174,5 +174,9 @@ def test_the_losses_table_of_a_user_space_trace_claims_no_missing_events(
     assert proc.returncode in (0, 1), proc.stderr
     table = md.read_text()
     assert "no event of the CPU before it" not in table and "markers added up" not in table
+    # Titled and headed as what its rows are: one per gap, each bounded by packets (review ue16: "per CPU", with
+    # "from (its last event before)" over cells that cite packet ends)
+    cut = f" (first 100 of {total} shown)" if total > 100 else ""
+    assert f"## Lost events (one row per gap){cut}\n\n| cpu | events lost | from | to | for |\n" in table
     for g in discarded:
         assert f"| {g['events']:,} | {g['from']:.6f} (the end of the packet before {g['packet']}) |" in table
