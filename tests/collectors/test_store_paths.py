@@ -94,7 +94,8 @@ def test_a_store_that_is_not_a_regular_file_is_refused_and_left_alone(tmp_path: 
 
 
 def test_a_new_path_and_an_existing_store_still_work(tmp_path: Path) -> None:
-    store = tmp_path / "new" / "slab.sqlite"
+    # (a new store file in an existing directory: one in a directory that does not exist is exit 3, test_slabwatch_cli)
+    store = tmp_path / "slab.sqlite"
     done = kforensic("slab-import", str(SNAPSHOTS), "--store", str(store), "--no-analysis")
     assert done.returncode == 0, done.stderr
     link = tmp_path / "link.sqlite"
