@@ -16,6 +16,7 @@ from __future__ import annotations
 import datetime
 import enum
 import hashlib
+from bisect import bisect_right
 from dataclasses import dataclass, field
 from typing import Self, TypeVar
 
@@ -657,6 +658,19 @@ class SourceRecord:
     sha256: str | NotAvailable
     seconds: float
     error: str | None = None
+    # A kernel log's: the first line of each boot it holds (a boot banner, or the printk time restarting at 0.000000
+    # without one), in log order: the times either side of one are of two boots' clocks (ClockJump's boot).
+    boot_lines: tuple[int, ...] = ()
+
+    def boot_of(self, line: int) -> int:
+        """The first line of the boot ``line`` is in (0: the boot the log starts in, whose start it lacks)."""
+        at = bisect_right(self.boot_lines, line)
+        return self.boot_lines[at - 1] if at else 0
+
+    def next_boot(self, line: int) -> int | None:
+        """The first line of the boot after the one ``line`` is in (None: that boot runs to the log's end)."""
+        at = bisect_right(self.boot_lines, line)
+        return self.boot_lines[at] if at < len(self.boot_lines) else None
 
 
 @dataclass(frozen=True)
@@ -678,12 +692,29 @@ class TimeWindow:
 
 
 @dataclass(frozen=True)
+class BootScope:
+    """The lines of a log a boot time holds for: those of the boot it was read in, from line ``first`` (0: the log's
+    start) to before line ``end`` (None: the log's end).  Another boot of the same log began at another time."""
+
+    source: str
+    first: int
+    end: int | None
+
+    def covers(self, source: str, line: int) -> bool:
+        """Whether line ``line`` of ``source`` is of this boot (a line of another input is not this scope's)."""
+        return source != self.source or (self.first <= line and (self.end is None or line < self.end))
+
+
+@dataclass(frozen=True)
 class BootTime:
     """When the kernel booted, on the wall clock: converts monotonic (since-boot) times to wall times."""
 
     wall: float  # seconds since the Unix epoch (UTC)
     uncertainty: float  # seconds, either way
     basis: str  # how it was determined, e.g. "vmcore CRASHTIME minus the last printk time"
+    # Read in one boot of a log of several (its RTC line, its dated banner): the times of that boot's lines only are
+    # converted with it (None: it holds for every time since boot of the inputs).
+    holds_for: BootScope | None = None
 
     def to_wall(self, ts: Timestamp) -> float:
         """The wall-clock time of a wall or monotonic timestamp (a trace clock has none)."""
@@ -794,7 +825,9 @@ def merge_boot_times(times: list[BootTime | NotAvailable]) -> BootTime | NotAvai
     """The most precise boot time, unless the inputs come from different boots."""
     known = sorted((t for t in times if isinstance(t, BootTime)), key=lambda t: t.uncertainty)
     if not known:
-        return _NO_BOOT_TIME
+        # The inputs' one reason says why (a log's RTC line of another boot than its report's), the generic line not.
+        reasons = {t.reason for t in times if isinstance(t, NotAvailable)}
+        return NotAvailable(reasons.pop()) if len(reasons) == 1 else _NO_BOOT_TIME
     best = known[0]
     for other in known[1:]:
         if abs(other.wall - best.wall) > best.uncertainty + other.uncertainty + 1.0:

@@ -18,6 +18,7 @@ from forensics.model import (
     NEXT_COMMAND_FACT,
     PROBLEM,
     Baseline,
+    BootScope,
     BootTime,
     Clock,
     Consequence,
@@ -180,6 +181,7 @@ def incident_to_dict(incident: Incident, finding: Callable[[Finding], Any] = fin
                 "seconds": s.seconds,
                 "error": s.error,
             }
+            | ({"boot_lines": list(s.boot_lines)} if s.boot_lines else {})
             for s in incident.sources
         ],
         "findings": [finding(f) for f in findings],
@@ -197,7 +199,12 @@ def incident_to_dict(incident: Incident, finding: Callable[[Finding], Any] = fin
             "wall": incident.boot_time.wall,
             "uncertainty": incident.boot_time.uncertainty,
             "basis": incident.boot_time.basis,
-        },
+        }
+        | (
+            {}
+            if (scope := incident.boot_time.holds_for) is None
+            else {"holds_for": {"source": scope.source, "first_line": scope.first, "end_line": scope.end}}
+        ),
     }
 
 
@@ -246,10 +253,18 @@ class _Reader:
             return NotAvailable("no input records when the kernel booted")
         if isinstance(obj, dict) and "not_available" in obj:
             return NotAvailable(str(obj["not_available"]))
+        scope = obj.get("holds_for") if isinstance(obj, dict) else None  # (optional: older writers have none)
+        at = "$.boot_time.holds_for"
+        end = scope.get("end_line") if isinstance(scope, dict) else None
+        if end is not None and not isinstance(end, int):
+            raise self.fail(f"{at}.end_line", "is not an integer")
         return BootTime(
             float(self.get(obj, "wall", (int, float), "$.boot_time")),
             float(self.get(obj, "uncertainty", (int, float), "$.boot_time")),
             str(self.get(obj, "basis", str, "$.boot_time")),
+            None
+            if scope is None
+            else BootScope(self.get(scope, "source", str, at), self.get(scope, "first_line", int, at), end),
         )
 
     def stream_event(self, obj: object, where: str) -> StreamEvent | None:
@@ -363,7 +378,14 @@ class _Reader:
             sha256=self.maybe_str(obj, "sha256", where),
             seconds=float(self.get(obj, "seconds", (int, float), where)),
             error=error if isinstance(error, str) else None,
+            boot_lines=self.boot_lines(obj, where),
         )
+
+    def boot_lines(self, obj: object, where: str) -> tuple[int, ...]:
+        lines = obj.get("boot_lines", []) if isinstance(obj, dict) else []  # (optional: older writers have none)
+        if not isinstance(lines, list) or not all(isinstance(n, int) and not isinstance(n, bool) for n in lines):
+            raise self.fail(f"{where}.boot_lines", "is not a list of line numbers")
+        return tuple(sorted(lines))
 
 
 def _as_tuple(kind: type | tuple[type, ...]) -> tuple[type, ...]:

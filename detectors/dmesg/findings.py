@@ -191,6 +191,7 @@ class ReportGrouper:
         self.boot_times = array("d")
         self.banners: dict[int, str] = {}  # the log's boot banners, line -> release (the scanner's)
         self.boot_clocks: list[tuple[int, float, str]] = []  # the boot's wall-clock readings (the scanner's)
+        self.boot_lines: tuple[int, ...] = ()  # the first line of each boot of the log (the scanner's)
         self.kaslr: list[tuple[int, int, str]] = []  # what the log shows of KASLR, by boot (the scanner's)
         # Rate limiting's lines ("N callbacks suppressed"): the first few (line, words) and their number (the
         # scanner's): the log's counts are lower bounds.
@@ -206,8 +207,9 @@ class ReportGrouper:
         # Where, in log order, the printk time goes back between two reports (a new boot, with or without its
         # banner, a kexec, a log wrapped or merged from several): (line before, line after, time before, after).
         # A duration or an order across one is no fact.
+        # A new boot between two reports (report_boot_line) is one too, where the time does not go back.
         self.time_steps: list[tuple[int, int, float, float]] = []
-        self._previous_time: tuple[int, float] | None = None
+        self._previous_time: tuple[int, float, int] | None = None
 
     def add(self, report: KernelReport) -> None:
         """Count one more report."""
@@ -218,9 +220,10 @@ class ReportGrouper:
             self.first_time = t if self.first_time is None else min(self.first_time, t)
             self.last_time = t if self.last_time is None else max(self.last_time, t)
             previous = self._previous_time
-            if previous is not None and t < previous[1] - TIME_STEP_SECONDS:
+            boot = report_boot_line(report)
+            if previous is not None and (t < previous[1] - TIME_STEP_SECONDS or boot != previous[2]):
                 self.time_steps.append((previous[0], report.start_line, previous[1], t))
-            self._previous_time = (report.start_line, t)
+            self._previous_time = (report.start_line, t, boot)
         if report.boot_time is not None:
             self.boot_times.append(report.boot_time)
         if (wall := report.start_wall) is not None:

@@ -380,10 +380,22 @@ class LogScanner:
             line_end = buf.find(b"\n", at, end)
             line_end = end if line_end < 0 else line_end
             if at - start <= _BOOT_STAMP_WITHIN:
-                if self._zero_end is None or _RAW_STAMP.search(buf, self._zero_end, start) is not None:
+                if (
+                    self._zero_end is None or _RAW_STAMP.search(buf, self._zero_end, start) is not None
+                ) and not self._early_above(start):
                     self._pending.append(start)
                 self._zero_end = line_end + 1
         self._starts_at = end
+
+    def _early_above(self, start: int) -> bool:
+        """Whether the line above the one at ``start`` was printed in a boot's first second: a 0.000000 line below it
+        is a secondary CPU's, printed before its clock was synchronised ("[0.000000] calibrate_delay_direct() failed
+        ..." after smpboot's lines at [0.168492], the 6.12 fixtures' console logs), not a new boot."""
+        if start == 0:
+            return False
+        above = self._buf.rfind(b"\n", 0, start - 1) + 1
+        stamp = _RAW_STAMP.search(self._buf, above, min(above + _BOOT_STAMP_WITHIN + 16, start))
+        return stamp is not None and stamp.group(1) == b"0" and stamp.group(2) != b"000000"
 
     def _scan(self, final: bool) -> Iterator[KernelReport]:
         buf = self._buf
@@ -507,6 +519,13 @@ class LogScanner:
         banners, starts = self._banner_lines, self._starts
         at, start = bisect_left(banners, line), bisect_left(starts, line)
         return max(banners[at - 1] if at else 0, starts[start - 1] if start else 0)
+
+    def boot_lines(self) -> tuple[int, ...]:
+        """The first line of each boot the log shows, in log order: its banner's, or where its printk time restarts at
+        0.000000 without one (:meth:`_boot_of`'s boots).  Asked at the end of the input."""
+        if self._pending:
+            self._number_starts(self.lines_seen + 1)
+        return tuple(sorted({*self._banner_lines, *self._starts}))
 
     def _boot(self, report: KernelReport) -> None:
         """Set the banner of the report's boot (``KernelReport.boot_banner``): the last banner above its first

@@ -19,6 +19,8 @@ of its own, never a step of the crashed boot's story.
 from __future__ import annotations
 
 import itertools
+from bisect import bisect_right
+from collections.abc import Mapping, Sequence
 
 from forensics.model import (
     BootTime,
@@ -209,13 +211,19 @@ def _lane_rank(key: LaneKey) -> tuple[int, str]:
 JUMP_SECONDS = 1.0
 
 
-def clock_jumps(findings: tuple[Finding, ...]) -> dict[str, tuple[ClockJump, ...]]:
-    """Where, in each source's line order, the printk times its findings cite go back (:class:`ClockJump`).
+def clock_jumps(
+    findings: tuple[Finding, ...], boots: Mapping[str, Sequence[int]] | None = None
+) -> dict[str, tuple[ClockJump, ...]]:
+    """Where, in each source's line order, the printk times its findings cite go back, or a new boot begins between
+    two of them (:class:`ClockJump`).
 
     A log holding a second boot (its banner, or a time back at 0 without it), a kexec or a clock reset counts from
     another zero after the jump: [12.5] after [3600.0] is not earlier.  Read from the cited lines themselves, so a
-    log read by any input (``--dmesg``, a findings file) and a dump's own log say it alike.
+    log read by any input (``--dmesg``, a findings file) and a dump's own log say it alike; and from the first lines
+    of the boots of each source (``boots``: its record's ``boot_lines``): [5000.0] in the boot after [100.0]'s is not
+    4,900 s later.
     """
+    boots = boots or {}
     points: dict[str, list[tuple[int, float]]] = {}
     for f in findings:
         for ev in f.evidence:
@@ -226,13 +234,15 @@ def clock_jumps(findings: tuple[Finding, ...]) -> dict[str, tuple[ClockJump, ...
     out = {}
     for source, cited in points.items():
         cited.sort()
-        jumps = tuple(
-            ClockJump(source, before, after, was, now)
-            for (before, was), (after, now) in itertools.pairwise(cited)
-            if now < was - JUMP_SECONDS
-        )
+        starts = boots.get(source, ())
+        jumps = []
+        for (before, was), (after, now) in itertools.pairwise(cited):
+            at = bisect_right(starts, after) - 1  # the last boot that starts at or before ``after``
+            boot = starts[at] if at >= 0 and starts[at] > before else None
+            if boot is not None or now < was - JUMP_SECONDS:
+                jumps.append(ClockJump(source, before, after, was, now, boot))
         if jumps:
-            out[source] = jumps
+            out[source] = tuple(jumps)
     return out
 
 
@@ -243,6 +253,16 @@ def _segment(ev: Evidence, jumps: dict[str, tuple[ClockJump, ...]]) -> ClockJump
     return next((j for j in reversed(jumps.get(ev.source, ())) if ev.locator.start >= j.after), None)
 
 
+def _dated(ev: Evidence, boot: BootTime, jump: ClockJump | None, segment: int) -> bool:
+    """Whether ``ev``'s time since boot is converted with ``boot``: a line of the boot it was read in
+    (:attr:`BootTime.holds_for`), on that boot's first clock (no jump within it); without a scope, a time before any
+    jump of its log (after one, which boot or clock it is of is not known)."""
+    scope = boot.holds_for
+    if scope is None or ev.source != scope.source or ev.locator.kind is not LocatorKind.LINE:
+        return not segment
+    return scope.covers(ev.source, ev.locator.start) and (jump is None or jump.before < scope.first)
+
+
 def _event(
     finding: Finding,
     boot: BootTime | NotAvailable,
@@ -251,7 +271,7 @@ def _event(
 ) -> TimelineEvent | None:
     """The finding as one interval on the lane of its first timestamped evidence that can be converted, in the clock
     segment of its first evidence (``jumps``: :func:`clock_jumps`)."""
-    by_lane: dict[LaneKey, list[tuple[int, float, Timestamp, Evidence, ClockJump | None]]] = {}
+    by_lane: dict[LaneKey, list[tuple[int, float, Timestamp, Evidence, ClockJump | None, bool]]] = {}
     jumps = jumps or {}
     evidence = finding.evidence
     if finding.kind is FindingKind.CONTRADICTION and any(e.source in elsewhere for e in evidence):
@@ -268,9 +288,9 @@ def _event(
         # One axis: wall seconds on the boot lane, the source's own seconds elsewhere.  A time since boot after a
         # jump of its log's printk clock is not converted with the boot time: which boot (or clock) that time is
         # of is not known (it is shown as printed, since its clock's zero).
-        on_boot = key.clock == BOOT_LANE and isinstance(boot, BootTime)
-        at = boot.to_wall(ts) if on_boot and isinstance(boot, BootTime) and not segment else ts.seconds
-        by_lane.setdefault(key, []).append((segment, at, ts, ev, jump))
+        dated = key.clock == BOOT_LANE and isinstance(boot, BootTime) and _dated(ev, boot, jump, segment)
+        at = boot.to_wall(ts) if dated and isinstance(boot, BootTime) else ts.seconds
+        by_lane.setdefault(key, []).append((segment, at, ts, ev, jump, dated))
     if not by_lane:
         return None
     # A finding merged from a log and a trace sits where the other findings of the boot are.
@@ -285,7 +305,7 @@ def _event(
     spans = [p for p in points if finding.detector not in PRINTED_DETECTORS or _spans_time(p[3])] or [first]
     last = max(spans, key=lambda p: p[1])
     converted = (
-        (key.clock == BOOT_LANE and not first[0])
+        (key.clock == BOOT_LANE and first[5])
         or key.clock == WALL_LANE
         or (key.clock == INPUT_LANE and first[2].clock is Clock.WALL and not first[2].zone_unknown)
     )  # (a local time of a zone not known is no UTC time: shown as printed, Timestamp.__str__)
@@ -349,15 +369,18 @@ INSTANT_SECONDS = 1e-5
 NOT_EVENTS = (FindingKind.LEAK_COVERAGE,)
 
 
-def build_timeline(findings: tuple[Finding, ...], boot: BootTime | NotAvailable) -> tuple[TimelineEvent, ...]:
+def build_timeline(
+    findings: tuple[Finding, ...], boot: BootTime | NotAvailable, boots: Mapping[str, Sequence[int]] | None = None
+) -> tuple[TimelineEvent, ...]:
     """One event per finding with a timestamped evidence, lane by lane, each lane in time order.
 
     The boot's lane (wall clock) comes first; lanes that cannot be converted
     (no boot time, a trace's clock) follow, each in its own order.  What an
-    analysis examined (:data:`NOT_EVENTS`) is not an event.
+    analysis examined (:data:`NOT_EVENTS`) is not an event.  ``boots``: the first
+    lines of each log's boots (:func:`clock_jumps`).
     """
     elsewhere = elsewhere_inputs(findings)
-    jumps = clock_jumps(findings)
+    jumps = clock_jumps(findings, boots)
     events = [e for f in findings if f.kind not in NOT_EVENTS and (e := _event(f, boot, elsewhere, jumps)) is not None]
     # By clock segment, then time: a log whose printk time goes back (a second boot) has its rows after the jump
     # after those before it, not interleaved as if on one clock (:func:`clock_jumps`).

@@ -2,13 +2,26 @@
 
 from __future__ import annotations
 
+import dataclasses
 import gc
 from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from forensics import __version__
-from forensics.model import BootTime, Clock, Examined, Incident, NotAvailable, SourceRecord, Timestamp, TimeWindow
+from forensics.model import (
+    BootScope,
+    BootTime,
+    Clock,
+    Examined,
+    Finding,
+    Incident,
+    LocatorKind,
+    NotAvailable,
+    SourceRecord,
+    Timestamp,
+    TimeWindow,
+)
 from forensics.quoting import shown_path
 from forensics.types.dmesg_result import DmesgResult, SourceResult
 from forensics.units import iso_utc
@@ -55,6 +68,7 @@ def scan_chunks(chunks: Iterable[bytes]) -> tuple[ReportGrouper, int]:
         _age_survivors()
     grouper.banners.update(scanner.banners)
     grouper.boot_clocks = scanner.boot_clocks
+    grouper.boot_lines = scanner.boot_lines()
     grouper.kaslr = scanner.kaslr
     grouper.suppressed, grouper.suppressed_lines = scanner.suppressed, scanner.suppressed_lines
     return grouper, scanner.lines_seen
@@ -160,7 +174,7 @@ def source_result(
         group_causes = lock_cycle_causes(kept, whys)
     return SourceResult(
         name,
-        record,
+        dataclasses.replace(record, boot_lines=grouper.boot_lines) if grouper.boot_lines else record,
         groups,
         [r for r in kept if not r.is_event],
         [r for r in kept if r.is_event],
@@ -259,8 +273,14 @@ def _time_steps(r: SourceResult) -> tuple[str, ...]:
     """Where the log's printk time goes back between two reports: a duration, a window or an order across it is
     not computed (forensics standards: a figure across a clock jump is flagged, never presented as fact)."""
     return tuple(
-        f"a duration or order across lines {before}-{after}: the printk time goes back from [{was:12.6f}] to "
-        f"[{now:12.6f}] (a new boot, a kexec, or a wrapped or merged log): its parts are on different clocks"
+        f"a duration or order across lines {before}-{after}: "
+        + (
+            f"the printk time goes back from [{was:12.6f}] to [{now:12.6f}] (a new boot, a kexec, or a wrapped or "
+            "merged log)"
+            if now < was
+            else f"a new boot begins between them ([{was:12.6f}] then [{now:12.6f}], each since its own boot)"
+        )
+        + ": its parts are on different clocks"
         for before, after, was, now in r.time_steps[:3]
     )
 
@@ -299,6 +319,11 @@ def _time_window(results: list[SourceResult]) -> TimeWindow | NotAvailable | Non
     stepped = next((r for r in results if r.time_steps), None)
     if stepped is not None:
         before, after, was, now = stepped.time_steps[0]
+        if now >= was:
+            return NotAvailable(
+                f"a new boot of {stepped.name} begins between the reports at lines {before} and {after} ([{was:.6f}] "
+                f"then [{now:.6f}], each since its own boot): its reports are on more than one clock"
+            )
         return NotAvailable(
             f"the printk time of {stepped.name} goes back between the reports at lines {before} and {after} "
             f"([{was:.6f}] to [{now:.6f}]): its reports are on more than one clock (a new boot, a kexec, or a "
@@ -394,7 +419,9 @@ def build_incident(
         findings=tuple(findings),
         tool_version=__version__,
         boot_time=_boot_time(
-            [t for r in results for t in r.boot_times], [(r.name, *c) for r in results for c in r.boot_clocks]
+            [t for r in results for t in r.boot_times],
+            [(r.name, r.record, *c) for r in results for c in r.boot_clocks],
+            _told_line(findings),
         ),
         examined=tuple(
             Examined(
@@ -446,24 +473,69 @@ _CLOCK_READ = {
 }
 
 
-def _boot_time(times: list[float], clocks: list[tuple[str, int, float, str]] | None = None) -> BootTime | NotAvailable:
-    """When the kernel booted: from the boot's own wall-clock readings (``clocks``: (log, line, boot, what), the RTC's
-    time the kernel set its clock to, a boot banner's dated prefix) and from report lines that carry both a dated
-    wall time and a printk time (``times``), when they agree within a minute; else unknown, with why."""
+def _told_line(findings: list[Finding]) -> tuple[str, tuple[int, ...], str] | None:
+    """Where the report the incident is about is: the lines its log cites (log, lines, the first first; title) of the
+    crash that ended its boot, else of the worst finding (the order of :meth:`Incident.sorted_findings`); None
+    without one."""
+    if not findings:
+        return None
+    from detectors.incident.timeline import ends_the_boot
+
+    ranked = sorted(findings, key=lambda f: (not ends_the_boot(f), -f.severity.rank, -f.confidence, f.title))
+    for f in ranked:
+        cited = [ev for ev in f.evidence if ev.locator.kind is LocatorKind.LINE]
+        if cited:
+            log = cited[0].source
+            return log, tuple(ev.locator.start for ev in cited if ev.source == log), f.title
+    return None
+
+
+def _boot_time(
+    times: list[float],
+    clocks: list[tuple[str, SourceRecord, int, float, str]] | None = None,
+    told: tuple[str, tuple[int, ...], str] | None = None,
+) -> BootTime | NotAvailable:
+    """When the kernel booted: from the boot's own wall-clock readings (``clocks``: (log, its record, line, boot,
+    what), the RTC's time the kernel set its clock to, a boot banner's dated prefix) and from report lines that carry
+    both a dated wall time and a printk time (``times``), when they agree within a minute; else unknown, with why.
+
+    A reading holds for the boot of the log it was read in (its :class:`BootScope`): of the boot of the report the
+    incident is about (``told``: log, line, title, :func:`_told_line`), not of another boot of the log, which began at
+    another time; a report repeated in boots that began apart leaves it unknown."""
     clocks = clocks or []
-    estimates = sorted([*times, *(boot for _, _, boot, _ in clocks)])
+    if told is not None and clocks:
+        log, lines, title = told
+        of = [c for c in clocks if c[0] == log]
+        boots = {c[1].boot_of(n) for c in of[:1] for n in lines}  # the boots the report is printed in
+        own = [c for c in of if c[1].boot_of(c[2]) in boots]
+        if not any(c[1].boot_of(c[2]) == c[1].boot_of(lines[0]) for c in own) and not times:
+            said = "; ".join(f"{shown_path(c[0])} line {c[2]}" for c in clocks[:3])
+            where = f"{title} (line {lines[0]} of {shown_path(log)})"
+            return NotAvailable(
+                f"the log's boot clock reading ({said}) is of another boot than that of {where}, whose start the log "
+                "does not date"
+                if of
+                else f"the boot clock readings ({said}) are of other logs than that of {where}, which dates no boot"
+            )
+        clocks = own
+    estimates = sorted([*times, *(c[3] for c in clocks)])
     if not estimates:
         return NotAvailable(
             "no log line carries both a dated wall-clock time and a printk time, nor the RTC's time the kernel set "
             "its clock to at boot"
         )
     if estimates[-1] - estimates[0] > 60:
-        if len({round(boot) for _, _, boot, _ in clocks}) > 1:
-            said = "; ".join(f"{log} line {line}: {iso_utc(boot)}" for log, line, boot, _ in clocks[:3])
+        if len({round(c[3]) for c in clocks}) > 1:
+            said = "; ".join(f"{c[0]} line {c[2]}: {iso_utc(c[3])}" for c in clocks[:3])
             return NotAvailable(f"the log's boots began at different times ({said}): which boot is not told")
         return NotAvailable("the logs' wall and printk times disagree by more than a minute (several boots?)")
     # Syslog times have whole seconds at best, the RTC's too, and printk time drifts from the wall clock.
     spread = estimates[-1] - estimates[0]
-    read = [f"{shown_path(log)} line {line}: {_CLOCK_READ[what]}" for log, line, _, what in clocks[:2]]
+    read = [f"{shown_path(c[0])} line {c[2]}: {_CLOCK_READ[c[4]]}" for c in clocks[:2]]
     basis = "; ".join([*read, *(["kernel log: wall time minus the printk time"] if times else [])])
-    return BootTime(estimates[len(estimates) // 2], 1.0 + spread, basis)
+    scopes = {(c[0], c[1].boot_of(c[2]), c[1].next_boot(c[2])) for c in clocks}
+    scope = BootScope(*scopes.pop()) if len(scopes) == 1 else None
+    if scope is not None and len(clocks[0][1].boot_lines) > 1:
+        ends = "the log's end" if scope.end is None else str(scope.end - 1)
+        basis += f"; it dates the boot of lines {max(scope.first, 1)} to {ends} only, not the log's other boots"
+    return BootTime(estimates[len(estimates) // 2], 1.0 + spread, basis, scope)

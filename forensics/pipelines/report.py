@@ -152,7 +152,8 @@ def build_story(parts: list[SourceAnalysis], loaded: list[Incident], command: st
     apart_ids = frozenset(i for i, _ in apart_why)
     own = tuple(f for f in incident.sorted_findings() if f.id not in apart_ids)
     crashed = any(ends_the_boot(f) for f in own)
-    timeline = build_timeline(incident.sorted_findings(), incident.boot_time)
+    boots = {s.path: s.boot_lines for s in incident.sources if s.boot_lines}
+    timeline = build_timeline(incident.sorted_findings(), incident.boot_time, boots)
     # The first sentence is of the boot told: an input set apart named "the main problem" (another boot's fault), and
     # a trace on its own clock beside a kernel log "the machine's" problem, over the log's high RCU stall.
     traces = traces_apart(timeline)

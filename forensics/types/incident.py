@@ -57,9 +57,19 @@ class ClockJump:
     after: int
     was: float
     now: float
+    # The first line of a boot between the two (its banner, or its printk time restarting at 0.000000): a jump even
+    # where the time does not go back (a reboot after less uptime than the last boot's last line had), said so there;
+    # where it goes back, the words of a time going back (the same for the rows below it).
+    boot: int | None = None
 
     def text(self) -> str:
         """For a timeline's row: where, and what it means for the rows after it."""
+        if self.boot is not None and self.now >= self.was:
+            return (
+                f"a new boot of {shown_path(self.source)} begins at line {self.boot}, between lines {self.before} "
+                f"([{self.was:.6f}]) and {self.after} ([{self.now:.6f}]); the rows from here are on that boot's clock, "
+                "not ordered by time against those above, nor measured with them"
+            )
         return (
             f"the printk time of {shown_path(self.source)} goes back between lines {self.before} and {self.after}, "
             f"from [{self.was:.6f}] to [{self.now:.6f}]: a new boot, a kexec or a merged log; the rows from here are "
@@ -68,6 +78,8 @@ class ClockJump:
 
     def brief(self) -> str:
         """For a sentence: "after the printk time went back at line 11 of kern.log"."""
+        if self.boot is not None and self.now >= self.was:
+            return f"after a new boot at line {self.boot} of {shown_path(self.source)}"
         return f"after the printk time went back at line {self.after} of {shown_path(self.source)}"
 
 
