@@ -84,6 +84,9 @@ def log_chunks(
         text.encoding = norm.encoding
         text.feed(out)
         yield out
+    if norm.cut is not None:  # said with what was read (the record's error: "what the reading lost")
+        tracked.notes.append(norm.cut)
+        text.cut = norm.cut
     text.close()
 
 
@@ -217,6 +220,7 @@ class TextCheck:
         self.source = source
         self.not_text: str | None = None  # why the sample is no text, once judged
         self.encoding: str | None = None  # what the text was decoded from (the normalizer's), before it is fed
+        self.cut: str | None = None  # how a dmesg -J document ended short (the normalizer's), at its end
         self.kernel_line = False  # whether a line of it, text or not, is a kernel log line (searched until one is)
         self._held: list[bytes] = []  # chunks until the sample is judged
         self._size = 0
@@ -278,6 +282,12 @@ class TextCheck:
         # Blank lines only: said as such ("empty" was said of a file of 3 lines).  Known only when the whole input is
         # in the sample kept; a longer run of blank lines before text is judged as text below.
         blank = len(self._start) < _OTHER_TEXT_SAMPLE and not self._start.strip()
+        if self.dmesg_json and not self._start and self.cut is not None:
+            raise InputError(
+                f"{self.source}: not a kernel log: it is a dmesg -J document cut before its first record (no "
+                "closing ']'), so nothing in it could show a kernel problem",
+                hint="give the whole dmesg -J output (run it again, or copy the file whole)",
+            )
         if self.dmesg_json and not self._start:
             # {"dmesg": []}: 22 bytes of valid output were called "empty", a statement on the converted text.
             raise InputError(

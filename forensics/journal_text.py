@@ -178,6 +178,11 @@ class JournalText:
         self._buf += chunk
         return self._export(final=False) if self._export_format else self._json(final=False)
 
+    @property
+    def cut(self) -> str | None:
+        """How a ``dmesg -J`` document ended short (:attr:`DmesgJsonText.cut`), after :meth:`close`; None else."""
+        return self._dmesg.cut if self._dmesg is not None else None
+
     def close(self) -> bytes:
         """What is held, at the end of the input."""
         if self._dmesg is not None:
@@ -262,6 +267,8 @@ class DmesgJsonText:
         self._buf = ""
         self._pos = -1  # where the next record is looked for, -1 before the document's "dmesg": [
         self._done = False  # the array's "]" was read
+        self._records_read = 0
+        self.cut: str | None = None  # at the end: how the document was cut short, if it was (no closing "]")
 
     def feed(self, chunk: bytes) -> bytes:
         """The lines of the records ``chunk`` completes."""
@@ -269,9 +276,20 @@ class DmesgJsonText:
         return self._records(final=False)
 
     def close(self) -> bytes:
-        """The lines of what is held, at the end of the input."""
+        """The lines of what is held, at the end of the input; :attr:`cut` says how it ended short, if it did."""
         self._buf += self._utf8.decode(b"", final=True)
-        return self._records(final=True)
+        held = self._buf.strip()
+        out = self._records(final=True)
+        if not self._done:
+            # A cut file read as its records was "2 lines" and "No problem found", the cut unsaid.
+            self.cut = (
+                f"the dmesg -J document ends inside its record {self._records_read + 1} (the file is cut): the "
+                "records before it were read, the cut one as its text"
+                if held and self._pos >= 0 and out
+                else f"the dmesg -J document ends after {self._records_read} record(s), without its closing ']' "
+                "(the file is cut)"
+            )
+        return out
 
     def _records(self, final: bool) -> bytes:
         buf, out = self._buf, []
@@ -298,6 +316,7 @@ class DmesgJsonText:
                 pos = len(buf)
                 break
             out.append(dmesg_record_line(record))
+            self._records_read += 1
             pos = end
         if self._done:
             self._buf, self._pos = "", 0  # the document's closing "}" and after: nothing of the log

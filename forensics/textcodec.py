@@ -75,6 +75,11 @@ class TextNormalizer:
             None  # a journal export, read as kernel log lines (forensics/journal_text.py)
         )
 
+    @property
+    def cut(self) -> str | None:
+        """How a journal or ``dmesg -J`` document ended short (after :meth:`close`), None when it did not."""
+        return self._journal.cut if self._journal is not None else None
+
     def feed(self, chunk: bytes) -> bytes:
         """The normalized bytes of ``chunk`` (possibly fewer: some are held until the next call)."""
         if self.encoding is None:

@@ -266,3 +266,30 @@ def test_a_records_caller_tells_two_cpus_interleaved_reports_apart(tmp_path: Pat
         ("WARNING in kf_beta_reset", 4, 28, 1, 200),
     ]
     assert reports["dmesg.json"][0][5][0] == "kf_alpha_stop_write"
+
+
+def test_a_cut_dmesg_json_says_it_was_cut(tmp_path: Path) -> None:
+    """A ``dmesg -J`` document cut inside a record was read as its records and "No problem found", the cut unsaid
+    (the bad-input tries of 2026-12-07); now the input's record says it, and what could not be judged.  One cut
+    before its first record is refused as that, not as "a dmesg -J document with no record"."""
+    records = _records()
+    text = _dmesg_json(records, False)
+    cut_at = text.index('"msg"', text.index('"msg"') + 1) + 12  # inside the second record's message
+    path = tmp_path / "cut.json"
+    path.write_text(text[:cut_at])
+    done = _kforensic("dmesg", "--format", "json", str(path))
+    assert done.returncode == 0, done.stderr
+    doc = json.loads(done.stdout)
+    said = "the dmesg -J document ends inside its record 2 (the file is cut)"
+    (record,) = doc["incident"]["sources"]
+    assert said in record["error"], record
+    text_out = _kforensic("dmesg", str(path)).stdout
+    assert f"could not judge: what the reading lost: {said}" in " ".join(text_out.split()), text_out
+    whole = tmp_path / "whole.json"
+    whole.write_text(text)
+    assert _kforensic("dmesg", "--format", "json", str(whole)).stdout.count("ends inside") == 0
+    opened = tmp_path / "opened.json"
+    opened.write_text(text[: text.index("{", 2)])  # '{\n   "dmesg": [\n      '
+    refused = _kforensic("dmesg", str(opened))
+    assert refused.returncode == 3, refused
+    assert "it is a dmesg -J document cut before its first record" in refused.stderr, refused.stderr
