@@ -28,6 +28,10 @@ def load_findings_file(path: Path) -> Incident:
     with open_input(str(path)) as tracked:
         data = read_whole(tracked, "a findings file")
         record = tracked.record()
+    if not data.strip():  # the parser's "Expecting value: line 1 column 1 (char 0)" said nothing of it
+        raise InputError(
+            f"{path}: it is empty: no findings in it", hint="give files written by kforensic ... --format json"
+        )
     try:
         doc = json.loads(data)
     except ValueError as exc:  # not UTF-8, not JSON, an integer of more than 4300 digits (sys.int_info)

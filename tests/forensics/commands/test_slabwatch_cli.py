@@ -576,3 +576,15 @@ def test_a_log_or_trace_given_as_a_store_or_findings_says_what_reads_it(
     assert f"{given}: not a JSON document: it looks like {kind}" in report.stderr
     assert f"kforensic report --{'dmesg' if reader == 'dmesg' else reader} '{given}'" in report.stderr
     assert "Extra data" not in report.stderr and len(report.stderr.splitlines()) == 2
+
+
+@pytest.mark.parametrize("content", [b"", b"\n \n"], ids=["empty", "blank"])
+def test_an_empty_findings_file_is_said_empty(tmp_path: Path, content: bytes) -> None:
+    """``report --from`` an empty file quoted the JSON parser ("Expecting value: line 1 column 1 (char 0)"), the
+    bad-input tries of 2026-12-07: it says the file is empty."""
+    given = tmp_path / "findings.json"
+    given.write_bytes(content)
+    done = kforensic("report", "--from", str(given))
+    assert done.returncode == 3, done
+    assert f"{given}: it is empty: no findings in it" in done.stderr and "Expecting value" not in done.stderr
+    assert len(done.stderr.splitlines()) == 2
