@@ -268,6 +268,7 @@ class DmesgJsonText:
         self._pos = -1  # where the next record is looked for, -1 before the document's "dmesg": [
         self._done = False  # the array's "]" was read
         self._records_read = 0
+        self._cut_record = False  # a record cut at the input's end was kept as its text
         self.cut: str | None = None  # at the end: how the document was cut short, if it was (no closing "]")
 
     def feed(self, chunk: bytes) -> bytes:
@@ -278,14 +279,13 @@ class DmesgJsonText:
     def close(self) -> bytes:
         """The lines of what is held, at the end of the input; :attr:`cut` says how it ended short, if it did."""
         self._buf += self._utf8.decode(b"", final=True)
-        held = self._buf.strip()
         out = self._records(final=True)
         if not self._done:
             # A cut file read as its records was "2 lines" and "No problem found", the cut unsaid.
             self.cut = (
                 f"the dmesg -J document ends inside its record {self._records_read + 1} (the file is cut): the "
                 "records before it were read, the cut one as its text"
-                if held and self._pos >= 0 and out
+                if self._cut_record
                 else f"the dmesg -J document ends after {self._records_read} record(s), without its closing ']' "
                 "(the file is cut)"
             )
@@ -313,6 +313,7 @@ class DmesgJsonText:
                 if not final:
                     break  # the record continues in the next chunk
                 out.append(" ".join(buf[pos:].split()).encode("utf-8", "replace"))  # cut: kept as its text
+                self._cut_record = True
                 pos = len(buf)
                 break
             out.append(dmesg_record_line(record))

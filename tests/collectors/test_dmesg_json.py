@@ -285,6 +285,12 @@ def test_a_cut_dmesg_json_says_it_was_cut(tmp_path: Path) -> None:
     assert said in record["error"], record
     text_out = _kforensic("dmesg", str(path)).stdout
     assert f"could not judge: what the reading lost: {said}" in " ".join(text_out.split()), text_out
+    ended = tmp_path / "ended.json"  # every record whole, the closing "]}" missing
+    ended.write_text(text[: text.rindex("}", 0, text.rindex("]")) + 1])
+    done = _kforensic("dmesg", "--format", "json", str(ended))
+    assert done.returncode == 0, done.stderr
+    (record,) = json.loads(done.stdout)["incident"]["sources"]
+    assert f"ends after {len(records)} record(s), without its closing ']'" in record["error"], record
     whole = tmp_path / "whole.json"
     whole.write_text(text)
     assert _kforensic("dmesg", "--format", "json", str(whole)).stdout.count("ends inside") == 0
