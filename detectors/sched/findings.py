@@ -114,8 +114,9 @@ MOVED_CONFIDENCE = 0.6
 def _moved_why(analysis: TraceAnalysis) -> str:
     """Why the time a wait moved between CPUs is not known."""
     if analysis.migrations:
-        return f"the trace's {analysis.migrations:,} sched_migrate_task events are not followed by this analysis"
-    return "no sched_migrate_task in the trace"
+        # Counted by the reader over the text it read: past a window's end it stops, so not "the trace's".
+        return f"the {analysis.migrations:,} sched_migrate_task events read are not followed by this analysis"
+    return "no sched_migrate_task among the events read"
 
 
 def _moved_where(wait: Wait, analysis: TraceAnalysis) -> tuple[str, str, str]:
