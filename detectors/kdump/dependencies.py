@@ -27,7 +27,7 @@ from dataclasses import dataclass, replace
 
 from detectors.kdump.context import active_config, tooling_family
 from detectors.kdump.kernel_rules import no_crash_support
-from detectors.kdump.sysctl_rules import CAPTURE_SYSCTLS
+from detectors.kdump.sysctl_rules import CAPTURE_SYSCTLS, TRIGGER_SYSCTLS
 from forensics.model import NotAvailable, Severity
 from forensics.types.kdump import Blocker, CheckLine, DistroFamily, KdumpState, Status
 
@@ -181,6 +181,15 @@ def _held_sysctl(line: CheckLine, cause: CheckLine) -> CheckLine:
     return replace(line, fix=fix)
 
 
+def _own_trigger_fault(line: CheckLine, blocker: Blocker | None) -> CheckLine:
+    """A trigger sysctl's own fault (kernel.sysrq leaving out the crash key) beside a blocked capture: its status,
+    value and evidence stay its own, a root cause of its own; its fix says the dump waits for the capture's cause."""
+    if blocker is None or line.id not in TRIGGER_SYSCTLS or line.status not in (Status.WARN, Status.FAIL):
+        return line
+    waits = f"a forced crash is dumped only once a crash kernel can be loaded ({blocker.reason}: see {blocker.title})"
+    return replace(line, fix=f"{line.fix}; {waits}")
+
+
 def apply_dependencies(state: KdumpState, lines: list[CheckLine]) -> list[CheckLine]:
     """The lines with every consequence of a failed root cause marked blocked by it."""
     failed = {line.id: line for line in lines if line.status is Status.FAIL}
@@ -200,7 +209,8 @@ def apply_dependencies(state: KdumpState, lines: list[CheckLine]) -> list[CheckL
             None,
         )
         if found is None:
-            out.append(line)
+            capture = next((b for dep, b in blockers if dep.cause in CAPTURE_CAUSES), None)
+            out.append(_own_trigger_fault(line, capture))
             continue
         cause = failed[found.line_id]
         held = _held_sysctl(line, cause) if _capture_sysctl(line) else line

@@ -42,6 +42,8 @@ FAULT_TITLES: tuple[tuple[str, str, str], ...] = (
     ("kdump-service", "kdump service not enabled at boot", "kdump service not known to start at boot"),
     ("dump-space", "no room for the dump", "room for the dump in doubt"),
     ("makedumpfile", "makedumpfile options lose the dump", "makedumpfile options make the dump worse"),
+    # A trigger, not a failure made to panic: what its fault loses is a dump forced by hand (of a hung machine).
+    ("sysctl:kernel.sysrq", "SysRq-c cannot force a crash dump", "SysRq-c cannot force a crash dump"),
     ("sysctl:", "{title}: the failure it governs is not dumped", "{title}: the failure it governs is not dumped"),
     ("debuginfo", "no kernel debug info for the running kernel", "no kernel debug info for the running kernel"),
 )

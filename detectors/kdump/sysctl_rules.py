@@ -33,11 +33,24 @@ class SysctlRule:
     # oops or a hang becomes a reboot without a dump), while no crash kernel can be started.  kernel.panic is not:
     # rebooting after a panic is worth as much without a dump.
     needs_capture: bool = True
+    # A way to force a crash by hand (SysRq-c), not a failure made to panic: enabling it harms nothing while no crash
+    # kernel can be started, and its fault (the crash key not allowed) is its own root cause, said with its value
+    # beside a capture that is blocked (it was marked blocked by the kernel's missing kexec, its value unsaid).
+    trigger: bool = False
+    # What a bad value means, said with it ("" when the value alone says it)
+    bad_note: Callable[[int], str] | None = None
 
 
 def _sysrq_allows_dump(mask: int) -> bool:
     # 1 enables every function; bit 8 (SYSRQ_ENABLE_DUMP) enables the crash key 'c'.
     return mask == 1 or bool(mask & 8)
+
+
+def _sysrq_note(mask: int) -> str:
+    """What a mask that does not allow SysRq-c does (Documentation/admin-guide/sysrq.rst)."""
+    if mask == 0:
+        return "SysRq disabled, the crash key c with it"
+    return f"the mask {mask} ({mask:#x}) leaves out 8, which allows the crash key c"
 
 
 #: Rules in display order.  panic_on_warn is reported but never warned about: it is a policy choice.
@@ -99,6 +112,8 @@ SYSCTL_RULES = (
         "limited by it)",
         "sysctl kernel.sysrq=1, or a mask including 8",
         "SysRq-c can force a crash (dumped when a crash kernel is loaded)",
+        trigger=True,
+        bad_note=_sysrq_note,
     ),
 )
 
@@ -129,8 +144,11 @@ POLICIES = (
 )
 
 
-#: Line ids of the sysctls whose point is a dump (:attr:`SysctlRule.needs_capture`).
-CAPTURE_SYSCTLS = frozenset(f"sysctl:{rule.name}" for rule in SYSCTL_RULES if rule.needs_capture)
+#: Line ids of the sysctls whose point is a dump (:attr:`SysctlRule.needs_capture`) of a failure made to panic: moot
+#: while no crash kernel can be started.  A trigger (:attr:`SysctlRule.trigger`) is not among them.
+CAPTURE_SYSCTLS = frozenset(f"sysctl:{rule.name}" for rule in SYSCTL_RULES if rule.needs_capture and not rule.trigger)
+#: Line ids of the sysctls that force a crash by hand: their fault is their own, whatever blocks the capture.
+TRIGGER_SYSCTLS = frozenset(f"sysctl:{rule.name}" for rule in SYSCTL_RULES if rule.trigger)
 
 
 def policy_named(name: str) -> Policy:
@@ -215,7 +233,8 @@ def check_sysctls(state: KdumpState, estimate: Estimate) -> list[CheckLine]:
             note = rule.good_note if value else "off (default)"
             lines.append(pass_(line_id, title, f"{value}: {note}", evidence))
         else:
-            lines.append(warn(line_id, title, f"{value}", rule.why, rule.fix, evidence, severity=Severity.LOW))
+            detail = f"{value}: {rule.bad_note(value)}" if rule.bad_note else f"{value}"
+            lines.append(warn(line_id, title, detail, rule.why, rule.fix, evidence, severity=Severity.LOW))
     return lines
 
 

@@ -46,11 +46,15 @@ def test_magic_sysrq_not_set_is_said_from_the_config(tmp_path: Path) -> None:
     assert checklist.ready  # a SysRq-less kernel still captures a panic
 
 
-def test_blocked_by_a_kernel_without_kexec_the_fix_is_said_once(tmp_path: Path) -> None:
+def test_beside_a_kernel_without_kexec_no_sysrq_is_its_own_fault(tmp_path: Path) -> None:
+    """No CONFIG_MAGIC_SYSRQ is a fault of its own beside the kernel's missing kexec (it was marked blocked by it):
+    said with its configuration line, its fix once."""
     system = replace(SCENARIOS["debian12-direct-boot"], extra=_no_magic_sysrq(kexec=False))
     _, checklist = check_root(tmp_path, system)
     line = line_of(checklist, "sysctl:kernel.sysrq")
-    assert line.status is Status.BLOCKED
+    assert line.status is Status.WARN and line.blocked_by is None
+    assert line.detail.startswith("CONFIG_MAGIC_SYSRQ is not set (/proc/config.gz line ")
+    assert [e.excerpt for e in line.evidence] == ["# CONFIG_MAGIC_SYSRQ is not set"]
     assert "sysctl kernel.sysrq" not in line.fix
     assert line.fix.count("CONFIG_MAGIC_SYSRQ") == 1
 
