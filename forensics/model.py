@@ -433,6 +433,13 @@ class Examined:
         return not self.could_find and bool(self.could_not)
 
 
+def unjudged_count(examined: tuple[Examined, ...]) -> str:
+    """How many things the analyses could not judge, said apart from the problems ("3 could not be judged"); "" when
+    none: a check whose input was not read is no problem, and a verdict counting problems alone hid them."""
+    count = sum(len(e.could_not) for e in examined)
+    return f"{count} could not be judged" if count else ""
+
+
 def unjudged(examined: tuple[Examined, ...]) -> str:
     """What could not be judged at all, in the analyses' own words ("any leak: cannot judge yet: 10 samples ..."),
     "" when every analysis could have found something."""

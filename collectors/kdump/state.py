@@ -65,7 +65,11 @@ def collect_kdump_state(root: Path, statvfs: StatvfsProvider = real_statvfs) -> 
         )
     # A tree without /usr or /etc (the /proc and /sys a fixture recorded) says nothing of the programs or the
     # configuration: checked on such a tree they were "missing", and the verdict "the next crash will be lost".
+    # A tree with /usr but without /usr/sbin or /usr/bin (a sos report copies no program) is a partial copy too: a
+    # program not found there was "missing", a FAIL, of a system whose tooling was installed.
     unexamined = () if reader.root == Path("/") else tuple(d for d in paths.SYSTEM_DIRS if reader.look_up(d) is False)
+    if reader.root != Path("/") and "/usr" not in unexamined:
+        unexamined += tuple(d for d in paths.PROGRAM_DIRS if reader.look_up(d) is False)
     os_release = _first_existing(reader, paths.OS_RELEASE)
     distro = _distro(os_release)
     debian_config = _config(reader, paths.DEBIAN_CONFIG, debian=True)

@@ -30,6 +30,7 @@ from forensics.model import (
     below_problem,
     to_watch,
     unjudged,
+    unjudged_count,
 )
 from forensics.types.deliberate import REQUESTED, REQUESTED_FACT, WHO
 from forensics.types.dmesg import BOOT_FACT, KIND_BASELINES, PANIC_UNSEEN_FACT, PANICKED, ReportKind
@@ -481,6 +482,15 @@ def plain_summary(
     return _told((*findings, *(f for _name, lane in apart for f in lane)), host, examined, others=False)
 
 
+def _not_judged(blind: str, examined: tuple[Examined, ...]) -> str:
+    """What the inputs could not judge, after a verdict: each thing with why where no analysis judged anything, else
+    how many (a kdump check's checks whose files were not read: no problem, never left unsaid)."""
+    if blind:
+        return f" It could not judge: {blind}."
+    apart = unjudged_count(examined)
+    return f" Apart from that, {apart} (see what was examined)." if apart else ""
+
+
 def _told(findings: tuple[Finding, ...], host: str, examined: tuple[Examined, ...], others: bool) -> str:
     """:func:`plain_summary` of the inputs told (``others``: beside a trace whose problem was said first)."""
     inputs = "the other inputs" if others else "the inputs"
@@ -493,7 +503,7 @@ def _told(findings: tuple[Finding, ...], host: str, examined: tuple[Examined, ..
         )
     if not findings:
         said = f"kforensic found no known kernel problem in {inputs} from {host}."
-        return f"{said} It could not judge: {blind}." if blind else said
+        return said + _not_judged(blind, examined)
     worst = max(f.severity for f in findings)
     requested = deliberate_crash(findings)
     if worst < PROBLEM and requested is not None:  # a crash asked for is no problem, but it is what happened
@@ -506,13 +516,13 @@ def _told(findings: tuple[Finding, ...], host: str, examined: tuple[Examined, ..
             f"kforensic found nothing at {PROBLEM.value} severity or above in {inputs} from {host}; {watch}; "
             f"{below_problem(findings)}."
         )
-        return f"{said} It could not judge: {blind}." if blind else said
+        return said + _not_judged(blind, examined)
     if worst < PROBLEM:  # docs/severity.md: below medium a finding is information, not a problem
         said = (
             f"kforensic found no problem in {inputs} from {host}: no finding at {PROBLEM.value} severity or "
             f"above; {below_problem(findings)}."
         )
-        return f"{said} It could not judge: {blind}." if blind else said
+        return said + _not_judged(blind, examined)
     # A log's critical report crashed the kernel only when it panicked (or the log shows the boot end: an unexpected
     # reboot); an oops with no "Kernel panic" line after it is said as such, not "crashed".
     crash = next((f for f in findings if f.kind is FindingKind.CRASH), None) or next(
@@ -574,7 +584,8 @@ def _told(findings: tuple[Finding, ...], host: str, examined: tuple[Examined, ..
     problems = sum(1 for f in findings if f.severity >= PROBLEM)
     follow = sum(1 for f in findings if f.severity < PROBLEM and f.consequence_of is not None)
     said = f"kforensic found {problems} problem(s) on {host}. The worst: {top.title} ({worst.value})."
-    return f"{said} {follow} finding(s) below {PROBLEM.value} follow from them." if follow else said
+    said = f"{said} {follow} finding(s) below {PROBLEM.value} follow from them." if follow else said
+    return said + _not_judged(unjudged(examined), examined)  # a check whose input was not read: said apart
 
 
 def _went_down(finding: Finding) -> bool:

@@ -53,9 +53,13 @@ def active_config(state: KdumpState) -> KdumpConfig | NotAvailable:
     if family is DistroFamily.RHEL:
         config = state.rhel_config
     unexamined = state.not_examined(paths.DEBIAN_CONFIG)  # both files are under /etc
+    what = "the kdump configuration" if family is DistroFamily.UNKNOWN else paths.CONFIG[family.value]
     if isinstance(config, NotAvailable) and unexamined:
-        what = "the kdump configuration" if family is DistroFamily.UNKNOWN else paths.CONFIG[family.value]
         return NotAvailable(f"{what}: {unexamined}")
+    partial = state.partial()
+    if isinstance(config, NotAvailable) and partial and not config.reason.startswith("cannot read"):
+        # Not found in a partial copy (no /usr/sbin: a sos report): not copied, or not there; unknown which.
+        return NotAvailable(f"{what}: not found, and {partial.removeprefix('not examined: ')}")
     return config
 
 

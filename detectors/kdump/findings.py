@@ -4,7 +4,17 @@ from __future__ import annotations
 
 from detectors.kdump.dependencies import cause_fault
 from detectors.kdump.util import file_evidence
-from forensics.model import Baseline, Consequence, Evidence, Fact, Finding, FindingKind, IdFamily, finding_id
+from forensics.model import (
+    Baseline,
+    Consequence,
+    Evidence,
+    Fact,
+    Finding,
+    FindingKind,
+    IdFamily,
+    Severity,
+    finding_id,
+)
 from forensics.types.kdump import Blocker, CheckLine, Checklist, KdumpState, Status
 
 DETECTOR = "kdump.checklist"
@@ -93,6 +103,17 @@ def line_finding(line: CheckLine, state: KdumpState) -> Finding | None:
     baseline = None
     consequence = None
     title = fault_title(line.id, line.title, line.status, state)
+    severity = line.severity
+    confidence_reason = "read directly from the system's configuration, /proc and /sys"
+    if line.status is Status.UNKNOWN:
+        # Not a problem: nothing was judged.  Counted apart ("could not be judged"); the harm a bad value would do is
+        # kept as a fact and in the verdict (NOT KNOWN TO BE READY), never as the severity of a fault not seen (a
+        # --root tree without /proc made "5 problem(s)" of checks whose files it did not hold).
+        severity = Severity.INFO
+        title = f"{line.title}: could not be judged"
+        summary = f"{line.detail}. If it is bad: {line.why} ({line.severity.value})." if line.why else line.detail
+        facts += (Fact("harm_if_bad", line.severity.value),)
+        confidence_reason = "its input was not read: nothing judged"
     blocker = line.blocked_by
     if blocker is not None:
         consequence = _consequence(blocker, state)
@@ -105,9 +126,9 @@ def line_finding(line: CheckLine, state: KdumpState) -> Finding | None:
         id=finding_id(IdFamily.KDUMP, line.id),
         kind=FindingKind.KDUMP_READINESS,
         title=f"kdump: {title}",
-        severity=line.severity,
+        severity=severity,
         confidence=0.9,
-        confidence_reason="read directly from the system's configuration, /proc and /sys",
+        confidence_reason=confidence_reason,
         summary=summary,
         evidence=evidence,
         next_steps=(line.fix,) if line.fix else (),

@@ -304,7 +304,7 @@ def _held_policy(state: KdumpState, checklist: Checklist, policy: Policy) -> str
 
 def _packages(state: KdumpState) -> tuple[tuple[str, ...], Command | None, list[str]]:
     packages, install, manual = _packages_missing(state)
-    if state.not_examined(paths.BIN_DIRS[0]):
+    if state.programs_not_examined():
         # No /usr under the root: the programs were not looked for, so nothing is known to be missing.
         return (), None, []
     if packages and state.tooling.unsearched:

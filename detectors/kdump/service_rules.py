@@ -59,7 +59,7 @@ def check_tooling(state: KdumpState, estimate: Estimate) -> list[CheckLine]:
         reason = f"{', '.join(missing)} not found in the directories read; {dirs}"
         fix = _unsearched_fix(tools.unsearched)
         return [unknown("kdump-tooling", title, reason, why, fix, evidence, severity=Severity.MEDIUM)]
-    unexamined = state.not_examined(paths.BIN_DIRS[0])
+    unexamined = state.programs_not_examined()
     if missing and unexamined:
         # Not looked for, so not known to be missing: the tree holds no /usr to find them in.
         reason = f"{', '.join(missing)}: {unexamined}"
@@ -127,7 +127,8 @@ def check_config(state: KdumpState, estimate: Estimate) -> list[CheckLine]:
 def _unread_config(state: KdumpState, title: str, config: NotAvailable, why: str) -> CheckLine:
     """The configuration's line when it was not read: absent (the package brings it) or unreadable (why, the errno)."""
     problem = config_problem(state)
-    if problem is None and state.not_examined(paths.DEBIAN_CONFIG):
+    if problem is None and state.partial():
+        # Absent from a partial copy: not copied, or not there; only on a whole system is its absence a fault.
         return unknown("kdump-config", title, config.reason, why, _FIX_UNEXAMINED, (), severity=Severity.MEDIUM)
     if problem is None:
         return fail("kdump-config", title, config.reason, why, "install the kdump tooling (see above)", ())
@@ -163,8 +164,9 @@ def check_service(state: KdumpState, estimate: Estimate) -> list[CheckLine]:
                 "kdump-service", title, reason, why, "run as root, or fix the directory", (), severity=Severity.MEDIUM
             )
         ]
-    unexamined = state.not_examined(paths.SYSTEMD_UNIT_DIR)
+    unexamined = state.not_examined(paths.SYSTEMD_UNIT_DIR) or state.partial()
     if unexamined:
+        # No link seen in a partial copy is not "not enabled": the links may not have been copied.
         reason = f"the service's start links: {unexamined}"
         return [unknown("kdump-service", title, reason, why, _FIX_UNEXAMINED, (), severity=Severity.MEDIUM)]
     if not state.services.systemd:
@@ -199,7 +201,7 @@ def expected_dump_bytes(meminfo: MemInfo, level: int | None) -> int:
 def _unread_config_fix(state: KdumpState, config: NotAvailable) -> str:
     """What brings the unread configuration: the package when it is absent, access when it is not readable, the
     installed system's tree when this one has no /etc."""
-    if state.not_examined(paths.DEBIAN_CONFIG):
+    if state.partial() and not config.reason.startswith("cannot read"):
         return _FIX_UNEXAMINED
     if config.reason.startswith("cannot read"):
         return "make the kdump configuration readable (see above), then check again"
@@ -233,14 +235,17 @@ def check_space(state: KdumpState, estimate: Estimate) -> list[CheckLine]:
                 severity=Severity.MEDIUM,
             )
         ]
+    if isinstance(space, NotAvailable) and target.kind is not TargetKind.LOCAL:
+        return [warn("dump-space", title, space.reason, why, "check the target's free space by hand", evidence)]
     if isinstance(space, NotAvailable):
-        fix = "check the target's free space by hand" if target.kind is not TargetKind.LOCAL else "check the path"
-        return [warn("dump-space", title, space.reason, why, fix, evidence)]
+        # A local directory that could not be measured (a /var this reader may not search): unknown, not a fault.
+        reason = space.reason
+        return [unknown("dump-space", title, reason, why, "check the path", evidence, severity=Severity.MEDIUM)]
     if isinstance(state.meminfo, NotAvailable):
-        detail = (
-            f"{space.free_bytes // MIB} MiB free at {space.measured_at}; dump size unknown ({state.meminfo.reason})"
-        )
-        return [warn("dump-space", title, detail, why, "compare the free space with the RAM size", evidence)]
+        # The room is read, the dump's size is not: nothing to judge the room against.
+        reason = f"the dump size: {state.meminfo.reason}; {space.free_bytes // MIB} MiB free at {space.measured_at}"
+        fix = "compare the free space with the RAM size"
+        return [unknown("dump-space", title, reason, why, fix, evidence, severity=Severity.MEDIUM)]
     expected = expected_dump_bytes(state.meminfo, options.dump_level)
     level = "no -d" if options.dump_level is None else f"-d {options.dump_level}"
     detail = (
@@ -344,7 +349,14 @@ def check_debuginfo(state: KdumpState, estimate: Estimate) -> list[CheckLine]:
         via = f" ({info.debuginfod_file.path})" if info.debuginfod_file else " (DEBUGINFOD_URLS)"
         url_evidence = file_evidence(info.debuginfod_file, 1) if info.debuginfod_file else evidence
         return [pass_("debuginfo", title, f"debuginfod {info.debuginfod_urls[0]}{via}; build id {build}", url_evidence)]
-    release = info.release if isinstance(info.release, str) else "<release>"
+    if isinstance(info.release, NotAvailable):
+        # Which kernel's debug info to look for is not known (an installed system mounted with an empty /proc): no
+        # vmlinux found for no release is no fault seen (it was a medium WARN "no vmlinux ... for <release>").
+        reason = f"which kernel runs: {info.release.reason}"
+        why = "crash and drgn need the exact kernel's debug info to read a vmcore"
+        fix = "run the check on the running system, or with its /proc (kernel release) and /sys (build id)"
+        return [unknown("debuginfo", title, reason, why, fix, evidence, severity=Severity.LOW)]
+    release = info.release
     package = _DEBUG_PACKAGE.get(state.distro.id, _DEBUG_PACKAGE.get(tooling_family(state).value))
     detail = f"no vmlinux with debug info for {release} (build id {build}) and no debuginfod server"
     why = "crash and drgn need the exact kernel's debug info to read a vmcore"
@@ -390,12 +402,14 @@ def _builder(version: MaybeFile | None) -> str:
 
 
 def check_read_problems(state: KdumpState, estimate: Estimate) -> list[CheckLine]:
-    """Files that exist but could not be read make the other lines less certain."""
+    """Files that exist but could not be read make the other lines less certain: each is unknown, never a fault of
+    its own (it was a medium WARN, a problem of every unreadable file); the check that needs it says its own verdict
+    (unknown, or the fault the tooling meets too) at its own severity, so this line is low, holding no verdict back."""
     return [
-        warn(
+        unknown(
             f"unreadable:{p.path}",
             f"Could not read {p.path}",
-            p.reason,
+            p.reason + (f" ({p.errno_name})" if p.errno_name else ""),
             "the checks that need it are incomplete",
             # Root reads what this reader may not; what no reader can read (a directory, a link loop, EIO) root
             # cannot either, and the line of the check that needs it says how to repair it.
@@ -403,6 +417,7 @@ def check_read_problems(state: KdumpState, estimate: Estimate) -> list[CheckLine
             if p.denied
             else "repair it: no reader can read it, root neither",
             (),
+            severity=Severity.LOW,
         )
         for p in state.problems
     ]

@@ -6,7 +6,7 @@ with what was looked at and what the inputs could not show (``Incident.examined`
 
 from __future__ import annotations
 
-from forensics.model import PROBLEM, Incident, below_problem, to_watch, unjudged
+from forensics.model import PROBLEM, Incident, below_problem, to_watch, unjudged, unjudged_count
 
 
 def verdict_line(incident: Incident) -> str:
@@ -19,12 +19,15 @@ def verdict_line(incident: Incident) -> str:
     """
     problems = incident.problems()
     if problems:
-        return f"{len(problems)} problem(s) found; the worst is {problems[0].severity.value}: {problems[0].title}."
+        said = f"{len(problems)} problem(s) found; the worst is {problems[0].severity.value}: {problems[0].title}."
+        apart = unjudged_count(incident.examined)
+        return f"{said} Apart from that, {apart} (see what was examined)." if apart else said
     blind = unjudged(incident.examined)
     watch = to_watch(incident.findings)
     below = "; ".join(x for x in (watch, below_problem(incident.findings) if incident.findings else "") if x)
     if blind and all(e.blind for e in incident.examined):
         return f"Could not judge: {blind}." + (f" {below[:1].upper()}{below[1:]}." if below else "")
+    apart = unjudged_count(incident.examined)  # what a partly judged analysis could not judge, counted apart
     where = " in what could be judged" if blind else ""
     if watch:
         said = f"Nothing at {PROBLEM.value} severity or above{where}; {below}."
@@ -32,7 +35,9 @@ def verdict_line(incident: Incident) -> str:
         said = f"No problem found{where}: nothing at {PROBLEM.value} severity or above; {below}."
     else:
         said = f"No problem found{where}: no findings."
-    return f"{said} Could not judge: {blind}." if blind else said
+    if blind:
+        return f"{said} Could not judge: {blind}."
+    return f"{said} {apart[:1].upper()}{apart[1:]} (see what was examined)." if apart else said
 
 
 def examined_items(incident: Incident) -> list[tuple[str, tuple[str, ...]]]:

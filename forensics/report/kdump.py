@@ -87,10 +87,14 @@ def render_check(check: KdumpCheck, md: bool) -> str:
         kernel_unread = not checklist.kernel_ready
         parts = (["the kernel side"] if kernel_unread else []) + ([", ".join(unread)] if unread else [])
         verdict = f"NOT KNOWN TO BE READY: {' and '.join(parts)} could not be read"
-    # pass, warn and fail always; the other states only when a line has them
+    # pass, warn and fail always; blocked only when a line is; the lines not read apart, never among the faults
     counts = ", ".join(
-        f"{checklist.count(s)} {s.value}" for s in Status if s.value in CORE_STATUSES or checklist.count(s)
+        f"{checklist.count(s)} {s.value}"
+        for s in Status
+        if s is not Status.UNKNOWN and (s.value in CORE_STATUSES or checklist.count(s))
     )
+    if checklist.count(Status.UNKNOWN):
+        counts += f"; {checklist.count(Status.UNKNOWN)} could not be judged (unknown)"
     kernel_fails = any(x.kernel_side and x.status is Status.FAIL for x in checklist.lines)
     kernel = "ready" if checklist.kernel_ready else "not ready" if kernel_fails else "unknown"
     out = [

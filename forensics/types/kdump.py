@@ -15,6 +15,7 @@ import re
 from dataclasses import dataclass
 
 from forensics.model import Evidence, NotAvailable, Severity, SourceRecord
+from forensics.types.kdump_paths import PROGRAM_DIRS
 
 
 @dataclass(frozen=True)
@@ -374,7 +375,8 @@ class KdumpState:
     managed_files: tuple[tuple[str, MaybeFile], ...]  # files the setup plan may change, by target path
     problems: tuple[ReadProblem, ...]
     sources: tuple[SourceRecord, ...]
-    # Of paths.SYSTEM_DIRS, those absent under a --root tree: what lives there was not examined (never on "/").
+    # Of paths.SYSTEM_DIRS and paths.PROGRAM_DIRS, those absent under a --root tree: what lives there was not
+    # examined, and the tree is not a whole system (never on "/").
     unexamined: tuple[str, ...] = ()
     # The kernel log's crashkernel lines, read only when the reservation is empty (why it failed), else why not.
     crash_log: CrashkernelLog | NotAvailable | None = None
@@ -385,11 +387,29 @@ class KdumpState:
     system_ram_source: str = ""
 
     def not_examined(self, path: str) -> str | None:
-        """Why ``path`` was not examined (its top directory is absent under the root), None when it was."""
-        top = "/" + path.strip("/").split("/", 1)[0]
-        if top not in self.unexamined:
-            return None
-        return f"not examined: the root {self.root} has no {top} (a copy of /proc and /sys, not an installed system)"
+        """Why ``path`` was not examined (a directory holding it is absent under the root), None when it was."""
+        where = "/" + path.strip("/")
+        held = next((d for d in self.unexamined if where == d or where.startswith(d + "/")), None)
+        return None if held is None else self._absent_dir(held)
+
+    def _absent_dir(self, directory: str) -> str:
+        what = (
+            "a copy of /proc and /sys, not an installed system"
+            if directory.count("/") == 1
+            else "a partial copy: every installed system has it"
+        )
+        return f"not examined: the root {self.root} has no {directory} ({what})"
+
+    def partial(self) -> str | None:
+        """Why the root is not a whole system (a directory every installed one has is absent: paths.SYSTEM_DIRS,
+        paths.PROGRAM_DIRS), None when it is (always on "/"): in a partial copy a file not found may just not have
+        been copied, so its absence is no fault (unknown), where on a whole system it is."""
+        return self._absent_dir(self.unexamined[0]) if self.unexamined else None
+
+    def programs_not_examined(self) -> str | None:
+        """Why the kdump programs were not looked for (a program directory absent under the root), None when they
+        were."""
+        return next((why for d in PROGRAM_DIRS if (why := self.not_examined(d))), None)
 
     def sysctl(self, name: str) -> MaybeFile:
         """The /proc/sys file of a sysctl, or why it is not there."""

@@ -65,6 +65,10 @@ DEFAULT_DUMP_DIR = "/var/crash"
 #: The top directories of an installed system: absent from a --root tree (a copy of /proc and /sys only), what
 #: lives under them was not examined, which is not "missing".
 SYSTEM_DIRS = ("/usr", "/etc")
+#: The program directories every installed system has (/bin and /sbin are links to them on a merged /usr; Arch's
+#: /usr/sbin is a link to bin): a --root tree with /usr and without one of them is a partial copy (a sos report keeps
+#: no program), so a program not found there is not known to be missing.
+PROGRAM_DIRS = ("/usr/sbin", "/usr/bin")
 #: Every top directory a kdump check reads under a --root: a tree with none of them has nothing to check (an empty
 #: directory, a mistyped --root), and a 19-line report of unknowns with a crashkernel size from nothing said so badly.
 CHECKED_DIRS = ("/etc", "/usr", "/boot", "/proc", "/sys", "/var")

@@ -224,6 +224,8 @@ def build(root: Path, system: FakeSystem) -> Path:
     )
     (root / "var/crash").mkdir(parents=True, exist_ok=True)
     (root / "etc/sysctl.d").mkdir(parents=True, exist_ok=True)
+    for programs in ("usr/bin", "usr/sbin"):  # every installed system has both, its kdump tooling or not
+        (root / programs).mkdir(parents=True, exist_ok=True)
     if system.systemd:
         _write(root, "/usr/lib/systemd/systemd", b"\x7fELF")
     if system.tooling:

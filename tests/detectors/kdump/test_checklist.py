@@ -40,7 +40,7 @@ EXPECTED: dict[str, tuple[bool, bool, dict[str, Status]]] = {
     "debian12-unreadable-config": (
         False,
         True,
-        {"kdump-config": Status.FAIL, "unreadable:/etc/default/kdump-tools": Status.WARN},
+        {"kdump-config": Status.FAIL, "unreadable:/etc/default/kdump-tools": Status.UNKNOWN},
     ),
     "debian12-no-systemd": (True, True, {"kdump-service": Status.WARN}),
     "ubuntu2404-lzo": (True, True, {"makedumpfile": Status.PASS, "debuginfo": Status.WARN}),

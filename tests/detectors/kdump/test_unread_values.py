@@ -290,7 +290,7 @@ def test_a_program_that_is_a_link_loop_is_its_own_problem_not_its_directorys(tmp
     tooling = lines["kdump-tooling"]
     assert tooling.status is Status.FAIL and tooling.detail == "missing: kdump-config", tooling
     assert "unreadable:/usr/sbin" not in lines
-    assert lines["unreadable:/usr/sbin/kdump-config"].detail == "Too many levels of symbolic links"
+    assert lines["unreadable:/usr/sbin/kdump-config"].detail == "unknown (Too many levels of symbolic links (ELOOP))"
 
 
 def _check_with_unsearchable(tmp_path: Path, directory: str) -> subprocess.CompletedProcess[str]:
@@ -315,18 +315,82 @@ def test_a_usr_this_reader_may_not_search_is_unknown_not_bad_input(tmp_path: Pat
     doc = json.loads(done.stdout)
     lines = {line["id"]: line for line in doc["checks"]}
     assert lines["kdump-tooling"]["status"] == "unknown", lines["kdump-tooling"]
-    assert lines["unreadable:/usr/sbin"]["detail"] == "Permission denied", lines["unreadable:/usr/sbin"]
+    unread = lines["unreadable:/usr/sbin"]
+    assert unread["status"] == "unknown" and unread["detail"] == "unknown (Permission denied (EACCES))", unread
     assert doc["ready"] is False
 
 
 def test_a_var_this_reader_may_not_search_leaves_the_room_for_the_dump_unknown(tmp_path: Path) -> None:
     """/var of mode 000 under a reader bound by permissions: the free-space probe's walk up from /var/crash
     (Path.is_dir) raised, and the check ended in exit 3 ("cannot access .../var/crash: Permission denied"), as
-    ed10de4 fixed for /usr.  The room for the dump is unknown, with why, and /var is said unread."""
+    ed10de4 fixed for /usr.  The room for the dump is unknown, with why, and /var is said unread.  It was a medium
+    WARN (a problem, the verdict READY) of a room never measured: now unknown, no problem, and the verdict is not
+    known (exit 1)."""
     done = _check_with_unsearchable(tmp_path, "var")
-    assert done.stderr == "" and done.returncode == 0, done.stderr  # the crash kernel is loaded: READY, warned
-    lines = {line["id"]: line for line in json.loads(done.stdout)["checks"]}
+    assert done.stderr == "" and done.returncode == 1, done.stderr
+    doc = json.loads(done.stdout)
+    lines = {line["id"]: line for line in doc["checks"]}
     room = lines["dump-space"]
-    assert room["status"] == "warn", room
+    assert room["status"] == "unknown" and room["severity"] == "medium", room
+    assert doc["ready"] is False and doc["kernel_ready"] is True
+    assert not [f for f in doc["incident"]["findings"] if f["severity"] in ("medium", "high", "critical")]
     assert "cannot measure free space for /var/crash: cannot read /var: Permission denied" in room["detail"], room
-    assert lines["unreadable:/var"]["detail"] == "Permission denied", lines["unreadable:/var"]
+    assert lines["unreadable:/var"]["detail"] == "unknown (Permission denied (EACCES))", lines["unreadable:/var"]
+
+
+def _sos_like(root: Path) -> None:
+    # A copy that kept /etc and /usr/lib but no program (a sos report copies none), nor the kdump configuration.
+    for relative in ("usr/sbin", "usr/bin", "etc/default/kdump-tools"):
+        _remove(relative)(root)
+
+
+def test_a_partial_copy_says_unknown_where_a_whole_system_says_the_fault(tmp_path: Path) -> None:
+    """A --root copy without /usr/sbin and /usr/bin, and without /etc/default/kdump-tools: the programs were
+    "missing" (a FAIL, high) and the configuration "does not exist" (a FAIL, high) of a tree that only did not hold
+    them, and the room and the collector (unknown, medium) made "N problem(s)".  On a partial copy what it does not
+    hold is unknown, said with why, and no problem; on a whole system (the same tree with its program directories) the
+    missing configuration is the fault it is, kdump-tools' programs being there."""
+    from tests.forensics.commands.test_kdump_cli import invoke
+
+    lines = _lines(tmp_path / "partial", "debian12-ready", _sos_like)
+    assert lines["kdump-service"].status is Status.PASS  # its link was copied: what is read is still judged
+    for line_id in ("kdump-tooling", "kdump-config", "makedumpfile", "dump-space"):
+        line = lines[line_id]
+        assert line.status is Status.UNKNOWN and line.severity is Severity.MEDIUM, line
+        assert "has no /usr/sbin (a partial copy: every installed system has it)" in line.detail, line.detail
+    assert lines["kdump-config"].detail.startswith("unknown (/etc/default/kdump-tools: not found, and the root ")
+    root = tmp_path / "partial" / "root"
+    check = tmp_path / "kdump.json"
+    assert invoke("kdump", "check", "--root", str(root), "-f", "json", "-o", str(check)).returncode == 1
+    doc = json.loads(check.read_text())
+    findings = doc["incident"]["findings"]
+    # No problem: each line not read is an info finding that says so, its harm if bad kept as a fact.
+    assert [f["title"] for f in findings if f["severity"] in ("medium", "high", "critical")] == []
+    config = next(f for f in findings if f["title"] == "kdump: kdump configuration: could not be judged")
+    assert config["severity"] == "info" and {"name": "harm_if_bad", "value": "medium"} in config["facts"]
+    unknown = doc["counts"]["unknown"]
+    text = invoke("kdump", "check", "--root", str(root)).stdout
+    assert f"; {unknown} could not be judged (unknown); kernel side ready)" in text, text
+    assert text.rstrip().splitlines()[-1].startswith("NOT KNOWN TO BE READY: kdump tooling installed, ")
+    report = tmp_path / "report.md"
+    assert invoke("report", "--from", str(check), "-o", str(report)).returncode == 0
+    verdict = report.read_text().splitlines()[2]
+    assert f"Apart from that, {unknown} could not be judged (see what was examined)." in verdict, verdict
+    assert "problem(s)" not in verdict, verdict
+
+    # No start link in a partial copy is not "not enabled": the links may not have been copied.
+    def no_link(root: Path) -> None:
+        _sos_like(root)
+        _remove("etc/systemd/system/multi-user.target.wants/kdump-tools.service")(root)
+
+    service = _lines(tmp_path / "no-link", "debian12-ready", no_link)["kdump-service"]
+    assert service.status is Status.UNKNOWN and "a partial copy" in service.detail, service
+
+    # The same tree with its program directories is a whole system: kdump-tools is there, its configuration is not.
+    def whole(root: Path) -> None:
+        _remove("etc/default/kdump-tools")(root)
+
+    lines = _lines(tmp_path / "whole", "debian12-ready", whole)
+    assert lines["kdump-tooling"].status is Status.PASS
+    config_line = lines["kdump-config"]
+    assert config_line.status is Status.FAIL and config_line.detail == "/etc/default/kdump-tools does not exist"

@@ -72,6 +72,7 @@ def test_a_tree_with_usr_but_no_tooling_still_fails(tmp_path: Path) -> None:
     root = tmp_path / "root"
     shutil.copytree(_sysroot("crash-loaded"), root, symlinks=True)
     (root / "usr/sbin").mkdir(parents=True)
+    (root / "usr/bin").mkdir()
     (root / "etc").mkdir()
     checklist = run_checklist(collect_kdump_state(root))
     tooling = next(line for line in checklist.lines if line.id == "kdump-tooling")

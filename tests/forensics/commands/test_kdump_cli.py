@@ -103,7 +103,10 @@ def test_an_installed_tree_without_a_running_kernel_is_not_judged_on_its_kernel(
     assert all("is empty (not a running system's, nor a copy of it)" in c["detail"] for c in kernel.values())
     assert not any("without kexec crash support" in c["detail"] for c in doc["checks"])
     text = invoke("kdump", "check", "--root", str(root)).stdout
-    assert "NOT KNOWN TO BE READY: the kernel side could not be read" in text
+    assert "NOT KNOWN TO BE READY: the kernel side and Room for the dump could not be read" in text
+    # Nothing there was judged: no problem is counted, and what could not be judged is counted apart.
+    assert "0 fail; 13 could not be judged (unknown); kernel side unknown" in text, text
+    assert not [f for f in doc["incident"]["findings"] if f["severity"] in ("medium", "high", "critical")]
 
 
 def test_fail_on_makes_warnings_count(roomy: Path) -> None:
@@ -146,7 +149,10 @@ def test_check_markdown(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("scenario", "expected_line"),
     [
-        ("debian12-unreadable-config", "[WARN] Could not read /etc/default/kdump-tools: Is a directory"),
+        (
+            "debian12-unreadable-config",
+            "[UNKNOWN] Could not read /etc/default/kdump-tools: unknown (Is a directory (EISDIR))",
+        ),
         ("rhel9-malformed-conf", "[FAIL] kdump configuration: /etc/kdump.conf line 12: directive 'ext4' needs a value"),
         ("debian12-no-systemd", "[WARN] kdump service enabled at boot: no systemd and no SysV start link found"),
         ("rhel9-no-kexec-kernel", "[BLOCKED] Crash kernel loaded: /sys/kernel/kexec_crash_loaded does not exist"),
