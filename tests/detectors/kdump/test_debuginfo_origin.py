@@ -12,6 +12,7 @@ from pathlib import Path
 from collectors.kdump.state import collect_kdump_state
 from detectors.kdump.checklist import run_checklist
 from detectors.kdump.findings import checklist_findings
+from forensics.model import Severity
 from forensics.types.kdump import CheckLine
 from tests.collectors.kdump.roots import SCENARIOS, FakeSystem, build
 from tests.helpers import assert_evidence_resolves
@@ -65,3 +66,20 @@ def test_no_package_database_leaves_the_origin_unknown(tmp_path: Path) -> None:
         " was built in (with CONFIG_DEBUG_INFO=y; from that very build, build id"
         " 3f2a9c0d5e6b7a8190aabbccddeeff0011223344), or a debuginfod server that indexes that build"
     )
+
+
+def test_a_ready_distribution_machine_without_debug_info_has_no_problem(tmp_path: Path) -> None:
+    """Ubuntu 24.04 and RHEL 9, ready, no debug info installed (the usual install): "no kernel debug info" was a
+    medium WARN, so a healthy machine's report said "1 problem(s)".  A distribution's kernel gets its debug info
+    when a vmcore is to be read: low.  A local build's may be gone with its build tree: medium, as before."""
+    for name, scenario in (("ubuntu", "ubuntu2404-lzo"), ("rhel", "rhel9-ready")):
+        root = build(tmp_path / name, SCENARIOS[scenario])
+        state = collect_kdump_state(root, SCENARIOS[scenario].statvfs)
+        checklist = run_checklist(state)
+        assert checklist.ready, scenario
+        line = next(x for x in checklist.lines if x.id == "debuginfo")
+        assert line.severity is Severity.LOW, (scenario, line.detail)
+        problems = [f.title for f in checklist_findings(checklist, state) if f.severity >= Severity.MEDIUM]
+        assert problems == [], (scenario, problems)
+    local = _debuginfo(tmp_path / "local", replace(DEBIAN, kernel_package=False), LOCAL_BUILD)
+    assert local.severity is Severity.MEDIUM
