@@ -450,9 +450,25 @@ def _boot_config(reader: RootReader) -> BootConfig:
                 continue
             for match in _CRASHKERNEL.finditer(line):
                 found.append((file, number, match.group(1)))
-    generated, entries = _generated_boot(reader)
-    esp = _esp_grub_cfg(reader) if isinstance(generated, BootEntry) and not generated.bls else ()
-    return BootConfig(tuple(files), tuple(found), generated, entries, esp)
+    uefi = _uefi_boot(reader)
+    generated, entries = _generated_boot(reader, uefi)
+    esp: tuple[str, ...] = ()
+    if isinstance(generated, BootEntry) and not generated.bls and uefi is not False:
+        # The ESP's grub.cfg files a UEFI boot may read instead of the one judged (not known to be a UEFI boot).
+        esp = tuple(p for p in _esp_grub_cfg(reader) if p != generated.file.path)
+    return BootConfig(tuple(files), tuple(found), generated, entries, esp, uefi)
+
+
+def _uefi_boot(reader: RootReader) -> bool | None:
+    """Whether the running system booted by UEFI: the kernel makes /sys/firmware/efi on a UEFI boot only.  None where
+    that is not known: a --root tree whose /sys holds no /sys/firmware (an offline tree, a partial copy), a lookup
+    that failed."""
+    found = reader.look_up(paths.EFI_FIRMWARE)
+    if found is True:
+        return True
+    if isinstance(found, NotAvailable):
+        return None
+    return False if reader.root == Path("/") or reader.look_up("/sys/firmware") is True else None
 
 
 def _esp_grub_cfg(reader: RootReader) -> tuple[str, ...]:
@@ -477,10 +493,10 @@ _GRUB_LINUX = re.compile(r"^\s*(?:linux|linuxefi|linux16)\s+(\S+)(.*)$")
 _Offered = tuple[BootEntry | NotAvailable, tuple[BootEntry, ...]]
 
 
-def _generated_boot(reader: RootReader) -> _Offered:
+def _generated_boot(reader: RootReader, uefi: bool | None) -> _Offered:
     """The entries of what the boot loader boots, and the default one: BLS entries where there are any (GRUB's
-    blscfg and systemd-boot read them), else grub.cfg as grub-mkconfig wrote it; NotAvailable saying why none was
-    read."""
+    blscfg and systemd-boot read them), else grub.cfg as grub-mkconfig wrote it (the ESP's EFI/<vendor>/grub.cfg
+    where a UEFI boot reads it: :func:`_esp_boot`); NotAvailable saying why none was read."""
     names = [n for n in reader.listdir(paths.BLS_ENTRIES) if n.endswith(".conf")]
     if names:
         return _bls_entries(reader, paths.BLS_ENTRIES, names)
@@ -489,6 +505,9 @@ def _generated_boot(reader: RootReader) -> _Offered:
         # RHEL keeps /boot/loader/entries root-only: its entries are what boots, and grub.cfg (root-only too) only
         # points at them; reading it would add a second unreadable file for one cause.
         return NotAvailable(f"cannot read {paths.BLS_ENTRIES}: {denied.reason}"), ()
+    esp = _esp_boot(reader, uefi)
+    if esp is not None:
+        return esp
     why: list[str] = []
     for path in paths.GRUB_CFG:
         file = reader.read_text(path)
@@ -509,6 +528,26 @@ def _generated_boot(reader: RootReader) -> _Offered:
     if absent:
         return NotAvailable(f"neither {' nor '.join(paths.GRUB_CFG)} nor {paths.BLS_ENTRIES}/*.conf exist"), ()
     return NotAvailable("; ".join(r for r in why if "does not exist" not in r)), ()
+
+
+def _esp_boot(reader: RootReader, uefi: bool | None) -> _Offered | None:
+    """The entries of the ESP's grub.cfg (EFI/<vendor>/grub.cfg with entries of its own: RHEL 7, Fedora < 34) where a
+    UEFI boot reads it: the boot is known to be UEFI (/sys/firmware/efi), or no /boot/grub*/grub.cfg exists (only a
+    UEFI GRUB has a configuration then).  None elsewhere: /boot/grub2/grub.cfg is judged, the ESP's named beside it.
+
+    The check read /boot/grub2/grub.cfg alone: on a UEFI RHEL 7 (no /boot/grub2/grub.cfg) what boots was "neither
+    /boot/grub/grub.cfg nor /boot/grub2/grub.cfg nor /boot/loader/entries/*.conf exist", never read."""
+    if uefi is False:
+        return None
+    if uefi is None and any(reader.look_up(path) is not False for path in paths.GRUB_CFG):
+        return None
+    for path in _esp_grub_cfg(reader):
+        file = reader.read_text(path)
+        entries = _grub_entries(file) if isinstance(file, TextFile) else ()
+        default = next((e for e in entries if not e.recovery), None)
+        if default is not None:
+            return default, entries
+    return None
 
 
 def _grub_entries(file: TextFile) -> tuple[BootEntry, ...]:

@@ -224,7 +224,8 @@ def regenerate_step(state: KdumpState, value: str) -> tuple[tuple[str, ...] | No
     if esp:
         text += (
             f" (or -o {esp[0]}: a UEFI boot reads that one, which has entries of its own; whether this machine boots "
-            "by UEFI is not read here: /sys/firmware/efi exists on one that does)"
+            f"by UEFI is not known here, the tree has no {paths.EFI_FIRMWARE.rsplit('/', 1)[0]}: "
+            f"{paths.EFI_FIRMWARE} exists on one that does)"
         )
     return (argv if program and read and not esp else None), text
 

@@ -293,6 +293,8 @@ class BootConfig:
     # grub.cfg files on the ESP (paths.ESP_EFI/*/grub.cfg) with entries of their own, not a stub loading
     # /boot/grub2/grub.cfg: what a UEFI boot reads (RHEL 7, Fedora < 34); looked for only where grub.cfg is judged.
     esp_grub_cfg: tuple[str, ...] = ()
+    # Whether the running system booted by UEFI (/sys/firmware/efi exists), None where /sys does not say.
+    uefi: bool | None = None
 
 
 @dataclass(frozen=True)

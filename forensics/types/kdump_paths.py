@@ -36,6 +36,8 @@ ESP_ENTRIES = ("/efi/loader/entries", "/boot/efi/loader/entries")
 #: Where a UEFI GRUB of RHEL 7 / Fedora < 34 reads its grub.cfg (EFI/<vendor>/grub.cfg on the ESP); since, a stub there
 #: only loads /boot/grub2/grub.cfg.
 ESP_EFI = "/boot/efi/EFI"
+#: Made by the kernel on a UEFI boot only: whether the ESP's grub.cfg is what GRUB read.
+EFI_FIRMWARE = "/sys/firmware/efi"
 SYSCTL_SNIPPET = "/etc/sysctl.d/90-kforensic-kdump.conf"
 SYSRQ_TRIGGER = "/proc/sysrq-trigger"
 #: Where systemd-sysctl (at boot) and ``sysctl --system`` read *.conf files: a name in an earlier directory masks
