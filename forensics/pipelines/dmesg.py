@@ -338,7 +338,16 @@ def build_incident(
     """All findings of all inputs as one incident (``live``: what the last of ``results``, one that is no file,
     says of its kernel: the ring buffer's read, a log held in memory; ``heads``: the heads of the first results'
     log files as their triage read them)."""
+    return ranked_incident(results, live, heads)[0]
+
+
+def ranked_incident(
+    results: list[SourceResult], live: LogIdentity | None = None, heads: list[bytes] | None = None
+) -> tuple[Incident, tuple[Hypothesis, ...]]:
+    """:func:`build_incident` with its findings' ranked hypotheses: the boot time is of the boot of the report the
+    incident is about, the one the best-ranked hypothesis names when no crash ended a boot (:func:`_told_line`)."""
     from detectors.dmesg.findings import explained_finding, release_lines, report_boot
+    from detectors.incident.hypotheses import rank_hypotheses
 
     findings = []
     for r in results:
@@ -411,7 +420,8 @@ def build_incident(
             else "the log has no syslog prefixes naming the host (dmesg output does not)"
         )
     )
-    return Incident(
+    hypotheses = rank_hypotheses(tuple(findings))
+    incident = Incident(
         host=host,
         kernel_release=release,
         window=window,
@@ -421,7 +431,7 @@ def build_incident(
         boot_time=_boot_time(
             [t for r in results for t in r.boot_times],
             [(r.name, r.record, *c) for r in results for c in r.boot_clocks],
-            _told_line(findings),
+            _told_line(findings, hypotheses),
         ),
         examined=tuple(
             Examined(
@@ -433,6 +443,7 @@ def build_incident(
             for r, identity in zip(results, identities, strict=True)
         ),
     )
+    return incident, hypotheses
 
 
 def analyse_logs(names: list[str], live: bool) -> DmesgResult:
@@ -454,16 +465,8 @@ def _merged(results: list[SourceResult], live: LogIdentity | None, heads: list[b
     # shared corpus four times over, some 100,000 tuples, none in a cycle); a collection of the oldest
     # generation they set off walked every object of the run for nothing (~0.1 s).
     with gc_paused():
-        incident = build_incident(results, live, heads)
-        hypotheses = dmesg_hypotheses(incident)
+        incident, hypotheses = ranked_incident(results, live, heads)
     return DmesgResult(tuple(results), incident, hypotheses)
-
-
-def dmesg_hypotheses(incident: Incident) -> tuple[Hypothesis, ...]:
-    """The incident's findings ranked by the one hypothesis table (what ``report`` ranks from the same log)."""
-    from detectors.incident.hypotheses import rank_hypotheses
-
-    return rank_hypotheses(incident.findings)
 
 
 #: What a boot clock reading of a log (LogScanner.boot_clocks) read, for the boot time's basis.
@@ -473,15 +476,32 @@ _CLOCK_READ = {
 }
 
 
-def _told_line(findings: list[Finding]) -> tuple[str, tuple[int, ...], str] | None:
+def _told_line(
+    findings: list[Finding], hypotheses: tuple[Hypothesis, ...] = ()
+) -> tuple[str, tuple[int, ...], str] | None:
     """Where the report the incident is about is: the lines its log cites (log, lines, the first first; title) of the
-    crash that ended its boot, else of the worst finding (the order of :meth:`Incident.sorted_findings`); None
-    without one."""
+    crash that ended its boot, else of the problem the best-ranked hypothesis names (the verdict's main problem,
+    :func:`detectors.incident.hypotheses.main_problem`), else of the worst finding (the order of
+    :meth:`Incident.sorted_findings`); None without one.
+
+    By severity alone a later high report of another boot was the one the boot time dated where hypothesis 1, the
+    verdict's main problem, named a medium WARNING of the boot before it."""
     if not findings:
         return None
+    from detectors.incident.hypotheses import ranked_by_finding
     from detectors.incident.timeline import ends_the_boot
+    from forensics.model import PROBLEM
 
-    ranked = sorted(findings, key=lambda f: (not ends_the_boot(f), -f.severity.rank, -f.confidence, f.title))
+    named = ranked_by_finding(hypotheses)
+
+    def likely(f: Finding) -> float:
+        """How likely the best hypothesis naming a problem is (as likely: the worse first, as main_problem has it)."""
+        h = named.get(f.id)
+        return h.confidence if h is not None and f.severity >= PROBLEM else -1.0
+
+    ranked = sorted(
+        findings, key=lambda f: (not ends_the_boot(f), -likely(f), -f.severity.rank, -f.confidence, f.title)
+    )
     for f in ranked:
         cited = [ev for ev in f.evidence if ev.locator.kind is LocatorKind.LINE]
         if cited:
