@@ -189,6 +189,7 @@ class ReportGrouper:
         self.first_time: float | None = None
         self.last_time: float | None = None
         self.boot_times = array("d")
+        self.boot_time_lines = array("q")  # the first line of the report of each of boot_times (its boot's)
         self.banners: dict[int, str] = {}  # the log's boot banners, line -> release (the scanner's)
         self.boot_clocks: list[tuple[int, float, str]] = []  # the boot's wall-clock readings (the scanner's)
         self.boot_lines: tuple[int, ...] = ()  # the first line of each boot of the log (the scanner's)
@@ -226,6 +227,7 @@ class ReportGrouper:
             self._previous_time = (report.start_line, t, boot)
         if report.boot_time is not None:
             self.boot_times.append(report.boot_time)
+            self.boot_time_lines.append(report.start_line)
         if (wall := report.start_wall) is not None:
             self._add_wall(report.start_line, wall)
         acc = self._groups.get(report.signature)

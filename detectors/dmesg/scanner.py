@@ -21,7 +21,7 @@ from ahocorasick_rs import BytesAhoCorasick, Implementation, MatchKind
 
 from detectors.dmesg.events import KILLED, MEM_INFO, NET_DROP_WORDS, build_event, build_net_drop, find_event_header
 from detectors.dmesg.extract import HEADER_HINT_SEARCH, build_report, match_header
-from detectors.dmesg.lines import LogLine, Window, parse_raw, wall_zone_unknown
+from detectors.dmesg.lines import LogLine, Window, parse_line, parse_raw, wall_zone_unknown
 from detectors.dmesg.memo import DIGITS_AS_ZERO, MAX_FULL_LINES, ReportMemo
 from detectors.dmesg.repeat import line_numbers
 from detectors.dmesg.rules import TRIGGERS, Rule
@@ -481,9 +481,20 @@ class LogScanner:
             self._pos = max(resume_at, line_end + 1) if resume_at <= start else resume_at
             self._preamble(report, start)
             self._boot(report)
+            self._clock_inside(report)
             self._last_end = max(self._last_end, report.end_line)
             yield report
         self._pos = max(self._pos, end)
+
+    def _clock_inside(self, report: KernelReport) -> None:
+        """Read the RTC's reading among the lines of a boot's own report (an unexpected reboot's: its banner and the
+        boot's first lines, up to ~80): the scan resumes after the report, so the boot's "setting system clock to"
+        line in them was never read, and that boot was dated by none (or told another boot's reading)."""
+        if report.rule != "unexpected-reboot":
+            return
+        for number, text in report.lines:
+            if "setting system clock to " in text:
+                self._one_line(parse_line(number, text))
 
     def _one_line(self, head: LogLine) -> KernelReport | bool | None:
         """A line that is all it says: rate limiting's (noted, True), a network stack's drop (its event); else

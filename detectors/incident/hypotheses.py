@@ -15,6 +15,7 @@ Findings of an input that cannot belong to the crashed boot or host (see
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from detectors.incident.deliberate import NEXT_STEPS, configured_panic, deliberate_crash, is_deliberate
 from detectors.incident.timeline import foreign_sources
@@ -423,37 +424,125 @@ def _plain_row(f: Finding) -> int | None:
     return next((i for i, (kinds, _) in enumerate(_PLAIN) if f.kind in kinds), None)
 
 
-def main_problem(findings: tuple[Finding, ...], skip: frozenset[str] = frozenset()) -> tuple[Finding, str] | None:
-    """The main problem of these findings and its row's words: the finding of highest severity at medium or above
-    that :data:`_PLAIN` can tell (``skip``: ids told otherwise: a crash asked for, the crash itself).
+@dataclass(frozen=True)
+class MainProblem:
+    """The problem the verdict is about (:func:`main_problem`): the finding, its :data:`_PLAIN` row's words, the
+    best-ranked hypothesis that names it, and the more severe problem the ranking put below it, if any."""
 
-    Ties in severity go to the hypotheses' ranking (the finding the best-ranked hypothesis cites), then to the order
-    of :data:`_PLAIN` (the cause before the consequence).  A leak counts with the severity of the OOM reports it
-    tells (``_memory_text``: "leaked until memory ran out").  The order of :data:`_PLAIN` alone chose a medium RT hog
-    over a high RCU stall (a kernel-log kind, listed last) and the verdict called it "the" problem.
+    finding: Finding
+    words: str
+    hypothesis: Hypothesis | None  # None: no hypothesis names any problem: the worst severity chose it
+    worse: Finding | None = None  # a problem of higher severity the hypotheses rank below it (told with why)
+    worse_hypothesis: Hypothesis | None = None  # the best-ranked hypothesis naming ``worse`` (None: none does)
+    passed_over: str = ""  # why hypothesis 1 does not name it, when ``hypothesis`` is ranked below it
+
+
+def ranked_by_finding(hypotheses: tuple[Hypothesis, ...]) -> dict[str, Hypothesis]:
+    """The best-ranked hypothesis naming each finding, by the finding's id (``hypotheses`` ranked, best first)."""
+    out: dict[str, Hypothesis] = {}
+    for h in hypotheses:
+        for fid in h.finding_ids:
+            out.setdefault(fid, h)
+    return out
+
+
+def main_problem(
+    findings: tuple[Finding, ...],
+    skip: frozenset[str] = frozenset(),
+    hypotheses: tuple[Hypothesis, ...] | None = None,
+) -> MainProblem | None:
+    """The main problem of these findings: among those at medium or above that :data:`_PLAIN` can tell (``skip``:
+    ids told otherwise: a crash asked for, another boot's), the one the best-ranked hypothesis names (``hypotheses``:
+    the ranking the report shows, :func:`rank_hypotheses` of the findings when None); without one, the finding of
+    highest severity.
+
+    The headline follows the ranking the tool shows: chosen by severity it named a later BUG the main problem where
+    hypothesis 1 read the cause in the lockdep splat before it.  Where a finding of higher severity is ranked below
+    it, that finding and its rank are kept (``worse``), so that the verdict says why.  By severity, ties go to the
+    ranking, then to the order of :data:`_PLAIN` (the cause before the consequence); a leak counts with the severity
+    of the OOM reports it tells (``_memory_text``: "leaked until memory ran out").
     """
     rows = [(f, row) for f in findings if f.id not in skip and (row := _plain_row(f)) is not None]
+    hits = [(f, row) for f, row in rows if f.severity >= Severity.MEDIUM]
+    if not hits:
+        return None
     ooms = max((f.severity.rank for f in _of_kind(findings, *OOM_KINDS)), default=0)
 
     def weight(f: Finding, row: int) -> int:
         return max(f.severity.rank, ooms) if _PLAIN[row][1] == LEAKING else f.severity.rank
 
-    hits = [(f, row) for f, row in rows if f.severity >= Severity.MEDIUM]
-    if not hits:
-        return None
+    hypotheses = rank_hypotheses(findings) if hypotheses is None else hypotheses
+    ranked = ranked_by_finding(hypotheses)
+    last = len(ranked) + 1
     top = max(weight(f, row) for f, row in hits)
-    best = [(f, row) for f, row in hits if weight(f, row) == top]
-    ranked: dict[str, int] = {}
-    if len(best) > 1:  # (the ranking only where severity ties: rank_hypotheses is the report's costliest rule pass)
-        for h in rank_hypotheses(findings):
-            for fid in h.finding_ids:
-                ranked.setdefault(fid, h.rank)
-    main, row = min(best, key=lambda x: (ranked.get(x[0].id, len(ranked) + 1), x[1]))
-    return main, _PLAIN[row][1]
+    worst, worst_row = min(
+        ((f, row) for f, row in hits if weight(f, row) == top),
+        key=lambda x: (ranked[x[0].id].rank if x[0].id in ranked else last, x[1]),
+    )
+    named = [(f, row) for f, row in hits if f.id in ranked]
+    if not named:
+        return MainProblem(worst, _PLAIN[worst_row][1], None)
+    # Hypotheses as likely (one confidence) are a tie the ranking's order does not settle (it keeps the findings'
+    # order): the more severe of them, then the better ranked.
+    main, row = min(named, key=lambda x: (-ranked[x[0].id].confidence, -weight(*x), ranked[x[0].id].rank, x[1]))
+    worse = worst if weight(worst, worst_row) > weight(main, row) else None
+    first = hypotheses[0]
+    passed = "" if ranked[main.id].rank == first.rank else _passed_over(first, findings, skip)
+    return MainProblem(
+        main, _PLAIN[row][1], ranked[main.id], worse, ranked.get(worst.id) if worse is not None else None, passed
+    )
+
+
+def _passed_over(first: Hypothesis, findings: tuple[Finding, ...], skip: frozenset[str]) -> str:
+    """Why the best-ranked hypothesis is not the main problem's: what the findings it names are."""
+    by_id = {f.id: f for f in findings}
+    named = [by_id[i] for i in first.finding_ids if i in by_id]
+    if not named:
+        return "it names a finding of an input told apart (a trace on its own clock, another boot or host)"
+    if all(f.id in skip for f in named):
+        return f"it names {named[0].title}, of another boot of the log or a crash asked for"
+    f = next(f for f in named if f.id not in skip)
+    if f.severity < Severity.MEDIUM:
+        return f"it names {f.title}, below {Severity.MEDIUM.value} severity ({f.severity.value})"
+    if _plain_row(f) is not None:
+        return f"it names {f.title} ({f.severity.value}), as likely (confidence {first.confidence:.2f}) but less severe"
+    return f"it names {f.title}, which the verdict does not tell in plain words"
+
+
+def ranking_said(found: MainProblem) -> str:
+    """Where the main problem's words cite the hypothesis that named it, and why a more severe problem is not the
+    main one ("" without a hypothesis: the worst severity chose it, as said)."""
+    h = found.hypothesis
+    if h is None:
+        return ""
+    said = f" Hypothesis {h.rank} of the ranking (confidence {h.confidence:.2f}) names it: {_one_line(h.statement)}."
+    if found.passed_over:
+        said += f" Hypothesis 1 is passed over: {found.passed_over}."
+    worse = found.worse
+    if worse is None:
+        return said
+    other = found.worse_hypothesis
+    below = (
+        f"it is hypothesis {other.rank}, confidence {other.confidence:.2f}"
+        if other is not None
+        else "no hypothesis names it as a cause"
+    )
+    return (
+        f"{said} The more severe {worse.title} ({worse.severity.value}) is not the main problem: the hypotheses rank "
+        f"this cause above it ({below})."
+    )
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split()).rstrip(".")
 
 
 def plain_summary(
-    findings: tuple[Finding, ...], host: str, examined: tuple[Examined, ...] = (), apart: ApartLanes = ()
+    findings: tuple[Finding, ...],
+    host: str,
+    examined: tuple[Examined, ...] = (),
+    apart: ApartLanes = (),
+    hypotheses: tuple[Hypothesis, ...] | None = None,
 ) -> str:
     """The report's first sentence, for someone who does not read kernel logs.
 
@@ -461,21 +550,24 @@ def plain_summary(
     claiming that one caused the other unless they are the same finding.  Without a problem, an analysis that could
     have found nothing (``examined``: a store of too few samples) is said as "could not judge", not "no problem".
     ``apart``: the findings of a trace on its own clock beside the inputs told (:data:`ApartLanes`): not the machine's
-    problem; when the inputs told have none, the trace's problem is said first, as the trace's.
+    problem; when the inputs told have none, the trace's problem is said first, as the trace's.  ``hypotheses``: the
+    ranking the report shows (:func:`rank_hypotheses` of ``findings`` when None): the main problem is the one it
+    ranks first, cited by its rank (:func:`main_problem`).
     """
     if any(f.severity >= PROBLEM for f in findings) or deliberate_crash(findings) is not None:
-        return _told(findings, host, examined, others=False)
+        return _told(findings, host, examined, others=False, hypotheses=hypotheses)
     for name, lane in apart:
-        found = main_problem(lane)
+        found = main_problem(lane, hypotheses=hypotheses)
         if found is None:
             continue
-        f, text = found
+        f, text = found.finding, found.words
         said = _memory_text(f, lane) if text == LEAKING else text
         # The findings below a problem are counted over every input but the trace told (as the table lists them).
         others = (*findings, *(g for n, other in apart if n != name for g in other))
         return (
             f"The trace {name} shows a problem on its own clock, which cannot be tied to the other inputs: {said}. "
-            f"The finding: {f.title} ({f.severity.value}). {_told(others, host, examined, others=True)}"
+            f"The finding: {f.title} ({f.severity.value}).{ranking_said(found)} "
+            f"{_told(others, host, examined, others=True)}"
         )
     # No problem anywhere: the findings below one are counted over every input, the traces on their own clocks too
     # (review 11 #4: "1 finding(s) below medium: 1 info", the profile's, above a table of 20, 9 of them low).
@@ -491,7 +583,13 @@ def _not_judged(blind: str, examined: tuple[Examined, ...]) -> str:
     return f" Apart from that, {apart} (see what was examined)." if apart else ""
 
 
-def _told(findings: tuple[Finding, ...], host: str, examined: tuple[Examined, ...], others: bool) -> str:
+def _told(
+    findings: tuple[Finding, ...],
+    host: str,
+    examined: tuple[Examined, ...],
+    others: bool,
+    hypotheses: tuple[Hypothesis, ...] | None = None,
+) -> str:
     """:func:`plain_summary` of the inputs told (``others``: beside a trace whose problem was said first)."""
     inputs = "the other inputs" if others else "the inputs"
     blind = unjudged(examined)
@@ -552,30 +650,38 @@ def _told(findings: tuple[Finding, ...], host: str, examined: tuple[Examined, ..
         if crash is not None
         else ""
     )
-    # Beside a crash, the main problem is another finding (the crash is named already), else the crash itself; in a
-    # log of several boots, one of the crash's boot: an earlier boot's WARNING was "the main problem" of a crash that
-    # a reboot separates from it.
+    # The main problem is the one the best-ranked hypothesis names, the crash too (a lockdep splat it ranks above the
+    # BUG that followed is the main problem, not the BUG); where no hypothesis names one, beside a crash it is another
+    # finding (the crash is named already), else the crash itself.  In a log of several boots, one of the crash's
+    # boot: an earlier boot's WARNING was "the main problem" of a crash that a reboot separates from it.
     asked = frozenset(() if requested is None else (requested.id,))
     boot = crash.fact(BOOT_FACT) if crash is not None else None
     if boot is not None:
         asked |= {f.id for f in findings if f.fact(BOOT_FACT) not in (None, boot)}
-    found = main_problem(findings, asked | {crash.id}) if crash is not None else None
-    found = found or main_problem(findings, asked)
+    found = main_problem(findings, asked, hypotheses)
+    if crash is not None and found is not None and found.hypothesis is None:
+        found = main_problem(findings, asked | {crash.id}, hypotheses) or found
     if found is not None:
-        main, text = found
+        main, text = found.finding, found.words
         said = _memory_text(main, findings) if text == LEAKING else text
-        # Short sentences: what happened, then what was found, then the finding's own words and its own severity.
+        ranking = ranking_said(found)
+        # Short sentences: what happened, then what was found, then the finding's own words and its own severity,
+        # then the hypothesis that names it.
         if crash is None and text == LEAKING and held_by_process(main) is not None:
             # Kernel memory a process keeps (its sockets, files, mappings): the process's doing, not the kernel's.
-            return f"On {host}, {said}. The finding: {main.title} ({main.severity.value})."
+            return f"On {host}, {said}. The finding: {main.title} ({main.severity.value}).{ranking}"
         if crash is None:
             return (
                 f"The Linux kernel on {host} had a problem: {said}. The finding: {main.title} ({main.severity.value})."
+                + ranking
             )
         of = f" In {boot} of the log." if boot is not None else ""
         if main.id == crash.id:
-            return f"The Linux kernel on {host} {went}: {said}. The report: {main.title}.{of}"
-        return f"The Linux kernel on {host} {crashed}. The main problem found: {said}. The finding: {main.title}.{of}"
+            return f"The Linux kernel on {host} {went}: {said}. The report: {main.title}.{of}{ranking}"
+        return (
+            f"The Linux kernel on {host} {crashed}. The main problem found: {said}. The finding: {main.title}.{of}"
+            + ranking
+        )
     if requested is not None:
         return f"The Linux kernel on {host} {crashed}. No other problem at medium or above was found."
     top = max(findings, key=lambda f: (f.severity.rank, f.confidence))

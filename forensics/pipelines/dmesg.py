@@ -192,6 +192,7 @@ def source_result(
         tuple(grouper.suppressed),
         grouper.suppressed_lines,
         tuple(grouper.boot_clocks),
+        grouper.boot_time_lines,
     )
 
 
@@ -338,7 +339,16 @@ def build_incident(
     """All findings of all inputs as one incident (``live``: what the last of ``results``, one that is no file,
     says of its kernel: the ring buffer's read, a log held in memory; ``heads``: the heads of the first results'
     log files as their triage read them)."""
+    return ranked_incident(results, live, heads)[0]
+
+
+def ranked_incident(
+    results: list[SourceResult], live: LogIdentity | None = None, heads: list[bytes] | None = None
+) -> tuple[Incident, tuple[Hypothesis, ...]]:
+    """:func:`build_incident` with its findings' ranked hypotheses: the boot time is of the boot of the report the
+    incident is about, the one the best-ranked hypothesis names when no crash ended a boot (:func:`_told_line`)."""
     from detectors.dmesg.findings import explained_finding, release_lines, report_boot
+    from detectors.incident.hypotheses import rank_hypotheses
 
     findings = []
     for r in results:
@@ -411,18 +421,15 @@ def build_incident(
             else "the log has no syslog prefixes naming the host (dmesg output does not)"
         )
     )
-    return Incident(
+    hypotheses = rank_hypotheses(tuple(findings))
+    incident = Incident(
         host=host,
         kernel_release=release,
         window=window,
         sources=tuple(r.record for r in results),
         findings=tuple(findings),
         tool_version=__version__,
-        boot_time=_boot_time(
-            [t for r in results for t in r.boot_times],
-            [(r.name, r.record, *c) for r in results for c in r.boot_clocks],
-            _told_line(findings),
-        ),
+        boot_time=_boot_time(_readings(results), _told_line(findings, hypotheses)),
         examined=tuple(
             Examined(
                 f"kernel log {r.name}: {r.lines:,} lines, {len(r.reports)} report(s) and {len(r.events)} event(s) kept",
@@ -433,6 +440,7 @@ def build_incident(
             for r, identity in zip(results, identities, strict=True)
         ),
     )
+    return incident, hypotheses
 
 
 def analyse_logs(names: list[str], live: bool) -> DmesgResult:
@@ -454,16 +462,8 @@ def _merged(results: list[SourceResult], live: LogIdentity | None, heads: list[b
     # shared corpus four times over, some 100,000 tuples, none in a cycle); a collection of the oldest
     # generation they set off walked every object of the run for nothing (~0.1 s).
     with gc_paused():
-        incident = build_incident(results, live, heads)
-        hypotheses = dmesg_hypotheses(incident)
+        incident, hypotheses = ranked_incident(results, live, heads)
     return DmesgResult(tuple(results), incident, hypotheses)
-
-
-def dmesg_hypotheses(incident: Incident) -> tuple[Hypothesis, ...]:
-    """The incident's findings ranked by the one hypothesis table (what ``report`` ranks from the same log)."""
-    from detectors.incident.hypotheses import rank_hypotheses
-
-    return rank_hypotheses(incident.findings)
 
 
 #: What a boot clock reading of a log (LogScanner.boot_clocks) read, for the boot time's basis.
@@ -473,15 +473,32 @@ _CLOCK_READ = {
 }
 
 
-def _told_line(findings: list[Finding]) -> tuple[str, tuple[int, ...], str] | None:
+def _told_line(
+    findings: list[Finding], hypotheses: tuple[Hypothesis, ...] = ()
+) -> tuple[str, tuple[int, ...], str] | None:
     """Where the report the incident is about is: the lines its log cites (log, lines, the first first; title) of the
-    crash that ended its boot, else of the worst finding (the order of :meth:`Incident.sorted_findings`); None
-    without one."""
+    crash that ended its boot, else of the problem the best-ranked hypothesis names (the verdict's main problem,
+    :func:`detectors.incident.hypotheses.main_problem`), else of the worst finding (the order of
+    :meth:`Incident.sorted_findings`); None without one.
+
+    By severity alone a later high report of another boot was the one the boot time dated where hypothesis 1, the
+    verdict's main problem, named a medium WARNING of the boot before it."""
     if not findings:
         return None
+    from detectors.incident.hypotheses import ranked_by_finding
     from detectors.incident.timeline import ends_the_boot
+    from forensics.model import PROBLEM
 
-    ranked = sorted(findings, key=lambda f: (not ends_the_boot(f), -f.severity.rank, -f.confidence, f.title))
+    named = ranked_by_finding(hypotheses)
+
+    def likely(f: Finding) -> float:
+        """How likely the best hypothesis naming a problem is (as likely: the worse first, as main_problem has it)."""
+        h = named.get(f.id)
+        return h.confidence if h is not None and f.severity >= PROBLEM else -1.0
+
+    ranked = sorted(
+        findings, key=lambda f: (not ends_the_boot(f), -likely(f), -f.severity.rank, -f.confidence, f.title)
+    )
     for f in ranked:
         cited = [ev for ev in f.evidence if ev.locator.kind is LocatorKind.LINE]
         if cited:
@@ -490,40 +507,65 @@ def _told_line(findings: list[Finding]) -> tuple[str, tuple[int, ...], str] | No
     return None
 
 
+#: A reading of when a boot began: (log, its record, line, epoch seconds of the boot, what was read: a key of
+#: :data:`_CLOCK_READ`).
+_Reading = tuple[str, SourceRecord, int, float, str]
+
+
+def _readings(results: list[SourceResult]) -> list[_Reading]:
+    """Every input's readings of when its boots began: its boot clocks (the RTC's, a dated banner's), then its reports
+    whose lines carry both a dated wall time and a printk time, each at its first line."""
+    out: list[_Reading] = [(r.name, r.record, *c) for r in results for c in r.boot_clocks]
+    for r in results:
+        # (an input of an older writer, or one built without them: its estimates without lines are of no known boot)
+        lines = r.boot_time_lines if len(r.boot_time_lines) == len(r.boot_times) else [0] * len(r.boot_times)
+        out += [(r.name, r.record, line, t, "syslog") for line, t in zip(lines, r.boot_times, strict=True)]
+    return out
+
+
 def _boot_time(
-    times: list[float],
-    clocks: list[tuple[str, SourceRecord, int, float, str]] | None = None,
-    told: tuple[str, tuple[int, ...], str] | None = None,
+    readings: list[_Reading], told: tuple[str, tuple[int, ...], str] | None = None
 ) -> BootTime | NotAvailable:
-    """When the kernel booted: from the boot's own wall-clock readings (``clocks``: (log, its record, line, boot,
-    what), the RTC's time the kernel set its clock to, a boot banner's dated prefix) and from report lines that carry
-    both a dated wall time and a printk time (``times``), when they agree within a minute; else unknown, with why.
+    """When the kernel booted: from the boot's own wall-clock readings (``readings``: the RTC's time the kernel set its
+    clock to, a boot banner's dated prefix, and report lines that carry both a dated wall time and a printk time), when
+    they agree within a minute; else unknown, with why.
 
     A reading holds for the boot of the log it was read in (its :class:`BootScope`): of the boot of the report the
     incident is about (``told``: log, line, title, :func:`_told_line`), not of another boot of the log, which began at
-    another time; a report repeated in boots that began apart leaves it unknown."""
-    clocks = clocks or []
-    if told is not None and clocks:
+    another time; a report repeated in boots that began apart leaves it unknown.  The syslog-dated lines' estimates
+    too: pooled over a log's boots, two boots two hours apart left it unknown ("several boots?"), and a boot without
+    dated lines was dated by the boot before it."""
+    if told is not None and readings:
         log, lines, title = told
-        of = [c for c in clocks if c[0] == log]
-        boots = {c[1].boot_of(n) for c in of[:1] for n in lines}  # the boots the report is printed in
-        own = [c for c in of if c[1].boot_of(c[2]) in boots]
-        if not any(c[1].boot_of(c[2]) == c[1].boot_of(lines[0]) for c in own) and not times:
-            said = "; ".join(f"{shown_path(c[0])} line {c[2]}" for c in clocks[:3])
-            where = f"{title} (line {lines[0]} of {shown_path(log)})"
-            return NotAvailable(
-                f"the log's boot clock reading ({said}) is of another boot than that of {where}, whose start the log "
-                "does not date"
-                if of
-                else f"the boot clock readings ({said}) are of other logs than that of {where}, which dates no boot"
-            )
-        clocks = own
-    estimates = sorted([*times, *(c[3] for c in clocks)])
+        where = f"{title} (line {lines[0]} of {shown_path(log)})"
+        of = [c for c in readings if c[0] == log]
+        if of:
+            record = of[0][1]
+            boots = {record.boot_of(n) for n in lines}  # the boots the report is printed in
+            own = [c for c in of if record.boot_of(c[2]) in boots]
+            if not any(record.boot_of(c[2]) == record.boot_of(lines[0]) for c in own):
+                return NotAvailable(
+                    f"the log's {_said_readings(of)} of another boot than that of {where}, whose start the log does "
+                    "not date"
+                )
+            readings = own
+        else:
+            # The log told dates nothing: another log's dated lines may be of its boot (a console log beside its boot's
+            # kern.log), pooled as before; another log's boot clock reading is of a boot not placed in the log told.
+            dated = [c for c in readings if c[4] == "syslog"]
+            if not dated:
+                return NotAvailable(
+                    f"the boot clock readings ({'; '.join(_cited(c) for c in readings[:3])}) are of other logs than "
+                    f"that of {where}, which dates no boot"
+                )
+            readings = dated
+    estimates = sorted(c[3] for c in readings)
     if not estimates:
         return NotAvailable(
             "no log line carries both a dated wall-clock time and a printk time, nor the RTC's time the kernel set "
             "its clock to at boot"
         )
+    clocks = [c for c in readings if c[4] != "syslog"]
     if estimates[-1] - estimates[0] > 60:
         if len({round(c[3]) for c in clocks}) > 1:
             said = "; ".join(f"{c[0]} line {c[2]}: {iso_utc(c[3])}" for c in clocks[:3])
@@ -531,11 +573,37 @@ def _boot_time(
         return NotAvailable("the logs' wall and printk times disagree by more than a minute (several boots?)")
     # Syslog times have whole seconds at best, the RTC's too, and printk time drifts from the wall clock.
     spread = estimates[-1] - estimates[0]
-    read = [f"{shown_path(c[0])} line {c[2]}: {_CLOCK_READ[c[4]]}" for c in clocks[:2]]
-    basis = "; ".join([*read, *(["kernel log: wall time minus the printk time"] if times else [])])
-    scopes = {(c[0], c[1].boot_of(c[2]), c[1].next_boot(c[2])) for c in clocks}
-    scope = BootScope(*scopes.pop()) if len(scopes) == 1 else None
-    if scope is not None and len(clocks[0][1].boot_lines) > 1:
+    read = [f"{_cited(c)}: {_CLOCK_READ[c[4]]}" for c in clocks[:2]]
+    dated = [c for c in readings if c[4] == "syslog"]
+    if dated:
+        read.append(
+            f"kernel log: wall time minus the printk time ({len(dated)} report(s), from {_cited(dated[0])})"
+            if dated[0][2]
+            else "kernel log: wall time minus the printk time"
+        )
+    basis = "; ".join(read)
+    scopes = {(c[0], c[1].boot_of(c[2]), c[1].next_boot(c[2])) for c in readings}
+    scope = BootScope(*scopes.pop()) if len(scopes) == 1 and readings[0][2] else None
+    if scope is not None and len(readings[0][1].boot_lines) > 1:
         ends = "the log's end" if scope.end is None else str(scope.end - 1)
         basis += f"; it dates the boot of lines {max(scope.first, 1)} to {ends} only, not the log's other boots"
     return BootTime(estimates[len(estimates) // 2], 1.0 + spread, basis, scope)
+
+
+def _cited(reading: _Reading) -> str:
+    return f"{shown_path(reading[0])} line {reading[2]}"
+
+
+def _said_readings(readings: list[_Reading]) -> str:
+    """A log's readings of when its boots began, as an unknown boot time names them: "boot clock reading (LOG line
+    14) is", "syslog-dated lines (LOG line 3, 40) are"."""
+    clocks = [c for c in readings if c[4] != "syslog"]
+    dated = [c for c in readings if c[4] == "syslog"]
+    said = []
+    if clocks:
+        said.append(f"boot clock reading{'s' if len(clocks) > 1 else ''} ({'; '.join(_cited(c) for c in clocks[:3])})")
+    if dated:
+        more = f" and {len(dated) - 3} more" if len(dated) > 3 else ""
+        lines = ", ".join(str(c[2]) for c in dated[:3])
+        said.append(f"syslog-dated lines ({shown_path(dated[0][0])} line {lines}{more}, wall time less printk time)")
+    return " and ".join(said) + (" is" if len(said) == 1 and clocks and len(clocks) == 1 else " are")

@@ -163,8 +163,10 @@ def build_story(parts: list[SourceAnalysis], loaded: list[Incident], command: st
     traces = traces_apart(timeline)
     beside = frozenset(i for _, ids in traces for i in ids)
     apart_lanes = tuple((name, tuple(f for f in own if f.id in ids)) for name, ids in traces)
+    # The headline's main problem is the one the ranking shown below puts first, cited by its rank there.
+    hypotheses = rank_hypotheses(incident.sorted_findings())
     summary = plain_summary(
-        tuple(f for f in own if f.id not in beside), host_label(incident), incident.examined, apart_lanes
+        tuple(f for f in own if f.id not in beside), host_label(incident), incident.examined, apart_lanes, hypotheses
     )
     lanes = timeline_lanes(timeline, incident.findings, incident.boot_time, crashed)
     return IncidentStory(
@@ -175,7 +177,7 @@ def build_story(parts: list[SourceAnalysis], loaded: list[Incident], command: st
         narrative=tuple(narrative_sentences(timeline, lanes, crashed=crashed)),
         story=verdict(summary, timeline, lanes, crashed=crashed),
         correlations=correlations,
-        hypotheses=rank_hypotheses(incident.sorted_findings()),
+        hypotheses=hypotheses,
         details=tuple(parts),
         plots=tuple(plot for p in parts for plot in p.plots),
         commands=(*(p.command for p in parts), command),

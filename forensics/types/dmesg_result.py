@@ -59,6 +59,8 @@ class SourceResult:
     # The boot's wall-clock time where the log gives it: (line, epoch seconds of the boot, what was read: "rtc",
     # "banner"), in log order (detectors/dmesg/scanner.py LogScanner.boot_clocks).
     boot_clocks: tuple[tuple[int, float, str], ...] = ()
+    # The first line of the report of each of ``boot_times`` (the boot it dates: the log's boots began apart).
+    boot_time_lines: Sequence[int] = ()
 
     def release_at(self, line: int) -> str | None:
         """The release of the last boot banner at or before ``line`` (None when no banner precedes it)."""

@@ -131,3 +131,21 @@ def test_a_secondary_cpus_zero_stamp_is_no_new_boot(tmp_path: Path) -> None:
     assert incident.sources[0].boot_lines == (1,)
     assert isinstance(incident.boot_time, BootTime) and incident.boot_time.holds_for is not None
     assert incident.boot_time.holds_for.first == 1
+
+
+def test_a_reading_among_an_unexpected_reboots_lines_dates_its_boot(tmp_path: Path) -> None:
+    """Boot 1 ends without a crash report (a UBSAN report), so boot 2's banner is an unexpected reboot, a report of the
+    boot's first lines; its RTC line (line 17) was among them, never read: the boot time of boot 2's lockdep splat was
+    "the log's boot clock reading (LOG line 3) is of another boot than that of possible deadlock in kf_dev_reset"."""
+    from tests.detectors.incident.test_headline_follows_ranking import GOLDEN, UBSAN, _bodies
+
+    lockdep = _bodies(GOLDEN / "lockdep_kasan_interleaved.log", 1, 24)
+    first = _boot(20.0, UBSAN, RTC)
+    log = _log(tmp_path, [*first, *_boot(40.0, lockdep, RTC2)])
+    result = analyse_logs([str(log)], live=False)
+    assert "unexpected kernel reboot" in {f.title for f in result.incident.findings}
+    assert [line for line, _, _ in result.sources[0].boot_clocks] == [3, len(first) + 3]
+    boot = result.incident.boot_time
+    assert isinstance(boot, BootTime), boot
+    assert boot.wall == pytest.approx(RTC2 - 1.523311)
+    assert boot.holds_for is not None and boot.holds_for.first == len(first) + 1

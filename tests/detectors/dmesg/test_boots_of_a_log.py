@@ -62,9 +62,11 @@ def test_the_main_problem_of_a_crash_is_of_its_boot(tmp_path: Path) -> None:
     }
     said = plain_summary(findings, "web-03")
     assert "WARNING" not in said, said
-    assert said.endswith(
-        f"In the boot from line {len(BOOT1) + 1} (its banner: Linux version 6.1.0-18-amd64) of the log."
-    )
+    # The boot after the report's title, then the hypothesis that names it (the ranking's first).
+    assert (
+        f"in nv_dma_map_pages. In the boot from line {len(BOOT1) + 1} (its banner: Linux version 6.1.0-18-amd64) of "
+        "the log. Hypothesis 1 of the ranking" in said
+    ), said
 
 
 def test_a_log_of_one_boot_names_none(tmp_path: Path) -> None:
