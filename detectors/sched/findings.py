@@ -938,6 +938,11 @@ def _clock_finding(clock: ClockCheck, dropped: list[str], source: str, by_line: 
             "a reversed file can be put back in order with: tac FILE > FILE.fixed",
         ),
         detector=DETECTOR,
+        baseline=Baseline(
+            "each CPU's events, against the one before on that CPU",
+            "never earlier: 0 steps back",
+            "a CPU's ring buffer is written in time order (Documentation/trace/ring-buffer-design.rst)",
+        ),
     )
 
 
@@ -961,6 +966,11 @@ def _lost_finding(clock: ClockCheck, dropped: list[str], source: str, by_line: b
         facts=(Fact("losses", str(len(clock.losses))), Fact("events lost", str(sum(g.events for g in clock.losses)))),
         next_steps=("record with a larger buffer (trace-cmd record -b 20000, or buffer_size_kb) so no event is lost",),
         detector=DETECTOR,
+        baseline=Baseline(
+            "events the tracer lost (its lost-event markers)",
+            "none: every figure measured between events all seen",
+            "the trace's own markers (trace-cmd/ftrace [LOST N EVENTS], perf PERF_RECORD_LOST)",
+        ),
     )
 
 
@@ -994,6 +1004,12 @@ def _hole_finding(clock: ClockCheck, source: str, by_line: bool = True) -> Findi
         facts=(Fact("holes", str(len(clock.holes))), Fact("longest", f"{longest:.6f} s")),
         next_steps=("analyse each side on its own with --window FROM:TO", "record again without stopping the trace"),
         detector=DETECTOR,
+        baseline=Baseline(
+            "a silence of every CPU while a task ran, against the trace's own",
+            f"{HOLE_FACTOR:g} times its longest silence before, and long enough for {HOLE_EXPECTED:g} events at its "
+            "rate",
+            "detectors/sched/sanity.py HOLE_FACTOR, HOLE_EXPECTED (the tick writes events every few ms)",
+        ),
     )
 
 
@@ -1036,6 +1052,11 @@ def _jump_finding(clock: ClockCheck, dropped: list[str], source: str, by_line: b
             "analyse each side on its own with --window FROM:TO",
         ),
         detector=DETECTOR,
+        baseline=Baseline(
+            "a silence of every CPU",
+            f"at most {JUMP_S:g} s: a kernel's tick, RCU and workers write events every few ms",
+            "detectors/sched/sanity.py JUMP_S",
+        ),
     )
 
 
