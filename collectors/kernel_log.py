@@ -15,6 +15,7 @@ from __future__ import annotations
 import errno
 import os
 import re
+import shlex
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -180,6 +181,12 @@ def text_reader(head: bytes) -> tuple[str, str] | None:
     if kind is None and not_text(head) is None and _kernel_line_in(head):
         return "a kernel log", "kforensic dmesg"
     return kind
+
+
+def read_with(kind: tuple[str, str], name: str) -> str:
+    """The command line that reads the input ``name`` (``<stdin>``: ``-``), a :func:`text_reader` ``kind``: "read it
+    with `kforensic dmesg 'my log.txt'`"."""
+    return f"read it with `{kind[1]} {'-' if name == '<stdin>' else shlex.quote(name)}`"
 
 
 _OTHER_TEXT_SAMPLE = 16 << 10  # the bytes of a log's start kept to tell what it is when it is no kernel log

@@ -2259,7 +2259,7 @@ def perf_script_chunks(
     if said:
         reason = said[0][:200]
     elif rc < 0:  # killed by a signal: a file cut short makes perf read past its mapping (SIGBUS)
-        reason = f"perf was killed by signal {-rc} ({_signal_name(-rc)})"
+        reason = f"perf was killed by signal {-rc} ({signal_name(-rc)})"
     else:
         reason = f"exit status {rc}"
     if rc != 0 and (warnings is None or not produced):
@@ -2297,7 +2297,7 @@ class PerfHeader(NamedTuple):
 _NO_HEADER = PerfHeader(None, None, (), None, (), None, None)
 
 
-def _signal_name(number: int) -> str:
+def signal_name(number: int) -> str:
     """``SIGBUS`` for 7; the number itself where Python does not know it."""
     import signal
 

@@ -134,7 +134,7 @@ def default_store_path() -> Path:
 
 def _other_input_hint(path: Path, hint: str) -> str:
     """``hint``, after what the file is where its first bytes are a log or a trace another command reads."""
-    from collectors.kernel_log import text_reader
+    from collectors.kernel_log import read_with, text_reader
 
     try:
         with open(path, "rb") as given:
@@ -142,7 +142,7 @@ def _other_input_hint(path: Path, hint: str) -> str:
     except OSError:
         return hint
     kind = text_reader(head)
-    return f"it looks like {kind[0]}: read it with `{kind[1]} {shlex.quote(str(path))}`; {hint}" if kind else hint
+    return f"it looks like {kind[0]}: {read_with(kind, str(path))}; {hint}" if kind else hint
 
 
 def check_store_directory(given: str | Path | None, store: Path) -> None:

@@ -194,14 +194,38 @@ def _trace_cmd_report(path: Path, records: list[SourceRecord]) -> Iterator[bytes
         err = proc.stderr.read().decode("utf-8", "replace").strip()
         code = proc.wait()
         proc.stderr.close()
-    if code != 0 or not produced:  # trace-cmd 3.1 exits 0 with no output on a damaged file
-        first = err.splitlines()[0] if err else f"exit status {code}, no output"
-        raise InputError(
-            f"{path}: trace-cmd report failed: {first}", hint="check that the file is a complete trace.dat"
-        )
+    if code != 0 or not produced:
+        raise InputError(_report_failure(exe, path, code, err), hint="check that the file is a complete trace.dat")
     records.append(
         SourceRecord(str(path), path.stat().st_size, digest.hexdigest(), round(time.monotonic() - started, 6), None)
     )
+
+
+def _report_failure(exe: str, path: Path, code: int, err: str) -> str:
+    """What went wrong when ``trace-cmd report`` gave no trace: its own message, the signal that killed it, or, when
+    it printed nothing at all and exited 0 (trace-cmd 3.1.6 on a cut or damaged file: "failed: exit status 0" read
+    as a contradiction), that, with where ``trace-cmd dump --summary`` stops reading the file."""
+    if err:
+        return f"{path}: trace-cmd report failed: {err.splitlines()[0]}"
+    if code < 0:
+        from collectors.perf_script import signal_name
+
+        return f"{path}: trace-cmd report was killed by signal {-code} ({signal_name(-code)}), no output"
+    if code != 0:
+        return f"{path}: trace-cmd report failed: exit status {code}, no message and no output"
+    said = "trace-cmd report printed nothing: no event, no header and no error (exit status 0)"
+    try:  # only on this failure: trace-cmd's own reader says where the file stops making sense
+        dump = subprocess.run(  # a fixed argument list, no shell
+            [exe, "dump", "--summary", "-i", str(path)],
+            check=False,
+            capture_output=True,
+            timeout=60,
+            stdin=subprocess.DEVNULL,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return f"{path}: {said}"
+    stop = [line.strip() for line in dump.stderr.decode("utf-8", "replace").splitlines() if line.strip()]
+    return f"{path}: {said}; `trace-cmd dump` stops at: {stop[0]}" if dump.returncode and stop else f"{path}: {said}"
 
 
 @contextmanager

@@ -545,17 +545,31 @@ def _yardstick(th: LeakThresholds) -> dict[str, tuple[str, str, str]]:
     }
 
 
-def rule_baseline(name: str, rule: str, th: LeakThresholds) -> Baseline | None:
-    """What the rule that graded series ``name`` a leak or suspect judged it against (docs/severity.md), None for a
-    rule that calls no problem.  The growth judged is the series' own, from its first window median."""
-    said = _yardstick(th).get(rule)
+def rule_baseline(name: str, rule: str, th: LeakThresholds) -> Baseline:
+    """What the rule that graded series ``name`` judged it against (docs/severity.md): a leak's or a suspect's, the
+    bar that rule called it by; a rule that calls no problem (too short to call, reclaimable, given back, held), the
+    bar a leak call needs, which that rule made it information before (its info findings had none: ``"baseline":
+    null``, ue15 #13).  The growth judged is the series' own, from its first window median."""
+    bars = _yardstick(th)
+    said = bars.get(rule)
+    named = (
+        f"rule {rule_number(rule)} {rule}"
+        if any(n == rule for n, _g, _t in RULES)
+        else f"{rule} (before the numbered rules)"
+    )
     if said is None:
-        return None
+        what, value, read = bars["steady-ramp"]
+        return Baseline(
+            f"what a leak call needs ({what}), {name} judged from its own first window median; {named} made it "
+            "information first",
+            value,
+            f"LeakThresholds {read}: docs/leaks.md {named}",
+        )
     what, value, read = said
     return Baseline(
         f"{what}, {name} judged from its own first window median",
         value,
-        f"LeakThresholds {read}: docs/leaks.md rule {rule_number(rule)} {rule}",
+        f"LeakThresholds {read}: docs/leaks.md {named}",
     )
 
 

@@ -95,8 +95,9 @@ class FindingContext:
         declined = self.mem_decline(since_wall) if self.mem_decline is not None else None
         return exhaustion(rate, self.mem_available, grade, declined, since_wall, self.mem_available_at)
 
-    def baseline(self, v: SeriesVerdict) -> Baseline | None:
-        """What the rule that graded ``v`` a leak or suspect judged it against; None below (information)."""
+    def baseline(self, v: SeriesVerdict) -> Baseline:
+        """What the rule that graded ``v`` judged it against (information: the leak bar it made it information
+        before)."""
         return rule_baseline(v.name, v.verdict.rule, self.thresholds)
 
 
@@ -587,6 +588,7 @@ def _episode_finding(
         ),
         detector=DETECTOR,
         subjects=(Subject(SubjectKind.SLAB_CACHE, v.name),),
+        baseline=ctx.baseline(v),
     )
 
 
@@ -870,7 +872,20 @@ def meminfo_finding(
         next_steps=info.confirm,
         facts=tuple(facts),
         detector=DETECTOR,
-        baseline=None if explained_by else SHORT_SUM_BASELINE if brief_sum else ctx.baseline(v),
+        baseline=_explained_baseline(info.name, explained_share)
+        if explained_by
+        else SHORT_SUM_BASELINE
+        if brief_sum
+        else ctx.baseline(v),
+    )
+
+
+def _explained_baseline(name: str, share: float) -> Baseline:
+    """A sum of caches (SUnreclaim) whose growth its flagged caches account for: judged by theirs (information)."""
+    return Baseline(
+        f"the share of {name}'s growth its flagged caches account for, each judged on its own (their findings)",
+        f"{share:.0%} of it (a sum is held to its caches' bar)",
+        "docs/severity.md, Leaks: a sum of caches is held to its caches' bar",
     )
 
 
@@ -957,4 +972,10 @@ def coverage_finding(e: ExaminedSeries, source: str) -> Finding:
         next_steps=() if p.full else (_keep_sampling(p),),
         facts=tuple(facts),
         detector=DETECTOR,
+        baseline=Baseline(
+            "the samples a judgement needs, and the growth a leak must show in them",
+            f">= {p.needed_samples} samples{p.needed_span()}; a growth of >= {kb(p.min_growth)}"
+            + (f" (>= {kb(p.short_growth)} under {duration(p.short_seconds)})" if p.short_growth else ""),
+            "detectors/leaks/power.py (docs/severity.md, Leaks: absence needs power)",
+        ),
     )

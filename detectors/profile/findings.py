@@ -313,6 +313,13 @@ def unknown_frames(
     )
 
 
+def _share_baseline(judged: str, value: str) -> Baseline:
+    """The baseline of a finding judged by its share of the profile's samples (a class's, the top hotspot's)."""
+    return Baseline(
+        f"share of the samples: {judged}", value, "the profile's own samples (perf record -F); docs/severity.md"
+    )
+
+
 def profile_findings(
     profile: Profile,
     stacks: Sequence[ProfileStack],
@@ -365,12 +372,11 @@ def profile_findings(
                     Fact("stack", _chain(c.heaviest)),
                 ),
                 detector="profile.rules",
-                baseline=Baseline(
-                    "share of the samples: reported from MIN_SHARE; lock contention is high from WASTE_HIGH"
+                baseline=_share_baseline(
+                    "reported from MIN_SHARE; lock contention is high from WASTE_HIGH"
                     if c.rule.severity >= Severity.MEDIUM
-                    else "share of the samples: where the CPU went, not harm by itself (reported from MIN_SHARE)",
+                    else "where the CPU went, not harm by itself (reported from MIN_SHARE)",
                     f"{MIN_SHARE:.0f}%" + (f" / {WASTE_HIGH:.0f}%" if c.rule.severity >= Severity.MEDIUM else ""),
-                    "the profile's own samples (perf record -F); docs/severity.md",
                 ),
             )
         )
@@ -432,6 +438,14 @@ def profile_findings(
                         Fact("stack", _chain(heaviest)),
                     ),
                     detector="profile.hotspots",
+                    # ue15 #13: it had none ("baseline": null in JSON), the one finding of a profile without it.
+                    baseline=_share_baseline(
+                        "where the CPU went, not harm by itself: the top self symbol is said from MIN_SHARE"
+                        if hot.sampled.cpu_time
+                        else f"where the {hot.sampled.unit} happen, not CPU time nor harm: the top symbol is said "
+                        "from MIN_SHARE",
+                        f"{MIN_SHARE:.0f}%",
+                    ),
                 )
             )
     return [_lossy(f, profile.loss) for f in findings] if profile.loss is not None else findings

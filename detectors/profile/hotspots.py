@@ -42,6 +42,9 @@ _LINE = attrgetter("first_line")
 _THREAD = attrgetter("thread")
 _EVENT = attrgetter("event")
 _NO_FRAMES = "[no frames]"
+#: The per-DSO row of the samples perf script printed without a call chain: the text names no DSO for them
+#: (``perf report --sort dso`` counts each in its ip's), so they are a row of their own, not left out of the table.
+NO_FRAMES_DSO = "[no call chain: perf script printed no DSO]"
 
 
 def selected_stacks(
@@ -394,6 +397,9 @@ def compute_hotspots(
     _inlined_into_dsos(profile.inlined_dsos, inlined, dso_t, meta)
     if _NO_FRAMES in self_t:
         meta[_NO_FRAMES] = (None, "")  # no frame: neither kernel nor user
+        # Left out, the table's shares stopped short of 100% with no word why (ue15 #13: cc1 25.80% beside perf
+        # report's 26.36%, 51 samples of 7,980 dropped): counted, in their own row, as the self table does.
+        dso_t[NO_FRAMES_DSO] = list(self_t[_NO_FRAMES])
     self_rows = _rows(self_t, total_period, meta)
     # perf report --children ranks [unknown] with the callers, but it is no caller anyone can look at (on a
     # system-wide recording without frame pointers it tops the table): left out, and said in a note.

@@ -938,6 +938,11 @@ def _clock_finding(clock: ClockCheck, dropped: list[str], source: str, by_line: 
             "a reversed file can be put back in order with: tac FILE > FILE.fixed",
         ),
         detector=DETECTOR,
+        baseline=Baseline(
+            "each CPU's events, against the one before on that CPU",
+            "never earlier: 0 steps back",
+            "a CPU's ring buffer is written in time order (Documentation/trace/ring-buffer-design.rst)",
+        ),
     )
 
 
@@ -961,6 +966,11 @@ def _lost_finding(clock: ClockCheck, dropped: list[str], source: str, by_line: b
         facts=(Fact("losses", str(len(clock.losses))), Fact("events lost", str(sum(g.events for g in clock.losses)))),
         next_steps=("record with a larger buffer (trace-cmd record -b 20000, or buffer_size_kb) so no event is lost",),
         detector=DETECTOR,
+        baseline=Baseline(
+            "events the tracer lost (its lost-event markers)",
+            "none: every figure measured between events all seen",
+            "the trace's own markers (trace-cmd/ftrace [LOST N EVENTS], perf PERF_RECORD_LOST)",
+        ),
     )
 
 
@@ -994,6 +1004,12 @@ def _hole_finding(clock: ClockCheck, source: str, by_line: bool = True) -> Findi
         facts=(Fact("holes", str(len(clock.holes))), Fact("longest", f"{longest:.6f} s")),
         next_steps=("analyse each side on its own with --window FROM:TO", "record again without stopping the trace"),
         detector=DETECTOR,
+        baseline=Baseline(
+            "a silence of every CPU while a task ran, against the trace's own",
+            f"{HOLE_FACTOR:g} times its longest silence before, and long enough for {HOLE_EXPECTED:g} events at its "
+            "rate",
+            "detectors/sched/sanity.py HOLE_FACTOR, HOLE_EXPECTED (the tick writes events every few ms)",
+        ),
     )
 
 
@@ -1036,6 +1052,11 @@ def _jump_finding(clock: ClockCheck, dropped: list[str], source: str, by_line: b
             "analyse each side on its own with --window FROM:TO",
         ),
         detector=DETECTOR,
+        baseline=Baseline(
+            "a silence of every CPU",
+            f"at most {JUMP_S:g} s: a kernel's tick, RCU and workers write events every few ms",
+            "detectors/sched/sanity.py JUMP_S",
+        ),
     )
 
 
@@ -1066,6 +1087,8 @@ def _gap_finding(analysis: TraceAnalysis, source: str, start: bool, left_out: li
             "so waits and runs after that time may have been served or preempted there unseen: figures that "
             "reach past it are not findings."
         )
+    if not start and cov.recorder and len(cov.recorder) == len(refs):
+        return _recorder_stop_finding(analysis, source, left_out)
     if left_out:
         said += f" {len(left_out)} such figure(s) are not reported: {first_of(left_out, 5)}"
     verb = ("start" if start else "stop") + ("" if len(refs) > 1 else "s")
@@ -1077,8 +1100,14 @@ def _gap_finding(analysis: TraceAnalysis, source: str, start: bool, left_out: li
         severity=Severity.LOW,
         confidence=0.9,
         confidence_reason=f"the {'first' if start else 'last'} event of each CPU, cited; an idle CPU can be silent",
-        summary=said,
+        summary=said
+        + (
+            f" (CPU{', CPU'.join(str(r.cpu) for r in cov.recorder)}: its last switch was to the recorder)"
+            if cov.recorder and not start
+            else ""
+        ),
         evidence=tuple(_ref_evidence(source, r) for r in refs),
+        baseline=_covered(start),
         next_steps=(
             # An LTTng session's buffers are its channel's sub-buffers, not trace-cmd's.
             "record with larger sub-buffers (lttng enable-channel --kernel --subbuf-size 4M --num-subbuf 8 ...)"
@@ -1089,4 +1118,69 @@ def _gap_finding(analysis: TraceAnalysis, source: str, start: bool, left_out: li
             else "record with a larger buffer (trace-cmd record -b 20000) or check the CPU was idle",
         ),
         detector=DETECTOR,
+    )
+
+
+def _covered(start: bool) -> Baseline:
+    """What a CPU's first (``start``) or last event is held to, the coverage finding's baseline: a CPU silent longer
+    than STOP_GAP after the trace's first event or before its last is not covered there, and the figures that reach
+    into that time are held back."""
+    edge = "first" if start else "last"
+    return Baseline(
+        f"a CPU's {edge} event, against the trace's {edge}",
+        f"within {rules.STOP_GAP * 1e3:g} ms of it",
+        "detectors/sched/rules.py STOP_GAP: what ran on a silent CPU is unseen (docs/severity.md, Input checks)",
+    )
+
+
+def _recorder_stop_finding(analysis: TraceAnalysis, source: str, left_out: list[str]) -> Finding:
+    """CPUs that stop reporting because the recording tool ran there to end the recording (info): their last
+    switch was to it (Coverage.recorder).  The figures that reach past their last event stay held back (what ran
+    there later is unseen), but the silence is how every such recording ends, no buffer that filled.
+
+    Found on ``perf record -a -e 'sched:*' -- sleep 6`` of a healthy VM (ue15 #13): CPU0's last event was the switch
+    to perf 78.381 ms before CPU1's last, and it was a low "CPU0 stops reporting ... Its buffer may have filled"."""
+    cov = analysis.coverage
+    refs = {r.cpu: r for r in cov.stopped}
+    window = analysis.window if isinstance(analysis.window, tuple) else None
+    edge = window[1] if window else max(r.ts for r in cov.stopped)
+    cpus = ", ".join(f"CPU{s.cpu}" for s in cov.recorder)
+    tools = sorted({s.comm for s in cov.recorder})
+    which = "; ".join(
+        f"CPU{s.cpu}'s last event, at {refs[s.cpu].ts:.6f} ({fmt_ms(edge - refs[s.cpu].ts)} before the end), is its "
+        f"switch to {s.comm} (pid {s.pid})"
+        for s in cov.recorder
+    )
+    said = (
+        f"{which}, the recording tool itself: it runs there as it ends the recording and turns the events off CPU by "
+        f"CPU (perf record -a, once its workload exits), so {'those CPUs write' if len(refs) > 1 else 'the CPU writes'}"
+        f" nothing more up to {edge:.6f}. That is how such a recording ends, not a buffer that filled or stopped; "
+        "what ran there after it is not in the trace, so figures that reach past it are not findings."
+    )
+    if left_out:
+        said += f" {len(left_out)} such figure(s) are not reported: {first_of(left_out, 5)}"
+    earliest = min(refs[s.cpu].ts for s in cov.recorder)
+    verb = "stop" if len(cov.recorder) > 1 else "stops"
+    return Finding(
+        id=finding_id(FindingKind.TRACE_COVERAGE, *(str(s.cpu) for s in cov.recorder)),
+        kind=FindingKind.TRACE_COVERAGE,
+        title=f"{cpus} {verb} reporting when the recorder ({', '.join(tools)}) ends the recording there",
+        severity=Severity.INFO,
+        confidence=0.9,
+        confidence_reason=f"the last event of each CPU, cited: a switch to {', '.join(tools)}, the recording tool",
+        summary=said,
+        evidence=tuple(_ref_evidence(source, refs[s.cpu]) for s in cov.recorder),
+        next_steps=(
+            "nothing to fix in the recording; to judge the CPUs over the time all of them are covered: --window "
+            + (f"{window[0]:.6f}" if window else "START")
+            + f":{earliest:.6f}",
+        ),
+        facts=(Fact("recorder", ", ".join(f"{s.comm} (pid {s.pid}) on CPU{s.cpu}" for s in cov.recorder)),),
+        detector=DETECTOR,
+        baseline=Baseline(
+            "a CPU's last event, against the trace's last",
+            f"within {rules.STOP_GAP * 1e3:g} ms of it, unless its last switch was to the recorder "
+            f"({', '.join(rules.RECORDERS)}): then it is the recording's own end (information)",
+            "detectors/sched/rules.py STOP_GAP, RECORDERS (docs/severity.md, Input checks)",
+        ),
     )

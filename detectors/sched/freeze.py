@@ -26,6 +26,7 @@ from forensics.types.sched import (
     OffStats,
     ParseSummary,
     Preemptor,
+    RecorderStop,
     SoftirqStats,
     Span,
     StateTime,
@@ -529,10 +530,15 @@ def _coverage(
         if reversed_trace
         else tuple(event_ref(first[c]) for c, t in zip(seen, starts, strict=True) if t > trace_start + rules.STOP_GAP)
     )
+    recorder = tuple(RecorderStop(r.cpu, *who) for r in stopped if (who := _recorder_at_end(an, r.cpu)) is not None)
     if stopped:
         # A text trace's line; an LTTng event is named in the coverage finding's evidence (stream, number, time).
         text = counts.layout != "ctf"
-        which = ", ".join(f"CPU{r.cpu} at {r.ts:.6f}" + (f" (line {r.line_no})" if text else "") for r in stopped)
+        by = {s.cpu: f", its switch to the recorder {s.comm}" for s in recorder}
+        which = ", ".join(
+            f"CPU{r.cpu} at {r.ts:.6f}" + (f" (line {r.line_no}{by.get(r.cpu, '')})" if text else by.get(r.cpu, ""))
+            for r in stopped
+        )
         notes.append(
             f"CPUs stop reporting before the trace ends ({which}); after {min(r.ts for r in stopped):.6f} only "
             "some CPUs are "
@@ -576,7 +582,17 @@ def _coverage(
         stopped,
         started,
         unknown,
+        recorder,
     )
+
+
+def _recorder_at_end(an: SchedAnalyzer, cpu: int) -> tuple[str, int] | None:
+    """The recording tool (its name and pid) when it is the task ``cpu`` last switched to (rules.RECORDERS)."""
+    cur = an.cur.get(cpu)
+    if cur is None:
+        return None
+    name = cur[2].next_comm.decode("utf-8", "replace")
+    return (name, cur[0]) if name in rules.RECORDERS else None
 
 
 def _idle_at_end(an: SchedAnalyzer, cpu: int) -> bool:

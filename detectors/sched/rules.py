@@ -92,6 +92,10 @@ OFF_REPORTED: Final = 10  # off-time spans in the result
 BLAMES: Final = 5  # tasks named as running during a wait, most time first
 PREEMPTORS: Final = 5  # preempting tasks and victims kept per task in the result
 STOP_GAP: Final = 1e-3  # a CPU whose last event is this much (s) before the trace's last "stops reporting"
+#: The recording tools' task names: a CPU whose last switch was to one of them stopped reporting because the recorder
+#: ran there to end the recording and turned its events off (perf record -a once its workload exits; trace-cmd
+#: record's readers), not because its buffer filled (freeze._coverage, Coverage.recorder).
+RECORDERS: Final = ("perf", "trace-cmd")
 
 # -- the rules (plain functions; the compiled engine compiles these same ones) --------------------
 # Each is self-contained (it calls no other function of this module): numba compiles each one alone.

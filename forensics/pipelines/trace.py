@@ -104,11 +104,24 @@ def check_trace_text(name: str, counts: ParseCounts, head: bytes) -> None:
             hint=f"for its hotspots and flame graph: kforensic profile {name}; for `trace`, record the scheduler: "
             "perf record -e 'sched:*' -a (or trace-cmd record -e sched -e irq), then perf script",
         )
+    from collectors.kernel_log import read_with, text_reader
+
+    expected = (
+        "give the text of /sys/kernel/tracing/trace, `trace-cmd report`, `perf script`, a trace.dat or an LTTng "
+        "trace directory"
+    )
+    kind = text_reader(head)
+    # A log another command reads (a kernel log: kforensic dmesg), named with that command, as leaks --store and
+    # report --from name it; a trace's own text (a reader of traces) falls to the generic line.
+    if kind is not None and kind[1] not in ("kforensic trace", "kforensic profile"):
+        raise InputError(
+            f"{name}: {counts.malformed:,} of {content:,} lines are not trace events{example}: it looks like {kind[0]}",
+            hint=f"{read_with(kind, name)}; for `trace`, {expected}",
+        )
     raise InputError(
         f"{name}: {counts.malformed:,} of {content:,} lines are not trace events{example}: not an ftrace, trace-cmd "
         "report or perf script text",
-        hint="give the text of /sys/kernel/tracing/trace, `trace-cmd report`, `perf script`, a trace.dat or an "
-        "LTTng trace directory",
+        hint=expected,
     )
 
 

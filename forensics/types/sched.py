@@ -228,6 +228,17 @@ class OffStats(NamedTuple):
     worst: tuple[Span, ...]
 
 
+class RecorderStop(NamedTuple):
+    """A CPU that stops reporting with the recording tool current on it: its last switch was to the recorder
+    (``perf``, ``trace-cmd``: detectors.sched.rules.RECORDERS), which runs there as it ends the recording and turns
+    the events off, so the CPU writes none of its own end (``perf record -a -- sleep 6``: CPU0 switched to perf
+    78.381 ms before the trace's last event, which CPU1 wrote)."""
+
+    cpu: int
+    comm: str
+    pid: int
+
+
 class Coverage(NamedTuple):
     """Which CPUs the trace covers and when, and events lost."""
 
@@ -242,6 +253,8 @@ class Coverage(NamedTuple):
     started: tuple[EventRef, ...] = ()  # the first event of each CPU that starts reporting after the trace begins
     # Why events may have been lost though no marker says so ("": a loss would show; ParseCounts.loss_unknown)
     lost_unknown: str = ""
+    # Of the ``stopped`` CPUs, those whose last switch was to the recording tool (its own stop, not a buffer's)
+    recorder: tuple[RecorderStop, ...] = ()
 
 
 class ClockStep(NamedTuple):

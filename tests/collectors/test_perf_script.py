@@ -462,9 +462,9 @@ def test_truncated_perf_data_is_an_error_or_a_note(recorded: Path, tmp_path: Pat
 
 def test_a_perf_killed_by_a_signal_is_said_so() -> None:
     """perf script on a DWARF recording cut inside its samples dies of SIGBUS: "exit status -7" said nothing."""
-    from collectors.perf_script import _signal_name
+    from collectors.perf_script import signal_name
 
-    assert _signal_name(7) == "SIGBUS" and _signal_name(9) == "SIGKILL" and _signal_name(999) == "signal 999"
+    assert signal_name(7) == "SIGBUS" and signal_name(9) == "SIGKILL" and signal_name(999) == "signal 999"
 
 
 def test_findings_of_a_perf_data_input_resolve_through_perf_script(recorded: Path) -> None:

@@ -9,6 +9,7 @@ import shutil
 import stat
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -85,19 +86,28 @@ def test_trace_dat_without_trace_cmd_says_so(tmp_path: Path, monkeypatch: pytest
     assert info.value.hint is not None and "apt-get install trace-cmd" in info.value.hint
 
 
+def _said_silent_failure(dat: Path) -> str:
+    """The one line a trace.dat that ``trace-cmd report`` prints nothing of is refused with."""
+    with pytest.raises(InputError) as info:
+        _read_all(str(dat))
+    said = info.value.message
+    # ue15 #13: "trace-cmd report failed: exit status 0, no output", a failure said with a success's status.
+    assert "failed" not in said and "\n" not in said, said
+    assert said.startswith(f"{dat}: trace-cmd report printed nothing: no event, no header and no error (exit status 0)")
+    assert info.value.hint == "check that the file is a complete trace.dat"
+    return said
+
+
 @pytest.mark.skipif(shutil.which("trace-cmd") is None, reason="trace-cmd is not installed")
 def test_broken_trace_dat_reports_trace_cmd_failure(tmp_path: Path) -> None:
+    """trace-cmd 3.1.6 exits 0 with no output and no message on this header; ``trace-cmd dump`` says where it stops."""
     dat = tmp_path / "trace.dat"
     dat.write_bytes(b"\x17\x08Dtracing6\x00" + b"\x00" * 64)
-    with pytest.raises(InputError, match="trace-cmd report failed"):
-        _read_all(str(dat))
+    assert _said_silent_failure(dat).endswith("; `trace-cmd dump` stops at: wrong header string:")
 
 
-@pytest.mark.live
-@pytest.mark.skipif(shutil.which("trace-cmd") is None, reason="trace-cmd is not installed")
-@pytest.mark.skipif(os.geteuid() != 0 or not (TRACEFS / "instances").is_dir(), reason="needs root and tracefs")
-def test_real_trace_dat_recorded_here(tmp_path: Path) -> None:
-    """Record a few sched_switch events into a private instance, extract trace.dat, read it back."""
+def _record_trace_dat(tmp_path: Path) -> Path:
+    """A few sched_switch events recorded into a private tracefs instance, extracted as a trace.dat."""
     inst = TRACEFS / "instances" / f"kforensic_test_{os.getpid()}"
     inst.mkdir()
     try:
@@ -112,6 +122,35 @@ def test_real_trace_dat_recorded_here(tmp_path: Path) -> None:
     finally:
         if inst.exists():
             inst.rmdir()
+    return dat
+
+
+def _needs_tracefs(test: Callable[[Path], None]) -> Callable[[Path], None]:
+    """The marks of a test that records into tracefs (root, trace-cmd, a tracefs with instances)."""
+    for mark in (
+        pytest.mark.live,
+        pytest.mark.skipif(shutil.which("trace-cmd") is None, reason="trace-cmd is not installed"),
+        pytest.mark.skipif(os.geteuid() != 0 or not (TRACEFS / "instances").is_dir(), reason="needs root and tracefs"),
+    ):
+        test = mark(test)
+    return test
+
+
+@_needs_tracefs
+def test_a_cut_trace_dat_recorded_here_says_what_trace_cmd_did(tmp_path: Path) -> None:
+    """A real recording cut in half: trace-cmd report exits 0 having printed nothing; that is said, not "failed:
+    exit status 0", with where trace-cmd's own dump stops reading it."""
+    whole = _record_trace_dat(tmp_path)
+    cut = tmp_path / "cut.dat"
+    cut.write_bytes(whole.read_bytes()[: whole.stat().st_size // 2])
+    said = _said_silent_failure(cut)
+    assert "; `trace-cmd dump` stops at: " in said and not said.endswith("stops at: ")
+
+
+@_needs_tracefs
+def test_real_trace_dat_recorded_here(tmp_path: Path) -> None:
+    """Record a few sched_switch events into a private instance, extract trace.dat, read it back."""
+    dat = _record_trace_dat(tmp_path)
     data, kind, name = _read_all(str(dat))
     assert kind == "trace.dat via trace-cmd report" and name.endswith("(trace-cmd report)")
     assert b"sched_switch:" in data

@@ -12,7 +12,7 @@ import pytest
 
 from collectors.perf_script import find_perf, read_profile
 from detectors.profile.diff import diff_hotspots
-from detectors.profile.hotspots import compute_hotspots, selected_stacks
+from detectors.profile.hotspots import NO_FRAMES_DSO, compute_hotspots, selected_stacks
 from forensics.types.profile import ProfileStack, Thread
 from tests.detectors.profile.glibc_recordings import RECORDS, perf_report_dsos, record
 
@@ -194,6 +194,28 @@ def test_unknown_frames_by_number_find_the_first_worst_stack(monkeypatch: pytest
 
 
 @pytest.mark.parametrize("vector_from", [1 << 60, 0], ids=["python", "numpy"])
+def test_samples_without_a_call_chain_have_a_row_in_the_dso_table(
+    monkeypatch: pytest.MonkeyPatch, vector_from: int
+) -> None:
+    """ue15 #13: 51 of 7,980 samples perf script printed without frames were left out of the per-DSO table (cc1
+    25.80% beside perf report's 26.36%, the header alone saying "no call chain 0.64%"): they are a row of their
+    own, so the table adds up to every sample, both ways the tables are made."""
+    from detectors.profile import hotspots
+    from forensics.types.profile import Profile, ProfileFrame
+
+    cc1 = ProfileFrame("walk_stmt", "/usr/lib/gcc/x86_64-linux-gnu/12/cc1", False, False, False)
+    stacks = [
+        ProfileStack(Thread("cc1", 7, 7), "cpu-clock", (cc1,) if i % 4 else (), 1, 1, i, f"cc1 {i}") for i in range(40)
+    ]
+    profile = Profile("cc1.data", "perf.data", stacks, {"cpu-clock": 40}, "cpu-clock", None, None, 40)
+    monkeypatch.setattr(hotspots, "VECTOR_FROM", vector_from)
+    hot = compute_hotspots(profile, stacks)
+    assert {r.key: r.samples for r in hot.dsos} == {cc1.dso: 30, NO_FRAMES_DSO: 10}
+    assert hot.no_frames is not None and hot.no_frames.samples == 10
+    assert [r.share for r in hot.dsos] == [75.0, 25.0]
+
+
+@pytest.mark.parametrize("vector_from", [1 << 60, 0], ids=["python", "numpy"])
 def test_an_inlined_frame_moves_only_its_own_time_to_its_dso(monkeypatch: pytest.MonkeyPatch, vector_from: int) -> None:
     """glibc inlines a ``futex_wait`` of its own (perf script prints it "(inlined)", no DSO) and the kernel has a
     ``futex_wait`` too.  Only the inlined frames' time moves to libc: the kernel's stays in [kernel.kallsyms],
@@ -343,6 +365,10 @@ def test_samples_without_frames_are_named_in_the_split_and_of_no_space(tmp_path:
     assert abs(hot.kernel.share + hot.user.share + hot.no_frames.share - 100.0) < 1e-6
     row = next(r for r in hot.self_symbols if r.key == "[no frames]")
     assert row.kernel is None and row.samples == hot.no_frames.samples
+    # ue15 #13: the per-DSO table dropped them (its shares summed to 100% less theirs, unsaid); now a row of their own
+    dsos = {r.key: r for r in hot.dsos}
+    assert dsos[NO_FRAMES_DSO].samples == hot.no_frames.samples and dsos[NO_FRAMES_DSO].share == hot.no_frames.share
+    assert sum(r.samples for r in hot.dsos) == hot.total_samples
     head = _head(analyse_profile(str(data)))
     assert f"no call chain {hot.no_frames.share:.2f}% ({hot.no_frames.samples:,} samples" in head
 

@@ -160,6 +160,31 @@ def test_a_stable_machine_has_no_findings(tmp_path: Path, run: Callable[..., Ran
     assert all(f["severity"] == "info" for f in doc["incident"]["findings"])
 
 
+def test_information_names_the_leak_bar_it_was_held_to(tmp_path: Path, run: Callable[..., Ran]) -> None:
+    """ue15 #13: a healthy machine's 4 min of samples gave info findings ("dentry grows 71,137 KB/h but is
+    reclaimable", "ext4_inode_cache ... too short to call") whose JSON said ``"baseline": null``: each now names the
+    bar a leak call needs, held to the series' own start, and the rule that made it information first."""
+    path = tmp_path / "busy.sqlite"
+    caches = [
+        Cache("ext4_inode_cache", 1024, lambda i, h: 100_000 + 40 * i),  # 2 MB in 4 min: too short to call
+        Cache("dentry", 192, lambda i, h: 200_000 + 400 * i),  # 3.6 MB, reclaimable
+        Cache("kmalloc-64", 64, lambda i, h: 10_000 + (i * 7919) % 50),
+    ]
+    write_store(path, caches, 49, 5.0, reclaim={"dentry": True})
+    result = run("leaks", "--store", str(path), "-f", "json")
+    assert result.returncode == 0, result.stderr
+    findings = json.loads(result.stdout)["incident"]["findings"]
+    assert {f["subjects"][0]["name"] for f in findings} == {"ext4_inode_cache", "dentry"}, findings
+    for f in findings:
+        assert f["severity"] == "info" and f["baseline"] is not None, f["title"]
+        name = f["subjects"][0]["name"]
+        assert f["baseline"]["name"].startswith(
+            f"what a leak call needs (a leak's steady ramp), {name} judged from its own first window median; rule "
+        ), f["baseline"]
+        assert f["baseline"]["name"].endswith(" made it information first") and "Kendall tau" in f["baseline"]["value"]
+        assert "LeakThresholds" in f["baseline"]["source"] and "docs/leaks.md rule " in f["baseline"]["source"]
+
+
 # ---------------------------------------------------------------- imported snapshots (the vmcore fixture's leak)
 
 
@@ -385,7 +410,12 @@ def test_every_judged_leak_finding_names_its_baseline(udp_store: Path, run: Call
         assert baseline["source"].endswith("docs/leaks.md rule 20 steady-ramp"), baseline["source"]
     text = " ".join(run("leaks", "--store", str(udp_store)).stdout.split())
     assert "severity high, judged against a leak's steady ramp, UDP judged from its own first window median" in text
-    # Every rule that calls a problem (leak: high, suspect: medium) has one; the rules of information have none.
-    for name, grade, _test in RULES:
-        has = rule_baseline("x", name, LeakThresholds()) is not None
-        assert has == (grade in (Grade.LEAK, Grade.SUSPECT)), name
+    # Every rule that calls a problem (leak: high, suspect: medium) has its own bar; a rule of information the bar
+    # of a leak call, which it made the series information before (it had none until ue15 #13: "baseline": null).
+    for number, (name, grade, _test) in enumerate(RULES, 1):
+        baseline = rule_baseline("x", name, LeakThresholds())
+        own = not baseline.name.startswith("what a leak call needs")
+        assert own == (grade in (Grade.LEAK, Grade.SUSPECT)), name
+        assert baseline.source.endswith(f"docs/leaks.md rule {number} {name}"), baseline.source
+    held = rule_baseline("x", "held-rise", LeakThresholds())
+    assert held.source.endswith("held-rise (before the numbered rules)") and "made it information" in held.name

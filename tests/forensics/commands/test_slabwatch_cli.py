@@ -473,8 +473,11 @@ def test_a_statement_of_coverage_does_not_set_the_exit_status(tmp_path: Path) ->
     store = str(tmp_path / "one.sqlite")
     done = kforensic("slab-import", str(tmp_path / "one.txt"), "--store", store, "-f", "json", "--fail-on", "info")
     assert done.returncode == 0, done.stderr
-    kinds = [f["kind"] for f in json.loads(done.stdout)["incident"]["findings"]]
-    assert kinds == ["leak-coverage"]  # still said
+    findings = json.loads(done.stdout)["incident"]["findings"]
+    assert [f["kind"] for f in findings] == ["leak-coverage"]  # still said
+    # ue15 #13: it said "baseline": null; it names what a judgement needs (samples, growth) and where that is set
+    assert findings[0]["baseline"]["value"].startswith(">= 24 samples") and "growth of >= 512 KB" in str(findings[0])
+    assert findings[0]["baseline"]["source"].startswith("detectors/leaks/power.py")
     assert kforensic("leaks", "--store", store, "--fail-on", "info").returncode == 0
 
 

@@ -241,6 +241,26 @@ def test_a_file_of_mostly_non_trace_lines_is_bad_input(tmp_path: Path, content: 
     assert not saved.exists() and [p.name for p in tmp_path.iterdir()] == ["bad.txt"]  # nothing left behind
 
 
+@pytest.mark.parametrize(
+    "log",
+    [
+        b"[    0.000000] Linux version 6.1.0 (gcc 12)\n[    1.000000] usb 1-1: new device\n",
+        b"Dec 07 09:38:32 vm kernel: Linux version 6.18.44 (gcc 12)\nDec 07 09:38:33 vm kernel: usb 1-1: new\n",
+    ],
+)
+def test_a_kernel_log_given_to_trace_names_kforensic_dmesg(tmp_path: Path, log: bytes, kf: Run) -> None:
+    """ue15 #13: ``trace dmesg.txt`` said "367 of 367 lines are not trace events ... not an ftrace, trace-cmd report
+    or perf script text", not what the file is nor what reads it (``leaks --store`` and ``report --from`` say both)."""
+    given = tmp_path / "my log.txt"
+    given.write_bytes(log)
+    res = kf(str(given))
+    assert res.returncode == 3 and not res.stdout, res.stderr
+    error, hint = res.stderr.splitlines()
+    assert error.startswith(f"kforensic: error: {given}: 2 of 2 lines are not trace events (line 1: ")
+    assert error.endswith("): it looks like a kernel log")
+    assert hint.startswith(f"kforensic: hint: read it with `kforensic dmesg '{given}'`; for `trace`, give the text")
+
+
 def test_perf_samples_given_to_trace_are_sent_to_profile(kf: Run) -> None:
     # `perf script` text of cpu-clock samples is perf script text, but not of trace events: say which command reads it.
     samples = Path(__file__).resolve().parents[2] / "data" / "healthy" / "perf.txt.gz"
