@@ -15,7 +15,7 @@ Findings of an input that cannot belong to the crashed boot or host (see
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from detectors.incident.deliberate import NEXT_STEPS, configured_panic, deliberate_crash, is_deliberate
 from detectors.incident.timeline import foreign_sources
@@ -419,9 +419,25 @@ _PLAIN: tuple[tuple[frozenset[FindingKind], str], ...] = (
 ApartLanes = tuple[tuple[str, tuple[Finding, ...]], ...]
 
 
+#: The row of a root cause a dump's analysis read from values (a :class:`StatedCause`: a loop that reads no memory, a
+#: list corruption, a BUG_ON's condition) whose kind :data:`_PLAIN` has no words for: told in its own statement, and
+#: ordered before every row (the cause before the consequence).  Without it, the verdict of a soft lockup whose
+#: hypothesis 1 (0.85) read "a loop that reads no memory" from the dump passed it over (review ue17 #4).
+STATED_ROW = -1
+
+
 def _plain_row(f: Finding) -> int | None:
-    """The row of :data:`_PLAIN` that tells the finding: the first that holds its kind."""
-    return next((i for i, (kinds, _) in enumerate(_PLAIN) if f.kind in kinds), None)
+    """The row of :data:`_PLAIN` that tells the finding: the first that holds its kind; :data:`STATED_ROW` for a
+    root cause read from values that no row tells."""
+    row = next((i for i, (kinds, _) in enumerate(_PLAIN) if f.kind in kinds), None)
+    return STATED_ROW if row is None and f.stated is not None else row
+
+
+def _plain_words(f: Finding, row: int) -> str:
+    """The words that tell the finding of row ``row`` (:func:`_plain_row`)."""
+    if row == STATED_ROW and f.stated is not None:
+        return _one_line(f.stated.statement)
+    return _PLAIN[row][1]
 
 
 @dataclass(frozen=True)
@@ -469,7 +485,7 @@ def main_problem(
     ooms = max((f.severity.rank for f in _of_kind(findings, *OOM_KINDS)), default=0)
 
     def weight(f: Finding, row: int) -> int:
-        return max(f.severity.rank, ooms) if _PLAIN[row][1] == LEAKING else f.severity.rank
+        return max(f.severity.rank, ooms) if row != STATED_ROW and _PLAIN[row][1] == LEAKING else f.severity.rank
 
     hypotheses = rank_hypotheses(findings) if hypotheses is None else hypotheses
     ranked = ranked_by_finding(hypotheses)
@@ -481,7 +497,7 @@ def main_problem(
     )
     named = [(f, row) for f, row in hits if f.id in ranked]
     if not named:
-        return MainProblem(worst, _PLAIN[worst_row][1], None)
+        return MainProblem(worst, _plain_words(worst, worst_row), None)
     # Hypotheses as likely (one confidence) are a tie the ranking's order does not settle (it keeps the findings'
     # order): the more severe of them, then the better ranked.
     main, row = min(named, key=lambda x: (-ranked[x[0].id].confidence, -weight(*x), ranked[x[0].id].rank, x[1]))
@@ -489,7 +505,12 @@ def main_problem(
     first = hypotheses[0]
     passed = "" if ranked[main.id].rank == first.rank else _passed_over(first, findings, skip)
     return MainProblem(
-        main, _PLAIN[row][1], ranked[main.id], worse, ranked.get(worst.id) if worse is not None else None, passed
+        main,
+        _plain_words(main, row),
+        ranked[main.id],
+        worse,
+        ranked.get(worst.id) if worse is not None else None,
+        passed,
     )
 
 
@@ -515,7 +536,9 @@ def ranking_said(found: MainProblem) -> str:
     h = found.hypothesis
     if h is None:
         return ""
-    said = f" Hypothesis {h.rank} of the ranking (confidence {h.confidence:.2f}) names it: {_one_line(h.statement)}."
+    # (A root cause told in its own statement is not quoted twice.)
+    names = "" if found.words == _one_line(h.statement) else f": {_one_line(h.statement)}"
+    said = f" Hypothesis {h.rank} of the ranking (confidence {h.confidence:.2f}) names it{names}."
     if found.passed_over:
         said += f" Hypothesis 1 is passed over: {found.passed_over}."
     worse = found.worse
@@ -661,6 +684,8 @@ def _told(
     found = main_problem(findings, asked, hypotheses)
     if crash is not None and found is not None and found.hypothesis is None:
         found = main_problem(findings, asked | {crash.id}, hypotheses) or found
+    if found is not None and crash is not None and found.worse is not None and found.worse.id == crash.id:
+        found = replace(found, worse=None, worse_hypothesis=None)  # the crash is named already, as what happened
     if found is not None:
         main, text = found.finding, found.words
         said = _memory_text(main, findings) if text == LEAKING else text

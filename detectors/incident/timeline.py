@@ -437,6 +437,38 @@ def verdict(
     return (_sentence(summary), *narrative_sentences(events, lanes, limit, crashed))
 
 
+#: The root causes a dump's analysis reads from its values (detectors/vmcore/why.py and findings.py): states that
+#: held before the crash (a NULL field, a lock cycle, a loop that reads no memory, a freed object), timed by the
+#: crash's own lines only.  Told as steps they came after the crash they explain ("Then: NULL pointer: dev->sensor
+#: was NULL"; a deadlock as step 3 of 4: review ue17 #4); the story tells them as "Why" (:func:`narrative_sentences`).
+DUMP_CAUSE_KINDS = frozenset(
+    {
+        FindingKind.NULL_FIELD,
+        FindingKind.DEADLOCK,
+        FindingKind.SPINLOCK_DEADLOCK,
+        FindingKind.USE_AFTER_FREE,
+        FindingKind.DOUBLE_FREE,
+        FindingKind.LIST_CORRUPTION,
+        FindingKind.BUFFER_OVERFLOW,
+        FindingKind.LOCKUP_LOOP,
+        FindingKind.BUG_CONDITION,
+    }
+)
+#: The most root causes told as "Why" in the story (the timeline lists the rest).
+WHY_LIMIT = 2
+
+
+def _is_cause(e: TimelineEvent) -> bool:
+    """A root cause read from the dump, at medium or above (a BUG_ON's condition not evaluated is low: no cause)."""
+    return e.kind in DUMP_CAUSE_KINDS and e.severity >= Severity.MEDIUM
+
+
+def _why_after(steps: list[TimelineEvent]) -> int:
+    """The index of the step the story's root causes explain: the crash (a critical step: the one the verdict named),
+    else the first."""
+    return next((i for i, e in enumerate(steps) if e.severity is Severity.CRITICAL), 0)
+
+
 def told_lane(events: tuple[TimelineEvent, ...]) -> LaneKey:
     """The lane whose events are the story: events come lane by lane, the boot's lane first; an input of another boot
     or host is never the story (a trace is when its lane is the only one, or the boot's clocks have no event)."""
@@ -464,7 +496,8 @@ def narrative_sentences(
     """The timeline told in short sentences: the first steps of the incident's boot, then the other lanes.
 
     ``crashed``: an input of the boot told shows a crash; else that boot is "the boot" (two crash-free inputs of two
-    releases were said to be of "the crashed boot").
+    releases were said to be of "the crashed boot").  The root causes a dump's values show (:data:`DUMP_CAUSE_KINDS`)
+    are told as "Why", after the step they explain (:func:`_why_after`), the worst first, not as later steps.
     """
     ours = told_boot(crashed)
     apart = "apart from the crash" if crashed else "apart from the others"
@@ -476,14 +509,20 @@ def narrative_sentences(
     out = []
     # A contradiction is told with its lane, below, not as a step of the story.
     told = [e for e in main if e.kind is not FindingKind.CONTRADICTION]
-    steps = story_steps(told)
+    steps = story_steps([e for e in told if not _is_cause(e)]) or story_steps(told)
+    reasons = sorted((e for e in told if _is_cause(e) and e not in steps), key=lambda e: -e.severity.rank)
+    reasons = reasons[:WHY_LIMIT]
+    after = _why_after(steps[:limit])
     for i, e in enumerate(steps[:limit]):
         lead = "First" if i == 0 else "Then"
         if i and e.jump is not None and e.jump != steps[i - 1].jump:  # (on another clock: no order by time)
             lead += f", {e.jump.brief()}, on a new clock"
         out.append(_sentence(f"{lead} ({_brief_time(e, with_date=i == 0)}): {e.title}"))
-    if len(told) > min(limit, len(steps)):
-        out.append(f"The timeline lists {len(told) - min(limit, len(steps))} more finding(s) on this clock.")
+        if i == after:
+            out += [_sentence(f"Why, from values read in the dump: {c.title}") for c in reasons]
+    shown = min(limit, len(steps)) + len(reasons)
+    if len(told) > shown:
+        out.append(f"The timeline lists {len(told) - shown} more finding(s) on this clock.")
     for key in dict.fromkeys(e.lane for e in events if e.lane != first_lane):
         lane = by_key.get(key)
         n = sum(1 for e in events if e.lane == key and e.kind is not FindingKind.CONTRADICTION)  # (its lane's own)

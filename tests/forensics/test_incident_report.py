@@ -167,6 +167,26 @@ def test_null_member_story_names_the_field_first(tmp_path: Path, kf: Run) -> Non
     first = doc["hypotheses"][0]["statement"]
     assert str(case.expected["null_expression"]) in first
     assert any(c["rule"] == "same-crash" for c in doc["correlations"])
+    # The NULL field held before the crash, though cited by the crash's lines only: told as its why, not as a later
+    # step ("First: BUG: ... NULL pointer dereference. Then: NULL pointer: dev->sensor was NULL": ue17 #4).
+    story = doc["narrative"]
+    why = f"Why, from values read in the dump: NULL pointer: {case.expected['null_expression']} was NULL"
+    assert story.startswith("First (") and why in story and "Then (" not in story, story
+    assert story.index("NULL pointer dereference") < story.index(why), story
+    _check_evidence(doc, case, tmp_path)
+
+
+def test_a_cause_no_plain_words_tell_is_the_main_problem_in_its_own_words(tmp_path: Path, kf: Run) -> None:
+    """05-soft-lockup: hypothesis 1 (0.85) is the loop the dump's machine code shows reads no memory; the verdict
+    said "Hypothesis 1 is passed over: ... which the verdict does not tell in plain words" and named the lockup
+    report, the crash already named, as the main problem (review ue17 #4)."""
+    case = _need("05-soft-lockup")
+    doc = _report(kf, case, tmp_path)
+    summary = doc["summary"]
+    assert doc["hypotheses"][0]["statement"].startswith("kf_poll_ready busy-waits forever"), doc["hypotheses"][0]
+    assert "The main problem found: kf_poll_ready busy-waits forever: " in summary, summary
+    assert "Hypothesis 1 of the ranking (confidence 0.85) names it." in summary, summary
+    assert "passed over" not in summary and "is not the main problem" not in summary, summary
     _check_evidence(doc, case, tmp_path)
 
 
