@@ -160,20 +160,48 @@ class Excursion(NamedTuple):
 
 
 class Onset(NamedTuple):
-    """Where a rise began, in the raw samples: the last one at the level before it, and the first above it."""
+    """Where a rise began, in the raw samples: the last one at the level before it, and the first above it.
+
+    Found on ``measure``: a cache's objects in use (its first leaked objects fill free ones in its slabs, and its
+    slab memory moves only when those run out), a meminfo field's bytes.  The values said are of that measure:
+    the samples' bytes (:attr:`SampleRef.value`, num_objs x objsize) may not have moved at the onset found on
+    objects in use (vm_area_struct, /tmp/ue9 v1: 15 s after the first mapping), and cited beside it read as a
+    rise that had not begun."""
 
     before: SampleRef
     after: SampleRef
+    measure: str  # what the rise was found on: OBJECTS_IN_USE or BYTES
+    bar: float  # the fitted level before the rise and 3 standard deviations of its scatter, in ``measure``
+    before_value: float  # the two samples' values in ``measure``
+    after_value: float
+
+    def amount(self, value: float) -> str:
+        """A value of the onset's measure as read: ``19,914 objects in use`` or ``3,909 KB``."""
+        return f"{value:,.0f} {OBJECTS_IN_USE}" if self.measure == OBJECTS_IN_USE else kb_amount(value)
 
     def said(self) -> str:
-        """``rose after 05:04:25 (sample 49, at its level), first above it at 05:04:30 (sample 50)``: what the
-        samples show; objects taken from free slab space, or growth under the level's scatter, do not show."""
+        """``rose after 05:04:25 (sample 49: 19,914 objects in use, within its level's scatter: at most 19,990),
+        first above it at 05:04:30 (sample 50: 21,412 objects in use)``: what the samples show, on what; objects
+        taken from free slab space, or growth under the level's scatter, do not show."""
         from forensics.units import iso_utc
 
-        return (
-            f"rose after {iso_utc(self.before.wall)} (sample {self.before.sample_id}, at its level), first above it "
-            f"at {iso_utc(self.after.wall)} (sample {self.after.sample_id})"
+        bar = f"{self.bar:,.0f}" if self.measure == OBJECTS_IN_USE else kb_amount(self.bar)
+        said = (
+            f"rose after {iso_utc(self.before.wall)} (sample {self.before.sample_id}: {self.amount(self.before_value)},"
+            f" within its level's scatter: at most {bar}), first above it at"
+            f" {iso_utc(self.after.wall)} (sample {self.after.sample_id}: {self.amount(self.after_value)})"
         )
+        if self.measure == OBJECTS_IN_USE:
+            # Why the samples' slab memory cited beside it may not have moved yet.
+            said += (
+                "; found on objects in use (slabinfo's active_objs): slab memory grows once its free objects run out"
+            )
+        return said
+
+
+#: The measures an onset is found on (:attr:`Onset.measure`).
+OBJECTS_IN_USE = "objects in use"
+BYTES = "bytes"
 
 
 @dataclass(frozen=True)
