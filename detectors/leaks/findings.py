@@ -43,6 +43,8 @@ from forensics.types.leaks import (
     SampleRef,
     SeriesVerdict,
     duration,
+    duration_up,
+    kb_per_hour_up,
 )
 from forensics.units import iso_utc
 
@@ -899,7 +901,9 @@ def examined_record(e: ExaminedSeries, source: str) -> model.Examined:
     if p.full:
         return model.Examined(what, could, ())
     return model.Examined(
-        what, could, (f"slower leaks (down to {kb(p.min_rate)}/h): need >= {duration(p.full_seconds)} of samples",)
+        what,
+        could,
+        (f"slower leaks (down to {kb_per_hour_up(p.min_rate)}): need >= {duration_up(p.full_seconds)} of samples",),
     )
 
 
@@ -908,7 +912,7 @@ def _keep_sampling(p: Power) -> str:
     if not p.judgeable:
         return f"keep kforensic slab-watch sampling and run kforensic leaks again: {p.advice()}"
     return (
-        f"keep kforensic slab-watch sampling for >= {duration(max(p.needed_seconds, p.full_seconds))} "
+        f"keep kforensic slab-watch sampling for >= {duration_up(max(p.needed_seconds, p.full_seconds))} "
         "(e.g. --interval 60s --hours 24) and run kforensic leaks again"
     )
 
@@ -923,7 +927,7 @@ def coverage_finding(e: ExaminedSeries, source: str) -> Finding:
     elif e.undecided:
         title = f"Leak analysis: {e.undecided} series growing, too short to call, in {p.seen()}"
     elif p.full:
-        title = f"No leak of {kb(p.min_rate)}/h or faster in {p.seen()}"
+        title = f"No leak of {kb_per_hour_up(p.min_rate)} or faster in {p.seen()}"
     else:
         title = f"No leak of {kb(p.shown_rate)}/h or faster in {p.seen()}; slower ones need more samples"
     if e.gaps:
