@@ -896,7 +896,7 @@ def examined_record(e: ExaminedSeries, source: str) -> model.Examined:
         return model.Examined(what, (), (f"any leak: {p.shortfall()}",))
     could = (
         f"leaks of {kb(p.shown_rate)}/h or faster that last the whole {duration(p.span_seconds)} (slab caches "
-        f"and kernel memory in meminfo); {p.later()}",
+        f"and kernel memory in meminfo){p.scatter_note()}; {p.later()}",
     )
     if p.full:
         return model.Examined(what, could, ())
