@@ -354,7 +354,8 @@ def _series_facts(v: SeriesVerdict, ctx: FindingContext) -> list[Fact]:
         Fact("growth rate", fitted),
         Fact(
             "total growth",
-            f"{kb(v.growth)} over {f.span_hours:.2f} h (first to last window median: {kb(f.first)} → {kb(f.last)})",
+            f"{kb(v.growth)} over {duration(f.span_hours * 3600.0)} (first to last window median: {kb(f.first)} →"
+            f" {kb(f.last)})",
         ),
         Fact("linearity", f"r² {f.r2:.2f}, Kendall tau {f.tau:.2f}, persistence {persistence}"),
         Fact(
@@ -430,7 +431,9 @@ def _confidence(v: SeriesVerdict) -> tuple[float, str]:
         value = 0.3 + 0.3 * max(0.0, min(f.tau, 1.0)) * coverage
     else:
         value = 0.6
-    reason = f"Kendall tau {f.tau:.2f}, r² {f.r2:.2f} over {f.points} window medians ({f.span_hours:.2f} h)"
+    reason = (
+        f"Kendall tau {f.tau:.2f}, r² {f.r2:.2f} over {f.points} window medians ({duration(f.span_hours * 3600.0)})"
+    )
     return round(min(max(value, 0.0), 1.0), 2), reason
 
 
@@ -489,7 +492,7 @@ def cache_finding(v: SeriesVerdict, ctx: FindingContext) -> Finding:
         facts.append(Fact("merged caches", alias))
         facts += [Fact(f"{name} (merged here) is allocated by", attribution_for(name).allocated_by) for name in others]
     summary = (
-        f"{v.name} grew {kb(v.growth)} in {v.features.span_hours:.2f} h, {rate}: {v.verdict.reason}. "
+        f"{v.name} grew {kb(v.growth)} in {duration(v.features.span_hours * 3600.0)}, {rate}: {v.verdict.reason}. "
         f"Its objects are typically allocated by {who.allocated_by}."
         + (f" The cache is {alias}: any of them may be the one growing." if alias else "")
         + f" MemAvailable runs out in: {ctx.runway(v.rate, v.grade, v.since_wall)}."
@@ -833,7 +836,7 @@ def meminfo_finding(
     if explained_by:
         title = f"{info.name} ({info.subject}) grows {rate}, explained by {', '.join(explained_by)}"
     summary = (
-        f"{info.name} grew {kb(v.growth)} in {v.features.span_hours:.2f} h, {rate}: {v.verdict.reason}. "
+        f"{info.name} grew {kb(v.growth)} in {duration(v.features.span_hours * 3600.0)}, {rate}: {v.verdict.reason}. "
         f"It is grown by {info.grown_by}."
     )
     if explained_by and explained_share > 1.0:

@@ -53,6 +53,10 @@ def test_a_rise_over_too_few_samples_is_growing_too_short_to_call() -> None:
     assert v.grade is Grade.UNDECIDED and v.verdict.rule == "growing-too-short", v.verdict
     assert "samples over" in v.verdict.reason and "needs >= 24" in v.verdict.reason
     assert analysis.absence().startswith("Growing, too short to call")
+    # Its span in the reader's unit: "grew 2,014 KB in 0.00 h" said a rise of 11 s took no time.
+    [finding] = [f for f in analysis.findings if "vm_area_struct" in f.title]
+    assert finding.summary.startswith("vm_area_struct grew 2,014 KB in 11 s, "), finding.summary
+    assert "0.00 h" not in finding.summary + finding.confidence_reason + str(finding.facts)
 
 
 def test_a_day_of_samples_then_half_an_hour_of_a_slow_rise_is_not_stable() -> None:
