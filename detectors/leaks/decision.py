@@ -24,7 +24,17 @@ import numpy.typing as npt
 
 from detectors.leaks.attribution import Lifetime
 from forensics.model import Baseline
-from forensics.types.leaks import Excursion, Features, Grade, Held, LeakThresholds, PageCacheTie, Verdict, duration
+from forensics.types.leaks import (
+    Excursion,
+    Features,
+    Grade,
+    Held,
+    LeakThresholds,
+    PageCacheTie,
+    Verdict,
+    duration,
+    duration_up,
+)
 
 
 @dataclass(frozen=True)
@@ -157,7 +167,7 @@ def _short_of_power(c: Context) -> str | None:
     if f.points < th.min_points:
         return f"{f.points} window medians, needs >= {th.min_points}"
     if f.span_hours < th.min_hours:
-        return f"{_hours(f.span_hours)} of samples, needs >= {_hours(th.min_hours)}"
+        return f"{_hours(f.span_hours)} of samples, needs >= {duration_up(th.min_hours * 3600.0)}"
     return None
 
 
@@ -189,7 +199,7 @@ def _rise_below_growth(c: Context) -> str | None:
         return (
             f"grows {_kb(c.rate)}/h but only {_grown(c)} in {_hours(c.features.span_hours)}; "
             f"a leak is told from a busy cache's wander from {_kb(th.min_growth)} of growth, "
-            f"{_hours(needed)} at this rate: growing, too short to call"
+            f"{duration_up(needed * 3600.0)} at this rate: growing, too short to call"
         )
     return None
 
@@ -214,7 +224,7 @@ def _timer_fill(c: Context) -> str | None:
     return (
         f"{life.why}: their count rises to the creation rate x {duration(life.seconds)} and levels off there; "
         f"{_hours(c.features.span_hours)} of samples cannot show past that fill (needs >= "
-        f"{duration(3 * life.seconds)}): growing, too short to call"
+        f"{duration_up(3 * life.seconds)}): growing, too short to call"
     )
 
 
@@ -236,7 +246,7 @@ def _short_ramp(c: Context) -> str | None:
             f"grew {_grown(c)} in {_hours(c.features.span_hours)}{of_memory}: under {_hours(th.short_hours)} "
             f"a cache warming up or a workload's ramp grows this much; a leak is called from {_kb(th.short_growth)} "
             f"of growth, or from {th.short_share:.2%} of MemTotal grown at {th.short_share_per_day:.0%} of it a day, "
-            f"or over >= {_hours(th.short_hours)}: growing, too short to call"
+            f"or over >= {duration_up(th.short_hours * 3600.0)}: growing, too short to call"
         )
     return None
 

@@ -43,6 +43,8 @@ from forensics.types.leaks import (
     SampleRef,
     SeriesVerdict,
     duration,
+    duration_up,
+    kb_per_hour_up,
 )
 from forensics.units import iso_utc
 
@@ -353,7 +355,8 @@ def _series_facts(v: SeriesVerdict, ctx: FindingContext) -> list[Fact]:
         Fact("growth rate", fitted),
         Fact(
             "total growth",
-            f"{kb(v.growth)} over {f.span_hours:.2f} h (first to last window median: {kb(f.first)} → {kb(f.last)})",
+            f"{kb(v.growth)} over {duration(f.span_hours * 3600.0)} (first to last window median: {kb(f.first)} →"
+            f" {kb(f.last)})",
         ),
         Fact("linearity", f"r² {f.r2:.2f}, Kendall tau {f.tau:.2f}, persistence {persistence}"),
         Fact(
@@ -429,7 +432,9 @@ def _confidence(v: SeriesVerdict) -> tuple[float, str]:
         value = 0.3 + 0.3 * max(0.0, min(f.tau, 1.0)) * coverage
     else:
         value = 0.6
-    reason = f"Kendall tau {f.tau:.2f}, r² {f.r2:.2f} over {f.points} window medians ({f.span_hours:.2f} h)"
+    reason = (
+        f"Kendall tau {f.tau:.2f}, r² {f.r2:.2f} over {f.points} window medians ({duration(f.span_hours * 3600.0)})"
+    )
     return round(min(max(value, 0.0), 1.0), 2), reason
 
 
@@ -488,7 +493,7 @@ def cache_finding(v: SeriesVerdict, ctx: FindingContext) -> Finding:
         facts.append(Fact("merged caches", alias))
         facts += [Fact(f"{name} (merged here) is allocated by", attribution_for(name).allocated_by) for name in others]
     summary = (
-        f"{v.name} grew {kb(v.growth)} in {v.features.span_hours:.2f} h, {rate}: {v.verdict.reason}. "
+        f"{v.name} grew {kb(v.growth)} in {duration(v.features.span_hours * 3600.0)}, {rate}: {v.verdict.reason}. "
         f"Its objects are typically allocated by {who.allocated_by}."
         + (f" The cache is {alias}: any of them may be the one growing." if alias else "")
         + f" MemAvailable runs out in: {ctx.runway(v.rate, v.grade, v.since_wall)}."
@@ -833,7 +838,7 @@ def meminfo_finding(
     if explained_by:
         title = f"{info.name} ({info.subject}) grows {rate}, explained by {', '.join(explained_by)}"
     summary = (
-        f"{info.name} grew {kb(v.growth)} in {v.features.span_hours:.2f} h, {rate}: {v.verdict.reason}. "
+        f"{info.name} grew {kb(v.growth)} in {duration(v.features.span_hours * 3600.0)}, {rate}: {v.verdict.reason}. "
         f"It is grown by {info.grown_by}."
     )
     if explained_by and explained_share > 1.0:
@@ -909,12 +914,14 @@ def examined_record(e: ExaminedSeries, source: str) -> model.Examined:
         return model.Examined(what, (), (f"any leak: {p.shortfall()}",))
     could = (
         f"leaks of {kb(p.shown_rate)}/h or faster that last the whole {duration(p.span_seconds)} (slab caches "
-        f"and kernel memory in meminfo); {p.later()}",
+        f"and kernel memory in meminfo){p.scatter_note()}; {p.later()}",
     )
     if p.full:
         return model.Examined(what, could, ())
     return model.Examined(
-        what, could, (f"slower leaks (down to {kb(p.min_rate)}/h): need >= {duration(p.full_seconds)} of samples",)
+        what,
+        could,
+        (f"slower leaks (down to {kb_per_hour_up(p.min_rate)}): need >= {duration_up(p.full_seconds)} of samples",),
     )
 
 
@@ -923,7 +930,7 @@ def _keep_sampling(p: Power) -> str:
     if not p.judgeable:
         return f"keep kforensic slab-watch sampling and run kforensic leaks again: {p.advice()}"
     return (
-        f"keep kforensic slab-watch sampling for >= {duration(max(p.needed_seconds, p.full_seconds))} "
+        f"keep kforensic slab-watch sampling for >= {duration_up(max(p.needed_seconds, p.full_seconds))} "
         "(e.g. --interval 60s --hours 24) and run kforensic leaks again"
     )
 
@@ -938,7 +945,7 @@ def coverage_finding(e: ExaminedSeries, source: str) -> Finding:
     elif e.undecided:
         title = f"Leak analysis: {e.undecided} series growing, too short to call, in {p.seen()}"
     elif p.full:
-        title = f"No leak of {kb(p.min_rate)}/h or faster in {p.seen()}"
+        title = f"No leak of {kb_per_hour_up(p.min_rate)} or faster in {p.seen()}"
     else:
         title = f"No leak of {kb(p.shown_rate)}/h or faster in {p.seen()}; slower ones need more samples"
     if e.gaps:

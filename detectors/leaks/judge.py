@@ -23,7 +23,18 @@ from detectors.leaks.decision import (
 from detectors.leaks.features import features, median_slope
 from detectors.leaks.pagecache import interpolated, tie
 from detectors.leaks.series import FloatArray, SeriesMatrix, resample, sampling_interval
-from forensics.types.leaks import Fall, Features, Held, LeakThresholds, Onset, SampleRef, SeriesVerdict, window_for
+from forensics.types.leaks import (
+    BYTES,
+    OBJECTS_IN_USE,
+    Fall,
+    Features,
+    Held,
+    LeakThresholds,
+    Onset,
+    SampleRef,
+    SeriesVerdict,
+    window_for,
+)
 
 #: Text of a stored sample: (column index, sample row index) -> excerpt.
 ExcerptOf = Callable[[int, int], str]
@@ -116,7 +127,8 @@ def rise_onset(matrix: SeriesMatrix, column: int, since: float, window: float, e
     raw = matrix.raw[:, column]
     # A cache's objects in use: its first leaked objects fill free ones in the slabs it has, and its slab memory
     # moves only when those run out (vm_area_struct, /tmp/ue9 v1: 15 s after the first mapping).
-    series = matrix.extra["active_objs"][:, column] if "active_objs" in matrix.extra else raw
+    in_use = "active_objs" in matrix.extra
+    series = matrix.extra["active_objs"][:, column] if in_use else raw
     # The stretch's windows, not only the rise's own finer ones: the level before a late rise needs samples.
     reach = ONSET_SEARCH_WINDOWS * max(window, matrix.window_seconds)
     near = np.flatnonzero(~np.isnan(series) & (np.abs(matrix.walls - since) < reach))
@@ -147,9 +159,14 @@ def rise_onset(matrix: SeriesMatrix, column: int, since: float, window: float, e
         return None
     after = int(risen[0])
 
+    # Said in the measure it was found on, with the values that decided it (the samples' bytes may not have moved).
     return Onset(
         sample_ref(matrix, column, int(near[after - 1]), "the level before the rise", excerpt_of),
         sample_ref(matrix, column, int(near[after]), "the first above it", excerpt_of),
+        OBJECTS_IN_USE if in_use else BYTES,
+        top,
+        float(y[after - 1]),
+        float(y[after]),
     )
 
 

@@ -15,7 +15,7 @@ import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from forensics.types.leaks import LeakThresholds, Power, duration, kb_per_hour
+from forensics.types.leaks import LeakThresholds, Power, duration, duration_up, kb_per_hour, kb_per_hour_up
 
 if TYPE_CHECKING:  # only a type here: slab-watch's plan check must not import pandas to warn
     from detectors.leaks.series import SeriesMatrix
@@ -133,6 +133,6 @@ def plan_warning(interval: float, seconds: float | None, mem_total: float | None
         return (
             f"{duration(seconds)} of samples can show a leak of {kb_per_hour(power.shown_rate)} or faster (more "
             "where the caches' samples scatter: the store's figure adds their noise); "
-            f"a slower one (down to {kb_per_hour(power.min_rate)}) needs >= {duration(power.full_seconds)}"
+            f"a slower one (down to {kb_per_hour_up(power.min_rate)}) needs >= {duration_up(power.full_seconds)}"
         )
     return None

@@ -11,7 +11,7 @@ from forensics import __version__
 from forensics.model import NotAvailable
 from forensics.report.document import Block, Document, Image, Paragraph, Section, Table, image_link, to_markdown
 from forensics.report.formats import Destination, IncidentRenderer
-from forensics.types.leaks import Grade, duration
+from forensics.types.leaks import OBJECTS_IN_USE, Grade, duration
 from forensics.types.results import LeaksResult
 
 if TYPE_CHECKING:
@@ -59,12 +59,23 @@ def series_to_dict(kind: str, v: SeriesVerdict, mem_available: float | None) -> 
         "objects_in_use_per_hour": _number(v.active_rate),
         "object_size": v.objsize,
         "since": _number(v.since_wall),
-        # A late rise's raw samples either side of its start (the judged part starts at a window's edge).
+        # A late rise's raw samples either side of its start (the judged part starts at a window's edge), with the
+        # values it was found on: a cache's objects in use (its samples' bytes may not have moved yet).
         "onset": None
         if v.onset is None
         else {
-            "last_at_level": {"sample_id": v.onset.before.sample_id, "wall": v.onset.before.wall},
-            "first_above": {"sample_id": v.onset.after.sample_id, "wall": v.onset.after.wall},
+            "measure": "active_objs" if v.onset.measure == OBJECTS_IN_USE else "bytes",
+            "bar": _number(v.onset.bar),
+            "last_at_level": {
+                "sample_id": v.onset.before.sample_id,
+                "wall": v.onset.before.wall,
+                "value": _number(v.onset.before_value),
+            },
+            "first_above": {
+                "sample_id": v.onset.after.sample_id,
+                "wall": v.onset.after.wall,
+                "value": _number(v.onset.after_value),
+            },
         },
         # A rise held at its level to the store's end (rule held-rise): the samples where it began, reached that
         # level, and the last.

@@ -160,20 +160,48 @@ class Excursion(NamedTuple):
 
 
 class Onset(NamedTuple):
-    """Where a rise began, in the raw samples: the last one at the level before it, and the first above it."""
+    """Where a rise began, in the raw samples: the last one at the level before it, and the first above it.
+
+    Found on ``measure``: a cache's objects in use (its first leaked objects fill free ones in its slabs, and its
+    slab memory moves only when those run out), a meminfo field's bytes.  The values said are of that measure:
+    the samples' bytes (:attr:`SampleRef.value`, num_objs x objsize) may not have moved at the onset found on
+    objects in use (vm_area_struct, /tmp/ue9 v1: 15 s after the first mapping), and cited beside it read as a
+    rise that had not begun."""
 
     before: SampleRef
     after: SampleRef
+    measure: str  # what the rise was found on: OBJECTS_IN_USE or BYTES
+    bar: float  # the fitted level before the rise and 3 standard deviations of its scatter, in ``measure``
+    before_value: float  # the two samples' values in ``measure``
+    after_value: float
+
+    def amount(self, value: float) -> str:
+        """A value of the onset's measure as read: ``19,914 objects in use`` or ``3,909 KB``."""
+        return f"{value:,.0f} {OBJECTS_IN_USE}" if self.measure == OBJECTS_IN_USE else kb_amount(value)
 
     def said(self) -> str:
-        """``rose after 05:04:25 (sample 49, at its level), first above it at 05:04:30 (sample 50)``: what the
-        samples show; objects taken from free slab space, or growth under the level's scatter, do not show."""
+        """``rose after 05:04:25 (sample 49: 19,914 objects in use, within its level's scatter: at most 19,990),
+        first above it at 05:04:30 (sample 50: 21,412 objects in use)``: what the samples show, on what; objects
+        taken from free slab space, or growth under the level's scatter, do not show."""
         from forensics.units import iso_utc
 
-        return (
-            f"rose after {iso_utc(self.before.wall)} (sample {self.before.sample_id}, at its level), first above it "
-            f"at {iso_utc(self.after.wall)} (sample {self.after.sample_id})"
+        bar = f"{self.bar:,.0f}" if self.measure == OBJECTS_IN_USE else kb_amount(self.bar)
+        said = (
+            f"rose after {iso_utc(self.before.wall)} (sample {self.before.sample_id}: {self.amount(self.before_value)},"
+            f" within its level's scatter: at most {bar}), first above it at"
+            f" {iso_utc(self.after.wall)} (sample {self.after.sample_id}: {self.amount(self.after_value)})"
         )
+        if self.measure == OBJECTS_IN_USE:
+            # Why the samples' slab memory cited beside it may not have moved yet.
+            said += (
+                "; found on objects in use (slabinfo's active_objs): slab memory grows once its free objects run out"
+            )
+        return said
+
+
+#: The measures an onset is found on (:attr:`Onset.measure`).
+OBJECTS_IN_USE = "objects in use"
+BYTES = "bytes"
 
 
 @dataclass(frozen=True)
@@ -257,9 +285,32 @@ def duration(seconds: float) -> str:
     return f"{hours:.1f} h" if hours < 48 else f"{hours / 24:.1f} days"
 
 
+#: A measured span or interval within this share of a round figure is that figure (a sampler's few ms late).
+JITTER = 1e-3
+
+
+def duration_up(seconds: float) -> str:
+    """A least span (``needs >= ...``) as :func:`duration` says it, rounded up at the precision said: 1.83 h is
+    "1.9 h" (as "1.8 h" it would fall short), 126.5 s "3 min".  Sampling jitter (under 0.1% of the span) is not
+    raised: 24 samples at a measured 5.003 s interval take 115.07 s, "115 s" as the plan at 5 s said, not
+    "116 s" beside "at this 5 s interval"."""
+    if not math.isfinite(seconds) or seconds <= 0:
+        return duration(seconds)
+    if seconds < 10:
+        step = 10.0 ** (math.floor(math.log10(seconds)) - 1)  # two significant figures
+    else:
+        step = 1.0 if seconds < 120 else 60.0 if seconds < 7200 else 360.0 if seconds < 48 * 3600 else 8640.0
+    return duration(math.ceil(seconds * (1.0 - JITTER) / step) * step)
+
+
 def kb_amount(value: float) -> str:
     """An amount as read: ``4,096 KB``."""
     return f"{value / 1024:,.0f} KB"
+
+
+def kb_amount_up(value: float) -> str:
+    """A least amount (``must grow ...``) as :func:`kb_amount`, rounded up: 20,971.52 KB is "20,972 KB"."""
+    return f"{math.ceil(value / 1024 - 1e-9):,} KB" if math.isfinite(value) else kb_amount(value)
 
 
 def two_figures_up(rate: float) -> float:
@@ -274,6 +325,12 @@ def two_figures_up(rate: float) -> float:
 def kb_per_hour(rate: float) -> str:
     """A growth rate as read: ``1,024 KB/h``."""
     return f"{rate / 1024:,.0f} KB/h"
+
+
+def kb_per_hour_up(rate: float) -> str:
+    """The slowest rate a stretch shows or a leak is reported at, as :func:`kb_per_hour`, rounded up: on 64 GiB
+    279.6 KB/h is "280 KB/h" (a leak at a rate said below the bar would not be reported)."""
+    return f"{math.ceil(rate / 1024 - 1e-9):,} KB/h" if math.isfinite(rate) else kb_per_hour(rate)
 
 
 @dataclass(frozen=True)
@@ -434,7 +491,7 @@ class Power:
         no least span is set, so that "over >= 0 s" is never said of an interval not read."""
         if self.interval_seconds is None and self.needed_seconds <= 0:
             return ""
-        return f" over >= {duration(self.needed_seconds)}"
+        return f" over >= {duration_up(self.needed_seconds)}"
 
     def shortfall(self) -> str:
         """``cannot judge yet: 4 samples over 3 s, needs >= 24 over >= 23 s``."""
@@ -444,24 +501,42 @@ class Power:
     def advice(self) -> str:
         """How long to sample for which power, in one clause, from the figures the other lines say.
 
-        ``>= 115 s (24 samples at this 5 s interval) shows a leak of 130,000 KB/h or faster, >= 2.0 h one down
+        ``>= 115 s (24 samples at this 5 s interval) shows a leak of 140,000 KB/h or faster, >= 2.0 h one down
         to 256 KB/h``: the span that judges at all and what it can show, then the span of full power.
         """
-        slowest = f"{kb_per_hour(self.min_rate)}"
+        slowest = kb_per_hour_up(self.min_rate)
         if self.interval_seconds is None:
-            full = duration(self.full_seconds)
+            full = duration_up(self.full_seconds)
             return f"{self.needed_samples} samples judge at all, over >= {full} a leak down to {slowest}"
         judged = (
-            f">= {duration(self.needed_seconds)} ({self.needed_samples} samples at this"
+            f">= {duration_up(self.needed_seconds)} ({self.needed_samples} samples at this"
             f" {duration(self.interval_seconds)} interval)"
         )
         if self.needed_seconds >= self.full_seconds:
             return f"{judged} shows a leak down to {slowest}"
-        # Two figures: a plan (the interval asked for) and a store (the interval measured) say the same.
-        first = float(f"{replace(self, span_seconds=self.needed_seconds).detectable_rate / 1024:.2g}") * 1024
+        # Rounded up, as every rate said to show: to the nearest, 131,072 KB/h was said "130,000" (a leak at 130,500
+        # would not show).
+        first = replace(self, span_seconds=self.needed_seconds)
+        note = self.scatter_note(self.needed_seconds)
         return (
-            f"{judged} shows a leak of {kb_per_hour(first)} or faster,"
-            f" >= {duration(self.full_seconds)} one down to {slowest}"
+            f"{judged} shows a leak of {kb_per_hour(first.shown_rate)} or faster{note},"
+            f" >= {duration_up(self.full_seconds)} one down to {slowest}"
+        )
+
+    def scatter_note(self, span_seconds: float | None = None) -> str:
+        """`` (63,000 KB/h from the samples' count and span alone, ...)``, or "": said after :attr:`shown_rate` of
+        this stretch (or of one of ``span_seconds`` at this interval) where the scatter of its caches' window
+        medians (:attr:`margin`) raises it by a rounding step or more above what the samples' count and span alone
+        give, the figure slab-watch's plan says (a plan cannot know the scatter): a 4 min plan said 63,000 KB/h and
+        its store 64,000 KB/h, the difference unexplained (/tmp/ue15)."""
+        power = self if span_seconds is None else replace(self, span_seconds=span_seconds)
+        bare = replace(power, margin=0.0).shown_rate
+        if bare >= power.shown_rate:
+            return ""
+        return (
+            f" ({kb_per_hour(bare)} from the samples' count and span alone, as a slab-watch plan for them says;"
+            f" the scatter of these caches' window medians, which may take up to {kb_amount_up(self.margin)} off a"
+            " growth measured between two, raises it)"
         )
 
     def later(self) -> str:
@@ -472,29 +547,31 @@ class Power:
         """
         needs = f"over >= {self.needed_samples} samples"
         if self.interval_seconds:
-            needs += f" ({duration(self.needed_seconds)} at this interval)"
+            needs += f" ({duration_up(self.needed_seconds)} at this interval)"
         if self.span_seconds < self.short_seconds:
             amount = min(self.short_growth, max(self.short_rate * self.span_seconds / 3600.0, self.short_memory))
-            grow = kb_amount(max(self.min_growth, amount))
+            grow = kb_amount_up(max(self.min_growth, amount))
         elif self.short_seconds > 0:
             grow = (
-                f"{kb_amount(self.short_growth)} if it lasts under {duration(self.short_seconds)}, "
-                f"{kb_amount(self.min_growth)} if longer"
+                f"{kb_amount_up(self.short_growth)} if it lasts under {duration(self.short_seconds)}, "
+                f"{kb_amount_up(self.min_growth)} if longer"
             )
         else:
-            grow = kb_amount(self.min_growth)
+            grow = kb_amount_up(self.min_growth)
         # Up to the last sample: a rise at the end, where a responder's leak is, is judged on its own raw samples
         # even where it moved no window median yet (detectors/leaks/judge.py, tail_rise).
         return f"one that starts later must grow {grow} after it starts, {needs}, up to the last sample"
 
     def reach(self) -> str:
         """What a judgeable stretch can and cannot show, in one clause."""
-        whole = f"that lasts the whole {duration(self.span_seconds)} would show in {self.seen()}; {self.later()}"
+        whole = f"that lasts the whole {duration(self.span_seconds)} would show in {self.seen()}"
+        later = self.later()
         if self.full:
-            return f"a leak of {kb_per_hour(self.min_rate)} or faster {whole}"
+            return f"a leak of {kb_per_hour_up(self.min_rate)} or faster {whole}; {later}"
         return (
-            f"a leak of {kb_per_hour(self.shown_rate)} or faster {whole}; "
-            f"a slower one (down to {kb_per_hour(self.min_rate)}) needs >= {duration(self.full_seconds)} of samples"
+            f"a leak of {kb_per_hour(self.shown_rate)} or faster {whole}{self.scatter_note()}; {later}; "
+            f"a slower one (down to {kb_per_hour_up(self.min_rate)}) needs >= {duration_up(self.full_seconds)} of"
+            " samples"
         )
 
 

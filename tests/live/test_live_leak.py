@@ -34,7 +34,7 @@ from collectors.slabstore import SlabStore
 from collectors.slabwatch import Progress, SlabWatcher, WatchPlan
 from forensics.model import LocatorKind, Severity
 from forensics.pipelines.leaks import analyse_store
-from forensics.types.leaks import Grade, duration
+from forensics.types.leaks import Grade, duration_up
 from tests.helpers import assert_evidence_resolves
 from tests.live.workloads import FILE_WRITER, LEAKER
 
@@ -255,7 +255,7 @@ def test_a_real_leak_sampled_for_three_seconds_is_not_called_absent(tmp_path: Pa
     power = result.analysis.power
     assert power.needed_samples == 24 and power.interval_seconds is not None and power.interval_seconds >= 0.9
     assert power.needed_seconds == pytest.approx(23 * power.interval_seconds)
-    assert "cannot judge yet" in text and f"needs >= 24 over >= {duration(power.needed_seconds)}" in text
+    assert "cannot judge yet" in text and f"needs >= 24 over >= {duration_up(power.needed_seconds)}" in text
     assert "grows like a leak" not in text
     assert all(f.severity < Severity.MEDIUM for f in result.incident.findings)
 

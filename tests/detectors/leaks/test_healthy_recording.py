@@ -87,7 +87,7 @@ def test_five_seconds_of_it_say_once_how_long_to_sample_for_what(
     # Said once, as a next step (3ab7d16): advice, so prose, not a code span (1afc071).
     assert (
         "- keep kforensic slab-watch sampling and run kforensic leaks again: >= 115 s (24 samples at this 5 s"
-        " interval) shows a leak of 130,000 KB/h or faster, >= 2.0 h one down to 256 KB/h\n"
+        " interval) shows a leak of 140,000 KB/h or faster, >= 2.0 h one down to 256 KB/h\n"
     ) in out
     assert out.count("2.0 h") == 1
 
@@ -119,7 +119,7 @@ def test_slab_watch_plans_with_this_machines_memory_as_leaks_judges_its_store(
 ) -> None:
     """Its first 5 s as if recorded on a 1 GiB guest: leaks says a leak of 84,000 KB/h or faster shows in 115 s
     (on a small machine a smaller rise is harm), and slab-watch's start warning for the same plan said
-    130,000 KB/h: the plan was judged without the machine's MemTotal, the store with it."""
+    140,000 KB/h: the plan was judged without the machine's MemTotal, the store with it."""
     import lzma
 
     from forensics.pipelines.slabwatch import plan_warning
@@ -139,7 +139,7 @@ def test_slab_watch_plans_with_this_machines_memory_as_leaks_judges_its_store(
     assert warning is not None and advice in warning, warning
     # Where MemTotal cannot be read, the plan is judged as leaks judges a store without one.
     (root / "proc/meminfo").unlink()
-    assert "130,000 KB/h" in (plan_warning(root, 5.0, 5.0) or "")
+    assert "140,000 KB/h" in (plan_warning(root, 5.0, 5.0) or "")
 
 
 def test_a_series_too_short_to_call_says_it_saw_the_growth_it_saw(

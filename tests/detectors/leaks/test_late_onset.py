@@ -53,6 +53,10 @@ def test_a_rise_over_too_few_samples_is_growing_too_short_to_call() -> None:
     assert v.grade is Grade.UNDECIDED and v.verdict.rule == "growing-too-short", v.verdict
     assert "samples over" in v.verdict.reason and "needs >= 24" in v.verdict.reason
     assert analysis.absence().startswith("Growing, too short to call")
+    # Its span in the reader's unit: "grew 2,014 KB in 0.00 h" said a rise of 11 s took no time.
+    [finding] = [f for f in analysis.findings if "vm_area_struct" in f.title]
+    assert finding.summary.startswith("vm_area_struct grew 2,014 KB in 11 s, "), finding.summary
+    assert "0.00 h" not in finding.summary + finding.confidence_reason + str(finding.facts)
 
 
 def test_a_day_of_samples_then_half_an_hour_of_a_slow_rise_is_not_stable() -> None:
@@ -216,3 +220,32 @@ def test_a_dip_from_the_first_sample_is_not_memory_given_back(tmp_path: Path) ->
     assert v.fall is None or v.fall.top.sample_id > 1, v.fall
     said = given_back(v)
     assert said.startswith("no: ") and "sample 1," not in said, said
+
+
+def test_an_onset_found_on_objects_in_use_cites_the_values_it_was_found_on() -> None:
+    """The onset is found on a cache's objects in use; its samples' bytes (num_objs x objsize, what the findings
+    cite) do not move while the leak fills the free objects of its slabs.  Said as "rose after ... (sample N, at its
+    level), first above it at ... (sample M)", a reader checking samples N and M in bytes saw no rise: the onset
+    says its values, in the measure it was found on, and its bar."""
+    from forensics.report.leaks import series_to_dict
+    from forensics.types.leaks import OBJECTS_IN_USE
+
+    frame = _store(281, 5.0, 0.2, 300.0)
+    vma = frame["cache"] == "vm_area_struct"
+    # Free objects in its slabs: 2,000 beyond the level, filled by the leak's first ~7 samples before slabs grow.
+    frame.loc[vma, "num_objs"] = frame.loc[vma, "active_objs"].clip(lower=22_000) + 100
+    v, analysis = _verdict(frame)
+    assert v.grade is Grade.LEAK and v.onset is not None, v.verdict
+    onset = v.onset
+    active = dict(zip(frame.loc[vma, "sample_id"], frame.loc[vma, "active_objs"], strict=True))
+    assert onset.measure == OBJECTS_IN_USE
+    assert (onset.before_value, onset.after_value) == (active[onset.before.sample_id], active[onset.after.sample_id])
+    assert onset.before_value <= onset.bar < onset.after_value, onset
+    assert onset.before.value == onset.after.value  # the bytes cited did not move at the onset
+    [finding] = [f for f in analysis.findings if "vm_area_struct" in f.title]
+    [said] = [x.value for x in finding.facts if x.name == "onset"]
+    assert f"(sample {onset.before.sample_id}: {onset.before_value:,.0f} objects in use," in said, said
+    assert f"(sample {onset.after.sample_id}: {onset.after_value:,.0f} objects in use)" in said, said
+    assert f"at most {onset.bar:,.0f})" in said and "found on objects in use" in said, said
+    doc = series_to_dict("cache", v, None)["onset"]
+    assert doc["measure"] == "active_objs" and doc["first_above"]["value"] == onset.after_value, doc

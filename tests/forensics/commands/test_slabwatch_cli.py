@@ -500,7 +500,7 @@ def test_the_summary_and_the_findings_name_the_measure_of_each_growth(tmp_path: 
         "measured as: slab memory: num_objs × objsize (slabtop's OBJS × OBJ SIZE, objects in use or free); growth "
         "from window medians, samples as read"
     ) in finding
-    assert "total growth: 1,087 KB over 0.18 h (first to last window median: 1,040 KB → 2,126 KB)" in finding
+    assert "total growth: 1,087 KB over 11 min (first to last window median: 1,040 KB → 2,126 KB)" in finding
 
 
 @pytest.mark.parametrize(
