@@ -25,8 +25,8 @@ from forensics.commands.common import (
 )
 from forensics.commands.shared import force_outputs
 from forensics.delivery import deliver, exit_status
-from forensics.errors import InputError, UsageError
-from forensics.model import NotAvailable
+from forensics.errors import ExitCode, InputError, UsageError
+from forensics.model import NotAvailable, Severity
 from forensics.pipelines.slabwatch import NO_SLABINFO_IMPORTED, end_of_run_analysis, store_export, systemd_unit
 from forensics.report.formats import ExportFormat, OutputFormat, export, render
 from forensics.report.slabwatch import RunReportRenderer, prometheus_text
@@ -37,6 +37,7 @@ if TYPE_CHECKING:
 
     from collectors.slabstore import SlabStore
     from collectors.slabwatch import Progress, WatchResult
+    from forensics.types.results import RunReport
 
 WATCH_SCHEMA = "kforensic.slab-watch/1"
 IMPORT_SCHEMA = "kforensic.slab-import/1"
@@ -267,7 +268,7 @@ def slab_watch(
     if checks := partial_samples(result.partial, result.samples):
         report = replace(report, incident=replace(report.incident, findings=(*checks, *report.incident.findings)))
     deliver(render(RunReportRenderer(WATCH_SCHEMA), report, fmt, output), output)
-    raise typer.Exit(int(exit_status(report.incident, fail_on)))
+    raise typer.Exit(_run_status(report, fail_on))
 
 
 # ---------------------------------------------------------------- slab-import
@@ -315,7 +316,7 @@ def slab_import(
     if checks:  # the input checks come first: they say how far the figures can be trusted
         report = replace(report, incident=replace(report.incident, findings=(*checks, *report.incident.findings)))
     deliver(render(RunReportRenderer(IMPORT_SCHEMA), report, fmt, output), output)
-    raise typer.Exit(int(exit_status(report.incident, fail_on)))
+    raise typer.Exit(_run_status(report, fail_on))
 
 
 # ---------------------------------------------------------------- slab-export
@@ -391,3 +392,12 @@ def register(app: typer.Typer) -> None:
     app.command("slab-watch", epilog=WATCH_EXAMPLE, help=f"{slab_watch.__doc__}")(slab_watch)
     app.command("slab-import", epilog=IMPORT_EXAMPLE, help=f"{slab_import.__doc__}")(slab_import)
     app.command("slab-export", epilog=EXPORT_EXAMPLE, help=f"{slab_export.__doc__}")(slab_export)
+
+
+def _run_status(report: "RunReport", fail_on: Severity | None) -> int:
+    """The exit status of a run: 4 (a bug in kforensic) when the leak analysis failed, said on stderr too, after the
+    summary is written (the samples are stored); else 1 for findings at ``--fail-on`` or above, else 0."""
+    if report.analysis_failed:
+        print(f"kforensic: error: {report.analysis}", file=sys.stderr)
+        return int(ExitCode.INTERNAL)
+    return int(exit_status(report.incident, fail_on))

@@ -36,7 +36,7 @@ def plan_warning(root: Path, interval: float, seconds: float | None) -> str | No
     return warning(interval, seconds, mem_total if isinstance(mem_total, int) and mem_total > 0 else None)
 
 
-def leak_findings(store: SlabStore) -> tuple[tuple[Finding, ...], str]:
+def leak_findings(store: SlabStore) -> tuple[tuple[Finding, ...], str, bool]:
     """The leak analysis of the whole store, and one line saying what it did.
 
     This is the plug-in point of the leak detectors:
@@ -49,19 +49,22 @@ def leak_findings(store: SlabStore) -> tuple[tuple[Finding, ...], str]:
     try:
         from forensics.pipelines.leaks import findings_from_store as analyse
     except ImportError:  # the package, or its function, is missing from this installation
-        return (), "leak analysis: not available in this kforensic"
+        return (), "leak analysis: not available in this kforensic", False
     try:
         findings = tuple(analyse(store, None))
     except KforensicError as exc:
-        return (), f"leak analysis: not run ({exc.message})"
+        return (), f"leak analysis: not run ({exc.message})", False
     except Exception as exc:  # a bug in the analysis must not cost the summary of a day of sampling
-        return (), (
-            f"leak analysis failed: {type(exc).__name__}: {exc} (a bug in kforensic; the samples are safe:"
-            f" rerun kforensic leaks --store {store.path} --debug)"
+        return (
+            (),
+            (
+                f"leak analysis failed: {type(exc).__name__}: {exc} (a bug in kforensic; the samples are safe:"
+                f" rerun {leaks_command(store.path)} --debug)"
+            ),
+            True,
         )
-    return findings, (
-        f"leak analysis of the whole store: {len(findings)} finding(s); details: {leaks_command(store.path)}"
-    )
+    said = f"leak analysis of the whole store: {len(findings)} finding(s); details: {leaks_command(store.path)}"
+    return findings, said, False
 
 
 def leaks_command(store: Path) -> str:
@@ -83,6 +86,7 @@ def end_of_run_analysis(
     ``no_slabinfo``: why no slab cache was read, when none was (a run sampling this machine, or an import)."""
     summary = store.summary(run_id)
     findings: tuple[Finding, ...] = ()
+    failed = False
     if not analyse:
         analysis = f"leak analysis: skipped (--no-analysis); run {leaks_command(store.path)}"
     elif not summary.samples:
@@ -91,7 +95,7 @@ def end_of_run_analysis(
         # what kforensic leaks refuses ("no slab samples to analyse"): no verdict on caches never read
         analysis = f"leak analysis: not run: no slab samples to analyse ({no_slabinfo})"
     else:
-        findings, analysis = leak_findings(store)
+        findings, analysis, failed = leak_findings(store)
     runs = [r for r in store.runs() if run_id is None or r.id == run_id]
     hosts = {r.host for r in runs if r.host}
     kernels = {r.kernel_release for r in runs if r.kernel_release}
@@ -107,7 +111,7 @@ def end_of_run_analysis(
         findings=findings,
         tool_version=__version__,
     )
-    return RunReport(store.path, run_id, summary, incident, analysis)
+    return RunReport(store.path, run_id, summary, incident, analysis, failed)
 
 
 def systemd_unit(

@@ -163,6 +163,9 @@ class RunReport:
     summary: StoreSummary
     incident: Incident
     analysis: str  # what became of the leak analysis, one line
+    # The analysis raised an error of kforensic's own (a bug): the run ends with exit 4 (ExitCode.INTERNAL) once its
+    # summary is written, not 0 as if it had judged the store (the samples are safe either way).
+    analysis_failed: bool = False
 
 
 # ---------------------------------------------------------------- kforensic report
