@@ -59,6 +59,12 @@ class SourceResult:
     # The boot's wall-clock time where the log gives it: (line, epoch seconds of the boot, what was read: "rtc",
     # "banner"), in log order (detectors/dmesg/scanner.py LogScanner.boot_clocks).
     boot_clocks: tuple[tuple[int, float, str], ...] = ()
+    # The command lines that say how a boot ends after an oops (``oops=panic``, ``panic_on_oops``, a capture kernel's
+    # ``elfcorehdr=``), as (line, text), in log order (LogScanner.command_lines; detectors/dmesg/aftermath.py).
+    command_lines: tuple[tuple[int, str], ...] = ()
+    # The log is a crash dump's own (its kernel log, kdump's dmesg beside it): its last boot went down, since kdump
+    # writes a dump only then.
+    dumped: bool = False
 
     def release_at(self, line: int) -> str | None:
         """The release of the last boot banner at or before ``line`` (None when no banner precedes it)."""
