@@ -32,6 +32,10 @@ _CAPTURE = rc.compile(r"(?<!\S)elfcorehdr=\S+")
 _KDUMP_LOADED = "Kdump: loaded"
 
 
+def _start(report: KernelReport) -> int:
+    return report.start_line
+
+
 def _boot_of(boot_lines: Sequence[int], line: int) -> int:
     at = bisect_right(boot_lines, line)
     return boot_lines[at - 1] if at else 0
@@ -48,12 +52,14 @@ def aftermath(
     command_lines: Sequence[tuple[int, str]],
     log_lines: int,
     dumped: bool = False,
+    reports: Sequence[KernelReport] = (),
 ) -> Aftermath:
     """What the log shows followed ``report`` (a critical one the kernel printed no panic line for).
 
     ``boot_lines``: the first line of each boot of the log; ``command_lines``: its command lines that say how a boot
     ends, (line, text) (detectors/dmesg/scanner.py LogScanner.command_lines); ``log_lines``: its number of lines;
-    ``dumped``: the log is a crash dump's own and ``report`` its last critical one.
+    ``dumped``: the log is a crash dump's own and ``report`` its last critical one; ``reports``: the log's others (a
+    panic later in its boot leaves whether this one went down unknown).
     """
     boot = _boot_of(boot_lines, report.start_line)
     after = _next_boot(boot_lines, report.end_line)
@@ -103,6 +109,25 @@ def aftermath(
     if log_lines <= report.end_line:
         return Aftermath(
             None, f"the log ends at the report's last line, {report.end_line}: the console or a dump would show it"
+        )
+    if report.corrupted:
+        # Its end is not known: the lines after it may be its own, cut off or interleaved, not the kernel going on.
+        return Aftermath(None, f"the report is damaged ({report.corrupted_reason}): the lines after it may be its own")
+    panic = next(
+        (
+            r
+            for r in sorted(reports, key=_start)
+            if r.start_line > report.end_line
+            and r.rule.startswith("panic")
+            and _boot_of(boot_lines, r.start_line) == boot
+        ),
+        None,
+    )
+    if panic is not None:
+        return Aftermath(
+            None,
+            f"its boot ends in a panic at line {panic.start_line} ({panic.title}), a report of its own: whether this "
+            "one led to it is not shown",
         )
     if after == report.end_line + 1:
         return Aftermath(

@@ -468,7 +468,7 @@ def _aftermath(r: SourceResult, group: ReportGroup) -> Aftermath | None:
     dumped = r.dumped and all(
         g.last.start_line <= last.start_line for g in r.groups if group_judgement(g)[0] is Severity.CRITICAL
     )
-    return aftermath(last, r.record.boot_lines, r.command_lines, r.lines, dumped)
+    return aftermath(last, r.record.boot_lines, r.command_lines, r.lines, dumped, r.reports)
 
 
 def _oom_panic(r: SourceResult, group: ReportGroup) -> tuple[int, str] | None:

@@ -303,3 +303,15 @@ def test_a_log_cut_inside_its_report_says_so_under_examined(tmp_path: Path) -> N
     # The whole log ends past its report: nothing said.
     whole = analyse_logs([str(_FIXTURE_01)], live=False).incident.examined[0]
     assert not [x for x in whole.could_not if "ends inside" in x]
+
+
+def test_a_panic_later_in_the_boot_leaves_it_unknown(tmp_path: Path) -> None:
+    # Another report's panic ends the boot later: the oops may or may not have led to it, and "went on" would claim
+    # more than the log shows.
+    later = "[ 5124.000000] e1000e: eth0 NIC Link is Up 1000 Mbps Full Duplex\n" + _panic("hung_task: blocked tasks")
+    result = _run(tmp_path, _boot("ro") + _OOPS + later)
+    oops = next(f for f in _findings(result) if f.title == _TITLE)
+    assert _after(oops) == (
+        "unknown (its boot ends in a panic at line 27 (kernel panic: hung_task: blocked tasks), a report of its own: "
+        "whether this one led to it is not shown)"
+    )
