@@ -17,15 +17,12 @@ from detectors.dmesg.lines import LogLine, Window
 from detectors.dmesg.rules import CALL_TRACE, TRACE, StackSpec
 from forensics import regexcache as rc
 from forensics.model import NotAvailable, Severity
-from forensics.types.dmesg import Frame, KernelReport, ReportKind
+from forensics.types.dmesg import OOM_KILLED, Frame, KernelReport, ReportKind
 
 OOM_INVOKED = rc.compile(r"(\S+) invoked oom-killer: gfp_mask=(\S+).*?order=(-?\d+)(?:, oom_score_adj=(-?\d+))?")
 ALLOC_FAILURE = rc.compile(r"(\S+): page allocation failure: order:(\d+), mode:(\S+)")
 VMALLOC_FAILURE = rc.compile(r"(\S+): vmalloc error: size (\d+)|vmalloc: allocation failure: (\d+) bytes")
-KILLED = rc.compile(
-    r"(?:(Memory cgroup )?[Oo]ut of memory(?: \([a-z_]+\))?: )?Kill(?:ed)? process (\d+) \((.*?)\)"
-    r"(?:.*?anon-rss:(\d+)kB)?"
-)
+KILLED = rc.compile(OOM_KILLED)
 CONSTRAINT = rc.compile(r"oom-kill:constraint=(\w+)")
 MEM_INFO = "Mem-Info:"
 _ALLOC_STACK = StackSpec(

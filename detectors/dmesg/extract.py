@@ -77,7 +77,7 @@ def sanitize(text: str) -> str:
 
 
 _STRUCTURAL: Final = rc.compile(
-    r"^\s*(?:R[A-Z0-9]{1,2}:|[A-Z]{2,3}:|Code:|\? |<|Modules linked in|Hardware name|CPU: |Call [Tt]race|"
+    r"^\s*(?:R[A-Z0-9]{1,2}:|[A-Z]{2,3}:|[CD]R\d:|Code:|\? |<|Modules linked in|Hardware name|CPU: |Call [Tt]race|"
     r"Kernel Offset|Dumping ftrace|---\[|\(ftrace buffer|Workqueue:|Allocated by|Freed by|The buggy address|"
     r"Memory state|Disabling lock|irq event stamp|hardirqs|softirqs|\[<|#\d|\s*\d+ locks? held|other info|"
     r"Possible unsafe|stack backtrace|Showing all locks|task:|pc :|lr :|sp :|x\d+:|"

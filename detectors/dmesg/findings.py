@@ -18,7 +18,7 @@ from detectors.dmesg.cpublocks import is_irq_state, other_cpu_lines
 from detectors.dmesg.extract import BLOCKED_TASK_RULES, signature
 from detectors.dmesg.frames import after_marker, parse_frame
 from detectors.dmesg.interleaved import mixed_dumps
-from detectors.dmesg.lines import parse_line, syslog_prefixed
+from detectors.dmesg.lines import parse_line
 from detectors.dmesg.repeat import origin
 from detectors.dmesg.taint import oops_before, oopses_of
 from forensics import regexcache as rc
@@ -49,6 +49,7 @@ from forensics.types.deliberate import (
     requested_by_sysrq,
 )
 from forensics.types.dmesg import (
+    AFTER_FACT,
     BOOT_FACT,
     LAST_OF,
     ONE_OF,
@@ -60,12 +61,14 @@ from forensics.types.dmesg import (
     ReportKind,
     StackKind,
     group_judgement,
+    oom_baseline,
+    went_down_baseline,
 )
 
 if TYPE_CHECKING:
     # The reading of report bodies (detectors/dmesg/why.py, its ~80 patterns, capstone's decoder) is imported
     # when a log has a report to read, not by every run.
-    from forensics.types.dmesg import ReportWhy
+    from forensics.types.dmesg import Aftermath, ReportWhy
 
 DETECTOR = "dmesg"
 _EXCERPT_MAX = 400
@@ -194,6 +197,7 @@ class ReportGrouper:
         self.boot_clocks: list[tuple[int, float, str]] = []  # the boot's wall-clock readings (the scanner's)
         self.boot_lines: tuple[int, ...] = ()  # the first line of each boot of the log (the scanner's)
         self.kaslr: list[tuple[int, int, str]] = []  # what the log shows of KASLR, by boot (the scanner's)
+        self.command_lines: list[tuple[int, str]] = []  # the command lines saying how a boot ends (the scanner's)
         # Rate limiting's lines ("N callbacks suppressed"): the first few (line, words) and their number (the
         # scanner's): the log's counts are lower bounds.
         self.suppressed: list[tuple[int, str]] = []
@@ -485,21 +489,6 @@ def report_boot(report: KernelReport) -> str:
     return "the boot the log starts in (its start is not in the log)"
 
 
-def panic_unseen(report: KernelReport, log_lines: int) -> str | None:
-    """Why a log of ``log_lines`` lines cannot show whether the kernel panicked after ``report``, or None when it
-    could (a console, serial or dmesg capture that goes on after the report).  A panic stops user space before
-    rsyslog or journald writes it, so a syslog file or the journal never holds one; a capture that ends at the
-    report's last line was cut before a panic could be printed."""
-    last = report.lines[-1][1] if report.lines else report.header
-    if syslog_prefixed(last):
-        return "unknown (a panic is not written to a syslog file or the journal: the console or a dump would show it)"
-    if log_lines <= report.end_line:
-        return (
-            f"unknown (the log ends at the report's last line, {report.end_line}: the console or a dump would show it)"
-        )
-    return None
-
-
 def explained_finding(
     source: str,
     group: ReportGroup,
@@ -507,12 +496,16 @@ def explained_finding(
     cause: Cause | None = None,
     suppressed: bool = False,
     boot: str | None = None,
-    log_lines: int | None = None,
+    ended: Aftermath | None = None,
+    oom_panic: tuple[int, str] | None = None,
 ) -> Finding:
     """:func:`group_finding` with the reading of its first report: facts, the lines they come from, the cause.
 
     One :class:`Finding` made with all of them (not the group's and then a copy with the reading's: a frozen
-    dataclass's ``replace``, ~4 us of the ~25 of a finding).
+    dataclass's ``replace``, ~4 us of the ~25 of a finding).  ``ended``: what the log shows followed a critical
+    report the kernel printed no panic line for (detectors/dmesg/aftermath.py): a fact, and the baseline when the
+    machine went down.  ``oom_panic``: the panic line right after an OOM report (detectors/dmesg/aftermath.py
+    oom_panic): no task was killed, panic_on_oom made it a panic.
     """
     first, last = group.first, group.last
     severity, baseline = group_judgement(group)
@@ -528,10 +521,11 @@ def explained_finding(
     facts = [_fact("type", first.kind.value), _fact("occurrences", count)]
     if boot is not None:  # a log of several boots: which one this report is of (report_boot)
         facts.append(_fact(BOOT_FACT, boot))
-    if log_lines is not None and severity is Severity.CRITICAL and not (first.panicked or last.panicked):
-        unseen = panic_unseen(last, log_lines)
-        if unseen is not None:
-            facts.append(_fact(PANIC_UNSEEN_FACT, unseen))
+    if oom_panic is not None and first.kind is ReportKind.OOM:
+        baseline = oom_baseline(first, oom_panic)
+    ending = ""  # what the summary says followed it (the machine went down), after its title and lines
+    if ended is not None and severity is Severity.CRITICAL and not (first.panicked or last.panicked):
+        baseline, ending = _ending(source, ended, baseline, facts, evidence)
     release: str | NotAvailable = first.kernel_release
     banner = first.boot_banner
     if isinstance(release, NotAvailable) and banner is not None:
@@ -592,6 +586,7 @@ def explained_finding(
             logged = LogCause(logged.cls, logged.statement, confidence, logged.next_command)
     panic = _panic_line(first) if severity is _SEV_CRITICAL and first.panicked else None
     summary = f"{first.title} ({where})"
+    summary += ending
     if panic is not None:
         # The panic is this report's consequence (oops_end()'s "Fatal exception", panic_on_warn's, hung_task_panic's),
         # not a second bug: cited as what followed from it, its line and its reason.
@@ -645,6 +640,18 @@ def explained_finding(
         logged,
         baseline,
     )
+
+
+def _ending(
+    source: str, ended: Aftermath, baseline: Baseline, facts: list[Fact], evidence: list[Evidence]
+) -> tuple[Baseline, str]:
+    """What the log shows followed a critical report without a panic line: its fact and the lines it cites added;
+    the baseline and the summary's end, which say the machine went down when it did."""
+    facts.append(_fact(PANIC_UNSEEN_FACT if ended.went_down is None else AFTER_FACT, ended.said))
+    if not ended.went_down:
+        return baseline, ""
+    evidence += [_cited(source, _line_at(n, None, AFTER_FACT), _excerpt(text)) for n, text in ended.cited]
+    return went_down_baseline(ended), f", then the machine went down: {ended.shown}"
 
 
 #: The fact that says a cause's confidence was lowered to its report's.

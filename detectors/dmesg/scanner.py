@@ -77,6 +77,11 @@ _CLOCK_SET: Final = rc.compile(r"setting system clock to .{8,40} UTC \((\d{1,12}
 #: (arch/x86/kernel/setup.c dump_kernel_offset: "disabled", or the offset).  Read once per boot, for all its reports
 #: (:attr:`LogScanner.kaslr`; the lines inside a report are its reading's, detectors/dmesg/findings.py).
 _KASLR_WORDS: Final = (b"nokaslr", b"Kernel Offset: ")
+#: The command-line words that say how a boot ends after an oops the kernel printed no panic for: ``oops=panic`` and
+#: ``panic_on_oops`` (oops_end() then goes down: crash_kexec() to a loaded capture kernel, which prints no "Kernel
+#: panic" line, else panic()), ``elfcorehdr=`` (kexec gives it to the capture kernel: that boot is kdump's, so the
+#: one before it went down).  Kept as (line, text) (:attr:`LogScanner.command_lines`; detectors/dmesg/aftermath.py).
+_COMMAND_WORDS: Final = ("oops=panic", "panic_on_oops", "elfcorehdr=")
 
 
 #: Every trigger word in one automaton: ahocorasick_rs (Rust's aho-corasick crate, whose SIMD "Teddy" prefilter
@@ -85,7 +90,14 @@ _KASLR_WORDS: Final = (b"nokaslr", b"Kernel Offset: ")
 #: non-overlapping matches lose no line: a word that overlaps an earlier match lies on the same line (no word
 #: holds a newline), and a line is all the scanner takes from a hit.
 _TRIGGER_SEARCH: Final = BytesAhoCorasick(
-    [*TRIGGERS, *(w.encode() for w in NET_DROP_WORDS), *_SUPPRESSED_WORDS, *_CLOCK_WORDS, *_KASLR_WORDS],
+    [
+        *TRIGGERS,
+        *(w.encode() for w in NET_DROP_WORDS),
+        *_SUPPRESSED_WORDS,
+        *_CLOCK_WORDS,
+        *_KASLR_WORDS,
+        *(w.encode() for w in _COMMAND_WORDS),
+    ],
     matchkind=MatchKind.LeftmostFirst,
 )
 #: What a log says before a reboot that was asked for or follows a crash already reported, and systemd's
@@ -169,6 +181,8 @@ class LogScanner:
         # What shows KASLR on or off, as (boot, line, text): the boot is the first line of the boot the line is in (0:
         # the boot the log starts in), as a report's (detectors/dmesg/findings.py report_boot_line).
         self.kaslr: list[tuple[int, int, str]] = []
+        # The command lines that hold one of _COMMAND_WORDS, as (line, text), in log order.
+        self.command_lines: list[tuple[int, str]] = []
         self._banner_lines: list[int] = []  # every boot banner's line, in log order
         self._banner: str | None = None  # the release of the last banner
         # The last two banners, as (line, text, release): a report's boot is that of the last banner above its
@@ -511,6 +525,11 @@ class LogScanner:
             if clock is not None and head.timestamp is not None:
                 if not self.boot_clocks or self.boot_clocks[-1][0] < head.number:  # (not a line scanned again)
                     self.boot_clocks.append((head.number, int(clock.group(1)) - head.timestamp, "rtc"))
+                return True
+        if "ommand line:" in body and any(word in body for word in _COMMAND_WORDS):
+            if not self.command_lines or self.command_lines[-1][0] < head.number:  # (not a line scanned again)
+                self.command_lines.append((head.number, head.text))
+            if "nokaslr" not in body:
                 return True
         if ("nokaslr" in body and "ommand line:" in body) or "Kernel Offset: " in body:
             if not self.kaslr or self.kaslr[-1][1] < head.number:  # (not a line scanned again)

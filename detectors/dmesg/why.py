@@ -1632,6 +1632,7 @@ def _fault(r: _Reading) -> None:
     lines = r.lines
     warned: tuple[str, LogLine] | None = None
     oops: tuple[int, LogLine] | None = None  # x86's "Oops: 0010 [#1]": the page fault's error code
+    cr2s: list[tuple[str, LogLine]] = []  # a page fault's CR2: lines, (value, line)
     lr: tuple[str, LogLine] | None = None  # arm64's "lr : f+0x44/0xf4"
     # Only the lines holding one of the words each branch tests first (one automaton pass over the report's text,
     # not ~14 substring tests a line: most lines hold none, and a line without is read by no branch).
@@ -1687,13 +1688,8 @@ def _fault(r: _Reading) -> None:
             warned = _warning_line(r, m, line)
         elif "BUG at" in body and (m := _BUG_AT.search(body)) is not None and r.get("bug at") is None:
             r.add("bug at", m.group(1), line)
-        elif (
-            "CR2" in body
-            and (m := _CR2.search(body)) is not None
-            and r.get("cr2") is None
-            and r.get("fault") == "page fault"
-        ):
-            r.add("cr2", f"0x{m.group(1)}", line)
+        elif "CR2" in body and (m := _CR2.search(body)) is not None and r.get("fault") == "page fault":
+            cr2s.append((m.group(1), line))
         elif "kasan: GPF" in body and (m := _KASAN_GPF_HINT.search(body)) is not None:
             r.add("KASAN hint", m.group(1), line)
         elif "Thread overran stack" in body and r.get("stack") is None:
@@ -1701,6 +1697,7 @@ def _fault(r: _Reading) -> None:
             r.add("stack", "the kernel says: thread overran its stack, or the stack is corrupted", line)
     if warned is not None and r.get(site) is None:
         r.add(site, warned[0], warned[1])
+    _cr2(r, cr2s)
     _oops_error_code(r, oops)
     _instruction_fetch(r, lr)
     _hashed_address(r)
@@ -1708,6 +1705,44 @@ def _fault(r: _Reading) -> None:
     _arm64_address(r)
     _code_facts(r)
     _access_words(r)
+
+
+#: The line x86's page_fault_oops() prints last, after the modules: the fault's own address, saved on entry.
+_CLOSING_CR2 = rc.compile(r"\s*CR2: ([0-9a-f]+)\s*")
+#: show_opcodes()'s line when it cannot read the code before RIP: its own read faulted there.
+_OPCODES_UNREAD = rc.compile(r"Unable to access opcode bytes at (0x[0-9a-f]+)")
+
+
+def _cr2(r: _Reading, cr2s: list[tuple[str, LogLine]]) -> None:
+    """The page fault's CR2: its closing ``CR2: <address>`` line's (page_fault_oops(), arch/x86/mm/fault.c), else the
+    register dump's.  The register dump reads CR2 when it prints: a fault taken since (show_opcodes() reading the
+    code bytes before a RIP in unmapped memory, "Code: Unable to access opcode bytes at ...") has overwritten it
+    there, so a register dump's CR2 that differs is said to be that later fault's, not this oops's."""
+    if not cr2s:
+        return
+    closing = next(((v, line) for v, line in reversed(cr2s) if _CLOSING_CR2.fullmatch(line.body)), None)
+    dumped = next(((v, line) for v, line in cr2s if _CLOSING_CR2.fullmatch(line.body) is None), None)
+    value, line = closing or dumped or cr2s[0]
+    r.add("cr2", f"0x{value}", line)
+    if closing is None or dumped is None or int(dumped[0], 16) == int(closing[0], 16):
+        return
+    later = f"0x{int(dumped[0], 16):x}"
+    unread = next(
+        (
+            f" (line {x.number}: show_opcodes() could not read the code bytes at {later})"
+            for x in r.lines
+            if "opcode bytes" in x.body
+            and (m := _OPCODES_UNREAD.search(x.body)) is not None
+            and int(m.group(1), 16) == int(dumped[0], 16)
+        ),
+        "",
+    )
+    r.add(
+        "cr2 in the register dump",
+        f"0x{dumped[0]}: not this oops's fault address but a later, nested fault's{unread}, which overwrote CR2 "
+        f"before the register dump read it; the oops's own is on line {closing[1].number}",
+        dumped[1],
+    )
 
 
 def _access_words(r: _Reading) -> None:

@@ -25,7 +25,7 @@ from dataclasses import replace
 
 from detectors.incident.consequences import HUNG_REPORT, link_consequences
 from detectors.incident.deliberate import is_deliberate, mark
-from detectors.incident.hypotheses import FREE_AT_CRASH
+from detectors.incident.hypotheses import DUMP_FAULT_ADDRESS, FREE_AT_CRASH, LOG_FAULT_ADDRESS
 from detectors.incident.timeline import crash_uptime, ends_the_boot, foreign_sources
 from forensics.model import (
     PERF_SCRIPT_LINE,
@@ -43,7 +43,7 @@ from forensics.model import (
     SubjectKind,
     finding_id,
 )
-from forensics.types.dmesg import PANICKED
+from forensics.types.dmesg import PANICKED, WENT_DOWN
 from forensics.types.incident import Correlation
 from forensics.units import iso_utc
 
@@ -81,7 +81,9 @@ def _judged(base: Finding, other: Finding) -> tuple[Severity, Baseline | None]:
     the crash itself (a hung task khungtaskd reported before kernel.hung_task_panic: the dump judged its wait).
     """
     if base.consequence_of is not None or (
-        base.kind is not FindingKind.CRASH and other.baseline is not None and other.baseline.name == PANICKED.name
+        base.kind is not FindingKind.CRASH
+        and other.baseline is not None
+        and other.baseline.name in (PANICKED.name, WENT_DOWN)
     ):
         return base.severity, base.baseline
     return (other.severity, other.baseline) if other.severity > base.severity else (base.severity, base.baseline)
@@ -266,6 +268,34 @@ def _contradictions(by_id: dict[str, Finding], away: Callable[[Finding], bool]) 
             )
     out += _other_boots(tuple(by_id.values()))
     return out
+
+
+def _fault_addresses_differ(crash: Finding, log: Finding) -> Finding | None:
+    """A contradiction when the dump's crash and the log's report of it read different fault addresses (CR2), else
+    None: one of the two is not this fault's (a nested fault's, read from a register dump; another crash's)."""
+    dumped, logged = crash.fact(DUMP_FAULT_ADDRESS), log.fact(LOG_FAULT_ADDRESS)
+    if not isinstance(dumped, str) or not isinstance(logged, str):
+        return None
+    try:
+        if int(dumped, 16) == int(logged, 16):
+            return None
+    except ValueError:
+        return None
+    cited = next((e for e in log.evidence if e.locator.name == LOG_FAULT_ADDRESS), log.evidence[0])
+    return Finding(
+        id=finding_id(FindingKind.CONTRADICTION, crash.title, "CR2", dumped, logged),
+        kind=FindingKind.CONTRADICTION,
+        title=f"the dump and the log disagree on the crash's fault address (CR2): {dumped} vs {logged}",
+        severity=Severity.MEDIUM,
+        confidence=0.6,
+        confidence_reason="two values read for one fault's address",
+        summary=f"The dump's log gives the crash's fault address as {dumped}, the log's report of it as {logged} "
+        f"({cited.cite()}): one of them is not this fault's (a nested fault's, read from a register dump, or "
+        "another crash's). The dump's analysis used its own.",
+        evidence=(crash.evidence[0], cited),
+        next_steps=("compare the oops's closing CR2: line in the dump's log (crash> log) and in the log",),
+        detector="incident",
+    )
 
 
 def _other_boots(findings: tuple[Finding, ...]) -> list[Finding]:
@@ -606,6 +636,11 @@ def correlate(
                 del current[drop]
                 holder[drop] = keep_at
             correlations.append(Correlation(rule, keep_at, (keep_at, drop), why))
+            if rule == "same-crash" and (differ := _fault_addresses_differ(original[keep], original[drop])):
+                current[differ.id] = differ
+                correlations.append(
+                    Correlation("contradiction", differ.id, (differ.id,), differ.title, contradiction=True)
+                )
     for f in _contradictions(current, away):
         current[f.id] = f
         correlations.append(Correlation("contradiction", f.id, (f.id,), f.title, contradiction=True))

@@ -34,7 +34,15 @@ from forensics.model import (
     unjudged_count,
 )
 from forensics.types.deliberate import REQUESTED, REQUESTED_FACT, WHO
-from forensics.types.dmesg import BOOT_FACT, KIND_BASELINES, PANIC_UNSEEN_FACT, PANICKED, ReportKind
+from forensics.types.dmesg import (
+    AFTER_FACT,
+    BOOT_FACT,
+    KIND_BASELINES,
+    PANIC_UNSEEN_FACT,
+    PANICKED,
+    WENT_DOWN,
+    ReportKind,
+)
 from forensics.types.incident import Hypothesis
 
 
@@ -336,6 +344,10 @@ def _leak_words(main: Finding) -> str:
 #: The fact a dump's finding carries with the dump's own free-memory figure (``nr_free_pages``, as
 #: ``kmem -i`` FREE); see ``detectors.vmcore.findings.free_memory_at_crash``.
 FREE_AT_CRASH = "free memory at the crash"
+#: The fact of a dump's crash with the fault address its log reports (``detectors.vmcore.findings``), and a log
+#: report's (``detectors.dmesg.why``): the two are compared when they are one crash (detectors/incident/correlate.py).
+DUMP_FAULT_ADDRESS = "fault address (CR2)"
+LOG_FAULT_ADDRESS = "cr2"
 
 #: Free pages in the dump above this share of RAM: far above the zone watermarks (a few percent at
 #: most: min_free_kbytes and watermark_scale_factor, Documentation/admin-guide/sysctl/vm.rst), so
@@ -659,12 +671,19 @@ def _told(
     # A syslog file or the journal cannot hold a panic, nor a capture cut at the oops: there, no 'Kernel panic' line
     # says nothing (the finding's PANIC_UNSEEN_FACT, detectors/dmesg/findings.py panic_unseen).
     unseen = survived.fact(PANIC_UNSEEN_FACT) if survived is not None else None
+    # What the log shows followed it (detectors/dmesg/aftermath.py): the kernel went on, or, in a finding made
+    # before that was read, nothing said.
+    after = survived.fact(AFTER_FACT) if survived is not None else None
+    # A log's report the machine went down on without a panic line: what shows it, said (oops=panic, kdump's boot).
+    down = crash.fact(AFTER_FACT) if crash is not None and survived is None else None
     went = (
-        "crashed"
+        ("crashed" if down is None else f"crashed ({down})")
         if survived is None
-        else f"oopsed; whether it then panicked is {unseen}"
+        else f"oopsed; whether it then went down is {unseen}"
         if unseen is not None
-        else "oopsed, and the log shows no panic after it (no 'Kernel panic' line in the lines that follow it)"
+        else f"oopsed and {after}"
+        if after is not None
+        else "oopsed; whether it then went down is unknown (the log's lines after it were not read)"
     )
     crashed = (
         f"was crashed on purpose with sysrq ({requested.title}): a kdump test, an operator or a watchdog"
@@ -721,7 +740,8 @@ def _told(
 
 def _went_down(finding: Finding) -> bool:
     """Whether a kernel log's critical finding ended its boot: the kernel panicked on it, or the next boot's banner
-    followed without a shutdown (an unexpected reboot); an oops without a panic leaves the kernel running."""
+    followed without a shutdown (an unexpected reboot), or the log shows it went down without a panic line (to kdump:
+    detectors/dmesg/aftermath.py)."""
     # By name: the panic's baseline cites its report's own 'Kernel panic' line (forensics/types/dmesg.py).
-    names = (PANICKED.name, KIND_BASELINES[ReportKind.REBOOT].name)
+    names = (PANICKED.name, WENT_DOWN, KIND_BASELINES[ReportKind.REBOOT].name)
     return finding.baseline is not None and finding.baseline.name in names

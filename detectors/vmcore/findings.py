@@ -16,7 +16,7 @@ import re
 
 from detectors.dmesg.taint import TAINT_FLAGS
 from detectors.incident.deliberate import is_deliberate
-from detectors.incident.hypotheses import DUMP_FREE_SHARE, FREE_AT_CRASH
+from detectors.incident.hypotheses import DUMP_FAULT_ADDRESS, DUMP_FREE_SHARE, FREE_AT_CRASH
 from detectors.vmcore.faultaddr import fault_address_record
 from forensics.model import (
     Baseline,
@@ -310,7 +310,7 @@ def _fault_facts(fault: FaultAnalysis) -> list[Fact]:
     if fault.effective_address is not None:
         facts.append(Fact("effective address", f"{fault.effective_address:#x}"))
     if fault.fault_address is not None:
-        facts.append(Fact("fault address (CR2)", f"{fault.fault_address:#x}"))
+        facts.append(Fact(DUMP_FAULT_ADDRESS, f"{fault.fault_address:#x}"))
     if not isinstance(fault.null_field, NotAvailable):
         facts.append(Fact("NULL field", str(fault.null_field)))
     if not isinstance(fault.read_member, NotAvailable):

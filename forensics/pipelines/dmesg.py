@@ -18,6 +18,7 @@ from forensics.model import (
     Incident,
     LocatorKind,
     NotAvailable,
+    Severity,
     SourceRecord,
     Timestamp,
     TimeWindow,
@@ -31,7 +32,7 @@ if TYPE_CHECKING:
     from collectors.log_identity import LogIdentity
     from detectors.dmesg.findings import ReportGrouper
     from forensics.types.causes import Cause
-    from forensics.types.dmesg import ReportWhy
+    from forensics.types.dmesg import Aftermath, ReportGroup, ReportWhy
     from forensics.types.incident import Hypothesis
 
 
@@ -70,6 +71,7 @@ def scan_chunks(chunks: Iterable[bytes]) -> tuple[ReportGrouper, int]:
     grouper.boot_clocks = scanner.boot_clocks
     grouper.boot_lines = scanner.boot_lines()
     grouper.kaslr = scanner.kaslr
+    grouper.command_lines = scanner.command_lines
     grouper.suppressed, grouper.suppressed_lines = scanner.suppressed, scanner.suppressed_lines
     return grouper, scanner.lines_seen
 
@@ -117,9 +119,10 @@ def _triage(tracked: TrackedInput, refuse: bool = True) -> tuple[SourceResult, b
     return _explained(tracked.source, tracked.record(), grouper, lines), bytes(head)
 
 
-def analyse_log_bytes(name: str, data: bytes) -> DmesgResult:
+def analyse_log_bytes(name: str, data: bytes, dumped: bool = False) -> DmesgResult:
     """``kforensic dmesg`` on one log held in memory, its findings citing it as ``name`` (a dump's kernel log that
-    makedumpfile extracted into a temporary file, gone by now: ``name`` says how to make it again)."""
+    makedumpfile extracted into a temporary file, gone by now: ``name`` says how to make it again; ``dumped``: as
+    :func:`analyse_logs`'s)."""
     import io
 
     from collectors.inputs import TrackedInput
@@ -128,6 +131,8 @@ def analyse_log_bytes(name: str, data: bytes) -> DmesgResult:
     # The dump's own log, however little makedumpfile got of it: what it holds is the dump's, never refused (an
     # empty one is said empty beside the dump's other findings).
     result, head = _triage(TrackedInput(name, io.BytesIO(data)), refuse=False)
+    if dumped:
+        result = dataclasses.replace(result, dumped=True)
     # No file to read the head of again: what the head says is given as the last result's (build_incident).
     return _merged([result], parse_identity(head))
 
@@ -193,6 +198,7 @@ def source_result(
         grouper.suppressed_lines,
         tuple(grouper.boot_clocks),
         grouper.boot_time_lines,
+        tuple(grouper.command_lines),
     )
 
 
@@ -258,7 +264,7 @@ def _could_not(r: SourceResult, identity: LogIdentity | None) -> tuple[str, ...]
         "reports (a clock step, or lines of another boot or host)"
         for before, after, back in r.wall_steps[:3]
     )
-    cut = (*_time_steps(r), *steps, *_local_zone(r), *_suppressed(r), *cut)
+    cut = (*_time_steps(r), *steps, *_local_zone(r), *_suppressed(r), *_cut_inside(r), *cut)
     if identity is None or identity.starts_after is None:
         return cut
     # The log's first lines' boot: a log whose printk time goes back later holds another boot (or time base) too.
@@ -283,6 +289,18 @@ def _time_steps(r: SourceResult) -> tuple[str, ...]:
         )
         + ": its parts are on different clocks"
         for before, after, was, now in r.time_steps[:3]
+    )
+
+
+def _cut_inside(r: SourceResult) -> tuple[str, ...]:
+    """The report the log ends inside of (its last line is the log's, and the report is damaged: a capture cut
+    mid-report): the rest of it is not in the log, whatever merges it with another input's view of the crash."""
+    cut = next((rep for rep in r.reports if rep.end_line >= r.lines and rep.corrupted), None)
+    if cut is None:
+        return ()
+    return (
+        f"the rest of the report at lines {cut.start_line}-{cut.end_line} ({cut.title}): the log ends inside it, at "
+        f"line {cut.end_line} ({cut.corrupted_reason}); the console or a dump's own log holds the rest",
     )
 
 
@@ -363,7 +381,8 @@ def ranked_incident(
                 r.group_causes.get(g.first.signature),
                 r.suppressed_lines > 0,
                 boots[g.first.start_line] if several else None,
-                r.lines,
+                _aftermath(r, g),
+                _oom_panic(r, g),
             )
             for g in r.groups
         ]
@@ -443,10 +462,39 @@ def ranked_incident(
     return incident, hypotheses
 
 
-def analyse_logs(names: list[str], live: bool) -> DmesgResult:
-    """``kforensic dmesg``: triage each log (and the live ring buffer), merge them, rank the hypotheses."""
+def _aftermath(r: SourceResult, group: ReportGroup) -> Aftermath | None:
+    """What the log shows followed the group's last report, when the kernel printed no panic line for a critical one
+    (detectors/dmesg/aftermath.py); None for the others."""
+    from forensics.types.dmesg import group_judgement
+
+    last = group.last
+    if group.first.panicked or last.panicked or group_judgement(group)[0] is not Severity.CRITICAL:
+        return None
+    from detectors.dmesg.aftermath import aftermath
+
+    # A dump's own log: the dump was written after its last critical report (kdump's), not after an earlier one.
+    dumped = r.dumped and all(
+        g.last.start_line <= last.start_line for g in r.groups if group_judgement(g)[0] is Severity.CRITICAL
+    )
+    return aftermath(last, r.record.boot_lines, r.command_lines, r.lines, dumped, r.reports)
+
+
+def _oom_panic(r: SourceResult, group: ReportGroup) -> tuple[int, str] | None:
+    """The panic line right after an OOM group's last report (panic_on_oom), None for the others."""
+    from forensics.types.dmesg import ReportKind
+
+    if group.first.kind is not ReportKind.OOM:
+        return None
+    from detectors.dmesg.aftermath import oom_panic
+
+    return oom_panic(group.last, r.reports, r.record.boot_lines)
+
+
+def analyse_logs(names: list[str], live: bool, dumped: bool = False) -> DmesgResult:
+    """``kforensic dmesg``: triage each log (and the live ring buffer), merge them, rank the hypotheses (``dumped``:
+    the logs are a crash dump's own, kdump's beside it: their last boot went down)."""
     triaged = [_triage_file(n) for n in names]
-    results = [result for result, _ in triaged]
+    results = [dataclasses.replace(result, dumped=True) if dumped else result for result, _ in triaged]
     live_identity = None
     if live:
         result, live_identity = triage_live()

@@ -59,7 +59,7 @@ def analyse_dump_log(
     log: LogBeside | LogExtracted
     if location.dmesg is not None and _has_text(location.dmesg):
         log = LogBeside(str(location.dmesg))
-        dmesg = analyse_logs([log.path], live=False)
+        dmesg = analyse_logs([log.path], live=False, dumped=True)
     else:
         try:
             extracted = extract_log(location.dump)
@@ -68,7 +68,7 @@ def analyse_dump_log(
                 f"{missing.message}; the dump's kernel log could not be read either: {exc.reason}", hint=missing.hint
             ) from None
         log = LogExtracted(extracted.command)
-        dmesg = analyse_log_bytes(log.cited, extracted.data)
+        dmesg = analyse_log_bytes(log.cited, extracted.data, dumped=True)
     unknown = f"no debug info: {missing.hint}"
     examined = Examined(
         f"crash dump {location.dump}: its kernel log only (no debug info for its kernel)",

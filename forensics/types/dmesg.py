@@ -29,6 +29,9 @@ BOOT_FACT = "boot"
 #: The fact of a critical report that did not panic, saying why its log cannot show whether it then panicked (a
 #: syslog or journal log, or one that ends at the report): without it the log went on and showed no panic.
 PANIC_UNSEEN_FACT = "panic after it"
+#: The fact of a critical report that did not panic, saying what the log shows followed it: the machine went down
+#: (to kdump, or a reboot), or the kernel went on (:class:`Aftermath`, detectors/dmesg/aftermath.py).
+AFTER_FACT = "after it"
 OCCURRENCE_NAMES = (REPORT_EVIDENCE, ONE_OF, LAST_OF)
 
 
@@ -452,6 +455,27 @@ class ZoneFree(NamedTuple):
     at: int
 
 
+class Aftermath(NamedTuple):
+    """What a log shows followed a critical report the kernel printed no ``Kernel panic`` line for.
+
+    oops_end() with panic_on_oops goes to crash_kexec() before panic(): with a capture kernel loaded, the machine
+    goes down without a "Kernel panic" line (kernel/kexec_core.c).  So no panic line does not mean the kernel went on:
+    ``went_down`` is read from the command line (``oops=panic``), the report's ``Kdump: loaded``, the next boot being
+    a capture kernel (``elfcorehdr=``), a dump of the boot, or the log going on in the same boot.
+    """
+
+    went_down: bool | None  # True: the machine went down; False: the kernel went on; None: the log cannot tell
+    shown: str  # what the evidence shows, with its lines (or, unknown, why the log cannot tell)
+    cited: tuple[tuple[int, str], ...] = ()  # the lines of the log it cites outside the report, (number, text)
+
+    @property
+    def said(self) -> str:
+        """The reading in words: "went down: ...", "went on: ...", "unknown (...)"."""
+        if self.went_down is None:
+            return f"unknown ({self.shown})"
+        return f"{'went down' if self.went_down else 'went on'}: {self.shown}"
+
+
 class ReportWhy(NamedTuple):
     """What a report says about why: its class, facts, stacks, locks, CPUs, tasks, memory and cause."""
 
@@ -493,9 +517,21 @@ class ReportWhy(NamedTuple):
 #: A report the kernel panicked on: critical, whatever its kind (the same words as the dump's other log reports).
 PANICKED = Baseline("the kernel panicked on it", "the machine went down", "its 'Kernel panic - not syncing' line")
 
+#: An oops the machine went down on without a "Kernel panic" line (:class:`Aftermath`): its name, which the report's
+#: verdict reads as "crashed" (detectors/incident/hypotheses.py), as it reads :data:`PANICKED`'s.
+WENT_DOWN = "an oops the machine went down on"
+WENT_DOWN_SOURCE = "oops_end() (arch/x86/kernel/dumpstack.c), crash_kexec() (kernel/kexec_core.c)"
+
+
+def went_down_baseline(after: Aftermath) -> Baseline:
+    """The baseline of a report the machine went down on, citing what shows it."""
+    return Baseline(WENT_DOWN, f"the machine went down: {after.shown}", WENT_DOWN_SOURCE)
+
+
 _OOPS = Baseline(
     "an oops: the kernel faulted in its own code",
-    "any oops is a kernel bug: the task that hit it is killed and the locks it held stay held",
+    "any oops is a kernel bug: oops_end() kills the task that hit it (the locks it held stay held), or takes the "
+    "machine down (panic_on_oops, an oops in interrupt context)",
     "die() and the oops handlers (arch/*/kernel/traps.c); Documentation/admin-guide/bug-hunting.rst",
 )
 _SANITIZER = Baseline(
@@ -587,7 +623,7 @@ KIND_BASELINES: dict[ReportKind, Baseline] = {
     ),
     ReportKind.OOM: Baseline(
         "the memory an allocation could use",
-        "exhausted: the OOM killer killed a task to free memory",
+        "exhausted: the OOM killer kills a task to free memory, or panics (panic_on_oom)",
         "out_of_memory() (mm/oom_kill.c)",
     ),
     ReportKind.OOPS: _OOPS,
@@ -702,6 +738,34 @@ def panicked_baseline(report: KernelReport) -> Baseline:
     return Baseline(PANICKED.name, PANICKED.value, f"{PANICKED.source}, line {at}")
 
 
+#: The OOM killer's kill line ("Out of memory: Killed process 4242 (memhog) ... anon-rss:1000200kB", "Memory cgroup
+#: out of memory: Killed process ...", older kernels' "Kill process"): its pid (group 2), name (3) and anon-rss (4).
+#: Read by the event reader (detectors/dmesg/events.py KILLED) and by :func:`oom_baseline`.
+OOM_KILLED = (
+    r"(?:(Memory cgroup )?[Oo]ut of memory(?: \([a-z_]+\))?: )?Kill(?:ed)? process (\d+) \((.*?)\)"
+    r"(?:.*?anon-rss:(\d+)kB)?"
+)
+_OOM_KILLED: Final = re.compile(OOM_KILLED)
+
+
+def oom_baseline(report: KernelReport, panic: tuple[int, str] | None = None) -> Baseline:
+    """An OOM report's baseline saying what the OOM killer did: the task it killed (its line), or, with no kill line,
+    that none was killed: ``panic`` (the "Kernel panic - not syncing: Out of memory ..." line after it, as (number,
+    text)) says panic_on_oom made the OOM a panic; without it, no kill is shown."""
+    kind = KIND_BASELINES[ReportKind.OOM]
+    killed = next(((n, m) for n, t in report.lines if (m := _OOM_KILLED.search(t)) is not None), None)
+    if killed is not None:
+        number, m = killed
+        said = f"exhausted: the OOM killer killed a task to free memory (line {number}: pid {m.group(2)}, {m.group(3)})"
+    elif panic is not None:
+        number, text = panic
+        reason = text[text.find("not syncing:") + len("not syncing:") :].strip()
+        said = f"exhausted; no task was killed: panic_on_oom made the OOM a panic (line {number}: {reason})"
+    else:
+        said = "exhausted; no task is shown killed: its lines hold no 'Killed process' line"
+    return Baseline(kind.name, said, kind.source)
+
+
 def group_judgement(group: ReportGroup) -> tuple[Severity, Baseline]:
     """A group's one severity, in its finding and in every table, and the baseline it was judged against.
 
@@ -720,6 +784,8 @@ def group_judgement(group: ReportGroup) -> tuple[Severity, Baseline]:
         return Severity.CRITICAL, panicked_baseline(first if first.panicked else group.last)
     if first.kind is ReportKind.NET_DROP:
         return net_drop_judgement(group)
+    if first.kind is ReportKind.OOM:
+        return first.severity, oom_baseline(first)
     return first.severity, printed_baseline(first) or KIND_BASELINES[first.kind]
 
 

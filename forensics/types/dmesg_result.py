@@ -61,6 +61,12 @@ class SourceResult:
     boot_clocks: tuple[tuple[int, float, str], ...] = ()
     # The first line of the report of each of ``boot_times`` (the boot it dates: the log's boots began apart).
     boot_time_lines: Sequence[int] = ()
+    # The command lines that say how a boot ends after an oops (``oops=panic``, ``panic_on_oops``, a capture kernel's
+    # ``elfcorehdr=``), as (line, text), in log order (LogScanner.command_lines; detectors/dmesg/aftermath.py).
+    command_lines: tuple[tuple[int, str], ...] = ()
+    # The log is a crash dump's own (its kernel log, kdump's dmesg beside it): its last boot went down, since kdump
+    # writes a dump only then.
+    dumped: bool = False
 
     def release_at(self, line: int) -> str | None:
         """The release of the last boot banner at or before ``line`` (None when no banner precedes it)."""

@@ -13,7 +13,7 @@ import pytest
 
 from forensics.model import Baseline, Severity
 from forensics.types.deliberate import FORCED
-from forensics.types.dmesg import KIND_BASELINES, PANICKED, ReportKind
+from forensics.types.dmesg import KIND_BASELINES, PANICKED, WENT_DOWN, WENT_DOWN_SOURCE, ReportKind
 from tests.vmcore_cases import console_logs, kernels
 
 GOLDEN = sorted((Path(__file__).parent / "golden").glob("*.log"))
@@ -53,11 +53,15 @@ def test_every_log_finding_names_its_baseline() -> None:
             assert f["severity"] == "critical", f["title"]
             # its source names the panic line by number where the report holds it
             assert judged[2] == PANICKED.source or re.fullmatch(re.escape(PANICKED.source) + r", line \d+", judged[2])
+        elif judged[0] == WENT_DOWN:  # no panic line, the machine went down all the same (to kdump)
+            assert f["severity"] == "critical", f["title"]
+            assert judged[1].startswith("the machine went down: ") and judged[2] == WENT_DOWN_SOURCE, f["title"]
         else:  # not panicked on: its kind's baseline, at its rule's severity (with the threshold it prints)
             kind = KIND_BASELINES[ReportKind(f["kind"].removeprefix("dmesg."))]
             name, value, source = judged
             assert (name, source) == (kind.name, kind.source), f["title"]
-            assert value == kind.value or value.startswith("exceeded: line "), f["title"]
+            # (an OOM's says what the OOM killer did: a kill or a panic, with its line)
+            assert value == kind.value or value.startswith(("exceeded: line ", "exhausted")), f["title"]
     # The fixtures panic on every report; the golden logs hold reports the kernel went on after.
     said = {_judged(f) for f in findings}
     assert _as_tuple(FORCED) in said
@@ -132,3 +136,21 @@ def test_a_threshold_the_log_prints_is_the_baseline_with_its_line(tmp_path: Path
 def test_every_report_kind_has_a_baseline() -> None:
     assert set(KIND_BASELINES) == set(ReportKind)
     assert all(b.name and b.value and b.source for b in KIND_BASELINES.values())
+
+
+def test_an_oom_made_a_panic_is_not_said_to_have_killed_a_task() -> None:
+    # 09-oom runs with vm.panic_on_oom=1: no "Killed process" line, the panic at line 284.  Its baseline said "the OOM
+    # killer killed a task to free memory" (ue17 #3).
+    from forensics.model import FindingKind
+    from forensics.pipelines.dmesg import analyse_logs
+
+    root = Path(__file__).resolve().parents[3]
+    panicked = analyse_logs([str(root / "vmcore_fixtures/cases/09-oom/console.log")], live=False)
+    (oom,) = [f for f in panicked.incident.findings if f.kind is FindingKind.DMESG_OOM]
+    assert oom.baseline is not None and "killed a task" not in oom.baseline.value
+    assert oom.baseline.value.startswith("exhausted; no task was killed: panic_on_oom made the OOM a panic (line 284: ")
+    # A kill is said with its line.
+    killed = analyse_logs([str(Path(__file__).parent / "golden" / "oom_kill.log")], live=False)
+    (oom,) = killed.incident.findings
+    assert oom.baseline is not None
+    assert oom.baseline.value.endswith("killed a task to free memory (line 21: pid 4242, memhog)")

@@ -17,6 +17,7 @@ from detectors.dmesg.findings import PANIC_EVIDENCE
 from detectors.incident.hypotheses import plain_summary
 from forensics.model import Finding, Severity
 from forensics.pipelines.dmesg import analyse_logs
+from forensics.types.dmesg import AFTER_FACT, PANIC_UNSEEN_FACT, WENT_DOWN
 from forensics.types.dmesg_result import DmesgResult
 from tests.helpers import assert_evidence_resolves
 
@@ -176,7 +177,7 @@ def test_report_does_not_say_crashed_of_oopses_that_did_not_panic(tmp_path: Path
     later = "[  222.000000] e1000e: eth0 NIC Link is Up 1000 Mbps Full Duplex\n"  # the console goes on after it
     log.write_text(_gpf(220, 1, 5, "kswapd0", "Not tainted") + _gpf(221, 2, 2, "postgres", "Tainted: G      D") + later)
     said = plain_summary(analyse_logs([str(log)], live=False).incident.findings, "web-03")
-    assert "crashed" not in said and "oopsed, and the log shows no panic after it" in said
+    assert "crashed" not in said and "oopsed and went on: the log goes on in its boot after it (line 31)" in said
     log.write_text(_OOPS + _SUMMARY + _panic("Fatal exception"))
     said = plain_summary(analyse_logs([str(log)], live=False).incident.findings, "web-03")
     assert said.startswith("The Linux kernel on web-03 crashed: ")
@@ -210,4 +211,107 @@ def test_report_does_not_say_no_panic_of_a_log_that_cannot_show_one(tmp_path: Pa
     log.write_text(text)
     said = plain_summary(analyse_logs([str(log)], live=False).incident.findings, "web-03")
     assert "no panic" not in said and "crashed" not in said
-    assert "oopsed; whether it then panicked is unknown (" in said and why in said
+    assert "oopsed; whether it then went down is unknown (" in said and why in said
+
+
+# ---------------------------------------------------------------- how an oops without a panic line ended
+
+_FIXTURE_01 = Path(__file__).resolve().parents[3] / "vmcore_fixtures" / "cases" / "01-null-member" / "console.log"
+_BANNER = (
+    "[    0.000000] Linux version 5.15.0-91-generic (buildd@lcy02-amd64-045) (gcc (Ubuntu 11.4.0-1ubuntu1) 11.4.0) #1\n"
+)
+
+
+def _boot(command_line: str) -> str:
+    return f"{_BANNER}[    0.000000] Command line: {command_line}\n"
+
+
+def _after(finding: Finding) -> str:
+    return next(str(f.value) for f in finding.facts if f.name in (AFTER_FACT, PANIC_UNSEEN_FACT))
+
+
+def test_a_kdumped_oops_is_said_to_have_taken_the_machine_down() -> None:
+    # The fixture's oops went to kdump: oops=panic on line 2, "Kdump: loaded" in its CPU: line 238, and the capture
+    # kernel's boot (elfcorehdr=) at line 272; oops_end() went to crash_kexec(), which prints no panic line.  It was
+    # said "the task that hit it is killed" and, by report, "oopsed, and the log shows no panic after it".
+    result = analyse_logs([str(_FIXTURE_01)], live=False)
+    (finding,) = _findings(result)
+    after = _after(finding)
+    assert after.startswith("went down: oops=panic (line 2), Kdump: loaded (line 238) and a capture kernel boots at ")
+    assert "line 272 (elfcorehdr=, line 273)" in after
+    assert finding.baseline is not None and finding.baseline.name == WENT_DOWN
+    assert "killed" not in finding.baseline.value
+    assert {2, 273} <= {e.locator.start for e in finding.evidence if e.locator.name == AFTER_FACT}
+    assert_evidence_resolves(_findings(result))
+    said = plain_summary(result.incident.findings, "web-03")
+    assert said.startswith("The Linux kernel on web-03 crashed (went down: oops=panic (line 2)"), said
+    assert "no panic" not in said
+
+
+def test_oops_equals_panic_alone_says_the_machine_went_down(tmp_path: Path) -> None:
+    (finding,) = _findings(_run(tmp_path, _boot("ro quiet oops=panic") + _OOPS))
+    assert _after(finding).startswith("went down: oops=panic (line 2): oops_end() takes the machine down")
+
+
+def test_kdump_loaded_alone_does_not_take_the_machine_down(tmp_path: Path) -> None:
+    # A capture kernel loaded, no panic_on_oops: oops_end() kills the task and the kernel goes on, as the log does.
+    oops = _OOPS.replace("Comm: kworker/3:2 Tainted:", "Comm: kworker/3:2 Kdump: loaded Tainted:")
+    later = "[ 5124.000000] e1000e: eth0 NIC Link is Up 1000 Mbps Full Duplex\n"
+    result = _run(tmp_path, _boot("ro quiet panic_on_oops=0") + oops + later)
+    (finding,) = _findings(result)
+    assert _after(finding) == ("went on: the log goes on in its boot after it (line 26), with no 'Kernel panic' line")
+    said = plain_summary(result.incident.findings, "web-03")
+    assert "oopsed and went on: the log goes on in its boot after it" in said and "crashed" not in said
+
+
+def test_a_new_boot_right_after_the_oops_is_said_to_end_it(tmp_path: Path) -> None:
+    (finding,) = _findings(_run(tmp_path, _boot("ro") + _OOPS + _boot("ro")))
+    assert _after(finding).startswith("went down: the next boot starts at line 26, right after its last line")
+
+
+def test_cr2_is_the_oops_closing_line_not_the_register_dumps() -> None:
+    # 6.1's oops of a NULL member read: show_opcodes() faulted reading the code before RIP (line 240), which left
+    # CR2 = ffffffffc018efef for the register dump (line 249); the fault's own CR2 closes the oops (line 271), which
+    # the report's span left out.  The register dump's was said to be the fault's CR2.
+    result = analyse_logs([str(_FIXTURE_01)], live=False)
+    (report,) = result.sources[0].reports
+    assert (report.start_line, report.end_line) == (233, 271)
+    (finding,) = _findings(result)
+    assert finding.fact("cr2") == "0x0000000000000030"
+    assert {e.locator.start for e in finding.evidence if e.locator.name == "cr2"} == {271}
+    nested = str(finding.fact("cr2 in the register dump"))
+    assert nested.startswith("0xffffffffc018efef: not this oops's fault address but a later, nested fault's (line 240")
+    assert nested.endswith("the oops's own is on line 271")
+    assert_evidence_resolves(_findings(result))
+
+
+def test_a_log_cut_inside_its_report_says_so_under_examined(tmp_path: Path) -> None:
+    # The fixture's console cut 30 bytes into line 240 (inside the oops): what was examined said only "240 lines, 1
+    # report(s)", and `report` beside the dump said "corroborated" with no word of the cut (ue17 #12).
+    data = _FIXTURE_01.read_bytes()
+    at = sum(len(line) + 1 for line in data.split(b"\n")[:239]) + 30
+    log = tmp_path / "cutmid.log"
+    log.write_bytes(data[:at])
+    result = analyse_logs([str(log)], live=False)
+    (examined,) = result.incident.examined
+    said = [x for x in examined.could_not if "the log ends inside it" in x]
+    assert said == [
+        "the rest of the report at lines 233-240 (BUG: unable to handle kernel NULL pointer dereference in "
+        "kf_null_member_read): the log ends inside it, at line 240 (no call trace in the report); the console or a "
+        "dump's own log holds the rest"
+    ]
+    # The whole log ends past its report: nothing said.
+    whole = analyse_logs([str(_FIXTURE_01)], live=False).incident.examined[0]
+    assert not [x for x in whole.could_not if "ends inside" in x]
+
+
+def test_a_panic_later_in_the_boot_leaves_it_unknown(tmp_path: Path) -> None:
+    # Another report's panic ends the boot later: the oops may or may not have led to it, and "went on" would claim
+    # more than the log shows.
+    later = "[ 5124.000000] e1000e: eth0 NIC Link is Up 1000 Mbps Full Duplex\n" + _panic("hung_task: blocked tasks")
+    result = _run(tmp_path, _boot("ro") + _OOPS + later)
+    oops = next(f for f in _findings(result) if f.title == _TITLE)
+    assert _after(oops) == (
+        "unknown (its boot ends in a panic at line 27 (kernel panic: hung_task: blocked tasks), a report of its own: "
+        "whether this one led to it is not shown)"
+    )

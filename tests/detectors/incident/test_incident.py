@@ -344,3 +344,23 @@ def test_a_verdict_without_a_problem_counts_the_findings_of_traces_on_their_own_
     assert said.startswith("kforensic found nothing at medium severity or above in the inputs from vm; 2 low findings "
                            "to watch: CPU hog: kf_a ran 8 ms; CPU hog: kf_b ran 8 ms; 3 finding(s) below medium: 2 low "
                            "(worth a look), 1 info (context)."), said  # fmt: skip
+
+
+def test_the_dump_and_the_log_reading_two_fault_addresses_is_a_contradiction(tmp_path: Path) -> None:
+    # One crash (same title), two fault addresses: the log's report read a register dump's CR2 (a nested fault's)
+    # and the merged finding stood on both values without a word (ue17 #2).
+    log, _ = _files(tmp_path)
+    title = "BUG: unable to handle kernel NULL pointer dereference in kf_null_member_read"
+    crash = _finding("crash", title, (_ev(log, 4, "Kernel panic"),), (Fact("fault address (CR2)", "0x30"),),
+                     Severity.CRITICAL)  # fmt: skip
+    cr2 = _ev(log, 2, "INFO", name="cr2")
+    logged = _finding("dmesg.null-deref", title, (_ev(log, 1, "BUG: kernel"), cr2),
+                      (Fact("cr2", "0xffffffffc018efef"),), Severity.CRITICAL)  # fmt: skip
+    merged, correlations = correlate((crash, logged))
+    assert [c.rule for c in correlations] == ["same-crash", "contradiction"]
+    (said,) = [f for f in merged if f.kind is FindingKind.CONTRADICTION]
+    assert said.title.endswith("fault address (CR2): 0x30 vs 0xffffffffc018efef") and cr2 in said.evidence
+    # The same address (as the log prints it, zero-padded): one crash, no contradiction.
+    same = replace(logged, facts=(Fact("cr2", "0x0000000000000030"),))
+    merged, correlations = correlate((crash, same))
+    assert [c.rule for c in correlations] == ["same-crash"] and len(merged) == 1

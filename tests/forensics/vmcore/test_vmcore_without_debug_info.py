@@ -258,3 +258,17 @@ def test_the_dump_chosen_among_several_is_said(no_debug_info: Path, tmp_path: Pa
     assert isinstance(result, DumpLogResult)
     assert result.dump == str(crash / "new" / "vmcore")
     assert result.warnings == (f"{crash} holds 2 crash directories: analysed the newest, new",)
+
+
+def test_the_dumps_oops_is_said_to_have_taken_the_machine_down(no_debug_info: Path) -> None:
+    # The dump exists, so its kernel went down: its log's oops (no panic line: oops_end() went to crash_kexec()) was
+    # said "the task that hit it is killed" (ue17 #1).
+    from forensics.types.dmesg import AFTER_FACT, WENT_DOWN
+    from forensics.types.results import DumpLogResult
+
+    case = load_case("01-null-member")
+    result = _log_only(case, case.vmcore, no_debug_info)
+    assert isinstance(result, DumpLogResult), type(result)
+    (crash,) = [f for f in result.incident.findings if f.fact(AFTER_FACT) is not None]
+    assert crash.baseline is not None and crash.baseline.name == WENT_DOWN
+    assert "a crash dump of its boot exists" in str(crash.fact(AFTER_FACT))

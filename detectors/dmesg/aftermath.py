@@ -1,0 +1,156 @@
+"""How a critical report the kernel printed no panic for ended: the machine went down, the kernel went on, or unknown.
+
+No ``Kernel panic - not syncing`` line after an oops does not mean the kernel survived it.  oops_end()
+(arch/x86/kernel/dumpstack.c) calls crash_kexec() first when kexec_should_crash() (panic_on_oops, an oops in
+interrupt context, init's): with a capture kernel loaded it boots it at once, and panic() never prints.  So what
+the log shows is read instead (:class:`forensics.types.dmesg.Aftermath`):
+
+- ``oops=panic`` or ``panic_on_oops=1`` on the report's boot's command line: oops_end() takes the machine down;
+- the next boot is a capture kernel (kexec gives it ``elfcorehdr=``): the boot before it went down to kdump;
+- the log is a crash dump's own and the report its last critical one: kdump writes a dump only then;
+- ``Kdump: loaded`` in the report's header (dump_stack_print_info()) says a capture kernel was loaded; with one of
+  the above it says where the machine went, alone it says nothing (without panic_on_oops the task is killed);
+- else the log ends at the report (a cut capture, a syslog file a panic is never written to): unknown; the next
+  boot starts right after it: went down (a reset, a watchdog); the log goes on in its boot: the kernel went on.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+from collections.abc import Sequence
+
+from detectors.dmesg.lines import syslog_prefixed
+from detectors.dmesg.taint import die_line
+from forensics import regexcache as rc
+from forensics.types.dmesg import Aftermath, KernelReport
+
+#: panic_on_oops set at boot: ``oops=panic`` (oops_setup(), kernel/panic.c), the core parameter ``panic_on_oops=N``
+#: and its sysctl form (``sysctl.kernel.panic_on_oops=N``, 5.8 and later); N not 0.
+_PANIC_ON_OOPS = rc.compile(r"(?<!\S)(?:oops=panic|(?:sysctl\.kernel\.)?panic_on_oops=0*[1-9]\d*)(?!\S)")
+#: kexec's argument to a capture kernel: where the crashed kernel's ELF core header is (kexec-tools).
+_CAPTURE = rc.compile(r"(?<!\S)elfcorehdr=\S+")
+_KDUMP_LOADED = "Kdump: loaded"
+
+
+def _start(report: KernelReport) -> int:
+    return report.start_line
+
+
+def _boot_of(boot_lines: Sequence[int], line: int) -> int:
+    at = bisect_right(boot_lines, line)
+    return boot_lines[at - 1] if at else 0
+
+
+def _next_boot(boot_lines: Sequence[int], line: int) -> int | None:
+    at = bisect_right(boot_lines, line)
+    return boot_lines[at] if at < len(boot_lines) else None
+
+
+def aftermath(
+    report: KernelReport,
+    boot_lines: Sequence[int],
+    command_lines: Sequence[tuple[int, str]],
+    log_lines: int,
+    dumped: bool = False,
+    reports: Sequence[KernelReport] = (),
+) -> Aftermath:
+    """What the log shows followed ``report`` (a critical one the kernel printed no panic line for).
+
+    ``boot_lines``: the first line of each boot of the log; ``command_lines``: its command lines that say how a boot
+    ends, (line, text) (detectors/dmesg/scanner.py LogScanner.command_lines); ``log_lines``: its number of lines;
+    ``dumped``: the log is a crash dump's own and ``report`` its last critical one; ``reports``: the log's others (a
+    panic later in its boot leaves whether this one went down unknown).
+    """
+    boot = _boot_of(boot_lines, report.start_line)
+    after = _next_boot(boot_lines, report.end_line)
+    shown: list[str] = []
+    cited: list[tuple[int, str]] = []
+    set_at = None
+    if die_line(report) is not None:  # it went through oops_end(): panic_on_oops applies
+        for number, text in command_lines:
+            m = _PANIC_ON_OOPS.search(text)
+            if m is not None and _boot_of(boot_lines, number) == boot and number < report.start_line:
+                set_at = number
+                shown.append(f"{m.group(0)} (line {number})")
+                cited.append((number, text))
+                break
+    capture = None
+    if after is not None:
+        capture = next(
+            (
+                (number, text, m.group(0))
+                for number, text in command_lines
+                if _boot_of(boot_lines, number) == after and (m := _CAPTURE.search(text)) is not None
+            ),
+            None,
+        )
+    kdump = next(((n, t) for n, t in report.lines if _KDUMP_LOADED in t), None)
+    if kdump is not None and (set_at is not None or capture is not None):
+        shown.append(f"{_KDUMP_LOADED} (line {kdump[0]})")
+    if capture is not None:
+        number, text, word = capture
+        shown.append(f"a capture kernel boots at line {after} ({word.split('=')[0]}=, line {number})")
+        cited.append((number, text))
+    if dumped:
+        shown.append("a crash dump of its boot exists (kdump writes one only when the kernel goes down)")
+    if shown:
+        how = (
+            ": oops_end() went to crash_kexec(), which prints no 'Kernel panic' line"
+            if kdump is not None or capture is not None or dumped
+            else ": oops_end() takes the machine down (to a capture kernel, else panic(); the log shows neither)"
+        )
+        listed = shown[0] if len(shown) == 1 else f"{', '.join(shown[:-1])} and {shown[-1]}"
+        return Aftermath(True, listed + how, tuple(cited))
+    last = report.lines[-1][1] if report.lines else report.header
+    if syslog_prefixed(last):
+        return Aftermath(
+            None, "a panic is not written to a syslog file or the journal: the console or a dump would show it"
+        )
+    if log_lines <= report.end_line:
+        return Aftermath(
+            None, f"the log ends at the report's last line, {report.end_line}: the console or a dump would show it"
+        )
+    if report.corrupted:
+        # Its end is not known: the lines after it may be its own, cut off or interleaved, not the kernel going on.
+        return Aftermath(None, f"the report is damaged ({report.corrupted_reason}): the lines after it may be its own")
+    panic = next(
+        (
+            r
+            for r in sorted(reports, key=_start)
+            if r.start_line > report.end_line
+            and r.rule.startswith("panic")
+            and _boot_of(boot_lines, r.start_line) == boot
+        ),
+        None,
+    )
+    if panic is not None:
+        return Aftermath(
+            None,
+            f"its boot ends in a panic at line {panic.start_line} ({panic.title}), a report of its own: whether this "
+            "one led to it is not shown",
+        )
+    if after == report.end_line + 1:
+        return Aftermath(
+            True,
+            f"the next boot starts at line {after}, right after its last line, with no 'Kernel panic' line (a reset, "
+            "a watchdog, or a capture kernel the log does not name)",
+        )
+    stop = log_lines if after is None else after - 1
+    lines = f"line {stop}" if stop == report.end_line + 1 else f"lines {report.end_line + 1}-{stop}"
+    return Aftermath(False, f"the log goes on in its boot after it ({lines}), with no 'Kernel panic' line")
+
+
+#: The panics out_of_memory() raises in place of a kill (mm/oom_kill.c check_panic_on_oom(), and with no task to kill).
+_OOM_PANIC = "Kernel panic - not syncing: Out of memory"
+
+
+def oom_panic(oom: KernelReport, reports: Sequence[KernelReport], boot_lines: Sequence[int]) -> tuple[int, str] | None:
+    """The ``Kernel panic - not syncing: Out of memory ...`` line of the report right after the OOM report ``oom`` in
+    its boot, as (number, text): panic_on_oom (or no task to kill) made the OOM a panic; None when none follows."""
+    after = [r for r in reports if r.start_line > oom.end_line]
+    if not after:
+        return None
+    following = min(after, key=lambda r: r.start_line)
+    if _boot_of(boot_lines, following.start_line) != _boot_of(boot_lines, oom.start_line):
+        return None
+    return next(((n, t) for n, t in following.lines if _OOM_PANIC in t), None)
