@@ -827,6 +827,8 @@ class CrashSnapshot:
     task_census: TaskCensus = field(default=TaskCensus())  # how complete ``tasks`` is
     # A double free's first free, where the source of the second's function shows it (None: not shown)
     earlier_free: EarlierFree | None = None
+    # What a dump cut short lacks (the file's share, the page frames lost), None for a whole dump
+    cut: str | None = None
 
     def where(self, frame: Frame) -> str | None:
         """``file:line`` of a frame as a reader opens it: the copy found via --source-dir where the debug info's
