@@ -83,12 +83,25 @@ LOCK_WAIT = Baseline(
     "unknown (the dump lacks the waiter's task_struct: when it last ran)",
     "hung_task_timeout_secs (Documentation/admin-guide/sysctl/kernel.rst)",
 )
-#: A module in the crashed thread's stack: part of the crash; its taint says who can debug it.
+#: A module in the crashed thread's stack: who can debug the crash (its taint), not a harm of its own.
 MODULE_IN_CRASH = Baseline(
     "the crash whose stack runs in it",
-    "the machine went down",
+    "its harm is the crash finding's, counted once there",
     "its taint (O out-of-tree, E unsigned, P proprietary, C staging): kernel developers cannot debug it",
 )
+#: Values at the crash that match poison or code patterns: what kind of bug it was, not a harm of its own.
+SUSPICIOUS = Baseline(
+    "the crash they hint at",
+    "its harm is the crash finding's (and the cause's the values establish), counted once there",
+    "values read at the crash that match known poison, list-poison or code patterns: a clue to the kind of bug",
+)
+#: The dump's findings that are clues to the crash, not harm: the crash (and the cause its values establish) count
+#: the machine going down once; who can debug it and what kind of bug the values suggest are context, which rated
+#: medium counted the one crash's harm again (ue17 #11).  Kind: (severity, baseline); docs/severity.md "Crash dumps".
+CLUES: dict[FindingKind, tuple[Severity, Baseline]] = {
+    FindingKind.MODULE: (Severity.INFO, MODULE_IN_CRASH),
+    FindingKind.SUSPICIOUS_VALUES: (Severity.INFO, SUSPICIOUS),
+}
 
 
 def log_source(dump_path: str) -> str:
@@ -983,7 +996,7 @@ def module_findings(snap: CrashSnapshot, frames: tuple[Frame, ...]) -> list[Find
                 id=finding_id(IdFamily.TAINTING_MODULE, module.name),
                 kind=FindingKind.MODULE,
                 title=f"out-of-tree/unsigned module {module.name} ({module.taints}) is in the crashing stack",
-                severity=Severity.MEDIUM,
+                severity=CLUES[FindingKind.MODULE][0],
                 confidence=0.9,
                 confidence_reason="the module's taint flags and a frame of the crashed thread",
                 summary=f"Frame #{frame.index} runs in {module.name}, which taints the kernel with "
@@ -992,7 +1005,7 @@ def module_findings(snap: CrashSnapshot, frames: tuple[Frame, ...]) -> list[Find
                 next_steps=(_modinfo(snap, module.name), "crash> mod -t"),
                 facts=(Fact("module taint", module.taints), Fact("debug info", "yes" if module.debug_info else "no")),
                 detector=DETECTOR,
-                baseline=MODULE_IN_CRASH,
+                baseline=CLUES[FindingKind.MODULE][1],
             )
         )
     return out

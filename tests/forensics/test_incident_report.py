@@ -441,7 +441,8 @@ def test_the_digest_and_the_incident_json_keep_set_apart_findings_apart(tmp_path
         assert doc["findings"][-1]["set_apart"].startswith(why), doc["findings"][-1]
         assert not any("set_apart" in f for f in doc["findings"][:-1]), doc["findings"]
         own = doc["findings"][:-1]
-        assert doc["problems"] == sum(f["severity"] in ("medium", "high", "critical") for f in own) == 3, titles
+        # the crash and its NULL pointer (the tainting module in the stack is a clue, info, since ue17 #11)
+        assert doc["problems"] == sum(f["severity"] in ("medium", "high", "critical") for f in own) == 2, titles
         assert incident_from_dict(doc, "incident.json").findings  # the reader takes the marked document
     # report --from of the merged incident: the finding stays apart, out of the verdict and of --fail-on's judgement.
     again = kf(
