@@ -120,3 +120,17 @@ def test_a_cut_header_is_still_refused(tmp_path: Path) -> None:
 def test_the_share_never_reads_100_percent_for_a_cut_file() -> None:
     assert share_text(4_451_183, 4_451_184) == "99.9%, 1 byte missing"  # was "(100%)"
     assert share_text(4_446_184, 4_451_184) == "99.8%, 5000 bytes missing"
+
+
+def test_without_debug_info_a_cut_dump_whose_log_is_lost_says_it_is_cut(tmp_path: Path, kf: Callable[..., Ran]) -> None:
+    case = load_case(CASE)
+    cut = _cut(case, tmp_path, case.vmcore.stat().st_size - 5000)  # mem_section's page (0xffd5) is lost
+    empty = tmp_path / "debug"
+    empty.mkdir()
+    ran = kf("vmcore", cut, "--debug-dir", empty, "--no-debuginfod")
+    assert ran.returncode == 3, ran.stderr
+    first = ran.stderr.splitlines()[0]
+    assert "the dump's kernel log could not be read either: makedumpfile --dump-dmesg failed" in first
+    assert first.endswith("(the dump is cut short: 99.8%, 5000 bytes missing: the data of 29 of 5834 stored pages "
+                          "(page frames 0xf749-0xf75f, 0xffd0-0xffd5) lay past the cut; reads from them are 'not in "
+                          "dump')"), first  # fmt: skip
