@@ -102,7 +102,9 @@ def _shows_instruction(value: str, ev: Evidence) -> bool:
 
 def _shows_words(value: str, ev: Evidence) -> bool:
     """Memory words (``0x101: locked, ...``; ``0xdead000000000100, 0xdead000000000122``) read at a cited address."""
-    if ev.locator.kind is not LocatorKind.ADDRESS or not re.fullmatch(r"u(32|64)(x\d+)?", ev.locator.name or ""):
+    if ev.locator.kind is not LocatorKind.ADDRESS or not re.fullmatch(
+        r"u(32|64)(x\d+)?( of .+)?", ev.locator.name or ""
+    ):
         return False
     stated = [int(w, 16) for w in re.findall(r"0x[0-9a-f]+", value.split(":", maxsplit=1)[0])]
     return stated == [int(w, 16) for w in ev.excerpt.split()]

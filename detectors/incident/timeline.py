@@ -303,6 +303,10 @@ def _event(
     # 8s"): their times are no duration; the headers of a report's repeats (a group's "last of N") and a trace's or
     # a series' evidence merged into it are.  The duration the report states is said instead (``stated``).
     spans = [p for p in points if finding.detector not in PRINTED_DETECTORS or _spans_time(p[3])] or [first]
+    if any(_read_time(p[3]) for p in points):
+        # A time the dump read (when a blocked task last ran) starts an interval that lasts to the finding's last
+        # cited time (khungtaskd's report, the crash): crash's `ps -m`, not an instant at the report.
+        spans = points
     last = max(spans, key=lambda p: p[1])
     converted = (
         (key.clock == BOOT_LANE and first[5])
@@ -347,6 +351,11 @@ def _spans_time(ev: Evidence) -> bool:
         return True
     name = ev.locator.name or ""
     return ev.locator.kind is LocatorKind.LINE and name.startswith(OCCURRENCE_NAMES)
+
+
+def _read_time(ev: Evidence) -> bool:
+    """Whether the evidence is a time read from memory (a task's ``sched_info.last_arrival``), not a printed line."""
+    return ev.locator.kind is LocatorKind.ADDRESS and ev.timestamp is not None
 
 
 #: The facts in which a report states how long its stall had lasted when it was printed, and their words.

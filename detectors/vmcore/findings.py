@@ -83,12 +83,25 @@ LOCK_WAIT = Baseline(
     "unknown (the dump lacks the waiter's task_struct: when it last ran)",
     "hung_task_timeout_secs (Documentation/admin-guide/sysctl/kernel.rst)",
 )
-#: A module in the crashed thread's stack: part of the crash; its taint says who can debug it.
+#: A module in the crashed thread's stack: who can debug the crash (its taint), not a harm of its own.
 MODULE_IN_CRASH = Baseline(
     "the crash whose stack runs in it",
-    "the machine went down",
+    "its harm is the crash finding's, counted once there",
     "its taint (O out-of-tree, E unsigned, P proprietary, C staging): kernel developers cannot debug it",
 )
+#: Values at the crash that match poison or code patterns: what kind of bug it was, not a harm of its own.
+SUSPICIOUS = Baseline(
+    "the crash they hint at",
+    "its harm is the crash finding's (and the cause's the values establish), counted once there",
+    "values read at the crash that match known poison, list-poison or code patterns: a clue to the kind of bug",
+)
+#: The dump's findings that are clues to the crash, not harm: the crash (and the cause its values establish) count
+#: the machine going down once; who can debug it and what kind of bug the values suggest are context, which rated
+#: medium counted the one crash's harm again (ue17 #11).  Kind: (severity, baseline); docs/severity.md "Crash dumps".
+CLUES: dict[FindingKind, tuple[Severity, Baseline]] = {
+    FindingKind.MODULE: (Severity.INFO, MODULE_IN_CRASH),
+    FindingKind.SUSPICIOUS_VALUES: (Severity.INFO, SUSPICIOUS),
+}
 
 
 def log_source(dump_path: str) -> str:
@@ -102,12 +115,48 @@ def register_excerpt(name: str, value: int) -> str:
 
 
 #: The name of an ADDRESS locator of memory words: ``u32`` (one 32-bit word), ``u64x2`` (two 64-bit words), ...
-MEMORY_WORDS = re.compile(r"u(32|64)(?:x(\d+))?")
+#: An ADDRESS locator's name of memory words: their width and count, and optionally what they are
+#: (``u64 of pid 43's sched_info.last_arrival``).
+MEMORY_WORDS = re.compile(r"u(32|64)(?:x(\d+))?(?: of .+)?")
 
 
 def memory_locator_name(width: int, count: int) -> str:
     """The ADDRESS locator's name of ``count`` little-endian words of ``width`` bytes: ``u32``, ``u64x4``."""
     return f"u{width * 8}" + (f"x{count}" if count > 1 else "")
+
+
+def last_run_evidence(snap: CrashSnapshot, task: TaskInfo) -> Evidence | None:
+    """When ``task`` last ran, read from the dump (``sched_info.last_arrival`` or ``se.exec_start``), as evidence
+    with that time: on a timeline it starts the interval the task has been off the CPU (a read value, not a printed
+    line)."""
+    ran = task.last_run
+    if ran is None:
+        return None
+    where = Locator(LocatorKind.ADDRESS, ran.address, name=f"u64 of pid {task.pid}'s {ran.field}")
+    return Evidence(
+        snap.dump_path, where, memory_excerpt((ran.ns,), 8), timestamp=Timestamp(ran.seconds, Clock.MONOTONIC)
+    )
+
+
+def _wait_end_evidence(snap: CrashSnapshot, task: TaskInfo) -> Evidence | None:
+    """Where a blocked task's wait is last seen in the dump's log: khungtaskd's report of it, else the log's last
+    record (the crash); the end of the interval :func:`last_run_evidence` starts."""
+    said = f"task {task.comm}:{task.pid} blocked for more than"
+    return record_evidence(snap, next((i for i, r in enumerate(snap.log) if said in r.text), len(snap.log) - 1))
+
+
+def record_evidence(snap: CrashSnapshot, index: int) -> Evidence | None:
+    """The dump's log record ``index`` (0-based; -1: the last, the crash's) as evidence with its printk time."""
+    if not snap.log:
+        return None
+    record = snap.log[index]
+    found = index % len(snap.log)
+    return Evidence(
+        log_source(snap.dump_path),
+        Locator(LocatorKind.LINE, found + 1),
+        record.text.split("\n", 1)[0],
+        timestamp=Timestamp(record.seconds, Clock.MONOTONIC),
+    )
 
 
 def memory_excerpt(words: tuple[int, ...] | list[int], width: int) -> str:
@@ -606,7 +655,12 @@ def blocked_task_findings(snap: CrashSnapshot) -> list[Finding]:
             evidence.append(Evidence(snap.dump_path, where, owner_top.label()))
         facts = [Fact("waiter", f"{task.comm} (pid {task.pid})"), Fact("waits in", top.label() if top else "?")]
         if task.last_run_ns is not None:
-            facts.append(Fact("last ran", f"{task.last_run_ns / 1e9:.1f} s before the crash"))
+            at = task.last_run
+            since = f", at {at.seconds:.6f} s since boot (its {at.field}, read)" if at is not None else ""
+            facts.append(Fact("last ran", f"{task.last_run_ns / 1e9:.1f} s before the crash{since}"))
+        # The wait as an interval: from when it last ran (read) to where the log last shows it (report or crash).
+        if (start := last_run_evidence(snap, task)) is not None and (end := _wait_end_evidence(snap, task)):
+            evidence += [start, end]
         chain = _wait_chain(snap, task)
         if owner is not None:
             # In a lock cycle the owner is no culprit that "never releases" the lock: it waits too, and
@@ -942,7 +996,7 @@ def module_findings(snap: CrashSnapshot, frames: tuple[Frame, ...]) -> list[Find
                 id=finding_id(IdFamily.TAINTING_MODULE, module.name),
                 kind=FindingKind.MODULE,
                 title=f"out-of-tree/unsigned module {module.name} ({module.taints}) is in the crashing stack",
-                severity=Severity.MEDIUM,
+                severity=CLUES[FindingKind.MODULE][0],
                 confidence=0.9,
                 confidence_reason="the module's taint flags and a frame of the crashed thread",
                 summary=f"Frame #{frame.index} runs in {module.name}, which taints the kernel with "
@@ -951,7 +1005,7 @@ def module_findings(snap: CrashSnapshot, frames: tuple[Frame, ...]) -> list[Find
                 next_steps=(_modinfo(snap, module.name), "crash> mod -t"),
                 facts=(Fact("module taint", module.taints), Fact("debug info", "yes" if module.debug_info else "no")),
                 detector=DETECTOR,
-                baseline=MODULE_IN_CRASH,
+                baseline=CLUES[FindingKind.MODULE][1],
             )
         )
     return out

@@ -8,7 +8,15 @@ lock's word decoded, the owner when the kernel records one, and the other CPUs.
 from __future__ import annotations
 
 from detectors.vmcore.evidence import frame_evidence, log_line_evidence, memory_evidence, root_cause_finding
-from detectors.vmcore.findings import CYCLE, EXPLAINS_CRASH, crash_frame, culprit_frame, first_own_frame
+from detectors.vmcore.findings import (
+    CYCLE,
+    EXPLAINS_CRASH,
+    crash_frame,
+    culprit_frame,
+    first_own_frame,
+    last_run_evidence,
+    record_evidence,
+)
 from detectors.vmcore.steps import crash_steps
 from forensics.model import (
     Evidence,
@@ -81,7 +89,12 @@ def lock_cycle_findings(snap: CrashSnapshot) -> list[Finding]:
             for t in tasks
             if (own := first_own_frame(t)) is not None
         ]
-        evidence.append(log_line_evidence(snap, "blocked for more than"))
+        # The cycle closed when the last of its tasks blocked, no earlier than that task last ran (a value read):
+        # the deadlock is an interval from then to the report (or the crash), not an instant at the report.
+        ran = [t for t in tasks if t.last_run is not None]
+        if ran:
+            evidence.append(last_run_evidence(snap, max(ran, key=lambda t: t.last_run.ns if t.last_run else 0)))
+        evidence.append(log_line_evidence(snap, "blocked for more than") or record_evidence(snap, -1))
         kind = "AB-BA deadlock" if len(tasks) == 2 else f"lock cycle of {len(tasks)} tasks"
         statement = "; ".join(parts)
         waiters = [LockWaiter(t.comm, ", ".join(holds[t.pid]) or "?", _lock_name(t.blocked_on)) for t in tasks]

@@ -29,7 +29,7 @@ from detectors.vmcore.evidence import (
     object_state,
     root_cause_finding,
 )
-from detectors.vmcore.findings import crash_frame, culprit_frame, log_source, register_excerpt
+from detectors.vmcore.findings import CLUES, crash_frame, culprit_frame, log_source, register_excerpt
 from forensics.model import (
     Baseline,
     Clock,
@@ -316,7 +316,7 @@ def suspicious_value_findings(snap: CrashSnapshot) -> list[Finding]:
             "the values match known poison/text patterns",
             [h[3] for h in hits] + [frame_evidence(snap, 0)],
             facts,
-            Severity.MEDIUM,
+            *CLUES[FindingKind.SUSPICIOUS_VALUES],
         )
     ]
 

@@ -70,6 +70,8 @@ def dump_examined(result: VmcoreResult) -> Examined:
         f"crash dump {snap.dump_path}: kernel {snap.kernel_release}{at}; {len(snap.log):,} printk record(s), "
         f"{len(snap.tasks):,} task(s), {len(snap.slab_caches):,} slab cache(s), {len(snap.modules):,} module(s)",
         DUMP_COULD_FIND,
+        # A cut dump: what lay on its lost pages could not be found (their reads say "not in dump").
+        (f"what the lost pages held: the dump is cut short, {snap.cut}",) if snap.cut is not None else (),
     )
 
 

@@ -50,10 +50,12 @@ def analyse_dump_log(
     from forensics.model import Examined
     from forensics.pipelines.dmesg import analyse_log_bytes, analyse_logs
     from forensics.types.results import LogBeside, LogExtracted
+    from forensics.vmcore.dumpfile import read_dump_header
     from forensics.vmcore.kernellog import LogUnavailableError, extract_log
     from forensics.vmcore.locate import locate_dump
 
     location = locate_dump(path)  # (found before the debug info was looked for: it does not fail now)
+    cut = read_dump_header(location.dump).cut  # (read before too: a cut header was refused then)
     if progress is not None:
         progress("reading the dump's kernel log")
     log: LogBeside | LogExtracted
@@ -64,16 +66,19 @@ def analyse_dump_log(
         try:
             extracted = extract_log(location.dump)
         except LogUnavailableError as exc:
+            short = f" (the dump is cut short: {cut.summary()})" if cut is not None else ""
             raise InputError(
-                f"{missing.message}; the dump's kernel log could not be read either: {exc.reason}", hint=missing.hint
+                f"{missing.message}; the dump's kernel log could not be read either: {exc.reason}{short}",
+                hint=missing.hint,
             ) from None
         log = LogExtracted(extracted.command)
         dmesg = analyse_log_bytes(log.cited, extracted.data, dumped=True)
     unknown = f"no debug info: {missing.hint}"
+    lost = (f"what the lost pages held: the dump is cut short, {cut.summary()}",) if cut is not None else ()
     examined = Examined(
         f"crash dump {location.dump}: its kernel log only (no debug info for its kernel)",
         (),
-        (f"the dump's state ({NEEDS_DEBUG_INFO}): unknown ({unknown})",),
+        (f"the dump's state ({NEEDS_DEBUG_INFO}): unknown ({unknown})", *lost),
     )
     incident = replace(
         dmesg.incident,
@@ -88,7 +93,7 @@ def analyse_dump_log(
         missing.hint,
         log,
         replace(dmesg, incident=incident),
-        () if location.note is None else (location.note,),
+        tuple(n for n in (cut.warning() if cut is not None else None, location.note) if n is not None),
     )
 
 

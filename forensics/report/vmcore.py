@@ -338,6 +338,7 @@ def to_document(result: VmcoreResult) -> dict[str, Any]:
             "path": s.dump_path,
             "format": s.dump_format,
             "filtered": json_value(s.filtered),
+            "cut": s.cut,
             "dmesg": result.dmesg_path,
         },
         "summary": {
@@ -650,6 +651,7 @@ def vmcore_document(result: VmcoreResult) -> Document:
         "| | |",
         "|---|---|",
         f"| Dump | `{md_escape(s.dump_path)}` ({s.dump_format}; {md_escape(str(s.filtered))}) |",
+        *((f"| Cut short | **{md_escape(s.cut)}** |",) if s.cut is not None else ()),
         f"| Kernel | {md_escape(str(s.kernel_release))} ({md_escape(str(s.machine))}), build ID {s.build_id} |",
         f"| Crash time | {_when(s.crash_time)}, uptime {uptime} |",
         f"| Panic | {md_escape(str(s.panic_message))} |",

@@ -136,6 +136,21 @@ class CompletionWait:
 
 
 @dataclass(frozen=True)
+class LastRun:
+    """When a task last ran, read from the dump: its ``sched_info.last_arrival`` (when it last got a CPU,
+    CONFIG_SCHED_INFO) or else its ``se.exec_start`` (when its run time was last accounted, on the CPU)."""
+
+    address: int  # of the field, for the citation (``crash> rd -64 ADDRESS``)
+    ns: int  # nanoseconds on the run-queue clock (sched_clock, which printk's times read too)
+    field: str  # the task_struct member read: ``sched_info.last_arrival`` or ``se.exec_start``
+
+    @property
+    def seconds(self) -> float:
+        """Seconds since boot, on the clock of the kernel log's times."""
+        return self.ns / 1e9
+
+
+@dataclass(frozen=True)
 class TaskInfo:
     """A task of the dumped kernel."""
 
@@ -155,6 +170,8 @@ class TaskInfo:
     # saved (its stack's #0) is the next instruction's, one the CPU never ran (6.12's default_idle: the ``cli`` of
     # ``raw_local_irq_disable()``, whose inline frame #0 names).
     halted_at: int | None = None
+    # When it last ran (:class:`LastRun`); None where it was not read, or its clock is not printk's.
+    last_run: LastRun | None = None
 
     def lock_owner_text(self) -> str | None:
         """``kf_holder (pid 42)``; a name not read says "unknown (why)"; None when no owner is known."""
@@ -827,6 +844,8 @@ class CrashSnapshot:
     task_census: TaskCensus = field(default=TaskCensus())  # how complete ``tasks`` is
     # A double free's first free, where the source of the second's function shows it (None: not shown)
     earlier_free: EarlierFree | None = None
+    # What a dump cut short lacks (the file's share, the page frames lost), None for a whole dump
+    cut: str | None = None
 
     def where(self, frame: Frame) -> str | None:
         """``file:line`` of a frame as a reader opens it: the copy found via --source-dir where the debug info's

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from forensics.model import NotAvailable, SourceRecord
     from forensics.types.vmcore import CrashSnapshot
+    from forensics.vmcore.dumpfile import DumpCut
     from forensics.vmcore.request import DebugInfoRequest
 
 
@@ -96,6 +97,9 @@ def extract_dump(
     unreadable = pages.unreadable_text() if pages is not None else None
     if unreadable is not None:  # (EIO: the storage failed these bytes; everything else was analysed)
         snapshot = replace(snapshot, warnings=(unreadable, *snapshot.warnings))
+    if header.cut is not None:  # first of all: it says which pages every read below could not have
+        _require_crashed_task(location.dump, header.cut, snapshot)
+        snapshot = replace(snapshot, cut=header.cut.summary(), warnings=(header.cut.warning(), *snapshot.warnings))
     if location.note is not None:
         snapshot = replace(snapshot, warnings=(location.note, *snapshot.warnings))
     dmesg_text = None
@@ -116,3 +120,18 @@ def extract_dump(
         sources.append(unreadable_record(f"{location.dump.parent}/dmesg", "no dmesg file beside the dump"))
     host = system.attempt("host name", lambda: system.hostname(opened.prog))
     return DumpExtract(snapshot, tuple(sources), host, location.dmesg, dmesg_text)
+
+
+def _require_crashed_task(dump: Path, cut: DumpCut, snapshot: CrashSnapshot) -> None:
+    """Refuse a cut dump that lost the crashed task: without its stack there is nothing to analyse."""
+    from forensics.errors import InputError
+    from forensics.model import NotAvailable
+    from forensics.vmcore.dumpfile import share_text
+
+    if snapshot.backtrace or not isinstance(snapshot.crashed_pid, NotAvailable):
+        return
+    raise InputError(
+        f"{dump}: truncated dump: {cut.size} of at least {cut.needed} bytes ({share_text(cut.size, cut.needed)}), "
+        f"and the crashed task cannot be read from what is left ({snapshot.crashed_pid.reason})",
+        hint="the copy or the capture was cut short; copy the dump again or re-run makedumpfile",
+    )

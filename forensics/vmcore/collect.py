@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 import drgn
 
@@ -33,6 +34,7 @@ from forensics.vmcore.program import OpenedDump
 STACK_STATES = {"D"}
 
 Progress = Callable[[str], None]
+_T = TypeVar("_T")
 
 
 def _crashed(opened: OpenedDump) -> tuple[drgn.Thread | None, str | None]:
@@ -42,6 +44,14 @@ def _crashed(opened: OpenedDump) -> tuple[drgn.Thread | None, str | None]:
         return None, f"the crashed task: {gaps.not_in_dump(exc, 'its task_struct')}"
     except (ValueError, LookupError) as exc:
         return None, str(exc)
+
+
+def _without_fault(what: str, read: str, get: Callable[[], _T]) -> _T | NotAvailable:
+    """``get()``, or why not when it reads a page the dump lacks (a cut dump's per-CPU or kernel data pages)."""
+    try:
+        return get()
+    except drgn.FaultError as exc:
+        return NotAvailable(f"{what}: {gaps.not_in_dump(exc, read)}")
 
 
 def _trace_without_task(
@@ -55,11 +65,13 @@ def _trace_without_task(
     """
     from drgn.helpers.linux.sched import cpu_curr
 
-    cpu = layouts.panic_cpu(prog)
+    cpu = _without_fault("the crashed CPU", "panic_cpu", lambda: layouts.panic_cpu(prog))
     if isinstance(cpu, NotAvailable):
         warnings.append(f"no backtrace for the crashed thread: {why}; {cpu.reason}")
         return None, cpu, NotAvailable(why)
-    regs = layouts.crash_registers(prog, cpu)
+    regs = _without_fault(
+        "the crashed CPU's saved registers", "its crash note", lambda: layouts.crash_registers(prog, cpu)
+    )
     if isinstance(regs, NotAvailable):
         warnings.append(f"no backtrace for the crashed thread: {why}; {regs.reason}")
         return None, cpu, NotAvailable(why)

@@ -9,6 +9,7 @@ makedumpfile writes (its diskdump_mod.h) and the ELF core format.
 from __future__ import annotations
 
 import enum
+import math
 import os
 import struct
 from dataclasses import dataclass
@@ -54,6 +55,7 @@ class DumpHeader:
     page_count: int | None  # pages stored in the dump
     page_table: int | None = None  # file offset of the page descriptors (kdump-compressed only)
     block_size: int | None = None  # the page size of a kdump-compressed dump
+    cut: DumpCut | None = None  # the page data was cut short (the headers and page table are whole)
 
     def filtered(self) -> str:
         """What makedumpfile filtered out, as one phrase."""
@@ -63,6 +65,66 @@ class DumpHeader:
             return "dump level 0: nothing filtered"
         kinds = [what for bit, what in DUMP_LEVEL_BITS if self.dump_level & bit]
         return f"dump level {self.dump_level}: excluded {', '.join(kinds)}"
+
+
+def share_text(size: int, needed: int) -> str:
+    """How much of ``needed`` bytes a file of ``size`` bytes holds: rounded down, so a cut file never reads 100%."""
+    share = math.floor(1000 * size / needed) / 10 if needed else 0.0
+    missing = needed - size
+    return f"{share:.1f}%, {missing} byte{'s' if missing != 1 else ''} missing"
+
+
+@dataclass(frozen=True)
+class DumpCut:
+    """A kdump-compressed dump whose page data ends early: which stored pages lie past the end of the file.
+
+    The headers, bitmaps and page table come first in the file, so a copy cut short loses only the
+    data of the pages stored last; everything else can still be read (crash and drgn do).
+    """
+
+    size: int  # bytes in the file
+    needed: int  # bytes the page table says the page data reaches
+    stored: int  # pages the dump stores
+    missing: tuple[tuple[int, int, int], ...]  # (page frame, file offset, stored size) of each page past the cut
+
+    def frames(self) -> frozenset[int]:
+        """The page frames whose data lies past the cut."""
+        return frozenset(pfn for pfn, _off, _len in self.missing)
+
+    def where(self, pfn: int) -> str:
+        """Where a missing frame's data was stored, as a phrase."""
+        for frame, offset, length in self.missing:
+            if frame == pfn:
+                return f"its data, bytes {offset}..{offset + length - 1}, runs past the file's end at byte {self.size}"
+        return f"the file ends at byte {self.size}"
+
+    def ranges(self, limit: int = 4) -> str:
+        """The missing page frames as ranges (``0xf749-0xf75f, 0xffd0-0xffd5``)."""
+        runs: list[list[int]] = []
+        for pfn in sorted(self.frames()):
+            if runs and pfn == runs[-1][1] + 1:
+                runs[-1][1] = pfn
+            else:
+                runs.append([pfn, pfn])
+        text = ", ".join(f"{lo:#x}" if lo == hi else f"{lo:#x}-{hi:#x}" for lo, hi in runs[:limit])
+        return text + (f" and {len(runs) - limit} more ranges" if len(runs) > limit else "")
+
+    def summary(self) -> str:
+        """The short form, for a report's summary: how much is there and which pages are not."""
+        return (
+            f"{share_text(self.size, self.needed)}: the data of {len(self.frames())} of {self.stored} stored pages "
+            f"(page frames {self.ranges()}) lay past the cut; reads from them are 'not in dump'"
+        )
+
+    def warning(self) -> str:
+        """The line a report leads with: what is missing, and what reads from it say."""
+        pages = len(self.frames())
+        return (
+            f"the dump is cut short: {self.size} of {self.needed} bytes ({share_text(self.size, self.needed)}); "
+            f"the data of {pages} of its {self.stored} stored pages lay past the cut (bytes {self.size}.."
+            f"{self.needed - 1}; page frames {self.ranges()}), and every read from them is 'not in dump' "
+            "(nothing is guessed for them); the rest was analysed: copy the dump again if the original still exists"
+        )
 
 
 def _cstr(raw: bytes) -> str:
@@ -160,8 +222,7 @@ def _read_kdump(path: Path, data_head: bytes, size: int) -> DumpHeader:
         f.seek(desc_off)
         table = f.read(desc_len)
     end = _check_descriptors(path, table, desc_off + desc_len, block_size)
-    if end > size:
-        raise _truncated(path, size, end)
+    cut = _cut_pages(size, end, bitmap2, table) if end > size else None
     return DumpHeader(
         DumpFormat.KDUMP_COMPRESSED,
         size,
@@ -173,7 +234,32 @@ def _read_kdump(path: Path, data_head: bytes, size: int) -> DumpHeader:
         pages,
         desc_off,
         block_size,
+        cut,
     )
+
+
+def _cut_pages(size: int, needed: int, bitmap2: bytes, table: bytes) -> DumpCut:
+    """The pages whose data lies past ``size``: the n-th descriptor is the n-th frame set in the dumped bitmap."""
+    past = [
+        (i, offset, length)
+        for i, (offset, length, _flags, _pf) in enumerate(struct.iter_unpack("<qIIQ", table))
+        if offset + length > size
+    ]
+    wanted = {i for i, _o, _l in past}
+    frames: dict[int, int] = {}
+    first = min(wanted, default=0)
+    seen = 0
+    for byte_index, byte in enumerate(bitmap2):
+        count = byte.bit_count()
+        if seen + count > first:  # bits are looked at only from the first page past the cut on
+            for bit in range(8):
+                if byte >> bit & 1:
+                    if seen in wanted:
+                        frames[seen] = byte_index * 8 + bit
+                    seen += 1
+        else:
+            seen += count
+    return DumpCut(size, needed, len(table) // 24, tuple((frames[i], o, n) for i, o, n in past if i in frames))
 
 
 #: Compressed pages decompressed by :func:`check_pages` at most (evenly spread beyond): about 0.5 s.
@@ -230,7 +316,11 @@ def check_pages(path: Path, header: DumpHeader, limit: int = PAGE_CHECK_LIMIT) -
     with path.open("rb") as f:
         f.seek(header.page_table)
         table = f.read(header.page_count * 24)
-        zpages = [(off, size) for off, size, flags, _pf in struct.iter_unpack("<qIIQ", table) if flags & _ZLIB]
+        zpages = [
+            (off, size)
+            for off, size, flags, _pf in struct.iter_unpack("<qIIQ", table)
+            if flags & _ZLIB and off + size <= header.size  # (a page past a cut is missing, not damaged)
+        ]
         step = max(1.0, len(zpages) / limit)
         picked = [zpages[int(i * step)] for i in range(min(len(zpages), limit))]
         failed: list[int] = []
@@ -324,9 +414,8 @@ def _cut_stream(path: Path, size: int) -> InputError:
 
 
 def _truncated(path: Path, size: int, needed: int) -> InputError:
-    share = 100.0 * size / needed if needed else 0.0
     return InputError(
-        f"{path}: truncated dump: {size} of at least {needed} bytes ({share:.0f}%)",
+        f"{path}: truncated dump: {size} of at least {needed} bytes ({share_text(size, needed)})",
         hint="the copy or the capture was cut short; copy the dump again or re-run makedumpfile",
     )
 

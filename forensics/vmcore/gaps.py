@@ -41,6 +41,12 @@ class DumpPages:
     header: DumpHeader
     _bitmaps: tuple[bytes, bytes] | None = field(default=None, repr=False)
     _segments: tuple[tuple[int, int, int], ...] | None = field(default=None, repr=False)
+    _cut: frozenset[int] | None = field(default=None, repr=False)
+
+    def _cut_frames(self) -> frozenset[int]:
+        if self._cut is None:
+            self._cut = self.header.cut.frames() if self.header.cut is not None else frozenset()
+        return self._cut
 
     def _kdump_bitmaps(self) -> tuple[bytes, bytes]:
         if self._bitmaps is None:
@@ -71,7 +77,10 @@ class DumpPages:
         return self._segments
 
     def frame(self, pfn: int, page_size: int) -> str:
-        """``dumped``, ``filtered`` (RAM the level left out), ``not-ram``, ``unfilled`` (ELF) or ``unknown``."""
+        """``dumped``, ``filtered`` (RAM the level left out), ``not-ram``, ``unfilled`` (ELF), ``cut`` (its
+        data lay past the end of a cut-short file) or ``unknown``."""
+        if self.header.cut is not None and pfn in self._cut_frames():
+            return "cut"
         if self.header.format is DumpFormat.KDUMP_COMPRESSED:
             ram, dumped = self._kdump_bitmaps()
             byte = pfn // 8
@@ -126,6 +135,9 @@ def not_in_dump(exc: Any, what: str | None = None) -> str:
     try:
         return explain(prog, pages, address, what)
     except (drgn.FaultError, LookupError, ValueError, TypeError, OSError, struct.error):
+        if pages.header.cut is not None and getattr(exc, "message", None):
+            # A cut dump's reads fail with the reason its page-table walk gave (a table past the cut, say).
+            return f"not in dump: memory{where}: {exc.message}"
         return generic
 
 
@@ -246,6 +258,8 @@ def explain(prog: drgn.Program, pages: DumpPages, address: int, what: str | None
         return f"not in dump: {label} (page frame {pfn:#x}) was filtered out {level}; it was {page_kind(prog, pfn)}"
     if state == "not-ram":
         return f"not in dump: {label} (page frame {pfn:#x}) lies outside the memory the dump describes"
+    if state == "cut" and pages.header.cut is not None:
+        return f"not in dump: {label} (page frame {pfn:#x}) lies past the cut: {pages.header.cut.where(pfn)}"
     if state == "unfilled":
         return f"not in dump: {label} (page frame {pfn:#x}) lies in a segment the ELF core holds no data for"
     if state == "dumped":

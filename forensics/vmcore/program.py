@@ -16,7 +16,7 @@ import drgn
 
 from forensics.errors import InputError, NoDebugInfoError
 from forensics.vmcore.debuginfo import elf_build_id
-from forensics.vmcore.dumpfile import DumpFormat, DumpHeader
+from forensics.vmcore.dumpfile import DumpFormat, DumpHeader, share_text
 from forensics.vmcore.modplace import place_modules
 from forensics.vmcore.request import DebugInfoRequest
 
@@ -207,6 +207,22 @@ def _modules_from_debuginfod(
     return warnings
 
 
+def _guard_cut(prog: drgn.Program, path: Path, header: DumpHeader) -> None:
+    """A dump cut short: drgn's readers are replaced before the first read (libkdumpfile would read the missing
+    pages as zeros, or fault the process); refused where the replacement cannot walk the page tables."""
+    if header.cut is None:
+        return
+    from forensics.vmcore.cutpages import guard
+
+    if guard(prog, path, header.cut, header.machine) is None:
+        raise InputError(
+            f"{path}: truncated dump: {header.cut.size} of at least {header.cut.needed} bytes "
+            f"({share_text(header.cut.size, header.cut.needed)}); a cut dump is analysed on x86-64 only "
+            f"(its page tables are walked to keep reads off the missing pages), this one is {header.machine}",
+            hint="the copy or the capture was cut short; copy the dump again or re-run makedumpfile",
+        )
+
+
 def open_dump(
     path: Path,
     header: DumpHeader,
@@ -245,6 +261,7 @@ def open_dump(
             f"{path}: an ELF core of a user process, not a kernel crash dump (no VMCOREINFO note)",
             hint="give the vmcore kdump wrote (/var/crash/...); a program's core is for gdb or coredumpctl",
         )
+    _guard_cut(prog, path, header)
     # Downloads go through kforensic's client only (progress, cache, one-line errors):
     # drgn's libdebuginfod finder, which drgn keeps on for Fedora kernels, is turned off.
     with contextlib.suppress(AttributeError, ValueError):

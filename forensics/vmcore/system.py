@@ -19,6 +19,7 @@ from forensics.model import NotAvailable
 from forensics.types.vmcore import (
     CompletionWait,
     Frame,
+    LastRun,
     LogRecord,
     MemoryTotals,
     ModuleInfo,
@@ -500,6 +501,7 @@ def tasks(
         cpu = attempt("cpu", partial(_task_int, task_cpu, task))
         on_cpu = bool(int(task.on_cpu.value_())) if _has_member(task, "on_cpu") else False
         last = attempt("time since it ran", partial(_task_int, since_last_ran_ns, task))
+        ran = attempt("when it last ran", partial(last_run, task))
         stack: tuple[Frame, ...] = ()
         blocked = owner_pid = owner_comm = owner_missing = None
         completion = None
@@ -521,6 +523,7 @@ def tasks(
                 cpu=None if isinstance(cpu, NotAvailable) else cpu,
                 on_cpu=on_cpu,
                 last_run_ns=None if isinstance(last, NotAvailable) else last,
+                last_run=None if isinstance(ran, NotAvailable) else ran,
                 stack=stack,
                 blocked_on=blocked,
                 lock_owner_pid=owner_pid,
@@ -556,6 +559,23 @@ def since_last_ran_ns(task: drgn.Object) -> int:
         return int(task_since_last_arrival_ns(task))
     except (AttributeError, LookupError):
         return int(task_rq(task).clock.value_()) - int(task.se.exec_start.value_())
+
+
+def last_run(task: drgn.Object) -> LastRun:
+    """When the task last ran, and where that was read: ``sched_info.last_arrival`` (CONFIG_SCHED_INFO), on the
+    run-queue clock; else ``se.exec_start``, on the run queue's task clock, taken only where that clock equals the
+    run-queue clock at the crash (no IRQ or steal time taken out of it: the two clocks, and printk's, then agree)."""
+    from drgn.helpers.linux.sched import task_rq
+
+    try:
+        field, name = task.sched_info.last_arrival, "sched_info.last_arrival"
+    except AttributeError:
+        rq = task_rq(task)
+        if int(rq.clock.value_()) != int(rq.clock_task.value_()):
+            why = "no sched_info.last_arrival, and se.exec_start's clock (clock_task) is not rq->clock"
+            raise ValueError(why) from None
+        field, name = task.se.exec_start, "se.exec_start"
+    return LastRun(int(field.address_of_().value_()), int(field.value_()), name)
 
 
 def _task_int(read: Callable[[drgn.Object], object], task: drgn.Object) -> int:
