@@ -63,7 +63,7 @@ def interrupted_by(report: KernelReport | None) -> str | None:
 
 def log_as_text(log: tuple[LogRecord, ...]) -> str:
     """The dump's log in the format the dmesg engine reads (``[seconds] text`` per line)."""
-    return "".join(f"[{r.seconds:12.6f}] {r.text.replace(chr(10), ' ')}\n" for r in log)
+    return "".join(f"{r.stamp()} {r.text.replace(chr(10), ' ')}\n" for r in log)
 
 
 def crash_report(reports: list[KernelReport]) -> KernelReport | None:

@@ -421,7 +421,7 @@ def to_document(result: VmcoreResult) -> dict[str, Any]:
                 {"title": r.title, "type": r.kind.value, "frame": json_value(r.frame), "line": r.start_line}
                 for r in result.reports
             ],
-            "tail": [f"[{r.seconds:12.6f}] {r.text}" for r in s.log[-LOG_TAIL:]],
+            "tail": [f"{r.stamp()} {r.text}" for r in s.log[-LOG_TAIL:]],
         },
         "hypotheses": [
             {
@@ -712,7 +712,7 @@ def vmcore_document(result: VmcoreResult) -> Document:
     )
     blocks.append(Section("Modules", (BulletList(modules) if modules else Paragraph("none"),)))
     reports = tuple(f"line {r.start_line}: {md_escape(r.title)}" for r in result.reports)
-    tail = Code("\n".join(f"[{r.seconds:12.6f}] {r.text}" for r in s.log[-LOG_TAIL:]) or "empty")
+    tail = Code("\n".join(f"{r.stamp()} {r.text}" for r in s.log[-LOG_TAIL:]) or "empty")
     log: list[Block] = [BulletList(reports) if reports else Paragraph("no kernel reports found in the log"), tail]
     blocks.append(Section("Kernel log in the dump", tuple(log)))
     if s.warnings:

@@ -256,10 +256,21 @@ class ModuleInfo:
 
 @dataclass(frozen=True)
 class LogRecord:
-    """A printk record from the dump's log buffer."""
+    """A printk record from the dump's log buffer; ``seconds`` is its time as printk printed it."""
 
     seconds: float
     text: str
+
+    @classmethod
+    def from_printk(cls, ts_nsec: int, text: str) -> LogRecord:
+        """The record of a ``ts_nsec`` time as printk prints it: whole microseconds, truncated (``ts_nsec / 1000``).
+        2359122682 ns is ``[    2.359122]`` on the console and in makedumpfile's dmesg.txt; rounded, it was
+        ``2.359123``, a line the kernel never printed, and the same record had two times in one report."""
+        return cls((ts_nsec // 1000) / 1_000_000, text)
+
+    def stamp(self) -> str:
+        """The record's time as printk prefixes its line: ``[    2.359122]``."""
+        return f"[{self.seconds:12.6f}]"
 
 
 @dataclass(frozen=True)
