@@ -32,7 +32,7 @@ _DRGN_AS = (
     (re.compile(r"rd -SS (0x[0-9a-f]+) (\d+)"), r"%crash rd -64 \1 \2"),
     (re.compile(r"struct -o (\w+)"), r'[(m.name, m.offset) for m in prog.type("struct \1").members]'),
 )
-_DIS_FUNCTION = re.compile(r"dis -l (\w+)")
+_DIS_FUNCTION = re.compile(r"dis -l ([\w.]+)")  # a .cold part too: kf_msg_submit.cold
 _DIS_ADDRESS = re.compile(r"dis -rl (0x[0-9a-f]+)")
 
 
@@ -61,10 +61,10 @@ def _disassembly(snap: CrashSnapshot, command: str) -> str | None:
     by_pc = _DIS_ADDRESS.fullmatch(command)
     found: tuple[str, str | None] | None = None
     for frame in snap.backtrace:
-        symbol = frame.symbol if frame.inline and frame.symbol else frame.function
-        named = by_name is not None and frame.function == by_name.group(1)
+        symbol = frame.code_symbol()
+        named = by_name is not None and by_name.group(1) in (frame.function, frame.symbol)
         if isinstance(symbol, str) and (named or (by_pc is not None and frame.pc == int(by_pc.group(1), 16))):
-            found = (symbol if by_pc else str(frame.function), frame.module)
+            found = (symbol if by_pc else by_name.group(1) if by_name else str(frame.function), frame.module)
             break
     lock = snap.spinlock
     if found is None and by_name and not isinstance(lock, NotAvailable) and by_name.group(1) in lock.takers:

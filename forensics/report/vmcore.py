@@ -358,6 +358,7 @@ def to_document(result: VmcoreResult) -> dict[str, Any]:
             "memory_bytes": json_value(s.memory_bytes),
         },
         "backtrace": [_frame(f, s) for f in s.backtrace],
+        "frame_symbols": s.frame_symbols,
         "crash_frame": None if result.analysis.crash_frame is None else result.analysis.crash_frame.index,
         "culprit_frame": None if result.analysis.culprit_frame is None else result.analysis.culprit_frame.index,
         "fault": _fault(result.fault),
@@ -664,7 +665,8 @@ def vmcore_document(result: VmcoreResult) -> Document:
         # exception frame is one physical frame: the real function's
         flags = " (exception frame)" if f.interrupted and not f.inline else ""
         trace.append(f"#{f.index:<2} {f.label()}{flags}  {s.where(f) or ''}".rstrip())
-    blocks.append(Section("Backtrace of the crashed thread", (Code("\n".join(trace)), *_found_sources(s))))
+    sizes = Paragraph(f"Symbols, offsets and sizes: {md_escape(s.frame_symbols)}.")
+    blocks.append(Section("Backtrace of the crashed thread", (Code("\n".join(trace)), sizes, *_found_sources(s))))
     blocks += _why_sections(result)
     fault: list[Block] = [_disassembly(result)]
     title = "Faulting instruction"

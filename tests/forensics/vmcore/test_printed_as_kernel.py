@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from forensics.report.vmcore import to_document
+from forensics.report.vmcore import render_vmcore_markdown, to_document
 from tests.vmcore_cases import analysed_id, kernels_of
 
 drgn = pytest.importorskip("drgn")
@@ -34,3 +34,49 @@ def test_the_dumps_log_is_quoted_with_the_times_printk_printed(kernel: str) -> N
 def test_a_hung_task_report_is_quoted_with_the_times_printk_printed(kernel: str) -> None:
     """11's hung-task report: dmesg.txt line 247 is ``[   10.789913]`` on 6.1; the dump's log gave ``10.789914``."""
     assert _tail_not_printed("11-abba-deadlock", kernel)[1] == []
+
+
+def _on_kernels(*names: str) -> list[object]:
+    """``(name, kernel)`` for each fixture kernel that has the case, each in its case's xdist group."""
+    return [
+        pytest.param(name, p, id=f"{name}-{p}") if isinstance(p, str) else pytest.param(name, *p.values, marks=p.marks)
+        for name in names
+        for p in kernels_of(name)
+    ]
+
+
+@pytest.mark.parametrize(("name", "kernel"), _on_kernels("01-null-member", "10-use-after-free", "12-double-free"))
+def test_each_frame_reads_as_the_kernels_stack_dump_printed_it(name: str, kernel: str) -> None:
+    """Each frame's symbol, offset and size as the kernel's own stack dump in the console (kallsyms: the size up to
+    the next symbol, a label such as entry_SYSCALL_64_after_hwframe): the ELF symbol table gave 01's
+    ``kf_null_member_read+0x19/0x38`` where the kernel printed ``/0x40``, and ``entry_SYSCALL_64+0x6f/0x112``."""
+    case, result = analysed_id(name, kernel)
+    console = case.console_log.read_text(errors="replace").splitlines()
+    texts = (line.split("] ", 1)[-1].strip() for line in console if "+0x" in line)
+    printed = {t.removeprefix("RIP: 0010:").removeprefix("? ") for t in texts}
+    frames = [f for f in result.snapshot.backtrace if not f.inline and isinstance(f.function, str)]
+    shown = [f.label().split(" (part of ")[0] for f in frames]
+    assert shown and [s for s in shown if s not in printed] == []
+    assert "Symbols, offsets and sizes: the kernel's kallsyms in the dump" in render_vmcore_markdown(result)
+
+
+@pytest.mark.parametrize("kernel", kernels_of("12-double-free"))
+def test_a_cold_part_keeps_the_kernels_name_and_is_disassembled_by_it(kernel: str) -> None:
+    """12 on 6.1 returns into kf_msg_submit.cold (.text.unlikely, nm: 0x76 size 0x39; console line 254): it was
+    shown as ``kf_msg_submit+0x18/0x39`` and the next step was ``dis -l kf_msg_submit``, which misses the .cold
+    code.  Where gcc kept the second kfree() in kf_msg_submit itself (6.12), the frame has no other symbol."""
+    case, result = analysed_id("12-double-free", kernel)
+    culprit = result.analysis.culprit_frame
+    assert culprit is not None and culprit.function == "kf_msg_submit"
+    assert (culprit.where() or "").endswith("kf_buggy.c:527")  # the source line stays the function's
+    step = next(f for f in result.incident.findings if f.kind == "double-free").fact("next command") or ""
+    printed = next(
+        (line.split("] ", 1)[-1].strip().removeprefix("? ") for line in case.console_log.read_text().splitlines()
+         if "kf_msg_submit" in line and "+0x" in line and "_write" not in line), "",
+    )  # fmt: skip
+    if ".cold+" not in printed:
+        assert culprit.symbol is None and "kf_msg_submit" in step and ".cold" not in step
+        return
+    assert culprit.label() == f"{printed} (part of kf_msg_submit)"
+    assert culprit.label().startswith("kf_msg_submit.cold+0x18/0x39 [kf_buggy]") or kernel != "6.1"
+    assert "kf_msg_submit.cold" in step and "kf_msg_submit " not in step
