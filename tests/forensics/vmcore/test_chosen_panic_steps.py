@@ -59,3 +59,14 @@ def test_the_console_of_a_chosen_panic_names_no_live_command(name: str) -> None:
     critical = next(f for f in findings if f.severity.value == "critical")
     assert _unfit(findings) == []
     assert "read its dump" in critical.next_steps[0]
+
+
+def test_a_hung_report_the_machine_went_down_after_names_no_live_command() -> None:
+    """11's console: khungtaskd reported kf_config (line 247), then kf_stats, and panicked on that one; kf_config's
+    finding asked the dead machine for ``echo w > /proc/sysrq-trigger``."""
+    from forensics.pipelines.dmesg import analyse_logs
+
+    case = load_case("11-abba-deadlock")
+    findings = list(analyse_logs([str(case.console_log)], live=False).incident.findings)
+    hung = [f for f in findings if f.title.startswith("INFO: task hung")]
+    assert len(hung) == 2 and _unfit(findings) == []
