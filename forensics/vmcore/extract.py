@@ -38,8 +38,11 @@ def frame_of(prog: drgn.Program, index: int, frame: drgn.StackFrame) -> Frame:
         sym = frame.symbol()
         if frame.name is None:
             name = sym.name
-        # The kernel's own name and size for the pc (kallsyms) where the dump gives them, else the ELF symbol's.
-        held = kallsyms_of(prog).lookup(pc)
+        # The kernel's own name and size for the pc (kallsyms) where the dump gives them, else the ELF symbol's. A
+        # return address is looked up one byte back, as drgn's symbol() and the kernel's %pB do: a call that does not
+        # return ends its function, and its return address is the next function's first byte (rest_init+0xd0/0xd0,
+        # not kernel_init+0x0).
+        held = kallsyms_of(prog).lookup(pc - (0 if frame.interrupted else 1))
         named, start, size = (held.name, held.address, held.size) if held else (sym.name, sym.address, sym.size)
         offset = pc - start
         symbol = named if named != name else None  # an inlined call's offset is its caller's symbol's

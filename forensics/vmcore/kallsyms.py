@@ -43,13 +43,37 @@ class KernelSymbol:
     size: int
 
 
+@dataclass(frozen=True)
+class _Table:
+    """Symbols sorted by address, the table's order kept among equal addresses (the kernel's preferred alias
+    first), and the [start, end) of the text they cover."""
+
+    addresses: list[int]
+    names: list[str]
+    start: int
+    end: int
+
+    def nearest(self, pc: int) -> KernelSymbol | None:
+        """The first symbol at the greatest address at or before ``pc``, sized up to the next greater address or
+        the text's end: get_symbol_pos() for the core kernel (whose first alias is the one scripts/kallsyms sorted
+        first: ``native_safe_halt``, not ``__cpuidle_text_start``), find_kallsyms_symbol() for a module."""
+        at = bisect.bisect_right(self.addresses, pc) - 1
+        if at < 0 or not self.start <= pc < self.end:
+            return None
+        start = self.addresses[at]
+        best = bisect.bisect_left(self.addresses, start)
+        following = at + 1
+        end = min(self.addresses[following] if following < len(self.addresses) else self.end, self.end)
+        return KernelSymbol(self.names[best], start, end - start)
+
+
 class Kallsyms:
     """The kernel's kallsyms of one program: the core kernel's table and each module's symbols, read once."""
 
     def __init__(self, prog: drgn.Program) -> None:
         self._prog = prog
-        self._core = _core_index(prog)
-        self._modules: dict[str, tuple[list[int], list[str], int, int] | None] = {}
+        self._core = _core_table(prog)
+        self._modules: dict[str, _Table | None] = {}
 
     @property
     def source(self) -> str:
@@ -64,33 +88,12 @@ class Kallsyms:
             module = self._prog.module(pc)
         except LookupError:
             return None
-        if module.name not in ("kernel", "vmlinux"):
-            return self._module_symbol(module, pc)
-        if self._core is None:
-            return None
-        with contextlib.suppress(LookupError, ValueError):
-            found = self._core(self._prog, None, pc, True)
-            if found:
-                sym = found[0]
-                return KernelSymbol(sym.name, sym.address, sym.size)
-        return None
-
-    def _module_symbol(self, module: drgn.Module, pc: int) -> KernelSymbol | None:
-        """find_kallsyms_symbol(): the module's nearest named symbol at or before ``pc`` (no mapping symbol or
-        ``.L`` label), sized up to the next one or the end of the module's text."""
+        if module.name in ("kernel", "vmlinux"):
+            return None if self._core is None else self._core.nearest(pc)
         if module.name not in self._modules:
             self._modules[module.name] = _module_table(self._prog, module)
         table = self._modules[module.name]
-        if table is None:
-            return None
-        addresses, names, text_start, text_end = table
-        at = bisect.bisect_right(addresses, pc) - 1
-        if at < 0 or not text_start <= pc < text_end:
-            return None
-        best = bisect.bisect_left(addresses, addresses[at])  # the first of the symbols at that address
-        following = bisect.bisect_right(addresses, pc)
-        end = min(addresses[following] if following < len(addresses) else text_end, text_end)
-        return KernelSymbol(names[best], addresses[at], end - addresses[at])
+        return None if table is None else table.nearest(pc)
 
 
 def kallsyms_of(prog: drgn.Program) -> Kallsyms:
@@ -101,9 +104,25 @@ def kallsyms_of(prog: drgn.Program) -> Kallsyms:
     return found
 
 
+def _core_table(prog: drgn.Program) -> _Table | None:
+    """The core kernel's kallsyms (drgn's index of them, the tables' addresses from VMCOREINFO, else from the
+    vmlinux's ELF symbols: a kernel before v6.0); None where neither has them (no CONFIG_KALLSYMS, no vmlinux)."""
+    index = _core_index(prog)
+    if index is None:
+        return None
+    try:
+        symbols = index(prog, None, None, False)  # all of them, in the table's order
+    except (LookupError, ValueError, drgn.FaultError):
+        return None
+    ordered = sorted(((int(s.address), s.name, int(s.size)) for s in symbols), key=lambda s: s[0])
+    if not ordered:
+        return None
+    end = max(a + size for a, _, size in ordered)
+    return _Table([a for a, _, _ in ordered], [n for _, n, _ in ordered], ordered[0][0], end)
+
+
 def _core_index(prog: drgn.Program) -> drgn.SymbolIndex | None:
-    """drgn's index of the core kernel's kallsyms, the tables' addresses from VMCOREINFO, else from the vmlinux's
-    ELF symbols (a kernel before v6.0); None where neither has them (no CONFIG_KALLSYMS, no vmlinux)."""
+    """drgn's index of the core kernel's kallsyms; None where it cannot be had."""
     from drgn.helpers.linux import kallsyms
 
     with contextlib.suppress(LookupError, ValueError, drgn.MissingDebugInfoError):
@@ -130,9 +149,9 @@ def _is_mapping_symbol(name: str) -> bool:
     return name.startswith(".L") or (len(name) >= 2 and name[0] == "$" and name[1] in "axtd" and name[2:3] in ("", "."))
 
 
-def _module_table(prog: drgn.Program, module: drgn.Module) -> tuple[list[int], list[str], int, int] | None:
-    """A module's kallsyms sorted by address (kallsyms order kept among equal addresses) and the [start, end) of
-    the text that holds them; None when its ``struct module`` or its kallsyms cannot be read."""
+def _module_table(prog: drgn.Program, module: drgn.Module) -> _Table | None:
+    """A module's kallsyms (no mapping symbol nor ``.L`` label, as find_kallsyms_symbol() skips them) over its core
+    text; None when its ``struct module`` or its kallsyms cannot be read."""
     from drgn.helpers.linux.kallsyms import module_kallsyms
 
     try:
@@ -146,7 +165,7 @@ def _module_table(prog: drgn.Program, module: drgn.Module) -> tuple[list[int], l
     )
     if text is None or not named:
         return None
-    return [a for a, _ in named], [n for _, n in named], text[0], text[1]
+    return _Table([a for a, _ in named], [n for _, n in named], text[0], text[1])
 
 
 def _module_text(prog: drgn.Program, mod: drgn.Object) -> tuple[int, int] | None:

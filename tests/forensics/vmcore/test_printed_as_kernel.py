@@ -80,3 +80,25 @@ def test_a_cold_part_keeps_the_kernels_name_and_is_disassembled_by_it(kernel: st
     assert culprit.label() == f"{printed} (part of kf_msg_submit)"
     assert culprit.label().startswith("kf_msg_submit.cold+0x18/0x39 [kf_buggy]") or kernel != "6.1"
     assert "kf_msg_submit.cold" in step and "kf_msg_submit " not in step
+
+
+@pytest.mark.parametrize("kernel", kernels_of("14-spin-deadlock"))
+def test_an_aliased_address_is_named_by_the_kernels_first_alias(kernel: str) -> None:
+    """14's idle CPU 0 halted in native_safe_halt, whose address __cpuidle_text_start (a linker-script symbol) shares:
+    the kernel names it by the alias scripts/kallsyms sorted first, native_safe_halt (drgn's lookup of the table gave
+    ``__cpuidle_text_start+0x13/0x14``)."""
+    _case, result = analysed_id("14-spin-deadlock", kernel)
+    labels = [f.label() for _cpu, task in result.snapshot.other_cpus for f in task.stack]
+    assert labels and not [label for label in labels if "_text_start" in label or "_text_end" in label]
+
+
+@pytest.mark.parametrize("kernel", kernels_of("01-null-member"))
+def test_a_return_address_at_a_functions_end_is_named_by_its_caller(kernel: str) -> None:
+    """A call that does not return ends rest_init: its return address is kernel_init's first byte.  The kernel's
+    %pB looks it up one byte back (``rest_init+0xd0/0xd0``); looked up as it is, it read ``kernel_init+0x0/0x101
+    (part of rest_init)``."""
+    _case, result = analysed_id("01-null-member", kernel)
+    s = result.snapshot
+    frames = [*s.backtrace, *(f for _cpu, t in s.other_cpus for f in t.stack), *(f for t in s.tasks for f in t.stack)]
+    rest = [f for f in frames if f.function == "rest_init"]
+    assert rest and all(f.label().startswith("rest_init+") and f.offset == f.size for f in rest)
