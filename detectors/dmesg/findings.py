@@ -102,6 +102,44 @@ _NET_DROP_STEPS: dict[str, tuple[str, ...]] = {
 _DEFAULT_STEPS = (
     "Search the title on the kernel mailing lists and syzbot; check the guilty function's recent changes.",
 )
+_HANG_DUMP_STEP = (
+    "The machine went down after it, so no live command (sysrq-w) can ask it: read its dump, in crash "
+    "foreach UN bt (every blocked task's stack), bt with the reported task's pid, ps -m (how long each has not run)."
+)
+_OOM_DUMP_STEP = (
+    "The machine went down on it (the kernel panicked rather than kill a task): read its dump, in crash kmem -i "
+    "(where the memory went) and ps -G (each task's resident memory)."
+)
+#: The next steps of a report the kernel panicked on, where the kernel chose the panic (hung_task_panic,
+#: panic_on_oom): the machine is down and the function that called panic() is the kernel's own detector, not the
+#: bug, so neither a live command nor "the guilty function's recent changes" fits; what the detector saw is in the
+#: dump.  By the report's kind, then (a panic's own report) by the words of its title; first match wins.
+_PANICKED_STEPS: dict[ReportKind, tuple[str, ...]] = {
+    ReportKind.HANG: (_HANG_DUMP_STEP,),
+    ReportKind.OOM: (_OOM_DUMP_STEP,),
+}
+_PANIC_TITLE_STEPS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("hung_task: blocked tasks", (_HANG_DUMP_STEP,)),
+    ("Out of memory", (_OOM_DUMP_STEP,)),
+    ("System is deadlocked on memory", (_OOM_DUMP_STEP,)),
+)
+
+
+#: The same for a report the machine went down after without panicking on it (a dump's log: a later report took
+#: the dump): only a live command's step is replaced.
+_DOWN_STEPS: dict[ReportKind, tuple[str, ...]] = {ReportKind.HANG: (_HANG_DUMP_STEP,)}
+
+
+def _panicked_steps(report: KernelReport, down: bool) -> tuple[str, ...] | None:
+    """The steps of a report whose panic the kernel chose (:data:`_PANICKED_STEPS`), or that the machine went down
+    after (``down``, :data:`_DOWN_STEPS`); None for any other."""
+    if not report.panicked:
+        return _DOWN_STEPS.get(report.kind) if down else None
+    if report.kind in _PANICKED_STEPS:
+        return _PANICKED_STEPS[report.kind]
+    if report.kind is ReportKind.PANIC:
+        return next((steps for words, steps in _PANIC_TITLE_STEPS if words in report.title), None)
+    return None
 
 
 #: A module the kernel lists with taint flags: "Modules linked in: i915 drm_buddy nvidia(POE)" (print_modules(),
@@ -472,9 +510,10 @@ def _after_oops(group: ReportGroup) -> list[tuple[KernelReport, KernelReport]]:
     return [(r, o) for r, o in pairs if o is not None]
 
 
-def group_finding(source: str, group: ReportGroup) -> Finding:
-    """The finding of one report group, with evidence from the log."""
-    return explained_finding(source, group, None)
+def group_finding(source: str, group: ReportGroup, down: bool = False) -> Finding:
+    """The finding of one report group, with evidence from the log; ``down``: the machine went down after it (the
+    log is a dump's), so no step asks the live machine."""
+    return explained_finding(source, group, None, down=down)
 
 
 def report_boot(report: KernelReport) -> str:
@@ -498,6 +537,8 @@ def explained_finding(
     boot: str | None = None,
     ended: Aftermath | None = None,
     oom_panic: tuple[int, str] | None = None,
+    log_lines: int | None = None,
+    down: bool = False,
 ) -> Finding:
     """:func:`group_finding` with the reading of its first report: facts, the lines they come from, the cause.
 
@@ -595,12 +636,13 @@ def explained_finding(
         summary += f", then the kernel panicked (line {number}: {reason})" if reason else ", then the kernel panicked"
         cut = len(evidence) - 1 if evidence[-1].locator.name == _BANNER else len(evidence)
         evidence.insert(cut, line_evidence(source, number, text, PANIC_EVIDENCE, first))
-    steps = _NEXT_STEPS.get(first.kind, _DEFAULT_STEPS)
+    chosen = _panicked_steps(first, down)
+    steps = chosen if chosen is not None else _NEXT_STEPS.get(first.kind, _DEFAULT_STEPS)
     if first.kind is _RK_NET_DROP:
         steps = _NET_DROP_STEPS.get(first.title, steps)
     # (by membership, not ``steps is _DEFAULT_STEPS``: compiled by mypyc, a module-level tuple read twice need not be
     # one object, and the compiled dmesg never gave the vendor's step -- the native tier's comparison, 2026-12-07)
-    elif first.kind not in _NEXT_STEPS and (vendor := guilty_module(first)) is not None:
+    elif chosen is None and first.kind not in _NEXT_STEPS and (vendor := guilty_module(first)) is not None:
         # The fault is in a proprietary or out-of-tree module (the taint's P/O): its vendor is who can fix it.
         name, flags, line = vendor
         taint = first.taint if isinstance(first.taint, str) else ""

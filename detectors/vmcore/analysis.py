@@ -63,7 +63,7 @@ def interrupted_by(report: KernelReport | None) -> str | None:
 
 def log_as_text(log: tuple[LogRecord, ...]) -> str:
     """The dump's log in the format the dmesg engine reads (``[seconds] text`` per line)."""
-    return "".join(f"[{r.seconds:12.6f}] {r.text.replace(chr(10), ' ')}\n" for r in log)
+    return "".join(f"{r.stamp()} {r.text.replace(chr(10), ' ')}\n" for r in log)
 
 
 def crash_report(reports: list[KernelReport]) -> KernelReport | None:
@@ -113,7 +113,7 @@ def _log_findings(
     crash_evidence: list[Evidence] = []
     others: list[Finding] = []
     for group in group_reports(reports):
-        finding = group_finding(log_source(snap.dump_path), group)
+        finding = group_finding(log_source(snap.dump_path), group, down=True)  # a dump's log: the machine is down
         if crash is not None and group.first.signature == crash.signature:
             crash_evidence += finding.evidence[:1]
         else:
@@ -122,7 +122,7 @@ def _log_findings(
         path, beside_reports = beside
         same = [r for r in beside_reports if r.signature == crash.signature]
         if same:
-            crash_evidence += group_finding(path, group_reports(same)[0]).evidence[:2]
+            crash_evidence += group_finding(path, group_reports(same)[0], down=True).evidence[:2]
     return crash_evidence, others
 
 

@@ -18,6 +18,7 @@ from detectors.dmesg.taint import TAINT_FLAGS
 from detectors.incident.deliberate import is_deliberate
 from detectors.incident.hypotheses import DUMP_FAULT_ADDRESS, DUMP_FREE_SHARE, FREE_AT_CRASH
 from detectors.vmcore.faultaddr import fault_address_record
+from detectors.vmcore.steps import runs_here
 from forensics.model import (
     Baseline,
     Clock,
@@ -406,6 +407,32 @@ def crashed_task_text(snap: CrashSnapshot, report: KernelReport | None = None) -
     return f"{comm} (pid {pid}) on CPU {snap.crashed_cpu}"
 
 
+#: The crash finding's next steps where the kernel chose to panic, by the words of its panic message (first match
+#: wins): the caller of panic() is the kernel's own detector (khungtaskd's watchdog, out_of_memory), whose code is
+#: not the bug; what it saw is in the dump.  ``{reported}`` stands for the pids the log's hung-task reports name (the
+#: step is left out without them).  Crash commands, given in drgn's form where crash does not open the dump
+#: (:mod:`detectors.vmcore.steps`); never a live machine's (/proc/sysrq-trigger): the machine is down.
+CHOSEN_PANIC_STEPS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    # every blocked task's stack, the reported waiter's, how long each has not run
+    ("hung_task: blocked tasks", ("foreach UN bt", "bt {reported}", "ps -m")),
+    # memory use, then each task's RSS (panic_on_oom, or nothing left to kill)
+    ("Out of memory", ("kmem -i", "ps -G")),
+    ("System is deadlocked on memory", ("kmem -i", "ps -G")),
+)
+
+
+def _crash_steps(snap: CrashSnapshot, frame: Frame | None) -> str:
+    """The crash finding's next step, at the prompt of the report's Follow-up crash session: a chosen panic's
+    (:data:`CHOSEN_PANIC_STEPS`), else the backtrace and the disassembly of the crash's frame."""
+    panic = snap.panic_message if isinstance(snap.panic_message, str) else ""
+    chosen = next((steps for words, steps in CHOSEN_PANIC_STEPS if words in panic), None)
+    if chosen is not None:
+        reported = " ".join(str(pid) for pid in _hung_timeouts(snap))
+        commands = [c.format(reported=reported) for c in chosen if reported or "{reported}" not in c]
+        return "; ".join(f"crash> {c}" for c in commands if runs_here(snap, c)) or "crash> bt"
+    return f"crash> bt; crash> dis -rl {frame.pc:#x}" if frame else "crash> bt"
+
+
 def crash_finding(
     snap: CrashSnapshot, title: str, fault: FaultAnalysis | NotAvailable, report: KernelReport | None = None
 ) -> Finding:
@@ -461,10 +488,7 @@ def crash_finding(
         ),
         summary=summary,
         evidence=tuple(evidence),
-        next_steps=(
-            # at the prompt of the report's Follow-up crash session (real paths, uncompressed vmlinux)
-            f"crash> bt; crash> dis -rl {frame.pc:#x}" if frame else "crash> bt",
-        ),
+        next_steps=(_crash_steps(snap, frame),),
         facts=tuple(facts),
         detector=DETECTOR,
         subjects=(

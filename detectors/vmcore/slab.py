@@ -110,6 +110,7 @@ def double_free_finding(snap: CrashSnapshot) -> Finding | None:
     name, meaning = signal
     culprit = _culprit(snap)
     func = str(culprit.function) if culprit is not None else "the caller"
+    code = str(culprit.code_symbol()) if culprit is not None else func  # the code of the pc: kf_msg_submit.cold
     where = snap.where(culprit) if culprit is not None else None
     obj = _freed_object(snap)
     facts = [Fact("detected by", f"{name}: {meaning}")]
@@ -157,7 +158,7 @@ def double_free_finding(snap: CrashSnapshot) -> Finding | None:
         f"{meaning}. {what[0].upper() + what[1:]} is freed again by {func}"
         + (f" ({where})" if where else "") + ".",
         hypothesis,
-        f"crash> kmem {obj.start:#x}; crash> dis -l {func}" if obj else f"crash> dis -l {func}",
+        f"crash> kmem {obj.start:#x}; crash> dis -l {code}" if obj else f"crash> dis -l {code}",
         confidence, "the trap and the object's state read from the dump", evidence, facts,
     )  # fmt: skip
 

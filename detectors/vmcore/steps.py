@@ -32,7 +32,7 @@ _DRGN_AS = (
     (re.compile(r"rd -SS (0x[0-9a-f]+) (\d+)"), r"%crash rd -64 \1 \2"),
     (re.compile(r"struct -o (\w+)"), r'[(m.name, m.offset) for m in prog.type("struct \1").members]'),
 )
-_DIS_FUNCTION = re.compile(r"dis -l (\w+)")
+_DIS_FUNCTION = re.compile(r"dis -l ([\w.]+)")  # a .cold part too: kf_msg_submit.cold
 _DIS_ADDRESS = re.compile(r"dis -rl (0x[0-9a-f]+)")
 
 
@@ -61,10 +61,10 @@ def _disassembly(snap: CrashSnapshot, command: str) -> str | None:
     by_pc = _DIS_ADDRESS.fullmatch(command)
     found: tuple[str, str | None] | None = None
     for frame in snap.backtrace:
-        symbol = frame.symbol if frame.inline and frame.symbol else frame.function
-        named = by_name is not None and frame.function == by_name.group(1)
+        symbol = frame.code_symbol()
+        named = by_name is not None and by_name.group(1) in (frame.function, frame.symbol)
         if isinstance(symbol, str) and (named or (by_pc is not None and frame.pc == int(by_pc.group(1), 16))):
-            found = (symbol if by_pc else str(frame.function), frame.module)
+            found = (symbol if by_pc else by_name.group(1) if by_name else str(frame.function), frame.module)
             break
     lock = snap.spinlock
     if found is None and by_name and not isinstance(lock, NotAvailable) and by_name.group(1) in lock.takers:
@@ -89,10 +89,36 @@ def crash_step(snap: CrashSnapshot, command: str) -> str:
         return f"crash> {command}"
     if _DRGN_HAS.fullmatch(command):
         return f">>> %crash {command}"
+    by_pid = _by_pid(snap, command)
+    if by_pid is not None:
+        return by_pid
     for crash, drgn in _DRGN_AS:
         if crash.fullmatch(command):
             return ">>> " + crash.sub(drgn, command)
     return _disassembly(snap, command) or f"crash> {command}"
+
+
+def runs_here(snap: CrashSnapshot, command: str) -> bool:
+    """Whether a crash command has a form that runs on this dump (:func:`crash_step` gives more than ``crash> CMD``
+    only then).  drgn's ``ps -m`` reads ``sched_info.last_arrival``, which a kernel without CONFIG_SCHED_INFO lacks
+    (the 6.12 fixtures): not one of drgn's here."""
+    return crash_step(snap, command) != f"crash> {command}" or crash_opens(snap)
+
+
+def _by_pid(snap: CrashSnapshot, command: str) -> str | None:
+    """drgn's form of a crash command over a set of tasks drgn has no selector for: ``foreach UN bt`` as ``bt`` of
+    the dump's D-state tasks; ``ps -G`` over the task list, by the pids of the memory users where the task list
+    walk breaks (makedumpfile left a task_struct out: ``ps`` without pids stops at it, "Excluded page")."""
+    if command == "foreach UN bt":
+        pids = [str(t.pid) for t in snap.tasks if t.state == "D"]
+        return f">>> %crash bt {' '.join(pids)}" if pids else None
+    if command == "ps -G":
+        if snap.task_census.complete and not snap.task_census.breaks:
+            return ">>> %crash ps -G"
+        users = () if isinstance(snap.memory_users, NotAvailable) else snap.memory_users
+        pids = [str(u.pid) for u in users if u.kind == "task" and u.pid is not None][:8]
+        return f">>> %crash ps -G {' '.join(pids)}" if pids else None
+    return None
 
 
 def on_dump(snap: CrashSnapshot, step: str) -> str:
@@ -107,7 +133,8 @@ def on_dump(snap: CrashSnapshot, step: str) -> str:
 
 def crash_steps(snap: CrashSnapshot, *commands: str, note: str = "") -> str:
     """Several crash commands as :func:`crash_step` gives each, ``; ``-joined, the note after ``  # ``."""
-    return "; ".join(crash_step(snap, c) for c in commands) + (f"  # {note}" if note else "")
+    # (once each: two crash commands may run as one drgn command, ``foreach UN bt`` and ``bt PID`` as ``bt PID``)
+    return "; ".join(dict.fromkeys(crash_step(snap, c) for c in commands)) + (f"  # {note}" if note else "")
 
 
 def finding_on_dump(snap: CrashSnapshot, finding: Finding) -> Finding:

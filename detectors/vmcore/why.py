@@ -639,7 +639,7 @@ def overflow_check_finding(snap: CrashSnapshot) -> Finding | None:
         FindingKind.BUFFER_OVERFLOW, f"{func}:{checker}", f"buffer overflow in {func}, stopped by {by}",
         f"{by}'s check in {checker}() found that {func} copies more than its destination holds{said}; "
         "the copy did not happen.",
-        hypothesis, f"crash> dis -l {func}", 0.85,
+        hypothesis, f"crash> dis -l {culprit.code_symbol()}", 0.85,
         f"the trap is {by}'s own, and the first frame past it is {func}",
         [frame_evidence(snap, frame.index), frame_evidence(snap, culprit.index), report], facts,
     )  # fmt: skip

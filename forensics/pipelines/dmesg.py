@@ -373,6 +373,12 @@ def ranked_incident(
         # A log of several boots (banners, printk time back at 0): each finding says which boot it is of.
         boots = {g.first.start_line: report_boot(g.first) for g in r.groups}
         several = len(set(boots.values())) > 1
+        # Where a report of the same boot panicked at or after a report, the machine went down after it: no step of
+        # that report asks the live machine (11's first hung task, which khungtaskd reported before the one it
+        # panicked on).
+        panics = [
+            (boots[g.first.start_line], g.last.start_line) for g in r.groups if g.first.panicked or g.last.panicked
+        ]
         mine = [
             explained_finding(
                 r.name,
@@ -383,6 +389,8 @@ def ranked_incident(
                 boots[g.first.start_line] if several else None,
                 _aftermath(r, g),
                 _oom_panic(r, g),
+                r.lines,
+                down=any(b == boots[g.first.start_line] and at >= g.first.start_line for b, at in panics),
             )
             for g in r.groups
         ]

@@ -359,6 +359,7 @@ def to_document(result: VmcoreResult) -> dict[str, Any]:
             "memory_bytes": json_value(s.memory_bytes),
         },
         "backtrace": [_frame(f, s) for f in s.backtrace],
+        "frame_symbols": s.frame_symbols,
         "crash_frame": None if result.analysis.crash_frame is None else result.analysis.crash_frame.index,
         "culprit_frame": None if result.analysis.culprit_frame is None else result.analysis.culprit_frame.index,
         "fault": _fault(result.fault),
@@ -422,7 +423,7 @@ def to_document(result: VmcoreResult) -> dict[str, Any]:
                 {"title": r.title, "type": r.kind.value, "frame": json_value(r.frame), "line": r.start_line}
                 for r in result.reports
             ],
-            "tail": [f"[{r.seconds:12.6f}] {r.text}" for r in s.log[-LOG_TAIL:]],
+            "tail": [f"{r.stamp()} {r.text}" for r in s.log[-LOG_TAIL:]],
         },
         "hypotheses": [
             {
@@ -666,7 +667,8 @@ def vmcore_document(result: VmcoreResult) -> Document:
         # exception frame is one physical frame: the real function's
         flags = " (exception frame)" if f.interrupted and not f.inline else ""
         trace.append(f"#{f.index:<2} {f.label()}{flags}  {s.where(f) or ''}".rstrip())
-    blocks.append(Section("Backtrace of the crashed thread", (Code("\n".join(trace)), *_found_sources(s))))
+    sizes = Paragraph(f"Symbols, offsets and sizes: {md_escape(s.frame_symbols)}.")
+    blocks.append(Section("Backtrace of the crashed thread", (Code("\n".join(trace)), sizes, *_found_sources(s))))
     blocks += _why_sections(result)
     fault: list[Block] = [_disassembly(result)]
     title = "Faulting instruction"
@@ -714,7 +716,7 @@ def vmcore_document(result: VmcoreResult) -> Document:
     )
     blocks.append(Section("Modules", (BulletList(modules) if modules else Paragraph("none"),)))
     reports = tuple(f"line {r.start_line}: {md_escape(r.title)}" for r in result.reports)
-    tail = Code("\n".join(f"[{r.seconds:12.6f}] {r.text}" for r in s.log[-LOG_TAIL:]) or "empty")
+    tail = Code("\n".join(f"{r.stamp()} {r.text}" for r in s.log[-LOG_TAIL:]) or "empty")
     log: list[Block] = [BulletList(reports) if reports else Paragraph("no kernel reports found in the log"), tail]
     blocks.append(Section("Kernel log in the dump", tuple(log)))
     if s.warnings:

@@ -25,6 +25,16 @@ if TYPE_CHECKING:
     from forensics.types.incident import Hypothesis
 
 
+#: Where a frame's symbol, offset and size come from when the kernel's kallsyms are read from the dump.
+FRAMES_FROM_KALLSYMS = "the kernel's kallsyms in the dump, as its stack dump prints them"
+#: The same when they are not: the ELF symbol tables, whose sizes are the functions' own.
+FRAMES_FROM_ELF = (
+    "the core kernel's from the ELF symbol table of vmlinux, whose sizes are the functions' own (the dump's kallsyms "
+    "table was not read; the kernel's stack dump measures up to the next symbol and may name a label inside the "
+    "function), the modules' from their kallsyms in the dump"
+)
+
+
 @dataclass(frozen=True)
 class Frame:
     """One frame of a backtrace (``#0`` is the innermost)."""
@@ -32,30 +42,39 @@ class Frame:
     index: int
     function: str | NotAvailable
     pc: int
-    offset: int | None  # pc minus the start of the function's symbol
-    size: int | None  # size of the function's symbol
+    offset: int | None  # pc minus the start of the symbol that holds it (``symbol``, else the function's)
+    size: int | None  # that symbol's size as the kernel's stack dump gives it (up to the next symbol, kallsyms)
     module: str | None  # None for the kernel image (vmlinux)
     source_file: str | None
     source_line: int | None
     inline: bool = False  # an inlined call, sharing the pc of the frame below
     interrupted: bool = False  # registers come from an interrupt/exception frame
-    # The symbol that holds the pc, when it is not ``function``: the function an inlined call was inlined into
-    # (``offset`` and ``size`` are this symbol's: the inlined function has none of its own).
+    # The symbol that holds the pc as the kernel names it, when it is not ``function``: the function an inlined call
+    # was inlined into (the inlined function has no symbol of its own), a function's part the compiler moved out
+    # (``kf_msg_submit.cold``), a label inside an assembly function (``entry_SYSCALL_64_after_hwframe``).
+    # ``offset`` and ``size`` are this symbol's.
     symbol: str | None = None
 
     def label(self) -> str:
-        """``func+0x1a/0x40 [module]`` as the kernel prints it; an inlined call as drgn shows it, the symbol that
-        holds the pc first: ``default_idle+0x13/0x15 in native_irq_disable (inlined)``."""
+        """``func+0x1a/0x40 [module]`` as the kernel prints it; a pc in another symbol than its function is named
+        by that symbol, as the kernel and crash name it, then its function: ``kf_msg_submit.cold+0x18/0x39
+        [kf_buggy] (part of kf_msg_submit)``; an inlined call as drgn shows it: ``default_idle+0x13/0x15 in
+        native_irq_disable (inlined)``."""
         name = str(self.function) if isinstance(self.function, NotAvailable) else self.function
-        inlined_into = self.symbol if self.inline and self.symbol and self.symbol != name else None
-        text = inlined_into or name
+        held_by = self.symbol if self.symbol and self.symbol != name else None
+        text = held_by or name
         if self.offset is not None and not isinstance(self.function, NotAvailable):
             text += f"+{self.offset:#x}" + (f"/{self.size:#x}" if self.size else "")
         if self.module:
             text += f" [{self.module}]"
-        if inlined_into:
-            text += f" in {name}"
+        if held_by:
+            text += f" in {name}" if self.inline else f" (part of {name})"
         return text + (" (inlined)" if self.inline else "")
+
+    def code_symbol(self) -> str | NotAvailable:
+        """The symbol whose code holds the pc (``kf_msg_submit.cold``), else the function: what ``dis -l``
+        disassembles to show the pc (``dis -l kf_msg_submit`` does not show its .cold part)."""
+        return self.symbol or self.function
 
     def where(self) -> str | None:
         """``file:line`` of the frame, when known."""
@@ -187,7 +206,7 @@ class TaskInfo:
         top = self.stack[0] if self.stack else None
         if self.halted_at is None or top is None or top.offset is None:
             return None
-        name = top.symbol if top.inline and top.symbol else top.function
+        name = top.code_symbol()
         if isinstance(name, NotAvailable):
             return None
         return f"hlt at {name}+{top.offset - (top.pc - self.halted_at):#x}" + (f" [{top.module}]" if top.module else "")
@@ -273,10 +292,21 @@ class ModuleInfo:
 
 @dataclass(frozen=True)
 class LogRecord:
-    """A printk record from the dump's log buffer."""
+    """A printk record from the dump's log buffer; ``seconds`` is its time as printk printed it."""
 
     seconds: float
     text: str
+
+    @classmethod
+    def from_printk(cls, ts_nsec: int, text: str) -> LogRecord:
+        """The record of a ``ts_nsec`` time as printk prints it: whole microseconds, truncated (``ts_nsec / 1000``).
+        2359122682 ns is ``[    2.359122]`` on the console and in makedumpfile's dmesg.txt; rounded, it was
+        ``2.359123``, a line the kernel never printed, and the same record had two times in one report."""
+        return cls((ts_nsec // 1000) / 1_000_000, text)
+
+    def stamp(self) -> str:
+        """The record's time as printk prefixes its line: ``[    2.359122]``."""
+        return f"[{self.seconds:12.6f}]"
 
 
 @dataclass(frozen=True)
@@ -846,6 +876,8 @@ class CrashSnapshot:
     earlier_free: EarlierFree | None = None
     # What a dump cut short lacks (the file's share, the page frames lost), None for a whole dump
     cut: str | None = None
+    # Where the frames' symbols, offsets and sizes come from (FRAMES_FROM_KALLSYMS or FRAMES_FROM_ELF)
+    frame_symbols: str = "not recorded"
 
     def where(self, frame: Frame) -> str | None:
         """``file:line`` of a frame as a reader opens it: the copy found via --source-dir where the debug info's

@@ -27,6 +27,7 @@ from forensics.types.vmcore import (
 )
 from forensics.vmcore import extract, gaps, layouts, modlocks, slab, spin, system
 from forensics.vmcore import why as reads
+from forensics.vmcore.kallsyms import kallsyms_of
 from forensics.vmcore.pages import page_size
 from forensics.vmcore.program import OpenedDump
 
@@ -237,6 +238,7 @@ def _collect(
         cpus=system.attempt("CPUs", lambda: system.online_cpus(prog)),
         memory_bytes=system.attempt("memory size", lambda: system.memory_bytes(prog)),
         backtrace=frames,
+        frame_symbols=kallsyms_of(prog).source,
         registers=registers,
         code=code,
         variables=variables,

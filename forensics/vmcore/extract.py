@@ -10,6 +10,7 @@ from detectors.vmcore.findings import KEXEC_PATH
 from forensics.model import NotAvailable
 from forensics.types.vmcore import CodeBytes, Frame, MemberInfo, RegisterSet, TypeLayout, Variable
 from forensics.vmcore.gaps import not_in_dump
+from forensics.vmcore.kallsyms import kallsyms_of
 
 #: At most this many bytes of a function are read to disassemble it.
 MAX_FUNCTION_BYTES = 16384
@@ -35,10 +36,16 @@ def frame_of(prog: drgn.Program, index: int, frame: drgn.StackFrame) -> Frame:
     symbol = None
     try:
         sym = frame.symbol()
-        offset, size = pc - sym.address, sym.size
         if frame.name is None:
             name = sym.name
-        symbol = sym.name if sym.name != name else None  # an inlined call's offset is its caller's symbol's
+        # The kernel's own name and size for the pc (kallsyms) where the dump gives them, else the ELF symbol's. A
+        # return address is looked up one byte back, as drgn's symbol() and the kernel's %pB do: a call that does not
+        # return ends its function, and its return address is the next function's first byte (rest_init+0xd0/0xd0,
+        # not kernel_init+0x0).
+        held = kallsyms_of(prog).lookup(pc - (0 if frame.interrupted else 1))
+        named, start, size = (held.name, held.address, held.size) if held else (sym.name, sym.address, sym.size)
+        offset = pc - start
+        symbol = named if named != name else None  # an inlined call's offset is its caller's symbol's
     except LookupError:
         pass
     try:

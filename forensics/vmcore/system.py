@@ -277,8 +277,10 @@ def _has_member(obj: drgn.Object, member: str) -> bool:
 
 
 def log_records(prog: drgn.Program) -> tuple[LogRecord, ...]:
-    """The printk records in the dump's log buffer."""
-    return tuple(LogRecord(r.timestamp / 1e9, bytes(r.text).decode(errors="replace")) for r in get_printk_records(prog))
+    """The printk records in the dump's log buffer, timed as printk printed them (:meth:`LogRecord.from_printk`)."""
+    return tuple(
+        LogRecord.from_printk(r.timestamp, bytes(r.text).decode(errors="replace")) for r in get_printk_records(prog)
+    )
 
 
 _CLONE_SUFFIX = re.compile(r"(?:\.(?:constprop|isra|part|cold|llvm)(?:\.\d+)?)+$")
