@@ -478,3 +478,6 @@ class TraceAnalysis(NamedTuple):
     # The sched_migrate_task events in the trace (the analysis does not follow them): a wait switched in on another
     # CPU than it was queued on moved at a time the analysis does not know (Wait.moved), with them or without.
     migrations: int = 0
+    # A sched_wakeup was read after a sched_waking: a wait measured from a sched_waking is queued on the CPU its
+    # sched_wakeup named (the waking's target_cpu is the CPU the task last ran on), Wait.queued_cpu.
+    wakeup_placed: bool = False
