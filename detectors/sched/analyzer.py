@@ -178,11 +178,23 @@ class SchedAnalyzer:
         q[2] = ts
         q[0] = max(0.0, q[0] + delta)
 
-    def _unqueue(self, pid: int, ts: float) -> None:
+    def _unqueue(self, pid: int, ts: float, seen: int = -1) -> None:
+        """Task ``pid`` no longer waits from ``ts``: its wait is charged to who ran on the CPU it waited on, unless it
+        is ``seen`` (>= 0) running on another (it moved at a time the trace does not show: who delayed it is not
+        known, and its seconds stay in ``delay_caused`` only, not resolved)."""
         cpu = self.wait_cpu.pop(pid, None)
         if cpu is not None:
             self._queue(cpu, ts, -1)
-            self._charge(pid, cpu, self.wait_since.pop(pid), ts)
+            since = self.wait_since.pop(pid)
+            if seen < 0 or seen == cpu:
+                self._charge(pid, cpu, since, ts)
+
+    def _wait_ends(self, pid: int, waited_on: int, ts: float, cpu: int) -> None:
+        """Task ``pid``, queued on ``waited_on``, was switched in on ``cpu`` at ``ts``: its wait is charged to who ran
+        there, unless it moved to another CPU at a time the trace does not show (who delayed it is not known)."""
+        since = self.wait_since.pop(pid)
+        if waited_on == cpu:
+            self._charge(pid, waited_on, since, ts)
 
     def _charge(self, victim: int, cpu: int, t0: float, t1: float) -> None:
         """Task ``victim`` waited on ``cpu`` during ``[t0, t1]``: charge each task that ran there meanwhile (the
@@ -451,7 +463,7 @@ class SchedAnalyzer:
             self.wake_cpu.pop(prev, None)
         wait_cpu = self.wait_cpu
         if prev in wait_cpu:
-            self._unqueue(prev, ts)
+            self._unqueue(prev, ts, cpu)
         if state == rules.PREEMPTED_STATE:
             self.preempted[prev] = ev
             wait_cpu[prev] = cpu
@@ -489,7 +501,7 @@ class SchedAnalyzer:
         q = queues.get(cpu)
         self.cur[cpu] = (nxt, ts, ev, 0.0 if q is None else (q[1] + q[0] * (ts - q[2]) if ts > q[2] else q[1]))
         if waited_on >= 0:  # charged once the run that ended here is in the ring and no longer current
-            self._charge(nxt, waited_on, self.wait_since.pop(nxt), ts)
+            self._wait_ends(nxt, waited_on, ts, cpu)
         if nxt == 0:
             return
         tasks = self.tasks

@@ -859,7 +859,7 @@ def run_batch(
         ti[ps, T_PEND] = -1
         epoch = si[S_EPOCH]
         w = unqueue(ps, ts, epoch)
-        if w >= 0:
+        if w == s:  # (another CPU: it moved at a time the trace does not show, not charged: SchedAnalyzer._unqueue)
             charge(w, tf[ps, TF_WAIT_TS], ts, prev, ps)
         if st == PREEMPTED_LETTER:
             ti[ps, T_PRE] = eid
@@ -898,7 +898,7 @@ def run_batch(
         ci[s, C_CUR_SLOT] = -1
         cf[s, F_SINCE] = ts
         cf[s, F_AREA] = q_area(ci[s, C_QPRES], cf[s, F_QN], cf[s, F_QAREA], cf[s, F_QSINCE], ts)
-        if waited_on >= 0:  # charged once the run that ended here is in the ring and no longer current
+        if waited_on == s:  # charged once the run that ended here is in the ring (moved unseen: not charged)
             charge(waited_on, tf[ns, TF_WAIT_TS], ts, nxt, ns)
         if nxt == 0:
             return

@@ -332,8 +332,9 @@ def _not_counted(task: TaskStats) -> str:
     if rest < 0.5e-6:
         return ""
     return (
-        f"not counted: {fmt_ms(rest)} of waits not resolved in the trace (still waiting at its end, or woken "
-        "while a CPU's events were lost and never seen switched in) or older than the kept runs"
+        f"not counted: {fmt_ms(rest)} of waits not resolved in the trace (still waiting at its end, woken "
+        "while a CPU's events were lost and never seen switched in, or moved to another CPU at a time the trace "
+        "does not show) or older than the kept runs"
     )
 
 

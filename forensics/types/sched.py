@@ -177,7 +177,8 @@ class TaskStats(NamedTuple):
         read in the trace, each charged to the runs it waited behind.  ``delay_caused`` (the waiting tasks
         integrated over its runs) also holds waits never resolved: still open at the trace's end, or of a task
         woken onto a CPU while that CPU's events were lost, whose switch-in was not read (it waits on the CPU until
-        the end of the trace), and waits behind runs older than the CPU's kept ones."""
+        the end of the trace), waits behind runs older than the CPU's kept ones, and waits that moved to another
+        CPU at a time the trace does not show (Wait.moved: who delayed them is not known)."""
         return sum(v.seconds for v in self.victims) + self.more_victims_seconds
 
 
