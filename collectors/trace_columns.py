@@ -207,7 +207,7 @@ class BatchParser(TraceParser):
     """A :class:`TraceParser` that gives an :class:`EventBatch` per chunk (see the module docstring)."""
 
     def __init__(
-        self, *, skip_wakeup_after_waking: bool = True, compiled: bool = True, scan: Scan | None = None
+        self, *, skip_wakeup_after_waking: bool = False, compiled: bool = True, scan: Scan | None = None
     ) -> None:
         super().__init__(skip_wakeup_after_waking=skip_wakeup_after_waking)
         self.interner = Interner()

@@ -71,11 +71,13 @@ class TraceParser:
     """Incremental parser: feed byte chunks, get lists of :class:`TraceEvent`.
 
     ``skip_wakeup_after_waking``: once a ``sched_waking`` event was seen,
-    ``sched_wakeup`` lines are counted but not parsed (the analyses measure
-    wakeup latency from waking when the trace has it).
+    ``sched_wakeup`` lines are counted but not parsed.  Off by default: the
+    analyses measure wakeup latency from waking when the trace has it, and
+    read the wakeup that follows for the CPU the task was queued on (the
+    waking's target_cpu is the CPU it last ran on).
     """
 
-    def __init__(self, *, skip_wakeup_after_waking: bool = True) -> None:
+    def __init__(self, *, skip_wakeup_after_waking: bool = False) -> None:
         self.counts = ParseCounts()
         self._tail = b""
         self._line_no = 0

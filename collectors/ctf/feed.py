@@ -26,7 +26,7 @@ from collectors.prefetch import prefetched
 from collectors.trace_input import TraceStream
 from forensics.model import SourceRecord
 from forensics.types.sched import ClockCheck, LossGap, PacketLoss
-from forensics.types.trace import ASIDE_WAKEUP, SKIPPED, Kind, ParseCounts, make_event
+from forensics.types.trace import SKIPPED, Kind, ParseCounts, make_event
 from forensics.types.trace_batch import EventBatch
 
 
@@ -194,8 +194,6 @@ def feed_session(session: Session, sink: BatchSink, keep: bool = False, user: bo
     # lttng-modules records sched_switch priorities minus 100 (MAX_RT_PRIO); its wakeup events did so too from 2.9.
     shift_wakeup = (major, minor) >= (2, 9)
     counts.tracer = None
-    seen_waking = False
-    redundant_wakeups = 0
     read = CtfRead(session, TraceStream(path, _kind(session), iter(()), []), counts)
     analysed = _Extent()
     tracker = read.tracker = SyscallTracker(read.key_width())
@@ -229,16 +227,8 @@ def feed_session(session: Session, sink: BatchSink, keep: bool = False, user: bo
                 break
             tracker.chunk(rows, owner, np.zeros(0, dtype=np.intp), kinds)  # counted: whether the session has any
             continue
-        wanted = kinds < K_SYSCALL_ENTRY  # the engine's rows: kernel events, less the wakeups a waking makes redundant
-        if not seen_waking:
-            first = np.flatnonzero(kinds == Kind.WAKING)
-            if len(first):
-                seen_waking = True
-                wanted &= (kinds != Kind.WAKEUP) | (np.arange(len(kinds)) <= first[0])
-        else:
-            wanted &= kinds != Kind.WAKEUP
-        # (a wakeup left out for its waking: counted aside, as every event read and not analysed)
-        redundant_wakeups += int(np.count_nonzero((kinds == Kind.WAKEUP) & ~wanted))
+        # The engine's rows: the kernel events (a sched_wakeup after its sched_waking too: where it queued the task).
+        wanted = kinds < K_SYSCALL_ENTRY
         sel = np.flatnonzero(wanted)
         batch = kernel_batch(session, chunk.full(sel), owner[sel], shift_wakeup)
         if keep:
@@ -252,7 +242,7 @@ def feed_session(session: Session, sink: BatchSink, keep: bool = False, user: bo
     counts.events = sum(s.events for s in session.streams)
     counts.lines = counts.events
     counts.unknown = session.skipped()
-    counts.aside = {**session.read_aside(), ASIDE_WAKEUP: redundant_wakeups}
+    counts.aside = session.read_aside()
     counts.lost_markers = sum(1 for s in session.streams if s.discarded or s.lost_packets or s.gaps)
     counts.lost_events = sum(s.discarded for s in session.streams)
     counts.cpus_declared = None

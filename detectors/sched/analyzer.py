@@ -111,6 +111,13 @@ class SchedAnalyzer:
         self.irq_time: dict[int, float] = {}
         self.softirq_time: dict[int, float] = {}
         self.pending_wake: dict[int, TraceEvent] = {}
+        # pid -> the CPU its pending wakeup queued it on, told by the sched_wakeup after its sched_waking: the
+        # waking's target_cpu is the CPU the task last ran on, and select_task_rq may queue it on another between
+        # the two events (when not told: the pending event's target, see queued_on).
+        self.wake_cpu: dict[int, int] = {}
+        # The pids whose pending wake is a sched_waking whose sched_wakeup is still to come: a sched_wakeup places
+        # the latest sched_waking of its task, so one read while a wake was pending (not a wait's start) takes it.
+        self.unplaced: set[int] = set()
         self.preempted: dict[int, TraceEvent] = {}
         self.blocked: dict[int, TraceEvent] = {}
         self.irq_stack: dict[int, list[TraceEvent]] = {}
@@ -128,6 +135,7 @@ class SchedAnalyzer:
         self.off_worst: dict[int, list[Span]] = {}
         self.wake_sources: dict[int, int] = {}
         self.seen_waking = False
+        self.wakeup_placed = False  # a sched_wakeup read after a sched_waking (TraceAnalysis.wakeup_placed)
         # The kinds (Kind values) of the events read, before, in and past the window until ``done`` (lost-event
         # markers too): whether the trace can show a kind of problem is judged on them, not on the window's.
         self.kinds: set[int] = set()
@@ -170,11 +178,23 @@ class SchedAnalyzer:
         q[2] = ts
         q[0] = max(0.0, q[0] + delta)
 
-    def _unqueue(self, pid: int, ts: float) -> None:
+    def _unqueue(self, pid: int, ts: float, seen: int = -1) -> None:
+        """Task ``pid`` no longer waits from ``ts``: its wait is charged to who ran on the CPU it waited on, unless it
+        is ``seen`` (>= 0) running on another (it moved at a time the trace does not show: who delayed it is not
+        known, and its seconds stay in ``delay_caused`` only, not resolved)."""
         cpu = self.wait_cpu.pop(pid, None)
         if cpu is not None:
             self._queue(cpu, ts, -1)
-            self._charge(pid, cpu, self.wait_since.pop(pid), ts)
+            since = self.wait_since.pop(pid)
+            if seen < 0 or seen == cpu:
+                self._charge(pid, cpu, since, ts)
+
+    def _wait_ends(self, pid: int, waited_on: int, ts: float, cpu: int) -> None:
+        """Task ``pid``, queued on ``waited_on``, was switched in on ``cpu`` at ``ts``: its wait is charged to who ran
+        there, unless it moved to another CPU at a time the trace does not show (who delayed it is not known)."""
+        since = self.wait_since.pop(pid)
+        if waited_on == cpu:
+            self._charge(pid, waited_on, since, ts)
 
     def _charge(self, victim: int, cpu: int, t0: float, t1: float) -> None:
         """Task ``victim`` waited on ``cpu`` during ``[t0, t1]``: charge each task that ran there meanwhile (the
@@ -439,10 +459,11 @@ class SchedAnalyzer:
             task.comm = ev.comm
             task.prio = ev.prio
         state = ev.state[:1]
-        self.pending_wake.pop(prev, None)
+        if self.pending_wake.pop(prev, None) is not None:
+            self.wake_cpu.pop(prev, None)
         wait_cpu = self.wait_cpu
         if prev in wait_cpu:
-            self._unqueue(prev, ts)
+            self._unqueue(prev, ts, cpu)
         if state == rules.PREEMPTED_STATE:
             self.preempted[prev] = ev
             wait_cpu[prev] = cpu
@@ -480,7 +501,7 @@ class SchedAnalyzer:
         q = queues.get(cpu)
         self.cur[cpu] = (nxt, ts, ev, 0.0 if q is None else (q[1] + q[0] * (ts - q[2]) if ts > q[2] else q[1]))
         if waited_on >= 0:  # charged once the run that ended here is in the ring and no longer current
-            self._charge(nxt, waited_on, self.wait_since.pop(nxt), ts)
+            self._wait_ends(nxt, waited_on, ts, cpu)
         if nxt == 0:
             return
         tasks = self.tasks
@@ -493,7 +514,9 @@ class SchedAnalyzer:
         since_ev = self.pending_wake.pop(nxt, None)
         if since_ev is not None:
             fig = task.wakeup
-            target = since_ev.next_pid if since_ev.next_pid >= 0 else since_ev.cpu  # the CPU it was woken onto
+            target = self.wake_cpu.pop(nxt, -1)  # the CPU it was woken onto
+            if target < 0:
+                target = since_ev.next_pid if since_ev.next_pid >= 0 else since_ev.cpu
             if target != cpu and target not in self.switched:  # its switch-in there could not be seen: not counted
                 if self.clip(since_ev.ts, ts) is not None:
                     task.unseen_wakes += 1
@@ -572,6 +595,8 @@ class SchedAnalyzer:
         if kind == WAKING:
             self.seen_waking = True
         elif kind == WAKEUP and self.seen_waking:
+            self.wakeup_placed = True
+            self._placed(ev, ts)
             return
         pid = ev.pid
         if pid == 0:
@@ -579,10 +604,14 @@ class SchedAnalyzer:
         pending = self.pending_wake
         if pid not in pending:
             pending[pid] = ev
+            if kind == WAKING:
+                self.unplaced.add(pid)
+            else:
+                self.unplaced.discard(pid)
             wake_sources = self.wake_sources
             wake_sources[kind] = wake_sources.get(kind, 0) + 1
             wait_cpu = self.wait_cpu
-            if pid not in wait_cpu:
+            if pid not in wait_cpu and not (kind == WAKING and self.wakeup_placed):  # (else queued by _placed)
                 target = ev.next_pid if ev.next_pid >= 0 else ev.cpu
                 wait_cpu[pid] = target
                 self.wait_since[pid] = ts
@@ -593,6 +622,8 @@ class SchedAnalyzer:
                     q[1] += q[0] * (ts - q[2])
                 q[2] = ts
                 q[0] = max(0.0, q[0] + 1)
+        elif kind == WAKING:  # a later waking while one is pending: the next sched_wakeup is that one's
+            self.unplaced.discard(pid)
         sleep = self.blocked.pop(pid, None)
         if sleep is not None:  # _blocked, inlined (a wakeup of a sleeping task is most of them)
             task = self.tasks.get(pid)
@@ -612,6 +643,48 @@ class SchedAnalyzer:
                     fig.set_worst(start, ts, sleep.cpu, sleep, ev)
         elif pid not in self.tasks:
             self.tasks[pid] = TaskState(ev.comm, ev.prio)
+
+    def _placed(self, ev: TraceEvent, ts: float) -> None:
+        """A sched_wakeup where sched_waking starts the waits: the CPU the woken task was queued on (its target_cpu).
+
+        The wait still starts at the sched_waking, and is queued on this CPU (not on the waking's target_cpu, the
+        CPU the task last ran on).  Once a trace is known to have both events (``wakeup_placed``) a waking queues
+        nothing (:meth:`_wake`): here the task is queued, from its waking on (the waiting-task integral gets the
+        time since then at once).  Before, the task counted as waiting on the waking's target is moved here from
+        ``ts`` (the microseconds it counted there are charged to no one).  A wakeup without a pending waking (its
+        waking not read, or a later waking's) places nothing."""
+        pid = ev.pid
+        if pid not in self.unplaced or pid not in self.pending_wake:
+            return
+        self.unplaced.discard(pid)
+        target = ev.next_pid if ev.next_pid >= 0 else ev.cpu
+        self.wake_cpu[pid] = target
+        old = self.wait_cpu.get(pid, -1)
+        if old == target:
+            return
+        if old >= 0:  # queued on the waking's target before the trace was known to have both events: moved here
+            self._queue(old, ts, -1)
+            self._queue(target, ts, 1)
+            self.wait_cpu[pid] = target
+            self.wait_since[pid] = ts
+            return
+        since = self.pending_wake[pid].ts
+        if (
+            since <= self.barrier or since > ts
+        ):  # its wait spans lost events: forgotten, as _lost forgets the waits in progress
+            return
+        self._queue(target, ts, 1)
+        self.queues[target][1] += ts - since  # it waited here from its waking: the integral's share up to now
+        self.wait_cpu[pid] = target
+        self.wait_since[pid] = since
+
+    def queued_on(self, pid: int, since: TraceEvent) -> int:
+        """The CPU task ``pid``'s pending wakeup (``since``) queued it on: its sched_wakeup's target, else the
+        target_cpu ``since`` printed, else ``since``'s CPU."""
+        target = self.wake_cpu.get(pid, -1)
+        if target >= 0:
+            return target
+        return since.next_pid if since.next_pid >= 0 else since.cpu
 
     def _irq(self, ev: TraceEvent, ts: float, cpu: int, kind: int) -> None:
         stack = self.irq_stack.get(cpu)
@@ -715,6 +788,7 @@ class SchedAnalyzer:
         pid = ev.pid
         self._unqueue(pid, ts)
         self.pending_wake.pop(pid, None)
+        self.wake_cpu.pop(pid, None)
         self.blocked.pop(pid, None)
         self.preempted.pop(pid, None)
 

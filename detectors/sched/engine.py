@@ -435,6 +435,9 @@ class FastAnalyzer:
         for col, into in ((k.T_PEND, an.pending_wake), (k.T_PRE, an.preempted)):
             for pid, eid in rows[rows[:, col] >= 0][:, [k.T_PID, col]].tolist():
                 into[pid] = self._events[eid]
+        cpus = self._t.ci[:, k.C_CPU]
+        for pid, slot in rows[rows[:, k.T_PEND] >= 0][:, [k.T_PID, k.T_PEND_SLOT]].tolist():
+            an.wake_cpu[pid] = int(cpus[slot])  # where it is queued (SchedAnalyzer.queued_on)
 
     def export(self) -> SchedAnalyzer:
         """A SchedAnalyzer holding this state (what :func:`freeze_analysis` reads); a new one per call."""
@@ -450,6 +453,7 @@ class FastAnalyzer:
         an.first_ts = sc[k.X_FIRSTTS]
         an.first_in = dict(self.first_in)
         an.seen_waking = bool(si[k.S_SEENWAKING])
+        an.wakeup_placed = si[k.S_SEENWAKING] == 2  # the kernels' code of a sched_wakeup read after a waking
         an.kinds = set(self.kinds)
         an.lost_markers, an.lost_events = si[k.S_LOSTM], si[k.S_LOSTE]
         an.wake_sources = {kind: si[k.S_WS + kind] for kind in rules.WAKE_SOURCES if si[k.S_WS + kind]}

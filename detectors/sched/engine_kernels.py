@@ -163,6 +163,7 @@ from detectors.sched.engine_layout import (
     T_PRE,
     T_PRE_SLOT,
     T_PRIO,
+    T_UNPLACED,
     T_UNSEEN,
     T_UNSEEN_CPU,
     T_WCPU,
@@ -858,7 +859,7 @@ def run_batch(
         ti[ps, T_PEND] = -1
         epoch = si[S_EPOCH]
         w = unqueue(ps, ts, epoch)
-        if w >= 0:
+        if w == s:  # (another CPU: it moved at a time the trace does not show, not charged: SchedAnalyzer._unqueue)
             charge(w, tf[ps, TF_WAIT_TS], ts, prev, ps)
         if st == PREEMPTED_LETTER:
             ti[ps, T_PRE] = eid
@@ -897,7 +898,7 @@ def run_batch(
         ci[s, C_CUR_SLOT] = -1
         cf[s, F_SINCE] = ts
         cf[s, F_AREA] = q_area(ci[s, C_QPRES], cf[s, F_QN], cf[s, F_QAREA], cf[s, F_QSINCE], ts)
-        if waited_on >= 0:  # charged once the run that ended here is in the ring and no longer current
+        if waited_on == s:  # charged once the run that ended here is in the ring (moved unseen: not charged)
             charge(waited_on, tf[ns, TF_WAIT_TS], ts, nxt, ns)
         if nxt == 0:
             return
@@ -956,11 +957,39 @@ def run_batch(
             switch_out(eid, ts, c, s, prev, priocol[i], statecol[i], nxtcol[i])
         switch_in(eid, ts, c, s, nxtcol[i], nprcol[i])
 
+    def placed(ts: float, p: int, t: int) -> None:
+        """SchedAnalyzer._placed: a sched_wakeup after sched_waking queued task ``p`` on CPU slot ``t``."""
+        ps = task_slot(p) if p != 0 else -1
+        if ps < 0 or ti[ps, T_PEND] < 0 or not ti[ps, T_UNPLACED]:
+            return
+        ti[ps, T_UNPLACED] = 0
+        ti[ps, T_PEND_SLOT] = t
+        w = ti[ps, T_WCPU] if ti[ps, T_WEP] == si[S_EPOCH] else -1
+        if w == t:
+            return
+        if w >= 0:  # queued on the waking's target before the trace was known to have both events: moved here
+            queue(w, ts, -1.0)
+            queue(t, ts, 1.0)
+            ti[ps, T_WCPU] = t
+            tf[ps, TF_WAIT_TS] = ts
+            return
+        since = tf[ps, TF_PEND_TS]
+        if since <= sc[X_BARRIER] or since > ts:  # its wait spans lost events: forgotten
+            return
+        queue(t, ts, 1.0)
+        cf[t, F_QAREA] += ts - since  # it waited here from its waking
+        ti[ps, T_WCPU] = t
+        ti[ps, T_WEP] = si[S_EPOCH]
+        tf[ps, TF_WAIT_TS] = since
+
     def wake(i: int, eid: int, ts: float, k: int, t: int) -> None:
         """SchedAnalyzer._wake: a wakeup starts a wait on CPU slot ``t`` and ends a sleep."""
         if k == WAKING:
-            si[S_SEENWAKING] = 1
+            if not si[S_SEENWAKING]:
+                si[S_SEENWAKING] = 1
         elif k == WAKEUP and si[S_SEENWAKING]:
+            si[S_SEENWAKING] = 2  # SchedAnalyzer.wakeup_placed
+            placed(ts, pidcol[i], t)
             return
         p = pidcol[i]
         if p == 0:
@@ -971,14 +1000,17 @@ def run_batch(
         epoch = si[S_EPOCH]
         if ti[ps, T_PEND] < 0:
             ti[ps, T_PEND] = eid
+            ti[ps, T_UNPLACED] = 1 if k == WAKING else 0
             ti[ps, T_PEND_SLOT] = t
             tf[ps, TF_PEND_TS] = ts
             si[S_WS + k] += 1
-            if not (ti[ps, T_WCPU] >= 0 and ti[ps, T_WEP] == epoch):
+            if not (ti[ps, T_WCPU] >= 0 and ti[ps, T_WEP] == epoch) and not (k == WAKING and si[S_SEENWAKING] == 2):
                 ti[ps, T_WCPU] = t
                 ti[ps, T_WEP] = epoch
                 tf[ps, TF_WAIT_TS] = ts
                 queue(t, ts, 1.0)
+        elif k == WAKING:  # a later waking while one is pending: the next sched_wakeup is that one's
+            ti[ps, T_UNPLACED] = 0
         if ti[ps, T_BLK] >= 0:  # _blocked, written out (most wakeups wake a sleeper)
             b_eid = ti[ps, T_BLK]
             ti[ps, T_BLK] = -1

@@ -46,8 +46,9 @@ CF_DEFAULT = (0.0,) * F_LOSTBAR + (float("-inf"),)
 # after the accumulators: the CPU slot a pending wakeup woke the task onto; TaskState.unseen_wakes, unseen_cpu
 T_PEND_SLOT, T_UNSEEN, T_UNSEEN_CPU = 23, 24, 25  # T_ACC + 12
 T_PRE_SLOT = 26  # the CPU slot a preempted task was switched out on (where its preemption wait is queued)
-NTI = 27
-TI_DEFAULT = (0, 0, -1, 0, -1, 0, -1, -1, -1, 0, 0) + (0, -1, -1, -1) * 3 + (-1, 0, -1, -1)
+T_UNPLACED = 27  # 1: its pending wake is a sched_waking whose sched_wakeup is still to come (SchedAnalyzer.unplaced)
+NTI = 28
+TI_DEFAULT = (0, 0, -1, 0, -1, 0, -1, -1, -1, 0, 0) + (0, -1, -1, -1) * 3 + (-1, 0, -1, -1, 0)
 # a task wait's blames (wb_i): pid, comm reference, task slot, CPU; its wb_q: the CPU it was queued on, rules.MOVED
 B_CPU = 3
 NB = 4

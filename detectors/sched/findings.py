@@ -124,16 +124,16 @@ def _moved_where(wait: Wait, analysis: TraceAnalysis) -> tuple[str, str, str]:
     onto CPU0``), and how it moved (``it moved from CPU0 to CPU1 at an unknown time (why)``).
 
     sched_waking's target_cpu is the CPU the task last ran on (the kernel traces it before it picks the CPU to
-    wake it on), so the wakeup may have placed it where it ran; the sched_wakeup that says where it was queued
-    is not followed where sched_waking is measured from (935 of 36,767 wakeups of ue15's trace2.dat were queued
-    on another CPU than their sched_waking named)."""
+    wake it on): the sched_wakeup that follows says where it was queued (935 of 36,767 wakeups of ue15's
+    trace2.dat were queued on another CPU than their sched_waking named).  Without it in the events read, the
+    wakeup may have placed the task where it ran."""
     q, c, why = wait.queued_cpu, wait.span.cpu, _moved_why(analysis)
-    if wait.source == rules.WAKE_SOURCES[rules.WAKING]:
+    if wait.source == rules.WAKE_SOURCES[rules.WAKING] and not analysis.wakeup_placed:
         return (
             f"sched_waking target_cpu {q}",
             f" (target_cpu {q}: the CPU it last ran on)",
             f"whether its wakeup queued it on CPU{c} or it moved there later is not known (sched_wakeup, which "
-            f"says where a wakeup queued it, is not followed where sched_waking is measured from; {why})",
+            f"says where a wakeup queued it, is not among the events read; {why})",
         )
     woken = "preempted on" if wait.source == "preemption" else "woken onto"
     return f"{woken} CPU{q}", f" onto CPU{q}", f"it moved from CPU{q} to CPU{c} at an unknown time ({why})"
@@ -332,8 +332,9 @@ def _not_counted(task: TaskStats) -> str:
     if rest < 0.5e-6:
         return ""
     return (
-        f"not counted: {fmt_ms(rest)} of waits not resolved in the trace (still waiting at its end, or woken "
-        "while a CPU's events were lost and never seen switched in) or older than the kept runs"
+        f"not counted: {fmt_ms(rest)} of waits not resolved in the trace (still waiting at its end, woken "
+        "while a CPU's events were lost and never seen switched in, or moved to another CPU at a time the trace "
+        "does not show) or older than the kept runs"
     )
 
 

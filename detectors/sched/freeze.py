@@ -74,11 +74,14 @@ class SchedAnalyzer(Protocol):
     off_worst: dict[int, list[Span]]
     wake_sources: dict[int, int]
     seen_waking: bool
+    wakeup_placed: bool
     kinds: set[int]
     lost_markers: int
     lost_events: int
     first_ts: float
     clock: ClockMonitor
+
+    def queued_on(self, pid: int, since: TraceEvent) -> int: ...
 
     def clip(self, start: float, end: float) -> float | None: ...
 
@@ -165,7 +168,7 @@ def _close_open_waits(an: SchedAnalyzer, tasks: dict[int, TaskState]) -> None:
         if pid in running:
             continue
         preempted = pid not in an.pending_wake
-        cpu = since.cpu if preempted or since.next_pid < 0 else since.next_pid  # where it waits (_wake's target)
+        cpu = since.cpu if preempted else an.queued_on(pid, since)  # where it waits
         end_ev = _window_end(an, cpu)
         task = tasks.get(pid)
         start = an.clip(since.ts, an.w1)
@@ -273,6 +276,7 @@ def freeze_analysis(an: SchedAnalyzer, counts: ParseCounts) -> TraceAnalysis:
         kinds_read=tuple(sorted(an.kinds - {rules.LOST})) if an.w0 > -math.inf else (),
         by_line=counts.layout != "ctf",
         migrations=sum(n for name, n in counts.unknown.items() if name.endswith(b"sched_migrate_task")),
+        wakeup_placed=an.wakeup_placed,
     )
 
 

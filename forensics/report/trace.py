@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from forensics.model import NotAvailable
 from forensics.report.formats import Destination, IncidentRenderer, OutputFormat, render
-from forensics.types.trace import ASIDE_STATEDUMP, ASIDE_SYSCALLS, ASIDE_USER, ASIDE_WAKEUP, prio_known
+from forensics.types.trace import ASIDE_STATEDUMP, ASIDE_SYSCALLS, ASIDE_USER, prio_known
 from forensics.types.trace_result import TraceResult
 
 if TYPE_CHECKING:
@@ -309,7 +309,6 @@ _ASIDE = {
     ASIDE_SYSCALLS: "syscall entry/exit events (the syscall latency table)",
     ASIDE_STATEDUMP: "lttng_statedump_process_state events (the names of the threads at the start)",
     ASIDE_USER: "user-space events (request spans)",
-    ASIDE_WAKEUP: "sched_wakeup events (wakeup latency is measured from their sched_waking)",
 }
 
 

@@ -177,7 +177,8 @@ class TaskStats(NamedTuple):
         read in the trace, each charged to the runs it waited behind.  ``delay_caused`` (the waiting tasks
         integrated over its runs) also holds waits never resolved: still open at the trace's end, or of a task
         woken onto a CPU while that CPU's events were lost, whose switch-in was not read (it waits on the CPU until
-        the end of the trace), and waits behind runs older than the CPU's kept ones."""
+        the end of the trace), waits behind runs older than the CPU's kept ones, and waits that moved to another
+        CPU at a time the trace does not show (Wait.moved: who delayed them is not known)."""
         return sum(v.seconds for v in self.victims) + self.more_victims_seconds
 
 
@@ -491,3 +492,6 @@ class TraceAnalysis(NamedTuple):
     # The sched_migrate_task events in the trace (the analysis does not follow them): a wait switched in on another
     # CPU than it was queued on moved at a time the analysis does not know (Wait.moved), with them or without.
     migrations: int = 0
+    # A sched_wakeup was read after a sched_waking: a wait measured from a sched_waking is queued on the CPU its
+    # sched_wakeup named (the waking's target_cpu is the CPU the task last ran on), Wait.queued_cpu.
+    wakeup_placed: bool = False

@@ -113,7 +113,6 @@ def prio_known(prio: int | None) -> bool:
 ASIDE_SYSCALLS: Final = "syscalls"  # syscall_entry_*/syscall_exit_* (sys_*/exit_syscall): syscall latency not analysed
 ASIDE_STATEDUMP: Final = "statedump"  # lttng_statedump_process_state: the names of the threads at the start
 ASIDE_USER: Final = "user_space"  # LTTng UST events: the span analysis's
-ASIDE_WAKEUP: Final = "sched_wakeup"  # a sched_wakeup after the sched_waking it follows, which is measured
 
 #: Why the losses of perf script text are unknown when it shows none (ParseCounts.loss_unknown).
 PERF_LOSS_UNKNOWN: Final = (
@@ -140,8 +139,8 @@ class ParseCounts:
     loss_unknown: str = ""
     unknown: dict[bytes, int] = field(default_factory=dict)  # event name -> count, events not analysed
     # Events read for something other than the scheduling analysis, by what they are (ASIDE_*): an LTTng
-    # session's syscall entries/exits, statedump and user-space events, its sched_wakeup where sched_waking is
-    # measured; with ``used`` and ``unknown`` they count every event.
+    # session's syscall entries/exits, statedump and user-space events; with ``used`` and ``unknown`` they count
+    # every event.
     aside: dict[str, int] = field(default_factory=dict)
     cpus_declared: int | None = None  # from "#P:N" (tracefs) or "cpus=N" (trace-cmd)
     overwritten: int = 0  # events the tracefs ring buffer overwrote before the trace was read
@@ -155,7 +154,8 @@ class ParseCounts:
     layout: str = "unknown"  # "bracket" (CPU in [..]) or "fused" (trace-cmd -l)
     first_malformed: list[tuple[int, str]] = field(default_factory=list)  # a few examples (line no, text)
     # Per CPU, the first and the last event the analyses skip (kind SKIPPED: of a kind not analysed, or a
-    # sched_wakeup once sched_waking is known): with the analysed ones, from when to when the CPU reported.
+    # sched_wakeup once sched_waking is known where the parser is asked to skip them): with the analysed ones, from
+    # when to when the CPU reported.
     skipped_first: dict[int, TraceEvent] = field(default_factory=dict)
     skipped_last: dict[int, TraceEvent] = field(default_factory=dict)
     # An LTTng CPU's buffer: the begin of its first packet and the end of its last (seconds; timestamp_begin and

@@ -103,33 +103,40 @@ def trace_line(draw: st.DrawFn) -> bytes:
     return line + draw(_SUFFIXES)
 
 
-def parse_both(data: bytes, chunk: int) -> tuple[tuple[list[TraceEvent], dict[str, object]], ...]:
-    """Events and counts from the batch reader fed in chunks, and from the line-by-line parser alone."""
-    fast = BatchParser()
+def parse_both(data: bytes, chunk: int, skip: bool = False) -> tuple[tuple[list[TraceEvent], dict[str, object]], ...]:
+    """Events and counts from the batch reader fed in chunks, and from the line-by-line parser alone (``skip``:
+    both skip the sched_wakeup lines after a sched_waking)."""
+    fast = BatchParser(skip_wakeup_after_waking=skip)
     events: list[TraceEvent] = []
     for batch in [fast.feed_batch(data[i : i + chunk]) for i in range(0, len(data), chunk)] + [fast.finish_batch()]:
         events += [batch.event(i) for i in range(len(batch))]
-    slow = TraceParser()
+    slow = TraceParser(skip_wakeup_after_waking=skip)
     slow_events = slow._parse_lines(data.removesuffix(b"\n").split(b"\n"))
     return (events, asdict(fast.counts)), (slow_events, asdict(slow.counts))
 
 
 @settings(max_examples=400, deadline=None)
-@given(st.lists(trace_line(), min_size=1, max_size=40), st.integers(16, 4096), st.booleans())
-def test_fast_path_equals_the_line_parser(lines: list[bytes], chunk: int, waking: bool) -> None:
+@given(st.lists(trace_line(), min_size=1, max_size=40), st.integers(16, 4096), st.booleans(), st.booleans())
+def test_fast_path_equals_the_line_parser(lines: list[bytes], chunk: int, waking: bool, skip: bool) -> None:
     if not waking:  # a trace with sched_wakeup only: those are read, not skipped
         lines = [line for line in lines if b"sched_waking" not in line]
     data = HEADER + FIRST + b"\n" + b"\n".join(lines) + b"\n"
-    fast, slow = parse_both(data, chunk)
+    fast, slow = parse_both(data, chunk, skip)
     assert fast == slow
 
 
 def test_wakeup_lines_are_read_fast_without_waking_and_skipped_after_it() -> None:
-    """A trace without sched_waking keeps its sched_wakeup events; after the first waking they are only counted."""
+    """A trace without sched_waking keeps its sched_wakeup events; after the first waking they are read too (where
+    the task was queued), and only counted when the parsers are asked to skip them."""
     wakeup = b"            bash-1       [001] d..2.   1.%06d: sched_wakeup: comm=cc1 pid=3 prio=120 target_cpu=001"
     waking = b"            bash-1       [001] d..2.   1.%06d: sched_waking: comm=cc1 pid=3 prio=120 target_cpu=001"
     lines = [wakeup % i for i in range(1, 4)] + [waking % 4] + [wakeup % i for i in range(5, 8)]
-    (events, counts), slow = parse_both(HEADER + FIRST + b"\n" + b"\n".join(lines) + b"\n", 1 << 20)
+    data = HEADER + FIRST + b"\n" + b"\n".join(lines) + b"\n"
+    (events, counts), slow = parse_both(data, 1 << 20)
+    assert (events, counts) == slow
+    assert [e.kind for e in events] == [4, 3, 3, 3, 2, 3, 3, 3]
+    assert counts["events"] == 8 and counts["used"] == 8
+    (events, counts), slow = parse_both(data, 1 << 20, skip=True)
     assert (events, counts) == slow
     assert [e.kind for e in events] == [4, 3, 3, 3, 2]
     assert [e.line_no for e in events[1:]] == [6, 7, 8, 9]
@@ -147,7 +154,8 @@ def test_fast_path_reads_the_common_lines() -> None:
     )
     (events, counts), slow = parse_both(HEADER + FIRST + b"\n" + body, 1 << 20)
     assert (events, counts) == slow
-    waking, switch = events[1:]
+    waking, wakeup, switch = events[1:]
+    assert (wakeup.kind, wakeup.pid, wakeup.next_pid) == (3, 3, 1)
     assert (waking.kind, waking.ts, waking.cpu, waking.line_no, waking.pid, waking.comm, waking.next_pid) == (
         2,
         1.000001,
@@ -159,4 +167,4 @@ def test_fast_path_reads_the_common_lines() -> None:
     )
     assert (switch.pid, switch.state, switch.next_pid, switch.next_prio, switch.next_comm) == (1, b"R+", 3, -1, b"cc1")
     assert switch.line == body.split(b"\n")[2]
-    assert counts["events"] == 5 and counts["used"] == 3 and counts["unknown"] == {b"hrtimer_start": 1}
+    assert counts["events"] == 5 and counts["used"] == 4 and counts["unknown"] == {b"hrtimer_start": 1}

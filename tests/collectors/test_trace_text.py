@@ -79,15 +79,20 @@ def test_wakeup_with_and_without_success(payload: str) -> None:
     assert (ev.kind, ev.comm, ev.pid, ev.prio, ev.next_pid) == (Kind.WAKEUP, b"rt task", 200, 49, 1)
 
 
-def test_wakeup_is_skipped_once_waking_is_seen() -> None:
+def test_wakeup_after_waking_is_read_for_its_cpu_and_skipped_only_when_asked() -> None:
+    """The sched_wakeup after a sched_waking tells the CPU the task was queued on (the waking's target_cpu is the
+    one it last ran on): it is read (it was skipped, and a wait queued elsewhere "moved at an unknown time")."""
     text = (
         "  a-1 [000] d..2.   1.000000: sched_wakeup: comm=b pid=2 prio=120 target_cpu=000\n"
         "  a-1 [000] d..2.   1.000001: sched_waking: comm=b pid=2 prio=120 target_cpu=000\n"
-        "  a-1 [000] d..2.   1.000002: sched_wakeup: comm=b pid=2 prio=120 target_cpu=000\n"
+        "  a-1 [000] d..2.   1.000002: sched_wakeup: comm=b pid=2 prio=120 target_cpu=001\n"
     )
     events, parser = parse(text)
-    assert [e.kind for e in events] == [Kind.WAKEUP, Kind.WAKING]
-    assert parser.counts.events == 3
+    assert [e.kind for e in events] == [Kind.WAKEUP, Kind.WAKING, Kind.WAKEUP]
+    assert events[-1].next_pid == 1 and parser.counts.events == 3
+    skipping = TraceParser(skip_wakeup_after_waking=True)
+    assert [e.kind for e in skipping.feed(text.encode()) + skipping.finish()] == [Kind.WAKEUP, Kind.WAKING]
+    assert skipping.counts.events == 3
 
 
 def test_irq_softirq_work_and_vectors() -> None:

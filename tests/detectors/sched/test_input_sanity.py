@@ -404,10 +404,7 @@ def test_a_loss_makes_unknown_only_what_depended_on_its_cpu(
     assert "kf_hog ran" not in dropped and re.search(r"Wakeup latency: \S+ waited [\d.]+ ms to run", dropped)
     if where == "end":  # (where the marker stands moves the barrier, so which waits are counted at all)
         # woken onto CPU1, switched in on CPU0: when it moved is not in the trace, so no culprit (ue15 #3)
-        assert (
-            "Wakeup latency: qemu-system-x86 waited 26.767 ms to run (sched_waking target_cpu 1, ran on CPU0)"
-            in dropped
-        )
+        assert "Wakeup latency: qemu-system-x86 waited 26.767 ms to run (woken onto CPU1, ran on CPU0)" in dropped
     for f in findings:  # a kept wait or sleep overlaps no loss; a kept run, handler or softirq none of its CPU
         times = [e.timestamp.seconds for e in f.evidence if e.timestamp is not None]
         if f.kind in ("sched-wakeup-latency", "sched-dstate"):
@@ -458,7 +455,10 @@ def test_an_rt_hogs_delay_caused_counts_only_the_waits_resolved(tmp_path: Path, 
     onto CPU1 during the loss are never seen switched in there, so they 'wait' on CPU1 to the trace's end, behind
     kf_rthog's later runs.  The RT hog's delay caused is the waits resolved in the trace (what its victims add up
     to), the rest said as not counted.  Before, with the marker where the loss begins: 'waited 108.154 ms in all
-    behind it' (52.399 ms of it never resolved) against the intact trace's 47.523 ms."""
+    behind it' (52.399 ms of it never resolved) against the intact trace's 47.523 ms.  Since a waking queues its
+    task where its sched_wakeup says, the wakings whose sched_wakeup was lost with CPU1's events queue nothing,
+    and a wait that moved to another CPU at a time the trace does not show is charged to no one: 25.230 ms are
+    not resolved."""
     head, body = _lines(tmp_path)
     intact, intact_findings = _both(_write(tmp_path, "intact.txt", head, body))
     t0 = _ts(body[0])
@@ -472,15 +472,15 @@ def test_an_rt_hogs_delay_caused_counts_only_the_waits_resolved(tmp_path: Path, 
         return fact, told, hog
 
     fact, told, _hog = said(intact_findings, intact)
-    assert fact == "47.523 ms" == f"{told * 1e3:.3f} ms"  # the intact trace: every wait resolved, as before
+    assert fact == "40.588 ms" == f"{told * 1e3:.3f} ms"  # the intact trace: 47.523 ms with the moved waits
     fact, told, hog = said(findings, analysis)
     task = next(t for t in analysis.tasks if t.comm == "kf_rthog")
     assert fact == f"{told * 1e3:.3f} ms" and f"waited {fact} in all behind it" in hog.summary, hog.summary
     if where == "start":  # the waits of tasks woken onto CPU1 during the loss never end
-        assert task.delay_caused - told > 0.05, task.delay_caused
+        assert task.delay_caused - told > 0.01, task.delay_caused
         unresolved = f"{(task.delay_caused - told) * 1e3:.3f} ms"
         assert f"not counted: {unresolved} of waits not resolved in the trace" in hog.summary, hog.summary
-        assert "108.154 ms" not in hog.summary and unresolved == "52.399 ms"
+        assert "108.154 ms" not in hog.summary and unresolved == "25.230 ms"
 
 
 @pytest.mark.parametrize("gap", ["lost", "hole"])
@@ -581,7 +581,9 @@ def test_a_cpu_hogs_waited_in_total_counts_only_the_waits_resolved(tmp_path: Pat
     """As an RT hog's (6516af35), a CPU hog's "waited X in total" and its fact "delay caused to others" are the
     waits resolved in the trace (what its victims add up to), the rest said as not counted.  CPU1's events of
     50-100 ms cut, the marker where the loss begins: before, "Other tasks on that CPU waited 125.401 ms in total"
-    for kf_hog (its victims add up to 27.595 ms, the intact trace's figure), 496.641 ms for qemu-system-x86."""
+    for kf_hog (its victims add up to 23.823 ms, the intact trace's figure: 27.595 ms before the sched_wakeup after a
+    sched_waking told where a wakeup queued its task and a wait that moved to another CPU unseen was charged to
+    no one), 496.641 ms for qemu-system-x86."""
     head, body = _lines(tmp_path)
     intact, intact_findings = _both(_write(tmp_path, "intact.txt", head, body))
     t0 = _ts(body[0])
@@ -594,7 +596,8 @@ def test_a_cpu_hogs_waited_in_total_counts_only_the_waits_resolved(tmp_path: Pat
         return fact, f"{task.delay_resolved * 1e3:.3f} ms", hog
 
     fact, resolved, hog = said(intact_findings, intact, "kf_hog")
-    assert fact == resolved == "27.595 ms" and "waited 27.595 ms in total while it ran." in hog.summary
+    assert fact == resolved == "23.823 ms" and "waited 23.823 ms in total while it ran (not counted: " in hog.summary
+    assert "moved to another CPU at a time the trace does not show" in hog.summary  # charged to no one now
     unresolved = 0
     for comm in ("kf_hog", "qemu-system-x86", "python3"):
         fact, resolved, hog = said(findings, analysis, comm)

@@ -130,9 +130,9 @@ def test_every_event_is_analysed_skipped_or_said_not_analysed(
     session: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """The header counts every event: analysed, skipped by name, or read for something else (syscalls: the
-    syscall latency table, test_trace_syscall_latency.py; the statedump's threads, user-space events, sched_wakeup
-    beside the sched_waking measured) (31,556 events of bug446190 were 7,885 analysed + 19,846 skipped: 3,825 said
-    nowhere).  The figures against babeltrace2's count of each event name."""
+    syscall latency table, test_trace_syscall_latency.py; the statedump's threads, user-space events) (31,556
+    events of bug446190 were 7,885 analysed + 19,846 skipped: 3,825 said nowhere).  The figures against
+    babeltrace2's count of each event name."""
     from tests.collectors.test_lttng_kernel_session import babeltrace_counts
 
     names = babeltrace_counts(session)
@@ -145,8 +145,7 @@ def test_every_event_is_analysed_skipped_or_said_not_analysed(
         "syscalls": syscalls,
         "statedump": names["lttng_statedump_process_state"],
         "user_space": sum(n for name, n in names.items() if ":" in name),  # provider:event
-        "sched_wakeup": names["sched_wakeup"],  # every one follows its sched_waking here
-    }
+    }  # (a sched_wakeup after its sched_waking is analysed: where it queued the task)
     text = trace(monkeypatch, capsys, str(session)).stdout
     said = " ".join(text.split())
     assert f"not analysed: {syscalls} syscall entry/exit events (the syscall latency table)," in said
