@@ -548,9 +548,9 @@ def ranking_said(found: MainProblem) -> str:
     h = found.hypothesis
     if h is None:
         return ""
-    # (A root cause told in its own statement is not quoted twice.)
-    names = "" if found.words == _one_line(h.statement) else f": {_one_line(h.statement)}"
-    said = f" Hypothesis {h.rank} of the ranking (confidence {h.confidence:.2f}) names it{names}."
+    # By rank and confidence only: its statement is the report's Hypotheses list, printed once there (quoted here
+    # too, the report printed each hypothesis twice: test_one_severity.py).
+    said = f" Hypothesis {h.rank} of the ranking (confidence {h.confidence:.2f}) names it."
     if found.passed_over:
         said += f" Hypothesis 1 is passed over: {found.passed_over}."
     worse = found.worse

@@ -353,7 +353,7 @@ def test_kernel_objects_a_process_holds_are_the_processs_in_every_wording() -> N
         "On vm, a process is holding kernel memory (suspected: UDP sockets; growing, none of it given back while "
         "sampled), but memory was not used up: MemAvailable 20,929 MiB of 24,105 MiB (87%) at the last sample. The "
         "finding: UDP sockets leak: UDP, sock_inode_cache grow together (high). Hypothesis 1 of the ranking "
-        "(confidence 0.80) names it: memory leak: UDP sockets leak: UDP, sock_inode_cache grow together."
+        "(confidence 0.80) names it."
     )
     suspect = replace(group, severity=Severity.MEDIUM)
     assert plain_summary((suspect,), "vm").startswith("On vm, a process may be holding kernel memory (suspected: UDP")
