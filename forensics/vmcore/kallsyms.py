@@ -125,7 +125,8 @@ def _core_index(prog: drgn.Program) -> drgn.SymbolIndex | None:
     """drgn's index of the core kernel's kallsyms; None where it cannot be had."""
     from drgn.helpers.linux import kallsyms
 
-    with contextlib.suppress(LookupError, ValueError, drgn.MissingDebugInfoError):
+    # FaultError: the tables lie in pages a dump cut short lost (forensics/vmcore/cutpages.py): the ELF symbols stand.
+    with contextlib.suppress(LookupError, ValueError, drgn.MissingDebugInfoError, drgn.FaultError):
         return kallsyms.load_vmlinux_kallsyms(prog)
     # A kernel before v6.0 does not list its kallsyms tables in VMCOREINFO; the vmlinux loaded for the dump does.
     # drgn's loader behind load_vmlinux_kallsyms() takes them as arguments (0: absent, as it does itself).
