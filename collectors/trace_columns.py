@@ -44,7 +44,7 @@ from forensics.types.trace_batch import EventBatch, Interner, record_texts
 _NEWLINE = 10
 _LOCAL_TIMER = -2  # B_S of an IRQ row from irq_vectors:local_timer_* (its name is not in the line)
 _TEXT_KINDS = (5, 6, 10, 11, 12, 13, 14, 15)  # kinds whose state text is interned (see EventBatch)
-_HAS_TEXT = np.isin(np.arange(32), _TEXT_KINDS)  # by kind (the scanner's kinds are 1-16)
+_HAS_TEXT = np.isin(np.arange(32), _TEXT_KINDS)  # by kind (the scanner's kinds are 1-18)
 
 
 # A TraceEvent's fields by position, and the columns that hold theirs saturated (_fit), for _Rows.add.

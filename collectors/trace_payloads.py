@@ -104,6 +104,20 @@ def pid_prio_comm(p: bytes) -> tuple[int, int, bytes]:
     return int(who[colon + 1 :]), int(p[lb + 2 : p.index(b"]", lb)]), who[:colon]
 
 
+def parse_migrate(ts: float, cpu: int, line_no: int, line: bytes, p: bytes) -> TraceEvent:
+    """sched_migrate_task (``comm=C pid=N prio=P orig_cpu=O dest_cpu=D``): ``next_pid`` holds dest_cpu,
+    ``next_prio`` orig_cpu.  The comm may hold spaces: its end is the last `` pid=``."""
+    a = p.rindex(b" pid=")
+    if not p.startswith(b"comm="):
+        raise ValueError("not the kernel's sched_migrate_task format")
+    f = p[a + 1 :].split(b" ")
+    if len(f) != 4 or f[1][:5] != b"prio=" or f[2][:9] != b"orig_cpu=" or f[3][:9] != b"dest_cpu=":
+        raise ValueError("not the kernel's sched_migrate_task format")
+    return _make(
+        (18, ts, cpu, line_no, line, int(f[0][4:]), int(f[1][5:]), p[5:a], b"", int(f[3][9:]), int(f[2][9:]), b"")
+    )
+
+
 def parse_wakeup(kind: int, ts: float, cpu: int, line_no: int, line: bytes, p: bytes) -> TraceEvent:
     """sched_waking/wakeup/wakeup_new; ``next_pid`` holds the target CPU (-1 when not printed).
 

@@ -224,6 +224,8 @@ W_SWITCH, W_WAKING, W_WAKEUP = (_wlit(t) for t in (b"sched_switch:", b"sched_wak
 W_PID, W_PRIO, W_TARGET, W_COMM = _wlit(b" pid="), _wlit(b" prio="), _wlit(b" target_cpu="), _wlit(b"comm=")
 W_VECTOR, W_IRQ, W_NAME, W_VEC = _wlit(b"vector="), _wlit(b"irq="), _wlit(b" name="), _wlit(b"vec=")
 W_FUNCTION, W_CALLER = _wlit(b"function "), _wlit(b"caller=")
+F_ORIG, F_DEST = _lit(b" orig_cpu="), _lit(b" dest_cpu=")
+W_ORIG, W_DEST = _wlit(b" orig_cpu="), _wlit(b" dest_cpu=")
 
 
 @compiled
@@ -518,6 +520,21 @@ def _other(buf: Any, kind: int, p: int, le: int, out: Any, r: int) -> bool:
         out[PRIO, r] = prio
         out[A_S, r] = a
         out[A_E, r] = a_end
+    elif kind == 18:  # sched_migrate_task: "comm=C pid=N prio=P orig_cpu=O dest_cpu=D" (NEXT_PID D, NEXT_PRIO O)
+        if not _match(buf, p, le, W_COMM):
+            return False
+        a = p + len(F_COMM)
+        a_end, pid, prio, j = _task(buf, a, le, W_PID, W_PRIO)
+        if j < 0 or not _match(buf, j, le, W_ORIG):
+            return False
+        orig, j = _digits(buf, j + len(F_ORIG), le)
+        if orig < 0 or not _match(buf, j, le, W_DEST):
+            return False
+        dest, j = _digits(buf, j + len(F_DEST), le)
+        if dest < 0 or j != le:
+            return False
+        _row(out, r, kind, pid, prio, dest, a, a_end)
+        out[NEXT_PRIO, r] = orig
     else:
         return False
     out[KIND, r] = kind

@@ -31,6 +31,7 @@ import re
 
 from collectors.trace_payloads import (
     parse_irq,
+    parse_migrate,
     parse_switch,
     parse_wakeup,
     parse_work,
@@ -360,9 +361,11 @@ class TraceParser:
                 elif kind <= 15:
                     caller = payload.split(b" ", 1)[0].removeprefix(b"caller=")
                     append(_make((kind, ts, cpu, line_no, line, 0, 0, b"", caller, 0, 0, b"")))
-                else:
+                elif kind == 16:
                     pid, prio, comm = pid_prio_comm(payload)
                     append(_make((kind, ts, cpu, line_no, line, pid, prio, comm, b"", 0, 0, b"")))
+                else:  # Kind.MIGRATE
+                    append(parse_migrate(ts, cpu, line_no, line, payload))
             except (ValueError, IndexError):
                 n_events -= 1
                 self._malformed(line_no, line)

@@ -299,11 +299,12 @@ def run(
     decode(buf, pos, *lay.programs(), want, emit, reads, counts, rows, packets, state)
 
 
-_SWITCH, _WAKING, _WAKEUP_NEW, _PROCESS_EXIT = (
+_SWITCH, _WAKING, _WAKEUP_NEW, _PROCESS_EXIT, _MIGRATE = (
     int(Kind.SWITCH),
     int(Kind.WAKING),
     int(Kind.WAKEUP_NEW),
     int(Kind.PROCESS_EXIT),
+    int(Kind.MIGRATE),
 )
 _IRQ_ENTRY, _IRQ_EXIT, _SOFTIRQ_RAISE, _SOFTIRQ_EXIT = (
     int(Kind.IRQ_ENTRY),
@@ -327,8 +328,9 @@ def engine_columns(
 
     ``cols`` (8, len(rows)) receives kind, cpu, byte offset, pid, prio, next pid, next prio, state
     (``letters[prev_state & 0xFF]`` for a switch), ``ts`` the time in seconds; returns the rows kept.
-    Switch priorities get 100 added back (lttng-modules records them minus 100), wakeup and exit ones
-    ``wake_shift``; an IRQ, softirq or lost marker keeps its number (or count) as pid.
+    Switch priorities get 100 added back (lttng-modules records them minus 100), wakeup, exit and migrate ones
+    ``wake_shift``; a migrate's next pid and next prio are its dest_cpu and orig_cpu; an IRQ, softirq or lost
+    marker keeps its number (or count) as pid.
     """
     n = 0
     for i in range(rows.shape[0]):
@@ -348,6 +350,8 @@ def engine_columns(
             pid, prio, next_pid = v0, rows[i, R_V0 + 1] + wake_shift, rows[i, R_V0 + 2]
         elif kind == _PROCESS_EXIT:
             pid, prio = v0, rows[i, R_V0 + 1] + wake_shift
+        elif kind == _MIGRATE:  # next pid: the CPU it moved to, next prio: the one it left (as the text parsers)
+            pid, prio, next_pid, next_prio = v0, rows[i, R_V0 + 1] + wake_shift, rows[i, R_V0 + 2], rows[i, R_V0 + 3]
         elif _IRQ_ENTRY <= kind <= _IRQ_EXIT or _SOFTIRQ_RAISE <= kind <= _SOFTIRQ_EXIT or kind == _LOST:
             pid = v0
         cols[3, n] = pid

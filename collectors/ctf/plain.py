@@ -631,11 +631,12 @@ def run(  # noqa: C901 (mirrors collectors.ctf.decode.decode branch for branch)
         state[9] = bad_sid
 
 
-_SWITCH, _WAKING, _WAKEUP_NEW, _PROCESS_EXIT = (
+_SWITCH, _WAKING, _WAKEUP_NEW, _PROCESS_EXIT, _MIGRATE = (
     int(Kind.SWITCH),
     int(Kind.WAKING),
     int(Kind.WAKEUP_NEW),
     int(Kind.PROCESS_EXIT),
+    int(Kind.MIGRATE),
 )
 
 
@@ -668,6 +669,8 @@ def engine_columns(
     pid[wk], prio[wk], next_pid[wk] = v[wk, 0], v[wk, 1] + wake_shift, v[wk, 2]
     ex = kind == _PROCESS_EXIT
     pid[ex], prio[ex] = v[ex, 0], v[ex, 1] + wake_shift
+    mg = kind == _MIGRATE
+    pid[mg], prio[mg], next_pid[mg], next_prio[mg] = v[mg, 0], v[mg, 1] + wake_shift, v[mg, 2], v[mg, 3]
     num = (
         ((kind >= Kind.IRQ_ENTRY) & (kind <= Kind.IRQ_EXIT))
         | ((kind >= Kind.SOFTIRQ_RAISE) & (kind <= Kind.SOFTIRQ_EXIT))

@@ -71,6 +71,7 @@ _KERNEL_KINDS: dict[str, int] = {
     "sched_wakeup": Kind.WAKEUP,
     "sched_wakeup_new": Kind.WAKEUP_NEW,
     "sched_process_exit": Kind.PROCESS_EXIT,
+    "sched_migrate_task": Kind.MIGRATE,
     "irq_handler_entry": Kind.IRQ_ENTRY,
     "irq_handler_exit": Kind.IRQ_EXIT,
     "softirq_raise": Kind.SOFTIRQ_RAISE,
@@ -91,6 +92,7 @@ _VALUES: dict[int, tuple[str, ...]] = {
     Kind.WAKEUP: ("tid", "prio", "target_cpu", "comm", "comm#len"),
     Kind.WAKEUP_NEW: ("tid", "prio", "target_cpu", "comm", "comm#len"),
     Kind.PROCESS_EXIT: ("tid", "prio", "comm", "comm#len"),
+    Kind.MIGRATE: ("tid", "prio", "dest_cpu", "orig_cpu", "comm", "comm#len"),
     Kind.IRQ_ENTRY: ("irq", "name", "name#len"),
     Kind.IRQ_EXIT: ("irq", "ret"),
     Kind.SOFTIRQ_RAISE: ("vec",),
@@ -1387,6 +1389,12 @@ def _record(session: Session, r: list[int], stream: int, shift: bool) -> TraceEv
         comm = session.text(stream, v[2], v[3])
         line = b"%s: comm=%s tid=%d prio=%d" % (name, comm, v[0], v[1])
         return make_event((kind, ts, cpu, line_no, line, v[0], v[1] + (100 if shift else 0), comm, b"", 0, 0, b""))
+    if kind == Kind.MIGRATE:
+        comm = session.text(stream, v[4], v[5])
+        line = b"%s: comm=%s tid=%d prio=%d orig_cpu=%d dest_cpu=%d" % (name, comm, v[0], v[1], v[3], v[2])
+        return make_event(
+            (kind, ts, cpu, line_no, line, v[0], v[1] + (100 if shift else 0), comm, b"", v[2], v[3], b"")
+        )
     irq = -v[0] if name.startswith(b"x86_irq_vectors_") else v[0]  # a vector is IRQ -vector (kernel_batch)
     if kind == Kind.IRQ_ENTRY:
         irq_name = session.text(stream, v[1], v[2]) or irq_label(name.decode()).encode()  # as _irq_name

@@ -33,6 +33,7 @@ from detectors.sched.rules import (
     IRQ_EXIT,
     LOST,
     PREEMPT_ENABLE,
+    PROCESS_EXIT,
     SOFTIRQ_ENTRY,
     SOFTIRQ_EXIT,
     SOFTIRQ_RAISE,
@@ -136,6 +137,7 @@ class SchedAnalyzer:
         self.wake_sources: dict[int, int] = {}
         self.seen_waking = False
         self.wakeup_placed = False  # a sched_wakeup read after a sched_waking (TraceAnalysis.wakeup_placed)
+        self.migrations = 0  # the sched_migrate_task events read up to the window's end (TraceAnalysis.migrations)
         # The kinds (Kind values) of the events read, before, in and past the window until ``done`` (lost-event
         # markers too): whether the trace can show a kind of problem is judged on them, not on the window's.
         self.kinds: set[int] = set()
@@ -348,8 +350,8 @@ class SchedAnalyzer:
                 self._work(ev, ts, cpu, kind)
             elif kind <= PREEMPT_ENABLE:
                 self._offtime(ev, ts, cpu, kind)
-            else:
-                self._exit(ev, ts)
+            else:  # (one call: this loop's complexity is at its bound)
+                (self._exit if kind <= PROCESS_EXIT else self._migrate)(ev, ts)
         if events:
             self.last_ts = max(self.last_ts, max((e.ts for e in last.values()), default=-math.inf))
 
@@ -791,6 +793,10 @@ class SchedAnalyzer:
         self.wake_cpu.pop(pid, None)
         self.blocked.pop(pid, None)
         self.preempted.pop(pid, None)
+
+    def _migrate(self, ev: TraceEvent, ts: float) -> None:
+        """A sched_migrate_task read up to the window's end: counted (TraceAnalysis.migrations)."""
+        self.migrations += 1
 
     # -- result --------------------------------------------------------------------------------
 

@@ -454,6 +454,7 @@ class FastAnalyzer:
         an.first_in = dict(self.first_in)
         an.seen_waking = bool(si[k.S_SEENWAKING])
         an.wakeup_placed = si[k.S_SEENWAKING] == 2  # the kernels' code of a sched_wakeup read after a waking
+        an.migrations = int(si[k.S_MIGR])
         an.kinds = set(self.kinds)
         an.lost_markers, an.lost_events = si[k.S_LOSTM], si[k.S_LOSTE]
         an.wake_sources = {kind: si[k.S_WS + kind] for kind in rules.WAKE_SOURCES if si[k.S_WS + kind]}

@@ -131,6 +131,7 @@ from detectors.sched.engine_layout import (
     S_EPOCH,
     S_LOSTE,
     S_LOSTM,
+    S_MIGR,
     S_NEED,
     S_NEED_CPU,
     S_NEED_DEPTH,
@@ -198,6 +199,7 @@ from detectors.sched.rules import (
     OFF_KEEP,
     PREEMPT_ENABLE,
     PREEMPTED_LETTER,
+    PROCESS_EXIT,
     SOFTIRQ_ENTRY,
     SOFTIRQ_EXIT,
     SOFTIRQ_RAISE,
@@ -1258,8 +1260,10 @@ def run_batch(
             work(eid, ts, c, s, k, workcol[i], statecol[i])
         elif k <= PREEMPT_ENABLE:
             offtime(eid, ts, c, s, k)
-        else:
+        elif k <= PROCESS_EXIT:
             exit_(ts, pidcol[i])
+        else:  # SchedAnalyzer._migrate
+            si[S_MIGR] += 1
     return FINISHED, n
 
 

@@ -21,7 +21,8 @@ DONE, FINISHED, GROW = 1, 0, 2
  S_EPOCH, S_CURSEQ, S_NSEEN, S_CPUHI, S_SEENWAKING, S_LOSTM, S_LOSTE, S_WS, S_OFFACC, S_OWN, S_NEED, S_NEED_CPU,
  S_NEED_PID, S_NEED_DEPTH) = (0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 25, 27, 29,
                               30, 31, 32)  # fmt: skip
-NSI = 33  # S_WS: 5 counters indexed by kind; S_OFFACC, S_OWN: 2 each (irqs-off, preempt-off)
+S_MIGR = 33  # the sched_migrate_task events read up to the window's end (SchedAnalyzer.migrations)
+NSI = 34  # S_WS: 5 counters indexed by kind; S_OFFACC, S_OWN: 2 each (irqs-off, preempt-off)
 # sc: float scalars
 X_BARRIER, X_FIRSTTS, X_W0, X_W1, X_HOG, X_OFFT, X_HARD = 0, 1, 2, 3, 4, 5, 6  # X_HARD: SchedAnalyzer.hard
 NSC = 7

@@ -75,6 +75,7 @@ class SchedAnalyzer(Protocol):
     wake_sources: dict[int, int]
     seen_waking: bool
     wakeup_placed: bool
+    migrations: int
     kinds: set[int]
     lost_markers: int
     lost_events: int
@@ -275,7 +276,7 @@ def freeze_analysis(an: SchedAnalyzer, counts: ParseCounts) -> TraceAnalysis:
         events_read=_events_read(an),
         kinds_read=tuple(sorted(an.kinds - {rules.LOST})) if an.w0 > -math.inf else (),
         by_line=counts.layout != "ctf",
-        migrations=sum(n for name, n in counts.unknown.items() if name.endswith(b"sched_migrate_task")),
+        migrations=an.migrations,
         wakeup_placed=an.wakeup_placed,
     )
 

@@ -46,9 +46,11 @@ PREEMPT_DISABLE: Final = int(Kind.PREEMPT_DISABLE)
 PREEMPT_ENABLE: Final = int(Kind.PREEMPT_ENABLE)
 PROCESS_EXIT: Final = int(Kind.PROCESS_EXIT)
 LOST: Final = int(Kind.LOST)
+MIGRATE: Final = int(Kind.MIGRATE)
 
 #: Which handler takes which kinds, in dispatch order: (first kind, last kind, SchedAnalyzer method).
-#: Both engines dispatch on ``kind <= last`` in this order (LOST is taken before the window check).
+#: Both engines dispatch on ``kind <= last`` in this order (LOST, between PROCESS_EXIT and MIGRATE, is taken
+#: before the window check).
 HANDLERS: Final = (
     (SWITCH, SWITCH, "_switch"),
     (WAKING, WAKEUP_NEW, "_wake"),
@@ -57,6 +59,7 @@ HANDLERS: Final = (
     (WORK_START, WORK_END, "_work"),
     (IRQ_DISABLE, PREEMPT_ENABLE, "_offtime"),
     (PROCESS_EXIT, PROCESS_EXIT, "_exit"),
+    (MIGRATE, MIGRATE, "_migrate"),
 )
 #: The wakeup kinds as the "source" of a wait (Wait.source, TraceAnalysis.latency_source).
 WAKE_SOURCES: Final = {WAKING: "sched_waking", WAKEUP: "sched_wakeup", WAKEUP_NEW: "sched_wakeup_new"}

@@ -489,8 +489,9 @@ class TraceAnalysis(NamedTuple):
     # Its events' ``line_no`` are lines of a text trace (True), or positions in an LTTng session (False): these are
     # named by the findings' evidence (stream file, number, time: Session.cite), never said as "line N".
     by_line: bool = True
-    # The sched_migrate_task events in the trace (the analysis does not follow them): a wait switched in on another
-    # CPU than it was queued on moved at a time the analysis does not know (Wait.moved), with them or without.
+    # The sched_migrate_task events read up to the window's end (the waits do not follow them yet): a wait switched
+    # in on another CPU than it was queued on moved at a time the analysis does not know (Wait.moved), with them or
+    # without.
     migrations: int = 0
     # A sched_wakeup was read after a sched_waking: a wait measured from a sched_waking is queued on the CPU its
     # sched_wakeup named (the waking's target_cpu is the CPU the task last ran on), Wait.queued_cpu.

@@ -31,6 +31,7 @@ class Kind(enum.IntEnum):
     PREEMPT_ENABLE = 15
     PROCESS_EXIT = 16
     LOST = 17  # a lost-events marker; ``pid`` holds the count (0 when not printed)
+    MIGRATE = 18  # sched_migrate_task: the task moved between CPUs; ``next_pid`` dest_cpu, ``next_prio`` orig_cpu
 
 
 #: The kind of an event the analyses skip, noted only for when its CPU reported (ParseCounts.skipped_first/last).
@@ -41,7 +42,8 @@ class TraceEvent(NamedTuple):
     """One parsed event.  Field meaning depends on ``kind``.
 
     ``pid``/``prio``/``comm``: the task switched out (SWITCH), woken (WAKING,
-    WAKEUP, WAKEUP_NEW) or exiting (PROCESS_EXIT); the IRQ number (IRQ_*) or
+    WAKEUP, WAKEUP_NEW), exiting (PROCESS_EXIT) or moved to another CPU
+    (MIGRATE: ``next_pid`` the CPU it moved to, ``next_prio`` the one it left); the IRQ number (IRQ_*) or
     softirq vector (SOFTIRQ_*) in ``pid``.  ``next_*``: the task switched in.
     ``state``: prev_state of a SWITCH, the IRQ name, the work function or the
     caller of an irq/preempt toggle.  ``line`` is the raw line, ``line_no`` its
@@ -89,6 +91,7 @@ _EVENT_KINDS: dict[bytes, int] = {
     b"preempt_disable": Kind.PREEMPT_DISABLE,
     b"preempt_enable": Kind.PREEMPT_ENABLE,
     b"sched_process_exit": Kind.PROCESS_EXIT,
+    b"sched_migrate_task": Kind.MIGRATE,
 }
 _SYSTEMS = (b"sched", b"irq", b"workqueue", b"preemptirq", b"irq_vectors")
 EVENT_KINDS: dict[bytes, int] = {

@@ -129,6 +129,25 @@ def test_headers_lost_markers_and_unknown_events_are_counted() -> None:
     assert [(e.kind, e.cpu, e.pid) for e in events] == [(Kind.LOST, 2, 17), (Kind.PROCESS_EXIT, 0, 1)]
 
 
+def test_sched_migrate_task_is_an_event_with_both_cpus() -> None:
+    """sched_migrate_task was an unknown event (counted by name only): now a record whose ``next_pid`` is the CPU
+    the task moved to and ``next_prio`` the one it left; a comm with spaces ends at the last " pid="; a payload
+    without dest_cpu is malformed."""
+    text = (
+        "  migration/1-21 [001] d..4.   1.000000: sched_migrate_task: comm=wl sleeper pid=6055 prio=120 orig_cpu=1 "
+        "dest_cpu=0\n"
+        "  bash-7 [000] d..2.   1.000001: sched:sched_migrate_task:   comm=bash pid=7 prio=98 orig_cpu=0 dest_cpu=3\n"
+        "  bash-7 [000] d..2.   1.000002: sched_migrate_task: comm=bash pid=7 prio=98 orig_cpu=0\n"
+    )
+    events, parser = parse(text)
+    got = [(e.kind, e.cpu, e.pid, e.prio, e.comm, e.next_pid, e.next_prio) for e in events]
+    assert got == [
+        (Kind.MIGRATE, 1, 6055, 120, b"wl sleeper", 0, 1),
+        (Kind.MIGRATE, 0, 7, 98, b"bash", 3, 0),
+    ]
+    assert parser.counts.unknown == {} and parser.counts.malformed == 1
+
+
 @pytest.mark.parametrize(
     ("marker", "cpu", "lost"),
     [

@@ -279,7 +279,9 @@ def test_preemptirq_events() -> None:
 
 _STATES = (b"R", b"R+", b"S", b"D", b"I", b"Z", b"X", b"", b"T", b"R")
 # Kinds weighted like a trace (switches and wakeups most), lost-event markers rare.
-_KINDS = ((1,) * 8 + (2,) * 4 + (3, 4) + (5, 6) * 3 + (7, 8, 9) * 3 + (10, 11) * 2 + (12, 13, 14, 15, 16)) * 2 + (17,)
+_KINDS = ((1,) * 8 + (2,) * 4 + (3, 4) + (5, 6) * 3 + (7, 8, 9) * 3 + (10, 11) * 2 + (12, 13, 14, 15, 16, 18)) * 2 + (
+    17,
+)
 _STEPS = (0.0, 1e-6, 3e-4, 3e-4, 1e-3, 1e-3, 0.004, -2e-3)
 _CPUS = (0, 0, 1, 1, 2, 3)
 
@@ -328,6 +330,9 @@ def event_lists(draw: st.DrawFn) -> list[list[TraceEvent]]:
             state = b"caller"
         elif kind == 17:
             events.append(TraceEvent(17, -1.0, cpu if variant % 2 else -1, i + 1, line, pid))
+            continue
+        elif kind == 18:  # sched_migrate_task: next_pid the CPU it moved to, next_prio the one it left
+            events.append(TraceEvent(18, ts, cpu, i + 1, line, pid, prio, comm, b"", b % 4, (b + a) % 4))
             continue
         events.append(TraceEvent(kind, ts, cpu, i + 1, line, pid, prio, comm, state, nxt, prio, next_comm))
     n = len(events)

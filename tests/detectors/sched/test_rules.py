@@ -9,14 +9,19 @@ from forensics.types.trace import Kind
 
 
 def test_handlers_cover_every_event_kind_in_dispatch_order() -> None:
-    """Both engines dispatch on ``kind <= last`` in table order: the ranges must follow each other."""
+    """Both engines dispatch on ``kind <= last`` in table order: the ranges must follow each other (LOST, taken
+    before the window check, is the one kind outside the table, between sched_process_exit and
+    sched_migrate_task)."""
     firsts = [first for first, _last, _method in rules.HANDLERS]
     lasts = [last for _first, last, _method in rules.HANDLERS]
-    assert firsts[0] == rules.SWITCH and lasts[-1] == rules.PROCESS_EXIT
-    assert all(nxt == last + 1 for last, nxt in zip(lasts, firsts[1:], strict=False))
-    assert [m for _f, _l, m in rules.HANDLERS] == ["_switch", "_wake", "_irq", "_softirq", "_work", "_offtime", "_exit"]
+    assert firsts[0] == rules.SWITCH and lasts[-1] == rules.MIGRATE == int(Kind.MIGRATE)
+    assert all(
+        nxt == (last + 2 if last + 1 == rules.LOST else last + 1) for last, nxt in zip(lasts, firsts[1:], strict=False)
+    )
+    methods = ["_switch", "_wake", "_irq", "_softirq", "_work", "_offtime", "_exit", "_migrate"]
+    assert [m for _f, _l, m in rules.HANDLERS] == methods
     assert all(callable(getattr(SchedAnalyzer, method)) for _f, _l, method in rules.HANDLERS)
-    assert rules.LOST == int(Kind.LOST) > rules.PROCESS_EXIT  # taken before the window check, outside the table
+    assert rules.PROCESS_EXIT < rules.LOST == int(Kind.LOST) < rules.MIGRATE
 
 
 def test_offtime_toggles() -> None:

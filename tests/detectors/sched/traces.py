@@ -71,7 +71,9 @@ SCENARIO: list[Ev] = sorted(
         *_waking(100.002000, 1, RT, SLEEPER, 1),
         Ev(100.003000, 0, HOG[0], HOG[1], "irq_handler_entry", (24, "eth0")),
         Ev(100.003800, 0, HOG[0], HOG[1], "irq_handler_exit", (24,)),
-        Ev(100.004000, 0, HOG[0], HOG[1], "sched_migrate_task", ()),  # not analysed: counted as skipped
+        Ev(
+            100.004000, 0, HOG[0], HOG[1], "sched_migrate_task", ()
+        ),  # a move of a running task: counted (TraceAnalysis.migrations)
         _switch(100.007000, 0, HOG, "S", IDLE0),
         Ev(100.007100, 0, "kworker/0:1", 33, "workqueue_execute_start", ("vmstat_update",)),
         Ev(100.007300, 0, "kworker/0:1", 33, "workqueue_execute_end", ("vmstat_update",)),
