@@ -463,6 +463,7 @@ class MainProblem:
     worse: Finding | None = None  # a problem of higher severity the hypotheses rank below it (told with why)
     worse_hypothesis: Hypothesis | None = None  # the best-ranked hypothesis naming ``worse`` (None: none does)
     passed_over: str = ""  # why hypothesis 1 does not name it, when ``hypothesis`` is ranked below it
+    through: Finding | None = None  # the consequence of it that ``hypothesis`` names (its harm counted at the root)
 
 
 def ranked_by_finding(hypotheses: tuple[Hypothesis, ...]) -> dict[str, Hypothesis]:
@@ -501,6 +502,20 @@ def main_problem(
 
     hypotheses = rank_hypotheses(findings) if hypotheses is None else hypotheses
     ranked = ranked_by_finding(hypotheses)
+    # A consequence whose root is a candidate too is told through its root, which its harm is counted at
+    # (docs/severity.md): a hypothesis reading the consequence's report names the root's problem.  Corpus log 214's
+    # general protection fault, raised while KASAN's wild-memory-access was printed, headlined over it as "this
+    # cause" (review ue18 #4).
+    ids = {f.id for f, _ in hits}
+    roots = {
+        f.id: f.consequence_of.root for f, _ in hits if f.consequence_of is not None and f.consequence_of.root in ids
+    }
+    through: dict[str, Finding] = {}
+    for f, _ in hits:
+        root = roots.get(f.id)
+        if root is not None and f.id in ranked and (root not in ranked or ranked[f.id].rank < ranked[root].rank):
+            ranked[root], through[root] = ranked[f.id], f
+    hits = [(f, row) for f, row in hits if f.id not in roots]
     last = len(ranked) + 1
     top = max(weight(f, row) for f, row in hits)
     worst, worst_row = min(
@@ -523,6 +538,7 @@ def main_problem(
         worse,
         ranked.get(worst.id) if worse is not None else None,
         passed,
+        through.get(main.id),
     )
 
 
@@ -550,7 +566,8 @@ def ranking_said(found: MainProblem) -> str:
         return ""
     # By rank and confidence only: its statement is the report's Hypotheses list, printed once there (quoted here
     # too, the report printed each hypothesis twice: test_one_severity.py).
-    said = f" Hypothesis {h.rank} of the ranking (confidence {h.confidence:.2f}) names it."
+    by = f" through {found.through.title}, which followed from it" if found.through is not None else ""
+    said = f" Hypothesis {h.rank} of the ranking (confidence {h.confidence:.2f}) names it{by}."
     if found.passed_over:
         said += f" Hypothesis 1 is passed over: {found.passed_over}."
     worse = found.worse

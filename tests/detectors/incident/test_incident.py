@@ -364,3 +364,30 @@ def test_the_dump_and_the_log_reading_two_fault_addresses_is_a_contradiction(tmp
     same = replace(logged, facts=(Fact("cr2", "0x0000000000000030"),))
     merged, correlations = correlate((crash, same))
     assert [c.rule for c in correlations] == ["same-crash"] and len(merged) == 1
+
+
+def test_a_consequence_named_by_hypothesis_1_is_told_through_its_root(tmp_path: Path) -> None:
+    """Corpus log 214: a general protection fault raised while KASAN's wild-memory-access was printed (its
+    consequence, medium) is what hypothesis 1 reads; the headline named the fault "the main problem" and the KASAN
+    report "not the main problem: the hypotheses rank this cause above it" (review ue18 #4).  Its harm counts at
+    the root, and so does the hypothesis: the KASAN report is the main problem, told through its consequence."""
+    from dataclasses import replace
+
+    from forensics.model import Consequence
+    from forensics.types.incident import Hypothesis
+
+    log, _ = _files(tmp_path)
+    kasan = _finding("dmesg.kasan", "KASAN: wild-memory-access in sg_read", (_ev(log, 2, "BUG: KASAN", 56.88),))
+    gpf = _finding("dmesg.gpf", "general protection fault in __free_pages", (_ev(log, 5, "general protection", 56.89),),
+                   severity=Severity.MEDIUM)  # fmt: skip
+    gpf = replace(gpf, consequence_of=Consequence(kasan.id, kasan.title, "raised while it was printed"))
+    ranking = (
+        Hypothesis(1, "a wrong or stale object", 0.7, (gpf.id,), (), "crash> bt", (gpf.id,)),
+        Hypothesis(2, "a kernel bug reported as KASAN", 0.35, (kasan.id,), (), "crash> bt", (kasan.id,)),
+    )
+    said = plain_summary((kasan, gpf), "vm", hypotheses=ranking)
+    assert said == (
+        "The Linux kernel on vm had a problem: the kernel touched memory it must not (caught by KASAN). The finding: "
+        "KASAN: wild-memory-access in sg_read (high). Hypothesis 1 of the ranking (confidence 0.70) names it through "
+        "general protection fault in __free_pages, which followed from it."
+    ), said
