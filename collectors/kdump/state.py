@@ -101,7 +101,7 @@ def collect_kdump_state(root: Path, statvfs: StatvfsProvider = real_statvfs) -> 
         dump_target=target,
         sysctls=tuple(Sysctl(name, reader.read_text(path)) for name, path in paths.PANIC_SYSCTLS),
         boot_sysctls=boot_sysctls(reader),
-        dump_space=_dump_space(reader, target, statvfs),
+        dump_space=_dump_space(reader, target, statvfs, unexamined),
         images=_images(reader, distro.family, release),
         boot=_boot_config(reader),
         debuginfo=_debuginfo(reader, release, distro.family),
@@ -367,9 +367,17 @@ def _dump_target(distro: Distro, debian: KdumpConfig | NotAvailable, rhel: Kdump
     return DumpTarget(TargetKind.LOCAL, paths.DEFAULT_DUMP_DIR, None, None)
 
 
-def _dump_space(reader: RootReader, target: DumpTarget, statvfs: StatvfsProvider) -> DiskSpace | NotAvailable:
+def _dump_space(
+    reader: RootReader, target: DumpTarget, statvfs: StatvfsProvider, unexamined: tuple[str, ...]
+) -> DiskSpace | NotAvailable:
     if target.kind is not TargetKind.LOCAL:
         return NotAvailable(f"the dump goes to {target.kind.value} target {target.location}")
+    if unexamined:
+        # A partial copy lies on the disk of whoever copied it, not on the machine's dump target: its free space
+        # ("71785 MiB free at /", the reviewer's disk) says nothing of the room for the machine's dump.
+        return NotAvailable(
+            f"free space not measured: the root {reader.root} is a partial copy, on a disk that is not the machine's"
+        )
     # The dump directory may not exist yet (created at dump time): measure its nearest existing parent.
     # kdump tools take relative paths from the root too.
     # A directory above it that cannot be searched (/var of mode 000 under --root) makes the space unknown, the

@@ -319,8 +319,14 @@ def check_boot_config(state: KdumpState, estimate: Estimate) -> list[CheckLine]:
     if not state.boot.files and unexamined:
         reason = f"the boot loader configuration: {unexamined}"
         return [unknown("crashkernel-boot", title, reason, _WHY_PERSIST, FIX_UNEXAMINED, (), severity=Severity.LOW)]
+    detail = "no boot loader configuration found (/etc/default/grub, grub.d, BLS entries, /etc/kernel/cmdline)"
+    partial = state.partial()
+    if not state.boot.files and partial:
+        # A partial copy may just not hold it (a sos report of a machine booted from grub): nothing was read, so
+        # nothing is judged; on a whole system the same absence is the fault below.
+        reason = f"{detail}, and {partial}"
+        return [unknown("crashkernel-boot", title, reason, _WHY_PERSIST, FIX_UNEXAMINED, (), severity=Severity.LOW)]
     if not state.boot.files:
-        detail = "no boot loader configuration found (/etc/default/grub, grub.d, BLS entries, /etc/kernel/cmdline)"
         return [warn("crashkernel-boot", title, detail, _WHY_PERSIST, _fix_persist(state), ())]
     file = state.boot.files[0]
     detail = f"none of {len(state.boot.files)} boot configuration file(s) sets crashkernel="

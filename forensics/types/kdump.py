@@ -395,8 +395,10 @@ class KdumpState:
         return None if held is None else self._absent_dir(held)
 
     def _absent_dir(self, directory: str) -> str:
+        # What the tree holds beside is not known here (a copy of /proc and /sys, of a few files of /etc): only that
+        # it is not a whole system.
         what = (
-            "a copy of /proc and /sys, not an installed system"
+            "a partial copy, not an installed system"
             if directory.count("/") == 1
             else "a partial copy: every installed system has it"
         )

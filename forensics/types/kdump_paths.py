@@ -64,8 +64,8 @@ SYSTEMD_MARKERS = ("/usr/lib/systemd/systemd", "/lib/systemd/systemd", "/run/sys
 SYSTEMD_UNIT_DIR = "/etc/systemd/system"
 DEBUGINFOD_DIR = "/etc/debuginfod"
 DEFAULT_DUMP_DIR = "/var/crash"
-#: The top directories of an installed system: absent from a --root tree (a copy of /proc and /sys only), what
-#: lives under them was not examined, which is not "missing".
+#: The top directories of an installed system: absent from a --root tree that is a partial copy (of /proc and /sys,
+#: of a few files), what lives under them was not examined, which is not "missing".
 SYSTEM_DIRS = ("/usr", "/etc")
 #: The program directories every installed system has (/bin and /sbin are links to them on a merged /usr; Arch's
 #: /usr/sbin is a link to bin): a --root tree with /usr and without one of them is a partial copy (a sos report keeps

@@ -141,6 +141,21 @@ def not_in_dump(exc: Any, what: str | None = None) -> str:
         return generic
 
 
+def cause_known(exc: Any) -> bool:
+    """Whether :func:`not_in_dump` says why the page of a failed read is missing (filtered at a named level, lost to
+    the cut, outside the dump's memory, ...): a guess at the cause beside it would contradict it."""
+    address = getattr(exc, "address", None)
+    current = _CURRENT.get()
+    if current is None or not isinstance(address, int):
+        return False
+    prog, pages = current
+    try:
+        phys = _physical(prog, address)
+        return not isinstance(phys, str) and pages.frame(phys // page_size(prog), page_size(prog)) != "unknown"
+    except (drgn.FaultError, LookupError, ValueError, TypeError, OSError, struct.error):
+        return False
+
+
 def walk(items: Iterable[_T], what: str, notes: list[str]) -> Iterator[_T]:
     """Yield from a walk of kernel objects; a node the dump lacks ends it, with a note saying which and why.
 

@@ -728,7 +728,10 @@ def identify(prog: drgn.Program, address: int, origin: str, aliases: dict[str, s
     except (LookupError, ValueError, drgn.FaultError, TypeError, NotImplementedError) as exc:
         info = None
         if missing is None and isinstance(exc, drgn.FaultError):
-            missing = f"slab state {not_in_dump(exc)} (slab pages filtered out?)"
+            # A guess only where the reason names no cause: a page lost to a cut, or filtered at a named level,
+            # is said as such (the guess once followed "lies past the cut").
+            guess = "" if gaps.cause_known(exc) else " (slab pages filtered out?)"
+            missing = f"slab state {not_in_dump(exc)}{guess}"
     if info is not None:
         cache = info.slab_cache
         name = cache.name.string_().decode(errors="replace")

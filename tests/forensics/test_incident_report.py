@@ -178,6 +178,23 @@ def test_null_member_story_names_the_field_first(tmp_path: Path, kf: Run) -> Non
     _check_evidence(doc, case, tmp_path)
 
 
+def test_the_console_logs_rtc_line_dates_the_dumped_boot_over_crashtime(tmp_path: Path, kf: Run) -> None:
+    """01-null-member with its console log (ue18 #9): the boot was dated "±2.0 s (vmcore CRASHTIME minus the last
+    printk time)" where the log's RTC line of the same boot (line 217) dates it ±1.0 s.  The oops's "after it" line
+    cites the kdump kernel's boot (line 273), and its RTC line (502) was pooled with the crashed boot's: ±3.98 s, less
+    precise than the dump's.  The boot a report is printed in is dated, not every boot its evidence cites."""
+    case = _need("01-null-member")
+    result = kf(
+        "report", "--vmcore", case.directory, "--vmlinux", case.vmlinux,
+        *(a for m in case.module_debug for a in ("--module-debug", m)),
+        "--dmesg", case.console_log, "-o", tmp_path / "incident.md", "--json", tmp_path / "incident.json",
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    boot = json.loads((tmp_path / "incident.json").read_text())["incident"]["boot_time"]
+    assert boot["uncertainty"] == 1.0, boot
+    assert "console.log line 217: the RTC's time" in boot["basis"] and "line 502" not in boot["basis"], boot
+
+
 def test_a_cause_no_plain_words_tell_is_the_main_problem_in_its_own_words(tmp_path: Path, kf: Run) -> None:
     """05-soft-lockup: hypothesis 1 (0.85) is the loop the dump's machine code shows reads no memory; the verdict
     said "Hypothesis 1 is passed over: ... which the verdict does not tell in plain words" and named the lockup

@@ -22,7 +22,7 @@ from detectors.kdump.checklist import run_checklist
 from detectors.kdump.findings import checklist_findings
 from forensics.model import Severity
 from forensics.types.kdump import CheckLine, Status
-from tests.collectors.kdump.roots import SCENARIOS, build
+from tests.collectors.kdump.roots import OS_RELEASE, SCENARIOS, build
 
 
 def _remove(relative: str) -> Callable[[Path], None]:
@@ -394,3 +394,42 @@ def test_a_partial_copy_says_unknown_where_a_whole_system_says_the_fault(tmp_pat
     assert lines["kdump-tooling"].status is Status.PASS
     config_line = lines["kdump-config"]
     assert config_line.status is Status.FAIL and config_line.detail == "/etc/default/kdump-tools does not exist"
+
+
+def test_a_partial_copy_without_boot_configuration_does_not_say_it_is_missing(tmp_path: Path) -> None:
+    """A partial copy (no /usr/sbin, /usr/bin) that holds no /etc/default/grub, grub.d, BLS entries nor
+    /etc/kernel/cmdline: its boot configuration was not read, not found missing.  It was a WARN ("no boot loader
+    configuration found", fix "add crashkernel= ...") where every other line of the copy said unknown; on a whole
+    system the same absence stays the WARN."""
+
+    def no_boot_config(root: Path) -> None:
+        for relative in ("etc/default/grub", "etc/default/grub.d", "etc/kernel/cmdline", "boot/loader/entries"):
+            if (root / relative).exists():
+                _remove(relative)(root)
+
+    def partial(root: Path) -> None:
+        _sos_like(root)
+        no_boot_config(root)
+
+    line = _lines(tmp_path / "partial", "debian12-ready", partial)["crashkernel-boot"]
+    assert line.status is Status.UNKNOWN and line.severity is Severity.LOW, line
+    assert "no boot loader configuration found" in line.detail and "a partial copy" in line.detail, line.detail
+    whole = _lines(tmp_path / "whole", "debian12-ready", no_boot_config)["crashkernel-boot"]
+    assert whole.status is Status.WARN, whole
+
+
+def test_a_copy_of_a_few_files_is_not_called_a_copy_of_proc_and_sys(tmp_path: Path) -> None:
+    """`kdump check --root` of a tree holding only etc/os-release: every unknown called it "a copy of /proc and /sys"
+    (it has neither), the boot configuration was a WARN of nothing read, and the room for the dump quoted the free
+    space of the disk holding the copy ("71785 MiB free at /"), which is not the machine's dump target."""
+    from tests.forensics.commands.test_kdump_cli import invoke
+
+    root = tmp_path / "copy"
+    (root / "etc").mkdir(parents=True)
+    (root / "etc" / "os-release").write_text(OS_RELEASE["debian12"])
+    text = invoke("kdump", "check", "--root", str(root)).stdout
+    assert "[WARN]" not in text and "[FAIL]" not in text and "[PASS] crashkernel" not in text, text
+    assert "a copy of /proc and /sys" not in text, text
+    assert "MiB free" not in text, text
+    room = next(line for line in text.splitlines() if line.startswith("[UNKNOWN] Room for the dump"))
+    assert "a partial copy" in room, room

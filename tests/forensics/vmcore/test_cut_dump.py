@@ -134,3 +134,16 @@ def test_without_debug_info_a_cut_dump_whose_log_is_lost_says_it_is_cut(tmp_path
     assert first.endswith("(the dump is cut short: 99.8%, 5000 bytes missing: the data of 29 of 5834 stored pages "
                           "(page frames 0xf749-0xf75f, 0xffd0-0xffd5) lay past the cut; reads from them are 'not in "
                           "dump')"), first  # fmt: skip
+
+
+def test_a_slab_page_lost_to_the_cut_is_not_guessed_filtered_out(tmp_path: Path, kf: Callable[..., Ran]) -> None:
+    """The reviewer's cut at byte 4400000 (ue18 finding 10): the slab state of the faulting address was "not in
+    dump: memory at ... lies past the cut: its data ... runs past the file's end at byte 4400000 (slab pages filtered
+    out?)", a makedumpfile guess in the sentence that says the page was stored and lost to the cut."""
+    case = load_case(CASE)
+    cut = _cut(case, tmp_path, 4_400_000)
+    ran = kf("vmcore", cut, *_debug(case), "-f", "json")
+    assert ran.returncode == 0, ran.stderr
+    said = [a["not_available"] for a in json.loads(ran.stdout)["why"]["addresses"] if a.get("not_available")]
+    assert any("lies past the cut" in s for s in said), said
+    assert not any("filtered out?" in s for s in said), said
