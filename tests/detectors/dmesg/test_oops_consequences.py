@@ -288,6 +288,21 @@ def test_cr2_is_the_oops_closing_line_not_the_register_dumps() -> None:
     assert_evidence_resolves(_findings(result))
 
 
+def test_a_register_dump_cr2_nothing_explains_is_not_said_to_be_a_nested_faults(tmp_path: Path) -> None:
+    # The same oops without its "Code: Unable to access opcode bytes at" line (as when another CPU's register dump
+    # is interleaved without caller ids, corpus 364): the dump's other CR2 was said to be "a later, nested fault's"
+    # with nothing in the report showing one.
+    lines = _FIXTURE_01.read_text().splitlines(keepends=True)
+    assert "Unable to access opcode bytes at" in lines[239]
+    log = tmp_path / "no-opcodes.log"
+    log.write_text("".join([*lines[:239], lines[239].split("Code:")[0] + "Code: 48 8b 47 30\n", *lines[240:]]))
+    (finding,) = _findings(analyse_logs([str(log)], live=False))
+    assert finding.fact("cr2") == "0x0000000000000030"
+    said = str(finding.fact("cr2 in the register dump"))
+    assert "nested fault's" not in said
+    assert said.startswith("0xffffffffc018efef: not the 0x0000000000000030 of its closing line (line 271); which fault")
+
+
 def test_a_log_cut_inside_its_report_says_so_under_examined(tmp_path: Path) -> None:
     # The fixture's console cut 30 bytes into line 240 (inside the oops): what was examined said only "240 lines, 1
     # report(s)", and `report` beside the dump said "corroborated" with no word of the cut (ue17 #12).
