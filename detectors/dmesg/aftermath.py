@@ -93,7 +93,8 @@ def aftermath(
             "machine went down while it was printed",
             (own,),
         )
-    went_on = _went_on(report, same_boot, boot_tails, after, log_lines)
+    # A damaged report's end is not known: the lines and reports after it may be its own, cut off or interleaved.
+    went_on = None if report.corrupted else _went_on(report, same_boot, boot_tails, after, log_lines)
     if went_on is not None:
         return went_on
     panic = next((r for r in same_boot if r.start_line > report.end_line and _fatal(r)), None)

@@ -438,3 +438,15 @@ def test_oops_equals_panic_is_outweighed_by_the_log_going_on(tmp_path: Path) -> 
     log.write_text("".join([*bug[:270], _END, *_ordinary(20, 380, 20)]))  # its first boot, lines 1-270, goes on
     (oops,) = _findings(analyse_logs([str(log)], live=False))
     assert _after(oops).startswith("went on: its boot goes on to line 290 (systemd[1]: Started session 380.)")
+
+
+def test_a_damaged_report_is_not_said_to_have_gone_on_by_the_report_that_cut_it(tmp_path: Path) -> None:
+    # Corpus 154: a paging-request BUG's first line, cut by a KASAN report printed at once (another CPU): the report
+    # that cut it, at a later printk time, was taken for the kernel going on after it (4 corpus logs).
+    cut = "[ 5122.900000] BUG: unable to handle kernel paging request at ffffffff0001eea6\n"
+    later = "[ 5124.000000] e1000e: eth0 NIC Link is Up 1000 Mbps Full Duplex\n"
+    result = _run(tmp_path, _boot("ro") + cut + _OOPS.replace("mlx5e_rx_dim_work", "mlx5e_tx_dim_work") + later)
+    damaged = [r for r in result.sources[0].reports if r.corrupted]
+    assert damaged and damaged[0].start_line == 3, [(r.start_line, r.title) for r in result.sources[0].reports]
+    found = next(f for f in _findings(result) if any(e.locator.start == 3 for e in f.evidence))
+    assert _after(found).startswith("unknown (the report is damaged"), _after(found)
