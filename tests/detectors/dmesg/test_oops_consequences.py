@@ -428,6 +428,11 @@ def test_a_later_crash_not_the_survived_oops_took_the_machine_to_kdump(tmp_path:
         assert oops.baseline is None or oops.baseline.name != WENT_DOWN
         said = plain_summary(result.incident.findings, "web-03")
         assert "went down" not in said, said
+        # What took the machine down comes first: the sysrq crash, not the BUG (it said "had a problem").
+        assert said.startswith(
+            "The Linux kernel on web-03 was crashed on purpose with sysrq (kernel panic: sysrq triggered crash): "
+        ), said
+        assert "The finding: kernel BUG in kf_buffer_put (critical)." in said, said
 
 
 def test_oops_equals_panic_is_outweighed_by_the_log_going_on(tmp_path: Path) -> None:
