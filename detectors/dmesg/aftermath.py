@@ -19,7 +19,7 @@ from __future__ import annotations
 from bisect import bisect_right
 from collections.abc import Sequence
 
-from detectors.dmesg.lines import syslog_prefixed
+from detectors.dmesg.lines import parse_line, syslog_prefixed
 from detectors.dmesg.taint import die_line
 from forensics import regexcache as rc
 from forensics.types.dmesg import Aftermath, KernelReport
@@ -30,6 +30,7 @@ _PANIC_ON_OOPS = rc.compile(r"(?<!\S)(?:oops=panic|(?:sysctl\.kernel\.)?panic_on
 #: kexec's argument to a capture kernel: where the crashed kernel's ELF core header is (kexec-tools).
 _CAPTURE = rc.compile(r"(?<!\S)elfcorehdr=\S+")
 _KDUMP_LOADED = "Kdump: loaded"
+_PANIC_LINE = "Kernel panic - not syncing"
 
 
 def _start(report: KernelReport) -> int:
@@ -53,24 +54,62 @@ def aftermath(
     log_lines: int,
     dumped: bool = False,
     reports: Sequence[KernelReport] = (),
+    boot_tails: Sequence[tuple[int, str]] = (),
 ) -> Aftermath:
     """What the log shows followed ``report`` (a critical one the kernel printed no panic line for).
 
     ``boot_lines``: the first line of each boot of the log; ``command_lines``: its command lines that say how a boot
     ends, (line, text) (detectors/dmesg/scanner.py LogScanner.command_lines); ``log_lines``: its number of lines;
-    ``dumped``: the log is a crash dump's own and ``report`` its last critical one; ``reports``: the log's others (a
-    panic later in its boot leaves whether this one went down unknown).
+    ``dumped``: the log is a crash dump's own and ``report`` its last critical one; ``reports``: the log's other
+    reports and events; ``boot_tails``: the last line with text of each boot (LogScanner.boot_tails).
+
+    The evidence is read in order: a panic that began inside the report's lines (the machine went down while it was
+    printed); then what shows the kernel ran on after it in its boot (a later report or event, or the boot's last
+    line, printed later and none of the report's trailer or panic()'s lines), which outweighs what the kernel was set
+    to do (``oops=panic``) and a capture kernel a later panic may have booted; then those settings; else unknown.
     """
     boot = _boot_of(boot_lines, report.start_line)
     after = _next_boot(boot_lines, report.end_line)
+    same_boot = [
+        r for r in sorted(reports, key=_start) if r is not report and _boot_of(boot_lines, r.start_line) == boot
+    ]
+    # A panic that began inside its lines (another CPU's oops printed at once, its panic among them, with or without
+    # caller ids): the machine went down while this one was printed, whichever oops's panic it was.
+    own = next(
+        (
+            (n, t)
+            for r in same_boot
+            if r.start_line <= report.end_line and r.end_line > report.start_line
+            for n, t in r.lines
+            if report.start_line < n <= report.end_line and _PANIC_LINE in t
+        ),
+        None,
+    )
+    if own is not None:
+        said = own[1][own[1].index(_PANIC_LINE) :].strip()
+        return Aftermath(
+            True,
+            f"a panic began inside its lines ({report.start_line}-{report.end_line}), line {own[0]}: {said}: the "
+            "machine went down while it was printed",
+            (own,),
+        )
+    # A damaged report's end is not known: the lines and reports after it may be its own, cut off or interleaved.
+    went_on = None if report.corrupted else _went_on(report, same_boot, boot_tails, after, log_lines)
+    if went_on is not None:
+        return went_on
+    panic = next((r for r in same_boot if r.start_line > report.end_line and _fatal(r)), None)
+    if panic is not None:
+        return Aftermath(
+            None,
+            f"its boot ends in a panic at line {panic.start_line} ({panic.title}), a report of its own: whether this "
+            "one led to it is not shown",
+        )
     shown: list[str] = []
     cited: list[tuple[int, str]] = []
-    set_at = None
     if die_line(report) is not None:  # it went through oops_end(): panic_on_oops applies
         for number, text in command_lines:
             m = _PANIC_ON_OOPS.search(text)
             if m is not None and _boot_of(boot_lines, number) == boot and number < report.start_line:
-                set_at = number
                 shown.append(f"{m.group(0)} (line {number})")
                 cited.append((number, text))
                 break
@@ -85,7 +124,7 @@ def aftermath(
             None,
         )
     kdump = next(((n, t) for n, t in report.lines if _KDUMP_LOADED in t), None)
-    if kdump is not None and (set_at is not None or capture is not None):
+    if kdump is not None and (shown or capture is not None):
         shown.append(f"{_KDUMP_LOADED} (line {kdump[0]})")
     if capture is not None:
         number, text, word = capture
@@ -113,22 +152,6 @@ def aftermath(
     if report.corrupted:
         # Its end is not known: the lines after it may be its own, cut off or interleaved, not the kernel going on.
         return Aftermath(None, f"the report is damaged ({report.corrupted_reason}): the lines after it may be its own")
-    panic = next(
-        (
-            r
-            for r in sorted(reports, key=_start)
-            if r.start_line > report.end_line
-            and r.rule.startswith("panic")
-            and _boot_of(boot_lines, r.start_line) == boot
-        ),
-        None,
-    )
-    if panic is not None:
-        return Aftermath(
-            None,
-            f"its boot ends in a panic at line {panic.start_line} ({panic.title}), a report of its own: whether this "
-            "one led to it is not shown",
-        )
     if after == report.end_line + 1:
         return Aftermath(
             True,
@@ -137,7 +160,101 @@ def aftermath(
         )
     stop = log_lines if after is None else after - 1
     lines = f"line {stop}" if stop == report.end_line + 1 else f"lines {report.end_line + 1}-{stop}"
-    return Aftermath(False, f"the log goes on in its boot after it ({lines}), with no 'Kernel panic' line")
+    tail = _tail(boot_tails, report.end_line, stop)
+    if tail is not None and _PANIC_TAIL.search(tail[1]) is not None:
+        return Aftermath(
+            None,
+            f"its boot ends in panic()'s closing lines (line {tail[0]}: {_body(tail[1])}) of a panic the log shows "
+            f"no start of: whether this report led to it is not shown ({lines} after it)",
+        )
+    return Aftermath(
+        None,
+        f"the lines after it in its boot ({lines}) show no later message: the report's own last lines, blanks, or "
+        "a log cut off there",
+    )
+
+
+#: What a boot's last line is when it is not the kernel going on: panic()'s closing lines (kernel/panic.c: "Rebooting
+#: in", the "---[ end Kernel panic" trailer, smp_send_stop's "Shutting down cpus with NMI", dump_kernel_offset's
+#: "Kernel Offset"), checked apart from an oops's own trailer below.
+_PANIC_TAIL = rc.compile(
+    r"Rebooting in \d+ seconds|---\[ end Kernel panic|Shutting down cpus with NMI|Kernel Offset: "
+    r"|Kernel panic - not syncing"
+)
+#: An oops's own lines after its ``---[ end trace`` (oops_end()'s register summary: ``RIP:``, ``Code:``, ``RSP:``,
+#: ``RAX:``...``CR2:``; arm's ``Exception stack(``, stack and frame lines; ``Modules linked in``), which no more show
+#: the kernel going on than the report itself.
+_REPORT_TAIL = rc.compile(
+    r"^\s*(?:[A-Z][A-Z0-9]{1,3}:\s|Code: |Modules linked in|---\[ end |Exception stack|Call [Tt]race|"
+    r"\? |<|\[<|\(|[0-9a-f]{8,}[: ]|={8,}|-{8,}|Hardware name|CPU: |Workqueue: |Stack:|Backtrace|"
+    r"Kernel panic|Dumping ftrace|irq event stamp|hardirqs |softirqs |Disabling lock debugging|note: )"
+)
+
+
+def _fatal(r: KernelReport) -> bool:
+    """Whether ``r`` is a bare panic an oops may have raised (oops_end()'s "Fatal exception", "Fatal exception in
+    interrupt"): a panic with a cause of its own (sysrq's, panic_on_warn's) is another report's end."""
+    return r.rule.startswith("panic") and "Fatal exception" in r.header
+
+
+def _body(text: str) -> str:
+    return parse_line(0, text).body.strip()
+
+
+def _tail(boot_tails: Sequence[tuple[int, str]], after: int, stop: int) -> tuple[int, str] | None:
+    """The boot's last line with text, when it is in lines ``after+1..stop``."""
+    return next(((n, t) for n, t in boot_tails if after < n <= stop), None)
+
+
+def _later(time: float | None, report: KernelReport) -> bool:
+    """Whether ``time`` (a printk time) is past the report's last one: printed after it, in the same boot."""
+    end = report.end_time
+    return time is not None and isinstance(end, float) and time > end
+
+
+def _went_on(
+    report: KernelReport,
+    same_boot: Sequence[KernelReport],
+    boot_tails: Sequence[tuple[int, str]],
+    after: int | None,
+    log_lines: int,
+) -> Aftermath | None:
+    """ "Went on", where the log shows the kernel printing after the report in its boot: a later report or event, or
+    the boot's last line, at a later printk time and neither the report's own trailer nor panic()'s lines; else
+    None."""
+    # A bare "Kernel panic - not syncing" (oops_end()'s "Fatal exception" with panic_on_oops) may be this report's own
+    # panic: neither it nor a report whose lines it starts inside (two oopses printed at once) shows this one survived.
+    bare = [r.start_line for r in same_boot if _fatal(r) and r.start_line > report.end_line]
+    later = next(
+        (
+            r
+            for r in same_boot
+            if r.start_line > report.end_line
+            and not _fatal(r)
+            and not any(r.start_line < b <= r.end_line for b in bare)
+            and _later(r.start_time if isinstance(r.start_time, float) else None, report)
+        ),
+        None,
+    )
+    if later is not None:
+        went = f"a later report of its boot, {later.title} (line {later.start_line}), was printed after it"
+        if later.panicked:
+            went += ", and that one's panic took the machine down (whether this one led to it is not shown)"
+        return Aftermath(False, went)
+    stop = log_lines if after is None else after - 1
+    tail = _tail(boot_tails, report.end_line, stop)
+    if tail is None:
+        return None
+    line = parse_line(tail[0], tail[1])
+    if _PANIC_TAIL.search(line.body) or _REPORT_TAIL.search(line.body) or not _later(line.timestamp, report):
+        return None
+    gap = line.timestamp - report.end_time if isinstance(report.end_time, float) and line.timestamp else 0.0
+    return Aftermath(
+        False,
+        f"its boot goes on to line {tail[0]} ({_body(tail[1])[:80]}), printed {gap:.6f} s after its last line, with "
+        "no 'Kernel panic' line",
+        (tail,),
+    )
 
 
 #: The panics out_of_memory() raises in place of a kill (mm/oom_kill.c check_panic_on_oom(), and with no task to kill).

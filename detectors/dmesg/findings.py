@@ -236,6 +236,7 @@ class ReportGrouper:
         self.boot_lines: tuple[int, ...] = ()  # the first line of each boot of the log (the scanner's)
         self.kaslr: list[tuple[int, int, str]] = []  # what the log shows of KASLR, by boot (the scanner's)
         self.command_lines: list[tuple[int, str]] = []  # the command lines saying how a boot ends (the scanner's)
+        self.boot_tails: list[tuple[int, str]] = []  # the last line with text of each boot (the scanner's)
         # Rate limiting's lines ("N callbacks suppressed"): the first few (line, words) and their number (the
         # scanner's): the log's counts are lower bounds.
         self.suppressed: list[tuple[int, str]] = []

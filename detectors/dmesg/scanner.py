@@ -82,6 +82,9 @@ _KASLR_WORDS: Final = (b"nokaslr", b"Kernel Offset: ")
 #: panic" line, else panic()), ``elfcorehdr=`` (kexec gives it to the capture kernel: that boot is kdump's, so the
 #: one before it went down).  Kept as (line, text) (:attr:`LogScanner.command_lines`; detectors/dmesg/aftermath.py).
 _COMMAND_WORDS: Final = ("oops=panic", "panic_on_oops", "elfcorehdr=")
+#: A line with nothing to read: blank, or a printk stamp (and prefixes) with no message (:attr:`LogScanner.boot_tails`).
+_STAMP_ONLY: Final = rc.compile(r"\s*(?:<\d+>)?(?:\[[^\]]*\]\s*)*")
+_TAIL_LINES: Final = 8  # the blank lines passed over, at most, for the last line with text of a boot
 
 
 #: Every trigger word in one automaton: ahocorasick_rs (Rust's aho-corasick crate, whose SIMD "Teddy" prefilter
@@ -183,6 +186,11 @@ class LogScanner:
         self.kaslr: list[tuple[int, int, str]] = []
         # The command lines that hold one of _COMMAND_WORDS, as (line, text), in log order.
         self.command_lines: list[tuple[int, str]] = []
+        # The last line with text of each boot the log shows: above each boot start (_starts) and at the log's end, as
+        # (line, text), in log order.  What a report's boot printed last: whether the kernel went on after a report
+        # (detectors/dmesg/aftermath.py), read without keeping the log's lines.
+        self.boot_tails: list[tuple[int, str]] = []
+        self._pending_tails: list[tuple[int, str] | None] = []  # of each of _pending: (lines above it, text)
         self._banner_lines: list[int] = []  # every boot banner's line, in log order
         self._banner: str | None = None  # the release of the last banner
         # The last two banners, as (line, text, release): a report's boot is that of the last banner above its
@@ -222,7 +230,27 @@ class LogScanner:
         """End of input: return the reports still pending."""
         reports = list(self._scan(final=True))
         self.lines_seen = self._line_at(len(self._buf)) - (1 if self._buf.endswith(b"\n") or not self._buf else 0)
+        if self._pending:
+            self._number_starts(self.lines_seen + 1)
+        tail = self._tail_above(len(self._buf) + (0 if self._buf.endswith(b"\n") else 1))
+        if tail is not None:
+            self.boot_tails.append((self.lines_seen + 1 - tail[0], tail[1]))
         return reports
+
+    def _tail_above(self, start: int) -> tuple[int, str] | None:
+        """The last line with text above the line starting at byte ``start`` of the buffer, as (how many lines up,
+        its text); None when the few lines above in the buffer are blank or not there (a trimmed buffer)."""
+        buf = self._buf
+        end = start - 1  # the newline that ends the line above
+        for back in range(1, _TAIL_LINES + 1):
+            if end < 0:
+                return None
+            begin = buf.rfind(b"\n", 0, end) + 1  # (a trimmed buffer starts at a line's start)
+            text = buf[begin:end].decode("utf-8", "replace").rstrip()
+            if _STAMP_ONLY.fullmatch(text) is None:
+                return back, text
+            end = begin - 1
+        return None
 
     def _line_at(self, off: int) -> int:
         """Line number of the line holding byte ``off`` of the buffer (incremental newline count)."""
@@ -398,6 +426,7 @@ class LogScanner:
                     self._zero_end is None or _RAW_STAMP.search(buf, self._zero_end, start) is not None
                 ) and not self._early_above(start):
                     self._pending.append(start)
+                    self._pending_tails.append(self._tail_above(start))
                 self._zero_end = line_end + 1
         self._starts_at = end
 
@@ -595,9 +624,13 @@ class LogScanner:
             if line >= below:
                 break
             self._starts.append(line)
+            tail = self._pending_tails[done]
+            if tail is not None:
+                self.boot_tails.append((line - tail[0], tail[1]))
             done += 1
         if done:
             del pending[:done]
+            del self._pending_tails[:done]
 
     def _preamble(self, report: KernelReport, start: int) -> None:
         """Set the lines just above the header at ``start`` that belong to the report (``KernelReport.preamble``).

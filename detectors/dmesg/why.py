@@ -1717,7 +1717,8 @@ def _cr2(r: _Reading, cr2s: list[tuple[str, LogLine]]) -> None:
     """The page fault's CR2: its closing ``CR2: <address>`` line's (page_fault_oops(), arch/x86/mm/fault.c), else the
     register dump's.  The register dump reads CR2 when it prints: a fault taken since (show_opcodes() reading the
     code bytes before a RIP in unmapped memory, "Code: Unable to access opcode bytes at ...") has overwritten it
-    there, so a register dump's CR2 that differs is said to be that later fault's, not this oops's."""
+    there, so a register dump's CR2 that differs is said to be that later fault's where that line of the report names
+    it; else (another CPU's oops interleaved without caller ids) the two values are said, whose each is unknown."""
     if not cr2s:
         return
     closing = next(((v, line) for v, line in reversed(cr2s) if _CLOSING_CR2.fullmatch(line.body)), None)
@@ -1729,18 +1730,31 @@ def _cr2(r: _Reading, cr2s: list[tuple[str, LogLine]]) -> None:
     later = f"0x{int(dumped[0], 16):x}"
     unread = next(
         (
-            f" (line {x.number}: show_opcodes() could not read the code bytes at {later})"
+            x
             for x in r.lines
             if "opcode bytes" in x.body
+            and x.number < dumped[1].number
             and (m := _OPCODES_UNREAD.search(x.body)) is not None
             and int(m.group(1), 16) == int(dumped[0], 16)
         ),
-        "",
+        None,
     )
+    if unread is None:
+        # Nothing of the report shows a fault after it (two oopses printed at once without caller ids: the register
+        # dump may be the other's): the two values are said, not whose each is.
+        r.add(
+            "cr2 in the register dump",
+            f"0x{dumped[0]}: not the 0x{closing[0]} of its closing line (line {closing[1].number}); which fault each "
+            "belongs to is unknown (no 'Code: Unable to access opcode bytes at' line of the report names a nested "
+            "fault there, and another oops's lines may be among its own)",
+            dumped[1],
+        )
+        return
     r.add(
         "cr2 in the register dump",
-        f"0x{dumped[0]}: not this oops's fault address but a later, nested fault's{unread}, which overwrote CR2 "
-        f"before the register dump read it; the oops's own is on line {closing[1].number}",
+        f"0x{dumped[0]}: not this oops's fault address but a later, nested fault's (line {unread.number}: "
+        f"show_opcodes() could not read the code bytes at {later}), which overwrote CR2 before the register dump read "
+        f"it; the oops's own is on line {closing[1].number}",
         dumped[1],
     )
 

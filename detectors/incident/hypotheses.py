@@ -731,6 +731,13 @@ def _told(
         if crash is None and text == LEAKING and held_by_process(main) is not None:
             # Kernel memory a process keeps (its sockets, files, mappings): the process's doing, not the kernel's.
             return f"On {host}, {said}. The finding: {main.title} ({main.severity.value}).{ranking}"
+        if crash is None and requested is not None:
+            # The crash that happened was asked for (a sysrq crash after a BUG the kernel went on from): it is what
+            # took the machine down, said first; the problem is the finding.
+            return (
+                f"The Linux kernel on {host} {crashed}. The main problem found: {said}. The finding: {main.title} "
+                f"({main.severity.value})." + ranking
+            )
         if crash is None:
             return (
                 f"The Linux kernel on {host} had a problem: {said}. The finding: {main.title} ({main.severity.value})."

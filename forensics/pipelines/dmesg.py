@@ -73,6 +73,7 @@ def scan_chunks(chunks: Iterable[bytes]) -> tuple[ReportGrouper, int]:
     grouper.boot_lines = scanner.boot_lines()
     grouper.kaslr = scanner.kaslr
     grouper.command_lines = scanner.command_lines
+    grouper.boot_tails = scanner.boot_tails
     grouper.suppressed, grouper.suppressed_lines = scanner.suppressed, scanner.suppressed_lines
     return grouper, scanner.lines_seen
 
@@ -200,6 +201,7 @@ def source_result(
         tuple(grouper.boot_clocks),
         grouper.boot_time_lines,
         tuple(grouper.command_lines),
+        boot_tails=tuple(grouper.boot_tails),
     )
 
 
@@ -485,7 +487,7 @@ def _aftermath(r: SourceResult, group: ReportGroup) -> Aftermath | None:
     dumped = r.dumped and all(
         g.last.start_line <= last.start_line for g in r.groups if group_judgement(g)[0] is Severity.CRITICAL
     )
-    return aftermath(last, r.record.boot_lines, r.command_lines, r.lines, dumped, r.reports)
+    return aftermath(last, r.record.boot_lines, r.command_lines, r.lines, dumped, (*r.reports, *r.events), r.boot_tails)
 
 
 def _oom_panic(r: SourceResult, group: ReportGroup) -> tuple[int, str] | None:

@@ -748,10 +748,20 @@ OOM_KILLED = (
 _OOM_KILLED: Final = re.compile(OOM_KILLED)
 
 
+#: What an OOM's panic line says made it a panic, by its words, in order (mm/oom_kill.c: check_panic_on_oom()'s
+#: "Out of memory: compulsory|system-wide panic_on_oom is enabled", out_of_memory()'s "Out of memory and no killable
+#: processes..." when it found no task to kill, 2.6-4.18).
+_OOM_PANIC_WHY: Final = (
+    ("panic_on_oom", "panic_on_oom made the OOM a panic"),
+    ("no killable process", "the OOM killer found no task it could kill, and out_of_memory() panics then"),
+)
+
+
 def oom_baseline(report: KernelReport, panic: tuple[int, str] | None = None) -> Baseline:
     """An OOM report's baseline saying what the OOM killer did: the task it killed (its line), or, with no kill line,
     that none was killed: ``panic`` (the "Kernel panic - not syncing: Out of memory ..." line after it, as (number,
-    text)) says panic_on_oom made the OOM a panic; without it, no kill is shown."""
+    text)) says why the OOM became a panic (panic_on_oom, or no task to kill), worded from the line; without it, no
+    kill is shown."""
     kind = KIND_BASELINES[ReportKind.OOM]
     killed = next(((n, m) for n, t in report.lines if (m := _OOM_KILLED.search(t)) is not None), None)
     if killed is not None:
@@ -760,7 +770,8 @@ def oom_baseline(report: KernelReport, panic: tuple[int, str] | None = None) -> 
     elif panic is not None:
         number, text = panic
         reason = text[text.find("not syncing:") + len("not syncing:") :].strip()
-        said = f"exhausted; no task was killed: panic_on_oom made the OOM a panic (line {number}: {reason})"
+        why = next((w for words, w in _OOM_PANIC_WHY if words in reason), "the OOM became a panic")
+        said = f"exhausted; no task was killed: {why} (line {number}: {reason})"
     else:
         said = "exhausted; no task is shown killed: its lines hold no 'Killed process' line"
     return Baseline(kind.name, said, kind.source)

@@ -64,6 +64,9 @@ class SourceResult:
     # The command lines that say how a boot ends after an oops (``oops=panic``, ``panic_on_oops``, a capture kernel's
     # ``elfcorehdr=``), as (line, text), in log order (LogScanner.command_lines; detectors/dmesg/aftermath.py).
     command_lines: tuple[tuple[int, str], ...] = ()
+    # The last line with text of each boot of the log, as (line, text), in log order (LogScanner.boot_tails): whether
+    # the kernel went on after a report (detectors/dmesg/aftermath.py).
+    boot_tails: tuple[tuple[int, str], ...] = ()
     # The log is a crash dump's own (its kernel log, kdump's dmesg beside it): its last boot went down, since kdump
     # writes a dump only then.
     dumped: bool = False

@@ -154,3 +154,24 @@ def test_an_oom_made_a_panic_is_not_said_to_have_killed_a_task() -> None:
     (oom,) = killed.incident.findings
     assert oom.baseline is not None
     assert oom.baseline.value.endswith("killed a task to free memory (line 21: pid 4242, memhog)")
+
+
+def test_an_oom_panic_is_worded_from_its_panic_line(tmp_path: Path) -> None:
+    # 09-oom's panic line as kernels 2.6-4.18 print it when out_of_memory() finds no task to kill: the baseline said
+    # "panic_on_oom made the OOM a panic (line 284: Out of memory and no killable processes...)", a cause its own
+    # quote contradicts.
+    from forensics.model import FindingKind
+    from forensics.pipelines.dmesg import analyse_logs
+
+    root = Path(__file__).resolve().parents[3]
+    text = (root / "vmcore_fixtures/cases/09-oom/console.log").read_text()
+    said = "Kernel panic - not syncing: Out of memory: system-wide panic_on_oom is enabled"
+    assert said in text
+    log = tmp_path / "no-killable.log"
+    log.write_text(text.replace(said, "Kernel panic - not syncing: Out of memory and no killable processes..."))
+    (oom,) = [f for f in analyse_logs([str(log)], live=False).incident.findings if f.kind is FindingKind.DMESG_OOM]
+    assert oom.baseline is not None
+    assert oom.baseline.value == (
+        "exhausted; no task was killed: the OOM killer found no task it could kill, and out_of_memory() panics then "
+        "(line 284: Out of memory and no killable processes...)"
+    )
