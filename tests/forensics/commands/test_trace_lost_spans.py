@@ -93,10 +93,12 @@ def test_a_discarded_end_opens_no_nesting_and_a_discard_is_no_quiet_stretch(
         pytest.skip("no request end was discarded in this recording")
     doc = traced
     (stats,) = doc["spans"]["stats"]
+    # An end whose begin was discarded is unmatched too: on a loaded machine the burst of one request can fill the
+    # buffer over the next one's begin (a fresh clone's CI at 13:45 on 2026-12-07: one such end).
     assert (stats["count"], stats["unmatched_starts"], stats["unmatched_ends"]) == (
         len(set(begins) & set(ends)),
         len(lost_ends),
-        0,
+        len(set(ends) - set(begins)),
     )
     n = len(lost_ends)
     assert (
