@@ -164,10 +164,10 @@ def _migrated_cpus(wait: Wait) -> list[int]:
 
 
 def _migrated_how(wait: Wait) -> str:
-    """How a wait moved, each move cited: ``it moved from CPU0 to CPU1 at 10.060000 (sched_migrate_task, line 9)``."""
+    """How a wait moved: ``it moved from CPU0 to CPU1 at 10.060000 (sched_migrate_task)`` (the events are cited
+    as evidence and facts: a summary stays the same in every text layout of a trace, line numbers do not)."""
     moves = ", then ".join(
-        f"from CPU{m.from_cpu} to CPU{m.to_cpu} at {m.ts:.6f} (sched_migrate_task, line {m.ref.line_no})"
-        for m in wait.moves
+        f"from CPU{m.from_cpu} to CPU{m.to_cpu} at {m.ts:.6f} (sched_migrate_task)" for m in wait.moves
     )
     return f"it moved {moves}"
 

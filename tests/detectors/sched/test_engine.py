@@ -887,11 +887,12 @@ def test_a_wait_a_sched_migrate_task_moved_names_who_delayed_it_on_each_cpu(even
     assert sleeper.title == "Wakeup latency: sleeper waited 100.000 ms to run, behind hog0"
     assert sleeper.confidence > MOVED_CONFIDENCE
     assert (
-        f"it moved from CPU0 to CPU1 at 10.060000 (sched_migrate_task, line {line}); while it waited there CPU0 ran "
+        "it moved from CPU0 to CPU1 at 10.060000 (sched_migrate_task); while it waited there CPU0 ran "
         "hog0 (pid 500) 50.000 ms, other0 (pid 520) 9.000 ms; CPU1 ran hog1 (pid 510) 41.000 ms" in sleeper.summary
     ), sleeper.summary
     assert "not known" not in sleeper.summary
     assert line in [e.locator.start for e in sleeper.evidence]
+    assert f"CPU0 to CPU1 at 10.060000 (sched_migrate_task, line {line})" in [f.value for f in sleeper.facts]
     doc = wait_to_dict(wait)
     assert doc is not None and doc["moved"] == "migrated"
     assert doc["moves"] == [{"at": 10.06, "from_cpu": 0, "to_cpu": 1, "event": {"line": line, "ts": 10.06, "cpu": 1}}]

@@ -110,7 +110,7 @@ def test_a_recorded_cross_cpu_wakeup_is_not_blamed_on_one_cpu(tmp_path: Path, mi
     if migrate:  # the sched_migrate_task recorded the move: the hog that held its queue on CPU0 delayed it
         assert title.endswith("to run, behind taskset"), title  # the hog (named before exec)
         assert finding["confidence"] > 0.6
-        assert "it moved from CPU0 to CPU1 at " in summary and "(sched_migrate_task, line " in summary, summary
+        assert "it moved from CPU0 to CPU1 at " in summary and "(sched_migrate_task); " in summary, summary
         assert f"CPU0 ran taskset (pid {hog}) " in summary, summary
         assert "not known" not in summary, summary
         return
