@@ -50,11 +50,12 @@ from detectors.sched.rules import (
     opens_offtime,
 )
 from detectors.sched.sanity import TICKED, ClockMonitor
-from detectors.sched.state import Accumulator, TaskState, VictimTally, off_span_of, span_of, task_wait
+from detectors.sched.state import Accumulator, TaskState, VictimTally, move_of, off_span_of, span_of, task_wait
 from detectors.sched.window import scan_after
 from forensics.gcpause import gc_paused
 from forensics.types.sched import (
     Blame,
+    Move,
     ParseSummary,
     Span,
     Thresholds,
@@ -99,6 +100,12 @@ class SchedAnalyzer:
         self.queues: dict[int, list[float]] = {}  # cpu -> [tasks waiting, task-seconds so far, since when]
         self.wait_cpu: dict[int, int] = {}  # pid -> CPU it waits on
         self.wait_since: dict[int, float] = {}  # pid -> since when (its wait's seconds are charged at its end)
+        # pid -> when its wait began, for a wait a sched_migrate_task moved: each CPU's part is charged at the move
+        # that ends it (_migrate), all parts as one wait of the victim's (VictimTally.add's key).
+        self.wait_first: dict[int, float] = {}
+        # pid -> the moves of its wait (sched_migrate_task, CPU left, dest CPU), up to rules.MOVES + 1 (more: how it
+        # moved is not known); reset where a wait is queued, read where it ends (_worst_wait).
+        self.moves: dict[int, list[tuple[TraceEvent, int, int]]] = {}
         self.recent: dict[int, deque[tuple[int, float, float]]] = {}
         self.first: dict[int, TraceEvent] = {}
         # The first event of each CPU in the window (--window, --around): events before it are read for the state
@@ -188,19 +195,22 @@ class SchedAnalyzer:
         if cpu is not None:
             self._queue(cpu, ts, -1)
             since = self.wait_since.pop(pid)
+            key = self.wait_first.pop(pid, math.nan)
             if seen < 0 or seen == cpu:
-                self._charge(pid, cpu, since, ts)
+                self._charge(pid, cpu, since, ts, key)
 
     def _wait_ends(self, pid: int, waited_on: int, ts: float, cpu: int) -> None:
         """Task ``pid``, queued on ``waited_on``, was switched in on ``cpu`` at ``ts``: its wait is charged to who ran
         there, unless it moved to another CPU at a time the trace does not show (who delayed it is not known)."""
         since = self.wait_since.pop(pid)
+        key = self.wait_first.pop(pid, math.nan)
         if waited_on == cpu:
-            self._charge(pid, waited_on, since, ts)
+            self._charge(pid, waited_on, since, ts, key)
 
-    def _charge(self, victim: int, cpu: int, t0: float, t1: float) -> None:
+    def _charge(self, victim: int, cpu: int, t0: float, t1: float, key: float = math.nan) -> None:
         """Task ``victim`` waited on ``cpu`` during ``[t0, t1]``: charge each task that ran there meanwhile (the
-        run current there, then the ring of recent runs, newest first) with its share, one wait of the victim's.
+        run current there, then the ring of recent runs, newest first) with its share, one wait of the victim's
+        (``key``: the start of a wait that moved between CPUs, whose parts are one wait: VictimTally.add).
 
         The same seconds the waiting-task integral gives the runs (``delay_caused``): a victim's seconds are
         what it waited while each ran.  Runs the ring no longer holds, idle, runs before a lost-events barrier
@@ -228,7 +238,7 @@ class SchedAnalyzer:
                 tally = culprit.victims.get(victim)
                 if tally is None:
                     tally = culprit.victims[victim] = VictimTally()
-                tally.add(seconds)
+                tally.add(seconds, key)
 
     def _behind(
         self, parts: tuple[tuple[int, float, float], ...], victim: int, disjoint: bool = True
@@ -384,6 +394,7 @@ class SchedAnalyzer:
             q[0] = 0.0
         self.wait_cpu.clear()
         self.wait_since.clear()
+        self.wait_first.clear()
         for cpu in cpus:
             self.cur.pop(cpu, None)
             self.irq_stack.pop(cpu, None)
@@ -469,6 +480,7 @@ class SchedAnalyzer:
         if state == rules.PREEMPTED_STATE:
             self.preempted[prev] = ev
             wait_cpu[prev] = cpu
+            self.moves.pop(prev, None)
             self.wait_since[prev] = ts
             queues = self.queues
             q = queues.get(cpu)
@@ -535,7 +547,7 @@ class SchedAnalyzer:
                 fig.count += 1
                 fig.total += latency
                 if latency > fig.worst:
-                    self._worst_wait(task, nxt, since_ev, ev, begin, ts, cpu, fig, target)
+                    self._worst_wait(task, nxt, since_ev, ev, begin, ts, cpu, fig, target, waited_on)
                 if self.digest is not None:
                     self.digest.latency(cpu, ts, latency, nxt)
             else:
@@ -545,7 +557,7 @@ class SchedAnalyzer:
                     fig.count += 1
                     fig.total += latency
                     if latency > fig.worst:
-                        self._worst_wait(task, nxt, since_ev, ev, clipped, ts, cpu, fig, target)
+                        self._worst_wait(task, nxt, since_ev, ev, clipped, ts, cpu, fig, target, waited_on)
                     if self.digest is not None:
                         self.digest.latency(cpu, ts, latency, nxt)
         if self.blocked:
@@ -564,20 +576,36 @@ class SchedAnalyzer:
         cpu: int,
         fig: Accumulator,
         queued: int,
+        waited_on: int = -1,
     ) -> None:
         """A task's new worst wait (wakeup or preemption, told by ``fig``): record it and who ran meanwhile.
 
-        ``queued``: the CPU it was queued on when the wait began.  Switched in on another, it moved at a time the
-        trace does not show: what ran on both CPUs during the whole wait is named, as context (Wait.moved)."""
+        ``queued``: the CPU it was queued on when the wait began; ``waited_on``: the one its queue ended on.  Moved
+        there from ``queued`` by the sched_migrate_task events kept (``moves``), who ran on each CPU while it waited
+        there is named (Wait.moves).  Else, switched in on another CPU, it moved at a time the trace does not show:
+        what ran on both CPUs during the whole wait is named, as context (Wait.moved)."""
         fig.set_worst(start, ts, cpu, since, ev)
         source = "preemption" if fig is task.preempt_wait else WAKE_SOURCES[since.kind]
-        if queued == cpu:
+        hist = self.moves.get(pid) if waited_on == cpu else None
+        moves: tuple[Move, ...] = ()
+        if hist and len(hist) <= rules.MOVES and hist[0][1] == queued:
+            parts = []
+            t0 = start
+            for mev, left, _dest in hist:
+                t = min(max(mev.ts, start), ts)  # (a move before a clipped start: an empty part)
+                parts.append((left, t0, t))
+                t0 = t
+            parts.append((cpu, t0, ts))
+            behind, unseen = self._behind(tuple(parts), pid)
+            moved = rules.MOVED_TRACED
+            moves = tuple(move_of(mev, left, dest) for mev, left, dest in hist)
+        elif queued == cpu:
             behind, unseen = self._behind(((cpu, start, ts),), pid)
             moved = rules.MOVED_NO
         else:
             behind, unseen = self._behind(((queued, start, ts), (cpu, start, ts)), pid, disjoint=False)
             moved = rules.MOVED_UNTRACED
-        wait = task_wait(pid, start, ts, cpu, since, ev, behind, source, unseen, queued, rules.MOVED[moved])
+        wait = task_wait(pid, start, ts, cpu, since, ev, behind, source, unseen, queued, rules.MOVED[moved], moves)
         if source == "preemption":
             task.worst_preempt_wait = wait
         else:
@@ -616,6 +644,7 @@ class SchedAnalyzer:
             if pid not in wait_cpu and not (kind == WAKING and self.wakeup_placed):  # (else queued by _placed)
                 target = ev.next_pid if ev.next_pid >= 0 else ev.cpu
                 wait_cpu[pid] = target
+                self.moves.pop(pid, None)
                 self.wait_since[pid] = ts
                 q = self.queues.get(target)  # _queue(target, ts, 1), inlined
                 if q is None:
@@ -669,6 +698,7 @@ class SchedAnalyzer:
             self._queue(target, ts, 1)
             self.wait_cpu[pid] = target
             self.wait_since[pid] = ts
+            self.moves.pop(pid, None)  # a migration before its sched_wakeup: the wakeup choosing its CPU
             return
         since = self.pending_wake[pid].ts
         if (
@@ -679,6 +709,7 @@ class SchedAnalyzer:
         self.queues[target][1] += ts - since  # it waited here from its waking: the integral's share up to now
         self.wait_cpu[pid] = target
         self.wait_since[pid] = since
+        self.moves.pop(pid, None)
 
     def queued_on(self, pid: int, since: TraceEvent) -> int:
         """The CPU task ``pid``'s pending wakeup (``since``) queued it on: its sched_wakeup's target, else the
@@ -795,8 +826,25 @@ class SchedAnalyzer:
         self.preempted.pop(pid, None)
 
     def _migrate(self, ev: TraceEvent, ts: float) -> None:
-        """A sched_migrate_task read up to the window's end: counted (TraceAnalysis.migrations)."""
+        """A sched_migrate_task read up to the window's end: counted (TraceAnalysis.migrations).  A task waiting to
+        run (woken or preempted) that it moves waits on its dest_cpu from ``ts``: the CPU it left is charged with
+        the wait so far (:meth:`_charge`, one wait with the parts to come), the waiting-task integrals move with it.
+        A task not waiting (asleep, running; the migration a wakeup's CPU choice makes before it queues the task,
+        once sched_wakeup places the waits) changes nothing here."""
         self.migrations += 1
+        pid, dest = ev.pid, ev.next_pid
+        cpu = self.wait_cpu.get(pid, -1)
+        if cpu < 0 or dest < 0 or dest == cpu or pid == 0:
+            return
+        since = self.wait_since[pid]
+        self._queue(cpu, ts, -1)
+        self._queue(dest, ts, 1)
+        self.wait_cpu[pid] = dest
+        self.wait_since[pid] = ts
+        hist = self.moves.setdefault(pid, [])
+        if len(hist) <= rules.MOVES:
+            hist.append((ev, cpu, dest))
+        self._charge(pid, cpu, since, ts, self.wait_first.setdefault(pid, since))
 
     # -- result --------------------------------------------------------------------------------
 

@@ -30,11 +30,11 @@ from detectors.sched import rules
 from detectors.sched.analyzer import SchedAnalyzer
 from detectors.sched.buckets import BucketDigest
 from detectors.sched.sanity import ClockMonitor
-from detectors.sched.state import Accumulator, TaskState, VictimTally, off_span_of, task_wait
+from detectors.sched.state import Accumulator, TaskState, VictimTally, move_of, off_span_of, task_wait
 from detectors.sched.window import kinds_of, scan_after
 from forensics.gcpause import gc_paused
 from forensics.types.arrays import distinct
-from forensics.types.sched import Blame, ParseSummary, Thresholds, TraceAnalysis, Wait
+from forensics.types.sched import Blame, Move, ParseSummary, Thresholds, TraceAnalysis, Wait
 from forensics.types.trace import PRIO_UNKNOWN, ParseCounts, TraceEvent
 from forensics.types.trace_batch import EventBatch
 
@@ -92,7 +92,7 @@ class _Tables:
         self.wb_i = np.zeros((512, 5, k.NB), dtype=np.int64)
         self.wb_f = np.zeros((512, rules.BLAMES + 1))  # seconds, then Wait.unseen
         self.wb_n = np.zeros(512, dtype=np.int64)
-        self.wb_q = np.zeros((512, 2), dtype=np.int64)  # the CPU each worst wait was queued on, rules.MOVED
+        self.wb_q = np.zeros((512, k.NQ), dtype=np.int64)  # the CPU each worst wait was queued on, how it moved
         self.oi = _table(256, k.OI_DEFAULT, np.int64)
         self.of = _table(256, k.ACC_F_DEFAULT, np.float64)
         self.irq_i = np.zeros((64, 3), dtype=np.int64)
@@ -104,9 +104,10 @@ class _Tables:
         self.sw_n = np.zeros(16, dtype=np.int64)
         self.ow_i = np.zeros((2, rules.OFF_KEEP + 1, 3), dtype=np.int64)
         self.ow_f = np.zeros((2, rules.OFF_KEEP + 1, 2))
-        # (culprit slot, victim pid, waits), (seconds, worst): TaskState.victims; room for the two waits a row ends
+        # (culprit slot, victim pid, waits), (seconds, worst, key, running): TaskState.victims (VictimTally); room
+        # for the two waits a row ends
         self.vic_i = np.zeros((4 * (k.RING + 1), 3), dtype=np.int64)
-        self.vic_f = np.zeros((4 * (k.RING + 1), 2))
+        self.vic_f = np.zeros((4 * (k.RING + 1), 4))
         self.vic_dense = np.full((k.VIC_DENSE, k.VIC_DENSE), -1, dtype=np.int32)  # (culprit, victim slot) -> row
         self.pb_i = np.zeros((256, 3), dtype=np.int64)
         self.tl_i = np.zeros((1 << 14 if timeline else 1, 2), dtype=np.int64)
@@ -259,6 +260,7 @@ class FastAnalyzer:
         self._prio: list[int] = []  # per task slot, the prio of the event that last named it (its own)
         # (0, task wait row) / (1, softirq row) -> each blamed task's comm and prio
         self._blames: dict[tuple[int, int], tuple[Named, ...]] = {}
+        self._moved: dict[int, tuple[TraceEvent, ...]] = {}  # a worst wait's row -> its sched_migrate_task events
         self.clock = ClockMonitor()  # per-CPU timestamps going back, from the columns (detectors.sched.sanity)
         self.first_in: dict[int, TraceEvent] = {}  # SchedAnalyzer.first_in: each CPU's first event in the window
 
@@ -375,8 +377,17 @@ class FastAnalyzer:
         rows = np.concatenate(((comm_refs >> 1) - first, irq_eids[irq_rows] - first, (blame_refs >> 1) - first))
         wanted = set(rows.tolist())
         wanted.update(state)
+        # The sched_migrate_task events of the waits set in this batch that they moved (Wait.moves): of this batch,
+        # or of an earlier one, kept since (engine_kernels.state_refs names them while the wait is in progress).
+        moved = task_waits[t.wb_q[task_waits, 1] == rules.MOVED_TRACED].tolist()
+        move_eids = {
+            row: t.wb_q[row, k.Q_MOVE + 2 : k.Q_MOVE + 3 * int(t.wb_q[row, k.Q_N]) : 3].tolist() for row in moved
+        }
+        wanted.update(e - first for eids in move_eids.values() for e in eids if e >= first)
         event = batch.event
         events = {row: event(row) for row in wanted}
+        for row, eids in move_eids.items():
+            self._moved[row] = tuple(events[e - first] if e >= first else self._events[e] for e in eids)
         # Blames first: a comm reference from an earlier batch is the comm text as it was before this batch.
         blames = self._blames
         for group, waits, table, sizes in ((0, task_waits, t.wb_i, t.wb_n), (1, soft_waits, t.sw_i, t.sw_n)):
@@ -475,6 +486,7 @@ class FastAnalyzer:
             source: str,
             waiter: int = -1,
             queued: tuple[int, int] = (-1, rules.MOVED_NO),
+            moves: tuple[Move, ...] = (),
         ) -> Wait | None:
             """The worst wait of ``a``: task ``waiter``'s (``queued``: its CPU, rules.MOVED), or a softirq's (-1)."""
             if a.worst_begin is None or a.worst_end is None:
@@ -489,7 +501,7 @@ class FastAnalyzer:
             end, (cpu, moved) = a.worst_end, queued
             return task_wait(
                 waiter, a.worst_start, end.ts, a.worst_cpu, a.worst_begin, end, behind, source, unseen, cpu,
-                rules.MOVED[moved],
+                rules.MOVED[moved], moves,
             )  # fmt: skip
 
         tasks: list[TaskState] = []
@@ -508,8 +520,12 @@ class FastAnalyzer:
                 source = "preemption" if which else rules.WAKE_SOURCES.get(begin, "")
                 blames = (t.wb_i[row], t.wb_f[row])
                 comms = self._blames.get((0, row), ())
-                queued = (int(t.wb_q[row, 0]), int(t.wb_q[row, 1]))
-                found = wait(fig, blames, int(t.wb_n[row]), comms, source, ints[k.T_PID], queued)
+                q = t.wb_q[row].tolist()
+                moves = tuple(
+                    move_of(mev, q[k.Q_MOVE + 3 * j], q[k.Q_MOVE + 3 * j + 1])
+                    for j, mev in enumerate(self._moved.get(row, ()) if q[1] == rules.MOVED_TRACED else ())
+                )
+                found = wait(fig, blames, int(t.wb_n[row]), comms, source, ints[k.T_PID], (q[0], q[1]), moves)
                 if which:
                     ts.worst_preempt_wait = found
                 else:
@@ -519,11 +535,11 @@ class FastAnalyzer:
         self._export_waits(an, nslots)
         for owner, pid, times in t.pb_i[: si[k.S_NPB]].tolist():
             tasks[owner].preempted_by[pid] = times
-        for (owner, pid, waits), (seconds, worst) in zip(
+        for (owner, pid, waits), (seconds, worst, key, running) in zip(
             t.vic_i[: si[k.S_NVIC]].tolist(), t.vic_f[: si[k.S_NVIC]].tolist(), strict=True
         ):
             tally = tasks[owner].victims[pid] = VictimTally()
-            tally.seconds, tally.waits, tally.worst = seconds, waits, worst
+            tally.seconds, tally.waits, tally.worst, tally.key, tally.running = seconds, waits, worst, key, running
         soft_row = {vec: v for v, vec in enumerate(t.soft_i[: si[k.S_NSOFT], 0].tolist())}
         no = si[k.S_NOACC]
         for ints, floats in zip(t.oi[:no].tolist(), t.of[:no].tolist(), strict=True):

@@ -107,6 +107,7 @@ from detectors.sched.engine_layout import (
     K_RAISE,
     K_SOFT,
     K_WORK,
+    MOVES,
     N_CPU,
     N_DEPTH,
     N_DG,
@@ -123,6 +124,8 @@ from detectors.sched.engine_layout import (
     O_K2,
     O_KIND,
     PID_DIRECT,
+    Q_MOVE,
+    Q_N,
     RING,
     S_CPUHI,
     S_CURSEQ,
@@ -158,6 +161,8 @@ from detectors.sched.engine_layout import (
     T_BLK_STATE,
     T_COMM,
     T_HOG,
+    T_MV,
+    T_MV_N,
     T_PEND,
     T_PEND_SLOT,
     T_PID,
@@ -172,9 +177,11 @@ from detectors.sched.engine_layout import (
     TF_ACC,
     TF_BLK_TS,
     TF_DELAY,
+    TF_MV,
     TF_PEND_TS,
     TF_PRE_TS,
     TF_RUNTIME,
+    TF_WAIT0,
     TF_WAIT_TS,
     X_BARRIER,
     X_FIRSTTS,
@@ -193,7 +200,9 @@ from detectors.sched.rules import (
     IRQ_ENTRY,
     IRQ_EXIT,
     LOST,
+    MIGRATE,
     MOVED_NO,
+    MOVED_TRACED,
     MOVED_UNTRACED,
     OFF_CUT,
     OFF_KEEP,
@@ -537,13 +546,41 @@ def lost(c: int, n: int, sc: Any, si: Any, ci: Any, cf: Any, cpu_map: Any) -> No
 @njit
 def worst_wait(
     si: Any, ci: Any, cf: Any, ti: Any, tf: Any, rings: Any, blames: Any, wb_q: Any, ns: int, pid: int, fig: int,
-    b_eid: int, eid: int, start: float, ts: float, c: int, s: int, q: int,
+    b_eid: int, eid: int, start: float, ts: float, c: int, s: int, q: int, waited_on: int,
 ) -> None:  # fmt: skip
     """SchedAnalyzer._worst_wait: task slot ``ns``'s new worst wait (``fig``: A_WAKE or A_PREEMPT) and who ran.
 
-    ``q``: the CPU slot it was queued on; switched in on another (``s``), what ran on both is named as context."""
+    ``q``: the CPU slot it was queued on, ``waited_on`` the one its queue ended on: moved there by the
+    sched_migrate_task events kept (T_MV), who ran on each CPU while it waited there is named; else switched in on
+    another (``s``), what ran on both is named as context."""
     acc_worst(ti, tf, ns, T_ACC + 4 * fig, TF_ACC + 3 * fig, start, ts, c, b_eid, eid)
     row = 2 * ns + fig - 1
+    n = ti[ns, T_MV_N]
+    wb_q[row, Q_N] = 0
+    if waited_on == s and 0 < n <= MOVES and q >= 0 and ti[ns, T_MV] == q:
+        parts_s = np.empty(n + 1, np.int64)
+        parts_t = np.empty((n + 1, 3))
+        t0 = start
+        for j in range(n):
+            parts_s[j] = ti[ns, T_MV + 3 * j]
+            t = min(max(tf[ns, TF_MV + j], start), ts)
+            parts_t[j, 0] = t0
+            parts_t[j, 1] = t
+            t0 = t
+            wb_q[row, Q_MOVE + 3 * j] = ci[ti[ns, T_MV + 3 * j], C_CPU]
+            wb_q[row, Q_MOVE + 3 * j + 1] = ci[ti[ns, T_MV + 3 * j + 1], C_CPU]
+            wb_q[row, Q_MOVE + 3 * j + 2] = ti[ns, T_MV + 3 * j + 2]
+        parts_s[n] = s
+        parts_t[n, 0] = t0
+        parts_t[n, 1] = ts
+        for j in range(n + 1):
+            ps = parts_s[j]
+            parts_t[j, 2] = cf[ps, F_SINCE] if ci[ps, C_CUR_SEQ] >= 0 else np.inf
+        wb_q[row, 0] = ci[q, C_CPU]
+        wb_q[row, 1] = MOVED_TRACED
+        wb_q[row, Q_N] = n
+        behind(ci, si, rings, ti, parts_s, parts_t, True, pid, blames, row)
+        return
     if q == s or q < 0:
         parts_s = np.full(1, s, np.int64)
         parts_t = np.empty((1, 3))
@@ -725,10 +762,13 @@ def run_batch(
     def charge(w: int, t0: float, t1: float, victim: int, vs: int) -> None:
         """SchedAnalyzer._charge: task ``victim`` (slot ``vs``) waited on CPU slot ``w`` during [t0, t1]; each task
         that ran there meanwhile (the current run, then the ring, newest first) is charged its share, one wait of
-        the victim's.  The victims row of a pair of the first slots is found in ``vic_dense`` (a typed dict lookup
-        per pair and wait made the whole analysis 2.5 times slower on perf bench messaging), of others in the dict."""
+        the victim's (the parts of a wait a sched_migrate_task moved, keyed by its start ``tf[vs, TF_WAIT0]``, are
+        one: VictimTally.add).  The victims row of a pair of the first slots is found in ``vic_dense`` (a typed dict
+        lookup per pair and wait made the whole analysis 2.5 times slower on perf bench messaging), of others in the
+        dict."""
         if t1 < w0:
             return
+        wait_key = tf[vs, TF_WAIT0]
         barrier = sc[X_BARRIER]
         m = 0
         if ci[w, C_CUR_SEQ] >= 0:
@@ -782,8 +822,16 @@ def run_batch(
                 vic_i[v, 2] = 0
                 vic_f[v, 0] = 0.0
                 vic_f[v, 1] = 0.0
+                vic_f[v, 2] = np.nan
+                vic_f[v, 3] = 0.0
             secs = ch_secs[q]
             vic_f[v, 0] += secs
+            if wait_key == vic_f[v, 2]:  # another part of the wait last added (it moved): VictimTally.add
+                vic_f[v, 3] += secs
+                vic_f[v, 1] = max(vic_f[v, 1], vic_f[v, 3])
+                continue
+            vic_f[v, 2] = wait_key
+            vic_f[v, 3] = secs
             vic_i[v, 2] += 1
             vic_f[v, 1] = max(vic_f[v, 1], secs)
 
@@ -870,6 +918,8 @@ def run_batch(
             ti[ps, T_WCPU] = s
             ti[ps, T_WEP] = epoch
             tf[ps, TF_WAIT_TS] = ts
+            tf[ps, TF_WAIT0] = np.nan
+            ti[ps, T_MV_N] = 0
             queue(s, ts, 1.0)
             if ts >= w0:  # who preempted it, counted in the window only (--window, --around)
                 key = (ps, nxt)
@@ -941,7 +991,27 @@ def run_batch(
                 ti[ns, ib + A_COUNT] += 1
                 tf[ns, fb + A_TOTAL] += latency
                 if latency > tf[ns, fb + A_WORST]:
-                    worst_wait(si, ci, cf, ti, tf, rings, wblames, wb_q, ns, nxt, fig, b_eid, eid, start, ts, c, s, q)
+                    worst_wait(
+                        si,
+                        ci,
+                        cf,
+                        ti,
+                        tf,
+                        rings,
+                        wblames,
+                        wb_q,
+                        ns,
+                        nxt,
+                        fig,
+                        b_eid,
+                        eid,
+                        start,
+                        ts,
+                        c,
+                        s,
+                        q,
+                        waited_on,
+                    )
                 if dg_on:
                     log_digest(I64(BUCKET_LATENCY), c, nxt, ts, latency)
         if ti[ns, T_BLK] >= 0:  # its wakeup was not traced: blocked until the switch-in
@@ -974,6 +1044,7 @@ def run_batch(
             queue(t, ts, 1.0)
             ti[ps, T_WCPU] = t
             tf[ps, TF_WAIT_TS] = ts
+            ti[ps, T_MV_N] = 0  # a migration before its sched_wakeup: the wakeup choosing its CPU
             return
         since = tf[ps, TF_PEND_TS]
         if since <= sc[X_BARRIER] or since > ts:  # its wait spans lost events: forgotten
@@ -983,6 +1054,8 @@ def run_batch(
         ti[ps, T_WCPU] = t
         ti[ps, T_WEP] = si[S_EPOCH]
         tf[ps, TF_WAIT_TS] = since
+        tf[ps, TF_WAIT0] = np.nan
+        ti[ps, T_MV_N] = 0
 
     def wake(i: int, eid: int, ts: float, k: int, t: int) -> None:
         """SchedAnalyzer._wake: a wakeup starts a wait on CPU slot ``t`` and ends a sleep."""
@@ -1010,6 +1083,8 @@ def run_batch(
                 ti[ps, T_WCPU] = t
                 ti[ps, T_WEP] = epoch
                 tf[ps, TF_WAIT_TS] = ts
+                tf[ps, TF_WAIT0] = np.nan
+                ti[ps, T_MV_N] = 0
                 queue(t, ts, 1.0)
         elif k == WAKING:  # a later waking while one is pending: the next sched_wakeup is that one's
             ti[ps, T_UNPLACED] = 0
@@ -1164,6 +1239,31 @@ def run_batch(
         ti[ps, T_BLK] = -1
         ti[ps, T_PRE] = -1
 
+    def migrate(eid: int, ts: float, p: int, t: int) -> None:
+        """SchedAnalyzer._migrate: counted; a waiting task (slot of ``p``) moved to CPU slot ``t`` waits there from
+        ``ts``, the CPU it left charged with its wait so far (one wait with the parts to come: TF_WAIT0)."""
+        si[S_MIGR] += 1
+        ps = task_slot(p) if p != 0 and t >= 0 else -1
+        if ps < 0 or ti[ps, T_WCPU] < 0 or ti[ps, T_WEP] != si[S_EPOCH] or ti[ps, T_WCPU] == t:
+            return
+        w = ti[ps, T_WCPU]
+        since = tf[ps, TF_WAIT_TS]
+        queue(w, ts, -1.0)
+        queue(t, ts, 1.0)
+        ti[ps, T_WCPU] = t
+        tf[ps, TF_WAIT_TS] = ts
+        if np.isnan(tf[ps, TF_WAIT0]):
+            tf[ps, TF_WAIT0] = since
+        n = ti[ps, T_MV_N]
+        if n <= MOVES:
+            if n < MOVES:
+                ti[ps, T_MV + 3 * n] = w
+                ti[ps, T_MV + 3 * n + 1] = t
+                ti[ps, T_MV + 3 * n + 2] = eid
+                tf[ps, TF_MV + n] = ts
+            ti[ps, T_MV_N] = n + 1
+        charge(w, since, ts, p, ps)
+
     def room(i: int, k: int, c: int, s: int) -> tuple[int, int]:
         """What must grow before row ``i`` may change the state (``N_*`` flags, 0: nothing), and the target CPU slot.
 
@@ -1191,7 +1291,7 @@ def run_batch(
             need |= N_DG
         hi = s
         t = -1
-        if WAKING <= k <= WAKEUP_NEW:
+        if WAKING <= k <= WAKEUP_NEW or (k == MIGRATE and nxtcol[i] >= 0):  # the target CPU, the migration's dest
             tc = nxtcol[i] if nxtcol[i] >= 0 else c
             t = tc if 0 <= tc < CPU_DIRECT else cpu_slot(tc, cpu_map, True)
             hi = max(hi, t)
@@ -1262,8 +1362,8 @@ def run_batch(
             offtime(eid, ts, c, s, k)
         elif k <= PROCESS_EXIT:
             exit_(ts, pidcol[i])
-        else:  # SchedAnalyzer._migrate
-            si[S_MIGR] += 1
+        else:
+            migrate(eid, ts, pidcol[i], t)
     return FINISHED, n
 
 
@@ -1273,7 +1373,14 @@ def state_refs(si: Any, ci: Any, stk_i: Any, ti: Any, oi: Any, raised_eid: Any, 
     hi = si[S_CPUHI]
     nt = si[S_NSLOTS]
     no = si[S_NOACC]
-    size = hi * (8 + stk_i.shape[1]) + nt * 9 + no * 2 + hi * si[S_NSOFT] + len(work_cur) + 2 * 2 * (OFF_KEEP + 1)
+    size = (
+        hi * (8 + stk_i.shape[1])
+        + nt * (9 + MOVES)
+        + no * 2
+        + hi * si[S_NSOFT]
+        + len(work_cur)
+        + 2 * 2 * (OFF_KEEP + 1)
+    )
     out = np.empty(size, np.int64)
     m = 0
     for s in range(hi):
@@ -1292,6 +1399,9 @@ def state_refs(si: Any, ci: Any, stk_i: Any, ti: Any, oi: Any, raised_eid: Any, 
     for t in range(nt):
         for col in (T_PEND, T_PRE, T_BLK, T_ACC + 2, T_ACC + 3, T_ACC + 6, T_ACC + 7, T_ACC + 10, T_ACC + 11):
             out[m] = ti[t, col]
+            m += 1
+        for j in range(min(ti[t, T_MV_N], MOVES)):  # the sched_migrate_task events of a wait in progress
+            out[m] = ti[t, T_MV + 3 * j + 2]
             m += 1
     for a in range(no):
         out[m] = oi[a, A_BEGIN]

@@ -48,15 +48,24 @@ CF_DEFAULT = (0.0,) * F_LOSTBAR + (float("-inf"),)
 T_PEND_SLOT, T_UNSEEN, T_UNSEEN_CPU = 23, 24, 25  # T_ACC + 12
 T_PRE_SLOT = 26  # the CPU slot a preempted task was switched out on (where its preemption wait is queued)
 T_UNPLACED = 27  # 1: its pending wake is a sched_waking whose sched_wakeup is still to come (SchedAnalyzer.unplaced)
-NTI = 28
-TI_DEFAULT = (0, 0, -1, 0, -1, 0, -1, -1, -1, 0, 0) + (0, -1, -1, -1) * 3 + (-1, 0, -1, -1, 0)
-# a task wait's blames (wb_i): pid, comm reference, task slot, CPU; its wb_q: the CPU it was queued on, rules.MOVED
+# The moves of its wait (SchedAnalyzer.moves): how many (up to MOVES + 1), then per move the CPU slot left, the dest
+# CPU slot and the sched_migrate_task's event id; their times in tf from TF_MV.
+T_MV_N, T_MV = 28, 29
+MOVES = rules.MOVES
+NTI = T_MV + 3 * MOVES
+TI_DEFAULT = (0, 0, -1, 0, -1, 0, -1, -1, -1, 0, 0) + (0, -1, -1, -1) * 3 + (-1, 0, -1, -1, 0, 0) + (-1,) * 3 * MOVES
+# a task wait's blames (wb_i): pid, comm reference, task slot, CPU; its wb_q: the CPU it was queued on, rules.MOVED,
+# the moves kept (Wait.moves: MOVED_TRACED), then per move the CPU left, the dest CPU, the event id
 B_CPU = 3
 NB = 4
+Q_N, Q_MOVE = 2, 3
+NQ = Q_MOVE + 3 * MOVES
 TF_RUNTIME, TF_DELAY, TF_PEND_TS, TF_PRE_TS, TF_BLK_TS, TF_ACC = range(6)
 TF_WAIT_TS = 14  # after the accumulators: since when it waits on T_WCPU (SchedAnalyzer.wait_since)
-NTF = 15
-TF_DEFAULT = (0.0, 0.0, 0.0, 0.0, 0.0) + (0.0, -1.0, 0.0) * 3 + (0.0,)
+TF_WAIT0 = 15  # when its wait began, once a sched_migrate_task moved it (SchedAnalyzer.wait_first; NaN: not moved)
+TF_MV = 16  # the time of each move (T_MV)
+NTF = TF_MV + MOVES
+TF_DEFAULT = (0.0, 0.0, 0.0, 0.0, 0.0) + (0.0, -1.0, 0.0) * 3 + (0.0, float("nan")) + (0.0,) * MOVES
 A_RUNS, A_WAKE, A_PREEMPT = 0, 1, 2
 # accumulator columns: ints count, worst_cpu, worst_begin eid, worst_end eid; floats total, worst, worst_start
 A_COUNT, A_CPU, A_BEGIN, A_END = 0, 1, 2, 3

@@ -27,7 +27,15 @@ from forensics.model import (
     Timestamp,
     finding_id,
 )
-from forensics.types.sched import ClockCheck, EventRef, Span, TaskStats, TraceAnalysis, Wait
+from forensics.types.sched import (
+    MOVED_MIGRATED,
+    ClockCheck,
+    EventRef,
+    Span,
+    TaskStats,
+    TraceAnalysis,
+    Wait,
+)
 from forensics.types.trace import prio_known
 from forensics.units import first_of, fmt_ms
 
@@ -38,9 +46,11 @@ _OFF_KINDS = {"irqs-off": FindingKind.SCHED_IRQS_OFF, "preempt-off": FindingKind
 MAX_PER_RULE = 10  # findings per rule, worst first: a busy trace must not bury the report
 
 
-def _evidence(source: str, span: Span) -> tuple[Evidence, ...]:
-    """The two lines that bound an interval (one when they are the same line)."""
+def _evidence(source: str, span: Span, more: tuple[EventRef, ...] = ()) -> tuple[Evidence, ...]:
+    """The two lines that bound an interval (one when they are the same line), then ``more`` (the sched_migrate_task
+    events that moved a wait)."""
     refs = [span.begin] if span.begin.line_no == span.end.line_no else [span.begin, span.end]
+    refs += [ref for ref in more if ref.line_no not in (span.begin.line_no, span.end.line_no)]
     return tuple(
         Evidence(
             source=source,
@@ -83,6 +93,12 @@ def _confidence(analysis: TraceAnalysis, span: Span | None) -> tuple[float, str]
 
 def _unseen_why(wait: Wait, analysis: TraceAnalysis) -> str:
     """Why who ran in the first ``wait.unseen`` seconds of a wait is not known (:func:`_unseen_why_cpu`)."""
+    if wait.moved == MOVED_MIGRATED:  # summed over the CPUs it waited on
+        cpus = ", ".join(f"CPU{c}" for c in _migrated_cpus(wait))
+        return (
+            f"on {cpus}, before a CPU's first sched_switch or older than the last {rules.RECENT_RUNS} runs the "
+            "analysis keeps"
+        )
     if wait.moved:  # the most of either CPU's: which one is not kept
         return (
             f"on CPU{wait.queued_cpu} or CPU{wait.span.cpu}, before its first sched_switch or older than the last "
@@ -115,7 +131,10 @@ def _moved_why(analysis: TraceAnalysis) -> str:
     """Why the time a wait moved between CPUs is not known."""
     if analysis.migrations:
         # Counted by the reader over the text it read: past a window's end it stops, so not "the trace's".
-        return f"the {analysis.migrations:,} sched_migrate_task events read are not followed by this analysis"
+        return (
+            f"none of the {analysis.migrations:,} sched_migrate_task events read moved it while it waited, or it "
+            f"moved more than {rules.MOVES} times"
+        )
     return "no sched_migrate_task among the events read"
 
 
@@ -139,8 +158,23 @@ def _moved_where(wait: Wait, analysis: TraceAnalysis) -> tuple[str, str, str]:
     return f"{woken} CPU{q}", f" onto CPU{q}", f"it moved from CPU{q} to CPU{c} at an unknown time ({why})"
 
 
+def _migrated_cpus(wait: Wait) -> list[int]:
+    """The CPUs a wait that sched_migrate_task events moved waited on, in order (a CPU once)."""
+    return list(dict.fromkeys([wait.queued_cpu, *(m.to_cpu for m in wait.moves)]))
+
+
+def _migrated_how(wait: Wait) -> str:
+    """How a wait moved: ``it moved from CPU0 to CPU1 at 10.060000 (sched_migrate_task)`` (the events are cited
+    as evidence and facts: a summary stays the same in every text layout of a trace, line numbers do not)."""
+    moves = ", then ".join(
+        f"from CPU{m.from_cpu} to CPU{m.to_cpu} at {m.ts:.6f} (sched_migrate_task)" for m in wait.moves
+    )
+    return f"it moved {moves}"
+
+
 def _moved_context(wait: Wait) -> dict[int, str]:
-    """What ran on each CPU during a wait that moved at an unknown time: CPU -> ``a (pid 1) 2.000 ms, ...``."""
+    """What ran on each CPU during a wait that moved (while it waited there, for one sched_migrate_task events
+    moved; during the whole wait, for one that moved at an unknown time): CPU -> ``a (pid 1) 2.000 ms, ...``."""
     per_cpu: dict[int, list[str]] = {}
     for b in wait.behind:
         per_cpu.setdefault(b.cpu, []).append(f"{b.comm} (pid {b.pid}) {fmt_ms(b.seconds)}")
@@ -149,6 +183,9 @@ def _moved_context(wait: Wait) -> dict[int, str]:
 
 def _behind_text(wait: Wait, analysis: TraceAnalysis) -> str:
     unseen = f"; {_unseen_text(wait, analysis)}" if wait.unseen > 0 else ""
+    if wait.moved == MOVED_MIGRATED:  # who delayed it on each CPU it waited on
+        ran = "; ".join(f"CPU{cpu} ran {who}" for cpu, who in _moved_context(wait).items())
+        return f"{_migrated_how(wait)}; while it waited there {ran or 'no other task ran'}{unseen}"
     if wait.moved:  # who delayed it is not known: what ran on both CPUs is context, not a cause
         context = "; ".join(f"CPU{cpu} ran {ran}" for cpu, ran in _moved_context(wait).items())
         meanwhile = f"; during the wait (context, not the cause) {context}" if context else ""
@@ -164,7 +201,20 @@ def _behind_text(wait: Wait, analysis: TraceAnalysis) -> str:
 
 def _behind_facts(wait: Wait, analysis: TraceAnalysis) -> tuple[Fact, ...]:
     ran = tuple(Fact("ran meanwhile", f"{b.comm} (pid {b.pid}) {fmt_ms(b.seconds)}") for b in wait.behind[:3])
-    if wait.moved:
+    if wait.moved == MOVED_MIGRATED:
+        woken = "preempted on" if wait.source == "preemption" else "woken onto"
+        ran = (
+            Fact("queued", f"{woken} CPU{wait.queued_cpu}"),
+            *(
+                Fact(
+                    "moved",
+                    f"CPU{m.from_cpu} to CPU{m.to_cpu} at {m.ts:.6f} (sched_migrate_task, line {m.ref.line_no})",
+                )
+                for m in wait.moves
+            ),
+            *(Fact(f"ran on CPU{cpu} meanwhile", who) for cpu, who in _moved_context(wait).items()),
+        )
+    elif wait.moved:
         ran = (
             Fact("queued", _moved_where(wait, analysis)[0]),
             Fact("switched in on", f"CPU{wait.span.cpu}"),
@@ -485,7 +535,9 @@ def wakeup_latency(analysis: TraceAnalysis, source: str) -> list[Finding]:
             continue
         culprit = f", behind {wait.behind[0].comm}" if wait.behind else ""
         woken = ""
-        if wait.moved:
+        if wait.moved == MOVED_MIGRATED:
+            woken = f" onto CPU{wait.queued_cpu}"
+        elif wait.moved:
             queued, woken, how = _moved_where(wait, analysis)
             culprit = f" ({queued}, ran on CPU{wait.span.cpu})"
             confidence, reason = min(confidence, MOVED_CONFIDENCE), f"{reason}; but {how}: who delayed it is not known"
@@ -504,7 +556,7 @@ def wakeup_latency(analysis: TraceAnalysis, source: str) -> list[Finding]:
                     f"(the trace's CFS tasks: {fmt_ms(mean)} over {count}). Judged as {_prio_text(task, wait)}: "
                     f"{judged.why}."
                 ),
-                evidence=_evidence(source, wait.span),
+                evidence=_evidence(source, wait.span, tuple(m.ref for m in wait.moves)),
                 facts=(
                     Fact("worst wakeup latency", fmt_ms(wait.span.duration)),
                     Fact("measured from", wait.source),

@@ -29,7 +29,7 @@ import math
 from typing import NamedTuple
 
 from forensics.model import NotAvailable, Severity
-from forensics.types.sched import NOT_PREEMPTIBLE, Blame, TaskStats, TraceAnalysis, Wait
+from forensics.types.sched import MOVED_UNKNOWN, NOT_PREEMPTIBLE, Blame, TaskStats, TraceAnalysis, Wait
 from forensics.types.trace import PRIO_UNKNOWN, prio_known
 
 #: An RT task's wakeup latency promise (s): it preempts any CFS task at the next preemption point, tens of
@@ -394,7 +394,8 @@ def judge_wait(
         period,
         source,
         # moved between CPUs at an unknown time: who ran on the runqueue it waited on is not known (Wait.moved)
-        f"{'who held it is not known' if wait.moved else 'only CFS tasks ran meanwhile'}: it waited {ratio:.1f} "
+        f"{'who held it is not known' if wait.moved == MOVED_UNKNOWN else 'only CFS tasks ran meanwhile'}: it "
+        f"waited {ratio:.1f} "
         f"times {unit}, more than fair sharing gives it"
         + (f" (nice {nice}: its weight owes it more than an equal share)" if nice else "")
         + ("" if sev >= Severity.MEDIUM else f"; low: under {STALL_PERIODS:.0f} times it is judged load, not a fault")
@@ -408,15 +409,17 @@ def judge_wait(
 
 def as_judged(wait: Wait) -> Wait:
     """The wait as its harm is judged: one that moved between CPUs at a time the trace does not show (Wait.moved)
-    has no known culprit, so what ran on either CPU (context only) neither excuses nor worsens it."""
-    return wait._replace(behind=()) if wait.moved else wait
+    has no known culprit, so what ran on either CPU (context only) neither excuses nor worsens it.  One whose moves
+    sched_migrate_task events recorded is judged on who ran on each CPU while it waited there."""
+    return wait._replace(behind=()) if wait.moved == MOVED_UNKNOWN else wait
 
 
 def worst_wait_behind(victim: TaskStats, culprit: int) -> Wait | None:
     """The victim's worst wakeup or preemption wait spent mostly behind ``culprit`` (it ran the most meanwhile);
-    never one that moved between CPUs at an unknown time (who delayed it is not known)."""
+    never one that moved between CPUs at an unknown time (who delayed it is not known); one whose moves
+    sched_migrate_task events recorded, on any of its CPUs."""
     for wait in (victim.worst_wakeup, victim.worst_preempt_wait):
-        if wait is not None and not wait.moved and wait.behind and wait.behind[0].pid == culprit:
+        if wait is not None and wait.moved != MOVED_UNKNOWN and wait.behind and wait.behind[0].pid == culprit:
             return wait
     return None
 

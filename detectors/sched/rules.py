@@ -24,7 +24,16 @@ from __future__ import annotations
 from typing import Final
 
 # The default thresholds (seconds) are defined with forensics.types.sched.Thresholds (the results carry them).
-from forensics.types.sched import DSTATE, HOG, IRQ, MOVED_UNKNOWN, OFFTIME, SOFTIRQ, WAKEUP_LATENCY  # noqa: F401
+from forensics.types.sched import (  # noqa: F401
+    DSTATE,
+    HOG,
+    IRQ,
+    MOVED_MIGRATED,
+    MOVED_UNKNOWN,
+    OFFTIME,
+    SOFTIRQ,
+    WAKEUP_LATENCY,
+)
 from forensics.types.trace import Kind
 
 # -- event kinds (forensics.types.trace.Kind as plain ints) -------------------------------------
@@ -65,10 +74,15 @@ HANDLERS: Final = (
 WAKE_SOURCES: Final = {WAKING: "sched_waking", WAKEUP: "sched_wakeup", WAKEUP_NEW: "sched_wakeup_new"}
 SOFTIRQ_NAMES: Final = ("HI", "TIMER", "NET_TX", "NET_RX", "BLOCK", "IRQ_POLL", "TASKLET", "SCHED", "HRTIMER", "RCU")
 
-#: Wait.moved by the code the compiled engine stores: 0 ran where it was queued, 1 moved at a time not traced.
-MOVED: Final = ("", MOVED_UNKNOWN)
+#: Wait.moved by the code the compiled engine stores: 0 ran where it was queued, 1 moved at a time not traced,
+#: 2 moved by the sched_migrate_task events kept (Wait.moves).
+MOVED: Final = ("", MOVED_UNKNOWN, MOVED_MIGRATED)
 MOVED_NO: Final = 0
 MOVED_UNTRACED: Final = 1
+MOVED_TRACED: Final = 2
+#: The moves of one wait kept (sched_migrate_task events): a wait moved more often than this has its who-ran told
+#: as one that moved at an unknown time (its CPUs' tasks are still charged with each part as their victims' waits).
+MOVES: Final = 4
 
 #: What an interval adds to in a bucket of the digest (BucketDigest.add's ``what``); the compiled engine logs a
 #: wait that ended in a bucket (BucketDigest.latency) as BUCKET_LATENCY.

@@ -7,8 +7,10 @@ small and fast (one per task, IRQ, softirq vector, work function).
 
 from __future__ import annotations
 
+import math
+
 from detectors.sched.rules import SWITCH
-from forensics.types.sched import Blame, EventRef, IntervalStats, Span, Wait
+from forensics.types.sched import Blame, EventRef, IntervalStats, Move, Span, Wait
 from forensics.types.trace import TraceEvent
 
 
@@ -39,16 +41,23 @@ def task_wait(
     unseen: float,
     queued: int = -1,
     moved: str = "",
+    moves: tuple[Move, ...] = (),
 ) -> Wait:
     """Task ``pid``'s wait from ``begin`` to ``finish``, with its prio as the trace shows it then: from the
     switch-in that ends it (next_prio), else (a wait closed at a window's end) from the event that began it.
-    ``pid`` < 0: not a task's wait (a softirq's), no prio.  ``queued``, ``moved``: Wait.queued_cpu, Wait.moved."""
+    ``pid`` < 0: not a task's wait (a softirq's), no prio.  ``queued``, ``moved``, ``moves``: Wait.queued_cpu, moved,
+    moves."""
     span = span_of(start, end, cpu, begin, finish)
     if pid < 0:
         return Wait(span, behind, source, unseen)
     if finish.kind == SWITCH and finish.next_pid == pid:
-        return Wait(span, behind, source, unseen, finish.next_prio, span.end, queued, moved)
-    return Wait(span, behind, source, unseen, begin.prio, span.begin, queued, moved)
+        return Wait(span, behind, source, unseen, finish.next_prio, span.end, queued, moved, moves)
+    return Wait(span, behind, source, unseen, begin.prio, span.begin, queued, moved, moves)
+
+
+def move_of(ev: TraceEvent, from_cpu: int, to_cpu: int) -> Move:
+    """A sched_migrate_task that moved a wait from ``from_cpu`` to ``to_cpu``, cited."""
+    return Move(ev.ts, from_cpu, to_cpu, event_ref(ev))
 
 
 class Accumulator:
@@ -103,22 +112,32 @@ class Accumulator:
 class VictimTally:
     """What one task's waits for a CPU lost to another task that ran there (forensics.types.sched.Victim)."""
 
-    __slots__ = ("seconds", "waits", "worst")
+    __slots__ = ("key", "running", "seconds", "waits", "worst")
 
     def __init__(self) -> None:
         self.seconds = 0.0
         self.waits = 0
         self.worst = 0.0
+        self.key = math.nan  # the start of the last wait added, when it moved between CPUs (NaN: none)
+        self.running = 0.0  # the seconds of that wait so far
 
     def copy(self) -> VictimTally:
         """An independent copy."""
         out = VictimTally()
         out.seconds, out.waits, out.worst = self.seconds, self.waits, self.worst
+        out.key, out.running = self.key, self.running
         return out
 
-    def add(self, seconds: float) -> None:
-        """One more wait, ``seconds`` of it while the task ran."""
+    def add(self, seconds: float, key: float = math.nan) -> None:
+        """One more wait, ``seconds`` of it while the task ran; or, with the ``key`` (the wait's start) of the last
+        one, another part of that wait (it moved between CPUs and the task ran on both): one wait, its parts summed
+        (NaN: a wait that did not move, never a part of another)."""
         self.seconds += seconds
+        if key == self.key:
+            self.running += seconds
+            self.worst = max(self.worst, self.running)
+            return
+        self.key, self.running = key, seconds
         self.waits += 1
         self.worst = max(self.worst, seconds)
 

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 from forensics.model import NotAvailable
 from forensics.report.formats import Destination, IncidentRenderer, OutputFormat, render
+from forensics.types.sched import MOVED_UNKNOWN
 from forensics.types.trace import ASIDE_STATEDUMP, ASIDE_SYSCALLS, ASIDE_USER, prio_known
 from forensics.types.trace_result import TraceResult
 
@@ -56,7 +57,7 @@ def _table_rows(a: TraceAnalysis, top: int) -> list[tuple[str, list[str], list[l
                     # moved between CPUs at an unknown time: who delayed it is not known (Wait.moved)
                     f"{fmt_ms(wake.span.duration)}{mark(wake.span)} CPU{wake.queued_cpu}->CPU{wake.span.cpu}, "
                     "behind unknown"
-                    if wake.moved
+                    if wake.moved == MOVED_UNKNOWN
                     else f"{fmt_ms(wake.span.duration)}{mark(wake.span)} behind {wake.behind[0].comm}"
                     if wake.behind
                     # none known ran there: who did is unknown when the wait began before what the trace shows

@@ -114,6 +114,17 @@ def wait_to_dict(wait: Wait | None, named: Named = None) -> JsonDict | None:
             {"queued_cpu": wait.queued_cpu, "moved": wait.moved} if wait.moved else {}
         )
         | (
+            # moved by sched_migrate_task events: each cited; "behind" names who ran on each CPU while it waited there
+            {
+                "moves": [
+                    {"at": m.ts, "from_cpu": m.from_cpu, "to_cpu": m.to_cpu, "event": _ref(m.ref, named)}
+                    for m in wait.moves
+                ]
+            }
+            if wait.moves
+            else {}
+        )
+        | (
             # a task's wait: its prio then (its class decides what it was promised) and the event it was read from,
             # cited as every other event of the document (a line of a text trace, an LTTng session's event locator)
             {"prio": wait.prio, "prio_from": _at(wait.prio_ref, named)}

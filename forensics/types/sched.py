@@ -70,6 +70,15 @@ class Victim(NamedTuple):
     worst: float  # the most seconds of one such wait
 
 
+class Move(NamedTuple):
+    """A sched_migrate_task that moved a waiting task's queue from one CPU to another, cited."""
+
+    ts: float
+    from_cpu: int  # the CPU it waited on until then
+    to_cpu: int  # the CPU it waited on from then (the event's dest_cpu)
+    ref: EventRef
+
+
 class Wait(NamedTuple):
     """A wait to get on a CPU (wakeup or preemption), and who ran meanwhile (most time first)."""
 
@@ -86,15 +95,20 @@ class Wait(NamedTuple):
     prio: int | None = None
     prio_ref: EventRef | None = None
     # The CPU the wait was queued on when it began (the wakeup's target CPU, the CPU a preempted task left), -1
-    # when not told.  ``moved``: "" when it ran there; MOVED_UNKNOWN when it was switched in on another CPU
-    # (span.cpu) and when it moved is not in the trace: ``behind`` then names what ran on both CPUs during the
+    # when not told.  ``moved``: "" when it ran there; MOVED_MIGRATED when sched_migrate_task events moved it
+    # (``moves``, in order) and it ran where the last one put it: ``behind`` names who ran on each CPU while it
+    # waited there (Blame.cpu); MOVED_UNKNOWN when it was switched in on another CPU (span.cpu) and when it moved
+    # is not in the trace (or more moves than rules.MOVES): ``behind`` then names what ran on both CPUs during the
     # whole wait, as context, not as its cause (who delayed it is not known).
     queued_cpu: int = -1
     moved: str = ""
+    moves: tuple[Move, ...] = ()
 
 
 #: Wait.moved of a wait switched in on another CPU than it was queued on, at a time the trace does not show.
 MOVED_UNKNOWN: Final = "unknown"
+#: Wait.moved of a wait whose moves between CPUs sched_migrate_task events recorded (Wait.moves).
+MOVED_MIGRATED: Final = "migrated"
 
 
 class IntervalStats(NamedTuple):

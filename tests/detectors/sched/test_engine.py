@@ -765,7 +765,7 @@ def test_a_wakeup_whose_switch_in_on_its_cpu_could_not_be_seen_is_not_counted() 
 def _moved_text(migrate: bool = False) -> str:
     """``sleeper`` (400) woken from CPU1 onto CPU0, where hog0 then other0 run, and switched in on CPU1 100 ms later
     behind hog1; ``victim`` (300) preempted on CPU0 and switched in on CPU1 later; ``local`` (410) woken onto CPU1
-    and run there.  With ``migrate``, a sched_migrate_task line (not followed by the analysis) says when it moved."""
+    and run there.  With ``migrate``, a sched_migrate_task line says when ``sleeper`` moved (10.060, line 9)."""
     lines = [
         ("000", "10.000000", "sched_switch: prev_comm=swapper/0 prev_pid=0 prev_prio=120 prev_state=R ==> "
          "next_comm=victim next_pid=300 next_prio=120"),
@@ -795,6 +795,40 @@ def _moved_text(migrate: bool = False) -> str:
     return "".join(f"          <idle>-0       [{cpu}] d..2. {ts}: {event}\n" for cpu, ts, event in lines)
 
 
+def test_a_culprit_that_ran_on_both_cpus_of_a_moved_wait_counts_it_once() -> None:
+    """A wait that a sched_migrate_task moved from CPU0 to CPU1 is charged to who ran on each CPU in its part; a task
+    that ran on both (``pingpong``) lost it one wait, its parts summed, not two: before, the wait was charged to
+    no one (the victims of pingpong were empty), and charged per part it would have counted 2 waits of 30 ms
+    worst for one of 60 ms.  Both engines, both parsers."""
+    lines = [
+        ("000", "1.000000", "sched_switch: prev_comm=swapper/0 prev_pid=0 prev_prio=120 prev_state=R ==> "
+         "next_comm=pingpong next_pid=600 next_prio=120"),
+        ("001", "1.000000", "sched_switch: prev_comm=swapper/1 prev_pid=0 prev_prio=120 prev_state=R ==> "
+         "next_comm=hog1 next_pid=510 next_prio=120"),
+        ("000", "1.010000", "sched_waking: comm=waiter pid=700 prio=120 target_cpu=000"),
+        ("000", "1.010000", "sched_wakeup: comm=waiter pid=700 prio=120 target_cpu=000"),
+        ("000", "1.040000", "sched_switch: prev_comm=pingpong prev_pid=600 prev_prio=120 prev_state=S ==> "
+         "next_comm=other0 next_pid=520 next_prio=120"),
+        ("001", "1.040000", "sched_migrate_task: comm=waiter pid=700 prio=120 orig_cpu=0 dest_cpu=1"),
+        ("001", "1.050000", "sched_waking: comm=pingpong pid=600 prio=120 target_cpu=001"),
+        ("001", "1.050000", "sched_wakeup: comm=pingpong pid=600 prio=120 target_cpu=001"),
+        ("001", "1.050000", "sched_switch: prev_comm=hog1 prev_pid=510 prev_prio=120 prev_state=S ==> "
+         "next_comm=pingpong next_pid=600 next_prio=120"),
+        ("001", "1.080000", "sched_switch: prev_comm=pingpong prev_pid=600 prev_prio=120 prev_state=S ==> "
+         "next_comm=waiter next_pid=700 next_prio=120"),
+        ("000", "1.090000", "sched_switch: prev_comm=other0 prev_pid=520 prev_prio=120 prev_state=S ==> "
+         "next_comm=swapper/0 next_pid=0 next_prio=120"),
+    ]  # fmt: skip
+    text = "".join(f"          <idle>-0       [{cpu}] d..2. {ts}: {event}\n" for cpu, ts, event in lines).encode()
+    for chunk in (1 << 14, 100):
+        got = compare(*parse(text, chunk))
+        compare_scanned(text, chunk)
+    victims = {
+        t.comm: (v.waits, round(v.seconds, 6), round(v.worst, 6)) for t in got.tasks for v in t.victims if v.pid == 700
+    }
+    assert victims == {"pingpong": (1, 0.06, 0.06), "hog1": (1, 0.01, 0.01)}
+
+
 def test_migrations_are_those_read_up_to_a_windows_end() -> None:
     """Past a window's end the command stops reading, so a sched_migrate_task after it is not counted: both engines
     say the same count of what they read, and the finding says "read", not "the trace's" (the shared wl traces:
@@ -813,15 +847,9 @@ def test_migrations_are_those_read_up_to_a_windows_end() -> None:
     assert fast.done and fast.result(parser.counts).migrations == 0
 
 
-@pytest.mark.parametrize("events", ["both", "waking", "wakeup"])
-@pytest.mark.parametrize("migrate", [False, True])
-def test_a_wait_switched_in_on_another_cpu_names_both_cpus_as_context(migrate: bool, events: str) -> None:
-    """ue15 #3: a task woken onto CPU0 and switched in on CPU1 (no sched_migrate_task followed: when it moved is not
-    known) was blamed on CPU1's tasks alone ("find waited 150.694 ms to run, behind cc1", confidence 0.95).  Now
-    its wait says where it was queued and that it moved at an unknown time, and names what ran on both CPUs as
-    context; a preemption wait that moved likewise; a same-CPU wait is as before.  Both engines, both parsers."""
-    from detectors.sched.findings import MOVED_CONFIDENCE, detect
-
+def _moved(migrate: bool, events: str) -> tuple[bytes, TraceAnalysis]:
+    """_moved_text with the events asked for ("both", "waking" or "wakeup" alone), and what both engines made of it
+    (each read by both parsers, in two chunk sizes)."""
     text = _moved_text(migrate).encode()
     if events != "both":  # without sched_waking: measured from sched_wakeup, whose target CPU is where it was queued
         left_out = b"sched_waking:" if events == "wakeup" else b"sched_wakeup:"
@@ -829,6 +857,56 @@ def test_a_wait_switched_in_on_another_cpu_names_both_cpus_as_context(migrate: b
     for chunk in (1 << 14, 200):
         got = compare(*parse(text, chunk))
         compare_scanned(text, chunk)
+    return text, got
+
+
+@pytest.mark.parametrize("events", ["both", "waking", "wakeup"])
+def test_a_wait_a_sched_migrate_task_moved_names_who_delayed_it_on_each_cpu(events: str) -> None:
+    """A wait moved from CPU0 to CPU1 by a sched_migrate_task (10.060) was told as one that moved "at an unknown
+    time ... who delayed it is not known" (confidence 0.6), and charged to no one.  Now who ran on CPU0 until the
+    move and on CPU1 after it delayed it (each charged its part, the victims counted once), the move is cited, and
+    the finding names the culprit at the normal confidence.  The preempted task, whose move no event recorded, is
+    as before.  Both engines, both parsers."""
+    from detectors.sched.findings import MOVED_CONFIDENCE, detect
+    from forensics.report.trace_json import wait_to_dict
+
+    text, got = _moved(True, events)
+    line = 1 + next(i for i, t in enumerate(text.splitlines()) if b"sched_migrate_task" in t)
+    tasks = {t.pid: t for t in got.tasks}
+    wait = tasks[400].worst_wakeup
+    assert wait is not None and (wait.queued_cpu, wait.span.cpu, wait.moved) == (0, 1, "migrated")
+    assert [(m.ts, m.from_cpu, m.to_cpu, m.ref.line_no) for m in wait.moves] == [(10.06, 0, 1, line)]
+    ran = [(b.comm, b.cpu, round(b.seconds, 6)) for b in wait.behind]
+    assert ran == [("hog0", 0, 0.05), ("hog1", 1, 0.041), ("other0", 0, 0.009)]
+    victims = {(t.comm, v.waits, round(v.seconds, 6)) for t in got.tasks for v in t.victims if v.pid == 400}
+    assert victims == {("hog0", 1, 0.05), ("other0", 1, 0.009), ("hog1", 1, 0.041)}
+    preempted = tasks[300].worst_preempt_wait
+    assert preempted is not None and (preempted.queued_cpu, preempted.span.cpu, preempted.moved) == (0, 1, "unknown")
+    found = detect(got._replace(thresholds=Thresholds(wakeup_latency=0.001)), "t.txt")
+    (sleeper,) = (f for f in found if f.title.startswith("Wakeup latency: sleeper"))
+    assert sleeper.title == "Wakeup latency: sleeper waited 100.000 ms to run, behind hog0"
+    assert sleeper.confidence > MOVED_CONFIDENCE
+    assert (
+        "it moved from CPU0 to CPU1 at 10.060000 (sched_migrate_task); while it waited there CPU0 ran "
+        "hog0 (pid 500) 50.000 ms, other0 (pid 520) 9.000 ms; CPU1 ran hog1 (pid 510) 41.000 ms" in sleeper.summary
+    ), sleeper.summary
+    assert "not known" not in sleeper.summary
+    assert line in [e.locator.start for e in sleeper.evidence]
+    assert f"CPU0 to CPU1 at 10.060000 (sched_migrate_task, line {line})" in [f.value for f in sleeper.facts]
+    doc = wait_to_dict(wait)
+    assert doc is not None and doc["moved"] == "migrated"
+    assert doc["moves"] == [{"at": 10.06, "from_cpu": 0, "to_cpu": 1, "event": {"line": line, "ts": 10.06, "cpu": 1}}]
+
+
+@pytest.mark.parametrize("events", ["both", "waking", "wakeup"])
+def test_a_wait_switched_in_on_another_cpu_names_both_cpus_as_context(events: str) -> None:
+    """ue15 #3: a task woken onto CPU0 and switched in on CPU1 (no sched_migrate_task followed: when it moved is not
+    known) was blamed on CPU1's tasks alone ("find waited 150.694 ms to run, behind cc1", confidence 0.95).  Now
+    its wait says where it was queued and that it moved at an unknown time, and names what ran on both CPUs as
+    context; a preemption wait that moved likewise; a same-CPU wait is as before.  Both engines, both parsers."""
+    from detectors.sched.findings import MOVED_CONFIDENCE, detect
+
+    _text, got = _moved(False, events)
     tasks = {t.pid: t for t in got.tasks}
     wait = tasks[400].worst_wakeup
     assert wait is not None and wait.span.cpu == 1 and wait.queued_cpu == 0 and wait.moved == "unknown"
@@ -843,18 +921,14 @@ def test_a_wait_switched_in_on_another_cpu_names_both_cpus_as_context(migrate: b
     local = tasks[410].worst_wakeup
     assert local is not None and (local.queued_cpu, local.span.cpu, local.moved) == (1, 1, "")
     assert [(b.comm, b.cpu) for b in local.behind] == [("hog1", 1), ("sleeper", 1)]
-    assert got.migrations == (1 if migrate else 0)
+    assert got.migrations == 0
     found = detect(got._replace(thresholds=Thresholds(wakeup_latency=0.001)), "t.txt")
     (sleeper,) = (f for f in found if f.title.startswith("Wakeup latency: sleeper"))
     waking = events == "waking"  # sched_waking alone: its target_cpu is the CPU the task last ran on
     queued = "sched_waking target_cpu 0" if waking else "woken onto CPU0"
     assert sleeper.title == f"Wakeup latency: sleeper waited 100.000 ms to run ({queued}, ran on CPU1)"
     assert sleeper.confidence == MOVED_CONFIDENCE
-    why = (
-        "the 1 sched_migrate_task events read are not followed by this analysis"
-        if migrate
-        else "no sched_migrate_task among the events read"
-    )
+    why = "no sched_migrate_task among the events read"
     how = (
         "whether its wakeup queued it on CPU1 or it moved there later is not known (sched_wakeup, which says where "
         f"a wakeup queued it, is not among the events read; {why})"
