@@ -3,15 +3,18 @@
 No ``Kernel panic - not syncing`` line after an oops does not mean the kernel survived it.  oops_end()
 (arch/x86/kernel/dumpstack.c) calls crash_kexec() first when kexec_should_crash() (panic_on_oops, an oops in
 interrupt context, init's): with a capture kernel loaded it boots it at once, and panic() never prints.  So what
-the log shows is read instead (:class:`forensics.types.dmesg.Aftermath`):
+the log shows is read instead (:class:`forensics.types.dmesg.Aftermath`), in this order (:func:`aftermath`):
 
-- ``oops=panic`` or ``panic_on_oops=1`` on the report's boot's command line: oops_end() takes the machine down;
-- the next boot is a capture kernel (kexec gives it ``elfcorehdr=``): the boot before it went down to kdump;
-- the log is a crash dump's own and the report its last critical one: kdump writes a dump only then;
-- ``Kdump: loaded`` in the report's header (dump_stack_print_info()) says a capture kernel was loaded; with one of
-  the above it says where the machine went, alone it says nothing (without panic_on_oops the task is killed);
-- else the log ends at the report (a cut capture, a syslog file a panic is never written to): unknown; the next
-  boot starts right after it: went down (a reset, a watchdog); the log goes on in its boot: the kernel went on.
+1. a ``Kernel panic`` line that began inside the report's own lines: the machine went down while it was printed;
+2. the kernel ran on after it in its boot: a later report or event, or the boot's last line, printed later and
+   none of the report's trailer, a blank or panic()'s own lines (a damaged report's end is not known: never this);
+   a later report's panic in the same boot is that report's, not this one's;
+3. what the kernel was set to do and where it went: ``oops=panic`` / ``panic_on_oops=N`` on the boot's command
+   line (oops_end() takes the machine down); the next boot a capture kernel (kexec gives it ``elfcorehdr=``); the
+   log a crash dump's own, the report its last critical one (kdump writes a dump only then); ``Kdump: loaded`` in
+   the report's header (dump_stack_print_info()) only beside one of those (alone: without panic_on_oops the task is
+   killed);
+4. else unknown, with why (a cut capture, a syslog file a panic is never written to, a log that ends at it).
 """
 
 from __future__ import annotations
