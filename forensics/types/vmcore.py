@@ -35,6 +35,18 @@ FRAMES_FROM_ELF = (
 )
 
 
+#: The suffixes GCC gives a copy of a function it specialised (constant arguments, scalarised ones, an LTO-private
+#: copy): the symbol is a whole clone of the function, not a part of it as ``.cold`` and ``.part.N`` are.
+CLONE_SUFFIXES = (".constprop.", ".isra.", ".lto_priv.", ".specialized.")
+
+
+def _held_by_how(symbol: str, function: str) -> str:
+    """How the symbol holding a frame's pc stands to its function: "a compiler clone of" (``__mutex_lock.constprop.0``
+    of ``__mutex_lock``), else "part of" (``kf_msg_submit.cold``, a label such as entry_SYSCALL_64_after_hwframe)."""
+    rest = symbol.removeprefix(function)
+    return "a compiler clone of" if rest != symbol and any(rest.startswith(c) for c in CLONE_SUFFIXES) else "part of"
+
+
 @dataclass(frozen=True)
 class Frame:
     """One frame of a backtrace (``#0`` is the innermost)."""
@@ -68,7 +80,7 @@ class Frame:
         if self.module:
             text += f" [{self.module}]"
         if held_by:
-            text += f" in {name}" if self.inline else f" (part of {name})"
+            text += f" in {name}" if self.inline else f" ({_held_by_how(held_by, name)} {name})"
         return text + (" (inlined)" if self.inline else "")
 
     def code_symbol(self) -> str | NotAvailable:
