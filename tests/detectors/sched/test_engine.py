@@ -762,6 +762,11 @@ def test_a_wakeup_whose_switch_in_on_its_cpu_could_not_be_seen_is_not_counted() 
     assert max(c.worst_latency or 0.0 for c in got.buckets) < 0.015
 
 
+def _trace_lines(lines: list[tuple[str, str, str]]) -> str:
+    """Raw tracefs lines of (CPU, timestamp, event payload), all in the idle task's context."""
+    return "".join(f"          <idle>-0       [{cpu}] d..2. {ts}: {event}\n" for cpu, ts, event in lines)
+
+
 def _moved_text(migrate: bool = False) -> str:
     """``sleeper`` (400) woken from CPU1 onto CPU0, where hog0 then other0 run, and switched in on CPU1 100 ms later
     behind hog1; ``victim`` (300) preempted on CPU0 and switched in on CPU1 later; ``local`` (410) woken onto CPU1
@@ -792,7 +797,7 @@ def _moved_text(migrate: bool = False) -> str:
         ("000", "10.140000", "sched_switch: prev_comm=other0 prev_pid=520 prev_prio=120 prev_state=R ==> "
          "next_comm=hog0 next_pid=500 next_prio=120"),
     ]  # fmt: skip
-    return "".join(f"          <idle>-0       [{cpu}] d..2. {ts}: {event}\n" for cpu, ts, event in lines)
+    return _trace_lines(lines)
 
 
 def test_a_culprit_that_ran_on_both_cpus_of_a_moved_wait_counts_it_once() -> None:
@@ -819,7 +824,7 @@ def test_a_culprit_that_ran_on_both_cpus_of_a_moved_wait_counts_it_once() -> Non
         ("000", "1.090000", "sched_switch: prev_comm=other0 prev_pid=520 prev_prio=120 prev_state=S ==> "
          "next_comm=swapper/0 next_pid=0 next_prio=120"),
     ]  # fmt: skip
-    text = "".join(f"          <idle>-0       [{cpu}] d..2. {ts}: {event}\n" for cpu, ts, event in lines).encode()
+    text = _trace_lines(lines).encode()
     for chunk in (1 << 14, 100):
         got = compare(*parse(text, chunk))
         compare_scanned(text, chunk)
@@ -969,7 +974,7 @@ def _placed_text(wakeup_cpu: str = "001", early: bool = False) -> str:
         ("000", "10.140000", "sched_switch: prev_comm=hog0 prev_pid=500 prev_prio=120 prev_state=R ==> "
          "next_comm=swapper/0 next_pid=0 next_prio=120"),
     ]  # fmt: skip
-    return "".join(f"          <idle>-0       [{cpu}] d..2. {ts}: {event}\n" for cpu, ts, event in lines)
+    return _trace_lines(lines)
 
 
 def test_a_wakeup_is_queued_where_its_sched_wakeup_says_not_where_sched_waking_guessed() -> None:
