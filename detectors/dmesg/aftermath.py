@@ -19,7 +19,7 @@ the log shows is read instead (:class:`forensics.types.dmesg.Aftermath`), in thi
 
 from __future__ import annotations
 
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
 
 from detectors.dmesg.lines import parse_line, syslog_prefixed
@@ -40,6 +40,12 @@ def _start(report: KernelReport) -> int:
     return report.start_line
 
 
+def in_order(reports: Sequence[KernelReport]) -> list[KernelReport]:
+    """A log's reports and events in the order of their first lines, as :func:`aftermath` takes them (sorted once
+    for all of a log's reports)."""
+    return sorted(reports, key=_start)
+
+
 def _boot_of(boot_lines: Sequence[int], line: int) -> int:
     at = bisect_right(boot_lines, line)
     return boot_lines[at - 1] if at else 0
@@ -48,6 +54,16 @@ def _boot_of(boot_lines: Sequence[int], line: int) -> int:
 def _next_boot(boot_lines: Sequence[int], line: int) -> int | None:
     at = bisect_right(boot_lines, line)
     return boot_lines[at] if at < len(boot_lines) else None
+
+
+def _same_boot(report: KernelReport, reports: Sequence[KernelReport], boot_lines: Sequence[int]) -> list[KernelReport]:
+    """The reports of ``report``'s boot but itself, in order: the slice of ``reports`` (in the order of their first
+    lines) between its boot's first line and the next boot's.  (Each report's boot found for every critical report
+    was a quarter of the corpus x4's run: 45 reports x 2,500, issue 28.)"""
+    at = bisect_right(boot_lines, report.start_line)
+    lo = bisect_left(reports, boot_lines[at - 1], key=_start) if at else 0
+    hi = bisect_left(reports, boot_lines[at], key=_start) if at < len(boot_lines) else len(reports)
+    return [r for r in reports[lo:hi] if r is not report]
 
 
 def aftermath(
@@ -63,8 +79,9 @@ def aftermath(
 
     ``boot_lines``: the first line of each boot of the log; ``command_lines``: its command lines that say how a boot
     ends, (line, text) (detectors/dmesg/scanner.py LogScanner.command_lines); ``log_lines``: its number of lines;
-    ``dumped``: the log is a crash dump's own and ``report`` its last critical one; ``reports``: the log's other
-    reports and events; ``boot_tails``: the last line with text of each boot (LogScanner.boot_tails).
+    ``dumped``: the log is a crash dump's own and ``report`` its last critical one; ``reports``: the log's reports
+    and events in the order of their first lines (:func:`in_order`); ``boot_tails``: the last line with text of each
+    boot (LogScanner.boot_tails).
 
     The evidence is read in order: a panic that began inside the report's lines (the machine went down while it was
     printed); then what shows the kernel ran on after it in its boot (a later report or event, or the boot's last
@@ -73,9 +90,7 @@ def aftermath(
     """
     boot = _boot_of(boot_lines, report.start_line)
     after = _next_boot(boot_lines, report.end_line)
-    same_boot = [
-        r for r in sorted(reports, key=_start) if r is not report and _boot_of(boot_lines, r.start_line) == boot
-    ]
+    same_boot = _same_boot(report, reports, boot_lines)
     # A panic that began inside its lines (another CPU's oops printed at once, its panic among them, with or without
     # caller ids): the machine went down while this one was printed, whichever oops's panic it was.
     own = next(

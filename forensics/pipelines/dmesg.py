@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from collectors.log_identity import LogIdentity
     from detectors.dmesg.findings import ReportGrouper
     from forensics.types.causes import Cause
-    from forensics.types.dmesg import Aftermath, ReportGroup, ReportWhy
+    from forensics.types.dmesg import Aftermath, KernelReport, ReportGroup, ReportWhy
     from forensics.types.incident import Hypothesis
 
 
@@ -382,6 +382,9 @@ def ranked_incident(
         panics = [
             (boots[g.first.start_line], g.last.start_line) for g in r.groups if g.first.panicked or g.last.panicked
         ]
+        from detectors.dmesg.aftermath import in_order
+
+        ordered = in_order((*r.reports, *r.events))
         mine = [
             explained_finding(
                 r.name,
@@ -390,7 +393,7 @@ def ranked_incident(
                 r.group_causes.get(g.first.signature),
                 r.suppressed_lines > 0,
                 boots[g.first.start_line] if several else None,
-                _aftermath(r, g),
+                _aftermath(r, g, ordered),
                 _oom_panic(r, g),
                 r.lines,
                 down=any(b == boots[g.first.start_line] and at >= g.first.start_line for b, at in panics),
@@ -473,9 +476,10 @@ def ranked_incident(
     return incident, hypotheses
 
 
-def _aftermath(r: SourceResult, group: ReportGroup) -> Aftermath | None:
+def _aftermath(r: SourceResult, group: ReportGroup, ordered: list[KernelReport]) -> Aftermath | None:
     """What the log shows followed the group's last report, when the kernel printed no panic line for a critical one
-    (detectors/dmesg/aftermath.py); None for the others."""
+    (detectors/dmesg/aftermath.py); None for the others.  ``ordered``: the log's reports and events in the order of
+    their first lines (aftermath.in_order, once per log)."""
     from forensics.types.dmesg import group_judgement
 
     last = group.last
@@ -487,7 +491,7 @@ def _aftermath(r: SourceResult, group: ReportGroup) -> Aftermath | None:
     dumped = r.dumped and all(
         g.last.start_line <= last.start_line for g in r.groups if group_judgement(g)[0] is Severity.CRITICAL
     )
-    return aftermath(last, r.record.boot_lines, r.command_lines, r.lines, dumped, (*r.reports, *r.events), r.boot_tails)
+    return aftermath(last, r.record.boot_lines, r.command_lines, r.lines, dumped, ordered, r.boot_tails)
 
 
 def _oom_panic(r: SourceResult, group: ReportGroup) -> tuple[int, str] | None:

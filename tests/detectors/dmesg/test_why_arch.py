@@ -53,3 +53,28 @@ def test_every_match_holds_one_of_its_words(data: st.DataObject) -> None:
         text = data.draw(st.from_regex(pattern), label=arch)
         assert pattern.search(text)
         assert any(word in text for word in words), (arch, text)
+
+
+def _searched_whole(text: str) -> str | None:
+    """The architecture as the patterns alone name it, each searched over the whole text (before issue 28's cut)."""
+    return next((arch for arch, _, pattern in _ARCH_REGISTERS if pattern.search(text)), None)
+
+
+# Text around a register line: pieces that start or break a match (a word without its digits, a letter before a
+# word, blank lines and spaces before arm64's "pc : ", another architecture's words).
+_AROUND = st.lists(
+    st.sampled_from(["\n", " ", "  ", "E", "R", "x", "_", "RAX: ", "RIP: ", "IP: [<", "pc : ", "r10", "EIP: ", "psr: ",
+                     "ffffffff810a376f", "0010:", "8031a6c0", ">]", "Call Trace:\n"]),
+    max_size=10,
+).map("".join)  # fmt: skip
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.data())
+def test_the_architecture_is_the_whole_texts_search(data: st.DataObject) -> None:
+    # Searching from the first word's line names what searching the whole text names.
+    arch, _, pattern = data.draw(st.sampled_from(_ARCH_REGISTERS))
+    text = data.draw(_AROUND) + data.draw(st.from_regex(pattern, fullmatch=True)) + data.draw(_AROUND)
+    assert report_arch(text) == _searched_whole(text), (arch, text)
+    plain = data.draw(_AROUND)
+    assert report_arch(plain) == _searched_whole(plain), plain
