@@ -138,9 +138,18 @@ def _unread_config(state: KdumpState, title: str, config: NotAvailable, why: str
         # This reader's rights, not the system's fault: the tooling reads it as root.
         fix = f"run the check as root, or let this user read {problem.path}"
         return unknown("kdump-config", title, f"{cause}: {unread}", why, fix, (), severity=Severity.MEDIUM)
-    # Any reader fails so (a directory, an I/O error, a link loop): the tooling cannot read it either.
-    fix = f"make {problem.path} a readable configuration file again, then check again"
-    return fail("kdump-config", title, f"{cause}: the kdump tooling cannot read it either", why, fix, ())
+    if problem.lasting:
+        # What the path is (a directory, a link loop): every reader meets it, the tooling at boot too.
+        fix = f"make {problem.path} a readable configuration file again, then check again"
+        return fail("kdump-config", title, f"{cause}: the kdump tooling cannot read it either", why, fix, ())
+    # The read failed (EIO: the disk or the file system): nothing of the configuration was read, and whether the
+    # tooling's read at boot fails too is not known.  It was a FAIL, "the kdump tooling cannot read it either".
+    failed = f"the read failed: {problem.reason}" + (f" ({problem.errno_name})" if problem.errno_name else "")
+    fix = (
+        f"find why reading {problem.path} fails (I/O errors of its disk: dmesg; cat {problem.path}), repair or"
+        " restore it, then check again"
+    )
+    return unknown("kdump-config", title, f"{failed}, {problem.path}: {unread}", why, fix, (), severity=Severity.MEDIUM)
 
 
 def check_service(state: KdumpState, estimate: Estimate) -> list[CheckLine]:

@@ -107,6 +107,13 @@ class ReadProblem:
         """The reader lacked the right to read it: another user (root, the kdump tooling) may read it fine."""
         return self.errno_name in ("EACCES", "EPERM")
 
+    @property
+    def lasting(self) -> bool:
+        """The error is what the path is (a directory, a link loop, not a regular file: stat said so): every reader
+        meets it, the tooling at each boot too.  Other errors (EIO, ...) are of one read: they say nothing of the
+        file's content, nor whether the next read fails."""
+        return self.errno_name in ("EISDIR", "ELOOP", "ENOTDIR", "EINVAL")
+
 
 @dataclass(frozen=True)
 class Tooling:

@@ -433,3 +433,34 @@ def test_a_copy_of_a_few_files_is_not_called_a_copy_of_proc_and_sys(tmp_path: Pa
     assert "MiB free" not in text, text
     room = next(line for line in text.splitlines() if line.startswith("[UNKNOWN] Room for the dump"))
     assert "a partial copy" in room, room
+
+
+def test_a_configuration_whose_read_fails_is_unknown_not_a_fault(tmp_path: Path) -> None:
+    """An I/O error reading /etc/default/kdump-tools (its disk, a network file system) says nothing of what the file
+    holds, nor that the tooling's read at boot fails too: could not be judged, not a FAIL ("the kdump tooling cannot
+    read it either", high, before).  The read really fails: /etc/default is a FUSE file system (eio_fs.py) that fails
+    every read of kdump-tools with EIO, as a failing disk does."""
+    from tests.forensics.commands.test_kdump_cli import invoke
+    from tests.forensics.vmcore.test_dump_eio import SERVER
+    from tests.helpers import fuse_mounted
+
+    root = build(tmp_path / "root", SCENARIOS["debian12-ready"])
+    source = tmp_path / "default"
+    shutil.move(root / "etc/default", source)
+    with fuse_mounted(SERVER, source, root / "etc/default", "0", str(1 << 40), "kdump-tools", ready="grub") as mount:
+        with pytest.raises(OSError, match="Input/output error"):  # the read really fails
+            (mount / "kdump-tools").read_bytes()
+        state = collect_kdump_state(root, SCENARIOS["debian12-ready"].statvfs)
+        result = invoke("kdump", "check", "--root", str(root), "--format", "json")
+    config = next(line for line in run_checklist(state).lines if line.id == "kdump-config")
+    assert config.status is Status.UNKNOWN, config
+    assert config.detail.startswith(
+        "unknown (the read failed: Input/output error (EIO), /etc/default/kdump-tools: whether it enables kdump"
+    )
+    assert "dmesg" in config.fix
+    assert config.severity is Severity.MEDIUM  # the harm a bad configuration would do, kept for the verdict
+    doc = json.loads(result.stdout)
+    statuses = {c["id"]: c["status"] for c in doc["checks"]}
+    assert statuses["kdump-config"] == "unknown"
+    assert "fail" not in statuses.values(), statuses  # nothing judged is a problem
+    assert result.returncode == 1  # not known to be ready: exit 1, as before (kdump check exits 0 only when ready)
