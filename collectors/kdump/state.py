@@ -335,10 +335,11 @@ def _services(reader: RootReader) -> ServiceState:
         directory = f"{paths.SYSTEMD_UNIT_DIR}/{wants}"
         links.extend(f"{directory}/{name}" for name in reader.listdir(directory) if name in units)
     sysv: list[str] = []
-    for level in ("2", "3", "5"):
+    for level in paths.SYSV_RUNLEVELS:
         directory = f"/etc/rc{level}.d"
         sysv.extend(f"{directory}/{n}" for n in reader.listdir(directory) if n.startswith("S") and "kdump" in n)
-    return ServiceState(systemd=systemd, enabled_links=tuple(links), sysv_links=tuple(sysv))
+    scripts = tuple(path for path in paths.INIT_SCRIPTS if reader.exists(path))
+    return ServiceState(systemd=systemd, enabled_links=tuple(links), sysv_links=tuple(sysv), init_scripts=scripts)
 
 
 def _dump_target(distro: Distro, debian: KdumpConfig | NotAvailable, rhel: KdumpConfig | NotAvailable) -> DumpTarget:

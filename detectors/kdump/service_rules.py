@@ -163,7 +163,7 @@ def check_service(state: KdumpState, estimate: Estimate) -> list[CheckLine]:
     if links:
         return [pass_("kdump-service", title, f"{unit} enabled ({links[0]})", ())]
     if state.services.sysv_links:
-        return [pass_("kdump-service", title, f"SysV start link {state.services.sysv_links[0]}", ())]
+        return [_sysv_started(state, title)]
     unread = [p for p in state.problems if p.path.startswith(paths.SYSTEMD_UNIT_DIR)]
     if state.services.systemd and unread:
         # No link seen in a directory not read is not "no link": the unit may well be enabled.
@@ -179,21 +179,59 @@ def check_service(state: KdumpState, estimate: Estimate) -> list[CheckLine]:
         reason = f"the service's start links: {unexamined}"
         return [unknown("kdump-service", title, reason, why, _FIX_UNEXAMINED, (), severity=Severity.MEDIUM)]
     if not state.services.systemd:
-        detail = "no systemd and no SysV start link found: cannot tell whether kdump starts at boot"
-        return [
-            warn(
-                "kdump-service",
-                title,
-                detail,
-                why,
-                "make your init system run kdump-config load / kdumpctl start at boot",
-                (),
-            )
-        ]
+        return [_init_unknown(state, title, why, loaded)]
     detail = f"no {unit} link in /etc/systemd/system/*.wants/"
     if loaded:
         return [warn("kdump-service", title, detail + " (loaded now, but not after the next reboot)", why, fix, ())]
     return [fail("kdump-service", title, detail, why, fix, ())]
+
+
+def _sysv_started(state: KdumpState, title: str) -> CheckLine:
+    """A start link of a kdump init script: sysv-rc runs it at boot.  On Debian the script loads the crash kernel only
+    with USE_KDUMP=1, cited when set (the configuration's own line fails otherwise)."""
+    detail = f"SysV start link {state.services.sysv_links[0]}"
+    config = active_config(state)
+    if tooling_family(state) is not DistroFamily.DEBIAN or isinstance(config, NotAvailable):
+        return pass_("kdump-service", title, detail, ())
+    use = config.get("USE_KDUMP")
+    if use is None or use.value != "1":
+        return pass_("kdump-service", title, detail, ())
+    detail += f"; the script loads the crash kernel: USE_KDUMP=1 ({config.file.path} line {use.line})"
+    return pass_("kdump-service", title, detail, file_evidence(config.file, use.line))
+
+
+def _init_unknown(state: KdumpState, title: str, why: str, loaded: bool) -> CheckLine:
+    """No systemd and no start link of a kdump init script: whether this init system (sysvinit without the links,
+    OpenRC, runit) starts kdump at boot was not read.  It was a medium WARN "cannot tell", a problem of a fault not
+    seen."""
+    now = "; the crash kernel is loaded now" if loaded else ""
+    levels = "".join(paths.SYSV_RUNLEVELS)
+    family = tooling_family(state)
+    scripts = state.services.init_scripts
+    if scripts:
+        name = scripts[0].rsplit("/", 1)[-1]
+        reason = (
+            f"no systemd; {scripts[0]} is installed, with no /etc/rc[{levels}].d/S*kdump* start link: whether this"
+            f" init system runs it at boot is not known{now}"
+        )
+        enable = {
+            DistroFamily.DEBIAN: f"update-rc.d {name} defaults",
+            DistroFamily.RHEL: f"chkconfig {name} on",
+            DistroFamily.UNKNOWN: f"update-rc.d {name} defaults or chkconfig {name} on",
+        }[family]
+        fix = f"on sysvinit: {enable} (makes its start links); on another init system, add {name} to its boot services"
+    else:
+        reason = (
+            f"no systemd, no kdump init script ({' nor '.join(paths.INIT_SCRIPTS)}) and no start link: how this init"
+            f" system starts kdump was not read{now}"
+        )
+        load = {
+            DistroFamily.DEBIAN: "kdump-config load",
+            DistroFamily.RHEL: "kdumpctl start",
+            DistroFamily.UNKNOWN: "kdump-config load or kdumpctl start",
+        }[family]
+        fix = f"make your init system run {load} at every boot (a crash kernel loaded by hand is gone after a reboot)"
+    return unknown("kdump-service", title, reason, why, fix, (), severity=Severity.MEDIUM)
 
 
 def expected_dump_bytes(meminfo: MemInfo, level: int | None) -> int:

@@ -137,6 +137,7 @@ class ServiceState:
     systemd: bool  # a systemd installation was found under the root
     enabled_links: tuple[str, ...]  # target paths like /etc/systemd/system/multi-user.target.wants/kdump.service
     sysv_links: tuple[str, ...]  # /etc/rc?.d/S??kdump-tools style start links
+    init_scripts: tuple[str, ...] = ()  # the kdump init scripts installed (paths.INIT_SCRIPTS)
 
 
 @dataclass(frozen=True)

@@ -62,6 +62,10 @@ TOOLS = (
 )
 SYSTEMD_MARKERS = ("/usr/lib/systemd/systemd", "/lib/systemd/systemd", "/run/systemd/system")
 SYSTEMD_UNIT_DIR = "/etc/systemd/system"
+#: The kdump init scripts a system without systemd starts (kdump-tools on Debian, kdump on RHEL 6), and the runlevels
+#: whose /etc/rcN.d/S* links sysv-rc runs at boot (their LSB Default-Start: 2 3 4 5).
+INIT_SCRIPTS = ("/etc/init.d/kdump-tools", "/etc/init.d/kdump")
+SYSV_RUNLEVELS = ("2", "3", "4", "5")
 DEBUGINFOD_DIR = "/etc/debuginfod"
 DEFAULT_DUMP_DIR = "/var/crash"
 #: The top directories of an installed system: absent from a --root tree that is a partial copy (of /proc and /sys,

@@ -154,7 +154,7 @@ def test_check_markdown(tmp_path: Path) -> None:
             "[UNKNOWN] Could not read /etc/default/kdump-tools: unknown (Is a directory (EISDIR))",
         ),
         ("rhel9-malformed-conf", "[FAIL] kdump configuration: /etc/kdump.conf line 12: directive 'ext4' needs a value"),
-        ("debian12-no-systemd", "[WARN] kdump service enabled at boot: no systemd and no SysV start link found"),
+        ("debian12-no-systemd", "[UNKNOWN] kdump service enabled at boot: unknown (no systemd, no kdump init script"),
         ("rhel9-no-kexec-kernel", "[BLOCKED] Crash kernel loaded: /sys/kernel/kexec_crash_loaded does not exist"),
     ],
 )

@@ -1,0 +1,64 @@
+"""The kdump service line of a system without systemd: read from its init script and start links, or unknown.
+
+Before 2026-12-07 such a system without a start link was a medium WARN, "cannot tell whether kdump starts at boot":
+a problem counted for a fault not seen.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from forensics.model import Severity
+from forensics.types.kdump import Status
+from tests.collectors.kdump.roots import SCENARIOS
+from tests.detectors.kdump.lines import check_root, line_of
+
+NO_SYSTEMD = SCENARIOS["debian12-no-systemd"]
+
+
+def _init_script(root: Path) -> None:
+    script = root / "etc/init.d/kdump-tools"
+    script.parent.mkdir(parents=True, exist_ok=True)
+    script.write_text("#!/bin/sh\n### BEGIN INIT INFO\n# Provides: kdump-tools\n# Default-Start: 2 3 4 5\n")
+    script.chmod(0o755)
+
+
+def test_no_systemd_no_init_script_is_unknown_not_a_warning(tmp_path: Path) -> None:
+    _, checklist = check_root(tmp_path, NO_SYSTEMD)
+    line = line_of(checklist, "kdump-service")
+    assert line.status is Status.UNKNOWN, line  # was WARN (medium): "cannot tell whether kdump starts at boot"
+    assert "no kdump init script (/etc/init.d/kdump-tools nor /etc/init.d/kdump)" in line.detail
+    assert "the crash kernel is loaded now" in line.detail  # the scenario's kexec_crash_loaded is 1
+    assert line.fix.startswith("make your init system run kdump-config load at every boot")
+    assert line.severity is Severity.MEDIUM  # a service that never starts loses the first crash after a reboot
+    assert not checklist.ready  # not known to be ready: it was READY with a warning
+
+
+def test_no_systemd_an_init_script_without_start_link_is_unknown(tmp_path: Path) -> None:
+    _, checklist = check_root(tmp_path, replace(NO_SYSTEMD, extra=_init_script))
+    line = line_of(checklist, "kdump-service")
+    assert line.status is Status.UNKNOWN, line
+    assert "/etc/init.d/kdump-tools is installed, with no /etc/rc[2345].d/S*kdump* start link" in line.detail
+    assert line.fix.startswith("on sysvinit: update-rc.d kdump-tools defaults")
+
+
+@pytest.mark.parametrize("level", ["2", "4"])
+def test_no_systemd_a_start_link_passes_citing_use_kdump(tmp_path: Path, level: str) -> None:
+    def link(root: Path) -> None:
+        _init_script(root)
+        (root / f"etc/rc{level}.d").mkdir(parents=True)
+        os.symlink("../init.d/kdump-tools", root / f"etc/rc{level}.d/S01kdump-tools")
+
+    _, checklist = check_root(tmp_path, replace(NO_SYSTEMD, extra=link))
+    line = line_of(checklist, "kdump-service")
+    assert line.status is Status.PASS, line
+    assert line.detail == (
+        f"SysV start link /etc/rc{level}.d/S01kdump-tools; the script loads the crash kernel: USE_KDUMP=1"
+        " (/etc/default/kdump-tools line 7)"
+    )
+    assert line.evidence[0].excerpt == "USE_KDUMP=1"
+    assert checklist.ready
