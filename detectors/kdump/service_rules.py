@@ -13,7 +13,9 @@ from forensics.types.kdump import (
     CheckLine,
     DiskSpace,
     DistroFamily,
+    DumpTarget,
     Estimate,
+    KdumpConfig,
     KdumpState,
     MaybeFile,
     MemInfo,
@@ -282,8 +284,12 @@ def check_space(state: KdumpState, estimate: Estimate) -> list[CheckLine]:
                 severity=Severity.MEDIUM,
             )
         ]
-    if isinstance(space, NotAvailable) and target.kind is not TargetKind.LOCAL:
-        return [warn("dump-space", title, space.reason, why, "check the target's free space by hand", evidence)]
+    if target.kind is not TargetKind.LOCAL:
+        # Another machine's disk (NFS, SSH) or one the crash kernel mounts: not measurable from here, so not a fault
+        # seen (it was a medium WARN, "check the target's free space by hand").
+        where, fix = _target_measure(target, config)
+        reason = f"not measured: the dump goes to {where}, whose free space cannot be measured from here"
+        return [unknown("dump-space", title, reason, why, fix, evidence, severity=Severity.MEDIUM)]
     if isinstance(space, NotAvailable):
         # A local directory that could not be measured (a /var this reader may not search): unknown, not a fault.
         reason = space.reason
@@ -311,6 +317,28 @@ def check_space(state: KdumpState, estimate: Estimate) -> list[CheckLine]:
         detail += f"; fits only if {options.compression.value} compresses it {expected / space.free_bytes:.1f}x"
         return [warn("dump-space", title, detail, why, fix, evidence)]
     return [pass_("dump-space", title, detail, evidence)]
+
+
+def _target_measure(target: DumpTarget, config: KdumpConfig) -> tuple[str, str]:
+    """What a target that is not a local directory is, and the command that measures its room where it is."""
+    key = target.entry.key.lower() if target.entry else ""
+    value = target.entry.value if target.entry else target.location
+    line = f" ({target.config.path} line {target.entry.line})" if target.entry and target.config else ""
+    # The directory the tooling writes under: kdump-tools' KDUMP_COREDIR (on the SSH host; an NFS export is mounted
+    # there), kdump.conf's path (relative to the NFS export, or on the SSH host).
+    entry = config.get("path") or config.get("KDUMP_COREDIR")
+    directory = entry.value if entry is not None and entry.value else paths.DEFAULT_DUMP_DIR
+    if key == "ssh":
+        return f"the SSH host {value}{line}", f"ssh {value} df -h {directory} (its nearest existing parent)"
+    if key == "nfs":
+        server, _, export = value.partition(":")
+        return f"the NFS export {value}{line}", f"on {server}: df -h {export or '/'} (the exported directory)"
+    if key == "raw":
+        return f"the raw device {value}{line}", f"blockdev --getsize64 {value}: the dump is written to it whole"
+    return (
+        f"the {key} file system {value}{line}, mounted by the crash kernel",
+        f"df -h on {value} where it is mounted (findmnt --source {value}), or mount it and measure",
+    )
 
 
 def check_collector(state: KdumpState, estimate: Estimate) -> list[CheckLine]:
