@@ -373,21 +373,25 @@ def _dump_space(
 ) -> DiskSpace | NotAvailable:
     if target.kind is not TargetKind.LOCAL:
         return NotAvailable(f"the dump goes to {target.kind.value} target {target.location}")
-    if unexamined:
-        # A partial copy lies on the disk of whoever copied it, not on the machine's dump target: its free space
-        # ("71785 MiB free at /", the reviewer's disk) says nothing of the room for the machine's dump.
-        return NotAvailable(
-            f"free space not measured: the root {reader.root} is a partial copy, on a disk that is not the machine's"
-        )
+    if reader.root != Path("/"):
+        # A copy lies on the disk of whoever copied it, not on the machine's dump target: its free space ("71785 MiB
+        # free at /", the reviewer's disk; "51200 MiB free" of the host for a whole tree) says nothing of the room for
+        # the machine's dump.  Only the copy's own record of it (sos' df) does.
+        return _copied_df(reader, target, unexamined)
+    return measure_dump_dir(reader, target.location, statvfs)
+
+
+def measure_dump_dir(reader: RootReader, location: str, statvfs: StatvfsProvider) -> DiskSpace | NotAvailable:
+    """The free space of the file system holding the dump directory ``location`` of the live system, by statvfs."""
     # The dump directory may not exist yet (created at dump time): measure its nearest existing parent.
     # kdump tools take relative paths from the root too.
-    # A directory above it that cannot be searched (/var of mode 000 under --root) makes the space unknown, the
+    # A directory above it that cannot be searched (a /var this reader may not search) makes the space unknown, the
     # directory's read problem recorded: Path.is_dir raised there (exit 3, "cannot access .../var/crash").
-    probe = "/" + target.location.strip("/")
+    probe = "/" + location.strip("/")
     while probe != "/":
         found = reader.look_up(probe)
         if isinstance(found, NotAvailable):
-            return NotAvailable(f"cannot measure free space for {target.location}: {found.reason}")
+            return NotAvailable(f"cannot measure free space for {location}: {found.reason}")
         if found and reader.host_path(probe).is_dir():
             break
         probe = probe.rsplit("/", 1)[0] or "/"
@@ -395,7 +399,41 @@ def _dump_space(
         vfs = statvfs(str(reader.host_path(probe)))
     except OSError as exc:
         return NotAvailable(f"cannot measure free space of {probe}: {exc.strerror or exc}")
-    return DiskSpace(target.location, probe, vfs.f_bavail * vfs.f_frsize, vfs.f_blocks * vfs.f_frsize)
+    return DiskSpace(location, probe, vfs.f_bavail * vfs.f_frsize, vfs.f_blocks * vfs.f_frsize)
+
+
+def _copied_df(reader: RootReader, target: DumpTarget, unexamined: tuple[str, ...]) -> DiskSpace | NotAvailable:
+    """The room for the dump as the copy's df output recorded it (paths.SOS_DF): the mount holding the dump
+    directory (the longest mount point above it; the last listed of equal ones, mounted over the others)."""
+    what = "a partial copy" if unexamined else "a copy or a mount of another system"
+    why = (
+        f"free space not measured: the root {reader.root} is {what}; the disk under it here is not known to be the"
+        " machine's"
+    )
+    file = _first_existing(reader, paths.SOS_DF)
+    if isinstance(file, NotAvailable):
+        return NotAvailable(f"{why}, and the copy holds no df output ({paths.SOS_DF[0]})")
+    header = file.lines[0].split() if file.lines else []
+    if header[1:2] != ["1K-blocks"]:
+        return NotAvailable(f"{why}; {file.path} line 1 is not df's header in 1K blocks")
+    directory = "/" + target.location.strip("/")
+    best: tuple[int, int, list[str]] | None = None  # (mount point length, line, fields)
+    pending: list[str] = []
+    for number, line in enumerate(file.lines[1:], 2):
+        # A long device name is on a line of its own, its numbers on the next (df before coreutils 8.11).
+        fields = pending + line.split()
+        pending = fields if len(fields) == 1 else []
+        if len(fields) < 6 or not all(f.isdigit() for f in fields[1:4]):
+            continue
+        mount = " ".join(fields[5:])
+        holds = directory == mount or directory.startswith(mount.rstrip("/") + "/")
+        if holds and (best is None or len(mount) >= best[0]):
+            best = (len(mount), number, fields)
+    if best is None:
+        return NotAvailable(f"{why}; {file.path} lists no mount holding {target.location}")
+    _, number, fields = best
+    kib = 1024
+    return DiskSpace(target.location, " ".join(fields[5:]), int(fields[3]) * kib, int(fields[1]) * kib, file, number)
 
 
 def _kernel_memory(reader: RootReader, path: str) -> int | NotAvailable:

@@ -291,9 +291,16 @@ def check_space(state: KdumpState, estimate: Estimate) -> list[CheckLine]:
         reason = f"not measured: the dump goes to {where}, whose free space cannot be measured from here"
         return [unknown("dump-space", title, reason, why, fix, evidence, severity=Severity.MEDIUM)]
     if isinstance(space, NotAvailable):
-        # A local directory that could not be measured (a /var this reader may not search): unknown, not a fault.
-        reason = space.reason
-        return [unknown("dump-space", title, reason, why, "check the path", evidence, severity=Severity.MEDIUM)]
+        # A local directory that could not be measured (a /var this reader may not search; a --root copy, on another
+        # disk than the machine's): unknown, not a fault.
+        fix = "check the path"
+        if state.root != "/":
+            fix = (
+                f"on the machine itself: df -h {target.location} (its nearest existing parent); if {state.root} is"
+                f" that machine's disk mounted here: df -h {state.root.rstrip('/')}/{target.location.lstrip('/')};"
+                f" or check a copy that holds df's output ({paths.SOS_DF[0]}, as sos report makes it)"
+            )
+        return [unknown("dump-space", title, space.reason, why, fix, evidence, severity=Severity.MEDIUM)]
     if isinstance(state.meminfo, NotAvailable):
         # The room is read, the dump's size is not: nothing to judge the room against.
         reason = f"the dump size: {state.meminfo.reason}; {space.free_bytes // MIB} MiB free at {space.measured_at}"
@@ -301,10 +308,12 @@ def check_space(state: KdumpState, estimate: Estimate) -> list[CheckLine]:
         return [unknown("dump-space", title, reason, why, fix, evidence, severity=Severity.MEDIUM)]
     expected = expected_dump_bytes(state.meminfo, options.dump_level)
     level = "no -d" if options.dump_level is None else f"-d {options.dump_level}"
+    recorded = f" (the copy's df: {space.df.path} line {space.df_line}, when it was made)" if space.df else ""
     detail = (
-        f"{space.free_bytes // MIB} MiB free at {space.measured_at} for {space.path};"
+        f"{space.free_bytes // MIB} MiB free at {space.measured_at} for {space.path}{recorded};"
         f" expected dump up to {expected // MIB} MiB ({level}, before compression)"
     )
+    evidence = file_evidence(space.df, space.df_line) + evidence
     if not evidence:
         evidence = file_evidence(state.meminfo.file, 1)
     fix = f"free space on {space.measured_at}, or point the dump to a larger file system (KDUMP_COREDIR / path)"

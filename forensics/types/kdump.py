@@ -207,9 +207,13 @@ class DiskSpace:
     """Free space of the file system holding the dump directory."""
 
     path: str  # the dump directory on the target
-    measured_at: str  # the existing directory that statvfs was run on (target path)
+    measured_at: str  # the existing directory that statvfs was run on, or the df line's mount point (target path)
     free_bytes: int
     total_bytes: int
+    # A --root copy's own record of its free space (sos' df output) and the line of the mount holding the dump
+    # directory; None where statvfs measured the live system.
+    df: TextFile | None = None
+    df_line: int = 0
 
 
 @dataclass(frozen=True)

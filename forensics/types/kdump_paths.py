@@ -68,6 +68,9 @@ INIT_SCRIPTS = ("/etc/init.d/kdump-tools", "/etc/init.d/kdump")
 SYSV_RUNLEVELS = ("2", "3", "4", "5")
 DEBUGINFOD_DIR = "/etc/debuginfod"
 DEFAULT_DUMP_DIR = "/var/crash"
+#: sos report's df output (``df -al -x autofs``, 1K blocks; ``df -al`` before sos 3.2) at the top of the copy: the
+#: inspected machine's free space when the report was made, the only one a --root copy can give.
+SOS_DF = ("/sos_commands/filesys/df_-al_-x_autofs", "/sos_commands/filesys/df_-al")
 #: The top directories of an installed system: absent from a --root tree that is a partial copy (of /proc and /sys,
 #: of a few files), what lives under them was not examined, which is not "missing".
 SYSTEM_DIRS = ("/usr", "/etc")
