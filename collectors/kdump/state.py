@@ -154,9 +154,15 @@ _KERNEL_TAG = re.compile(r"\bkernel: ")
 _LINUX_VERSION = re.compile(r"Linux version (\S+)")
 
 
+def _digits(text: str) -> bool:
+    """Whether ``text`` is a number int() reads: ASCII digits only (str.isdigit is true of "²", which int() refuses: a
+    /proc/meminfo or df line holding one ended the check in an internal error, exit 4)."""
+    return text.isascii() and text.isdigit()
+
+
 def _kernel_facility(head: str) -> bool:
     prio = head.partition(",")[0]
-    return prio.isdigit() and int(prio) >> 3 == 0
+    return _digits(prio) and int(prio) >> 3 == 0
 
 
 def _crash_lines(
@@ -267,7 +273,7 @@ def _meminfo(file: MaybeFile) -> MemInfo | NotAvailable:
     for line in file.lines:
         key, _, rest = line.partition(":")
         words = rest.split()
-        if words and words[0].isdigit():
+        if words and _digits(words[0]):
             values[key.strip()] = int(words[0]) * (1024 if words[1:2] == ["kB"] else 1)
     if "MemTotal" not in values:
         return NotAvailable(f"{file.path} has no MemTotal line")
@@ -423,7 +429,7 @@ def _copied_df(reader: RootReader, target: DumpTarget, unexamined: tuple[str, ..
         # A long device name is on a line of its own, its numbers on the next (df before coreutils 8.11).
         fields = pending + line.split()
         pending = fields if len(fields) == 1 else []
-        if len(fields) < 6 or not all(f.isdigit() for f in fields[1:4]):
+        if len(fields) < 6 or not all(_digits(f) for f in fields[1:4]):
             continue
         mount = " ".join(fields[5:])
         holds = directory == mount or directory.startswith(mount.rstrip("/") + "/")
@@ -467,7 +473,7 @@ def _images(reader: RootReader, family: DistroFamily, release: str | NotAvailabl
     if isinstance(modules, TextFile) and isinstance(module_bytes, int):
         for line in modules.lines:
             words = line.split()
-            if len(words) > 1 and words[1].isdigit():
+            if len(words) > 1 and _digits(words[1]):
                 module_bytes += int(words[1])
                 count += 1
     why = NotAvailable("the running kernel release is not known") if isinstance(release, NotAvailable) else None

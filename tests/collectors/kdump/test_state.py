@@ -257,3 +257,28 @@ def test_each_file_is_declared_once(tmp_path: Path, scenario: str, extra: object
         assert "/boot/grub2/grubenv" in read
         assert isinstance(state.boot.generated, BootEntry)
         assert state.boot.generated.crashkernel == "256M"
+
+
+@pytest.mark.parametrize(
+    ("path", "text"),
+    [
+        ("proc/meminfo", "MemTotal:       ² kB\n"),
+        ("proc/modules", "ext4 ² 1 - Live 0x0000000000000000\n"),
+        (
+            "sos_commands/filesys/df_-al_-x_autofs",
+            "Filesystem 1K-blocks Used Available Use% Mounted on\n/dev/x ² 1 1 1% /\n",
+        ),
+    ],
+    ids=["meminfo", "modules", "df"],
+)
+def test_a_digit_int_refuses_is_not_a_number(tmp_path: Path, path: str, text: str) -> None:
+    # "²" is a digit to str.isdigit, not to int(): the check ended in "internal error: ValueError" (exit 4).
+    root = build(tmp_path, SCENARIOS["debian12-ready"])
+    (root / path).write_text(text)
+    state = collect_kdump_state(root)
+    unread = {
+        "proc/meminfo": state.meminfo,  # no MemTotal read: NotAvailable
+        "proc/modules": NotAvailable("none") if state.images.modules_count == 0 else state.images.modules_count,
+        "sos_commands/filesys/df_-al_-x_autofs": state.dump_space,  # no mount read: NotAvailable
+    }[path]
+    assert isinstance(unread, NotAvailable), unread
