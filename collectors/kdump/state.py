@@ -97,7 +97,7 @@ def collect_kdump_state(root: Path, statvfs: StatvfsProvider = real_statvfs) -> 
         tooling=_tooling(reader),
         debian_config=debian_config,
         rhel_config=rhel_config,
-        services=_services(reader),
+        services=_services(reader, live=reader.root == Path("/")),
         dump_target=target,
         sysctls=tuple(Sysctl(name, reader.read_text(path)) for name, path in paths.PANIC_SYSCTLS),
         boot_sysctls=boot_sysctls(reader),
@@ -331,8 +331,15 @@ def _tooling(reader: RootReader) -> Tooling:
     )
 
 
-def _services(reader: RootReader) -> ServiceState:
-    systemd = any(reader.exists(marker) for marker in paths.SYSTEMD_MARKERS)
+def _services(reader: RootReader, *, live: bool) -> ServiceState:
+    """Whether systemd starts the services, and which kdump units and init scripts it and sysv-rc start.
+
+    A running system (``live``) runs systemd only where /run/systemd/system exists (sd_booted(3)): systemd's program
+    installed beside another init (a container whose PID 1 is not systemd, sysvinit on Debian) starts nothing, and its
+    unit links were judged as if it did ("no kdump-tools.service link", a FAIL).  A tree has no /run of its own: the
+    program installed is what tells."""
+    markers = (paths.SYSTEMD_RUNNING,) if live else paths.SYSTEMD_MARKERS
+    systemd = any(reader.exists(marker) for marker in markers)
     units = (paths.DEBIAN_UNIT, paths.RHEL_UNIT)
     links: list[str] = []
     for wants in reader.listdir(paths.SYSTEMD_UNIT_DIR):

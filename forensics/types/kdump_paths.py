@@ -60,7 +60,10 @@ TOOLS = (
     "grub2-mkconfig",
     "grub-mkconfig",
 )
-SYSTEMD_MARKERS = ("/usr/lib/systemd/systemd", "/lib/systemd/systemd", "/run/systemd/system")
+#: Exists only while systemd runs as PID 1 (sd_booted(3)): the live system's test.
+SYSTEMD_RUNNING = "/run/systemd/system"
+#: A tree's (--root) test: systemd installed, or running when the tree was taken.
+SYSTEMD_MARKERS = ("/usr/lib/systemd/systemd", "/lib/systemd/systemd", SYSTEMD_RUNNING)
 SYSTEMD_UNIT_DIR = "/etc/systemd/system"
 #: The kdump init scripts a system without systemd starts (kdump-tools on Debian, kdump on RHEL 6), and the runlevels
 #: whose /etc/rcN.d/S* links sysv-rc runs at boot (their LSB Default-Start: 2 3 4 5).

@@ -62,3 +62,18 @@ def test_no_systemd_a_start_link_passes_citing_use_kdump(tmp_path: Path, level: 
     )
     assert line.evidence[0].excerpt == "USE_KDUMP=1"
     assert checklist.ready
+
+
+def test_a_running_system_runs_systemd_only_with_run_systemd_system(tmp_path: Path) -> None:
+    """On the live system, systemd's program installed (this test machine's: PID 1 is not systemd) starts nothing:
+    its unit links were judged as if it did (the service line "no kdump-tools.service link", a FAIL).  A tree keeps
+    the program as its test: it has no /run of its own."""
+    from collectors.kdump.reader import RootReader
+    from collectors.kdump.state import _services
+    from tests.collectors.kdump.roots import build
+
+    root = build(tmp_path / "root", SCENARIOS["debian12-ready"])  # systemd installed, kdump-tools.service enabled
+    assert _services(RootReader(root), live=False).systemd
+    assert not _services(RootReader(root), live=True).systemd
+    (root / "run/systemd/system").mkdir(parents=True)
+    assert _services(RootReader(root), live=True).systemd
