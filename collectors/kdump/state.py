@@ -352,7 +352,10 @@ def _services(reader: RootReader, *, live: bool) -> ServiceState:
         directory = f"/etc/rc{level}.d"
         sysv.extend(f"{directory}/{n}" for n in reader.listdir(directory) if n.startswith("S") and "kdump" in n)
     scripts = tuple(path for path in paths.INIT_SCRIPTS if reader.exists(path))
-    return ServiceState(systemd=systemd, enabled_links=tuple(links), sysv_links=tuple(sysv), init_scripts=scripts)
+    unit_files = tuple(f"{d}/{u}" for d in paths.SYSTEMD_UNIT_FILE_DIRS for u in units if reader.exists(f"{d}/{u}"))
+    return ServiceState(
+        systemd=systemd, enabled_links=tuple(links), sysv_links=tuple(sysv), init_scripts=scripts, unit_files=unit_files
+    )
 
 
 def _dump_target(distro: Distro, debian: KdumpConfig | NotAvailable, rhel: KdumpConfig | NotAvailable) -> DumpTarget:

@@ -164,7 +164,8 @@ def check_service(state: KdumpState, estimate: Estimate) -> list[CheckLine]:
     fix = f"systemctl enable {unit}: kforensic kdump setup --apply"
     if links:
         return [pass_("kdump-service", title, f"{unit} enabled ({links[0]})", ())]
-    if state.services.sysv_links:
+    native = next((f for f in state.services.unit_files if f.endswith("/" + unit)), None)
+    if state.services.sysv_links and not (state.services.systemd and native):
         return [_sysv_started(state, title)]
     unread = [p for p in state.problems if p.path.startswith(paths.SYSTEMD_UNIT_DIR)]
     if state.services.systemd and unread:
@@ -183,6 +184,10 @@ def check_service(state: KdumpState, estimate: Estimate) -> list[CheckLine]:
     if not state.services.systemd:
         return [_init_unknown(state, title, why, loaded)]
     detail = f"no {unit} link in /etc/systemd/system/*.wants/"
+    if state.services.sysv_links:
+        # systemd-sysv-generator skips a SysV script that has a native unit: its start link starts nothing.  It was
+        # a PASS ("SysV start link ...") of a service systemd never starts.
+        detail += f" (the SysV start link {state.services.sysv_links[0]} is ignored: systemd runs {native} instead)"
     if loaded:
         return [warn("kdump-service", title, detail + " (loaded now, but not after the next reboot)", why, fix, ())]
     return [fail("kdump-service", title, detail, why, fix, ())]

@@ -138,6 +138,7 @@ class ServiceState:
     enabled_links: tuple[str, ...]  # target paths like /etc/systemd/system/multi-user.target.wants/kdump.service
     sysv_links: tuple[str, ...]  # /etc/rc?.d/S??kdump-tools style start links
     init_scripts: tuple[str, ...] = ()  # the kdump init scripts installed (paths.INIT_SCRIPTS)
+    unit_files: tuple[str, ...] = ()  # the kdump units' files installed (paths.SYSTEMD_UNIT_FILE_DIRS)
 
 
 @dataclass(frozen=True)

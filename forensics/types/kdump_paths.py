@@ -65,6 +65,9 @@ SYSTEMD_RUNNING = "/run/systemd/system"
 #: A tree's (--root) test: systemd installed, or running when the tree was taken.
 SYSTEMD_MARKERS = ("/usr/lib/systemd/systemd", "/lib/systemd/systemd", SYSTEMD_RUNNING)
 SYSTEMD_UNIT_DIR = "/etc/systemd/system"
+#: Where packages install unit files: a native unit there makes systemd-sysv-generator ignore the SysV script of the
+#: same name, its rc?.d links with it.
+SYSTEMD_UNIT_FILE_DIRS = ("/usr/lib/systemd/system", "/lib/systemd/system")
 #: The kdump init scripts a system without systemd starts (kdump-tools on Debian, kdump on RHEL 6), and the runlevels
 #: whose /etc/rcN.d/S* links sysv-rc runs at boot (their LSB Default-Start: 2 3 4 5).
 INIT_SCRIPTS = ("/etc/init.d/kdump-tools", "/etc/init.d/kdump")

@@ -77,3 +77,41 @@ def test_a_running_system_runs_systemd_only_with_run_systemd_system(tmp_path: Pa
     assert not _services(RootReader(root), live=True).systemd
     (root / "run/systemd/system").mkdir(parents=True)
     assert _services(RootReader(root), live=True).systemd
+
+
+@pytest.mark.parametrize("loaded", [1, 0])
+def test_under_systemd_a_start_link_of_a_script_with_a_native_unit_is_ignored(tmp_path: Path, loaded: int) -> None:
+    """systemd-sysv-generator skips a SysV script whose name has a native unit (kdump-tools.service): its rc?.d
+    start link starts nothing, and was a PASS ("SysV start link /etc/rc2.d/S01kdump-tools") of a unit not enabled."""
+
+    def native_unit_and_start_link(root: Path) -> None:
+        unit = root / "usr/lib/systemd/system/kdump-tools.service"
+        unit.parent.mkdir(parents=True, exist_ok=True)
+        unit.write_text("[Unit]\nDescription=Kernel crash dump capture service\n[Install]\nWantedBy=basic.target\n")
+        (root / "etc/rc2.d").mkdir(parents=True)
+        os.symlink("../init.d/kdump-tools", root / "etc/rc2.d/S01kdump-tools")
+
+    system = replace(
+        SCENARIOS["debian12-ready"], service_enabled=False, loaded=loaded, extra=native_unit_and_start_link
+    )
+    _, checklist = check_root(tmp_path, system)
+    line = line_of(checklist, "kdump-service")
+    assert line.status is (Status.WARN if loaded else Status.FAIL), line
+    assert line.detail.startswith(
+        "no kdump-tools.service link in /etc/systemd/system/*.wants/ (the SysV start link /etc/rc2.d/S01kdump-tools"
+        " is ignored: systemd runs /usr/lib/systemd/system/kdump-tools.service instead)"
+    )
+    assert line.fix == "systemctl enable kdump-tools.service: kforensic kdump setup --apply"
+
+
+def test_a_start_link_of_a_script_without_a_native_unit_passes_under_systemd(tmp_path: Path) -> None:
+    # No native unit: systemd-sysv-generator makes one of the script, started by its start links.
+    def start_link(root: Path) -> None:
+        _init_script(root)
+        (root / "etc/rc2.d").mkdir(parents=True)
+        os.symlink("../init.d/kdump-tools", root / "etc/rc2.d/S01kdump-tools")
+
+    _, checklist = check_root(tmp_path, replace(SCENARIOS["debian12-ready"], service_enabled=False, extra=start_link))
+    line = line_of(checklist, "kdump-service")
+    assert line.status is Status.PASS, line
+    assert line.detail.startswith("SysV start link /etc/rc2.d/S01kdump-tools")
