@@ -134,7 +134,7 @@ class Tooling:
 class ServiceState:
     """Whether systemd is present and which kdump units are enabled."""
 
-    systemd: bool  # a systemd installation was found under the root
+    systemd: bool  # systemd runs (the live system: /run/systemd/system), or is installed (a --root tree)
     enabled_links: tuple[str, ...]  # target paths like /etc/systemd/system/multi-user.target.wants/kdump.service
     sysv_links: tuple[str, ...]  # /etc/rc?.d/S??kdump-tools style start links
     init_scripts: tuple[str, ...] = ()  # the kdump init scripts installed (paths.INIT_SCRIPTS)
