@@ -97,7 +97,7 @@ def collect_kdump_state(root: Path, statvfs: StatvfsProvider = real_statvfs) -> 
         tooling=_tooling(reader),
         debian_config=debian_config,
         rhel_config=rhel_config,
-        services=_services(reader),
+        services=_services(reader, live=reader.root == Path("/")),
         dump_target=target,
         sysctls=tuple(Sysctl(name, reader.read_text(path)) for name, path in paths.PANIC_SYSCTLS),
         boot_sysctls=boot_sysctls(reader),
@@ -154,9 +154,15 @@ _KERNEL_TAG = re.compile(r"\bkernel: ")
 _LINUX_VERSION = re.compile(r"Linux version (\S+)")
 
 
+def _digits(text: str) -> bool:
+    """Whether ``text`` is a number int() reads: ASCII digits only (str.isdigit is true of "²", which int() refuses: a
+    /proc/meminfo or df line holding one ended the check in an internal error, exit 4)."""
+    return text.isascii() and text.isdigit()
+
+
 def _kernel_facility(head: str) -> bool:
     prio = head.partition(",")[0]
-    return prio.isdigit() and int(prio) >> 3 == 0
+    return _digits(prio) and int(prio) >> 3 == 0
 
 
 def _crash_lines(
@@ -267,7 +273,7 @@ def _meminfo(file: MaybeFile) -> MemInfo | NotAvailable:
     for line in file.lines:
         key, _, rest = line.partition(":")
         words = rest.split()
-        if words and words[0].isdigit():
+        if words and _digits(words[0]):
             values[key.strip()] = int(words[0]) * (1024 if words[1:2] == ["kB"] else 1)
     if "MemTotal" not in values:
         return NotAvailable(f"{file.path} has no MemTotal line")
@@ -325,8 +331,15 @@ def _tooling(reader: RootReader) -> Tooling:
     )
 
 
-def _services(reader: RootReader) -> ServiceState:
-    systemd = any(reader.exists(marker) for marker in paths.SYSTEMD_MARKERS)
+def _services(reader: RootReader, *, live: bool) -> ServiceState:
+    """Whether systemd starts the services, and which kdump units and init scripts it and sysv-rc start.
+
+    A running system (``live``) runs systemd only where /run/systemd/system exists (sd_booted(3)): systemd's program
+    installed beside another init (a container whose PID 1 is not systemd, sysvinit on Debian) starts nothing, and its
+    unit links were judged as if it did ("no kdump-tools.service link", a FAIL).  A tree has no /run of its own: the
+    program installed is what tells."""
+    markers = (paths.SYSTEMD_RUNNING,) if live else paths.SYSTEMD_MARKERS
+    systemd = any(reader.exists(marker) for marker in markers)
     units = (paths.DEBIAN_UNIT, paths.RHEL_UNIT)
     links: list[str] = []
     for wants in reader.listdir(paths.SYSTEMD_UNIT_DIR):
@@ -335,10 +348,14 @@ def _services(reader: RootReader) -> ServiceState:
         directory = f"{paths.SYSTEMD_UNIT_DIR}/{wants}"
         links.extend(f"{directory}/{name}" for name in reader.listdir(directory) if name in units)
     sysv: list[str] = []
-    for level in ("2", "3", "5"):
+    for level in paths.SYSV_RUNLEVELS:
         directory = f"/etc/rc{level}.d"
         sysv.extend(f"{directory}/{n}" for n in reader.listdir(directory) if n.startswith("S") and "kdump" in n)
-    return ServiceState(systemd=systemd, enabled_links=tuple(links), sysv_links=tuple(sysv))
+    scripts = tuple(path for path in paths.INIT_SCRIPTS if reader.exists(path))
+    unit_files = tuple(f"{d}/{u}" for d in paths.SYSTEMD_UNIT_FILE_DIRS for u in units if reader.exists(f"{d}/{u}"))
+    return ServiceState(
+        systemd=systemd, enabled_links=tuple(links), sysv_links=tuple(sysv), init_scripts=scripts, unit_files=unit_files
+    )
 
 
 def _dump_target(distro: Distro, debian: KdumpConfig | NotAvailable, rhel: KdumpConfig | NotAvailable) -> DumpTarget:
@@ -372,21 +389,25 @@ def _dump_space(
 ) -> DiskSpace | NotAvailable:
     if target.kind is not TargetKind.LOCAL:
         return NotAvailable(f"the dump goes to {target.kind.value} target {target.location}")
-    if unexamined:
-        # A partial copy lies on the disk of whoever copied it, not on the machine's dump target: its free space
-        # ("71785 MiB free at /", the reviewer's disk) says nothing of the room for the machine's dump.
-        return NotAvailable(
-            f"free space not measured: the root {reader.root} is a partial copy, on a disk that is not the machine's"
-        )
+    if reader.root != Path("/"):
+        # A copy lies on the disk of whoever copied it, not on the machine's dump target: its free space ("71785 MiB
+        # free at /", the reviewer's disk; "51200 MiB free" of the host for a whole tree) says nothing of the room for
+        # the machine's dump.  Only the copy's own record of it (sos' df) does.
+        return _copied_df(reader, target, unexamined)
+    return measure_dump_dir(reader, target.location, statvfs)
+
+
+def measure_dump_dir(reader: RootReader, location: str, statvfs: StatvfsProvider) -> DiskSpace | NotAvailable:
+    """The free space of the file system holding the dump directory ``location`` of the live system, by statvfs."""
     # The dump directory may not exist yet (created at dump time): measure its nearest existing parent.
     # kdump tools take relative paths from the root too.
-    # A directory above it that cannot be searched (/var of mode 000 under --root) makes the space unknown, the
+    # A directory above it that cannot be searched (a /var this reader may not search) makes the space unknown, the
     # directory's read problem recorded: Path.is_dir raised there (exit 3, "cannot access .../var/crash").
-    probe = "/" + target.location.strip("/")
+    probe = "/" + location.strip("/")
     while probe != "/":
         found = reader.look_up(probe)
         if isinstance(found, NotAvailable):
-            return NotAvailable(f"cannot measure free space for {target.location}: {found.reason}")
+            return NotAvailable(f"cannot measure free space for {location}: {found.reason}")
         if found and reader.host_path(probe).is_dir():
             break
         probe = probe.rsplit("/", 1)[0] or "/"
@@ -394,7 +415,41 @@ def _dump_space(
         vfs = statvfs(str(reader.host_path(probe)))
     except OSError as exc:
         return NotAvailable(f"cannot measure free space of {probe}: {exc.strerror or exc}")
-    return DiskSpace(target.location, probe, vfs.f_bavail * vfs.f_frsize, vfs.f_blocks * vfs.f_frsize)
+    return DiskSpace(location, probe, vfs.f_bavail * vfs.f_frsize, vfs.f_blocks * vfs.f_frsize)
+
+
+def _copied_df(reader: RootReader, target: DumpTarget, unexamined: tuple[str, ...]) -> DiskSpace | NotAvailable:
+    """The room for the dump as the copy's df output recorded it (paths.SOS_DF): the mount holding the dump
+    directory (the longest mount point above it; the last listed of equal ones, mounted over the others)."""
+    what = "a partial copy" if unexamined else "a copy or a mount of another system"
+    why = (
+        f"free space not measured: the root {reader.root} is {what}; the disk under it here is not known to be the"
+        " machine's"
+    )
+    file = _first_existing(reader, paths.SOS_DF)
+    if isinstance(file, NotAvailable):
+        return NotAvailable(f"{why}, and the copy holds no df output ({paths.SOS_DF[0]})")
+    header = file.lines[0].split() if file.lines else []
+    if header[1:2] != ["1K-blocks"]:
+        return NotAvailable(f"{why}; {file.path} line 1 is not df's header in 1K blocks")
+    directory = "/" + target.location.strip("/")
+    best: tuple[int, int, list[str]] | None = None  # (mount point length, line, fields)
+    pending: list[str] = []
+    for number, line in enumerate(file.lines[1:], 2):
+        # A long device name is on a line of its own, its numbers on the next (df before coreutils 8.11).
+        fields = pending + line.split()
+        pending = fields if len(fields) == 1 else []
+        if len(fields) < 6 or not all(_digits(f) for f in fields[1:4]):
+            continue
+        mount = " ".join(fields[5:])
+        holds = directory == mount or directory.startswith(mount.rstrip("/") + "/")
+        if holds and (best is None or len(mount) >= best[0]):
+            best = (len(mount), number, fields)
+    if best is None:
+        return NotAvailable(f"{why}; {file.path} lists no mount holding {target.location}")
+    _, number, fields = best
+    kib = 1024
+    return DiskSpace(target.location, " ".join(fields[5:]), int(fields[3]) * kib, int(fields[1]) * kib, file, number)
 
 
 def _kernel_memory(reader: RootReader, path: str) -> int | NotAvailable:
@@ -428,7 +483,7 @@ def _images(reader: RootReader, family: DistroFamily, release: str | NotAvailabl
     if isinstance(modules, TextFile) and isinstance(module_bytes, int):
         for line in modules.lines:
             words = line.split()
-            if len(words) > 1 and words[1].isdigit():
+            if len(words) > 1 and _digits(words[1]):
                 module_bytes += int(words[1])
                 count += 1
     why = NotAvailable("the running kernel release is not known") if isinstance(release, NotAvailable) else None

@@ -13,7 +13,9 @@ from forensics.types.kdump import (
     CheckLine,
     DiskSpace,
     DistroFamily,
+    DumpTarget,
     Estimate,
+    KdumpConfig,
     KdumpState,
     MaybeFile,
     MemInfo,
@@ -138,9 +140,18 @@ def _unread_config(state: KdumpState, title: str, config: NotAvailable, why: str
         # This reader's rights, not the system's fault: the tooling reads it as root.
         fix = f"run the check as root, or let this user read {problem.path}"
         return unknown("kdump-config", title, f"{cause}: {unread}", why, fix, (), severity=Severity.MEDIUM)
-    # Any reader fails so (a directory, an I/O error, a link loop): the tooling cannot read it either.
-    fix = f"make {problem.path} a readable configuration file again, then check again"
-    return fail("kdump-config", title, f"{cause}: the kdump tooling cannot read it either", why, fix, ())
+    if problem.lasting:
+        # What the path is (a directory, a link loop): every reader meets it, the tooling at boot too.
+        fix = f"make {problem.path} a readable configuration file again, then check again"
+        return fail("kdump-config", title, f"{cause}: the kdump tooling cannot read it either", why, fix, ())
+    # The read failed (EIO: the disk or the file system): nothing of the configuration was read, and whether the
+    # tooling's read at boot fails too is not known.  It was a FAIL, "the kdump tooling cannot read it either".
+    failed = f"the read failed: {problem.reason}" + (f" ({problem.errno_name})" if problem.errno_name else "")
+    fix = (
+        f"find why reading {problem.path} fails (I/O errors of its disk: dmesg; cat {problem.path}), repair or"
+        " restore it, then check again"
+    )
+    return unknown("kdump-config", title, f"{failed}, {problem.path}: {unread}", why, fix, (), severity=Severity.MEDIUM)
 
 
 def check_service(state: KdumpState, estimate: Estimate) -> list[CheckLine]:
@@ -153,8 +164,9 @@ def check_service(state: KdumpState, estimate: Estimate) -> list[CheckLine]:
     fix = f"systemctl enable {unit}: kforensic kdump setup --apply"
     if links:
         return [pass_("kdump-service", title, f"{unit} enabled ({links[0]})", ())]
-    if state.services.sysv_links:
-        return [pass_("kdump-service", title, f"SysV start link {state.services.sysv_links[0]}", ())]
+    native = next((f for f in state.services.unit_files if f.endswith("/" + unit)), None)
+    if state.services.sysv_links and not (state.services.systemd and native):
+        return [_sysv_started(state, title)]
     unread = [p for p in state.problems if p.path.startswith(paths.SYSTEMD_UNIT_DIR)]
     if state.services.systemd and unread:
         # No link seen in a directory not read is not "no link": the unit may well be enabled.
@@ -170,21 +182,63 @@ def check_service(state: KdumpState, estimate: Estimate) -> list[CheckLine]:
         reason = f"the service's start links: {unexamined}"
         return [unknown("kdump-service", title, reason, why, _FIX_UNEXAMINED, (), severity=Severity.MEDIUM)]
     if not state.services.systemd:
-        detail = "no systemd and no SysV start link found: cannot tell whether kdump starts at boot"
-        return [
-            warn(
-                "kdump-service",
-                title,
-                detail,
-                why,
-                "make your init system run kdump-config load / kdumpctl start at boot",
-                (),
-            )
-        ]
+        return [_init_unknown(state, title, why, loaded)]
     detail = f"no {unit} link in /etc/systemd/system/*.wants/"
+    if state.services.sysv_links:
+        # systemd-sysv-generator skips a SysV script that has a native unit: its start link starts nothing.  It was
+        # a PASS ("SysV start link ...") of a service systemd never starts.
+        detail += f" (the SysV start link {state.services.sysv_links[0]} is ignored: systemd runs {native} instead)"
     if loaded:
         return [warn("kdump-service", title, detail + " (loaded now, but not after the next reboot)", why, fix, ())]
     return [fail("kdump-service", title, detail, why, fix, ())]
+
+
+def _sysv_started(state: KdumpState, title: str) -> CheckLine:
+    """A start link of a kdump init script: sysv-rc runs it at boot.  On Debian the script loads the crash kernel only
+    with USE_KDUMP=1, cited when set (the configuration's own line fails otherwise)."""
+    detail = f"SysV start link {state.services.sysv_links[0]}"
+    config = active_config(state)
+    if tooling_family(state) is not DistroFamily.DEBIAN or isinstance(config, NotAvailable):
+        return pass_("kdump-service", title, detail, ())
+    use = config.get("USE_KDUMP")
+    if use is None or use.value != "1":
+        return pass_("kdump-service", title, detail, ())
+    detail += f"; the script loads the crash kernel: USE_KDUMP=1 ({config.file.path} line {use.line})"
+    return pass_("kdump-service", title, detail, file_evidence(config.file, use.line))
+
+
+def _init_unknown(state: KdumpState, title: str, why: str, loaded: bool) -> CheckLine:
+    """No systemd and no start link of a kdump init script: whether this init system (sysvinit without the links,
+    OpenRC, runit) starts kdump at boot was not read.  It was a medium WARN "cannot tell", a problem of a fault not
+    seen."""
+    now = "; the crash kernel is loaded now" if loaded else ""
+    levels = "".join(paths.SYSV_RUNLEVELS)
+    family = tooling_family(state)
+    scripts = state.services.init_scripts
+    if scripts:
+        name = scripts[0].rsplit("/", 1)[-1]
+        reason = (
+            f"no systemd; {scripts[0]} is installed, with no /etc/rc[{levels}].d/S*kdump* start link: whether this"
+            f" init system runs it at boot is not known{now}"
+        )
+        enable = {
+            DistroFamily.DEBIAN: f"update-rc.d {name} defaults",
+            DistroFamily.RHEL: f"chkconfig {name} on",
+            DistroFamily.UNKNOWN: f"update-rc.d {name} defaults or chkconfig {name} on",
+        }[family]
+        fix = f"on sysvinit: {enable} (makes its start links); on another init system, add {name} to its boot services"
+    else:
+        reason = (
+            f"no systemd, no kdump init script ({' nor '.join(paths.INIT_SCRIPTS)}) and no start link: how this init"
+            f" system starts kdump was not read{now}"
+        )
+        load = {
+            DistroFamily.DEBIAN: "kdump-config load",
+            DistroFamily.RHEL: "kdumpctl start",
+            DistroFamily.UNKNOWN: "kdump-config load or kdumpctl start",
+        }[family]
+        fix = f"make your init system run {load} at every boot (a crash kernel loaded by hand is gone after a reboot)"
+    return unknown("kdump-service", title, reason, why, fix, (), severity=Severity.MEDIUM)
 
 
 def expected_dump_bytes(meminfo: MemInfo, level: int | None) -> int:
@@ -235,12 +289,23 @@ def check_space(state: KdumpState, estimate: Estimate) -> list[CheckLine]:
                 severity=Severity.MEDIUM,
             )
         ]
-    if isinstance(space, NotAvailable) and target.kind is not TargetKind.LOCAL:
-        return [warn("dump-space", title, space.reason, why, "check the target's free space by hand", evidence)]
+    if target.kind is not TargetKind.LOCAL:
+        # Another machine's disk (NFS, SSH) or one the crash kernel mounts: not measurable from here, so not a fault
+        # seen (it was a medium WARN, "check the target's free space by hand").
+        where, fix = _target_measure(target, config)
+        reason = f"not measured: the dump goes to {where}, whose free space cannot be measured from here"
+        return [unknown("dump-space", title, reason, why, fix, evidence, severity=Severity.MEDIUM)]
     if isinstance(space, NotAvailable):
-        # A local directory that could not be measured (a /var this reader may not search): unknown, not a fault.
-        reason = space.reason
-        return [unknown("dump-space", title, reason, why, "check the path", evidence, severity=Severity.MEDIUM)]
+        # A local directory that could not be measured (a /var this reader may not search; a --root copy, on another
+        # disk than the machine's): unknown, not a fault.
+        fix = "check the path"
+        if state.root != "/":
+            fix = (
+                f"on the machine itself: df -h {target.location} (its nearest existing parent); if {state.root} is"
+                f" that machine's disk mounted here: df -h {state.root.rstrip('/')}/{target.location.lstrip('/')};"
+                f" or check a copy that holds df's output ({paths.SOS_DF[0]}, as sos report makes it)"
+            )
+        return [unknown("dump-space", title, space.reason, why, fix, evidence, severity=Severity.MEDIUM)]
     if isinstance(state.meminfo, NotAvailable):
         # The room is read, the dump's size is not: nothing to judge the room against.
         reason = f"the dump size: {state.meminfo.reason}; {space.free_bytes // MIB} MiB free at {space.measured_at}"
@@ -248,10 +313,12 @@ def check_space(state: KdumpState, estimate: Estimate) -> list[CheckLine]:
         return [unknown("dump-space", title, reason, why, fix, evidence, severity=Severity.MEDIUM)]
     expected = expected_dump_bytes(state.meminfo, options.dump_level)
     level = "no -d" if options.dump_level is None else f"-d {options.dump_level}"
+    recorded = f" (the copy's df: {space.df.path} line {space.df_line}, when it was made)" if space.df else ""
     detail = (
-        f"{space.free_bytes // MIB} MiB free at {space.measured_at} for {space.path};"
+        f"{space.free_bytes // MIB} MiB free at {space.measured_at} for {space.path}{recorded};"
         f" expected dump up to {expected // MIB} MiB ({level}, before compression)"
     )
+    evidence = file_evidence(space.df, space.df_line) + evidence
     if not evidence:
         evidence = file_evidence(state.meminfo.file, 1)
     fix = f"free space on {space.measured_at}, or point the dump to a larger file system (KDUMP_COREDIR / path)"
@@ -264,6 +331,28 @@ def check_space(state: KdumpState, estimate: Estimate) -> list[CheckLine]:
         detail += f"; fits only if {options.compression.value} compresses it {expected / space.free_bytes:.1f}x"
         return [warn("dump-space", title, detail, why, fix, evidence)]
     return [pass_("dump-space", title, detail, evidence)]
+
+
+def _target_measure(target: DumpTarget, config: KdumpConfig) -> tuple[str, str]:
+    """What a target that is not a local directory is, and the command that measures its room where it is."""
+    key = target.entry.key.lower() if target.entry else ""
+    value = target.entry.value if target.entry else target.location
+    line = f" ({target.config.path} line {target.entry.line})" if target.entry and target.config else ""
+    # The directory the tooling writes under: kdump-tools' KDUMP_COREDIR (on the SSH host; an NFS export is mounted
+    # there), kdump.conf's path (relative to the NFS export, or on the SSH host).
+    entry = config.get("path") or config.get("KDUMP_COREDIR")
+    directory = entry.value if entry is not None and entry.value else paths.DEFAULT_DUMP_DIR
+    if key == "ssh":
+        return f"the SSH host {value}{line}", f"ssh {value} df -h {directory} (its nearest existing parent)"
+    if key == "nfs":
+        server, _, export = value.partition(":")
+        return f"the NFS export {value}{line}", f"on {server}: df -h {export or '/'} (the exported directory)"
+    if key == "raw":
+        return f"the raw device {value}{line}", f"blockdev --getsize64 {value}: the dump is written to it whole"
+    return (
+        f"the {key} file system {value}{line}, mounted by the crash kernel",
+        f"df -h on {value} where it is mounted (findmnt --source {value}), or mount it and measure",
+    )
 
 
 def check_collector(state: KdumpState, estimate: Estimate) -> list[CheckLine]:

@@ -107,6 +107,13 @@ class ReadProblem:
         """The reader lacked the right to read it: another user (root, the kdump tooling) may read it fine."""
         return self.errno_name in ("EACCES", "EPERM")
 
+    @property
+    def lasting(self) -> bool:
+        """The error is what the path is (a directory, a link loop, not a regular file: stat said so): every reader
+        meets it, the tooling at each boot too.  Other errors (EIO, ...) are of one read: they say nothing of the
+        file's content, nor whether the next read fails."""
+        return self.errno_name in ("EISDIR", "ELOOP", "ENOTDIR", "EINVAL")
+
 
 @dataclass(frozen=True)
 class Tooling:
@@ -127,9 +134,11 @@ class Tooling:
 class ServiceState:
     """Whether systemd is present and which kdump units are enabled."""
 
-    systemd: bool  # a systemd installation was found under the root
+    systemd: bool  # systemd runs (the live system: /run/systemd/system), or is installed (a --root tree)
     enabled_links: tuple[str, ...]  # target paths like /etc/systemd/system/multi-user.target.wants/kdump.service
     sysv_links: tuple[str, ...]  # /etc/rc?.d/S??kdump-tools style start links
+    init_scripts: tuple[str, ...] = ()  # the kdump init scripts installed (paths.INIT_SCRIPTS)
+    unit_files: tuple[str, ...] = ()  # the kdump units' files installed (paths.SYSTEMD_UNIT_FILE_DIRS)
 
 
 @dataclass(frozen=True)
@@ -199,9 +208,13 @@ class DiskSpace:
     """Free space of the file system holding the dump directory."""
 
     path: str  # the dump directory on the target
-    measured_at: str  # the existing directory that statvfs was run on (target path)
+    measured_at: str  # the existing directory that statvfs was run on, or the df line's mount point (target path)
     free_bytes: int
     total_bytes: int
+    # A --root copy's own record of its free space (sos' df output) and the line of the mount holding the dump
+    # directory; None where statvfs measured the live system.
+    df: TextFile | None = None
+    df_line: int = 0
 
 
 @dataclass(frozen=True)

@@ -60,10 +60,23 @@ TOOLS = (
     "grub2-mkconfig",
     "grub-mkconfig",
 )
-SYSTEMD_MARKERS = ("/usr/lib/systemd/systemd", "/lib/systemd/systemd", "/run/systemd/system")
+#: Exists only while systemd runs as PID 1 (sd_booted(3)): the live system's test.
+SYSTEMD_RUNNING = "/run/systemd/system"
+#: A tree's (--root) test: systemd installed, or running when the tree was taken.
+SYSTEMD_MARKERS = ("/usr/lib/systemd/systemd", "/lib/systemd/systemd", SYSTEMD_RUNNING)
 SYSTEMD_UNIT_DIR = "/etc/systemd/system"
+#: Where packages install unit files: a native unit there makes systemd-sysv-generator ignore the SysV script of the
+#: same name, its rc?.d links with it.
+SYSTEMD_UNIT_FILE_DIRS = ("/usr/lib/systemd/system", "/lib/systemd/system")
+#: The kdump init scripts a system without systemd starts (kdump-tools on Debian, kdump on RHEL 6), and the runlevels
+#: whose /etc/rcN.d/S* links sysv-rc runs at boot (their LSB Default-Start: 2 3 4 5).
+INIT_SCRIPTS = ("/etc/init.d/kdump-tools", "/etc/init.d/kdump")
+SYSV_RUNLEVELS = ("2", "3", "4", "5")
 DEBUGINFOD_DIR = "/etc/debuginfod"
 DEFAULT_DUMP_DIR = "/var/crash"
+#: sos report's df output (``df -al -x autofs``, 1K blocks; ``df -al`` before sos 3.2) at the top of the copy: the
+#: inspected machine's free space when the report was made, the only one a --root copy can give.
+SOS_DF = ("/sos_commands/filesys/df_-al_-x_autofs", "/sos_commands/filesys/df_-al")
 #: The top directories of an installed system: absent from a --root tree that is a partial copy (of /proc and /sys,
 #: of a few files), what lives under them was not examined, which is not "missing".
 SYSTEM_DIRS = ("/usr", "/etc")

@@ -88,6 +88,9 @@ class FakeSystem:
     # dpkg's status file lists the running kernel's linux-image package (Debian family; False: built locally)
     kernel_package: bool = True
     free_bytes: int = 50 * GIB
+    # The copy carries sos report's df output (sos_commands/filesys/df_-al_-x_autofs), ``free_bytes`` free on /: the
+    # only free space a --root copy gives (the disk it lies on here is not the machine's)
+    df: bool = True
     initrd_bytes: int = 18 * MIB
     extra: Callable[[Path], None] | None = None
     # False: no boot loader configuration nor tool (a VM booted directly by its VMM, Firecracker's: the kernel
@@ -244,9 +247,31 @@ def build(root: Path, system: FakeSystem) -> Path:
         _write(root, "/var/lib/dpkg/status", _dpkg_status(rel if system.kernel_package else None))
     if system.debug_vmlinux:
         _sparse(root, f"/usr/lib/debug/boot/vmlinux-{rel}", 4096)
+    if system.df:
+        _write(root, "/sos_commands/filesys/df_-al_-x_autofs", sos_df(system.free_bytes))
     if system.extra is not None:
         system.extra(root)
     return root
+
+
+def sos_df(free_bytes: int, mounts: tuple[tuple[str, int], ...] = ()) -> str:
+    """``df -al -x autofs`` as sos report records it: pseudo file systems (all zero), / of 100 GiB with
+    ``free_bytes`` available, /boot, then ``mounts`` (mount point, bytes available) of 10 GiB each."""
+    lines = ["Filesystem     1K-blocks     Used Available Use% Mounted on"]
+    lines += [
+        "sysfs                  0        0         0    - /sys",
+        "proc                   0        0         0    - /proc",
+    ]
+
+    def row(device: str, total: int, free: int, mount: str) -> str:
+        used = (total - free) // 1024
+        percent = -(-100 * used // max(used + free // 1024, 1))
+        return f"{device:<14} {total // 1024:>9} {used:>8} {free // 1024:>9} {percent:>3}% {mount}"
+
+    lines.append(row("/dev/vda1", 100 * GIB, free_bytes, "/"))
+    lines.append(row("/dev/vda2", GIB, GIB // 2, "/boot"))
+    lines += [row(f"/dev/vdb{n}", 10 * GIB, free, mount) for n, (mount, free) in enumerate(mounts, 1)]
+    return "\n".join(lines) + "\n"
 
 
 def _boot_and_config(root: Path, system: FakeSystem, debian: bool) -> None:

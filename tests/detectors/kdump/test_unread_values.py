@@ -93,7 +93,7 @@ def test_collector_and_space_are_unknown_when_the_config_was_not_read(tmp_path: 
         assert line.status is Status.UNKNOWN, line
         assert "cannot read /etc/default/kdump-tools: Is a directory" in line.detail
         assert line.fix.startswith("make the kdump configuration readable")
-    assert "51200 MiB free at /var/crash" in lines["dump-space"].detail  # what was measured is still said
+    assert "51200 MiB free at /" in lines["dump-space"].detail  # what was measured (the copy's df) is still said
     assert lines["kdump-config"].status is Status.FAIL
 
 
@@ -293,12 +293,12 @@ def test_a_program_that_is_a_link_loop_is_its_own_problem_not_its_directorys(tmp
     assert lines["unreadable:/usr/sbin/kdump-config"].detail == "unknown (Too many levels of symbolic links (ELOOP))"
 
 
-def _check_with_unsearchable(tmp_path: Path, directory: str) -> subprocess.CompletedProcess[str]:
+def _check_with_unsearchable(tmp_path: Path, directory: str, *, df: bool = True) -> subprocess.CompletedProcess[str]:
     """``kdump check --format json`` of the debian12-ready root with ``directory`` of mode 000, run by a reader
     that file permissions bind."""
     from tests.helpers import as_plain_reader
 
-    root = build(tmp_path / "root", SCENARIOS["debian12-ready"])
+    root = build(tmp_path / "root", replace(SCENARIOS["debian12-ready"], df=df))
     (root / directory).chmod(0)
     try:
         check = [sys.executable, "-m", "forensics", "kdump", "check", "--root", str(root), "--format", "json"]
@@ -326,7 +326,7 @@ def test_a_var_this_reader_may_not_search_leaves_the_room_for_the_dump_unknown(t
     ed10de4 fixed for /usr.  The room for the dump is unknown, with why, and /var is said unread.  It was a medium
     WARN (a problem, the verdict READY) of a room never measured: now unknown, no problem, and the verdict is not
     known (exit 1)."""
-    done = _check_with_unsearchable(tmp_path, "var")
+    done = _check_with_unsearchable(tmp_path, "var", df=False)
     assert done.stderr == "" and done.returncode == 1, done.stderr
     doc = json.loads(done.stdout)
     lines = {line["id"]: line for line in doc["checks"]}
@@ -334,8 +334,11 @@ def test_a_var_this_reader_may_not_search_leaves_the_room_for_the_dump_unknown(t
     assert room["status"] == "unknown" and room["severity"] == "medium", room
     assert doc["ready"] is False and doc["kernel_ready"] is True
     assert not [f for f in doc["incident"]["findings"] if f["severity"] in ("medium", "high", "critical")]
-    assert "cannot measure free space for /var/crash: cannot read /var: Permission denied" in room["detail"], room
-    assert lines["unreadable:/var"]["detail"] == "unknown (Permission denied (EACCES))", lines["unreadable:/var"]
+    # A --root copy is not measured where it lies (its disk is not the machine's); the live system's walk up from an
+    # unsearchable directory: test_state.py::test_a_dump_dir_under_a_link_loop_is_not_measured.
+    assert "free space not measured: the root" in room["detail"], room
+    unread = [line for key, line in lines.items() if key.startswith("unreadable:/var/")]
+    assert unread and all(u["detail"] == "unknown (Permission denied (EACCES))" for u in unread), lines.keys()
 
 
 def _sos_like(root: Path) -> None:
@@ -433,3 +436,34 @@ def test_a_copy_of_a_few_files_is_not_called_a_copy_of_proc_and_sys(tmp_path: Pa
     assert "MiB free" not in text, text
     room = next(line for line in text.splitlines() if line.startswith("[UNKNOWN] Room for the dump"))
     assert "a partial copy" in room, room
+
+
+def test_a_configuration_whose_read_fails_is_unknown_not_a_fault(tmp_path: Path) -> None:
+    """An I/O error reading /etc/default/kdump-tools (its disk, a network file system) says nothing of what the file
+    holds, nor that the tooling's read at boot fails too: could not be judged, not a FAIL ("the kdump tooling cannot
+    read it either", high, before).  The read really fails: /etc/default is a FUSE file system (eio_fs.py) that fails
+    every read of kdump-tools with EIO, as a failing disk does."""
+    from tests.forensics.commands.test_kdump_cli import invoke
+    from tests.forensics.vmcore.test_dump_eio import SERVER
+    from tests.helpers import fuse_mounted
+
+    root = build(tmp_path / "root", SCENARIOS["debian12-ready"])
+    source = tmp_path / "default"
+    shutil.move(root / "etc/default", source)
+    with fuse_mounted(SERVER, source, root / "etc/default", "0", str(1 << 40), "kdump-tools", ready="grub") as mount:
+        with pytest.raises(OSError, match="Input/output error"):  # the read really fails
+            (mount / "kdump-tools").read_bytes()
+        state = collect_kdump_state(root, SCENARIOS["debian12-ready"].statvfs)
+        result = invoke("kdump", "check", "--root", str(root), "--format", "json")
+    config = next(line for line in run_checklist(state).lines if line.id == "kdump-config")
+    assert config.status is Status.UNKNOWN, config
+    assert config.detail.startswith(
+        "unknown (the read failed: Input/output error (EIO), /etc/default/kdump-tools: whether it enables kdump"
+    )
+    assert "dmesg" in config.fix
+    assert config.severity is Severity.MEDIUM  # the harm a bad configuration would do, kept for the verdict
+    doc = json.loads(result.stdout)
+    statuses = {c["id"]: c["status"] for c in doc["checks"]}
+    assert statuses["kdump-config"] == "unknown"
+    assert "fail" not in statuses.values(), statuses  # nothing judged is a problem
+    assert result.returncode == 1  # not known to be ready: exit 1, as before (kdump check exits 0 only when ready)
