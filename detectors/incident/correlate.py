@@ -44,7 +44,7 @@ from forensics.model import (
     finding_id,
 )
 from forensics.types.dmesg import PANICKED, WENT_DOWN
-from forensics.types.incident import Correlation
+from forensics.types.incident import Correlation, LogCut
 from forensics.units import iso_utc
 
 _EVENT_KINDS = (FindingKind.DMESG_OOM, FindingKind.DMESG_ALLOC_FAILURE)
@@ -89,23 +89,25 @@ def _judged(base: Finding, other: Finding) -> tuple[Severity, Baseline | None]:
     return (other.severity, other.baseline) if other.severity > base.severity else (base.severity, base.baseline)
 
 
-def merge_into(base: Finding, other: Finding, why: str, corroborates: bool = True) -> Finding:
+def merge_into(base: Finding, other: Finding, why: str, corroborates: bool = True, short: str = "") -> Finding:
     """``base`` with the evidence of ``other`` and the confidence both give it.
 
     ``corroborates`` False: ``other`` is the same event but names something else (a crash titled after another
-    frame): merged, with a note, and the confidence stays ``base``'s (two views of one line confirm no function).
+    frame), or holds only its start (``short``: a log cut inside the report, why): merged, with a note, and the
+    confidence stays ``base``'s (two views of one line confirm no function; a report's first lines, no report).
     """
     severity, baseline = _judged(base, other)
     if not corroborates:
+        note = short or f"it names another frame ({other.title!r}), so it does not corroborate the function"
+        same = short or "it names another frame"
         return replace(
             base,
             severity=severity,
             baseline=baseline,
-            confidence_reason=f"{base.confidence_reason}; {why}; it names another frame ({other.title!r}), so it "
-            "does not corroborate the function",
+            confidence_reason=f"{base.confidence_reason}; {why}; {note}",
             evidence=tuple(dict.fromkeys(base.evidence + other.evidence)),
             next_steps=tuple(dict.fromkeys(base.next_steps + other.next_steps)),
-            facts=(*base.facts, Fact("same event as", f"{other.title} ({other.id}): it names another frame"),
+            facts=(*base.facts, Fact("same event as", f"{other.title} ({other.id}): {same}"),
                    *_carried(base, other)),
             subjects=tuple(dict.fromkeys(base.subjects + other.subjects)),
         )  # fmt: skip
@@ -117,7 +119,11 @@ def merge_into(base: Finding, other: Finding, why: str, corroborates: bool = Tru
         confidence_reason=f"{base.confidence_reason}; corroborated: {why}",
         evidence=tuple(dict.fromkeys(base.evidence + other.evidence)),
         next_steps=tuple(dict.fromkeys(base.next_steps + other.next_steps)),
-        facts=(*base.facts, Fact("corroborated by", f"{other.title} ({other.id})"), *_carried(base, other)),
+        facts=(
+            *base.facts,
+            Fact("corroborated by", f"{other.title} ({other.id})" + (f": {short}" if short else "")),
+            *_carried(base, other),
+        ),
         subjects=tuple(dict.fromkeys(base.subjects + other.subjects)),
     )
 
@@ -188,6 +194,60 @@ def _same_crash(by_id: dict[str, Finding]) -> list[tuple[str, str, str]]:
                      "the dump's log prints the same line at the same time since boot")
                 )  # fmt: skip
     return out
+
+
+def _cut_of(log: Finding, cuts: Collection[LogCut]) -> LogCut | None:
+    """The cut that ends ``log``'s report: a log that ends inside it (its report's first line is the cut's)."""
+    spans = {(e.source, e.locator.start) for e in log.evidence if e.locator.name == _REPORT}
+    return next((c for c in cuts if (c.source, c.start) in spans), None)
+
+
+#: The name of the evidence that cites a report's lines, first to last (detectors/dmesg/findings.py).
+_REPORT = "report"
+
+
+def _cut_match(crash: Finding, log: Finding, cut: LogCut) -> tuple[str, bool, str] | None:
+    """What a log cut inside its report matched of the dump's crash, and what it could not show: (why, whether it
+    corroborates, what the cut leaves out), or None when the dump's own log shows no more of the report than the cut
+    log holds (the report ends where the log does).
+
+    A console capture cut after the report's first lines prints the dump's header line at the same time: the same
+    report's start, not a second view of the whole crash (its frames, registers and end are not in it).  Only a cut
+    log that reaches the call trace corroborates the crash, saying what it matched and what it lacks.
+    """
+    held = cut.end - cut.start + 1
+    dumped = next(
+        (e for e in crash.evidence if e.locator.name == _REPORT and e.source != cut.source and e.locator.end), None
+    )
+    whole = None if dumped is None or dumped.locator.end is None else dumped.locator.end - dumped.locator.start + 1
+    if cut.damaged is None and (whole is None or whole <= held):
+        return None
+    matched = ["its header line (printed at the same time since boot)" if _one_message(crash, log) else "its title"]
+    function = _TITLE_FUNCTION.search(crash.title)
+    if function is not None and same_function(crash, log):
+        matched.append(f"the function it names ({function.group(1)})")
+    if cut.trace:
+        matched.append("the first frames of its call trace")
+    shown = f"{', '.join(matched[:-1])} and {matched[-1]}" if len(matched) > 1 else matched[0]
+    lacks = ["its call trace, which would confirm it"] if not cut.trace else []
+    lacks.append(
+        f"the rest of its {whole} lines ({dumped.cite()}; the log holds {held})"
+        if dumped is not None and whole is not None
+        else f"the rest of it ({cut.damaged})"
+    )
+    cr2 = next((e for e in log.evidence if e.locator.name == LOG_FAULT_ADDRESS), None)
+    if cr2 is not None:  # the closing CR2 line is the report's last: a cut report's is its register dump's
+        lacks.append(f"the fault address of its closing CR2 line (the CR2 at {cr2.cite()} is the register dump's)")
+    rest = "; ".join(lacks)
+    where = f"{cut.source} lines {cut.start}-{cut.end}"
+    if not cut.trace:
+        return (
+            f"the same report's start: {where} hold {shown}",
+            False,
+            f"the rest is not in the log (cut at line {cut.end}): {rest}",
+        )
+    said = f"the log is cut at line {cut.end}: it matched {shown}; not in the cut log: {rest}"
+    return f"the dump's crash is the report at {where}; {said}", True, said
 
 
 def _leak_outsized(by_id: dict[str, Finding]) -> list[tuple[str, str, str]]:
@@ -596,7 +656,7 @@ def after_the_crash(incidents: tuple[Incident, ...], known: frozenset[str] = fro
 
 
 def correlate(
-    findings: tuple[Finding, ...], elsewhere: Collection[str] = ()
+    findings: tuple[Finding, ...], elsewhere: Collection[str] = (), cuts: Collection[LogCut] = ()
 ) -> tuple[tuple[Finding, ...], tuple[Correlation, ...]]:
     """Merge findings that show one problem; add contradictions; say what was merged and why.
 
@@ -606,7 +666,9 @@ def correlate(
     input of another boot or host (``elsewhere``, and the inputs whose times
     since boot lie past the crash) corroborates nothing: it is a contradiction,
     never a cause (a store recorded in another boot made the dump's outsized
-    cache "corroborated" and its leak the first hypothesis).
+    cache "corroborated" and its leak the first hypothesis).  ``cuts``: the
+    logs that end inside a report; such a report matched with the dump's crash
+    says what it matched and what the cut log could not show (:func:`_cut_match`).
     """
     original = {f.id: f for f in findings}
     apart = frozenset(elsewhere) | frozenset(foreign_sources(findings))
@@ -631,12 +693,21 @@ def correlate(
             if keep_at == home(drop) or keep_at not in current:
                 continue
             corroborates = rule != "same-crash" or same_function(original[keep], original[drop])
-            current[keep_at] = merge_into(current[keep_at], original[drop], why, corroborates)
+            cut = _cut_of(original[drop], cuts) if rule == "same-crash" else None
+            matched = None if cut is None else _cut_match(original[keep], original[drop], cut)
+            said, short = (why, "") if matched is None else (matched[0], matched[2])
+            corroborates = corroborates and (matched is None or matched[1])
+            current[keep_at] = merge_into(current[keep_at], original[drop], said, corroborates, short)
             if drop in current and drop != keep_at:
                 del current[drop]
                 holder[drop] = keep_at
             correlations.append(Correlation(rule, keep_at, (keep_at, drop), why))
-            if rule == "same-crash" and (differ := _fault_addresses_differ(original[keep], original[drop])):
+            # A cut report's CR2 is its register dump's (its closing CR2 line is cut off): no fault address of its own.
+            if (
+                matched is None
+                and rule == "same-crash"
+                and (differ := _fault_addresses_differ(original[keep], original[drop]))
+            ):
                 current[differ.id] = differ
                 correlations.append(
                     Correlation("contradiction", differ.id, (differ.id,), differ.title, contradiction=True)

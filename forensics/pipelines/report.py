@@ -13,7 +13,7 @@ from forensics import __version__
 from forensics.errors import InputError
 from forensics.model import Examined, Finding, FindingKind, Incident
 from forensics.types.dmesg_result import DmesgResult
-from forensics.types.incident import Correlation
+from forensics.types.incident import Correlation, LogCut
 from forensics.types.results import IncidentStory, SourceAnalysis
 
 if TYPE_CHECKING:
@@ -144,7 +144,7 @@ def build_story(parts: list[SourceAnalysis], loaded: list[Incident], command: st
     # them, 01-null-member's merged incident with 10-use-after-free's console log read again made "the dump and the
     # log disagree" (medium) of the other guest's fault, ranked with the crash's findings.
     said = tuple(f for i in loaded for f in i.findings if f.kind is FindingKind.CONTRADICTION)
-    findings, correlations = correlate(merged.findings, elsewhere_inputs((*elsewhere, *said)))
+    findings, correlations = correlate(merged.findings, elsewhere_inputs((*elsewhere, *said)), log_cuts(parts))
     findings += tuple(elsewhere)
     correlations += tuple(Correlation("contradiction", f.id, (f.id,), f.title, contradiction=True) for f in elsewhere)
     apart = elsewhere_inputs(findings)
@@ -184,6 +184,32 @@ def build_story(parts: list[SourceAnalysis], loaded: list[Incident], command: st
         apart=apart_ids,
         apart_why=apart_why,
         crashed=crashed,
+    )
+
+
+#: How a report's call trace starts (x86's "Call Trace:", arm64's "Call trace:").
+_TRACE_START = "call trace:"
+
+
+def log_cuts(parts: list[SourceAnalysis]) -> tuple[LogCut, ...]:
+    """The reports each kernel log ends inside (the report's last line is the log's): what of each the log holds.
+
+    A console capture cut after a report's first lines was said to "corroborate" the dump's crash it printed the
+    header line of, at the same time, without its frames, registers or end (detectors/incident/correlate.py).
+    """
+    return tuple(
+        LogCut(
+            r.name,
+            rep.start_line,
+            rep.end_line,
+            any(_TRACE_START in text.lower() for _, text in rep.lines),
+            rep.corrupted_reason if rep.corrupted else None,
+        )
+        for p in parts
+        if isinstance(p.details, DmesgResult)
+        for r in p.details.sources
+        for rep in r.reports
+        if rep.end_line >= r.lines
     )
 
 
