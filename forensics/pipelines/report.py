@@ -111,10 +111,13 @@ def _crashed_boot(incident: Incident, incidents: list[Incident], elsewhere: froz
     )
 
 
-def build_story(parts: list[SourceAnalysis], loaded: list[Incident], command: str) -> IncidentStory:
+def build_story(
+    parts: list[SourceAnalysis], loaded: list[Incident], command: str, unused: tuple[Incident, ...] = ()
+) -> IncidentStory:
     """The story of the analysed inputs and the findings files: merged, correlated, timed and ranked.
 
-    ``command`` is the command line that reproduces the report (last of the story's commands).
+    ``command`` is the command line that reproduces the report (last of the story's commands); ``unused``: the inputs
+    that could not be used (a dump that is none, sources.unusable_dump), said first under "Examined".
     """
     from detectors.incident.correlate import after_the_crash, correlate, other_hosts, other_kernels
     from detectors.incident.hypotheses import plain_summary, rank_hypotheses
@@ -130,7 +133,7 @@ def build_story(parts: list[SourceAnalysis], loaded: list[Incident], command: st
     from forensics.pipelines.boot_identity import check_logs, other_boot_finding
 
     incidents = [p.incident for p in parts] + loaded
-    merged = Incident.merge(incidents, tool_version=__version__)
+    merged = Incident.merge([*unused, *incidents], tool_version=__version__)
     # Another host, or another kernel release than the dump's (another boot), is a contradiction, like a later uptime;
     # found first, so that no finding of such an input corroborates one of the crashed boot (correlate).
     elsewhere = other_hosts(tuple(incidents))
@@ -149,7 +152,8 @@ def build_story(parts: list[SourceAnalysis], loaded: list[Incident], command: st
     correlations += tuple(Correlation("contradiction", f.id, (f.id,), f.title, contradiction=True) for f in elsewhere)
     apart = elsewhere_inputs(findings)
     incident = _crashed_boot(replace(merged, findings=findings), incidents, frozenset(apart))
-    incident = replace(incident, examined=_examined(parts, loaded, apart, checks))
+    examined = (*(e for i in unused for e in i.examined), *_examined(parts, loaded, apart, checks))
+    incident = replace(incident, examined=examined)
     apart_why = tuple(
         (f.id, next(apart[e.source] for e in f.evidence if e.source in apart)) for f in findings if _set_apart(f, apart)
     )
