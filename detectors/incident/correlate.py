@@ -324,6 +324,12 @@ def _contradictions(by_id: dict[str, Finding], away: Callable[[Finding], bool]) 
                     evidence=(crash.evidence[0], other.evidence[0]),
                     next_steps=("compare the Linux version and boot time lines of both inputs",),
                     detector="incident",
+                    # The log's report of the crash that ended its boot was compared with the dump's crash.
+                    baseline=Baseline(
+                        "the crash the dump holds, which a log of the dumped boot ends in too",
+                        repr(crash.title),
+                        f"the dump's crash, {crash.evidence[0].cite()}",
+                    ),
                 )
             )
     out += _other_boots(tuple(by_id.values()))
@@ -355,6 +361,11 @@ def _fault_addresses_differ(crash: Finding, log: Finding) -> Finding | None:
         evidence=(crash.evidence[0], cited),
         next_steps=("compare the oops's closing CR2: line in the dump's log (crash> log) and in the log",),
         detector="incident",
+        baseline=Baseline(
+            "the fault address the dump gives for the crash (its log's closing CR2: line)",
+            dumped,
+            f"the dump's crash, {crash.evidence[0].cite()}",
+        ),
     )
 
 
@@ -384,6 +395,12 @@ def _other_boots(findings: tuple[Finding, ...]) -> list[Finding]:
                 next_steps=("compare the boot ids (/proc/sys/kernel/random/boot_id) and host names of the inputs",),
                 facts=(Fact("other boot", source), Fact("crash since boot", f"{end:.6f} s")),
                 detector="incident",
+                # The input's first time since boot was compared with the crash's: the crashed kernel's last.
+                baseline=Baseline(
+                    "the crashed kernel's last time since boot: a time of its boot is at or before its crash",
+                    f"{end:.3f} s",
+                    "the crash" if crash_ev is None else f"the crash, {crash_ev.cite()}",
+                ),
             )
         )
     return out
@@ -397,8 +414,10 @@ def _elsewhere(
     evidence: tuple[Evidence, ...],
     next_step: str,
     facts: tuple[Fact, ...],
+    baseline: Baseline,
 ) -> Finding:
-    """A contradiction naming an input of another host or kernel: its findings are not this incident's causes."""
+    """A contradiction naming an input of another host or kernel: its findings are not this incident's causes;
+    ``baseline``: what the input was compared with (the crashed host's name, the dump's release, its crash time)."""
     return Finding(
         id=finding_id(FindingKind.CONTRADICTION, *key),
         kind=FindingKind.CONTRADICTION,
@@ -411,6 +430,7 @@ def _elsewhere(
         next_steps=(next_step,),
         facts=facts,
         detector="incident",
+        baseline=baseline,
     )
 
 
@@ -451,9 +471,22 @@ def other_hosts(incidents: tuple[Incident, ...]) -> list[Finding]:
                 cited,
                 "check that every input was copied from the crashed machine",
                 (Fact("other host", source), Fact("host", host), Fact("crashed host", home)),
+                Baseline(
+                    "the host the first input that names one names (report reads the dump first)",
+                    home,
+                    home_ev.cite() if home_ev is not None else _named_in(home_incident),
+                ),
             )
         )
     return out
+
+
+def _named_in(incident: Incident) -> str:
+    """Where an input that names its host with no record cited for it is said to name it: its first input."""
+    where = next((s.path for s in incident.sources), None) or next(
+        (e.source for f in incident.findings for e in f.evidence), "the first input that names one"
+    )
+    return f"the host name {where} records"
 
 
 def _host_named_by(incident: Incident, host: str) -> Evidence | None:
@@ -602,6 +635,12 @@ def other_kernels(incidents: tuple[Incident, ...], known: frozenset[str] = froze
                     Fact("crashed kernel read from", home_at),
                     Fact("crashed kernel of", home_name),
                 ),
+                Baseline(
+                    f"the kernel release {home_name.removesuffix(' names')} names: an input of its boot names the "
+                    "same (a release changes only with a boot)",
+                    home,
+                    home_at,
+                ),
             )
         )
     return out
@@ -650,6 +689,12 @@ def after_the_crash(incidents: tuple[Incident, ...], known: frozenset[str] = fro
                 (crash_ev, first),
                 "compare the boot ids (/proc/sys/kernel/random/boot_id) and host names of the inputs",
                 (Fact("other boot", first.source), Fact("starts at", starts), Fact("crash at", crashed)),
+                Baseline(
+                    "the crash's wall-clock time (the dump's boot time plus its crash's time since boot): a record of "
+                    "its boot is no later",
+                    f"{crashed} (+{_AFTER_CRASH_WALL_SLACK:.0f} s of slack)",
+                    f"boot time: {boot.basis}; crash: {crash_ev.cite()}",
+                ),
             )
         )
     return out

@@ -101,6 +101,9 @@ def test_a_sysrq_crash_log_of_another_crash_still_contradicts_the_dump(
     [said] = [f for f in doc["findings"] if f["kind"] == "contradiction"]
     assert said["title"].startswith("the dump and the log disagree: 'BUG: unable to handle kernel NULL pointer")
     assert said["title"].endswith("'kernel panic: sysrq triggered crash'")
+    # What the log's crash was compared with: the dump's (the contradiction named no baseline).
+    assert said["baseline"]["name"] == "the crash the dump holds, which a log of the dumped boot ends in too"
+    assert said["baseline"]["value"].startswith("'BUG: unable to handle kernel NULL pointer")
 
 
 def _links(findings: list[dict[str, Any]]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
