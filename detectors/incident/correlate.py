@@ -746,7 +746,7 @@ def correlate(
             if drop in current and drop != keep_at:
                 del current[drop]
                 holder[drop] = keep_at
-            correlations.append(Correlation(rule, keep_at, (keep_at, drop), why))
+            correlations.append(Correlation(rule, keep_at, (keep_at, drop), said))
             # A cut report's CR2 is its register dump's (its closing CR2 line is cut off): no fault address of its own.
             if (
                 matched is None

@@ -237,6 +237,16 @@ def test_a_console_log_cut_before_the_trace_is_the_reports_start_not_corroborati
     assert f"the rest is not in the log (cut at line {end}): its call trace, which would confirm it" in same
     assert f"the same report's start: {log} lines " in crash["confidence_reason"]
     assert "its header line (printed at the same time since boot)" in crash["confidence_reason"]
+    # The report's Correlations say the same (they said "the dump's crash is the report at cut.log line 233-240").
+    ran = cli_run(
+        monkeypatch, capsys,
+        "report", "--vmcore", case.vmcore, *_debug(case), "--dmesg", log, "--json", tmp_path / "story.json",
+        "-o", tmp_path / "r.md",
+    )  # fmt: skip
+    assert ran.returncode == 0, ran.stderr
+    story = json.loads((tmp_path / "story.json").read_text())
+    [same] = [c["statement"] for c in story["correlations"] if c["rule"] == "same-crash"]
+    assert same.startswith(f"the same report's start: {log} lines ")
 
 
 def test_a_console_log_cut_inside_the_trace_says_what_it_matched_and_what_it_lacks(
