@@ -226,8 +226,6 @@ def _cut_match(crash: Finding, log: Finding, cut: LogCut) -> tuple[str, bool, st
     function = _TITLE_FUNCTION.search(crash.title)
     if function is not None and same_function(crash, log):
         matched.append(f"the function it names ({function.group(1)})")
-    if cut.trace:
-        matched.append("the first frames of its call trace")
     shown = f"{', '.join(matched[:-1])} and {matched[-1]}" if len(matched) > 1 else matched[0]
     lacks = ["its call trace, which would confirm it"] if not cut.trace else []
     lacks.append(
@@ -246,7 +244,11 @@ def _cut_match(crash: Finding, log: Finding, cut: LogCut) -> tuple[str, bool, st
             False,
             f"the rest is not in the log (cut at line {cut.end}): {rest}",
         )
-    said = f"the log is cut at line {cut.end}: it matched {shown}; not in the cut log: {rest}"
+    # The trace's first frames are in the log; they are not compared with the dump's stack frame by frame.
+    said = (
+        f"the log is cut at line {cut.end}: it matched {shown}, and holds the start of its call trace; not in the "
+        f"cut log: {rest}"
+    )
     return f"the dump's crash is the report at {where}; {said}", True, said
 
 
