@@ -11,8 +11,19 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from forensics.model import Evidence, Fact, Finding, FindingKind, Locator, LocatorKind, Severity, finding_id
+from forensics.model import (
+    Baseline,
+    Evidence,
+    Fact,
+    Finding,
+    FindingKind,
+    Locator,
+    LocatorKind,
+    Severity,
+    finding_id,
+)
 from forensics.types.slab import OutOfOrder, PartialSample, RejectedLine, WallClockStep
+from forensics.units import iso_utc
 
 DETECTOR = "detectors.snapshot_input"
 CITED = 10  # rows cited as evidence; the count covers all
@@ -41,6 +52,13 @@ def rejected_rows(rows: Sequence[tuple[str, RejectedLine]]) -> list[Finding]:
                 for source, row in rows[:CITED]
             ),
             facts=(Fact("rows left out", str(len(rows))), Fact("first", first)),
+            # Each row was compared with the format the kernel prints: its columns and the values they can hold.
+            baseline=Baseline(
+                "every row as the kernel prints it: all its columns, numbers a kernel can hold",
+                f"0 rows left out (here {len(rows)}: {rows[0][1].reason}, first)",
+                "the row formats of /proc/slabinfo (mm/slab_common.c, slabinfo_show) and /proc/meminfo "
+                "(fs/proc/meminfo.c)",
+            ),
             next_steps=("look at the cited lines: a copy cut short or edited by hand; re-collect if you can",),
             detector=DETECTOR,
         )
@@ -71,6 +89,13 @@ def times_going_back(order: Sequence[OutOfOrder]) -> list[Finding]:
                 for snap in (o.earlier, o.later)
             ),
             facts=(Fact("steps back", str(len(order))),),
+            # Each snapshot's time was compared with the one above it in the same file.
+            baseline=Baseline(
+                "a snapshot's time at or after the one above it in its file (a collector appends in time order)",
+                f"at or after {iso_utc(first.earlier.wall)} ({first.earlier.source}:{first.earlier.line}); "
+                f"{first.later.source}:{first.later.line} is {first.earlier.wall - first.later.wall:,.3f} s earlier",
+                "the file's own snapshot above it",
+            ),
             next_steps=("check the time lines cited; fix or drop the snapshots of a stepped clock",),
             detector=DETECTOR,
         )
@@ -101,6 +126,13 @@ def partial_samples(parts: Sequence[PartialSample], kept: int) -> list[Finding]:
                 for p in parts[:CITED]
             ),
             facts=(Fact("samples left out", str(len(parts))), Fact("complete samples used", str(kept))),
+            # The cut line was compared with a complete row: every column, then the next sample or the file's end.
+            baseline=Baseline(
+                "a sample whose last row is whole (every column, then the next sample's time line or the file's end)",
+                f"{kept} complete sample(s); {first.source}:{first.line} ends after {len(first.text.split())} "
+                "field(s), mid-row",
+                "the row formats of /proc/slabinfo and /proc/meminfo, as the file's complete samples hold them",
+            ),
             next_steps=("re-collect the cut sample if you still can; the complete samples are analysed as they are",),
             detector=DETECTOR,
         )
@@ -138,6 +170,12 @@ def wall_clock_steps(steps: Sequence[WallClockStep]) -> list[Finding]:
             facts=(
                 Fact("steps", str(len(steps))),
                 Fact("first step", f"{first.seconds:+.3f} s"),
+            ),
+            # The time line was compared with the wall time the uptime that passed since the sample before gives.
+            baseline=Baseline(
+                f"the wall time of {first.before_source}:{first.before_line} plus the uptime that passed since",
+                f"{iso_utc(first.expected)} (the line says {iso_utc(first.recorded)}, {first.seconds:+,.3f} s)",
+                "the samples' own /proc/uptime (CLOCK_BOOTTIME, which a wall-clock step does not move)",
             ),
             next_steps=("check the host's time sync (chronyc tracking, journal of systemd-timesyncd)",),
             detector=DETECTOR,

@@ -425,12 +425,21 @@ class Examined:
     # header's ``# os release : ...`` and ``# hostname : ...`` lines): what a contradiction of kernels or hosts cites
     # for the input.
     named_by: tuple[Evidence, ...] = ()
+    # An input that could not be used at all, and why: the one-line message its own command refuses it with (a
+    # report goes on with its other inputs: "not a kernel crash dump (...)", "truncated dump: ...").
+    unusable: NotAvailable | None = None
 
     @property
     def blind(self) -> bool:
-        """Whether the analysis could have found nothing (too few samples, a dump without debug info): its
-        "no finding" is no verdict, and is said as "could not judge"."""
-        return not self.could_find and bool(self.could_not)
+        """Whether the analysis could have found nothing (too few samples, a dump without debug info, an input that
+        could not be used): its "no finding" is no verdict, and is said as "could not judge"."""
+        return self.unusable is not None or (not self.could_find and bool(self.could_not))
+
+
+def unusable_said(examined: tuple[Examined, ...]) -> str:
+    """The inputs that could not be used, as a sentence after a verdict (" The crash dump d could not be used: ...");
+    "" when every input was: a report that went on without its dump says so beside what it found."""
+    return "".join(f" The {e.what} could not be used: {e.unusable.reason}." for e in examined if e.unusable)
 
 
 def unjudged_count(examined: tuple[Examined, ...]) -> str:

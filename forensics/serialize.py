@@ -191,6 +191,7 @@ def incident_to_dict(incident: Incident, finding: Callable[[Finding], Any] = fin
         "examined": [
             {"what": e.what, "could_find": list(e.could_find), "could_not": list(e.could_not)}
             | ({"standing": e.standing} if e.standing else {})
+            | ({"unusable": json_value(e.unusable)} if e.unusable is not None else {})
             for e in incident.examined
         ],
         "boot_time": json_value(incident.boot_time)
@@ -356,11 +357,14 @@ class _Reader:
         could_find = self.get(obj, "could_find", list, where)
         could_not = self.get(obj, "could_not", list, where)
         standing = obj.get("standing", "") if isinstance(obj, dict) else ""  # older writers: none
+        unusable = obj.get("unusable") if isinstance(obj, dict) else None  # only an input that could not be used
+        why = unusable.get("not_available") if isinstance(unusable, dict) else None
         return Examined(
             self.get(obj, "what", str, where),
             tuple(str(x) for x in could_find),
             tuple(str(x) for x in could_not),
             standing if isinstance(standing, str) else "",
+            unusable=NotAvailable(why) if isinstance(why, str) else None,
         )
 
     def subject(self, obj: object, where: str) -> Subject:

@@ -44,7 +44,7 @@ from forensics.model import (
     finding_id,
 )
 from forensics.types.dmesg import PANICKED, WENT_DOWN
-from forensics.types.incident import Correlation
+from forensics.types.incident import Correlation, LogCut
 from forensics.units import iso_utc
 
 _EVENT_KINDS = (FindingKind.DMESG_OOM, FindingKind.DMESG_ALLOC_FAILURE)
@@ -89,23 +89,25 @@ def _judged(base: Finding, other: Finding) -> tuple[Severity, Baseline | None]:
     return (other.severity, other.baseline) if other.severity > base.severity else (base.severity, base.baseline)
 
 
-def merge_into(base: Finding, other: Finding, why: str, corroborates: bool = True) -> Finding:
+def merge_into(base: Finding, other: Finding, why: str, corroborates: bool = True, short: str = "") -> Finding:
     """``base`` with the evidence of ``other`` and the confidence both give it.
 
     ``corroborates`` False: ``other`` is the same event but names something else (a crash titled after another
-    frame): merged, with a note, and the confidence stays ``base``'s (two views of one line confirm no function).
+    frame), or holds only its start (``short``: a log cut inside the report, why): merged, with a note, and the
+    confidence stays ``base``'s (two views of one line confirm no function; a report's first lines, no report).
     """
     severity, baseline = _judged(base, other)
     if not corroborates:
+        note = short or f"it names another frame ({other.title!r}), so it does not corroborate the function"
+        same = short or "it names another frame"
         return replace(
             base,
             severity=severity,
             baseline=baseline,
-            confidence_reason=f"{base.confidence_reason}; {why}; it names another frame ({other.title!r}), so it "
-            "does not corroborate the function",
+            confidence_reason=f"{base.confidence_reason}; {why}; {note}",
             evidence=tuple(dict.fromkeys(base.evidence + other.evidence)),
             next_steps=tuple(dict.fromkeys(base.next_steps + other.next_steps)),
-            facts=(*base.facts, Fact("same event as", f"{other.title} ({other.id}): it names another frame"),
+            facts=(*base.facts, Fact("same event as", f"{other.title} ({other.id}): {same}"),
                    *_carried(base, other)),
             subjects=tuple(dict.fromkeys(base.subjects + other.subjects)),
         )  # fmt: skip
@@ -117,7 +119,11 @@ def merge_into(base: Finding, other: Finding, why: str, corroborates: bool = Tru
         confidence_reason=f"{base.confidence_reason}; corroborated: {why}",
         evidence=tuple(dict.fromkeys(base.evidence + other.evidence)),
         next_steps=tuple(dict.fromkeys(base.next_steps + other.next_steps)),
-        facts=(*base.facts, Fact("corroborated by", f"{other.title} ({other.id})"), *_carried(base, other)),
+        facts=(
+            *base.facts,
+            Fact("corroborated by", f"{other.title} ({other.id})" + (f": {short}" if short else "")),
+            *_carried(base, other),
+        ),
         subjects=tuple(dict.fromkeys(base.subjects + other.subjects)),
     )
 
@@ -188,6 +194,62 @@ def _same_crash(by_id: dict[str, Finding]) -> list[tuple[str, str, str]]:
                      "the dump's log prints the same line at the same time since boot")
                 )  # fmt: skip
     return out
+
+
+def _cut_of(log: Finding, cuts: Collection[LogCut]) -> LogCut | None:
+    """The cut that ends ``log``'s report: a log that ends inside it (its report's first line is the cut's)."""
+    spans = {(e.source, e.locator.start) for e in log.evidence if e.locator.name == _REPORT}
+    return next((c for c in cuts if (c.source, c.start) in spans), None)
+
+
+#: The name of the evidence that cites a report's lines, first to last (detectors/dmesg/findings.py).
+_REPORT = "report"
+
+
+def _cut_match(crash: Finding, log: Finding, cut: LogCut) -> tuple[str, bool, str] | None:
+    """What a log cut inside its report matched of the dump's crash, and what it could not show: (why, whether it
+    corroborates, what the cut leaves out), or None when the dump's own log shows no more of the report than the cut
+    log holds (the report ends where the log does).
+
+    A console capture cut after the report's first lines prints the dump's header line at the same time: the same
+    report's start, not a second view of the whole crash (its frames, registers and end are not in it).  Only a cut
+    log that reaches the call trace corroborates the crash, saying what it matched and what it lacks.
+    """
+    held = cut.end - cut.start + 1
+    dumped = next(
+        (e for e in crash.evidence if e.locator.name == _REPORT and e.source != cut.source and e.locator.end), None
+    )
+    whole = None if dumped is None or dumped.locator.end is None else dumped.locator.end - dumped.locator.start + 1
+    if cut.damaged is None and (whole is None or whole <= held):
+        return None
+    matched = ["its header line (printed at the same time since boot)" if _one_message(crash, log) else "its title"]
+    function = _TITLE_FUNCTION.search(crash.title)
+    if function is not None and same_function(crash, log):
+        matched.append(f"the function it names ({function.group(1)})")
+    shown = f"{', '.join(matched[:-1])} and {matched[-1]}" if len(matched) > 1 else matched[0]
+    lacks = ["its call trace, which would confirm it"] if not cut.trace else []
+    lacks.append(
+        f"the rest of its {whole} lines ({dumped.cite()}; the log holds {held})"
+        if dumped is not None and whole is not None
+        else f"the rest of it ({cut.damaged})"
+    )
+    cr2 = next((e for e in log.evidence if e.locator.name == LOG_FAULT_ADDRESS), None)
+    if cr2 is not None:  # the closing CR2 line is the report's last: a cut report's is its register dump's
+        lacks.append(f"the fault address of its closing CR2 line (the CR2 at {cr2.cite()} is the register dump's)")
+    rest = "; ".join(lacks)
+    where = f"{cut.source} lines {cut.start}-{cut.end}"
+    if not cut.trace:
+        return (
+            f"the same report's start: {where} hold {shown}",
+            False,
+            f"the rest is not in the log (cut at line {cut.end}): {rest}",
+        )
+    # The trace's first frames are in the log; they are not compared with the dump's stack frame by frame.
+    said = (
+        f"the log is cut at line {cut.end}: it matched {shown}, and holds the start of its call trace; not in the "
+        f"cut log: {rest}"
+    )
+    return f"the dump's crash is the report at {where}; {said}", True, said
 
 
 def _leak_outsized(by_id: dict[str, Finding]) -> list[tuple[str, str, str]]:
@@ -264,6 +326,12 @@ def _contradictions(by_id: dict[str, Finding], away: Callable[[Finding], bool]) 
                     evidence=(crash.evidence[0], other.evidence[0]),
                     next_steps=("compare the Linux version and boot time lines of both inputs",),
                     detector="incident",
+                    # The log's report of the crash that ended its boot was compared with the dump's crash.
+                    baseline=Baseline(
+                        "the crash the dump holds, which a log of the dumped boot ends in too",
+                        repr(crash.title),
+                        f"the dump's crash, {crash.evidence[0].cite()}",
+                    ),
                 )
             )
     out += _other_boots(tuple(by_id.values()))
@@ -295,6 +363,11 @@ def _fault_addresses_differ(crash: Finding, log: Finding) -> Finding | None:
         evidence=(crash.evidence[0], cited),
         next_steps=("compare the oops's closing CR2: line in the dump's log (crash> log) and in the log",),
         detector="incident",
+        baseline=Baseline(
+            "the fault address the dump gives for the crash (its log's closing CR2: line)",
+            dumped,
+            f"the dump's crash, {crash.evidence[0].cite()}",
+        ),
     )
 
 
@@ -324,6 +397,12 @@ def _other_boots(findings: tuple[Finding, ...]) -> list[Finding]:
                 next_steps=("compare the boot ids (/proc/sys/kernel/random/boot_id) and host names of the inputs",),
                 facts=(Fact("other boot", source), Fact("crash since boot", f"{end:.6f} s")),
                 detector="incident",
+                # The input's first time since boot was compared with the crash's: the crashed kernel's last.
+                baseline=Baseline(
+                    "the crashed kernel's last time since boot: a time of its boot is at or before its crash",
+                    f"{end:.3f} s",
+                    "the crash" if crash_ev is None else f"the crash, {crash_ev.cite()}",
+                ),
             )
         )
     return out
@@ -337,8 +416,10 @@ def _elsewhere(
     evidence: tuple[Evidence, ...],
     next_step: str,
     facts: tuple[Fact, ...],
+    baseline: Baseline,
 ) -> Finding:
-    """A contradiction naming an input of another host or kernel: its findings are not this incident's causes."""
+    """A contradiction naming an input of another host or kernel: its findings are not this incident's causes;
+    ``baseline``: what the input was compared with (the crashed host's name, the dump's release, its crash time)."""
     return Finding(
         id=finding_id(FindingKind.CONTRADICTION, *key),
         kind=FindingKind.CONTRADICTION,
@@ -351,6 +432,7 @@ def _elsewhere(
         next_steps=(next_step,),
         facts=facts,
         detector="incident",
+        baseline=baseline,
     )
 
 
@@ -391,9 +473,22 @@ def other_hosts(incidents: tuple[Incident, ...]) -> list[Finding]:
                 cited,
                 "check that every input was copied from the crashed machine",
                 (Fact("other host", source), Fact("host", host), Fact("crashed host", home)),
+                Baseline(
+                    "the host the first input that names one names (report reads the dump first)",
+                    home,
+                    home_ev.cite() if home_ev is not None else _named_in(home_incident),
+                ),
             )
         )
     return out
+
+
+def _named_in(incident: Incident) -> str:
+    """Where an input that names its host with no record cited for it is said to name it: its first input."""
+    where = next((s.path for s in incident.sources), None) or next(
+        (e.source for f in incident.findings for e in f.evidence), "the first input that names one"
+    )
+    return f"the host name {where} records"
 
 
 def _host_named_by(incident: Incident, host: str) -> Evidence | None:
@@ -542,6 +637,12 @@ def other_kernels(incidents: tuple[Incident, ...], known: frozenset[str] = froze
                     Fact("crashed kernel read from", home_at),
                     Fact("crashed kernel of", home_name),
                 ),
+                Baseline(
+                    f"the kernel release {home_name.removesuffix(' names')} names: an input of its boot names the "
+                    "same (a release changes only with a boot)",
+                    home,
+                    home_at,
+                ),
             )
         )
     return out
@@ -590,13 +691,19 @@ def after_the_crash(incidents: tuple[Incident, ...], known: frozenset[str] = fro
                 (crash_ev, first),
                 "compare the boot ids (/proc/sys/kernel/random/boot_id) and host names of the inputs",
                 (Fact("other boot", first.source), Fact("starts at", starts), Fact("crash at", crashed)),
+                Baseline(
+                    "the crash's wall-clock time (the dump's boot time plus its crash's time since boot): a record of "
+                    "its boot is no later",
+                    f"{crashed} (+{_AFTER_CRASH_WALL_SLACK:.0f} s of slack)",
+                    f"boot time: {boot.basis}; crash: {crash_ev.cite()}",
+                ),
             )
         )
     return out
 
 
 def correlate(
-    findings: tuple[Finding, ...], elsewhere: Collection[str] = ()
+    findings: tuple[Finding, ...], elsewhere: Collection[str] = (), cuts: Collection[LogCut] = ()
 ) -> tuple[tuple[Finding, ...], tuple[Correlation, ...]]:
     """Merge findings that show one problem; add contradictions; say what was merged and why.
 
@@ -606,7 +713,9 @@ def correlate(
     input of another boot or host (``elsewhere``, and the inputs whose times
     since boot lie past the crash) corroborates nothing: it is a contradiction,
     never a cause (a store recorded in another boot made the dump's outsized
-    cache "corroborated" and its leak the first hypothesis).
+    cache "corroborated" and its leak the first hypothesis).  ``cuts``: the
+    logs that end inside a report; such a report matched with the dump's crash
+    says what it matched and what the cut log could not show (:func:`_cut_match`).
     """
     original = {f.id: f for f in findings}
     apart = frozenset(elsewhere) | frozenset(foreign_sources(findings))
@@ -631,12 +740,21 @@ def correlate(
             if keep_at == home(drop) or keep_at not in current:
                 continue
             corroborates = rule != "same-crash" or same_function(original[keep], original[drop])
-            current[keep_at] = merge_into(current[keep_at], original[drop], why, corroborates)
+            cut = _cut_of(original[drop], cuts) if rule == "same-crash" else None
+            matched = None if cut is None else _cut_match(original[keep], original[drop], cut)
+            said, short = (why, "") if matched is None else (matched[0], matched[2])
+            corroborates = corroborates and (matched is None or matched[1])
+            current[keep_at] = merge_into(current[keep_at], original[drop], said, corroborates, short)
             if drop in current and drop != keep_at:
                 del current[drop]
                 holder[drop] = keep_at
-            correlations.append(Correlation(rule, keep_at, (keep_at, drop), why))
-            if rule == "same-crash" and (differ := _fault_addresses_differ(original[keep], original[drop])):
+            correlations.append(Correlation(rule, keep_at, (keep_at, drop), said))
+            # A cut report's CR2 is its register dump's (its closing CR2 line is cut off): no fault address of its own.
+            if (
+                matched is None
+                and rule == "same-crash"
+                and (differ := _fault_addresses_differ(original[keep], original[drop]))
+            ):
                 current[differ.id] = differ
                 correlations.append(
                     Correlation("contradiction", differ.id, (differ.id,), differ.title, contradiction=True)

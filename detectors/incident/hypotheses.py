@@ -32,6 +32,7 @@ from forensics.model import (
     to_watch,
     unjudged,
     unjudged_count,
+    unusable_said,
 )
 from forensics.types.deliberate import REQUESTED, REQUESTED_FACT, WHO
 from forensics.types.dmesg import (
@@ -604,8 +605,20 @@ def plain_summary(
     ``apart``: the findings of a trace on its own clock beside the inputs told (:data:`ApartLanes`): not the machine's
     problem; when the inputs told have none, the trace's problem is said first, as the trace's.  ``hypotheses``: the
     ranking the report shows (:func:`rank_hypotheses` of ``findings`` when None): the main problem is the one it
-    ranks first, cited by its rank (:func:`main_problem`).
+    ranks first, cited by its rank (:func:`main_problem`).  An input that could not be used (a dump that is none,
+    given beside a log) is said after it, with why.
     """
+    return _summary(findings, host, examined, apart, hypotheses) + unusable_said(examined)
+
+
+def _summary(
+    findings: tuple[Finding, ...],
+    host: str,
+    examined: tuple[Examined, ...],
+    apart: ApartLanes,
+    hypotheses: tuple[Hypothesis, ...] | None,
+) -> str:
+    """:func:`plain_summary` but the inputs that could not be used."""
     if any(f.severity >= PROBLEM for f in findings) or deliberate_crash(findings) is not None:
         return _told(findings, host, examined, others=False, hypotheses=hypotheses)
     for name, lane in apart:

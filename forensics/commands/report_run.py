@@ -24,8 +24,8 @@ from forensics.commands.shared import (
     format_option,
     stdin_read_once,
 )
-from forensics.errors import UsageError
-from forensics.model import Severity
+from forensics.errors import InputError, UsageError
+from forensics.model import Incident, Severity
 from forensics.report.formats import OutputFormat
 
 if TYPE_CHECKING:
@@ -99,12 +99,22 @@ def run_report(
     check_output_directories((json_out, html_out, digest, output))
     plots_dir = _plots_dir(output if fmt.links_files else None, html_out)
     parts: list[SourceAnalysis] = []
+    unused: tuple[Incident, ...] = ()
     if vmcore is not None:
-        parts.append(
-            analyses.analyse_vmcore(
-                vmcore, vmlinux, tuple(module_debug or ()), tuple(debug_dir or ()), tuple(source_dir or ())
+        try:
+            parts.append(
+                analyses.analyse_vmcore(
+                    vmcore, vmlinux, tuple(module_debug or ()), tuple(debug_dir or ()), tuple(source_dir or ())
+                )
             )
-        )
+        except InputError as exc:
+            # A dump that cannot be used (not a dump, cut short past the crashed task, another kernel's vmlinux)
+            # beside other inputs: the report goes on with them and says why under "Examined" (it refused them all,
+            # exit 3).  Alone, it is refused as ``kforensic vmcore`` refuses it.
+            if not (files or dmesg or store_file or trace or profile):
+                raise
+            print(f"kforensic: warning: --vmcore {vmcore} not used: {exc.message}", file=sys.stderr)
+            unused = (analyses.unusable_dump(vmcore, exc),)
     if dmesg:
         parts.append(analyses.analyse_dmesg(tuple(dmesg)))
     if store_file is not None:
@@ -117,7 +127,7 @@ def run_report(
     parts += [analyses.analyse_profile(p) for p in profile or ()]
     loaded = [load_findings_file(p) for p in files]
     command = "kforensic " + shlex.join(sys.argv[1:])
-    story = build_story(parts, loaded, command)
+    story = build_story(parts, loaded, command, unused)
     # A trace the story sets apart (another boot, host or kernel) is not judged with the log's kernel facts: its
     # findings are what it says alone.  The 6.12 log's release and preemption model judged a trace of another
     # machine, set apart as "cannot come from the crashed boot", by EEVDF slices: 16 findings where it has 11
@@ -134,7 +144,7 @@ def run_report(
                 preemption,
                 release,
             )
-        story = build_story(parts, loaded, command) if redo else story
+        story = build_story(parts, loaded, command, unused) if redo else story
     write_figures(figure for part in parts for figure in part.figures)
     _write_extras(story, json_out, html_out, digest, digest_bytes)
     from forensics.report.story import StoryRenderer, own_incident

@@ -16,7 +16,7 @@ from collectors.log_boots import COMMAND_LINE, PANIC, read_boots
 from detectors.incident.boot_identity import BootCheck, check_boot
 from detectors.incident.correlate import SET_APART_SEVERITY
 from forensics.errors import KforensicError
-from forensics.model import Fact, Finding, FindingKind, finding_id
+from forensics.model import Baseline, Fact, Finding, FindingKind, finding_id
 from forensics.types.boots import LoggedBoot, LoggedLine
 from forensics.types.dmesg_result import DmesgResult
 from forensics.types.results import DumpLogResult, LogBeside, SourceAnalysis, VmcoreResult
@@ -98,4 +98,20 @@ def other_boot_finding(check: BootCheck) -> Finding:
         next_steps=("check that every input was copied from the crashed machine and boot (boot_id, uname -r)",),
         facts=(Fact("other boot", check.source), Fact("boot check", check.check), Fact("set apart because", check.why)),
         detector="incident",
+        baseline=_compared_with(check),
     )
+
+
+#: What each check compared the log's boot with, in the dump's own log (detectors/incident/boot_identity.py).
+_COMPARED = {
+    "command line": "the dumped boot's command line: a log of that boot prints the same",
+    "same times": "what the dump's log prints at that time since boot: one boot prints one record at one time",
+    "panic": "a record of the dumped kernel after the log's panic: the dumped boot did not end in that panic",
+}
+
+
+def _compared_with(check: BootCheck) -> Baseline:
+    """The dump's line a boot check compared the log with (the first of the check's evidence)."""
+    dumped = check.evidence[0]
+    at = "" if dumped.timestamp is None else f" at {dumped.timestamp.seconds:.6f} s since boot"
+    return Baseline(_COMPARED[check.check], f"{dumped.excerpt.strip()!r}{at}", f"the dump's own log, {dumped.cite()}")

@@ -13,7 +13,7 @@ from forensics import __version__
 from forensics.errors import InputError
 from forensics.model import Examined, Finding, FindingKind, Incident
 from forensics.types.dmesg_result import DmesgResult
-from forensics.types.incident import Correlation
+from forensics.types.incident import Correlation, LogCut
 from forensics.types.results import IncidentStory, SourceAnalysis
 
 if TYPE_CHECKING:
@@ -111,10 +111,13 @@ def _crashed_boot(incident: Incident, incidents: list[Incident], elsewhere: froz
     )
 
 
-def build_story(parts: list[SourceAnalysis], loaded: list[Incident], command: str) -> IncidentStory:
+def build_story(
+    parts: list[SourceAnalysis], loaded: list[Incident], command: str, unused: tuple[Incident, ...] = ()
+) -> IncidentStory:
     """The story of the analysed inputs and the findings files: merged, correlated, timed and ranked.
 
-    ``command`` is the command line that reproduces the report (last of the story's commands).
+    ``command`` is the command line that reproduces the report (last of the story's commands); ``unused``: the inputs
+    that could not be used (a dump that is none, sources.unusable_dump), said first under "Examined".
     """
     from detectors.incident.correlate import after_the_crash, correlate, other_hosts, other_kernels
     from detectors.incident.hypotheses import plain_summary, rank_hypotheses
@@ -130,7 +133,7 @@ def build_story(parts: list[SourceAnalysis], loaded: list[Incident], command: st
     from forensics.pipelines.boot_identity import check_logs, other_boot_finding
 
     incidents = [p.incident for p in parts] + loaded
-    merged = Incident.merge(incidents, tool_version=__version__)
+    merged = Incident.merge([*unused, *incidents], tool_version=__version__)
     # Another host, or another kernel release than the dump's (another boot), is a contradiction, like a later uptime;
     # found first, so that no finding of such an input corroborates one of the crashed boot (correlate).
     elsewhere = other_hosts(tuple(incidents))
@@ -144,12 +147,13 @@ def build_story(parts: list[SourceAnalysis], loaded: list[Incident], command: st
     # them, 01-null-member's merged incident with 10-use-after-free's console log read again made "the dump and the
     # log disagree" (medium) of the other guest's fault, ranked with the crash's findings.
     said = tuple(f for i in loaded for f in i.findings if f.kind is FindingKind.CONTRADICTION)
-    findings, correlations = correlate(merged.findings, elsewhere_inputs((*elsewhere, *said)))
+    findings, correlations = correlate(merged.findings, elsewhere_inputs((*elsewhere, *said)), log_cuts(parts))
     findings += tuple(elsewhere)
     correlations += tuple(Correlation("contradiction", f.id, (f.id,), f.title, contradiction=True) for f in elsewhere)
     apart = elsewhere_inputs(findings)
     incident = _crashed_boot(replace(merged, findings=findings), incidents, frozenset(apart))
-    incident = replace(incident, examined=_examined(parts, loaded, apart, checks))
+    examined = (*(e for i in unused for e in i.examined), *_examined(parts, loaded, apart, checks))
+    incident = replace(incident, examined=examined)
     apart_why = tuple(
         (f.id, next(apart[e.source] for e in f.evidence if e.source in apart)) for f in findings if _set_apart(f, apart)
     )
@@ -184,6 +188,32 @@ def build_story(parts: list[SourceAnalysis], loaded: list[Incident], command: st
         apart=apart_ids,
         apart_why=apart_why,
         crashed=crashed,
+    )
+
+
+#: How a report's call trace starts (x86's "Call Trace:", arm64's "Call trace:").
+_TRACE_START = "call trace:"
+
+
+def log_cuts(parts: list[SourceAnalysis]) -> tuple[LogCut, ...]:
+    """The reports each kernel log ends inside (the report's last line is the log's): what of each the log holds.
+
+    A console capture cut after a report's first lines was said to "corroborate" the dump's crash it printed the
+    header line of, at the same time, without its frames, registers or end (detectors/incident/correlate.py).
+    """
+    return tuple(
+        LogCut(
+            r.name,
+            rep.start_line,
+            rep.end_line,
+            any(_TRACE_START in text.lower() for _, text in rep.lines),
+            rep.corrupted_reason if rep.corrupted else None,
+        )
+        for p in parts
+        if isinstance(p.details, DmesgResult)
+        for r in p.details.sources
+        for rep in r.reports
+        if rep.end_line >= r.lines
     )
 
 

@@ -12,7 +12,8 @@ import shlex
 from dataclasses import replace
 from pathlib import Path
 
-from forensics.model import BootTime, Examined, NotAvailable
+from forensics.errors import InputError
+from forensics.model import BootTime, Examined, Incident, NotAvailable, SourceRecord
 from forensics.types.dmesg_result import DmesgResult
 from forensics.types.profile_result import ProfileResult
 from forensics.types.results import DumpLogResult, SourceAnalysis, VmcoreResult
@@ -51,6 +52,25 @@ def analyse_vmcore(
         # trace beside the dump, not the dump); the log-only analysis states its own (forensics/pipelines/vmcore.py).
         incident = replace(incident, examined=(dump_examined(result), *incident.examined))
     return SourceAnalysis(incident, title, result, (), _cmd(*args))
+
+
+def unusable_dump(path: Path, error: InputError) -> Incident:
+    """A dump ``report`` could not use (not a dump, cut short past the crashed task, another kernel's vmlinux), given
+    beside other inputs: no findings; under "Examined" a not-available line with the one-line message ``kforensic
+    vmcore`` refuses it with, and that message as its source's error, so that the report goes on with the others."""
+    try:
+        size: int | NotAvailable = path.stat().st_size
+    except OSError as exc:
+        size = NotAvailable(exc.strerror or str(exc))
+    why = NotAvailable(error.message)
+    return Incident(
+        host=NotAvailable("the dump could not be used"),
+        kernel_release=NotAvailable("the dump could not be used"),
+        window=NotAvailable("the dump could not be used"),
+        sources=(SourceRecord(str(path), size, NotAvailable("not read"), 0.0, error=error.message),),
+        findings=(),
+        examined=(Examined(f"crash dump {path}", could_not=(), unusable=why),),
+    )
 
 
 #: What an analysis of a dump with its kernel's debug info could have found (detectors/vmcore/).

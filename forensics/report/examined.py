@@ -49,7 +49,11 @@ def examined_items(incident: Incident) -> list[tuple[str, tuple[str, ...]]]:
         if e.could_find:
             under += (f"could have found: {'; '.join(e.could_find)}",)
         under += tuple(f"could not judge: {why}" for why in e.could_not)
-        out.append((f"examined: {e.what}", under))
+        # An input that could not be used: not examined, with why (the message its own command gives).
+        head = (
+            f"examined: {e.what}" if e.unusable is None else f"not examined: {e.what}: could not be used ({e.unusable})"
+        )
+        out.append((head, under))
     return out
 
 

@@ -187,6 +187,22 @@ class Correlation:
 
 
 @dataclass(frozen=True)
+class LogCut:
+    """A kernel log that ends inside a report (a console capture cut mid-report): what of the report it holds.
+
+    Made by ``report`` from each log's reports (forensics/pipelines/report.py); read by the correlation of the dump's
+    crash with the log's report (detectors/incident/correlate.py), which says what the cut log matched and what it
+    could not show, instead of a corroboration of the whole report.
+    """
+
+    source: str  # the log, as its findings' evidence names it
+    start: int  # the report's first line
+    end: int  # the log's last line, the last of the report it holds
+    trace: bool  # whether the lines it holds reach the report's call trace
+    damaged: str | None = None  # why the log's analysis found the report damaged (its corrupted_reason)
+
+
+@dataclass(frozen=True)
 class Hypothesis:
     """A possible root cause: what, how sure, the evidence for and against, how to confirm."""
 

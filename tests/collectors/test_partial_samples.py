@@ -62,6 +62,9 @@ def test_a_last_sample_cut_mid_row_is_left_out_and_the_leak_still_found(tmp_path
     evidence = partial[0]["evidence"]
     assert isinstance(evidence, list)
     assert evidence[0]["source"] == str(last) and evidence[0]["locator"]["start"] == line
+    baseline = partial[0]["baseline"]  # what the cut line was compared with (it named none)
+    assert isinstance(baseline, dict) and baseline["name"].startswith("a sample whose last row is whole")
+    assert baseline["value"].startswith(f"{len(list(copy.iterdir())) - 1} complete sample(s); {last}:{line} ends")
     with SlabStore.open(tmp_path / "s.sqlite") as store:
         assert len(store.samples()) == len(list(copy.iterdir())) - 1
 

@@ -69,6 +69,10 @@ def test_import_cites_the_rows_it_left_out(tmp_path: Path) -> None:
     assert len(loaded.rejected) == 2
     findings = rejected_rows(loaded.rejected)
     assert findings and findings[0].fact("rows left out") == "2"
+    # What each row was compared with (it named none: a low finding without its baseline).
+    said = findings[0].baseline
+    assert said is not None and said.name.startswith("every row as the kernel prints it")
+    assert said.value.startswith(f"0 rows left out (here 2: {loaded.rejected[0][1].reason}")
     lines = path.read_text().splitlines()
     for item in findings[0].evidence:
         assert item.source == str(path) and lines[item.locator.start - 1] == item.excerpt
@@ -100,6 +104,10 @@ def test_reversed_sample_times_are_said(tmp_path: Path) -> None:
     assert [s.wall for s in loaded.snapshots] == sorted(s.wall for s in loaded.snapshots)
     findings = times_going_back(loaded.out_of_order)
     assert len(loaded.out_of_order) == 3 and findings and "go back 3 times" in findings[0].title
+    said = findings[0].baseline
+    assert said is not None and said.source == "the file's own snapshot above it"
+    later = loaded.out_of_order[0].later.line
+    assert said.value == f"at or after 2023-11-14T22:16:20+00:00 ({path}:1); {path}:{later} is 60.000 s earlier"
     assert_evidence_resolves(findings)
 
 
@@ -110,6 +118,9 @@ def test_times_going_back_while_uptime_goes_on_are_clock_steps(tmp_path: Path) -
     assert [s.uptime for s in loaded.snapshots] == [10.0, 11.0, 12.0, 13.0]  # taken in this order
     findings = wall_clock_steps(loaded.clock_steps)
     assert findings and "stepped back" in findings[0].title
+    said = findings[0].baseline
+    assert said is not None and said.name.startswith(f"the wall time of {path}:1 plus the uptime that passed")
+    assert said.value == "2023-11-14T22:16:21+00:00 (the line says 2023-11-14T22:15:20+00:00, -61.000 s)"
     assert_evidence_resolves(findings)
 
 

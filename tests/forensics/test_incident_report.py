@@ -263,6 +263,14 @@ def test_a_log_of_another_kernel_is_not_a_step_of_the_crash_nor_a_cause(tmp_path
     doc = _report_beside(kf, case, log, tmp_path)
     said = f"{log} cannot come from the crashed boot: it names kernel 6.12.118, the dump 6.1.192"
     assert said in [c["statement"] for c in doc["correlations"] if c["contradiction"]]
+    # What the log's release was compared with: the dump's, and where the dump names it (it named no baseline).
+    [other] = [f for f in doc["incident"]["findings"] if f["title"].startswith(said)]
+    assert other["baseline"]["value"] == "6.1.192" and other["baseline"]["name"].startswith(
+        "the kernel release the dump names"
+    )
+    assert other["baseline"]["source"] == next(
+        f["value"] for f in other["facts"] if f["name"] == "crashed kernel read from"
+    )
     assert doc["incident"]["kernel_release"] == "6.1.192"
     # The story is the dump's; the log is told apart, on a lane of its own.
     assert doc["narrative"].startswith(HUNG_FIRST)
@@ -286,6 +294,11 @@ def test_samples_taken_after_the_crash_are_not_its_story_nor_its_cause(
     said = [c["statement"] for c in doc["correlations"] if c["contradiction"]]
     late = "its times start at 2026-12-02T20:16:30+00:00, after the crash at 2026-12-02T20:15:58+00:00 ±2.0 s"
     assert f"{store} cannot come from the crashed boot: {late}" in said
+    [later] = [
+        f for f in doc["incident"]["findings"] if f["title"] == f"{store} cannot come from the crashed boot: {late}"
+    ]
+    assert later["baseline"]["value"] == "2026-12-02T20:15:58+00:00 ±2.0 s (+2 s of slack)"
+    assert later["baseline"]["source"].startswith("boot time: vmcore CRASHTIME")
     assert doc["narrative"].startswith(HUNG_FIRST_WITH_ITS_LOG)
     assert {e["lane"] for e in doc["timeline"] if "kf_leak_obj" in e["title"]} == {f"input {store}"}
     assert not any("leak" in h["statement"] for h in doc["hypotheses"]), doc["hypotheses"]
@@ -428,6 +441,11 @@ def test_a_log_of_another_boot_of_the_same_kernel_is_set_apart(
     assert not any("disagree" in c["statement"] for c in doc["correlations"]), doc["correlations"]
     why = next(f for f in doc["incident"]["findings"] if f["title"] == said)
     assert why["severity"] == "low"  # about the inputs given, not harm to the machine
+    # What the check compared the log's boot with: the dumped boot's command line, in the dump's own log.
+    assert why["baseline"]["name"] == "the dumped boot's command line: a log of that boot prints the same"
+    assert "Command line: " in why["baseline"]["value"] and why["baseline"]["source"].startswith(
+        f"the dump's own log, {case.vmcore}#log line "
+    )
     assert {e["source"] for e in why["evidence"]} == {f"{case.vmcore}#log", str(log)}
     assert all(e["excerpt"].startswith("[    0.000000] Command line: ") or e["excerpt"].startswith("Command line: ")
                for e in why["evidence"]), why["evidence"]  # fmt: skip

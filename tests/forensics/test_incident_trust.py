@@ -101,6 +101,9 @@ def test_a_sysrq_crash_log_of_another_crash_still_contradicts_the_dump(
     [said] = [f for f in doc["findings"] if f["kind"] == "contradiction"]
     assert said["title"].startswith("the dump and the log disagree: 'BUG: unable to handle kernel NULL pointer")
     assert said["title"].endswith("'kernel panic: sysrq triggered crash'")
+    # What the log's crash was compared with: the dump's (the contradiction named no baseline).
+    assert said["baseline"]["name"] == "the crash the dump holds, which a log of the dumped boot ends in too"
+    assert said["baseline"]["value"].startswith("'BUG: unable to handle kernel NULL pointer")
 
 
 def _links(findings: list[dict[str, Any]]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
@@ -201,3 +204,66 @@ def test_a_log_report_the_kernel_panicked_on_does_not_raise_the_dumps_hung_task(
     [hung] = [f for f in doc["findings"] if f["kind"] == "hung-task"]
     assert hung["severity"] == "high" and hung["baseline"]["name"].startswith("D state for ")
     assert any(e["source"] == str(case.console_log) for e in hung["evidence"])  # the log's report still cited
+
+
+def _cut_console(case: VmcoreCase, tmp_path: Path, last: str) -> tuple[Path, int]:
+    """A copy of the case's console log cut after the first line of its crash report that holds ``last``."""
+    lines = case.console_log.read_text().splitlines(keepends=True)
+    at = next(i for i, line in enumerate(lines) if "BUG: kernel NULL pointer dereference" in line)
+    end = next(i for i in range(at, len(lines)) if last in lines[i]) + 1
+    log = tmp_path / "cut.log"
+    log.write_text("".join(lines[:end]))
+    return log, end
+
+
+@pytest.mark.parametrize("last", ["#PF: supervisor read access", "RIP: 0010:kf_null_member_read"])
+def test_a_console_log_cut_before_the_trace_is_the_reports_start_not_corroboration(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], last: str
+) -> None:
+    """01-null-member's console log cut inside its oops, before the call trace: it prints the dump's header line at
+    the same time (and, cut after the RIP line, the same title), and was said to corroborate the whole crash."""
+    case = _need("01-null-member")
+    log, end = _cut_console(case, tmp_path, last)
+    alone = _json(monkeypatch, capsys, tmp_path / "vmcore.json", "vmcore", case.vmcore, *_debug(case))
+    doc = _json(
+        monkeypatch, capsys, tmp_path / "report.json",
+        "report", "--vmcore", case.vmcore, *_debug(case), "--dmesg", log,
+    )  # fmt: skip
+    [crash] = [f for f in doc["findings"] if f["kind"] == "crash"]
+    [dumped] = [f for f in alone["incident"]["findings"] if f["kind"] == "crash"]
+    assert not [f for f in crash["facts"] if f["name"] == "corroborated by"]
+    assert "corroborated" not in crash["confidence_reason"] and crash["confidence"] == dumped["confidence"]
+    [same] = [f["value"] for f in crash["facts"] if f["name"] == "same event as"]
+    assert f"the rest is not in the log (cut at line {end}): its call trace, which would confirm it" in same
+    assert f"the same report's start: {log} lines " in crash["confidence_reason"]
+    assert "its header line (printed at the same time since boot)" in crash["confidence_reason"]
+    # The report's Correlations say the same (they said "the dump's crash is the report at cut.log line 233-240").
+    ran = cli_run(
+        monkeypatch, capsys,
+        "report", "--vmcore", case.vmcore, *_debug(case), "--dmesg", log, "--json", tmp_path / "story.json",
+        "-o", tmp_path / "r.md",
+    )  # fmt: skip
+    assert ran.returncode == 0, ran.stderr
+    story = json.loads((tmp_path / "story.json").read_text())
+    [same] = [c["statement"] for c in story["correlations"] if c["rule"] == "same-crash"]
+    assert same.startswith(f"the same report's start: {log} lines ")
+
+
+def test_a_console_log_cut_inside_the_trace_says_what_it_matched_and_what_it_lacks(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Cut after the trace's first frames: it corroborates, saying what it matched and what it could not show; its
+    register dump's CR2 (the closing CR2 line is cut off) made "the dump and the log disagree on the crash's fault
+    address" (medium)."""
+    case = _need("01-null-member")
+    log, end = _cut_console(case, tmp_path, "full_proxy_read+")
+    doc = _json(
+        monkeypatch, capsys, tmp_path / "report.json",
+        "report", "--vmcore", case.vmcore, *_debug(case), "--dmesg", log,
+    )  # fmt: skip
+    [crash] = [f for f in doc["findings"] if f["kind"] == "crash"]
+    [said] = [f["value"] for f in crash["facts"] if f["name"] == "corroborated by"]
+    assert f"the log is cut at line {end}: it matched its header line" in said
+    assert "and holds the start of its call trace; not in the cut log: the rest of its 39 lines" in said
+    assert "the fault address of its closing CR2 line" in said
+    assert not [f for f in doc["findings"] if f["kind"] == "contradiction"]

@@ -270,6 +270,9 @@ def test_a_trace_past_the_crash_uptime_is_another_boot(tmp_path: Path) -> None:
     assert len(other) == 1 and [c.rule for c in correlations] == ["contradiction"]
     assert other[0].fact("other boot") == str(trace)
     assert "797.708 s since boot, after the crash at 23.997 s" in other[0].title
+    # What the input's first time was compared with: the crash's, cited (it named no baseline).
+    assert other[0].baseline is not None and other[0].baseline.value == "23.997 s"
+    assert other[0].baseline.source == f"the crash, {log} line 4 [   23.997144]"
     assert_evidence_resolves(merged)
     boot = BootTime(1_700_000_000.0, 0.5, "test")
     events = build_timeline(merged, boot)
@@ -391,3 +394,20 @@ def test_a_consequence_named_by_hypothesis_1_is_told_through_its_root(tmp_path: 
         "KASAN: wild-memory-access in sg_read (high). Hypothesis 1 of the ranking (confidence 0.70) names it through "
         "general protection fault in __free_pages, which followed from it."
     ), said
+
+
+def test_the_dump_and_the_log_disagreeing_on_cr2_name_the_dumps_fault_address_as_the_baseline(tmp_path: Path) -> None:
+    """The CR2 contradiction (medium) named no baseline: it says the dump's address it compared the log's with."""
+    from detectors.incident.hypotheses import DUMP_FAULT_ADDRESS, LOG_FAULT_ADDRESS
+
+    log, _ = _files(tmp_path)
+    title = "BUG: unable to handle kernel NULL pointer dereference in kf_null_member_read"
+    crash = _finding("crash", title, (_ev(log, 4, "Kernel panic", 23.997144),), (Fact(DUMP_FAULT_ADDRESS, "0x30"),),
+                     severity=Severity.CRITICAL)  # fmt: skip
+    cr2 = _ev(log, 3, "CR2: 0000000000000040", 23.99, name=LOG_FAULT_ADDRESS)
+    oops = _finding("dmesg.null-deref", title, (_ev(log, 2, "BUG: kernel NULL", 23.98), cr2),
+                    (Fact(LOG_FAULT_ADDRESS, "0x40"),), severity=Severity.CRITICAL)  # fmt: skip
+    merged, _ = correlate((crash, oops))
+    [said] = [f for f in merged if f.kind is FindingKind.CONTRADICTION]
+    assert said.severity is Severity.MEDIUM and said.baseline is not None
+    assert said.baseline.value == "0x30" and said.baseline.source == f"the dump's crash, {log} line 4 [   23.997144]"

@@ -123,6 +123,7 @@ def test_a_perf_data_of_another_host_is_cited_by_its_header_line(tmp_path: Path)
     ]
     (home_line,) = [e for e in found.evidence if e.source == str(log)]
     assert f" {home} kernel: " in home_line.excerpt, home_line
+    assert found.baseline is not None and (found.baseline.value, found.baseline.source) == (home, home_line.cite())
     inputs = Inputs(tmp_path)
     add_perf_data(inputs, data)
     inputs.texts[str(log)] = log

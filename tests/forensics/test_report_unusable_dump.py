@@ -1,0 +1,88 @@
+"""``report`` with a dump it cannot use beside other inputs: it goes on with them and says why the dump was not used.
+
+Before, a dump that is none, one cut short past its crashed task, or one given with another kernel's vmlinux made
+``report`` refuse everything (exit 3), though the console log beside it told the crash.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import Ran, cli_run
+from tests.vmcore_cases import VmcoreCase, case_names, kernels, load_case
+
+pytestmark = pytest.mark.xdist_group("incident-trust")
+
+
+def _need(name: str, kernel: str = "6.1") -> VmcoreCase:
+    if name not in case_names(kernel):
+        pytest.skip(f"vmcore fixture {name} of kernel {kernel} is absent (vmcore_fixtures/build.sh)")
+    return load_case(name, kernel)
+
+
+def _not_a_dump(case: VmcoreCase, tmp: Path) -> tuple[Path, list[str | Path]]:
+    junk = tmp / "vmcore"
+    junk.write_bytes(b"not a dump\n" * 100)
+    return junk, ["--vmlinux", case.vmlinux]
+
+
+def _cut_past_the_task(case: VmcoreCase, tmp: Path) -> tuple[Path, list[str | Path]]:
+    cut = tmp / "vmcore"
+    with case.vmcore.open("rb") as whole:
+        cut.write_bytes(whole.read(200_000))  # its first 4%: the crashed task's pages are lost
+    return cut, ["--vmlinux", case.vmlinux]
+
+
+def _another_kernels_vmlinux(case: VmcoreCase, tmp: Path) -> tuple[Path, list[str | Path]]:
+    other = next((k for k in kernels() if k != case.kernel and case_names(k)), None)
+    if other is None:
+        pytest.skip("no other fixture kernel")
+    return case.vmcore, ["--vmlinux", _need(case_names(other)[0], other).vmlinux]
+
+
+DUMPS: dict[str, Callable[[VmcoreCase, Path], tuple[Path, list[str | Path]]]] = {
+    "not a dump": _not_a_dump,
+    "cut past the crashed task": _cut_past_the_task,
+    "another kernel's vmlinux": _another_kernels_vmlinux,
+}
+
+
+@pytest.mark.parametrize("bad", list(DUMPS))
+def test_a_dump_that_cannot_be_used_is_said_and_the_log_beside_it_still_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], bad: str
+) -> None:
+    case = _need("01-null-member")
+    dump, debug = DUMPS[bad](case, tmp_path)
+    alone: Ran = cli_run(monkeypatch, capsys, "vmcore", dump, *debug)
+    assert alone.returncode == 3
+    said = alone.stderr.splitlines()[0].removeprefix("kforensic: error: ")
+    # Alone it is refused as vmcore refuses it.
+    refused = cli_run(monkeypatch, capsys, "report", "--vmcore", dump, *debug)
+    assert refused.returncode == 3 and f"kforensic: error: {said}" in refused.stderr.splitlines()
+    out = tmp_path / "report.json"
+    ran = cli_run(
+        monkeypatch, capsys, "report", "--vmcore", dump, *debug, "--dmesg", case.console_log, "-f", "json", "-o", out
+    )
+    assert ran.returncode == 0, ran.stderr
+    assert f"kforensic: warning: --vmcore {dump} not used: {said}" in ran.stderr.splitlines()
+    doc = json.loads(out.read_text())
+    assert doc["examined"][0] == {
+        "what": f"crash dump {dump}",
+        "could_find": [],
+        "could_not": [],
+        "unusable": {"not_available": said},
+    }
+    assert [s["error"] for s in doc["sources"] if s["path"] == str(dump)] == [said]
+    [crash] = [f for f in doc["findings"] if f["severity"] == "critical"]
+    assert crash["title"] == "BUG: unable to handle kernel NULL pointer dereference in kf_null_member_read"
+    # The findings' exit code: the log's critical report fails --fail-on high.
+    failed = cli_run(monkeypatch, capsys, "report", "--vmcore", dump, *debug, "--dmesg", case.console_log,
+                     "--fail-on", "high", "-o", tmp_path / "r.md")  # fmt: skip
+    assert failed.returncode == 1, failed.stderr
+    page = (tmp_path / "r.md").read_text()
+    assert f"The crash dump {dump} could not be used: {said}." in page.split("\n## ")[0]
+    assert f"- not examined: crash dump {dump}: could not be used (not available: {said})" in page
