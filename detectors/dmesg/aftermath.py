@@ -6,6 +6,8 @@ interrupt context, init's): with a capture kernel loaded it boots it at once, an
 the log shows is read instead (:class:`forensics.types.dmesg.Aftermath`), in this order (:func:`aftermath`):
 
 1. a ``Kernel panic`` line that began inside the report's own lines: the machine went down while it was printed;
+   or, in a log with printk caller ids, oops_end()'s ``Fatal exception`` panic that the report's own task or CPU
+   printed after it (other tasks' reports printed between do not break the link);
 2. the kernel ran on after it in its boot: a later report or event, or the boot's last line, printed later and
    none of the report's trailer, a blank or panic()'s own lines (a damaged report's end is not known: never this);
    a later report's panic in the same boot is that report's, not this one's;
@@ -95,6 +97,14 @@ def aftermath(
             f"a panic began inside its lines ({report.start_line}-{report.end_line}), line {own[0]}: {said}: the "
             "machine went down while it was printed",
             (own,),
+        )
+    mine = _own_panic(report, same_boot)
+    if mine is not None:
+        return Aftermath(
+            True,
+            f"its own task printed oops_end()'s panic after it, line {mine[0]} ({_body(mine[1])}), the printk caller "
+            f"id {report.context} of its own lines: the machine went down",
+            (mine,),
         )
     # A damaged report's end is not known: the lines and reports after it may be its own, cut off or interleaved.
     went_on = None if report.corrupted else _went_on(report, same_boot, boot_tails, after, log_lines)
@@ -198,6 +208,28 @@ def _fatal(r: KernelReport) -> bool:
     """Whether ``r`` is a bare panic an oops may have raised (oops_end()'s "Fatal exception", "Fatal exception in
     interrupt"): a panic with a cause of its own (sysrq's, panic_on_warn's) is another report's end."""
     return r.rule.startswith("panic") and "Fatal exception" in r.header
+
+
+def _own_panic(report: KernelReport, same_boot: Sequence[KernelReport]) -> tuple[int, str] | None:
+    """The ``Kernel panic - not syncing: Fatal exception`` line (oops_end()'s panic) that the report's own task or CPU
+    printed after it in its boot, by the printk caller id (``[T1234]``, ``[C0]``, CONFIG_PRINTK_CALLER), as (number,
+    text): other tasks' reports printed between (another CPU's oops at once, corpus 364) do not break the link, nor
+    does a report the task raised while printing it (a lockdep splat of the console lock, corpus 352: only oops_end()
+    prints "Fatal exception").  None in a log without caller ids (a later bare panic there may be any oops's:
+    :func:`aftermath` says unknown), for a report that did not go through oops_end() (no die counter), and when
+    another oops of the same task or CPU comes first."""
+    own = report.context
+    if own is None or own == "-" or die_line(report) is None:
+        return None
+    for r in same_boot:
+        if r.start_line <= report.end_line or r.is_event:
+            continue
+        for n, t in r.lines:
+            if n > report.end_line and _PANIC_LINE in t and parse_line(n, t).context == own:
+                return (n, t) if "Fatal exception" in t else None
+        if r.context == own and die_line(r) is not None:
+            return None  # another oops of its own task or CPU comes first: a panic after it is that one's
+    return None
 
 
 def _body(text: str) -> str:

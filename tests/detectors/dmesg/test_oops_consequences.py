@@ -9,6 +9,7 @@ in the oops's report too).
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -455,3 +456,36 @@ def test_a_damaged_report_is_not_said_to_have_gone_on_by_the_report_that_cut_it(
     assert damaged and damaged[0].start_line == 3, [(r.start_line, r.title) for r in result.sources[0].reports]
     found = next(f for f in _findings(result) if any(e.locator.start == 3 for e in f.evidence))
     assert _after(found).startswith("unknown (the report is damaged"), _after(found)
+
+
+def _interleaved(first: list[str], second: list[str]) -> str:
+    """Two tasks' lines printed at once, one of each in turn (a serial console with caller ids), then the rest."""
+    mixed = [line for pair in zip(first, second, strict=False) for line in pair]
+    rest = first[len(second) :] if len(first) > len(second) else second[len(first) :]
+    return "".join(f"{line}\n" for line in [*mixed, *rest])
+
+
+def test_an_oops_whose_own_task_printed_the_panic_after_other_tasks_lines_went_down(tmp_path: Path) -> None:
+    # Corpus 364's shape: T100's oops ends, T200's oops begins at once, and T100's register summary and "Fatal
+    # exception" panic come interleaved with it, the panic more lines after T100's end marker than the extractor looks
+    # through for it.  T100's oops was "unknown (its boot ends in a panic at line N ...: whether this one led to it
+    # is not shown)"; its own task printed that panic (caller id T100).
+    first = _tagged(_OOPS, " T100")
+    second = _tagged(_OOPS.replace("mlx5e_rx_dim_work", "mlx5e_tx_dim_work").replace("5123.00", "5123.01"), " T200")
+    own = _tagged((_SUMMARY + _panic("Fatal exception")).replace("5123.00", "5123.02"), " T100").splitlines()
+    tail = "[ 5124.300000][ T100] Rebooting in 86400 seconds..\n"
+    text = _boot("ro") + first + _interleaved(own[:12], second.splitlines()) + "".join(f"{x}\n" for x in own[12:])
+    result = _run(tmp_path, text + tail)
+    panic_line = next(i for i, x in enumerate((text + tail).splitlines(), 1) if "Kernel panic - not syncing" in x)
+    assert panic_line > 25 + 24  # past the extractor's look for the panic after T100's end marker (line 25)
+    oops = next(f for f in _findings(result) if f.title == _TITLE)
+    assert _after(oops) == (
+        f"went down: its own task printed oops_end()'s panic after it, line {panic_line} (Kernel panic - not "
+        "syncing: Fatal exception), the printk caller id T100 of its own lines: the machine went down"
+    )
+    assert panic_line in {e.locator.start for e in oops.evidence if e.locator.name == AFTER_FACT}
+    assert_evidence_resolves(_findings(result))
+    # Without caller ids, which oops the panic is of is not shown: unknown, as before.
+    untagged = _run(tmp_path, re.sub(r"\]\[ T\d+\]", "]", text + tail))
+    oops = next(f for f in _findings(untagged) if f.title == _TITLE)
+    assert not _after(oops).startswith("went down: its own task"), _after(oops)
