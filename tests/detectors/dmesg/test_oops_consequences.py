@@ -175,10 +175,10 @@ def test_an_oops_tainted_d_with_no_oops_in_the_log_is_left_alone(tmp_path: Path)
 def test_report_does_not_say_crashed_of_oopses_that_did_not_panic(tmp_path: Path) -> None:
     # report's first sentence (detectors/incident/hypotheses.py plain_summary) on the findings of the log alone.
     log = tmp_path / "kern.log"
-    later = "[  222.000000] e1000e: eth0 NIC Link is Up 1000 Mbps Full Duplex\n"  # the console goes on after it
+    later = "[  222.000000] systemd[1]: Started Session 5 of User root.\n"  # user space goes on after it
     log.write_text(_gpf(220, 1, 5, "kswapd0", "Not tainted") + _gpf(221, 2, 2, "postgres", "Tainted: G      D") + later)
     said = plain_summary(analyse_logs([str(log)], live=False).incident.findings, "web-03")
-    assert "crashed" not in said and "oopsed and went on: its boot goes on to line 31 (e1000e: eth0 NIC Link" in said
+    assert "crashed" not in said and "oopsed and went on: its boot goes on to line 31 (systemd[1]: Started" in said
     log.write_text(_OOPS + _SUMMARY + _panic("Fatal exception"))
     said = plain_summary(analyse_logs([str(log)], live=False).incident.findings, "web-03")
     assert said.startswith("The Linux kernel on web-03 crashed: ")
@@ -257,12 +257,12 @@ def test_oops_equals_panic_alone_says_the_machine_went_down(tmp_path: Path) -> N
 def test_kdump_loaded_alone_does_not_take_the_machine_down(tmp_path: Path) -> None:
     # A capture kernel loaded, no panic_on_oops: oops_end() kills the task and the kernel goes on, as the log does.
     oops = _OOPS.replace("Comm: kworker/3:2 Tainted:", "Comm: kworker/3:2 Kdump: loaded Tainted:")
-    later = "[ 5124.000000] e1000e: eth0 NIC Link is Up 1000 Mbps Full Duplex\n"
+    later = "[ 5124.000000] systemd[1]: Started Session 5 of User root.\n"
     result = _run(tmp_path, _boot("ro quiet panic_on_oops=0") + oops + later)
     (finding,) = _findings(result)
     assert _after(finding) == (
-        "went on: its boot goes on to line 26 (e1000e: eth0 NIC Link is Up 1000 Mbps Full Duplex), printed 0.995370 s "
-        "after its last line, with no 'Kernel panic' line"
+        "went on: its boot goes on to line 26 (systemd[1]: Started Session 5 of User root.), printed 0.995370 s "
+        "after its last line by another task, PID 1, with no 'Kernel panic' line"
     )
     said = plain_summary(result.incident.findings, "web-03")
     assert "oopsed and went on: its boot goes on to line 26" in said and "crashed" not in said
@@ -327,13 +327,37 @@ def test_a_log_cut_inside_its_report_says_so_under_examined(tmp_path: Path) -> N
 def test_a_panic_later_in_the_boot_is_another_reports(tmp_path: Path) -> None:
     # Another report's panic ends the boot later: the kernel went on until then; whether the oops led to it is not
     # shown.  A bare "Fatal exception" later may be the oops's own (oops_end()'s panic): unknown.
-    later = "[ 5124.000000] e1000e: eth0 NIC Link is Up 1000 Mbps Full Duplex\n" + _panic("hung_task: blocked tasks")
+    # panic()'s dump_stack() names the task that panicked (khungtaskd): another task ran after the oops.
+    who = [
+        "CPU: 1 PID: 37 Comm: khungtaskd Tainted: G      D    OE      5.15.0-91-generic #101-Ubuntu",
+        "Call Trace:",
+        " <TASK>",
+        " dump_stack_lvl+0x34/0x48",
+        " panic+0x107/0x2a8",
+        " watchdog+0x3a3/0x3e0",
+        " kthread+0x127/0x150",
+        " ret_from_fork+0x1f/0x30",
+        " </TASK>",
+    ]
+    hung = [
+        "e1000e: eth0 NIC Link is Up 1000 Mbps Full Duplex",
+        "Kernel panic - not syncing: hung_task: blocked tasks",
+        *who,
+        "Kernel Offset: disabled",
+        "---[ end Kernel panic - not syncing: hung_task: blocked tasks ]---",
+    ]
+    later = "".join(f"[ 5124.{i:06d}] {x}\n" for i, x in enumerate(hung))
     result = _run(tmp_path, _boot("ro") + _OOPS + later)
     oops = next(f for f in _findings(result) if f.title == _TITLE)
     assert _after(oops) == (
-        "went on: a later report of its boot, kernel panic: hung_task: blocked tasks (line 27), was printed after it, "
-        "and that one's panic took the machine down (whether this one led to it is not shown)"
+        "went on: a later report of its boot, kernel panic: hung_task: blocked tasks (line 27), was printed after it "
+        "by another task, PID 37, and that one's panic took the machine down (whether this one led to it is not shown)"
     )
+    # The same panic naming no task: whether another task ran is not shown, and the boot ends in a panic of its own.
+    later = "".join(f"[ 5124.{i:06d}] {x}\n" for i, x in enumerate(x for x in hung if x not in who))
+    result = _run(tmp_path, _boot("ro") + _OOPS + later)
+    oops = next(f for f in _findings(result) if f.title == _TITLE)
+    assert _after(oops).startswith("unknown (its boot ends in a panic at line 27 (kernel panic: hung_task: blocked")
     result = _run(tmp_path, _boot("ro") + _OOPS + later.replace("hung_task: blocked tasks", "Fatal exception"))
     oops = next(f for f in _findings(result) if f.title == _TITLE)
     assert _after(oops).startswith("unknown (its boot ends in a panic at line 27 (kernel panic: Fatal exception)")
@@ -489,3 +513,65 @@ def test_an_oops_whose_own_task_printed_the_panic_after_other_tasks_lines_went_d
     untagged = _run(tmp_path, re.sub(r"\]\[ T\d+\]", "]", text + tail))
     oops = next(f for f in _findings(untagged) if f.title == _TITLE)
     assert not _after(oops).startswith("went down: its own task"), _after(oops)
+
+
+#: A WARNING the crashed task raised on its way out (do_exit() after the oops), as its own lines.
+_EXIT_WARNING = """\
+[ 5124.000000] WARNING: CPU: 3 PID: 1187 at kernel/exit.c:812 do_exit+0x8e/0xb20
+[ 5124.000010] CPU: 3 PID: 1187 Comm: kworker/3:2 Tainted: G      D    OE      5.15.0-91-generic #101-Ubuntu
+[ 5124.000020] RIP: 0010:do_exit+0x8e/0xb20
+[ 5124.000030] Call Trace:
+[ 5124.000031]  <TASK>
+[ 5124.000032]  make_task_dead+0x8a/0x90
+[ 5124.000033]  rewind_stack_and_make_dead+0x17/0x20
+[ 5124.000034]  </TASK>
+[ 5124.000040] ---[ end trace 2a6b0e3f1c9d7e12 ]---
+"""
+
+
+@pytest.mark.parametrize(
+    ("tag", "after", "why"),
+    [
+        # An interrupt's message (caller id C3): a machine wedged after the oops still takes interrupts.
+        (
+            " T100",
+            "[ 5124.000000][   C3] hrtimer: interrupt took 2143 ns\n",
+            "its boot's last line, 26 (hrtimer: interrupt took 2143 ns), printed later, is no evidence (caller id C3: "
+            "printed outside a task",
+        ),
+        # The crashed task's own lines after its oops (its exit): caller id T100, its own.
+        (
+            " T100",
+            _tagged(_EXIT_WARNING, " T100"),
+            "a later report of its boot, WARNING in do_exit (line 26), is no evidence (caller id T100: its own task",
+        ),
+        # The same without caller ids: its header's PID is the crashed task's.
+        ("", _EXIT_WARNING, "a later report of its boot, WARNING in do_exit (line 26), is no evidence (PID 1187: its"),
+        # A kernel line of a log without caller ids: who printed it is not shown.
+        (
+            "",
+            "[ 5124.000000] e1000e: eth0 NIC Link is Up 1000 Mbps Full Duplex\n",
+            "the log has no printk caller ids and the line names no task",
+        ),
+    ],
+    ids=["interrupt", "own-task", "own-pid", "untagged"],
+)
+def test_a_later_line_not_shown_to_be_another_tasks_is_no_evidence_of_going_on(
+    tmp_path: Path, tag: str, after: str, why: str
+) -> None:
+    # Any later line of the boot at a later printk time was "went on": an interrupt's message, the crashed task's
+    # own exit, a line no caller id or task name says the printer of.
+    oops = _tagged(_OOPS, tag) if tag else _OOPS
+    (finding,) = (f for f in _findings(_run(tmp_path, _boot("ro") + oops + after)) if f.title == _TITLE)
+    said = _after(finding)
+    assert said.startswith("unknown (no line after it in its boot (") and why in said, said
+
+
+def test_a_later_line_of_another_task_is_cited_as_the_kernel_going_on(tmp_path: Path) -> None:
+    text = _boot("ro") + _tagged(_OOPS, " T100") + "[ 5124.000000][ T300] e1000e: eth0 NIC Link is Up 1000 Mbps\n"
+    (finding,) = _findings(_run(tmp_path, text))
+    assert _after(finding) == (
+        "went on: its boot goes on to line 26 (e1000e: eth0 NIC Link is Up 1000 Mbps), printed 0.995370 s after its "
+        "last line by another task, caller id T300, with no 'Kernel panic' line"
+    )
+    assert 26 in {e.locator.start for e in finding.evidence if e.locator.name == AFTER_FACT}
