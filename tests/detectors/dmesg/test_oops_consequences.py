@@ -304,6 +304,35 @@ def test_a_register_dump_cr2_nothing_explains_is_not_said_to_be_a_nested_faults(
     assert said.startswith("0xffffffffc018efef: not the 0x0000000000000030 of its closing line (line 271); which fault")
 
 
+def test_cr2_lines_of_two_interleaved_dumps_are_not_said_to_be_the_reports(tmp_path: Path) -> None:
+    # Two CPUs' page faults printed at once without caller ids, the second's header lost: the scanner keeps one
+    # report, whose lines print both CPU: lines and both CR2 lines.  Its closing "CR2: 00000000000000a0" is the other
+    # CPU's, and was said to be its fault address (the register dump's 0x8 "which fault each belongs to is unknown").
+    regs = "[ 5123.004589] CR2: 0000000000000008 CR3: 000000010a8c4005 CR4: 0000000000770ee0\n"
+    own = _OOPS.replace("[ 5123.004590] Call Trace:\n", regs + "[ 5123.004590] Call Trace:\n").splitlines()
+    other = (
+        "\n".join(own)
+        .replace("CPU: 3 PID: 1187 Comm: kworker/3:2", "CPU: 1 PID: 2000 Comm: syz-executor")
+        .replace("0000000000000008", "00000000000000a0")
+        .replace("mlx5e_rx_dim_work", "mlx5e_tx_dim_work")
+        .replace("5123.00", "5123.01")
+        .splitlines()
+    )
+    text = "".join(f"{x}\n" for x in own[:4]) + _interleaved(own[4:], other[4:])
+    result = _run(tmp_path, text)
+    (finding,) = _findings(result)
+    said = str(finding.fact("cr2"))
+    assert "not read (its lines print two dumps, interleaved: CPU: 3 PID: 1187; CPU: 1 PID: 2000)" in said, said
+    assert said.endswith(
+        "which report each of its CR2 lines belongs to is unknown: 0x0000000000000008 (line 23); 0x00000000000000a0 "
+        "(line 24); 0x0000000000000008 (line 41); 0x00000000000000a0 (line 42)"
+    ), said
+    assert finding.fact("cr2 in the register dump") is None
+    cited = {e.locator.start for e in finding.evidence if e.locator.name == "cr2"}
+    assert cited == {23, 24, 41, 42}, cited
+    assert_evidence_resolves(_findings(result))
+
+
 def test_a_log_cut_inside_its_report_says_so_under_examined(tmp_path: Path) -> None:
     # The fixture's console cut 30 bytes into line 240 (inside the oops): what was examined said only "240 lines, 1
     # report(s)", and `report` beside the dump said "corroborated" with no word of the cut (ue17 #12).
