@@ -106,8 +106,8 @@ def aftermath(
     if mine is not None:
         return Aftermath(
             True,
-            f"its own task printed oops_end()'s panic after it, line {mine[0]} ({_body(mine[1])}), the printk caller "
-            f"id {report.context} of its own lines: the machine went down",
+            f"its own task ({report.context}) printed oops_end()'s panic for it at line {mine[0]} ({_body(mine[1])}), "
+            "matched by printk caller id past other tasks' lines",
             (mine,),
         )
     # A damaged report's end is not known: the lines and reports after it may be its own, cut off or interleaved.

@@ -533,8 +533,8 @@ def test_an_oops_whose_own_task_printed_the_panic_after_other_tasks_lines_went_d
     assert panic_line > 25 + 24  # past the extractor's look for the panic after T100's end marker (line 25)
     oops = next(f for f in _findings(result) if f.title == _TITLE)
     assert _after(oops) == (
-        f"went down: its own task printed oops_end()'s panic after it, line {panic_line} (Kernel panic - not "
-        "syncing: Fatal exception), the printk caller id T100 of its own lines: the machine went down"
+        f"went down: its own task (T100) printed oops_end()'s panic for it at line {panic_line} (Kernel panic - not "
+        "syncing: Fatal exception), matched by printk caller id past other tasks' lines"
     )
     assert panic_line in {e.locator.start for e in oops.evidence if e.locator.name == AFTER_FACT}
     assert_evidence_resolves(_findings(result))
