@@ -6,9 +6,13 @@ interrupt context, init's): with a capture kernel loaded it boots it at once, an
 the log shows is read instead (:class:`forensics.types.dmesg.Aftermath`), in this order (:func:`aftermath`):
 
 1. a ``Kernel panic`` line that began inside the report's own lines: the machine went down while it was printed;
-2. the kernel ran on after it in its boot: a later report or event, or the boot's last line, printed later and
-   none of the report's trailer, a blank or panic()'s own lines (a damaged report's end is not known: never this);
-   a later report's panic in the same boot is that report's, not this one's;
+   or, in a log with printk caller ids, oops_end()'s ``Fatal exception`` panic that the report's own task or CPU
+   printed after it (other tasks' reports printed between do not break the link);
+2. another task ran after it in its boot: a later report or event, or the boot's last line, printed later, none of
+   the report's trailer, a blank or panic()'s own lines, and printed by another task (its printk caller id, else the
+   PID its header or its user-space ``name[pid]:`` names; not the crashed task's own exit, not an interrupt's: a
+   machine wedged after the oops still takes them); a damaged report's end is not known: never this; a later
+   report's panic in the same boot is that report's, not this one's;
 3. what the kernel was set to do and where it went: ``oops=panic`` / ``panic_on_oops=N`` on the boot's command
    line (oops_end() takes the machine down); the next boot a capture kernel (kexec gives it ``elfcorehdr=``); the
    log a crash dump's own, the report its last critical one (kdump writes a dump only then); ``Kdump: loaded`` in
@@ -22,6 +26,7 @@ from __future__ import annotations
 from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
 
+from detectors.dmesg.interleaved import mixed_dumps
 from detectors.dmesg.lines import parse_line, syslog_prefixed
 from detectors.dmesg.taint import die_line
 from forensics import regexcache as rc
@@ -84,8 +89,9 @@ def aftermath(
     boot (LogScanner.boot_tails).
 
     The evidence is read in order: a panic that began inside the report's lines (the machine went down while it was
-    printed); then what shows the kernel ran on after it in its boot (a later report or event, or the boot's last
-    line, printed later and none of the report's trailer or panic()'s lines), which outweighs what the kernel was set
+    printed), or its own task's panic (by caller id); then what shows another task ran after it in its boot (a later
+    report or event, or the boot's last line, printed later by another task and none of the report's trailer or
+    panic()'s lines), which outweighs what the kernel was set
     to do (``oops=panic``) and a capture kernel a later panic may have booted; then those settings; else unknown.
     """
     boot = _boot_of(boot_lines, report.start_line)
@@ -111,11 +117,23 @@ def aftermath(
             "machine went down while it was printed",
             (own,),
         )
+    mine = _own_panic(report, same_boot)
+    if mine is not None:
+        return Aftermath(
+            True,
+            f"its own task ({report.context}) printed oops_end()'s panic for it at line {mine[0]} ({_body(mine[1])}), "
+            "matched by printk caller id past other tasks' lines",
+            (mine,),
+        )
     # A damaged report's end is not known: the lines and reports after it may be its own, cut off or interleaved.
-    went_on = None if report.corrupted else _went_on(report, same_boot, boot_tails, after, log_lines)
+    went_on, not_shown = (None, None) if report.corrupted else _went_on(report, same_boot, boot_tails, after, log_lines)
     if went_on is not None:
         return went_on
-    panic = next((r for r in same_boot if r.start_line > report.end_line and _fatal(r)), None)
+    # A later report's panic ends the boot (a bare one may be this oops's own; one of a report no other task is shown
+    # to have printed may be concurrent with it): whether this one led to it is not shown.  (A damaged report's own
+    # reason is said below: the report that cut it may hold its lines.)
+    panics = (r for r in same_boot if _fatal(r) or (r.panicked and not report.corrupted))
+    panic = next((r for r in panics if r.start_line > report.end_line), None)
     if panic is not None:
         return Aftermath(
             None,
@@ -185,6 +203,8 @@ def aftermath(
             f"its boot ends in panic()'s closing lines (line {tail[0]}: {_body(tail[1])}) of a panic the log shows "
             f"no start of: whether this report led to it is not shown ({lines} after it)",
         )
+    if not_shown is not None:
+        return Aftermath(None, f"no line after it in its boot ({lines}) shows another task running: {not_shown}")
     return Aftermath(
         None,
         f"the lines after it in its boot ({lines}) show no later message: the report's own last lines, blanks, or "
@@ -215,6 +235,28 @@ def _fatal(r: KernelReport) -> bool:
     return r.rule.startswith("panic") and "Fatal exception" in r.header
 
 
+def _own_panic(report: KernelReport, same_boot: Sequence[KernelReport]) -> tuple[int, str] | None:
+    """The ``Kernel panic - not syncing: Fatal exception`` line (oops_end()'s panic) that the report's own task or CPU
+    printed after it in its boot, by the printk caller id (``[T1234]``, ``[C0]``, CONFIG_PRINTK_CALLER), as (number,
+    text): other tasks' reports printed between (another CPU's oops at once, corpus 364) do not break the link, nor
+    does a report the task raised while printing it (a lockdep splat of the console lock, corpus 352: only oops_end()
+    prints "Fatal exception").  None in a log without caller ids (a later bare panic there may be any oops's:
+    :func:`aftermath` says unknown), for a report that did not go through oops_end() (no die counter), and when
+    another oops of the same task or CPU comes first."""
+    own = report.context
+    if own is None or own == "-" or die_line(report) is None:
+        return None
+    for r in same_boot:
+        if r.start_line <= report.end_line or r.is_event:
+            continue
+        for n, t in r.lines:
+            if n > report.end_line and _PANIC_LINE in t and parse_line(n, t).context == own:
+                return (n, t) if "Fatal exception" in t else None
+        if r.context == own and die_line(r) is not None:
+            return None  # another oops of its own task or CPU comes first: a panic after it is that one's
+    return None
+
+
 def _body(text: str) -> str:
     return parse_line(0, text).body.strip()
 
@@ -230,49 +272,95 @@ def _later(time: float | None, report: KernelReport) -> bool:
     return time is not None and isinstance(end, float) and time > end
 
 
+#: A line user space wrote to the kernel log through /dev/kmsg (systemd, journald's forwarding, a logger): its
+#: ``name[pid]: `` names the task that wrote it, in a log without caller ids.
+_USER_LINE = rc.compile(r"[^\s\[\]:]+\[(\d+)\]: ")
+
+
+def _other_task(report: KernelReport, context: str | None, pid: int | None) -> tuple[bool, str]:
+    """Whether a line or report printed after ``report`` was printed by another task than the one that crashed, as
+    (yes, who) or (no, why that is not shown): by its printk caller id (``context``, ``T1234`` or ``C2``) where the
+    log has them, else by the PID its header or its user-space prefix names (``pid``).
+
+    A line of the crashed task itself (its exit after the oops: ``note: ... exited with irqs disabled``, a lockdep or
+    might_sleep splat of do_exit()) and a line printed outside any task (caller id ``C<n>``: an interrupt's, or a
+    CPU's with no task; PID 0, the idle task's) do not show the machine went on: a machine wedged after the oops
+    still takes interrupts, and its task is printing its own end."""
+    if context is not None and context != "-":
+        if context.startswith("C"):
+            return False, f"caller id {context}: printed outside a task (an interrupt's, or a CPU's with no task)"
+        if context == report.context:
+            return False, f"caller id {context}: its own task, printing its own end after the oops"
+        return True, f"another task, caller id {context}"
+    if pid is None:
+        return False, (
+            "the log has no printk caller ids and the line names no task: its own task's end, an interrupt's "
+            "message or another task's cannot be told apart"
+        )
+    own = report.pid
+    if pid == 0:
+        return False, "PID 0: the idle task's, printed from an interrupt"
+    if not isinstance(own, int):
+        return False, f"PID {pid}, but the report names no PID of its own to tell it from"
+    if pid == own:
+        return False, f"PID {pid}: its own task, printing its own end after the oops"
+    return True, f"another task, PID {pid}"
+
+
 def _went_on(
     report: KernelReport,
     same_boot: Sequence[KernelReport],
     boot_tails: Sequence[tuple[int, str]],
     after: int | None,
     log_lines: int,
-) -> Aftermath | None:
-    """ "Went on", where the log shows the kernel printing after the report in its boot: a later report or event, or
-    the boot's last line, at a later printk time and neither the report's own trailer nor panic()'s lines; else
-    None."""
+) -> tuple[Aftermath | None, str | None]:
+    """ "Went on", where the log shows another task running after the report in its boot: a later report or event,
+    or the boot's last line, at a later printk time, neither the report's own trailer nor panic()'s lines, and
+    printed by another task (:func:`_other_task`); else None, with why the lines after it do not show it (None: no
+    such line to judge)."""
     # A bare "Kernel panic - not syncing" (oops_end()'s "Fatal exception" with panic_on_oops) may be this report's own
     # panic: neither it nor a report whose lines it starts inside (two oopses printed at once) shows this one survived.
     bare = [r.start_line for r in same_boot if _fatal(r) and r.start_line > report.end_line]
-    later = next(
-        (
-            r
-            for r in same_boot
-            if r.start_line > report.end_line
-            and not _fatal(r)
-            and not any(r.start_line < b <= r.end_line for b in bare)
-            and _later(r.start_time if isinstance(r.start_time, float) else None, report)
-        ),
-        None,
-    )
-    if later is not None:
-        went = f"a later report of its boot, {later.title} (line {later.start_line}), was printed after it"
-        if later.panicked:
+    why: str | None = None
+    for r in same_boot:
+        if (
+            r.start_line <= report.end_line
+            or _fatal(r)
+            or any(r.start_line < b <= r.end_line for b in bare)
+            or not _later(r.start_time if isinstance(r.start_time, float) else None, report)
+        ):
+            continue
+        # Without caller ids, the PID of a report whose lines print two dumps may be the other's (interleaved).
+        pid = r.pid if isinstance(r.pid, int) and mixed_dumps(r) is None else None
+        other, who = _other_task(report, r.context, pid)
+        if not other:
+            why = why or f"a later report of its boot, {r.title} (line {r.start_line}), is no evidence ({who})"
+            continue
+        went = f"a later report of its boot, {r.title} (line {r.start_line}), was printed after it by {who}"
+        if r.panicked:
             went += ", and that one's panic took the machine down (whether this one led to it is not shown)"
-        return Aftermath(False, went)
+        # (its line named, not cited: a report is its own finding, and its lines in this one's evidence would make
+        # its cause this one's -- a sysrq crash's request read as the survived oops's)
+        return Aftermath(False, went), None
     stop = log_lines if after is None else after - 1
     tail = _tail(boot_tails, report.end_line, stop)
     if tail is None:
-        return None
+        return None, why
     line = parse_line(tail[0], tail[1])
     if _PANIC_TAIL.search(line.body) or _REPORT_TAIL.search(line.body) or not _later(line.timestamp, report):
-        return None
+        return None, why
+    user = _USER_LINE.match(line.body)
+    other, who = _other_task(report, line.context, int(user.group(1)) if user is not None else None)
+    if not other:
+        said = f"its boot's last line, {tail[0]} ({_body(tail[1])[:80]}), printed later, is no evidence ({who})"
+        return None, said if why is None else f"{why}; {said}"
     gap = line.timestamp - report.end_time if isinstance(report.end_time, float) and line.timestamp else 0.0
     return Aftermath(
         False,
-        f"its boot goes on to line {tail[0]} ({_body(tail[1])[:80]}), printed {gap:.6f} s after its last line, with "
-        "no 'Kernel panic' line",
+        f"its boot goes on to line {tail[0]} ({_body(tail[1])[:80]}), printed {gap:.6f} s after its last line by "
+        f"{who}, with no 'Kernel panic' line",
         (tail,),
-    )
+    ), None
 
 
 #: The panics out_of_memory() raises in place of a kill (mm/oom_kill.c check_panic_on_oom(), and with no task to kill).

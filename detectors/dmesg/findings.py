@@ -699,9 +699,10 @@ def _ending(
     """What the log shows followed a critical report without a panic line: its fact and the lines it cites added;
     the baseline and the summary's end, which say the machine went down when it did."""
     facts.append(_fact(PANIC_UNSEEN_FACT if ended.went_down is None else AFTER_FACT, ended.said))
+    # The lines it rests on, whichever way it went (the line of another task that shows the kernel went on, too).
+    evidence += [_cited(source, _line_at(n, None, AFTER_FACT), _excerpt(text)) for n, text in ended.cited]
     if not ended.went_down:
         return baseline, ""
-    evidence += [_cited(source, _line_at(n, None, AFTER_FACT), _excerpt(text)) for n, text in ended.cited]
     return went_down_baseline(ended), f", then the machine went down: {ended.shown}"
 
 

@@ -23,15 +23,19 @@ from typing import Final
 from forensics.model import NotAvailable
 from forensics.types.dmesg import KernelReport, ReportWhy, WhyFact
 
-#: The lines an oops prints once (show_regs(), dump_stack()'s header): two that differ are two reports' lines.
-_ONCE: Final = re.compile(r"\b(CPU: \d+ (?:UID: \d+ )?PID: \d+|RIP: [0-9a-f]{4}:\S+)")
+#: The lines an oops prints once (show_regs(), dump_stack()'s header): two that differ are two reports' lines.  A
+#: ``RIP:`` is keyed by its code segment (the group before its value): one dump prints the kernel's registers (``RIP:
+#: 0010:``) and, at the end of a syscall's trace, the user ones (``RIP: 0033:``), which are not a second dump.
+_ONCE: Final = re.compile(r"\b(CPU: \d+ (?:UID: \d+ )?PID: \d+|(RIP: [0-9a-f]{4}):\S+)")
 
 
-def mixed_dumps(report: KernelReport) -> tuple[str, str] | None:
+def mixed_dumps(report: KernelReport, whole: bool = False) -> tuple[str, str] | None:
     """The first once-per-oops line the report's own lines print twice with different values, as the two values
-    (``CPU: 2 PID: 5511``, ``CPU: 5 PID: 812``); None when they agree.  Only of a corrupted report: a complete
-    one prints its own once."""
-    if not report.corrupted or report.is_event:
+    (``CPU: 2 PID: 5511``, ``CPU: 5 PID: 812``); None when they agree.  Only of a corrupted report, unless ``whole``:
+    a complete one prints its own once, but the scanner does not flag every interleave (two page faults' lines
+    mixed line by line keep one header and one trace), and one value read from a line a dump prints (the CR2 reading,
+    detectors/dmesg/why.py) asks of any report."""
+    if (not report.corrupted and not whole) or report.is_event:
         return None
     seen: dict[str, str] = {}
     for _, text in report.lines:
@@ -39,7 +43,7 @@ def mixed_dumps(report: KernelReport) -> tuple[str, str] | None:
             continue
         for found in _ONCE.finditer(text):
             value = found.group(1)
-            had = seen.setdefault(value[:3], value)
+            had = seen.setdefault(found.group(2) or value[:3], value)
             if had != value:
                 return had, value
     return None

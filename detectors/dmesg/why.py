@@ -30,6 +30,7 @@ from detectors.dmesg.code import listing, registers, x86_canonical
 from detectors.dmesg.cpublocks import cpu_blocks, cpu_of, other_cpu_lines
 from detectors.dmesg.extract import BLOCKED_TASK_RULES
 from detectors.dmesg.frames import HUNG_SKIPS, function_name, is_skipped
+from detectors.dmesg.interleaved import mixed_dumps
 from detectors.dmesg.lines import LogLine, parse_line
 from detectors.dmesg.model import parsed_lines
 from detectors.dmesg.rcuusage import FLAVOUR_READER, RCU_CHECKS, FailedCheck, failed_check, is_reader
@@ -1744,8 +1745,29 @@ def _cr2(r: _Reading, cr2s: list[tuple[str, LogLine]]) -> None:
     register dump's.  The register dump reads CR2 when it prints: a fault taken since (show_opcodes() reading the
     code bytes before a RIP in unmapped memory, "Code: Unable to access opcode bytes at ...") has overwritten it
     there, so a register dump's CR2 that differs is said to be that later fault's where that line of the report names
-    it; else (another CPU's oops interleaved without caller ids) the two values are said, whose each is unknown."""
+    it; else (another CPU's oops interleaved without caller ids) the two values are said, whose each is unknown.
+    Where the report's lines print two dumps (:func:`~detectors.dmesg.interleaved.mixed_dumps`) and its CR2 lines
+    disagree, no CR2 line is known to be its own: each value is said, with its line, and which report it belongs to
+    as unknown."""
     if not cr2s:
+        return
+    mixed = mixed_dumps(r.report, whole=True) if len({int(v, 16) for v, _ in cr2s}) > 1 else None
+    if mixed is not None:
+        # Two CPUs' dumps interleave in its lines (detectors/dmesg/interleaved.py) and its CR2 lines disagree: any of
+        # them, the closing one too, may be the other report's, and so may a "Code: Unable to access opcode bytes"
+        # line naming one.  (Lines that agree give one value whoever's they are.)
+        values = "; ".join(f"0x{v} (line {line.number})" for v, line in cr2s)
+        r.facts.append(
+            _fact(
+                "cr2",
+                NotAvailable(
+                    f"not read (its lines print two dumps, interleaved: {mixed[0]}; {mixed[1]}): which report each "
+                    f"of its CR2 lines belongs to is unknown: {values}"
+                ),
+                cr2s[-1][1].number - r.first,
+                tuple(line.number - r.first for _, line in cr2s[:-1]),
+            )
+        )
         return
     closing = next(((v, line) for v, line in reversed(cr2s) if _CLOSING_CR2.fullmatch(line.body)), None)
     dumped = next(((v, line) for v, line in cr2s if _CLOSING_CR2.fullmatch(line.body) is None), None)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from detectors.dmesg.interleaved import mixed_dumps
 from forensics.model import NotAvailable
 from forensics.pipelines.dmesg import analyse_logs
 from forensics.types.dmesg import ReportWhy
@@ -85,3 +86,28 @@ def test_with_caller_ids_each_report_reads_its_own_lines(tmp_path: Path) -> None
     assert all(not isinstance(f.value, NotAvailable) for f in why.facts)
     gpf = next(f for f in result.incident.findings if f.title.startswith("general protection fault"))
     assert {f.name: f.value for f in gpf.facts}["cpu"] == "2"
+
+
+def test_a_dumps_kernel_and_user_registers_are_not_two_dumps(tmp_path: Path) -> None:
+    # One CPU's dump of a syscall prints the kernel's registers (RIP: 0010:) and, at the end of its trace, the user
+    # ones (RIP: 0033:): corpus 718's and 720's RCU stalls were said to print "two dumps, interleaved" (their CPU, PID
+    # and taint "not read"), keyed by "RIP" alone.
+    text = "".join(
+        f"[  146.94{i:04d}] {line}\n"
+        for i, line in enumerate(
+            [
+                "general protection fault, probably for non-canonical address 0xdead000000000122: 0000 [#1] SMP NOPTI",
+                "CPU: 0 PID: 5599 Comm: syz.0.104 Not tainted 6.10.0-rc5 #20",
+                "RIP: 0010:rb_insert_color+0xa/0x5e0",
+                "RSP: 0018:ffffc90000a3fb50 EFLAGS: 00010246",
+                "RIP: 0033:0x7f9e69847189",
+                "RSP: 002b:00007ffd4a0c1d28 EFLAGS: 00000246 ORIG_RAX: 0000000000000010",
+            ]
+        )
+    )
+    result = _run(tmp_path, text)
+    (report,) = result.sources[0].reports
+    assert report.corrupted, report  # (mixed_dumps asks only of a damaged report)
+    assert mixed_dumps(report) is None
+    (finding,) = result.incident.findings
+    assert (finding.fact("cpu"), finding.fact("pid")) == ("0", "5599")

@@ -9,6 +9,7 @@ in the oops's report too).
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -174,10 +175,10 @@ def test_an_oops_tainted_d_with_no_oops_in_the_log_is_left_alone(tmp_path: Path)
 def test_report_does_not_say_crashed_of_oopses_that_did_not_panic(tmp_path: Path) -> None:
     # report's first sentence (detectors/incident/hypotheses.py plain_summary) on the findings of the log alone.
     log = tmp_path / "kern.log"
-    later = "[  222.000000] e1000e: eth0 NIC Link is Up 1000 Mbps Full Duplex\n"  # the console goes on after it
+    later = "[  222.000000] systemd[1]: Started Session 5 of User root.\n"  # user space goes on after it
     log.write_text(_gpf(220, 1, 5, "kswapd0", "Not tainted") + _gpf(221, 2, 2, "postgres", "Tainted: G      D") + later)
     said = plain_summary(analyse_logs([str(log)], live=False).incident.findings, "web-03")
-    assert "crashed" not in said and "oopsed and went on: its boot goes on to line 31 (e1000e: eth0 NIC Link" in said
+    assert "crashed" not in said and "oopsed and went on: its boot goes on to line 31 (systemd[1]: Started" in said
     log.write_text(_OOPS + _SUMMARY + _panic("Fatal exception"))
     said = plain_summary(analyse_logs([str(log)], live=False).incident.findings, "web-03")
     assert said.startswith("The Linux kernel on web-03 crashed: ")
@@ -256,12 +257,12 @@ def test_oops_equals_panic_alone_says_the_machine_went_down(tmp_path: Path) -> N
 def test_kdump_loaded_alone_does_not_take_the_machine_down(tmp_path: Path) -> None:
     # A capture kernel loaded, no panic_on_oops: oops_end() kills the task and the kernel goes on, as the log does.
     oops = _OOPS.replace("Comm: kworker/3:2 Tainted:", "Comm: kworker/3:2 Kdump: loaded Tainted:")
-    later = "[ 5124.000000] e1000e: eth0 NIC Link is Up 1000 Mbps Full Duplex\n"
+    later = "[ 5124.000000] systemd[1]: Started Session 5 of User root.\n"
     result = _run(tmp_path, _boot("ro quiet panic_on_oops=0") + oops + later)
     (finding,) = _findings(result)
     assert _after(finding) == (
-        "went on: its boot goes on to line 26 (e1000e: eth0 NIC Link is Up 1000 Mbps Full Duplex), printed 0.995370 s "
-        "after its last line, with no 'Kernel panic' line"
+        "went on: its boot goes on to line 26 (systemd[1]: Started Session 5 of User root.), printed 0.995370 s "
+        "after its last line by another task, PID 1, with no 'Kernel panic' line"
     )
     said = plain_summary(result.incident.findings, "web-03")
     assert "oopsed and went on: its boot goes on to line 26" in said and "crashed" not in said
@@ -303,6 +304,35 @@ def test_a_register_dump_cr2_nothing_explains_is_not_said_to_be_a_nested_faults(
     assert said.startswith("0xffffffffc018efef: not the 0x0000000000000030 of its closing line (line 271); which fault")
 
 
+def test_cr2_lines_of_two_interleaved_dumps_are_not_said_to_be_the_reports(tmp_path: Path) -> None:
+    # Two CPUs' page faults printed at once without caller ids, the second's header lost: the scanner keeps one
+    # report, whose lines print both CPU: lines and both CR2 lines.  Its closing "CR2: 00000000000000a0" is the other
+    # CPU's, and was said to be its fault address (the register dump's 0x8 "which fault each belongs to is unknown").
+    regs = "[ 5123.004589] CR2: 0000000000000008 CR3: 000000010a8c4005 CR4: 0000000000770ee0\n"
+    own = _OOPS.replace("[ 5123.004590] Call Trace:\n", regs + "[ 5123.004590] Call Trace:\n").splitlines()
+    other = (
+        "\n".join(own)
+        .replace("CPU: 3 PID: 1187 Comm: kworker/3:2", "CPU: 1 PID: 2000 Comm: syz-executor")
+        .replace("0000000000000008", "00000000000000a0")
+        .replace("mlx5e_rx_dim_work", "mlx5e_tx_dim_work")
+        .replace("5123.00", "5123.01")
+        .splitlines()
+    )
+    text = "".join(f"{x}\n" for x in own[:4]) + _interleaved(own[4:], other[4:])
+    result = _run(tmp_path, text)
+    (finding,) = _findings(result)
+    said = str(finding.fact("cr2"))
+    assert "not read (its lines print two dumps, interleaved: CPU: 3 PID: 1187; CPU: 1 PID: 2000)" in said, said
+    assert said.endswith(
+        "which report each of its CR2 lines belongs to is unknown: 0x0000000000000008 (line 23); 0x00000000000000a0 "
+        "(line 24); 0x0000000000000008 (line 41); 0x00000000000000a0 (line 42)"
+    ), said
+    assert finding.fact("cr2 in the register dump") is None
+    cited = {e.locator.start for e in finding.evidence if e.locator.name == "cr2"}
+    assert cited == {23, 24, 41, 42}, cited
+    assert_evidence_resolves(_findings(result))
+
+
 def test_a_log_cut_inside_its_report_says_so_under_examined(tmp_path: Path) -> None:
     # The fixture's console cut 30 bytes into line 240 (inside the oops): what was examined said only "240 lines, 1
     # report(s)", and `report` beside the dump said "corroborated" with no word of the cut (ue17 #12).
@@ -326,13 +356,37 @@ def test_a_log_cut_inside_its_report_says_so_under_examined(tmp_path: Path) -> N
 def test_a_panic_later_in_the_boot_is_another_reports(tmp_path: Path) -> None:
     # Another report's panic ends the boot later: the kernel went on until then; whether the oops led to it is not
     # shown.  A bare "Fatal exception" later may be the oops's own (oops_end()'s panic): unknown.
-    later = "[ 5124.000000] e1000e: eth0 NIC Link is Up 1000 Mbps Full Duplex\n" + _panic("hung_task: blocked tasks")
+    # panic()'s dump_stack() names the task that panicked (khungtaskd): another task ran after the oops.
+    who = [
+        "CPU: 1 PID: 37 Comm: khungtaskd Tainted: G      D    OE      5.15.0-91-generic #101-Ubuntu",
+        "Call Trace:",
+        " <TASK>",
+        " dump_stack_lvl+0x34/0x48",
+        " panic+0x107/0x2a8",
+        " watchdog+0x3a3/0x3e0",
+        " kthread+0x127/0x150",
+        " ret_from_fork+0x1f/0x30",
+        " </TASK>",
+    ]
+    hung = [
+        "e1000e: eth0 NIC Link is Up 1000 Mbps Full Duplex",
+        "Kernel panic - not syncing: hung_task: blocked tasks",
+        *who,
+        "Kernel Offset: disabled",
+        "---[ end Kernel panic - not syncing: hung_task: blocked tasks ]---",
+    ]
+    later = "".join(f"[ 5124.{i:06d}] {x}\n" for i, x in enumerate(hung))
     result = _run(tmp_path, _boot("ro") + _OOPS + later)
     oops = next(f for f in _findings(result) if f.title == _TITLE)
     assert _after(oops) == (
-        "went on: a later report of its boot, kernel panic: hung_task: blocked tasks (line 27), was printed after it, "
-        "and that one's panic took the machine down (whether this one led to it is not shown)"
+        "went on: a later report of its boot, kernel panic: hung_task: blocked tasks (line 27), was printed after it "
+        "by another task, PID 37, and that one's panic took the machine down (whether this one led to it is not shown)"
     )
+    # The same panic naming no task: whether another task ran is not shown, and the boot ends in a panic of its own.
+    later = "".join(f"[ 5124.{i:06d}] {x}\n" for i, x in enumerate(x for x in hung if x not in who))
+    result = _run(tmp_path, _boot("ro") + _OOPS + later)
+    oops = next(f for f in _findings(result) if f.title == _TITLE)
+    assert _after(oops).startswith("unknown (its boot ends in a panic at line 27 (kernel panic: hung_task: blocked")
     result = _run(tmp_path, _boot("ro") + _OOPS + later.replace("hung_task: blocked tasks", "Fatal exception"))
     oops = next(f for f in _findings(result) if f.title == _TITLE)
     assert _after(oops).startswith("unknown (its boot ends in a panic at line 27 (kernel panic: Fatal exception)")
@@ -455,3 +509,98 @@ def test_a_damaged_report_is_not_said_to_have_gone_on_by_the_report_that_cut_it(
     assert damaged and damaged[0].start_line == 3, [(r.start_line, r.title) for r in result.sources[0].reports]
     found = next(f for f in _findings(result) if any(e.locator.start == 3 for e in f.evidence))
     assert _after(found).startswith("unknown (the report is damaged"), _after(found)
+
+
+def _interleaved(first: list[str], second: list[str]) -> str:
+    """Two tasks' lines printed at once, one of each in turn (a serial console with caller ids), then the rest."""
+    mixed = [line for pair in zip(first, second, strict=False) for line in pair]
+    rest = first[len(second) :] if len(first) > len(second) else second[len(first) :]
+    return "".join(f"{line}\n" for line in [*mixed, *rest])
+
+
+def test_an_oops_whose_own_task_printed_the_panic_after_other_tasks_lines_went_down(tmp_path: Path) -> None:
+    # Corpus 364's shape: T100's oops ends, T200's oops begins at once, and T100's register summary and "Fatal
+    # exception" panic come interleaved with it, the panic more lines after T100's end marker than the extractor looks
+    # through for it.  T100's oops was "unknown (its boot ends in a panic at line N ...: whether this one led to it
+    # is not shown)"; its own task printed that panic (caller id T100).
+    first = _tagged(_OOPS, " T100")
+    second = _tagged(_OOPS.replace("mlx5e_rx_dim_work", "mlx5e_tx_dim_work").replace("5123.00", "5123.01"), " T200")
+    own = _tagged((_SUMMARY + _panic("Fatal exception")).replace("5123.00", "5123.02"), " T100").splitlines()
+    tail = "[ 5124.300000][ T100] Rebooting in 86400 seconds..\n"
+    text = _boot("ro") + first + _interleaved(own[:12], second.splitlines()) + "".join(f"{x}\n" for x in own[12:])
+    result = _run(tmp_path, text + tail)
+    panic_line = next(i for i, x in enumerate((text + tail).splitlines(), 1) if "Kernel panic - not syncing" in x)
+    assert panic_line > 25 + 24  # past the extractor's look for the panic after T100's end marker (line 25)
+    oops = next(f for f in _findings(result) if f.title == _TITLE)
+    assert _after(oops) == (
+        f"went down: its own task (T100) printed oops_end()'s panic for it at line {panic_line} (Kernel panic - not "
+        "syncing: Fatal exception), matched by printk caller id past other tasks' lines"
+    )
+    assert panic_line in {e.locator.start for e in oops.evidence if e.locator.name == AFTER_FACT}
+    assert_evidence_resolves(_findings(result))
+    # Without caller ids, which oops the panic is of is not shown: unknown, as before.
+    untagged = _run(tmp_path, re.sub(r"\]\[ T\d+\]", "]", text + tail))
+    oops = next(f for f in _findings(untagged) if f.title == _TITLE)
+    assert not _after(oops).startswith("went down: its own task"), _after(oops)
+
+
+#: A WARNING the crashed task raised on its way out (do_exit() after the oops), as its own lines.
+_EXIT_WARNING = """\
+[ 5124.000000] WARNING: CPU: 3 PID: 1187 at kernel/exit.c:812 do_exit+0x8e/0xb20
+[ 5124.000010] CPU: 3 PID: 1187 Comm: kworker/3:2 Tainted: G      D    OE      5.15.0-91-generic #101-Ubuntu
+[ 5124.000020] RIP: 0010:do_exit+0x8e/0xb20
+[ 5124.000030] Call Trace:
+[ 5124.000031]  <TASK>
+[ 5124.000032]  make_task_dead+0x8a/0x90
+[ 5124.000033]  rewind_stack_and_make_dead+0x17/0x20
+[ 5124.000034]  </TASK>
+[ 5124.000040] ---[ end trace 2a6b0e3f1c9d7e12 ]---
+"""
+
+
+@pytest.mark.parametrize(
+    ("tag", "after", "why"),
+    [
+        # An interrupt's message (caller id C3): a machine wedged after the oops still takes interrupts.
+        (
+            " T100",
+            "[ 5124.000000][   C3] hrtimer: interrupt took 2143 ns\n",
+            "its boot's last line, 26 (hrtimer: interrupt took 2143 ns), printed later, is no evidence (caller id C3: "
+            "printed outside a task",
+        ),
+        # The crashed task's own lines after its oops (its exit): caller id T100, its own.
+        (
+            " T100",
+            _tagged(_EXIT_WARNING, " T100"),
+            "a later report of its boot, WARNING in do_exit (line 26), is no evidence (caller id T100: its own task",
+        ),
+        # The same without caller ids: its header's PID is the crashed task's.
+        ("", _EXIT_WARNING, "a later report of its boot, WARNING in do_exit (line 26), is no evidence (PID 1187: its"),
+        # A kernel line of a log without caller ids: who printed it is not shown.
+        (
+            "",
+            "[ 5124.000000] e1000e: eth0 NIC Link is Up 1000 Mbps Full Duplex\n",
+            "the log has no printk caller ids and the line names no task",
+        ),
+    ],
+    ids=["interrupt", "own-task", "own-pid", "untagged"],
+)
+def test_a_later_line_not_shown_to_be_another_tasks_is_no_evidence_of_going_on(
+    tmp_path: Path, tag: str, after: str, why: str
+) -> None:
+    # Any later line of the boot at a later printk time was "went on": an interrupt's message, the crashed task's
+    # own exit, a line no caller id or task name says the printer of.
+    oops = _tagged(_OOPS, tag) if tag else _OOPS
+    (finding,) = (f for f in _findings(_run(tmp_path, _boot("ro") + oops + after)) if f.title == _TITLE)
+    said = _after(finding)
+    assert said.startswith("unknown (no line after it in its boot (") and why in said, said
+
+
+def test_a_later_line_of_another_task_is_cited_as_the_kernel_going_on(tmp_path: Path) -> None:
+    text = _boot("ro") + _tagged(_OOPS, " T100") + "[ 5124.000000][ T300] e1000e: eth0 NIC Link is Up 1000 Mbps\n"
+    (finding,) = _findings(_run(tmp_path, text))
+    assert _after(finding) == (
+        "went on: its boot goes on to line 26 (e1000e: eth0 NIC Link is Up 1000 Mbps), printed 0.995370 s after its "
+        "last line by another task, caller id T300, with no 'Kernel panic' line"
+    )
+    assert 26 in {e.locator.start for e in finding.evidence if e.locator.name == AFTER_FACT}
