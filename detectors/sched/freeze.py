@@ -575,6 +575,15 @@ def _coverage(
         )
     notes += unattributed
     notes += _window_notes(an)
+    if counts.shared_buffers:
+        names = ", ".join(f"'{b}'" if b else "the top one" for b in counts.shared_buffers)
+        notes.append(
+            f"{len(counts.shared_buffers)} trace-cmd buffers (record -B: {names}) record the same events "
+            f"({', '.join(counts.shared_events)}) and are read as one stream (trace-cmd report merges them, an "
+            "instance's lines prefixed with its name): an event both traced is read twice, so runs, switches, "
+            "preemptions and waits are cut short or counted twice; read one buffer (trace-cmd extract -B NAME, or "
+            "its prefixed lines of trace-cmd report)"
+        )
     if counts.overwritten:
         notes.append(
             f"the ring buffer overwrote {counts.overwritten} events before it was read, so the trace starts "
