@@ -12,7 +12,9 @@ Both name the machine that recorded them (:class:`NamedSystem`).
 from __future__ import annotations
 
 import hashlib
+import itertools
 import mmap
+import re
 import shutil
 import subprocess
 import time
@@ -152,6 +154,37 @@ class TraceStream:
     head: bytes = b""
     # The machine the recording names (a trace.dat's UNAME option), or why not (a text trace names none).
     system: NamedSystem | NotAvailable = field(default_factory=lambda: NotAvailable(TEXT_NAMES_NONE))
+    # The text's first bytes (up to TEXT_SAMPLE; a trace.dat's: of its report, filled as it is read): which
+    # trace-cmd buffers it holds (shared_buffers).
+    sample: bytearray = field(default_factory=bytearray)
+
+
+def _sampled(chunks: Iterator[bytes], sample: bytearray) -> Iterator[bytes]:
+    """``chunks``, their first TEXT_SAMPLE bytes copied into ``sample`` as they are read."""
+    for chunk in chunks:
+        if len(sample) < TEXT_SAMPLE:
+            sample += chunk[: TEXT_SAMPLE - len(sample)]
+        yield chunk
+
+
+#: A line of ``trace-cmd report``: an instance's (``record -B NAME``) prefixed ``NAME:``, the top buffer's not;
+#: then the task, the CPU in brackets, the time and the event name.
+_REPORT_LINE = re.compile(rb"^(?:([^\s:]+):)?\s+\S.*?-\d+\s+\[\d+\][^:\n]*?\d+\.\d+:\s+(\w+):", re.MULTILINE)
+
+
+def shared_buffers(sample: bytes) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The trace-cmd buffers (``trace-cmd record -B``; "" the top one) whose lines in ``sample`` record the same
+    events, and those events: ``trace-cmd report`` merges every buffer of a trace.dat into one stream, each
+    instance's lines prefixed with its name, so an event two of them trace is read twice.  ((), ()) when no two
+    buffers share an event in the sample."""
+    events: dict[bytes, set[bytes]] = {}
+    for m in _REPORT_LINE.finditer(sample):
+        events.setdefault(m[1] or b"", set()).add(m[2])
+    shared = {e for a, b in itertools.combinations(events.values(), 2) for e in a & b}
+    if not shared:
+        return (), ()
+    names = tuple(sorted(n.decode("utf-8", "replace") for n, evs in events.items() if evs & shared))
+    return names, tuple(sorted(e.decode("utf-8", "replace") for e in shared))
 
 
 def _chain(first: bytes, rest: Iterator[bytes]) -> Iterator[bytes]:
@@ -243,8 +276,9 @@ def open_trace(name: str, save_text: Path | None = None) -> Iterator[TraceStream
             head = mapped[:16]
             if sniff_compression(head) is None and not head.startswith((TRACE_DAT_MAGIC, PERF_DATA_MAGIC)):
                 try:
+                    start = mapped[:TEXT_SAMPLE]
                     yield TraceStream(
-                        tracked.source, "text", MappedText(mapped, tracked), records, mapped[:TEXT_SAMPLE]
+                        tracked.source, "text", MappedText(mapped, tracked), records, start, sample=bytearray(start)
                     )
                 finally:
                     tracked.close_hash()
@@ -280,13 +314,16 @@ def open_trace(name: str, save_text: Path | None = None) -> Iterator[TraceStream
             if kind == PERF_DATA_KIND
             else NotAvailable(TEXT_NAMES_NONE)
         )
+        sample = bytearray(head)
+        if kind.startswith("trace.dat"):
+            text = _sampled(text, sample)
         if save_text is None:
-            yield TraceStream(source, kind, text, records, head, system)
+            yield TraceStream(source, kind, text, records, head, system, sample)
         else:
             # The one writer: a temporary file renamed into place when the trace was read to the end,
             # so a failed run (a full disk, a bad trace) leaves an earlier saved text as it was.
             with open_output(save_text) as out:
-                yield TraceStream(str(save_text), kind, _copy_to(text, out), records, head, system)
+                yield TraceStream(str(save_text), kind, _copy_to(text, out), records, head, system, sample)
         if not records:
             records.append(tracked.record())
 

@@ -50,12 +50,20 @@ from detectors.sched.rules import (
     opens_offtime,
 )
 from detectors.sched.sanity import TICKED, ClockMonitor
-from detectors.sched.state import Accumulator, TaskState, VictimTally, move_of, off_span_of, span_of, task_wait
+from detectors.sched.state import (
+    Accumulator,
+    TaskState,
+    VictimTally,
+    moves_of,
+    off_span_of,
+    span_of,
+    task_wait,
+    wait_parts,
+)
 from detectors.sched.window import scan_after
 from forensics.gcpause import gc_paused
 from forensics.types.sched import (
     Blame,
-    Move,
     ParseSummary,
     Span,
     Thresholds,
@@ -96,7 +104,7 @@ class SchedAnalyzer:
         self.cur: dict[int, tuple[int, float, TraceEvent, float]] = {}  # cpu -> (pid, since, switch-in, wait area)
         # Tasks waiting to run, per CPU, integrated over time: a run's share of the integral is
         # the delay it caused to others (O(1) per event; who exactly waited is asked only for
-        # each task's worst wait, see _behind).
+        # each task's worst wait, see behind).
         self.queues: dict[int, list[float]] = {}  # cpu -> [tasks waiting, task-seconds so far, since when]
         self.wait_cpu: dict[int, int] = {}  # pid -> CPU it waits on
         self.wait_since: dict[int, float] = {}  # pid -> since when (its wait's seconds are charged at its end)
@@ -208,15 +216,26 @@ class SchedAnalyzer:
             self._charge(pid, waited_on, since, ts, key)
 
     def _charge(self, victim: int, cpu: int, t0: float, t1: float, key: float = math.nan) -> None:
-        """Task ``victim`` waited on ``cpu`` during ``[t0, t1]``: charge each task that ran there meanwhile (the
-        run current there, then the ring of recent runs, newest first) with its share, one wait of the victim's
-        (``key``: the start of a wait that moved between CPUs, whose parts are one wait: VictimTally.add).
+        """Task ``victim`` waited on ``cpu`` during ``[t0, t1]``: charge each task that ran there meanwhile
+        (:meth:`shares`) with its share, one wait of the victim's (``key``: the start of a wait that moved between
+        CPUs, whose parts are one wait: VictimTally.add)."""
+        if t1 < self.w0:
+            return
+        for pid, seconds in self.shares(victim, cpu, t0, t1).items():
+            culprit = self.tasks.get(pid)
+            if culprit is not None:
+                tally = culprit.victims.get(victim)
+                if tally is None:
+                    tally = culprit.victims[victim] = VictimTally()
+                tally.add(seconds, key)
+
+    def shares(self, victim: int, cpu: int, t0: float, t1: float) -> dict[int, float]:
+        """What each task that ran on ``cpu`` during ``[t0, t1]`` (the run current there, then the ring of recent
+        runs, newest first) is charged of task ``victim``'s wait there (pid -> seconds).
 
         The same seconds the waiting-task integral gives the runs (``delay_caused``): a victim's seconds are
         what it waited while each ran.  Runs the ring no longer holds, idle, runs before a lost-events barrier
-        and waits that end before the window are not charged."""
-        if t1 < self.w0:
-            return
+        and runs that end before the window are not charged."""
         barrier = self.barrier
         share: dict[int, float] = {}
         cur = self.cur.get(cpu)
@@ -232,15 +251,9 @@ class SchedAnalyzer:
             overlap = (end if end < t1 else t1) - (start if start > t0 else t0)
             if overlap > 0:
                 share[pid] = share.get(pid, 0.0) + overlap
-        for pid, seconds in share.items():
-            culprit = self.tasks.get(pid)
-            if culprit is not None:
-                tally = culprit.victims.get(victim)
-                if tally is None:
-                    tally = culprit.victims[victim] = VictimTally()
-                tally.add(seconds, key)
+        return share
 
-    def _behind(
+    def behind(
         self, parts: tuple[tuple[int, float, float], ...], victim: int, disjoint: bool = True
     ) -> tuple[tuple[Blame, ...], float]:
         """Who ran on each part's CPU during its interval (``parts``: (cpu, t0, t1)), most time first, each task
@@ -580,31 +593,18 @@ class SchedAnalyzer:
     ) -> None:
         """A task's new worst wait (wakeup or preemption, told by ``fig``): record it and who ran meanwhile.
 
-        ``queued``: the CPU it was queued on when the wait began; ``waited_on``: the one its queue ended on.  Moved
-        there from ``queued`` by the sched_migrate_task events kept (``moves``), who ran on each CPU while it waited
-        there is named (Wait.moves).  Else, switched in on another CPU, it moved at a time the trace does not show:
-        what ran on both CPUs during the whole wait is named, as context (Wait.moved)."""
+        ``queued``: the CPU it was queued on when the wait began; ``waited_on``: the one its queue ended on (-1: not
+        queued).  Moved there from ``queued`` by the sched_migrate_task events kept (``moves``), who ran on each CPU
+        while it waited there is named (Wait.moves).  Else, switched in on another CPU than its queue was on, or
+        moved and back (A -> B -> A) by a move not followed, it moved at a time the trace does not show: what ran on
+        every CPU it is known to have waited on during the whole wait is named, as context, the moves read cited
+        (Wait.moved; state.wait_parts)."""
         fig.set_worst(start, ts, cpu, since, ev)
         source = "preemption" if fig is task.preempt_wait else WAKE_SOURCES[since.kind]
-        hist = self.moves.get(pid) if waited_on == cpu else None
-        moves: tuple[Move, ...] = ()
-        if hist and len(hist) <= rules.MOVES and hist[0][1] == queued:
-            parts = []
-            t0 = start
-            for mev, left, _dest in hist:
-                t = min(max(mev.ts, start), ts)  # (a move before a clipped start: an empty part)
-                parts.append((left, t0, t))
-                t0 = t
-            parts.append((cpu, t0, ts))
-            behind, unseen = self._behind(tuple(parts), pid)
-            moved = rules.MOVED_TRACED
-            moves = tuple(move_of(mev, left, dest) for mev, left, dest in hist)
-        elif queued == cpu:
-            behind, unseen = self._behind(((cpu, start, ts),), pid)
-            moved = rules.MOVED_NO
-        else:
-            behind, unseen = self._behind(((queued, start, ts), (cpu, start, ts)), pid, disjoint=False)
-            moved = rules.MOVED_UNTRACED
+        hist = self.moves.get(pid) if waited_on >= 0 else None  # (a wait not queued: a former wait's moves)
+        parts, disjoint, moved = wait_parts(hist, queued, waited_on, cpu, start, ts)
+        behind, unseen = self.behind(parts, pid, disjoint)
+        moves = moves_of(hist) if moved != rules.MOVED_NO else ()
         wait = task_wait(pid, start, ts, cpu, since, ev, behind, source, unseen, queued, rules.MOVED[moved], moves)
         if source == "preemption":
             task.worst_preempt_wait = wait
@@ -758,7 +758,7 @@ class SchedAnalyzer:
             if fig is None:
                 fig = self.soft_raise[vec] = Accumulator()
             if fig.add(start, ts, cpu, raised, ev):
-                behind, unseen = self._behind(((cpu, start, ts),), -1)
+                behind, unseen = self.behind(((cpu, start, ts),), -1)
                 self.soft_raise_wait[vec] = Wait(span_of(start, ts, cpu, raised, ev), behind, "softirq_raise", unseen)
             return
         entry = self.soft_cur.pop(cpu, None)

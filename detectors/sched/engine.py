@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import math
 import weakref
+from collections import deque
 from typing import Any
 
 import numpy as np
@@ -377,9 +378,9 @@ class FastAnalyzer:
         rows = np.concatenate(((comm_refs >> 1) - first, irq_eids[irq_rows] - first, (blame_refs >> 1) - first))
         wanted = set(rows.tolist())
         wanted.update(state)
-        # The sched_migrate_task events of the waits set in this batch that they moved (Wait.moves): of this batch,
+        # The sched_migrate_task events that moved the waits set in this batch (Wait.moves): of this batch,
         # or of an earlier one, kept since (engine_kernels.state_refs names them while the wait is in progress).
-        moved = task_waits[t.wb_q[task_waits, 1] == rules.MOVED_TRACED].tolist()
+        moved = task_waits[t.wb_q[task_waits, k.Q_N] > 0].tolist()
         move_eids = {
             row: t.wb_q[row, k.Q_MOVE + 2 : k.Q_MOVE + 3 * int(t.wb_q[row, k.Q_N]) : 3].tolist() for row in moved
         }
@@ -449,6 +450,41 @@ class FastAnalyzer:
         cpus = self._t.ci[:, k.C_CPU]
         for pid, slot in rows[rows[:, k.T_PEND] >= 0][:, [k.T_PID, k.T_PEND_SLOT]].tolist():
             an.wake_cpu[pid] = int(cpus[slot])  # where it is queued (SchedAnalyzer.queued_on)
+        if self.w0 > -math.inf:
+            self._export_queues(an, nslots)
+
+    def _export_queues(self, an: SchedAnalyzer, nslots: int) -> None:
+        """With a window, what closing the waits open at its end reads (freeze._close_open_waits): the CPU each
+        waiting task's queue is on, since when, and its wait's moves (SchedAnalyzer.wait_cpu, wait_since,
+        wait_first, moves; a wait of an older epoch was cleared by a loss), and each CPU's ring of recent runs
+        (SchedAnalyzer.recent, oldest first).  A wait moved more often than the moves kept has one more entry, a
+        copy of the last: only how many there are is read of those past rules.MOVES (state.wait_parts)."""
+        t = self._t
+        ti, tf = t.ti[:nslots], t.tf[:nslots]
+        cpus = t.ci[:, k.C_CPU].tolist()
+        waiting = np.flatnonzero((ti[:, k.T_WCPU] >= 0) & (ti[:, k.T_WEP] == t.si[k.S_EPOCH]))
+        for ints, floats in zip(ti[waiting].tolist(), tf[waiting].tolist(), strict=True):
+            pid = ints[k.T_PID]
+            an.wait_cpu[pid] = cpus[ints[k.T_WCPU]]
+            an.wait_since[pid] = floats[k.TF_WAIT_TS]
+            if not math.isnan(floats[k.TF_WAIT0]):
+                an.wait_first[pid] = floats[k.TF_WAIT0]
+            n = ints[k.T_MV_N]
+            if n:
+                mv = ints[k.T_MV :]
+                hist = [
+                    (self._events[mv[3 * j + 2]], cpus[mv[3 * j]], cpus[mv[3 * j + 1]]) for j in range(min(n, k.MOVES))
+                ]
+                an.moves[pid] = hist + hist[-1:] * (n > k.MOVES)
+        ring_i, ring_f, ring_h = t.ring_i, t.ring_f, t.ring_h
+        for cpu, r in t.ci[: int(t.si[k.S_CPUHI])][:, [k.C_CPU, k.C_RING]].tolist():
+            if r < 0:  # no run ended there yet
+                continue
+            head, count = ring_h[r].tolist()
+            order = [(head - count + j) % k.RING for j in range(count)]
+            pids = ring_i[r, order, 0].tolist()
+            spans = ring_f[r, order].tolist()
+            an.recent[cpu] = deque(((p, a, b) for p, (a, b) in zip(pids, spans, strict=True)), maxlen=rules.RECENT_RUNS)
 
     def export(self) -> SchedAnalyzer:
         """A SchedAnalyzer holding this state (what :func:`freeze_analysis` reads); a new one per call."""
@@ -523,7 +559,7 @@ class FastAnalyzer:
                 q = t.wb_q[row].tolist()
                 moves = tuple(
                     move_of(mev, q[k.Q_MOVE + 3 * j], q[k.Q_MOVE + 3 * j + 1])
-                    for j, mev in enumerate(self._moved.get(row, ()) if q[1] == rules.MOVED_TRACED else ())
+                    for j, mev in enumerate(self._moved.get(row, ()) if q[k.Q_N] else ())
                 )
                 found = wait(fig, blames, int(t.wb_n[row]), comms, source, ints[k.T_PID], (q[0], q[1]), moves)
                 if which:

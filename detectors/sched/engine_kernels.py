@@ -399,14 +399,14 @@ def behind(
     blames: Any,
     row: int,
 ) -> None:
-    """SchedAnalyzer._behind: who ran on each part's CPU slot (``parts_s``) during its interval; blames into
+    """SchedAnalyzer.behind: who ran on each part's CPU slot (``parts_s``) during its interval; blames into
     ``blames`` row ``row``.
 
     ``parts_t`` rows: t0, t1 and the start of the run still current on the part's CPU (a wait that ends
     without a switch there: a softirq's, or a task's on another CPU than it was switched in on), +inf for none.
     A blame is (pid, comm reference at this time (-1 idle, -2 no task), slot, CPU) and seconds.  A run in the
     ring is of pid 0 (slot -1) or of a task (its slot): ``pos[slot + 1]`` finds a pid's share on the CPU being
-    read.  The CPUs are read in the order they first appear, each with all its parts (SchedAnalyzer._behind).
+    read.  The CPUs are read in the order they first appear, each with all its parts (SchedAnalyzer.behind).
     Column ``BLAMES`` of the row's seconds is the wait's unseen start (``Wait.unseen``): summed over
     ``disjoint`` parts, else the most of one part.
     """
@@ -443,7 +443,7 @@ def behind(
             t0 = parts_t[jj, 0]
             t1 = parts_t[jj, 1]
             since = parts_t[jj, 2]
-            if since < t1:  # the current run: the newest, counted first as SchedAnalyzer._behind does
+            if since < t1:  # the current run: the newest, counted first as SchedAnalyzer.behind does
                 overlap = t1 - (since if since > t0 else t0)
                 p = ci[s, C_CUR_PID]
                 if overlap > 0 and p != victim:
@@ -555,8 +555,13 @@ def worst_wait(
     another (``s``), what ran on both is named as context."""
     acc_worst(ti, tf, ns, T_ACC + 4 * fig, TF_ACC + 3 * fig, start, ts, c, b_eid, eid)
     row = 2 * ns + fig - 1
-    n = ti[ns, T_MV_N]
-    wb_q[row, Q_N] = 0
+    n = ti[ns, T_MV_N] if waited_on >= 0 else 0  # (a wait not queued: a former wait's moves)
+    kept = min(n, MOVES)
+    for j in range(kept):  # the moves read, cited (Wait.moves) unless it ran where it was queued, none read
+        wb_q[row, Q_MOVE + 3 * j] = ci[ti[ns, T_MV + 3 * j], C_CPU]
+        wb_q[row, Q_MOVE + 3 * j + 1] = ci[ti[ns, T_MV + 3 * j + 1], C_CPU]
+        wb_q[row, Q_MOVE + 3 * j + 2] = ti[ns, T_MV + 3 * j + 2]
+    wb_q[row, Q_N] = kept
     if waited_on == s and 0 < n <= MOVES and q >= 0 and ti[ns, T_MV] == q:
         parts_s = np.empty(n + 1, np.int64)
         parts_t = np.empty((n + 1, 3))
@@ -567,9 +572,6 @@ def worst_wait(
             parts_t[j, 0] = t0
             parts_t[j, 1] = t
             t0 = t
-            wb_q[row, Q_MOVE + 3 * j] = ci[ti[ns, T_MV + 3 * j], C_CPU]
-            wb_q[row, Q_MOVE + 3 * j + 1] = ci[ti[ns, T_MV + 3 * j + 1], C_CPU]
-            wb_q[row, Q_MOVE + 3 * j + 2] = ti[ns, T_MV + 3 * j + 2]
         parts_s[n] = s
         parts_t[n, 0] = t0
         parts_t[n, 1] = ts
@@ -578,28 +580,46 @@ def worst_wait(
             parts_t[j, 2] = cf[ps, F_SINCE] if ci[ps, C_CUR_SEQ] >= 0 else np.inf
         wb_q[row, 0] = ci[q, C_CPU]
         wb_q[row, 1] = MOVED_TRACED
-        wb_q[row, Q_N] = n
         behind(ci, si, rings, ti, parts_s, parts_t, True, pid, blames, row)
         return
-    if q == s or q < 0:
+    if n == 0 and (q == s or q < 0):
         parts_s = np.full(1, s, np.int64)
         parts_t = np.empty((1, 3))
+        parts_t[0, 0] = start
+        parts_t[0, 1] = ts
+        parts_t[0, 2] = np.inf
         wb_q[row, 0] = c
         wb_q[row, 1] = MOVED_NO
-    else:
-        parts_s = np.empty(2, np.int64)
-        parts_s[0] = q
-        parts_s[1] = s
-        parts_t = np.empty((2, 3))
-        parts_t[1, 0] = start
-        parts_t[1, 1] = ts
-        parts_t[1, 2] = np.inf
-        wb_q[row, 0] = ci[q, C_CPU]
-        wb_q[row, 1] = MOVED_UNTRACED
-    parts_t[0, 0] = start
-    parts_t[0, 1] = ts
-    parts_t[0, 2] = cf[q, F_SINCE] if q != s and q >= 0 and ci[q, C_CUR_SEQ] >= 0 else np.inf
-    behind(ci, si, rings, ti, parts_s, parts_t, q == s or q < 0, pid, blames, row)
+        behind(ci, si, rings, ti, parts_s, parts_t, True, pid, blames, row)
+        return
+    # Moved at a time not followed (state.wait_parts): every CPU slot it is known to have waited on, in order, once,
+    # over the whole wait; the current run of the one it was switched in on is its own.
+    cand = np.empty(kept + 2, np.int64)
+    cand[0] = q
+    for j in range(kept):
+        cand[j + 1] = ti[ns, T_MV + 3 * j + 1]
+    cand[kept + 1] = s
+    parts_s = np.empty(kept + 2, np.int64)
+    m = 0
+    for j in range(kept + 2):
+        w = cand[j]
+        dup = w < 0
+        for jj in range(m):
+            if parts_s[jj] == w:
+                dup = True
+        if not dup:
+            parts_s[m] = w
+            m += 1
+    parts_s = parts_s[:m]
+    parts_t = np.empty((m, 3))
+    for j in range(m):
+        ps = parts_s[j]
+        parts_t[j, 0] = start
+        parts_t[j, 1] = ts
+        parts_t[j, 2] = cf[ps, F_SINCE] if ps != s and ci[ps, C_CUR_SEQ] >= 0 else np.inf
+    wb_q[row, 0] = ci[q, C_CPU] if q >= 0 else c
+    wb_q[row, 1] = MOVED_UNTRACED
+    behind(ci, si, rings, ti, parts_s, parts_t, False, pid, blames, row)
 
 
 @njit

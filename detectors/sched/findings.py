@@ -127,12 +127,13 @@ def _unseen_text(wait: Wait, analysis: TraceAnalysis) -> str:
 MOVED_CONFIDENCE = 0.6
 
 
-def _moved_why(analysis: TraceAnalysis) -> str:
-    """Why the time a wait moved between CPUs is not known."""
+def _moved_why(analysis: TraceAnalysis, wait: Wait) -> str:
+    """Why the time a wait moved between CPUs is not known (``wait.moves``: the moves read of it, cited apart)."""
     if analysis.migrations:
         # Counted by the reader over the text it read: past a window's end it stops, so not "the trace's".
+        which = "no other" if wait.moves else "none"
         return (
-            f"none of the {analysis.migrations:,} sched_migrate_task events read moved it while it waited, or it "
+            f"{which} of the {analysis.migrations:,} sched_migrate_task events read moved it while it waited, or it "
             f"moved more than {rules.MOVES} times"
         )
     return "no sched_migrate_task among the events read"
@@ -146,16 +147,35 @@ def _moved_where(wait: Wait, analysis: TraceAnalysis) -> tuple[str, str, str]:
     wake it on): the sched_wakeup that follows says where it was queued (935 of 36,767 wakeups of ue15's
     trace2.dat were queued on another CPU than their sched_waking named).  Without it in the events read, the
     wakeup may have placed the task where it ran."""
-    q, c, why = wait.queued_cpu, wait.span.cpu, _moved_why(analysis)
+    q, c, why = wait.queued_cpu, wait.span.cpu, _moved_why(analysis, wait)
     if wait.source == rules.WAKE_SOURCES[rules.WAKING] and not analysis.wakeup_placed:
+        read = f"{_migrated_how(wait)}; " if wait.moves else ""
         return (
             f"sched_waking target_cpu {q}",
             f" (target_cpu {q}: the CPU it last ran on)",
-            f"whether its wakeup queued it on CPU{c} or it moved there later is not known (sched_wakeup, which "
-            f"says where a wakeup queued it, is not among the events read; {why})",
+            f"{read}whether its wakeup queued it on CPU{c} or it moved there later is not known (sched_wakeup, "
+            f"which says where a wakeup queued it, is not among the events read; {why})",
         )
     woken = "preempted on" if wait.source == "preemption" else "woken onto"
+    if wait.moves:  # the moves read, then one not followed (away and back too: CPU0 -> CPU1 -> CPU0)
+        later = f"then to CPU{c} at an unknown time" if wait.moves[-1].to_cpu != c else "then by moves not followed"
+        return f"{woken} CPU{q}", f" onto CPU{q}", f"{_migrated_how(wait)}, {later} ({why})"
     return f"{woken} CPU{q}", f" onto CPU{q}", f"it moved from CPU{q} to CPU{c} at an unknown time ({why})"
+
+
+def _via(wait: Wait) -> str:
+    """The CPUs the moves read of a wait moved it to, for a title (``, moved to CPU1``); empty without."""
+    if not wait.moves:
+        return ""
+    return ", moved to " + ", ".join(dict.fromkeys(f"CPU{m.to_cpu}" for m in wait.moves))
+
+
+def _move_facts(wait: Wait) -> tuple[Fact, ...]:
+    """Each sched_migrate_task that moved a wait, cited with its line."""
+    return tuple(
+        Fact("moved", f"CPU{m.from_cpu} to CPU{m.to_cpu} at {m.ts:.6f} (sched_migrate_task, line {m.ref.line_no})")
+        for m in wait.moves
+    )
 
 
 def _migrated_cpus(wait: Wait) -> list[int]:
@@ -205,18 +225,13 @@ def _behind_facts(wait: Wait, analysis: TraceAnalysis) -> tuple[Fact, ...]:
         woken = "preempted on" if wait.source == "preemption" else "woken onto"
         ran = (
             Fact("queued", f"{woken} CPU{wait.queued_cpu}"),
-            *(
-                Fact(
-                    "moved",
-                    f"CPU{m.from_cpu} to CPU{m.to_cpu} at {m.ts:.6f} (sched_migrate_task, line {m.ref.line_no})",
-                )
-                for m in wait.moves
-            ),
+            *_move_facts(wait),
             *(Fact(f"ran on CPU{cpu} meanwhile", who) for cpu, who in _moved_context(wait).items()),
         )
     elif wait.moved:
         ran = (
             Fact("queued", _moved_where(wait, analysis)[0]),
+            *_move_facts(wait),
             Fact("switched in on", f"CPU{wait.span.cpu}"),
             Fact("moved", f"{_moved_where(wait, analysis)[2]}: who delayed it is not known"),
             *(Fact(f"ran on CPU{cpu} meanwhile (context)", ran) for cpu, ran in _moved_context(wait).items()),
@@ -539,7 +554,7 @@ def wakeup_latency(analysis: TraceAnalysis, source: str) -> list[Finding]:
             woken = f" onto CPU{wait.queued_cpu}"
         elif wait.moved:
             queued, woken, how = _moved_where(wait, analysis)
-            culprit = f" ({queued}, ran on CPU{wait.span.cpu})"
+            culprit = f" ({queued}{_via(wait)}, ran on CPU{wait.span.cpu})"
             confidence, reason = min(confidence, MOVED_CONFIDENCE), f"{reason}; but {how}: who delayed it is not known"
         out.append(
             Finding(

@@ -13,7 +13,16 @@ from typing import Protocol
 from detectors.sched import rules
 from detectors.sched.buckets import BucketDigest
 from detectors.sched.sanity import ClockMonitor
-from detectors.sched.state import Accumulator, TaskState, VictimTally, event_ref, task_wait
+from detectors.sched.state import (
+    Accumulator,
+    MoveHist,
+    TaskState,
+    VictimTally,
+    event_ref,
+    moves_of,
+    task_wait,
+    wait_parts,
+)
 from forensics.model import NotAvailable
 from forensics.types.sched import (
     Blame,
@@ -52,6 +61,10 @@ class SchedAnalyzer(Protocol):
     pending_wake: dict[int, TraceEvent]
     preempted: dict[int, TraceEvent]
     queues: dict[int, list[float]]
+    wait_cpu: dict[int, int]
+    wait_since: dict[int, float]
+    wait_first: dict[int, float]
+    moves: dict[int, MoveHist]
     first: dict[int, TraceEvent]
     first_in: dict[int, TraceEvent]
     last: dict[int, TraceEvent]
@@ -83,6 +96,12 @@ class SchedAnalyzer(Protocol):
     clock: ClockMonitor
 
     def queued_on(self, pid: int, since: TraceEvent) -> int: ...
+
+    def shares(self, victim: int, cpu: int, t0: float, t1: float) -> dict[int, float]: ...
+
+    def behind(
+        self, parts: tuple[tuple[int, float, float], ...], victim: int, disjoint: bool = True
+    ) -> tuple[tuple[Blame, ...], float]: ...
 
     def clip(self, start: float, end: float) -> float | None: ...
 
@@ -154,9 +173,11 @@ def _close_open_runs(
 def _close_open_waits(an: SchedAnalyzer, tasks: dict[int, TaskState]) -> None:
     """With a window, the waits to run still open at its end (woken or preempted, not switched in since) ended
     there as a run is, in copies of the tasks: clipped to the window and counted with the wakeup or preemption
-    waits, cited up to the waited-on CPU's first event after the window (a wait is not counted when that CPU
-    has none: how long it lasted is not known).  Who ran meanwhile is told from the run current on that CPU at
-    the window's end; the time before that run began is ``unseen`` (the ring of recent runs is not read here).
+    waits, cited up to the first event after the window of the CPU its queue is on then (a wait is not counted
+    when that CPU has none: how long it lasted is not known).  That CPU is where the sched_migrate_task events read
+    moved it (SchedAnalyzer.moves), else where it was queued.  Its part there is charged to who ran there as at a
+    switch-in (its earlier parts were, at each move: one wait of the victim's), and its worst wait names who ran on
+    each CPU while it waited there, the moves cited, as a wait that ends in the window (state.wait_parts).
     A task that waited all through a window had an all-zero row."""
     if an.w0 == -math.inf:
         return
@@ -169,7 +190,10 @@ def _close_open_waits(an: SchedAnalyzer, tasks: dict[int, TaskState]) -> None:
         if pid in running:
             continue
         preempted = pid not in an.pending_wake
-        cpu = since.cpu if preempted else an.queued_on(pid, since)  # where it waits
+        queued = since.cpu if preempted else an.queued_on(pid, since)  # where it was queued
+        queue = an.wait_cpu.get(pid, -1)  # where its queue is (-1: none known, as after lost events)
+        hist = an.moves.get(pid) if queue >= 0 else None  # (reset where a wait is queued: this wait's)
+        cpu = queue if hist else queued  # where it waits at the window's end
         end_ev = _window_end(an, cpu)
         task = tasks.get(pid)
         start = an.clip(since.ts, an.w1)
@@ -184,37 +208,37 @@ def _close_open_waits(an: SchedAnalyzer, tasks: dict[int, TaskState]) -> None:
         waited = an.w1 - start
         fig.count += 1
         fig.total += waited
-        cur = an.cur.get(cpu)
-        ran = 0.0
-        if cur is not None and cur[1] < an.w1:
-            ran = an.w1 - (cur[1] if cur[1] > start else start)
-            culprit = tasks.get(cur[0])
-            if cur[0] != pid and ran > 0 and culprit is not None and cur[0] != 0:  # its wait's share (_charge)
-                if cur[0] not in fresh:
-                    if culprit is an.tasks.get(cur[0]):
-                        culprit = tasks[cur[0]] = culprit.copy()
-                    culprit.victims = {p: v.copy() for p, v in culprit.victims.items()}
-                    fresh.add(cur[0])
-                tally = culprit.victims.get(pid)
-                if tally is None:
-                    tally = culprit.victims[pid] = VictimTally()
-                tally.add(ran)
+        # Its part on that CPU, charged as at a switch-in (SchedAnalyzer._charge), one wait with the parts its moves
+        # charged (their key: the wait's start).
+        t0 = max(an.wait_since.get(pid, start), start) if hist else start
+        key = an.wait_first.get(pid, math.nan) if hist else math.nan
+        for culprit_pid, seconds in an.shares(pid, cpu, t0, an.w1).items():
+            culprit = tasks.get(culprit_pid)
+            if culprit is None:
+                continue
+            if culprit_pid not in fresh:
+                if culprit is an.tasks.get(culprit_pid):
+                    culprit = tasks[culprit_pid] = culprit.copy()
+                culprit.victims = {p: v.copy() for p, v in culprit.victims.items()}
+                fresh.add(culprit_pid)
+            tally = culprit.victims.get(pid)
+            if tally is None:
+                tally = culprit.victims[pid] = VictimTally()
+            tally.add(seconds, key)
         if waited <= fig.worst:
             continue
         fig.set_worst(start, an.w1, cpu, since, end_ev)
-        behind: tuple[Blame, ...] = ()
-        unseen = waited
-        if cur is not None and cur[1] < an.w1:
-            unseen = cur[1] - start if cur[1] > start else 0.0
-            if cur[0] != pid and ran > 0:
-                named = an.tasks.get(cur[0])  # its prio as its last naming event printed it (as the engines' blames)
-                prio = named.prio if named is not None else PRIO_UNKNOWN
-                behind = (Blame(cur[0], an.comm(cur[0]), ran, prio, cpu),)
-        wait = task_wait(pid, start, an.w1, cpu, since, end_ev, behind, "preemption" if preempted else "", unseen)
+        parts, disjoint, moved = wait_parts(hist, queued, cpu, cpu, start, an.w1)
+        behind, unseen = an.behind(parts, pid, disjoint)
+        moves = moves_of(hist) if moved != rules.MOVED_NO else ()
+        source = "preemption" if preempted else rules.WAKE_SOURCES[since.kind]
+        wait = task_wait(
+            pid, start, an.w1, cpu, since, end_ev, behind, source, unseen, queued, rules.MOVED[moved], moves
+        )
         if preempted:
             task.worst_preempt_wait = wait
         else:
-            task.worst_wakeup = wait._replace(source=rules.WAKE_SOURCES[since.kind])
+            task.worst_wakeup = wait
 
 
 def _reported(an: SchedAnalyzer, counts: ParseCounts) -> tuple[dict[int, TraceEvent], dict[int, TraceEvent]]:
@@ -551,6 +575,15 @@ def _coverage(
         )
     notes += unattributed
     notes += _window_notes(an)
+    if counts.shared_buffers:
+        names = ", ".join(f"'{b}'" if b else "the top one" for b in counts.shared_buffers)
+        notes.append(
+            f"{len(counts.shared_buffers)} trace-cmd buffers (record -B: {names}) record the same events "
+            f"({', '.join(counts.shared_events)}) and are read as one stream (trace-cmd report merges them, an "
+            "instance's lines prefixed with its name): an event both traced is read twice, so runs, switches, "
+            "preemptions and waits are cut short or counted twice; read one buffer (trace-cmd extract -B NAME, or "
+            "its prefixed lines of trace-cmd report)"
+        )
     if counts.overwritten:
         notes.append(
             f"the ring buffer overwrote {counts.overwritten} events before it was read, so the trace starts "

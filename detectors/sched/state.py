@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 
-from detectors.sched.rules import SWITCH
+from detectors.sched.rules import MOVED_NO, MOVED_TRACED, MOVED_UNTRACED, MOVES, SWITCH
 from forensics.types.sched import Blame, EventRef, IntervalStats, Move, Span, Wait
 from forensics.types.trace import TraceEvent
 
@@ -53,6 +53,41 @@ def task_wait(
     if finish.kind == SWITCH and finish.next_pid == pid:
         return Wait(span, behind, source, unseen, finish.next_prio, span.end, queued, moved, moves)
     return Wait(span, behind, source, unseen, begin.prio, span.begin, queued, moved, moves)
+
+
+Part = tuple[int, float, float]  # (cpu, t0, t1): a part of a wait, on one CPU
+MoveHist = list[tuple[TraceEvent, int, int]]  # a wait's sched_migrate_task events, CPU left, dest CPU (in order)
+
+
+def wait_parts(
+    hist: MoveHist | None, queued: int, on: int, cpu: int, start: float, end: float
+) -> tuple[tuple[Part, ...], bool, int]:
+    """The parts of a task's wait from ``start`` to ``end``, whether they are disjoint, and how it moved (rules.MOVED).
+
+    ``hist``: the moves of this wait (SchedAnalyzer.moves; None or empty: none read); ``queued``: the CPU it was
+    queued on, ``on`` the one its queue was on at ``end``, ``cpu`` the one it ran on (or, at a window's end, ``on``).
+    Moves all kept (up to rules.MOVES) from ``queued`` to where it ran: one part per CPU stay, disjoint
+    (MOVED_TRACED).  No move and run where it was queued: one part (MOVED_NO).  Else it came to run where it did at
+    a time not followed (a move not recorded, or more than rules.MOVES: away and back too, A -> B -> A): every CPU
+    it is known to have waited on over the whole wait, as context (MOVED_UNTRACED)."""
+    if hist and len(hist) <= MOVES and hist[0][1] == queued and on == cpu:
+        parts = []
+        t0 = start
+        for mev, left, _dest in hist:
+            t = min(max(mev.ts, start), end)  # (a move before a clipped start: an empty part)
+            parts.append((left, t0, t))
+            t0 = t
+        parts.append((cpu, t0, end))
+        return tuple(parts), True, MOVED_TRACED
+    if not hist and queued == cpu:
+        return ((cpu, start, end),), True, MOVED_NO
+    cpus = dict.fromkeys([queued, *(dest for _ev, _left, dest in (hist or [])[:MOVES]), cpu])
+    return tuple((c, start, end) for c in cpus), False, MOVED_UNTRACED
+
+
+def moves_of(hist: MoveHist | None) -> tuple[Move, ...]:
+    """The moves of a wait kept (the first rules.MOVES), cited."""
+    return tuple(move_of(ev, left, dest) for ev, left, dest in (hist or [])[:MOVES])
 
 
 def move_of(ev: TraceEvent, from_cpu: int, to_cpu: int) -> Move:

@@ -598,7 +598,7 @@ def analyse_trace_file(
         counts = ctf.counts
     else:
         from collectors.trace_columns import BatchParser, read_batches
-        from collectors.trace_input import PERF_DATA_KIND, open_trace
+        from collectors.trace_input import PERF_DATA_KIND, open_trace, shared_buffers
 
         with open_trace(trace_file, save_text) as stream:
             chunks: Iterable[bytes] = stream.chunks
@@ -619,6 +619,7 @@ def analyse_trace_file(
             counts = parser.counts
             if stream.kind == PERF_DATA_KIND:  # perf script was asked to show the losses: none shown, none lost
                 counts.loss_unknown = ""
+            counts.shared_buffers, counts.shared_events = shared_buffers(bytes(stream.sample))
             # Inside the stream's block: a refused input leaves no --save-text file behind.
             shown = "<stdin>" if trace_file == "-" else trace_file  # the input, not the --save-text copy
             check_trace_text(shown, counts, stream.head)

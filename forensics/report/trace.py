@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 
     from forensics.model import StreamEvent
     from forensics.report.document import Block, Document
-    from forensics.types.sched import EventRef, LossGap, ParseSummary, Span, TaskStats, TraceAnalysis
+    from forensics.types.sched import EventRef, LossGap, ParseSummary, Span, TaskStats, TraceAnalysis, Wait
     from forensics.types.spans import SpanReport
     from forensics.types.syscalls import SyscallLatency
 
@@ -54,9 +54,9 @@ def _table_rows(a: TraceAnalysis, top: int) -> list[tuple[str, list[str], list[l
                 f"{fmt_ms(run.duration)}{mark(run, True)} @{run.start:.6f} CPU{run.cpu}" if run else "-",
                 str(t.hog_runs),
                 (
-                    # moved between CPUs at an unknown time: who delayed it is not known (Wait.moved)
-                    f"{fmt_ms(wake.span.duration)}{mark(wake.span)} CPU{wake.queued_cpu}->CPU{wake.span.cpu}, "
-                    "behind unknown"
+                    # moved between CPUs at an unknown time: who delayed it is not known (Wait.moved); the CPUs
+                    # the moves read took it to too (away and back: CPU0->CPU1->CPU0)
+                    f"{fmt_ms(wake.span.duration)}{mark(wake.span)} {_cpu_path(wake)}, behind unknown"
                     if wake.moved == MOVED_UNKNOWN
                     else f"{fmt_ms(wake.span.duration)}{mark(wake.span)} behind {wake.behind[0].comm}"
                     if wake.behind
@@ -529,3 +529,10 @@ class TraceRenderer:
         from forensics.report.html import document_page
 
         return document_page(trace_document(result, self.top), result.incident)
+
+
+def _cpu_path(wait: Wait) -> str:
+    """The CPUs a wait was on, in order: where it was queued, where the moves read took it, where it ran
+    (``CPU0->CPU1->CPU0``; a CPU repeated in a row once)."""
+    cpus = [wait.queued_cpu, *(m.to_cpu for m in wait.moves), wait.span.cpu]
+    return "->".join(f"CPU{c}" for i, c in enumerate(cpus) if i == 0 or c != cpus[i - 1])

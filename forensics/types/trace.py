@@ -164,6 +164,10 @@ class ParseCounts:
     # An LTTng CPU's buffer: the begin of its first packet and the end of its last (seconds; timestamp_begin and
     # timestamp_end of the packet contexts).  It covered that time, whether the CPU had events in it or not.
     packet_span: dict[int, tuple[float, float]] = field(default_factory=dict)
+    # The trace-cmd buffers (``record -B``; "" the top one) read as one stream that record the same events, and
+    # those events (collectors.trace_input.shared_buffers): an event both traced is read twice.
+    shared_buffers: tuple[str, ...] = ()
+    shared_events: tuple[str, ...] = ()
 
     @property
     def complete(self) -> bool:

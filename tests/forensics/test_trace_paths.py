@@ -184,3 +184,29 @@ def test_both_paths_agree_on_a_cpu_with_no_switch_in_the_trace(
     assert isinstance(cpu1.busy, NotAvailable) and isinstance(cpu1.idle, NotAvailable) and cpu1.irq_time > 0
     python3 = next(t for t in plain.analysis.tasks if t.pid == 15850)
     assert python3.wakeups_unknown == 1 and python3.worst_wakeup and python3.worst_wakeup.span.duration < 0.001
+
+
+@pytest.mark.parametrize("buffers", [("kfa", "kfb"), ("kfa",), ("", "kfb")])
+def test_buffers_that_record_the_same_events_are_said(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, buffers: tuple[str, ...]
+) -> None:
+    """trace-cmd report merges the buffers of a trace.dat (record -B NAME: an instance's lines prefixed NAME:): two
+    that record the same events were read as one stream, each event twice, and nothing said so.  Now the coverage
+    note names the buffers and the events they share; one buffer alone says nothing.  Both paths."""
+    from tests.detectors.sched.test_engine import _moved_text
+
+    lines = _moved_text(True).splitlines(keepends=True)
+    text = "".join(f"{name}:{line}" if name else line for line in lines for name in buffers)
+    path = tmp_path / "report.txt"
+    path.write_text("cpus=2\n" + text)
+    plain = _run(monkeypatch, path, False, tmp_path)
+    fast = _run(monkeypatch, path, True, tmp_path)
+    assert repr(fast) == repr(plain)
+    note = plain.analysis.coverage.note
+    said = f"2 trace-cmd buffers (record -B: {', '.join(repr(b) if b else 'the top one' for b in sorted(buffers))})"
+    if len(buffers) == 1:
+        assert "trace-cmd buffers" not in note, note
+        return
+    assert said in note, note
+    assert "record the same events (sched_migrate_task, sched_switch, sched_wakeup, sched_waking)" in note, note
+    assert "an event both traced is read twice" in note

@@ -1008,3 +1008,130 @@ def test_a_wakeup_is_queued_where_its_sched_wakeup_says_not_where_sched_waking_g
         else:  # moved at a time the trace does not show: charged to no one (it was to hog0, which held CPU0)
             assert not tasks[500].victims and not any(v.pid == 400 for v in tasks[510].victims)
             assert tasks[500].delay_caused > 0.09 and tasks[500].delay_resolved == 0.0
+
+
+def _away_and_back_text(moves: list[tuple[str, int, int]], woken: bool = False) -> str:
+    """``sleeper`` (400) preempted on CPU0 at 10.001 by hog0 (``woken``: woken onto CPU0 then), hog0 holding CPU0 to
+    10.101 and hog1 CPU1 to 10.140; ``moves`` (time, from, to) are its sched_migrate_task lines, each on the CPU it
+    moves to; switched in on CPU0 at 10.101."""
+    switch = (
+        "sched_switch: prev_comm={} prev_pid={} prev_prio=120 prev_state={} ==> next_comm={} next_pid={} next_prio=120"
+    )
+    wake = "comm=sleeper pid=400 prio=120 target_cpu=000"
+    start = (
+        [
+            ("000", "10.000000", switch.format("swapper/0", 0, "R", "hog0", 500)),
+            ("000", "10.001000", f"sched_waking: {wake}"),
+            ("000", "10.001000", f"sched_wakeup: {wake}"),
+        ]
+        if woken
+        else [
+            ("000", "10.000000", switch.format("swapper/0", 0, "R", "sleeper", 400)),
+            ("000", "10.001000", switch.format("sleeper", 400, "R", "hog0", 500)),
+        ]
+    )
+    lines = [
+        ("001", "10.000000", switch.format("swapper/1", 0, "R", "hog1", 510)),
+        *start,
+        *(
+            (f"00{dest}", ts, f"sched_migrate_task: comm=sleeper pid=400 prio=120 orig_cpu={left} dest_cpu={dest}")
+            for ts, left, dest in moves
+        ),
+        ("000", "10.101000", switch.format("hog0", 500, "R", "sleeper", 400)),
+        ("000", "10.102000", switch.format("sleeper", 400, "S", "hog0", 500)),
+        ("001", "10.140000", switch.format("hog1", 510, "R", "swapper/1", 0)),
+    ]
+    return _trace_lines(lines)
+
+
+def _victims_of(got: TraceAnalysis, pid: int) -> dict[str, tuple[int, float]]:
+    """Who a task's waits were charged to: comm -> (waits, seconds rounded to the microsecond)."""
+    return {t.comm: (v.waits, round(v.seconds, 6)) for t in got.tasks for v in t.victims if v.pid == pid}
+
+
+def _sleeper_finding(got: TraceAnalysis) -> Any:
+    """The wakeup latency finding of ``sleeper`` (400)."""
+    from detectors.sched.findings import detect
+
+    found = detect(got._replace(thresholds=Thresholds(wakeup_latency=0.001)), "t.txt")
+    (sleeper,) = (f for f in found if f.title.startswith("Wakeup latency: sleeper"))
+    return sleeper
+
+
+@pytest.mark.parametrize("woken", [False, True])
+@pytest.mark.parametrize(
+    ("w1", "cpu", "ran", "moves"),
+    [
+        (10.05, 1, [("hog0", 0, 0.029), ("hog1", 1, 0.02)], [(10.03, 0, 1)]),
+        (10.08, 0, [("hog0", 0, 0.049), ("hog1", 1, 0.03)], [(10.03, 0, 1), (10.06, 1, 0)]),
+    ],
+)
+def test_a_wait_open_at_a_windows_end_is_closed_where_sched_migrate_task_moved_it(
+    w1: float, cpu: int, ran: list[tuple[str, int, float]], moves: list[tuple[float, int, int]], woken: bool
+) -> None:
+    """sleeper, preempted on CPU0 (or woken onto it) at 10.001, moved to CPU1 at 10.030 and back at 10.060, still
+    waits at the window's end.  Its wait was closed on CPU0, where it was queued, as one that never moved: at 10.05
+    (on CPU1 then) "behind hog0 49 ms" (hog1 not named) and hog0 charged 2 waits, 78 ms; at 10.08 hog0 charged 2
+    waits, 108 ms, for one wait of 79 ms.  Now it is closed on the CPU it waits on then, cited up to that CPU's
+    first event after the window, its parts named per CPU and the moves cited as for a wait that ends in the
+    window, each culprit charged one wait, its part there.  Both engines, both parsers."""
+    text = _away_and_back_text([("10.030000", 0, 1), ("10.060000", 1, 0)], woken).encode()
+    got = windowed(text, (10.0, w1))
+    task = {t.pid: t for t in got.tasks}[400]
+    wait = task.worst_wakeup if woken else task.worst_preempt_wait
+    assert wait is not None and (wait.queued_cpu, wait.span.cpu, wait.moved) == (0, cpu, "migrated")
+    assert (wait.span.start, wait.span.end.ts) == (10.001, {0: 10.101, 1: 10.14}[cpu])
+    assert [(m.ts, m.from_cpu, m.to_cpu) for m in wait.moves] == moves
+    assert [(b.comm, b.cpu, round(b.seconds, 6)) for b in wait.behind] == ran and wait.unseen == 0.0
+    assert _victims_of(got, 400) == {comm: (1, seconds) for comm, _cpu, seconds in ran}
+    if woken:
+        finding = _sleeper_finding(got)
+        assert finding.title.endswith("to run, behind hog0"), finding.title
+        assert "it moved from CPU0 to CPU1 at 10.030000 (sched_migrate_task)" in finding.summary, finding.summary
+        lines = [n for n, line in enumerate(text.splitlines(), 1) if b"sched_migrate_task" in line]
+        assert set(lines[: len(moves)]) <= {e.locator.start for e in finding.evidence}
+
+
+@pytest.mark.parametrize("woken", [False, True])
+@pytest.mark.parametrize(
+    "moves",
+    [
+        [("10.030000", 0, 1)],  # moved to CPU1, back to CPU0 by a move not recorded
+        [(f"10.0{2 + i}0000", i % 2, (i + 1) % 2) for i in range(6)],  # more moves than rules.MOVES, back to CPU0
+    ],
+)
+def test_a_wait_moved_away_and_back_at_a_time_not_followed_names_both_cpus(
+    moves: list[tuple[str, int, int]], woken: bool
+) -> None:
+    """A wait queued on CPU0, moved to CPU1 by a sched_migrate_task, then back to CPU0 by a move not followed (not
+    recorded, or past the 4 kept), and switched in on CPU0, was told as a same-CPU wait: "behind hog0 100 ms", its
+    time on CPU1 and hog1 not said.  Now it moved at a time not followed, as any wait that moved so: what ran on
+    CPU0 and CPU1 is named as context, the moves read cited, no culprit; the task table says CPU0->CPU1->CPU0.
+    Both engines, both parsers."""
+    from detectors.sched.findings import MOVED_CONFIDENCE
+    from forensics.report.trace import _cpu_path
+
+    text = _away_and_back_text(moves, woken).encode()
+    for chunk in (1 << 14, 200):
+        got = compare(*parse(text, chunk))
+        compare_scanned(text, chunk)
+    task = {t.pid: t for t in got.tasks}[400]
+    wait = task.worst_wakeup if woken else task.worst_preempt_wait
+    assert wait is not None and (wait.queued_cpu, wait.span.cpu, wait.moved) == (0, 0, "unknown")
+    kept = [(left, dest) for _ts, left, dest in moves[: rules.MOVES]]
+    assert [(m.from_cpu, m.to_cpu) for m in wait.moves] == kept
+    assert {(b.comm, b.cpu, round(b.seconds, 6)) for b in wait.behind} == {("hog0", 0, 0.1), ("hog1", 1, 0.1)}
+    once = len(moves) == 1
+    assert _cpu_path(wait) == ("CPU0->CPU1->CPU0" if once else "CPU0->CPU1->CPU0->CPU1->CPU0")
+    if woken:
+        finding = _sleeper_finding(got)
+        via = "CPU1" if once else "CPU1, CPU0"
+        assert (
+            finding.title
+            == f"Wakeup latency: sleeper waited 100.000 ms to run (woken onto CPU0, moved to {via}, ran on CPU0)"
+        )
+        assert finding.confidence == MOVED_CONFIDENCE
+        assert (
+            "it moved from CPU0 to CPU1 at 10.0" in finding.summary and "who delayed it is not known" in finding.summary
+        )
+        assert "CPU1 ran hog1 (pid 510) 100.000 ms" in finding.summary, finding.summary

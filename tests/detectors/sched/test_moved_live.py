@@ -84,9 +84,18 @@ def _record(tmp: Path, migrate: bool) -> tuple[Path, int, int]:
             inst.rmdir()
 
 
-def _sleeper_finding(dat: Path, pid: int) -> dict[str, object]:
+def _sleeper_finding(dat: Path, pid: int, *options: str) -> dict[str, object]:
     out = subprocess.run(
-        [str(Path(sys.executable).with_name("kforensic")), "trace", str(dat), "--task", str(pid), "-f", "json"],
+        [
+            str(Path(sys.executable).with_name("kforensic")),
+            "trace",
+            str(dat),
+            "--task",
+            str(pid),
+            "-f",
+            "json",
+            *options,
+        ],
         capture_output=True,
         text=True,
         check=False,
@@ -124,3 +133,22 @@ def test_a_recorded_cross_cpu_wakeup_is_not_blamed_on_one_cpu(tmp_path: Path, mi
     assert "no sched_migrate_task among the events read" in summary and "who delayed it is not known" in summary
     assert f"CPU0 ran taskset (pid {hog}) " in summary, summary  # the hog that held its queue (named before exec)
     assert "who held it is not known" in summary
+
+
+def test_a_recorded_wait_open_at_a_windows_end_is_closed_where_sched_migrate_task_moved_it(tmp_path: Path) -> None:
+    """A window ending after the recorded move to CPU1 and before the sleeper's switch-in there: its wait, still
+    open, was closed on CPU0, where it was queued, told as one that never moved (the move not said, CPU1 not
+    named).  Now it is closed on CPU1, the move cited, the hog that held CPU0 until then named."""
+    dat, pid, hog = _record(tmp_path, True)
+    report = subprocess.run(["trace-cmd", "report", "-i", str(dat)], capture_output=True, text=True, check=True)
+    move = re.search(rf"(\d+\.\d+): sched_migrate_task: .*pid={pid} .*orig_cpu=0 dest_cpu=1", report.stdout)
+    assert move is not None, report.stdout[-2000:]
+    moved = float(move[1])
+    ran = re.search(rf"(\d+\.\d+): sched_switch: .*==> \S+:{pid} ", report.stdout[move.end() :])
+    assert ran is not None and float(ran[1]) > moved
+    window = f"{moved - 0.05:.6f}:{(moved + float(ran[1])) / 2:.7f}"  # 50 ms queued on CPU0 in it, then on CPU1
+    finding = _sleeper_finding(dat, pid, "--window", window)
+    title, summary = str(finding["title"]), str(finding["summary"])
+    assert title.endswith(("to run, behind taskset", "to run, behind python")), title  # the hog, as above
+    assert f"it moved from CPU0 to CPU1 at {moved:.6f} (sched_migrate_task)" in summary, summary
+    assert re.search(rf"CPU0 ran (taskset|python) \(pid {hog}\) ", summary), summary
