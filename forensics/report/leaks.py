@@ -134,7 +134,7 @@ def result_to_dict(result: LeaksResult) -> dict[str, Any]:
             "needed_seconds": _number(a.power.needed_seconds),
             "judgeable": a.power.judgeable,
             "full_power_seconds": _number(a.power.full_seconds),
-            "slowest_leak_shown_bytes_per_hour": _number(a.power.detectable_rate),
+            "slowest_leak_shown_bytes_per_hour": _number(a.power.said_rate),  # as the statement says it
             "statement": a.absence(),
         },
         "series": [series_to_dict(kind, v, a.mem_available) for kind, v in interesting],

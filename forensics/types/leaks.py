@@ -423,8 +423,9 @@ class Power:
     """What the longest boot stretch of samples can show.
 
     ``needed_seconds`` is the span ``needed_samples`` take at the stretch's
-    own interval; ``full_seconds`` the span over which a leak at ``min_rate``
-    grows ``min_growth``.
+    own interval; ``full_seconds`` the least span at that interval over which a
+    leak at ``min_rate`` shows (grows ``min_growth`` and what a median's noise
+    may take off it between the first and the last window median).
     """
 
     samples: int
@@ -450,8 +451,10 @@ class Power:
 
     @property
     def full(self) -> bool:
-        """The stretch is long enough to show a leak at the slowest rate reported."""
-        return self.judgeable and self.span_seconds >= self.full_seconds
+        """The stretch shows a leak at the slowest rate reported: measured between its window medians, with their
+        noise (:attr:`detectable_rate`), not only as long as ``min_growth / min_rate`` (121 samples every 60 s
+        show 262 KB/h, not 256)."""
+        return self.judgeable and self.detectable_rate <= self.min_rate * (1.0 + 1e-9)
 
     @property
     def measured_seconds(self) -> float:
@@ -468,6 +471,15 @@ class Power:
         store say the same (62,747 and 63,511 KB/h were said of one 4 min plan and its store, /tmp/ue15) and a
         leak at the rate said still shows (rounded down it might not)."""
         return two_figures_up(self.detectable_rate)
+
+    @property
+    def said_rate(self) -> float:
+        """The slowest leak (bytes/h) this stretch is said to show, as said (the JSON's figure is the text's): at
+        full power the slowest rate reported, rounded up to a whole KB/h (:func:`kb_per_hour_up`), else
+        :attr:`shown_rate`."""
+        if self.full:
+            return math.ceil(self.min_rate / 1024 - 1e-9) * 1024.0 if math.isfinite(self.min_rate) else self.min_rate
+        return self.shown_rate
 
     @property
     def detectable_rate(self) -> float:
