@@ -353,6 +353,7 @@ def judge_column(
         returned,
         who.with_processes,
         held,
+        t0,
     )
     verdict = decide(context)
     # Back at its baseline and rising again: the rate said is that of the new rise, not a line through the fall.
