@@ -949,10 +949,9 @@ def coverage_finding(e: ExaminedSeries, source: str) -> Finding:
     else:
         title = f"No leak of {kb(p.shown_rate)}/h or faster in {p.seen()}; slower ones need more samples"
     if e.gaps:
-        longest = max(e.gaps, key=lambda g: g.seconds)
-        title += (
-            f" (with a {duration(longest.seconds)} gap in the samples, {longest.before} to {longest.after}:"
-            " not observed)"
+        longest = max(e.gaps, key=lambda g: (g.back, abs(g.seconds)))  # a step back first: its times are wrong
+        title += f" (with {longest.short()}, samples {longest.before} to {longest.after}: " + (
+            "times across it not facts)" if longest.back else "not observed)"
         )
     facts = [
         Fact("examined", f"{e.caches} slab caches ({e.judged} moved enough to judge), {e.meminfo} meminfo series"),

@@ -15,7 +15,7 @@ from forensics.types.leaks import OBJECTS_IN_USE, Grade, duration
 from forensics.types.results import LeaksResult
 
 if TYPE_CHECKING:
-    from forensics.types.leaks import SeriesVerdict
+    from forensics.types.leaks import SampleGap, SeriesVerdict
 
 
 LEAKS_SCHEMA = "kforensic.leaks/1"
@@ -176,6 +176,19 @@ def _left(v: SeriesVerdict, available: float | None) -> str:
     return f"{hours:,.1f} h" if hours < 48 else f"{hours / 24:,.1f} d"
 
 
+def _across_gap(v: SeriesVerdict, gaps: tuple[SampleGap, ...]) -> str:
+    """" (across a gap)" or " (across a clock step)" where the stretch ``v`` was judged on holds one (its figures
+    are not facts: the findings say which; the table's rows said the rate bare), else ""."""
+    walls = [r.wall for r in v.samples]
+    if not walls:
+        return ""
+    first, last = min(v.since_wall, *walls), max(walls)
+    across = [g for g in gaps if max(g.start, g.end) > first and min(g.start, g.end) < last]
+    if not across:
+        return ""
+    return " (across a clock step)" if any(g.back for g in across) else " (across a gap)"
+
+
 def _rows(result: LeaksResult) -> list[tuple[str, str, str, str, str, str, str]]:
     a = result.analysis
     meminfo_ids = {id(v) for v in a.meminfo}
@@ -186,6 +199,7 @@ def _rows(result: LeaksResult) -> list[tuple[str, str, str, str, str, str, str]]
         explained = v.name in result.analysis.explained
         if id(v) in meminfo_ids and explained and v.grade.rank >= 2:
             grade = f"{grade} (explained by caches)"
+        grade += _across_gap(v, a.examined.gaps)
         rows.append(
             (grade, v.name, _kb(v.rate), _kb(v.growth), f"{f.r2:.2f}", f"{f.tau:.2f}", _left(v, a.mem_available))
         )

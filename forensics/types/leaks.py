@@ -679,22 +679,39 @@ class CoGrowth:
 
 
 class SampleGap(NamedTuple):
-    """A hole in one boot's samples: a suspend, a stopped sampler."""
+    """A hole in one boot's samples (a suspend, a stopped sampler), or a step back of its wall clock."""
 
     before: int  # the sample before it (store id)
     after: int  # the sample after it
-    seconds: float
+    seconds: float  # negative: the wall clock went back between the two samples (NTP stepped it, or a hand)
     start: float  # wall time of the sample before
     end: float  # wall time of the sample after
 
+    @property
+    def back(self) -> bool:
+        """The wall clock stepped back: the later sample reads an earlier time."""
+        return self.seconds < 0
+
     def said(self) -> str:
-        """``a 79 s gap in sampling from 05:06:20 to 05:07:39 (samples 72 to 73)``."""
+        """``a 79 s gap in sampling from 05:06:20 to 05:07:39 (samples 72 to 73)``, or ``a 60 min step back of the
+        wall clock between samples 60 and 61 (21:25:40, then 20:26:40)``."""
         from forensics.units import iso_utc
 
+        if self.back:
+            return (
+                f"a {duration(-self.seconds)} step back of the wall clock between samples {self.before} and"
+                f" {self.after} ({iso_utc(self.start)}, then {iso_utc(self.end)})"
+            )
         return (
             f"a {duration(self.seconds)} gap in sampling from {iso_utc(self.start)} to {iso_utc(self.end)}"
             f" (samples {self.before} to {self.after})"
         )
+
+    def short(self) -> str:
+        """``a 72 s gap in the samples`` or ``a 60 min step back of the wall clock``: said beside a figure."""
+        if self.back:
+            return f"a {duration(-self.seconds)} step back of the wall clock"
+        return f"a {duration(self.seconds)} gap in the samples"
 
 
 #: More gaps than this are said as one (count, time in all, the longest).
@@ -719,18 +736,31 @@ class ExaminedSeries:
         """What the gaps in the samples mean for the figures ("" without gaps): each (from, to, how long)."""
         if not self.gaps:
             return ""
-        if len(self.gaps) > GAPS_SAID_ONE_BY_ONE:
-            longest = max(self.gaps, key=lambda g: g.seconds)
-            said = (
-                f"{len(self.gaps)} gaps in sampling ({duration(sum(g.seconds for g in self.gaps))} in all, the"
+        holes = [g for g in self.gaps if not g.back]
+        steps = [g for g in self.gaps if g.back]
+        notes = []
+        if len(holes) > GAPS_SAID_ONE_BY_ONE:
+            longest = max(holes, key=lambda g: g.seconds)
+            notes.append(
+                f"{len(holes)} gaps in sampling ({duration(sum(g.seconds for g in holes))} in all, the"
                 f" longest {longest.said().removeprefix('a ')})"
             )
-        else:
-            said = "; ".join(g.said() for g in self.gaps)
-        return (
-            f"{said}: a suspend, a stopped sampler or a clock step; growth during a gap was not observed, so rates "
-            "and spans measured across one are not facts and a leak may be missed"
-        )
+        elif holes:
+            notes.append("; ".join(g.said() for g in holes))
+        if holes:
+            notes[-1] += (
+                ": a suspend, a stopped sampler or a clock step; growth during a gap was not observed, so rates and"
+                " spans measured across one are not facts and a leak may be missed"
+            )
+        if steps:
+            # Samples are kept in the order taken: on both sides of a step back their times overlap, and a span or
+            # rate measured on the wall clock across it is wrong, not merely unobserved.
+            notes.append(
+                "; ".join(g.said() for g in steps[:GAPS_SAID_ONE_BY_ONE])
+                + (f" and {len(steps) - GAPS_SAID_ONE_BY_ONE} more" if len(steps) > GAPS_SAID_ONE_BY_ONE else "")
+                + ": the clock was set back (NTP or by hand); times, spans and rates measured across it are not facts"
+            )
+        return "; ".join(notes)
 
     def absence(self) -> str:
         """The sentence said when nothing leaks: what was examined, and what it could have shown."""
