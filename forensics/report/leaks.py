@@ -177,7 +177,7 @@ def _left(v: SeriesVerdict, available: float | None) -> str:
 
 
 def _across_gap(v: SeriesVerdict, gaps: tuple[SampleGap, ...]) -> str:
-    """" (across a gap)" or " (across a clock step)" where the stretch ``v`` was judged on holds one (its figures
+    """ " (across a gap)" or " (across a clock step)" where the stretch ``v`` was judged on holds one (its figures
     are not facts: the findings say which; the table's rows said the rate bare), else ""."""
     walls = [r.wall for r in v.samples]
     if not walls:

@@ -185,7 +185,13 @@ class Onset(NamedTuple):
         taken from free slab space, or growth under the level's scatter, do not show."""
         from forensics.units import iso_utc
 
-        bar = f"{self.bar:,.0f}" if self.measure == OBJECTS_IN_USE else kb_amount(self.bar)
+        # Rounded down, as the counts it parts are whole: to the nearest, SUnreclaim read "within its level's scatter:
+        # at most 61,608 KB), first above it at ... (sample 35: 61,608 KB)" of a bar of 61,607.6 KB.
+        bar = self.amount(self.bar)
+        if math.isfinite(self.bar):
+            bar = (
+                f"{math.floor(self.bar):,}" if self.measure == OBJECTS_IN_USE else f"{math.floor(self.bar / 1024):,} KB"
+            )
         said = (
             f"rose after {iso_utc(self.before.wall)} (sample {self.before.sample_id}: {self.amount(self.before_value)},"
             f" within its level's scatter: at most {bar}), first above it at"

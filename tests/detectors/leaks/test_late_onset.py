@@ -8,6 +8,7 @@ window medians; judged over the whole stretch, the flat part's pairs made its Th
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import numpy as np
@@ -255,6 +256,25 @@ def test_an_onset_found_on_objects_in_use_cites_the_values_it_was_found_on() -> 
     [said] = [x.value for x in finding.facts if x.name == "onset"]
     assert f"(sample {onset.before.sample_id}: {onset.before_value:,.0f} objects in use," in said, said
     assert f"(sample {onset.after.sample_id}: {onset.after_value:,.0f} objects in use)" in said, said
-    assert f"at most {onset.bar:,.0f})" in said and "found on objects in use" in said, said
+    assert f"at most {math.floor(onset.bar):,})" in said and "found on objects in use" in said, said
     doc = series_to_dict("cache", v, None)["onset"]
     assert doc["measure"] == "active_objs" and doc["first_above"]["value"] == onset.after_value, doc
+
+
+def test_an_onsets_bar_is_said_below_the_first_value_above_it() -> None:
+    """Rounded to the nearest, a real SUnreclaim onset read "(sample 34: 61,592 KB, within its level's scatter: at
+    most 61,608 KB), first above it at ... (sample 35: 61,608 KB)" (/tmp/leaks19 leak.sqlite): above a bar said equal.
+    The bar parts whole counts (KB of meminfo, objects in use): said rounded down, the first value above it shows."""
+    from forensics.types.leaks import BYTES, OBJECTS_IN_USE, Onset, SampleRef
+
+    def ref(sample_id: int, value: float) -> SampleRef:
+        return SampleRef("onset", sample_id, 1.7e9 + sample_id, value, "")
+
+    kb = Onset(ref(34, 61_592 * 1024.0), ref(35, 61_608 * 1024.0), BYTES, 61_607.6 * 1024, 61_592 * 1024.0,
+               61_608 * 1024.0)  # fmt: skip
+    assert "within its level's scatter: at most 61,607 KB), first above it" in kb.said(), kb.said()
+    assert "(sample 35: 61,608 KB)" in kb.said()
+    objects = Onset(ref(49, 0.0), ref(50, 0.0), OBJECTS_IN_USE, 19_952.7, 19_914.0, 19_953.0)
+    assert (
+        "at most 19,952), first above it" in objects.said() and "(sample 50: 19,953 objects in use)" in objects.said()
+    )
