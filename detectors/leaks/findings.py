@@ -348,7 +348,8 @@ def _group_onset(g: CoGrowth) -> list[Fact]:
 def _series_facts(v: SeriesVerdict, ctx: FindingContext) -> list[Fact]:
     f = v.features
     persistence = "n/a (first half flat)" if f.persistence is None else f"{f.persistence:.2f}"
-    fitted = f"{kb(v.rate)}/h (90% CI {kb(f.ts_low)}–{kb(f.ts_high)}/h, Theil–Sen)"
+    # One unit for the interval: "267,956 KB–374,515 KB/h" read its lower bound as an amount.
+    fitted = f"{kb(v.rate)}/h (90% CI {f.ts_low / 1024:,.0f}–{kb(f.ts_high)}/h, Theil–Sen)"
     if v.verdict.rule == RETURNED_RISING:
         fitted = f"{kb(v.rate)}/h since it fell back near its baseline (its lowest window median to its last)"
     facts = [
