@@ -73,9 +73,13 @@ def _full_span(power: Power) -> Power:
     floor = power.full_seconds
     if power.interval_seconds is None or not math.isfinite(floor) or floor <= 0:
         return power
+    # The scatter of fewer samples than a judgement needs is no measure to plan on: 4 samples of a busy machine
+    # said "sample >= 5.7 h" where the plan for them said 2.1 h.  The span is then the plan's (its samples' count
+    # and span alone), as the advice's rate is said beside it.
+    judged = power if power.judgeable else replace(power, margin=0.0)
 
     def shows(span: float) -> bool:
-        return replace(power, span_seconds=span).detectable_rate <= power.min_rate * (1.0 + 1e-9)
+        return replace(judged, span_seconds=span).detectable_rate <= power.min_rate * (1.0 + 1e-9)
 
     low, high = floor, max(floor, 1.0) * 2.0
     for _ in range(64):  # the rate falls with the span: a few doublings reach it
