@@ -33,8 +33,10 @@ def _hours_left(v: SeriesVerdict, available: float | None) -> float | None:
     return available / v.rate
 
 
-def series_to_dict(kind: str, v: SeriesVerdict, mem_available: float | None) -> dict[str, Any]:
-    """One judged series as JSON."""
+def series_to_dict(
+    kind: str, v: SeriesVerdict, mem_available: float | None, gaps: tuple[SampleGap, ...] = ()
+) -> dict[str, Any]:
+    """One judged series as JSON; ``gaps``: the store's gaps and clock steps (those within its stretch are listed)."""
     f = v.features
     return {
         "kind": kind,
@@ -90,6 +92,16 @@ def series_to_dict(kind: str, v: SeriesVerdict, mem_available: float | None) -> 
             },
         },
         "hours_until_memavailable_exhausted": _number(_hours_left(v, mem_available)),
+        # Its rates and spans are measured across these: not facts (a dashboard read the rate bare).
+        "across": [
+            {
+                "kind": "clock step back" if g.back else "gap",
+                "before": g.before,
+                "after": g.after,
+                "seconds": _number(g.seconds),
+            }
+            for g in _gaps_across(v, gaps)
+        ],
         "samples": [
             {"role": s.role, "sample_id": s.sample_id, "wall": s.wall, "value_bytes": _number(s.value)}
             for s in v.samples
@@ -137,7 +149,7 @@ def result_to_dict(result: LeaksResult) -> dict[str, Any]:
             "slowest_leak_shown_bytes_per_hour": _number(a.power.said_rate),  # as the statement says it
             "statement": a.absence(),
         },
-        "series": [series_to_dict(kind, v, a.mem_available) for kind, v in interesting],
+        "series": [series_to_dict(kind, v, a.mem_available, a.examined.gaps) for kind, v in interesting],
         "groups": [
             {
                 "subject": g.signature.subject if g.signature else None,
@@ -176,14 +188,19 @@ def _left(v: SeriesVerdict, available: float | None) -> str:
     return f"{hours:,.1f} h" if hours < 48 else f"{hours / 24:,.1f} d"
 
 
-def _across_gap(v: SeriesVerdict, gaps: tuple[SampleGap, ...]) -> str:
-    """ " (across a gap)" or " (across a clock step)" where the stretch ``v`` was judged on holds one (its figures
-    are not facts: the findings say which; the table's rows said the rate bare), else ""."""
+def _gaps_across(v: SeriesVerdict, gaps: tuple[SampleGap, ...]) -> list[SampleGap]:
+    """The gaps and steps back of the clock within the stretch ``v`` was judged on: its figures are not facts."""
     walls = [r.wall for r in v.samples]
     if not walls:
-        return ""
+        return []
     first, last = min(v.since_wall, *walls), max(walls)
-    across = [g for g in gaps if max(g.start, g.end) > first and min(g.start, g.end) < last]
+    return [g for g in gaps if max(g.start, g.end) > first and min(g.start, g.end) < last]
+
+
+def _across_gap(v: SeriesVerdict, gaps: tuple[SampleGap, ...]) -> str:
+    """The mark of a table row whose stretch holds a gap or a clock step, else "": the findings say which; the
+    table's rows said the rate bare."""
+    across = _gaps_across(v, gaps)
     if not across:
         return ""
     return " (across a clock step)" if any(g.back for g in across) else " (across a gap)"

@@ -90,3 +90,25 @@ def test_a_rate_across_a_gap_is_marked_in_the_title_and_the_table(
     code, out = cli_in_process(monkeypatch, capsys, "leaks", "--store", str(tmp_path / "ok.sqlite"))
     assert "measured across" not in out and "(across a" not in out, out
     assert re.search(r"^leak +UDP ", out, flags=re.MULTILINE), out
+
+
+def test_the_json_series_list_the_gaps_and_clock_steps_their_figures_cross(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The JSON series gave rate_bytes_per_hour across a gap or a clock step bare (a dashboard reads it as fact):
+    each lists what it is measured across; one without lists nothing."""
+    import json
+
+    for name, late, step, kind, seconds in (("gap", 1800.0, 0.0, "gap", 1860.0),
+                                            ("step", 0.0, -3600.0, "clock step back", -3540.0)):  # fmt: skip
+        store = tmp_path / f"{name}.sqlite"
+        _udp_store(store, late=late, clock_step=step)
+        out = tmp_path / f"{name}.json"
+        code, _ = cli_in_process(monkeypatch, capsys, "leaks", "--store", str(store), "-f", "json", "-o", str(out))
+        assert code in (0, 1)
+        [udp] = [s for s in json.loads(out.read_text())["series"] if s["name"] == "UDP"]
+        assert udp["across"] == [{"kind": kind, "before": 60, "after": 61, "seconds": seconds}], udp["across"]
+    _udp_store(tmp_path / "ok.sqlite")
+    out = tmp_path / "ok.json"
+    cli_in_process(monkeypatch, capsys, "leaks", "--store", str(tmp_path / "ok.sqlite"), "-f", "json", "-o", str(out))
+    assert all(s["across"] == [] for s in json.loads(out.read_text())["series"])
