@@ -297,6 +297,15 @@ def check_store_path(path: Path) -> None:
             f"cannot use --store {path}: {exc.strerror or exc}", hint="choose a writable --store PATH"
         ) from None
     if stat.S_ISREG(st.st_mode):
+        if Path(os.path.realpath(path)).parts[1:2] in (("proc",), ("sys",)):
+            # A kernel file reads as a regular one of 0 bytes, taken for a new store: /proc/slabinfo (writable by
+            # root) failed in SQLite, "cannot create store ...: unable to open database file", hint "free some space".
+            raise UsageError(
+                f"--store {path} is a kernel file (under /{Path(os.path.realpath(path)).parts[1]}), not a store;"
+                " nothing was written",
+                hint="give a new path for the store (e.g. --store /var/lib/kforensic/); slab-watch reads "
+                "/proc/slabinfo itself",
+            )
         return
     kind = file_kind(st.st_mode)
     via = f" (a symbolic link to {os.path.realpath(path)})" if os.path.islink(path) else ""

@@ -23,6 +23,7 @@ from collectors.slabstore import (
     RunInfo,
     Sample,
     SlabStore,
+    check_store_path,
     resolve_store_path,
 )
 from forensics.errors import InputError, UsageError
@@ -397,3 +398,14 @@ def test_a_store_being_made_or_left_empty_is_said_so_not_the_wrong_file(tmp_path
         with pytest.raises(InputError, match=r"not a slab-watch store \(not an SQLite database\)") as proc:
             SlabStore.open(live)
         assert "sample it into a store with kforensic slab-watch" in (proc.value.hint or ""), proc.value.hint
+
+
+@pytest.mark.parametrize("kernel_file", ["/proc/self/status", "/sys/kernel/mm/transparent_hugepage/enabled"])
+def test_a_kernel_file_given_as_the_store_to_write_is_refused_as_one(kernel_file: str) -> None:
+    """``slab-watch --store /proc/slabinfo`` (a regular file of 0 bytes, writable by root) was taken for a new store
+    and failed in SQLite: "cannot create store /proc/slabinfo: unable to open database file", hint "free some space"
+    (/tmp/leaks19).  A file under /proc or /sys is refused as a kernel file, before anything is opened to write."""
+    if not Path(kernel_file).is_file():
+        pytest.skip(f"{kernel_file} not on this kernel")
+    with pytest.raises(UsageError, match=r"is a kernel file \(under /(proc|sys)\), not a store; nothing was written"):
+        check_store_path(Path(kernel_file))
