@@ -141,6 +141,12 @@ def _other_input_hint(path: Path, hint: str) -> str:
             head = given.read(16 << 10)
     except OSError:
         return hint
+    if head.startswith(b"slabinfo - version"):  # a copy of /proc/slabinfo (or the file itself): slab-import reads them
+        if path.resolve().parts[1:2] == ("proc",):
+            return "that is the live slabinfo: sample it into a store with kforensic slab-watch --store S"
+        return (
+            f"it looks like slabinfo text: make a store of such snapshots with kforensic slab-import --store S {path}"
+        )
     kind = text_reader(head)
     return f"it looks like {kind[0]}: {read_with(kind, str(path))}; {hint}" if kind else hint
 
@@ -291,6 +297,15 @@ def check_store_path(path: Path) -> None:
             f"cannot use --store {path}: {exc.strerror or exc}", hint="choose a writable --store PATH"
         ) from None
     if stat.S_ISREG(st.st_mode):
+        if Path(os.path.realpath(path)).parts[1:2] in (("proc",), ("sys",)):
+            # A kernel file reads as a regular one of 0 bytes, taken for a new store: /proc/slabinfo (writable by
+            # root) failed in SQLite, "cannot create store ...: unable to open database file", hint "free some space".
+            raise UsageError(
+                f"--store {path} is a kernel file (under /{Path(os.path.realpath(path)).parts[1]}), not a store;"
+                " nothing was written",
+                hint="give a new path for the store (e.g. --store /var/lib/kforensic/); slab-watch reads "
+                "/proc/slabinfo itself",
+            )
         return
     kind = file_kind(st.st_mode)
     via = f" (a symbolic link to {os.path.realpath(path)})" if os.path.islink(path) else ""
@@ -306,6 +321,17 @@ def _unchanged(path: Path, exc: sqlite3.Error) -> InputError:
         f"cannot open store {path} for writing: {exc}; the store is unchanged",
         hint="free disk space (is its file system full?), or give another --store",
     )
+
+
+def _is_text(path: Path) -> bool:
+    """Whether ``path`` starts with bytes that are no SQLite file (SQLite reads a file it cannot use, /proc/slabinfo
+    whose size is 0, as an empty database)."""
+    try:
+        with open(path, "rb") as given:
+            head = given.read(16)
+    except OSError:
+        return False
+    return bool(head) and head != b"SQLite format 3\x00"
 
 
 def _text_or_none(value: object) -> object:
@@ -463,8 +489,33 @@ class SlabStore:
             ) from None
         if version > SCHEMA_VERSION:
             raise InputError(f"{path}: store schema {version} is newer than this kforensic reads ({SCHEMA_VERSION})")
+        size = path.stat().st_size
+        if not tables and not _is_text(path) and (size == 0 or Path(f"{path}-wal").exists()):
+            db.close()
+            _remove_scratch(scratch)
+            # slab-watch makes a new store's file, then its tables in its WAL (within a second): a store read in
+            # between, or a file left empty, read "not a slab-watch store (no meta/slab tables)", as if the wrong
+            # file.  (An SQLite file without tables and no WAL is no store being made: said below.)
+            raise InputError(
+                f"{path}: an empty store file (no tables yet, {size:,} bytes): a slab-watch starting"
+                " creates them within a second",
+                hint="run it again once slab-watch has taken a sample; else give a store slab-watch wrote",
+            )
         if "meta" not in tables or not tables & {"slab", "slab_packed"}:
-            raise InputError(f"{path}: not a slab-watch store (no meta/slab tables)")
+            db.close()
+            _remove_scratch(scratch)
+            raise InputError(
+                f"{path}: not a slab-watch store ("
+                + (
+                    "an SQLite database without its meta/slab tables"
+                    if tables
+                    else "not an SQLite database"
+                    if _is_text(path)
+                    else "an SQLite file without tables: cut short, or never written"
+                )
+                + ")",
+                hint=_other_input_hint(path, "give a file written by slab-watch"),
+            )
         store = cls(path, db, readonly)
         store._scratch = scratch
         if readonly:

@@ -269,22 +269,32 @@ def sampling_gaps(matrices: list[SeriesMatrix]) -> tuple[SampleGap, ...]:
     out: list[SampleGap] = []
     for m in matrices:
         steps = np.diff(m.walls)
-        for i in np.flatnonzero(is_gap(steps, m.interval_seconds)).tolist():
+        # A step back of the wall clock (samples are in the order taken): not a hole, but a figure across it is as
+        # wrong; an NTP step of -1 h within a boot was no gap, and the store read "121 samples over 60 min" of 2 h.
+        for i in np.flatnonzero(is_gap(steps, m.interval_seconds) | (steps < 0)).tolist():
             walls = (float(m.walls[i]), float(m.walls[i + 1]))
             out.append(SampleGap(int(m.sample_ids[i]), int(m.sample_ids[i + 1]), float(steps[i]), *walls))
     return tuple(out)
 
 
 def _gap_caveats(finding: Finding, gaps: tuple[SampleGap, ...]) -> Finding:
-    """The finding with a caveat for each gap inside the stretch its evidence spans: its rate is computed across."""
+    """The finding with a caveat for each gap inside the stretch its evidence spans: its rate is computed across.
+
+    Its title says so too: the findings table shows titles only, and "grow together (215,550 KB/h)" read as a fact
+    of a rate measured across a 72 s hole in the samples (the caveat was in the facts alone).
+    """
     walls = [e.timestamp.seconds for e in finding.evidence if e.timestamp is not None]
     if not walls or finding.kind is FindingKind.LEAK_COVERAGE:
         return finding
-    notes = [f"computed across {g.said()}" for g in gaps if g.end > min(walls) and g.start < max(walls)]
-    if not notes:
+    across = [g for g in gaps if max(g.start, g.end) > min(walls) and min(g.start, g.end) < max(walls)]
+    if not across:
         return finding
+    notes = [f"computed across {g.said()}" for g in across]
+    worst = max(across, key=lambda g: (g.back, abs(g.seconds)))
+    more = f" and {len(across) - 1} more" if len(across) > 1 else ""
     return dataclasses.replace(
         finding,
+        title=f"{finding.title} (measured across {worst.short()}{more}: not a fact)",
         facts=(*(Fact("caveat", n) for n in notes), *finding.facts),
         confidence_reason=finding.confidence_reason + "; the rate is " + "; ".join(notes),
     )

@@ -35,6 +35,7 @@ from forensics.types.leaks import (
     duration,
     duration_up,
 )
+from forensics.units import iso_utc
 
 
 @dataclass(frozen=True)
@@ -115,6 +116,7 @@ class Context:
     returned: Return | None = None  # it fell back near its baseline, and too little follows to judge on its own
     with_processes: bool = False  # its objects live as long as processes (detectors/leaks/attribution.py)
     held: Held | None = None  # a rise that stopped and is held at its level to the store's end (judge.py)
+    origin: float | None = None  # the wall time (epoch s) of hour 0 of the features' times, None when not known
 
     @property
     def rate(self) -> float:
@@ -143,6 +145,15 @@ def _kb(value: float) -> str:
 
 def _hours(hours: float) -> str:
     return duration(hours * 3600.0)
+
+
+def _at(c: Context, hours: float) -> str:
+    """A position in the series, as the evidence and the onset cite one: its UTC time, and how far into the
+    samples in the reader's unit ("2026-12-07T15:02:11+00:00, 11 min into the samples"); without the wall time
+    of the first sample, the offset alone.  Its fractional hours read "+0.18 h" beside onsets and spans said as
+    times and minutes."""
+    offset = f"{_hours(hours)} into the samples"
+    return offset if c.origin is None else f"{iso_utc(c.origin + hours * 3600.0)}, {offset}"
 
 
 def _grown(c: Context) -> str:
@@ -321,7 +332,8 @@ def _one_time_step(c: Context) -> str | None:
     # 5% the simpler reading, a one-time step, wins.
     best_hinge = min(f.plateau.rss_ratio, f.onset.rss_ratio)
     if f.step.rss_ratio <= th.step_ratio and f.step.rss_ratio <= best_hinge * 1.05 and f.step_sides_flat:
-        return f"one-time step of {_kb(f.step.size)} at +{f.step.hours:.2f} h, flat before and after"
+        # The knot lies between two window medians' centres: the step is placed to within a window.
+        return f"one-time step of {_kb(f.step.size)} at about {_at(c, f.step.hours)}, flat before and after"
     return None
 
 
@@ -337,7 +349,10 @@ def _plateau(c: Context) -> str | None:
     ):
         # A cache warming up slows down smoothly as it fills, and is 95% full three time constants
         # in (so the fill must have happened within the stretch); a leak that pauses stops abruptly.
-        return f"filled smoothly (time constant {f.fill.hours:.2f} h), flat after +{f.plateau.hours:.2f} h: warming up"
+        return (
+            f"filled smoothly (time constant {_hours(f.fill.hours)}), flat after about {_at(c, f.plateau.hours)}: "
+            "warming up"
+        )
     return None
 
 

@@ -348,7 +348,8 @@ def _group_onset(g: CoGrowth) -> list[Fact]:
 def _series_facts(v: SeriesVerdict, ctx: FindingContext) -> list[Fact]:
     f = v.features
     persistence = "n/a (first half flat)" if f.persistence is None else f"{f.persistence:.2f}"
-    fitted = f"{kb(v.rate)}/h (90% CI {kb(f.ts_low)}–{kb(f.ts_high)}/h, Theil–Sen)"
+    # One unit for the interval: "267,956 KB–374,515 KB/h" read its lower bound as an amount.
+    fitted = f"{kb(v.rate)}/h (90% CI {f.ts_low / 1024:,.0f}–{kb(f.ts_high)}/h, Theil–Sen)"
     if v.verdict.rule == RETURNED_RISING:
         fitted = f"{kb(v.rate)}/h since it fell back near its baseline (its lowest window median to its last)"
     facts = [
@@ -949,10 +950,9 @@ def coverage_finding(e: ExaminedSeries, source: str) -> Finding:
     else:
         title = f"No leak of {kb(p.shown_rate)}/h or faster in {p.seen()}; slower ones need more samples"
     if e.gaps:
-        longest = max(e.gaps, key=lambda g: g.seconds)
-        title += (
-            f" (with a {duration(longest.seconds)} gap in the samples, {longest.before} to {longest.after}:"
-            " not observed)"
+        longest = max(e.gaps, key=lambda g: (g.back, abs(g.seconds)))  # a step back first: its times are wrong
+        title += f" (with {longest.short()}, samples {longest.before} to {longest.after}: " + (
+            "times across it not facts)" if longest.back else "not observed)"
         )
     facts = [
         Fact("examined", f"{e.caches} slab caches ({e.judged} moved enough to judge), {e.meminfo} meminfo series"),

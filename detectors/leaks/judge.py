@@ -353,6 +353,7 @@ def judge_column(
         returned,
         who.with_processes,
         held,
+        t0,
     )
     verdict = decide(context)
     # Back at its baseline and rising again: the rate said is that of the new rise, not a line through the fall.
@@ -365,7 +366,9 @@ def judge_column(
         rate=rate,
         since_wall=since,
         reclaimable=reclaimable,
-        samples=evidence_samples(matrix, column, since, excerpt_of),
+        # From the last sample at its level before a late rise (its onset), not the judged part's window edge: the
+        # report's timeline starts a finding at its first evidence (a UDP leak from 15:03:33.5 was "First 15:03:24").
+        samples=evidence_samples(matrix, column, rose_from, excerpt_of),
         objects_rate=objects_rate,
         active_rate=active_rate,
         objsize=objsize,

@@ -15,7 +15,7 @@ from forensics.types.leaks import OBJECTS_IN_USE, Grade, duration
 from forensics.types.results import LeaksResult
 
 if TYPE_CHECKING:
-    from forensics.types.leaks import SeriesVerdict
+    from forensics.types.leaks import SampleGap, SeriesVerdict
 
 
 LEAKS_SCHEMA = "kforensic.leaks/1"
@@ -33,8 +33,10 @@ def _hours_left(v: SeriesVerdict, available: float | None) -> float | None:
     return available / v.rate
 
 
-def series_to_dict(kind: str, v: SeriesVerdict, mem_available: float | None) -> dict[str, Any]:
-    """One judged series as JSON."""
+def series_to_dict(
+    kind: str, v: SeriesVerdict, mem_available: float | None, gaps: tuple[SampleGap, ...] = ()
+) -> dict[str, Any]:
+    """One judged series as JSON; ``gaps``: the store's gaps and clock steps (those within its stretch are listed)."""
     f = v.features
     return {
         "kind": kind,
@@ -90,6 +92,16 @@ def series_to_dict(kind: str, v: SeriesVerdict, mem_available: float | None) -> 
             },
         },
         "hours_until_memavailable_exhausted": _number(_hours_left(v, mem_available)),
+        # Its rates and spans are measured across these: not facts (a dashboard read the rate bare).
+        "across": [
+            {
+                "kind": "clock step back" if g.back else "gap",
+                "before": g.before,
+                "after": g.after,
+                "seconds": _number(g.seconds),
+            }
+            for g in _gaps_across(v, gaps)
+        ],
         "samples": [
             {"role": s.role, "sample_id": s.sample_id, "wall": s.wall, "value_bytes": _number(s.value)}
             for s in v.samples
@@ -134,10 +146,10 @@ def result_to_dict(result: LeaksResult) -> dict[str, Any]:
             "needed_seconds": _number(a.power.needed_seconds),
             "judgeable": a.power.judgeable,
             "full_power_seconds": _number(a.power.full_seconds),
-            "slowest_leak_shown_bytes_per_hour": _number(a.power.detectable_rate),
+            "slowest_leak_shown_bytes_per_hour": _number(a.power.said_rate),  # as the statement says it
             "statement": a.absence(),
         },
-        "series": [series_to_dict(kind, v, a.mem_available) for kind, v in interesting],
+        "series": [series_to_dict(kind, v, a.mem_available, a.examined.gaps) for kind, v in interesting],
         "groups": [
             {
                 "subject": g.signature.subject if g.signature else None,
@@ -176,6 +188,24 @@ def _left(v: SeriesVerdict, available: float | None) -> str:
     return f"{hours:,.1f} h" if hours < 48 else f"{hours / 24:,.1f} d"
 
 
+def _gaps_across(v: SeriesVerdict, gaps: tuple[SampleGap, ...]) -> list[SampleGap]:
+    """The gaps and steps back of the clock within the stretch ``v`` was judged on: its figures are not facts."""
+    walls = [r.wall for r in v.samples]
+    if not walls:
+        return []
+    first, last = min(v.since_wall, *walls), max(walls)
+    return [g for g in gaps if max(g.start, g.end) > first and min(g.start, g.end) < last]
+
+
+def _across_gap(v: SeriesVerdict, gaps: tuple[SampleGap, ...]) -> str:
+    """The mark of a table row whose stretch holds a gap or a clock step, else "": the findings say which; the
+    table's rows said the rate bare."""
+    across = _gaps_across(v, gaps)
+    if not across:
+        return ""
+    return " (across a clock step)" if any(g.back for g in across) else " (across a gap)"
+
+
 def _rows(result: LeaksResult) -> list[tuple[str, str, str, str, str, str, str]]:
     a = result.analysis
     meminfo_ids = {id(v) for v in a.meminfo}
@@ -186,6 +216,7 @@ def _rows(result: LeaksResult) -> list[tuple[str, str, str, str, str, str, str]]
         explained = v.name in result.analysis.explained
         if id(v) in meminfo_ids and explained and v.grade.rank >= 2:
             grade = f"{grade} (explained by caches)"
+        grade += _across_gap(v, a.examined.gaps)
         rows.append(
             (grade, v.name, _kb(v.rate), _kb(v.growth), f"{f.r2:.2f}", f"{f.tau:.2f}", _left(v, a.mem_available))
         )

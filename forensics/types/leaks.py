@@ -185,7 +185,13 @@ class Onset(NamedTuple):
         taken from free slab space, or growth under the level's scatter, do not show."""
         from forensics.units import iso_utc
 
-        bar = f"{self.bar:,.0f}" if self.measure == OBJECTS_IN_USE else kb_amount(self.bar)
+        # Rounded down, as the counts it parts are whole: to the nearest, SUnreclaim read "within its level's scatter:
+        # at most 61,608 KB), first above it at ... (sample 35: 61,608 KB)" of a bar of 61,607.6 KB.
+        bar = self.amount(self.bar)
+        if math.isfinite(self.bar):
+            bar = (
+                f"{math.floor(self.bar):,}" if self.measure == OBJECTS_IN_USE else f"{math.floor(self.bar / 1024):,} KB"
+            )
         said = (
             f"rose after {iso_utc(self.before.wall)} (sample {self.before.sample_id}: {self.amount(self.before_value)},"
             f" within its level's scatter: at most {bar}), first above it at"
@@ -423,8 +429,9 @@ class Power:
     """What the longest boot stretch of samples can show.
 
     ``needed_seconds`` is the span ``needed_samples`` take at the stretch's
-    own interval; ``full_seconds`` the span over which a leak at ``min_rate``
-    grows ``min_growth``.
+    own interval; ``full_seconds`` the least span at that interval over which a
+    leak at ``min_rate`` shows (grows ``min_growth`` and what a median's noise
+    may take off it between the first and the last window median).
     """
 
     samples: int
@@ -450,8 +457,10 @@ class Power:
 
     @property
     def full(self) -> bool:
-        """The stretch is long enough to show a leak at the slowest rate reported."""
-        return self.judgeable and self.span_seconds >= self.full_seconds
+        """The stretch shows a leak at the slowest rate reported: measured between its window medians, with their
+        noise (:attr:`detectable_rate`), not only as long as ``min_growth / min_rate`` (121 samples every 60 s
+        show 262 KB/h, not 256)."""
+        return self.judgeable and self.detectable_rate <= self.min_rate * (1.0 + 1e-9)
 
     @property
     def measured_seconds(self) -> float:
@@ -468,6 +477,15 @@ class Power:
         store say the same (62,747 and 63,511 KB/h were said of one 4 min plan and its store, /tmp/ue15) and a
         leak at the rate said still shows (rounded down it might not)."""
         return two_figures_up(self.detectable_rate)
+
+    @property
+    def said_rate(self) -> float:
+        """The slowest leak (bytes/h) this stretch is said to show, as said (the JSON's figure is the text's): at
+        full power the slowest rate reported, rounded up to a whole KB/h (:func:`kb_per_hour_up`), else
+        :attr:`shown_rate`."""
+        if self.full:
+            return math.ceil(self.min_rate / 1024 - 1e-9) * 1024.0 if math.isfinite(self.min_rate) else self.min_rate
+        return self.shown_rate
 
     @property
     def detectable_rate(self) -> float:
@@ -667,22 +685,39 @@ class CoGrowth:
 
 
 class SampleGap(NamedTuple):
-    """A hole in one boot's samples: a suspend, a stopped sampler."""
+    """A hole in one boot's samples (a suspend, a stopped sampler), or a step back of its wall clock."""
 
     before: int  # the sample before it (store id)
     after: int  # the sample after it
-    seconds: float
+    seconds: float  # negative: the wall clock went back between the two samples (NTP stepped it, or a hand)
     start: float  # wall time of the sample before
     end: float  # wall time of the sample after
 
+    @property
+    def back(self) -> bool:
+        """The wall clock stepped back: the later sample reads an earlier time."""
+        return self.seconds < 0
+
     def said(self) -> str:
-        """``a 79 s gap in sampling from 05:06:20 to 05:07:39 (samples 72 to 73)``."""
+        """``a 79 s gap in sampling from 05:06:20 to 05:07:39 (samples 72 to 73)``, or ``a 60 min step back of the
+        wall clock between samples 60 and 61 (21:25:40, then 20:26:40)``."""
         from forensics.units import iso_utc
 
+        if self.back:
+            return (
+                f"a {duration(-self.seconds)} step back of the wall clock between samples {self.before} and"
+                f" {self.after} ({iso_utc(self.start)}, then {iso_utc(self.end)})"
+            )
         return (
             f"a {duration(self.seconds)} gap in sampling from {iso_utc(self.start)} to {iso_utc(self.end)}"
             f" (samples {self.before} to {self.after})"
         )
+
+    def short(self) -> str:
+        """``a 72 s gap in the samples`` or ``a 60 min step back of the wall clock``: said beside a figure."""
+        if self.back:
+            return f"a {duration(-self.seconds)} step back of the wall clock"
+        return f"a {duration(self.seconds)} gap in the samples"
 
 
 #: More gaps than this are said as one (count, time in all, the longest).
@@ -707,18 +742,31 @@ class ExaminedSeries:
         """What the gaps in the samples mean for the figures ("" without gaps): each (from, to, how long)."""
         if not self.gaps:
             return ""
-        if len(self.gaps) > GAPS_SAID_ONE_BY_ONE:
-            longest = max(self.gaps, key=lambda g: g.seconds)
-            said = (
-                f"{len(self.gaps)} gaps in sampling ({duration(sum(g.seconds for g in self.gaps))} in all, the"
+        holes = [g for g in self.gaps if not g.back]
+        steps = [g for g in self.gaps if g.back]
+        notes = []
+        if len(holes) > GAPS_SAID_ONE_BY_ONE:
+            longest = max(holes, key=lambda g: g.seconds)
+            notes.append(
+                f"{len(holes)} gaps in sampling ({duration(sum(g.seconds for g in holes))} in all, the"
                 f" longest {longest.said().removeprefix('a ')})"
             )
-        else:
-            said = "; ".join(g.said() for g in self.gaps)
-        return (
-            f"{said}: a suspend, a stopped sampler or a clock step; growth during a gap was not observed, so rates "
-            "and spans measured across one are not facts and a leak may be missed"
-        )
+        elif holes:
+            notes.append("; ".join(g.said() for g in holes))
+        if holes:
+            notes[-1] += (
+                ": a suspend, a stopped sampler or a clock step; growth during a gap was not observed, so rates and"
+                " spans measured across one are not facts and a leak may be missed"
+            )
+        if steps:
+            # Samples are kept in the order taken: on both sides of a step back their times overlap, and a span or
+            # rate measured on the wall clock across it is wrong, not merely unobserved.
+            notes.append(
+                "; ".join(g.said() for g in steps[:GAPS_SAID_ONE_BY_ONE])
+                + (f" and {len(steps) - GAPS_SAID_ONE_BY_ONE} more" if len(steps) > GAPS_SAID_ONE_BY_ONE else "")
+                + ": the clock was set back (NTP or by hand); times, spans and rates measured across it are not facts"
+            )
+        return "; ".join(notes)
 
     def absence(self) -> str:
         """The sentence said when nothing leaks: what was examined, and what it could have shown."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import signal
 import sqlite3
 import stat
@@ -22,6 +23,7 @@ from collectors.slabstore import (
     RunInfo,
     Sample,
     SlabStore,
+    check_store_path,
     resolve_store_path,
 )
 from forensics.errors import InputError, UsageError
@@ -357,3 +359,53 @@ def test_a_store_being_written_is_read_as_of_one_instant(tmp_path: Path, monkeyp
             assert reader.slab_table().walls.tolist()[-1] == 1004.0  # and the next read sees the store as it is now
         finally:
             reader.close()
+
+
+def test_a_store_being_made_or_left_empty_is_said_so_not_the_wrong_file(tmp_path: Path) -> None:
+    """slab-watch makes a new store's file, then its tables in its WAL: a store read in between (2 of 25,209 opens
+    while a real slab-watch started, /tmp/leaks19) or a file left empty read "not a slab-watch store (no meta/slab
+    tables)", as if the user had given the wrong file.  A file that is no store still says so, and slabinfo text
+    says what reads it."""
+    empty = tmp_path / "empty.sqlite"
+    empty.write_bytes(b"")
+    with pytest.raises(InputError, match=r"an empty store file \(no tables yet, 0 bytes\)"):
+        SlabStore.open(empty)
+    # A writer between its WAL and its committed tables, as slab-watch's _create is then.
+    making = tmp_path / "making.sqlite"
+    writer = sqlite3.connect(making, isolation_level=None)
+    writer.execute("PRAGMA journal_mode=WAL")
+    writer.execute("BEGIN IMMEDIATE")
+    writer.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT)")
+    try:
+        with pytest.raises(InputError, match=r"an empty store file .*a slab-watch starting creates them") as made:
+            SlabStore.open(making)
+        assert "run it again once slab-watch has taken a sample" in (made.value.hint or "")
+    finally:
+        writer.execute("ROLLBACK")
+        writer.close()
+    other = tmp_path / "other.sqlite"
+    with sqlite3.connect(other) as db:
+        db.execute("CREATE TABLE t (x)")
+    with pytest.raises(InputError, match=r"not a slab-watch store \(an SQLite database without its meta/slab"):
+        SlabStore.open(other)
+    copy = tmp_path / "slabinfo.txt"
+    copy.write_text("slabinfo - version: 2.1\n# name <active_objs> <num_objs> <objsize>\n")
+    with pytest.raises(InputError, match="not a slab-watch store") as text:
+        SlabStore.open(copy)
+    assert f"slab-import --store S {copy}" in (text.value.hint or ""), text.value.hint
+    live = Path("/proc/slabinfo")
+    if live.is_file() and os.access(live, os.R_OK):  # root only, as the live tests
+        with pytest.raises(InputError, match=r"not a slab-watch store \(not an SQLite database\)") as proc:
+            SlabStore.open(live)
+        assert "sample it into a store with kforensic slab-watch" in (proc.value.hint or ""), proc.value.hint
+
+
+@pytest.mark.parametrize("kernel_file", ["/proc/self/status", "/sys/kernel/mm/transparent_hugepage/enabled"])
+def test_a_kernel_file_given_as_the_store_to_write_is_refused_as_one(kernel_file: str) -> None:
+    """``slab-watch --store /proc/slabinfo`` (a regular file of 0 bytes, writable by root) was taken for a new store
+    and failed in SQLite: "cannot create store /proc/slabinfo: unable to open database file", hint "free some space"
+    (/tmp/leaks19).  A file under /proc or /sys is refused as a kernel file, before anything is opened to write."""
+    if not Path(kernel_file).is_file():
+        pytest.skip(f"{kernel_file} not on this kernel")
+    with pytest.raises(UsageError, match=r"is a kernel file \(under /(proc|sys)\), not a store; nothing was written"):
+        check_store_path(Path(kernel_file))

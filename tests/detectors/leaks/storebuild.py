@@ -112,8 +112,15 @@ def write_store(
     return run_id
 
 
-def udp_leak_store(path: Path, samples: int = 121, interval: float = 60.0, sockets_per_hour: int = 3000) -> int:
-    """Two hours of a machine where a process leaks UDP sockets, beside stable and reclaimable caches."""
+def udp_leak_store(
+    path: Path,
+    samples: int = 121,
+    interval: float = 60.0,
+    sockets_per_hour: int = 3000,
+    late: Callable[[int], float] = lambda i: 0.0,
+) -> int:
+    """Two hours of a machine where a process leaks UDP sockets, beside stable and reclaimable caches (``late``: as
+    :func:`write_store`'s)."""
 
     def sockets(base: int) -> Callable[[int, float], int]:
         return lambda i, h: base + int(sockets_per_hour * h)
@@ -133,4 +140,5 @@ def udp_leak_store(path: Path, samples: int = 121, interval: float = 60.0, socke
         leaked_kb = int(sockets_per_hour * h * (832 + 1344 + 192 + 256 + 64) / 1024)
         return meminfo_text(4_000_000 - leaked_kb, 100_000 + leaked_kb)
 
-    return write_store(path, caches, samples, interval, meminfo, reclaim={"ext4_inode_cache": True, "dentry": True})
+    reclaim = {"ext4_inode_cache": True, "dentry": True}
+    return write_store(path, caches, samples, interval, meminfo, reclaim=reclaim, late=late)

@@ -120,4 +120,4 @@ def test_the_verdict_beside_a_low_finding_names_it_and_no_problem_found_is_kept_
     what, could, could_not = examined_lines(empty)
     assert what.startswith("examined: slab samples s.sqlite: 121 samples over 4 min every 2 s"), what
     assert could.startswith("  could have found: leaks of ") and "or faster that last the whole 4 min" in could
-    assert could_not == "  could not judge: slower leaks (down to 256 KB/h): need >= 2.0 h of samples", could_not
+    assert could_not == "  could not judge: slower leaks (down to 256 KB/h): need >= 2.1 h of samples", could_not

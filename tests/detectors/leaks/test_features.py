@@ -138,3 +138,25 @@ def test_any_clean_steady_ramp_of_a_few_mb_per_hour_is_a_leak(
     y = base * MB + rate * MB * HOURS + rng.normal(0, noise * rate * MB, len(HOURS))
     verdict = decide(Context(features(HOURS, y), False, 8 * 2**30, LeakThresholds()))
     assert verdict.grade is Grade.LEAK, verdict
+
+
+def test_a_step_and_a_plateau_are_placed_in_time_not_in_fractional_hours() -> None:
+    """Their reasons read "at +0.18 h" beside onsets and spans said as UTC times and minutes."""
+    from forensics.units import iso_utc
+
+    origin = 1_780_000_000.0
+    step = features(HOURS, 10 * MB + 8 * MB * (HOURS >= 1.2))
+    verdict = decide(Context(step, False, 8 * 2**30, LeakThresholds(), origin=origin))
+    assert verdict.rule == "one-time-step", verdict
+    at = origin + step.step.hours * 3600.0
+    assert f"one-time step of 8,192 KB at about {iso_utc(at)}, {step.step.hours * 60:.0f} min into" in verdict.reason
+    assert not re.search(r"\d\.\d\d h", verdict.reason), verdict.reason
+    # Without the first sample's wall time, the offset alone, in the reader's unit.
+    bare = decide(Context(step, False, 8 * 2**30, LeakThresholds()))
+    assert f"at about {step.step.hours * 60:.0f} min into the samples," in bare.reason, bare.reason
+    fill = features(HOURS, 10 * MB + 20 * MB * (1 - np.exp(-HOURS / 0.3)))
+    verdict = decide(Context(fill, False, 8 * 2**30, LeakThresholds(), origin=origin))
+    assert verdict.rule == "plateau", verdict
+    assert f"time constant {fill.fill.hours * 60:.0f} min" in verdict.reason, verdict.reason
+    assert f"flat after about {iso_utc(origin + fill.plateau.hours * 3600.0)}, " in verdict.reason, verdict.reason
+    assert not re.search(r"\d\.\d\d h", verdict.reason), verdict.reason

@@ -94,3 +94,35 @@ def test_the_same_rise_that_rises_again_at_the_end_is_not_held(tmp_path: Path) -
 def loud(findings: object) -> list[str]:
     """The findings at medium or above, as read."""
     return [f"{f.severity.value}: {f.title}" for f in findings if f.severity >= Severity.MEDIUM]  # type: ignore[attr-defined]
+
+
+def test_a_cache_warming_up_says_when_it_went_flat_as_a_time(tmp_path: Path) -> None:
+    """The plateau's position, through the store: the UTC time of the judged series' first sample plus its knot."""
+    import math
+
+    store = tmp_path / "fill.sqlite"
+    caches = [
+        Cache("vm_area_struct", 192, lambda i, h: 30_000 + int(20_000 * (1 - math.exp(-h / 0.2)))),
+        Cache("kmalloc-64", 64, lambda i, h: 10_000 + (i * 7919) % 50),
+    ]
+    write_store(store, caches, SAMPLES, INTERVAL)
+    [v] = [v for v in analyse_store(store).analysis.caches if v.name == "vm_area_struct"]
+    assert v.verdict.rule == "plateau", v.verdict
+    at = iso_utc(START + v.features.plateau.hours * 3600.0)
+    assert f"flat after about {at}, {v.features.plateau.hours * 60:.0f} min into the samples" in v.verdict.reason
+
+
+def test_a_leaks_rate_interval_is_said_in_one_unit(tmp_path: Path) -> None:
+    """The growth rate's confidence interval read "90% CI 267,956 KB–374,515 KB/h" (/tmp/leaks19 idle.sqlite's
+    PageTables): its lower bound as an amount in KB, the upper as a rate.  Both are rates: "267,956–374,515 KB/h"."""
+    import re
+
+    store = tmp_path / "leak.sqlite"
+    caches = [
+        Cache("vm_area_struct", 192, lambda i, h: 30_000 + 300 * i),
+        Cache("kmalloc-64", 64, lambda i, h: 10_000 + (i * 7919) % 50),
+    ]
+    write_store(store, caches, SAMPLES, INTERVAL)
+    [finding] = [f for f in analyse_store(store).incident.findings if "vm_area_struct" in f.title]
+    [rate] = [x.value for x in finding.facts if x.name == "growth rate"]
+    assert re.fullmatch(r"[\d,]+ KB/h \(90% CI [\d,]+–[\d,]+ KB/h, Theil–Sen\)", rate), rate

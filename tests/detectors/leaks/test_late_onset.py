@@ -8,6 +8,7 @@ window medians; judged over the whole stretch, the flat part's pairs made its Th
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import numpy as np
@@ -81,7 +82,9 @@ def test_a_late_leak_after_a_burst_given_back_starts_on_the_timeline_at_its_onse
     assert v.grade is Grade.LEAK and v.fall is not None and v.fall.top.wall < v.since_wall, v.verdict
     [leak] = [f for f in analysis.findings if f.title.startswith("Slab cache vm_area_struct")]
     [event] = build_timeline((leak,), NotAvailable("no boot time"))
-    assert event.when.seconds == pytest.approx(v.since_wall, abs=1.0), (event.when, v.since_wall)
+    # From its onset's last sample at its level (the judged part's window edge before it, at most a window early).
+    began = v.since_wall if v.onset is None else v.onset.before.wall
+    assert event.when.seconds == pytest.approx(began, abs=1.0), (event.when, v.since_wall, v.onset)
 
 
 # The judged part's edge lands 18 s before, 25 s after, 166 s before and 20 s after these starts.
@@ -100,6 +103,13 @@ def test_the_onset_is_the_samples_either_side_of_a_known_start(samples: int, lea
     assert v.onset.after.wall - v.onset.before.wall == interval
     [finding] = [f for f in analysis.findings if "vm_area_struct" in f.title]
     assert any(x.name == "onset" and str(v.onset.after.sample_id) in x.value for x in finding.facts)
+    # The report's timeline starts the finding at its first evidence: the window's edge put a UDP leak that began
+    # 15:03:33.5 at "First 15:03:24" (/tmp/leaks19), this one up to 166 s early; now the last sample at its level.
+    from detectors.incident.timeline import build_timeline
+    from forensics.model import NotAvailable
+
+    [event] = build_timeline((finding,), NotAvailable("no boot time"))
+    assert start - interval <= event.when.seconds <= start, (event.when, start)
 
 
 def test_a_leak_in_the_last_minutes_of_hours_is_a_leak_at_its_rate_from_its_onset() -> None:
@@ -246,6 +256,25 @@ def test_an_onset_found_on_objects_in_use_cites_the_values_it_was_found_on() -> 
     [said] = [x.value for x in finding.facts if x.name == "onset"]
     assert f"(sample {onset.before.sample_id}: {onset.before_value:,.0f} objects in use," in said, said
     assert f"(sample {onset.after.sample_id}: {onset.after_value:,.0f} objects in use)" in said, said
-    assert f"at most {onset.bar:,.0f})" in said and "found on objects in use" in said, said
+    assert f"at most {math.floor(onset.bar):,})" in said and "found on objects in use" in said, said
     doc = series_to_dict("cache", v, None)["onset"]
     assert doc["measure"] == "active_objs" and doc["first_above"]["value"] == onset.after_value, doc
+
+
+def test_an_onsets_bar_is_said_below_the_first_value_above_it() -> None:
+    """Rounded to the nearest, a real SUnreclaim onset read "(sample 34: 61,592 KB, within its level's scatter: at
+    most 61,608 KB), first above it at ... (sample 35: 61,608 KB)" (/tmp/leaks19 leak.sqlite): above a bar said equal.
+    The bar parts whole counts (KB of meminfo, objects in use): said rounded down, the first value above it shows."""
+    from forensics.types.leaks import BYTES, OBJECTS_IN_USE, Onset, SampleRef
+
+    def ref(sample_id: int, value: float) -> SampleRef:
+        return SampleRef("onset", sample_id, 1.7e9 + sample_id, value, "")
+
+    kb = Onset(ref(34, 61_592 * 1024.0), ref(35, 61_608 * 1024.0), BYTES, 61_607.6 * 1024, 61_592 * 1024.0,
+               61_608 * 1024.0)  # fmt: skip
+    assert "within its level's scatter: at most 61,607 KB), first above it" in kb.said(), kb.said()
+    assert "(sample 35: 61,608 KB)" in kb.said()
+    objects = Onset(ref(49, 0.0), ref(50, 0.0), OBJECTS_IN_USE, 19_952.7, 19_914.0, 19_953.0)
+    assert (
+        "at most 19,952), first above it" in objects.said() and "(sample 50: 19,953 objects in use)" in objects.said()
+    )

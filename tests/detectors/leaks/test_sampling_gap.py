@@ -41,3 +41,74 @@ def test_a_two_hour_hole_in_the_samples_is_named_with_its_samples(
     code, _ = cli_in_process(monkeypatch, capsys, "slab-import", str(SNAPSHOTS), "--store", str(tmp_path / "ok.sqlite"))
     code, out = cli_in_process(monkeypatch, capsys, "leaks", "--store", str(tmp_path / "ok.sqlite"), "-f", "md")
     assert "gap" not in out
+
+
+def _udp_store(path: Path, late: float = 0.0, clock_step: float = 0.0) -> None:
+    """udp_leak_store's 2 h of 60 s samples; from sample 61 on taken ``late`` seconds late (a stopped sampler), or
+    stamped ``clock_step`` seconds off (the wall clock set, uptime running on), as the store holds them."""
+    import sqlite3
+
+    from tests.detectors.leaks.storebuild import udp_leak_store
+
+    udp_leak_store(path, late=lambda i: late if i >= 60 else 0.0)
+    if clock_step:
+        with sqlite3.connect(path) as db:
+            db.execute("UPDATE samples SET wall = wall + ? WHERE id > 60", (clock_step,))
+
+
+def test_a_step_back_of_the_wall_clock_is_said_and_no_figure_across_it_is_bare(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """NTP stepping the clock back 1 h in the middle of 2 h of samples: nothing was said ("121 samples over 60 min",
+    the window 20:26:40-21:26:40), and the leak's rate, computed on window medians that mixed both sides, was given
+    at 0.92 as fact.  The step is said where the gaps are, and every figure across it is marked."""
+    store = tmp_path / "step.sqlite"
+    _udp_store(store, clock_step=-3600.0)
+    code, out = cli_in_process(monkeypatch, capsys, "leaks", "--store", str(store))
+    assert code in (0, 1)
+    flat = " ".join(out.split())
+    assert "a 59 min step back of the wall clock between samples 60 and 61" in flat, out
+    assert "times, spans and rates measured across it are not facts" in flat
+    assert "grow together (" in flat and "(measured across a 59 min step back of the wall clock: not a fact)" in flat
+    assert re.search(r"^leak \(across a clock step\) +UDP ", out, flags=re.MULTILINE), out
+
+
+def test_a_rate_across_a_gap_is_marked_in_the_title_and_the_table(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """slab-watch stopped for 72 s during a real UDP leak (/tmp/leaks19 gap.sqlite): the finding's facts had the
+    caveat, but its title "grow together (215,550 KB/h)" and the table's "leak UDP 93,850" gave the rate bare."""
+    store = tmp_path / "gap.sqlite"
+    _udp_store(store, late=1800.0)
+    code, out = cli_in_process(monkeypatch, capsys, "leaks", "--store", str(store))
+    assert code in (0, 1)
+    flat = " ".join(out.split())
+    assert "a 31 min gap in sampling from" in flat, out
+    assert "(measured across a 31 min gap in the samples: not a fact)" in flat, out
+    assert re.search(r"^leak \(across a gap\) +UDP ", out, flags=re.MULTILINE), out
+    _udp_store(tmp_path / "ok.sqlite")  # without the gap: nothing marked
+    code, out = cli_in_process(monkeypatch, capsys, "leaks", "--store", str(tmp_path / "ok.sqlite"))
+    assert "measured across" not in out and "(across a" not in out, out
+    assert re.search(r"^leak +UDP ", out, flags=re.MULTILINE), out
+
+
+def test_the_json_series_list_the_gaps_and_clock_steps_their_figures_cross(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The JSON series gave rate_bytes_per_hour across a gap or a clock step bare (a dashboard reads it as fact):
+    each lists what it is measured across; one without lists nothing."""
+    import json
+
+    for name, late, step, kind, seconds in (("gap", 1800.0, 0.0, "gap", 1860.0),
+                                            ("step", 0.0, -3600.0, "clock step back", -3540.0)):  # fmt: skip
+        store = tmp_path / f"{name}.sqlite"
+        _udp_store(store, late=late, clock_step=step)
+        out = tmp_path / f"{name}.json"
+        code, _ = cli_in_process(monkeypatch, capsys, "leaks", "--store", str(store), "-f", "json", "-o", str(out))
+        assert code in (0, 1)
+        [udp] = [s for s in json.loads(out.read_text())["series"] if s["name"] == "UDP"]
+        assert udp["across"] == [{"kind": kind, "before": 60, "after": 61, "seconds": seconds}], udp["across"]
+    _udp_store(tmp_path / "ok.sqlite")
+    out = tmp_path / "ok.json"
+    cli_in_process(monkeypatch, capsys, "leaks", "--store", str(tmp_path / "ok.sqlite"), "-f", "json", "-o", str(out))
+    assert all(s["across"] == [] for s in json.loads(out.read_text())["series"])
