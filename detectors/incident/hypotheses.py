@@ -44,6 +44,7 @@ from forensics.types.dmesg import (
     ReportKind,
 )
 from forensics.types.incident import Hypothesis
+from forensics.types.sched import KERNEL_RUN_FACT
 
 
 def _cites(finding: Finding, n: int = 2) -> tuple[str, ...]:
@@ -409,8 +410,8 @@ _PLAIN: tuple[tuple[frozenset[FindingKind], str], ...] = (
     (frozenset({K.KERNEL_MEMORY_LEAK}), LEAKING),
     (frozenset({K.DMESG_OOM}), "the machine ran out of memory"),
     (frozenset({K.DMESG_SOFT_LOCKUP}), "one CPU was stuck in the kernel and stopped responding"),
-    (frozenset({K.SCHED_RT_HOG}), "a high-priority task kept a CPU busy and starved other work"),
-    (frozenset({K.SCHED_CPU_HOG}), "a task kept a CPU busy for too long"),
+    (frozenset({K.SCHED_RT_HOG}), "a real-time task kept a CPU from other tasks"),
+    (frozenset({K.SCHED_CPU_HOG}), "a task kept a CPU from other tasks"),
     (frozenset({K.CRASH}), "the kernel hit a fatal error"),
     # The kernel log's commonest reports in plain words; every other kind of report is told by the catch-all row.
     (
@@ -446,10 +447,40 @@ def _plain_row(f: Finding) -> int | None:
 
 
 def _plain_words(f: Finding, row: int) -> str:
-    """The words that tell the finding of row ``row`` (:func:`_plain_row`)."""
+    """The words that tell the finding of row ``row`` (:func:`_plain_row`): a hog's, from the task and CPU it names
+    (:func:`_hog_words`)."""
     if row == STATED_ROW and f.stated is not None:
         return _one_line(f.stated.statement)
+    if f.kind in HOG_KINDS:
+        return _hog_words(f, _PLAIN[row][1])
     return _PLAIN[row][1]
+
+
+#: The scheduling findings about a task that kept a CPU from others: the task's doing (a user process's loop, a
+#: SCHED_FIFO busy-wait), the kernel's only when the task is a kernel thread (:data:`KERNEL_RUN_FACT`).
+HOG_KINDS = frozenset({FindingKind.SCHED_CPU_HOG, FindingKind.SCHED_RT_HOG})
+
+
+def kernel_side(f: Finding) -> bool:
+    """Whether a finding the verdict tells is about the kernel: every kind but a hog of a task that is not a kernel
+    thread (a user task starving others is the task's problem; the kernel did what it promises)."""
+    return f.kind not in HOG_KINDS or f.fact(KERNEL_RUN_FACT) is not None
+
+
+def _hog_words(f: Finding, generic: str) -> str:
+    """What a hog finding says in plain words, from its values: "a real-time task, rthog (pid 22126), kept CPU1
+    from other tasks for 950.845 ms"; ``generic`` (the :data:`_PLAIN` row's) where it names no task."""
+    task = f.subject(SubjectKind.TASK)
+    if task is None:
+        return generic
+    rt = "real-time " if f.kind is FindingKind.SCHED_RT_HOG else ""
+    kind = f"a {rt}kernel thread" if f.fact(KERNEL_RUN_FACT) is not None else f"a {rt}task"
+    who = task.name if task.pid is None else f"{task.name} (pid {task.pid})"
+    cpu = f.subject(SubjectKind.CPU)
+    longest = f.fact("longest run")
+    return f"{kind}, {who}, kept {'a CPU' if cpu is None else f'CPU{cpu.name}'} from other tasks" + (
+        f" for {longest}" if longest else ""
+    )
 
 
 @dataclass(frozen=True)
@@ -728,8 +759,9 @@ def _told(
         ranking = ranking_said(found)
         # Short sentences: what happened, then what was found, then the finding's own words and its own severity,
         # then the hypothesis that names it.
-        if crash is None and text == LEAKING and held_by_process(main) is not None:
-            # Kernel memory a process keeps (its sockets, files, mappings): the process's doing, not the kernel's.
+        if crash is None and ((text == LEAKING and held_by_process(main) is not None) or not kernel_side(main)):
+            # Kernel memory a process keeps (its sockets, files, mappings), a task that kept a CPU from the others
+            # (a SCHED_FIFO busy loop the kernel throttled as it promises): the task's doing, not the kernel's.
             return f"On {host}, {said}. The finding: {main.title} ({main.severity.value}).{ranking}"
         if crash is None and requested is not None:
             # The crash that happened was asked for (a sysrq crash after a BUG the kernel went on from): it is what
