@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import gzip
+import os
 import re
 import shutil
 import subprocess
@@ -2577,6 +2578,7 @@ def read_profile(
             profile.inlined_dsos, profile.inlined_symbols = _inlined_dsos(data_path, _inlined_names(profile), perf)
             _take_header(profile, system)
             profile.cut = perf_data_cut(first, size)
+            profile.read_on = os.uname().nodename  # perf script named the frames here
             profile.notes[:0] = warnings + perf_data_notes(profile.cut) + tracked.notes
             profile.record = record
             return _checked(profile, window)

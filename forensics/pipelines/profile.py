@@ -85,6 +85,14 @@ def examined_profile(
             f"hotspots of the part cut off{after}: the perf.data file is truncated, so they could not be seen "
             "(copy the whole file, or re-record)"
         )
+    if profile.recorded_elsewhere:
+        # Review ue19 #10: a perf.data of another host was named from this machine's files without a word of it.
+        could_not.append(
+            f"frame names as host {profile.host} has them: the recording is from {profile.host}, its frames were "
+            f"named here on {profile.read_on} from this machine's binaries, kernel symbols and build-id cache, so a "
+            f"binary missing here stays unnamed and a different one may be misnamed (`perf archive` on {profile.host} "
+            "gives its files)"
+        )
     return Examined(
         f"profile {profile.source} ({profile.kind}): {samples:,} samples of {events}{lost}{span}{counted}{named}{cut}",
         (could,),

@@ -388,6 +388,15 @@ class Profile:
     loss: SampleLoss | None = None
     # Where a perf.data file is cut short of what its header announces (None: complete, or not a perf.data).
     cut: PerfDataCut | None = None
+    # The host perf script ran on to name a perf.data's frames, from this machine's files (``os.uname().nodename``,
+    # as perf records ``# hostname``); None for text, whose frames were named where it was made.
+    read_on: str | None = None
+
+    @property
+    def recorded_elsewhere(self) -> bool:
+        """Whether a perf.data was recorded on another host than the one its frames were named on: its binaries'
+        symbols (and kernel's) are that host's, which this machine may not have (review ue19 #10)."""
+        return self.host is not None and self.read_on is not None and self.host != self.read_on
 
 
 @dataclass(frozen=True)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
 import random
 import re
 import shutil
@@ -440,7 +441,10 @@ def test_one_frame_stacks_of_a_recording_with_call_graphs_blame_frame_pointers(t
 
 def test_truncated_perf_data_is_an_error_or_a_note(recorded: Path, tmp_path: Path) -> None:
     data = recorded.read_bytes()
-    assert read_profile(str(recorded)).notes == []  # the whole file: nothing to say
+    whole = read_profile(str(recorded))
+    assert whole.notes == []  # the whole file: nothing to say
+    # Named here, recorded here: not another host's (review ue19 #10).
+    assert whole.read_on == os.uname().nodename and whole.host == whole.read_on and not whole.recorded_elsewhere
     start, size = int.from_bytes(data[40:48], "little"), int.from_bytes(data[48:56], "little")
     cut = tmp_path / "cut-header.data"
     # inside the attribute section, before the first sample (the data section starts at
