@@ -356,6 +356,31 @@ def test_a_user_tasks_hog_is_the_tasks_problem_a_kernel_threads_the_kernels(tmp_
     )
 
 
+def test_the_story_tells_the_problems_and_leaves_low_findings_of_ordinary_load_as_context(tmp_path: Path) -> None:
+    """Review ue19 #8: beside a trace's high RT hog the story began "First (19193.313 s ...): Wakeup latency: python3
+    waited 82.897 ms ... Then ...: CPU hog: callgrind-amd64 ran 17.865 ms", two low findings of ordinary load on the
+    other CPU seconds before it, the hog fourth.  Where there is a problem, the steps are the problems; the lows stay
+    on the timeline (counted as more findings)."""
+    _log, trace = _files(tmp_path)
+
+    def at(line: int, seconds: float) -> tuple[Evidence, ...]:
+        return (_ev(trace, line, "sched_switch", seconds, LocatorKind.EVENT),)
+
+    low = _finding(
+        "sched-wakeup-latency", "Wakeup latency: python3 waited 82.897 ms", at(1, 93.3), severity=Severity.LOW
+    )
+    busy = _finding("sched-cpu-hog", "CPU hog: callgrind ran 17.865 ms", at(2, 94.7), severity=Severity.LOW)
+    hog = _finding("sched-cpu-hog", "CPU hog: rthog ran 950.845 ms", at(3, 96.48))
+    victim = _finding("sched-wakeup-latency", "Wakeup latency: victim waited 947.733 ms", at(4, 96.49),
+                      severity=Severity.MEDIUM)  # fmt: skip
+    text = narrative(build_timeline((low, busy, hog, victim), NotAvailable("no boot")))
+    assert text.startswith("First (96.480 s since boot): CPU hog: rthog ran 950.845 ms. Then (96.490 s since boot): "
+                           "Wakeup latency: victim waited 947.733 ms."), text  # fmt: skip
+    assert "python3" not in text and "The timeline lists 2 more finding(s)" in text
+    # Without a problem, the lows are the story.
+    assert narrative(build_timeline((low, busy), NotAvailable("no boot"))).startswith("First (93.300 s since boot)")
+
+
 def test_a_verdict_without_a_problem_counts_the_findings_of_traces_on_their_own_clocks(tmp_path: Path) -> None:
     """Review 11 #4: "1 finding(s) below medium: 1 info (context)" above a table of 20 (9 low): the count was of the
     told lane alone, and the traces on their own clocks (no problem in them) were left out of it."""
