@@ -412,6 +412,11 @@ _PLAIN: tuple[tuple[frozenset[FindingKind], str], ...] = (
     (frozenset({K.DMESG_SOFT_LOCKUP}), "one CPU was stuck in the kernel and stopped responding"),
     (frozenset({K.SCHED_RT_HOG}), "a real-time task kept a CPU from other tasks"),
     (frozenset({K.SCHED_CPU_HOG}), "a task kept a CPU from other tasks"),
+    (
+        frozenset({K.DMESG_RT_THROTTLING}),
+        "real-time tasks ran a CPU's whole RT budget and the kernel throttled them (RT throttling): the CPU's other "
+        "tasks waited up to that long",
+    ),
     (frozenset({K.CRASH}), "the kernel hit a fatal error"),
     # The kernel log's commonest reports in plain words; every other kind of report is told by the catch-all row.
     (
@@ -463,7 +468,10 @@ HOG_KINDS = frozenset({FindingKind.SCHED_CPU_HOG, FindingKind.SCHED_RT_HOG})
 
 def kernel_side(f: Finding) -> bool:
     """Whether a finding the verdict tells is about the kernel: every kind but a hog of a task that is not a kernel
-    thread (a user task starving others is the task's problem; the kernel did what it promises)."""
+    thread (a user task starving others is the task's problem; the kernel did what it promises) and the kernel log's
+    RT throttling (the kernel stopping real-time tasks that ran their whole budget, as it promises)."""
+    if f.kind is FindingKind.DMESG_RT_THROTTLING:
+        return False
     return f.kind not in HOG_KINDS or f.fact(KERNEL_RUN_FACT) is not None
 
 
@@ -637,11 +645,15 @@ def plain_summary(
     ranking the report shows (:func:`rank_hypotheses` of ``findings`` when None): the main problem is the one it
     ranks first, cited by its rank (:func:`main_problem`).
     """
-    if any(f.severity >= PROBLEM for f in findings) or deliberate_crash(findings) is not None:
+    if deliberate_crash(findings) is not None:
         return _told(findings, host, examined, others=False, hypotheses=hypotheses)
+    # A trace's problem more severe than any of the inputs told is said first, as the trace's, then theirs: beside a
+    # kernel log whose only finding was "sched: RT throttling activated" (medium), the trace's high RT hog was left
+    # to "20 finding(s) on its own clock" (review ue19 #6).
+    worst = max((f.severity for f in findings), default=Severity.INFO)
     for name, lane in apart:
         found = main_problem(lane, hypotheses=hypotheses)
-        if found is None:
+        if found is None or found.finding.severity <= worst:
             continue
         f, text = found.finding, found.words
         said = _memory_text(f, lane) if text == LEAKING else text
@@ -650,8 +662,10 @@ def plain_summary(
         return (
             f"The trace {name} shows a problem on its own clock, which cannot be tied to the other inputs: {said}. "
             f"The finding: {f.title} ({f.severity.value}).{ranking_said(found)} "
-            f"{_told(others, host, examined, others=True)}"
+            f"{_told(others, host, examined, others=True, hypotheses=hypotheses)}"
         )
+    if worst >= PROBLEM:
+        return _told(findings, host, examined, others=False, hypotheses=hypotheses)
     # No problem anywhere: the findings below one are counted over every input, the traces on their own clocks too
     # (review 11 #4: "1 finding(s) below medium: 1 info", the profile's, above a table of 20, 9 of them low).
     return _told((*findings, *(f for _name, lane in apart for f in lane)), host, examined, others=False)

@@ -356,6 +356,24 @@ def test_a_user_tasks_hog_is_the_tasks_problem_a_kernel_threads_the_kernels(tmp_
     )
 
 
+def test_a_traces_problem_more_severe_than_the_logs_is_said_first(tmp_path: Path) -> None:
+    """Review ue19 #6: once "sched: RT throttling activated" was read (medium), the log's one finding became the
+    verdict and the trace's high hog beside it "20 finding(s) on its own clock".  A trace's problem more severe than
+    any of the inputs told is said first, as the trace's; then the inputs' own; one as severe is not."""
+    log, trace = _files(tmp_path)
+    throttled = _finding("dmesg.rt-throttling", "sched: RT throttling activated", (_ev(log, 2, "sched: RT", 23.98),),
+                         severity=Severity.MEDIUM)  # fmt: skip
+    switch = _ev(trace, 1, "sched_switch", 797.7, LocatorKind.EVENT)
+    hog = _finding("sched-cpu-hog", "CPU hog: rthog ran 950.845 ms", (switch,))
+    said = plain_summary((throttled,), "vm", apart=((str(trace), (hog,)),))
+    assert said.startswith(f"The trace {trace} shows a problem on its own clock, which cannot be tied to the other "
+                           "inputs: a task kept a CPU from other tasks. The finding: CPU hog: rthog ran 950.845 ms "
+                           "(high)."), said  # fmt: skip
+    assert "On vm, real-time tasks ran a CPU's whole RT budget and the kernel throttled them" in said, said
+    level = plain_summary((throttled,), "vm", apart=((str(trace), (replace(hog, severity=Severity.MEDIUM),)),))
+    assert level.startswith("On vm, real-time tasks ran"), level
+
+
 def test_the_story_tells_the_problems_and_leaves_low_findings_of_ordinary_load_as_context(tmp_path: Path) -> None:
     """Review ue19 #8: beside a trace's high RT hog the story began "First (19193.313 s ...): Wakeup latency: python3
     waited 82.897 ms ... Then ...: CPU hog: callgrind-amd64 ran 17.865 ms", two low findings of ordinary load on the
