@@ -2649,6 +2649,8 @@ def _refuse_trace_directory(name: str) -> None:
 
 
 #: A line of ftrace's text output (``comm-pid [cpu] flags ts: event:``): a trace, not a profile (_checked's hint).
+#: The first line of ``trace-cmd report`` text: the number of CPUs the trace.dat holds.
+_TRACE_CMD_HEAD = re.compile(r"^cpus=\d+\s*$")
 _FTRACE_LINE = re.compile(r"^\s*\S.*-\d+\s+(?:\(\s*\S+\)\s+)?\[\d+\]\s+(?:\S{4,5}\s+)?\d+\.\d+: \w")
 
 
@@ -2731,6 +2733,14 @@ def _checked(
             f"`perf report --header-only -i {profile.source}` shows what was recorded",
         )
     where = f" (line {profile.first_skipped[0]}: {profile.first_skipped[1][:60]!r})" if profile.first_skipped else ""
+    # trace-cmd report's text opens with its "cpus=N" line, then ftrace lines (review ue19 #15: "line 1: 'cpus=2'"
+    # alone did not say what the file was).
+    if profile.first_skipped and _TRACE_CMD_HEAD.match(profile.first_skipped[1]):
+        raise InputError(
+            f"{profile.source}: no samples: trace-cmd report text (a trace, not a profile){where}",
+            hint=f"read it with `kforensic trace {name or profile.source}`; kforensic profile reads perf.data, "
+            "perf script text or folded stacks",
+        )
     if profile.first_skipped and _FTRACE_LINE.match(profile.first_skipped[1]):
         raise InputError(
             f"{profile.source}: no samples: an ftrace text trace, not a profile{where}",
