@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import gzip
+import os
 import re
 import shutil
 import subprocess
@@ -30,6 +31,7 @@ from forensics.errors import InputError, UsageError
 from forensics.types.profile import (
     EXITED_COMM,
     INLINED_DSO,
+    PerfDataCut,
     Profile,
     ProfileFrame,
     ProfileStack,
@@ -2119,24 +2121,32 @@ def parse_folded(chunks: Iterable[bytes], source: str) -> Profile:
     )
 
 
-def perf_data_notes(head: bytes, file_size: int) -> list[str]:
-    """What a perf.data header says about the file being complete (perf script reads a cut file silently).
+def perf_data_cut(head: bytes, file_size: int) -> PerfDataCut | None:
+    """Where a perf.data file is cut short of what its header says (perf script reads a cut file silently); None
+    for a complete one, or for what is not a perf.data.
 
-    The header (perf's ``struct perf_file_header``) holds the offset and size of the data section at
-    bytes 40 and 48, little-endian; perf writes the size when the recording ends.
+    The header (perf's ``struct perf_file_header``) holds the offset and size of the data section at bytes 40 and
+    48, little-endian; perf writes the size when the recording ends.
     """
     if len(head) < 56 or head[:8] != PERF_DATA_MAGIC:
-        return []
+        return None
     offset = int.from_bytes(head[40:48], "little")
     size = int.from_bytes(head[48:56], "little")
-    if size == 0:
+    if size != 0 and offset + size <= file_size:
+        return None
+    return PerfDataCut(file_size, offset, size)
+
+
+def perf_data_notes(cut: PerfDataCut | None) -> list[str]:
+    """The note of a perf.data file cut short (:func:`perf_data_cut`)."""
+    if cut is None:
+        return []
+    if cut.data_size == 0:
         return ["the perf.data header was never finished (perf record interrupted?): samples may be missing"]
-    if offset + size > file_size:
-        return [
-            f"the perf.data file is truncated: its header announces {offset + size:,} bytes, the file has "
-            f"{file_size:,}; the samples after the cut are missing"
-        ]
-    return []
+    return [
+        f"the perf.data file is truncated: its header announces {cut.announced:,} bytes, the file has "
+        f"{cut.size:,}; the samples after the cut are missing"
+    ]
 
 
 def find_perf() -> str | None:
@@ -2567,7 +2577,9 @@ def read_profile(
                 profile.loss = counted_loss(said_loss[0], stats, event or profile.first_event)
             profile.inlined_dsos, profile.inlined_symbols = _inlined_dsos(data_path, _inlined_names(profile), perf)
             _take_header(profile, system)
-            profile.notes[:0] = warnings + perf_data_notes(first, size) + tracked.notes
+            profile.cut = perf_data_cut(first, size)
+            profile.read_on = os.uname().nodename  # perf script named the frames here
+            profile.notes[:0] = warnings + perf_data_notes(profile.cut) + tracked.notes
             profile.record = record
             return _checked(profile, window)
 
@@ -2637,6 +2649,8 @@ def _refuse_trace_directory(name: str) -> None:
 
 
 #: A line of ftrace's text output (``comm-pid [cpu] flags ts: event:``): a trace, not a profile (_checked's hint).
+#: The first line of ``trace-cmd report`` text: the number of CPUs the trace.dat holds.
+_TRACE_CMD_HEAD = re.compile(r"^cpus=\d+\s*$")
 _FTRACE_LINE = re.compile(r"^\s*\S.*-\d+\s+(?:\(\s*\S+\)\s+)?\[\d+\]\s+(?:\S{4,5}\s+)?\d+\.\d+: \w")
 
 
@@ -2719,6 +2733,14 @@ def _checked(
             f"`perf report --header-only -i {profile.source}` shows what was recorded",
         )
     where = f" (line {profile.first_skipped[0]}: {profile.first_skipped[1][:60]!r})" if profile.first_skipped else ""
+    # trace-cmd report's text opens with its "cpus=N" line, then ftrace lines (review ue19 #15: "line 1: 'cpus=2'"
+    # alone did not say what the file was).
+    if profile.first_skipped and _TRACE_CMD_HEAD.match(profile.first_skipped[1]):
+        raise InputError(
+            f"{profile.source}: no samples: trace-cmd report text (a trace, not a profile){where}",
+            hint=f"read it with `kforensic trace {name or profile.source}`; kforensic profile reads perf.data, "
+            "perf script text or folded stacks",
+        )
     if profile.first_skipped and _FTRACE_LINE.match(profile.first_skipped[1]):
         raise InputError(
             f"{profile.source}: no samples: an ftrace text trace, not a profile{where}",

@@ -116,6 +116,7 @@ class FindingKind(enum.StrEnum):
     DMESG_RCU_STALL = "dmesg.rcu-stall"
     DMESG_REBOOT = "dmesg.reboot"
     DMESG_REFCOUNT = "dmesg.refcount"
+    DMESG_RT_THROTTLING = "dmesg.rt-throttling"
     DMESG_RUST_PANIC = "dmesg.rust-panic"
     DMESG_SOFT_LOCKUP = "dmesg.soft-lockup"
     DMESG_STACK = "dmesg.stack"

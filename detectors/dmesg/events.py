@@ -11,6 +11,7 @@ from __future__ import annotations
 import heapq
 import re
 from collections.abc import Iterator, Sequence
+from typing import NamedTuple
 
 from detectors.dmesg.extract import guilty_frame, line_context, report_extent, signature, wall_time
 from detectors.dmesg.lines import LogLine, Window
@@ -130,27 +131,45 @@ def _oom_lines(window: Sequence[LogLine]) -> Iterator[tuple[int, LogLine]]:
 _MEM_INFO_RAW = MEM_INFO.encode()
 
 
-#: The network stack's one-line reports of what it dropped (each net_ratelimit()ed: "net_ratelimit: N callbacks
-#: suppressed" says how many more there were), with the event's title and the harm the line states.  The words the
-#: scanner looks for (:data:`NET_DROP_WORDS`), then the line's own pattern.
-NET_DROPS: tuple[tuple[str, re.Pattern[str], str], ...] = (
+class OneLineEvent(NamedTuple):
+    """A resource event the kernel states in one line: the words the scanner looks for, then the line's own pattern,
+    the event's title, its kind and its severity as one line (a group's count and span may raise it:
+    forensics/types/dmesg.py group_judgement)."""
+
+    words: str
+    pattern: re.Pattern[str]
+    title: str
+    kind: ReportKind
+    severity: Severity
+
+
+#: The one-line events, in the order tried.  The network stack's reports of what it dropped (each net_ratelimit()ed:
+#: "net_ratelimit: N callbacks suppressed" says how many more there were) are low as one line: their group's count
+#: and span make them medium (net_drop_judgement).  RT throttling's line says real-time tasks ran a CPU's whole
+#: budget (950 ms of each second by default) and the scheduler stopped them for the rest of the period: the CPU's
+#: other tasks (kworkers, ksoftirqd, every CFS task) got nothing for up to 950 ms, a freeze someone sees: medium.
+#: The kernel protected itself as it promises (no fault of its own) and prints it once a boot, without the task.
+ONE_LINE_EVENTS: tuple[OneLineEvent, ...] = (
     # nf_conntrack_alloc(): the table holds nf_conntrack_max entries; a new connection's packet is dropped.
-    ("table full, dropping packet", rc.compile(r"nf_conntrack: (?:nf_conntrack: )?table full, dropping packet"),
-     "nf_conntrack: table full, dropping packet"),
+    OneLineEvent("table full, dropping packet",
+                 rc.compile(r"nf_conntrack: (?:nf_conntrack: )?table full, dropping packet"),
+                 "nf_conntrack: table full, dropping packet", ReportKind.NET_DROP, Severity.LOW),
     # tcp_out_of_memory() (tcp_check_oom): sockets' memory past net.ipv4.tcp_mem; the socket is aborted (reset).
-    ("TCP: out of memory", rc.compile(r"TCP: out of memory -- consider tuning tcp_mem"),
-     "TCP: out of memory -- consider tuning tcp_mem"),
+    OneLineEvent("TCP: out of memory", rc.compile(r"TCP: out of memory -- consider tuning tcp_mem"),
+                 "TCP: out of memory -- consider tuning tcp_mem", ReportKind.NET_DROP, Severity.LOW),
+    # sched_rt_runtime_exceeded() (kernel/sched/rt.c): printk_deferred_once.
+    OneLineEvent("RT throttling activated", rc.compile(r"sched: RT throttling activated"),
+                 "sched: RT throttling activated", ReportKind.RT_THROTTLING, Severity.MEDIUM),
 )  # fmt: skip
-NET_DROP_WORDS = tuple(words for words, _, _ in NET_DROPS)
+ONE_LINE_WORDS = tuple(e.words for e in ONE_LINE_EVENTS)
 
 
-def build_net_drop(window: Sequence[LogLine]) -> KernelReport | None:
-    """The event of a network stack's drop line at ``window[0]`` (:data:`NET_DROPS`), None when it is none."""
+def build_one_line_event(window: Sequence[LogLine]) -> KernelReport | None:
+    """The event of a one-line report at ``window[0]`` (:data:`ONE_LINE_EVENTS`), None when it is none."""
     body = window[0].body
-    for words, pattern, title in NET_DROPS:
-        if words in body and pattern.search(body) is not None:
-            # Low as one line: its group's count and span make it medium (forensics/types/dmesg.py net_drop_judgement).
-            return _event(title, ReportKind.NET_DROP, Severity.LOW, [window[0]], 0, window, None, (), ())
+    for event in ONE_LINE_EVENTS:
+        if event.words in body and event.pattern.search(body) is not None:
+            return _event(event.title, event.kind, event.severity, [window[0]], 0, window, None, (), ())
     return None
 
 

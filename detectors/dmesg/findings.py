@@ -84,9 +84,16 @@ _NEXT_STEPS: dict[ReportKind, tuple[str, ...]] = {
     ReportKind.ALLOC_FAILURE: ("Check memory fragmentation (/proc/buddyinfo) and the caller's GFP flags and order.",),
     ReportKind.LOCKDEP: ("Read both lock chains in the report; fix the lock order or the IRQ safety of the lock.",),
     ReportKind.HARDWARE: ("Run the platform's hardware diagnostics; decode the MCE banks with rasdaemon or mcelog.",),
+    # The line names no task: the real-time tasks are found by their policy, their runs by a scheduler trace.
+    ReportKind.RT_THROTTLING: (
+        "Find the real-time task that ran its CPU's whole budget (the line does not name it): `ps -eLo "
+        "pid,tid,cls,rtprio,pcpu,comm | awk '$3 ~ /FF|RR/'` lists the SCHED_FIFO/RR threads; a scheduler trace "
+        "(`kforensic trace`, sched_switch) names its runs and who waited. A real-time task must sleep: RT throttling "
+        "(/proc/sys/kernel/sched_rt_runtime_us) only keeps 5% of each second for the others.",
+    ),
 }
 #: A network stack's drop is a limit reached, not a bug: the next step reads the limit and its use now, by the
-#: drop's title (detectors/dmesg/events.py NET_DROPS).
+#: drop's title (detectors/dmesg/events.py ONE_LINE_EVENTS).
 _NET_DROP_STEPS: dict[str, tuple[str, ...]] = {
     "nf_conntrack: table full, dropping packet": (
         "Compare the connection tracking table's use with its limit: `sysctl net.netfilter.nf_conntrack_count "

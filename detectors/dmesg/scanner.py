@@ -19,7 +19,14 @@ from typing import Final
 
 from ahocorasick_rs import BytesAhoCorasick, Implementation, MatchKind
 
-from detectors.dmesg.events import KILLED, MEM_INFO, NET_DROP_WORDS, build_event, build_net_drop, find_event_header
+from detectors.dmesg.events import (
+    KILLED,
+    MEM_INFO,
+    ONE_LINE_WORDS,
+    build_event,
+    build_one_line_event,
+    find_event_header,
+)
 from detectors.dmesg.extract import HEADER_HINT_SEARCH, build_report, match_header
 from detectors.dmesg.lines import LogLine, Window, parse_line, parse_raw, wall_zone_unknown
 from detectors.dmesg.memo import DIGITS_AS_ZERO, MAX_FULL_LINES, ReportMemo
@@ -95,7 +102,7 @@ _TAIL_LINES: Final = 8  # the blank lines passed over, at most, for the last lin
 _TRIGGER_SEARCH: Final = BytesAhoCorasick(
     [
         *TRIGGERS,
-        *(w.encode() for w in NET_DROP_WORDS),
+        *(w.encode() for w in ONE_LINE_WORDS),
         *_SUPPRESSED_WORDS,
         *_CLOCK_WORDS,
         *_KASLR_WORDS,
@@ -540,8 +547,8 @@ class LogScanner:
                 self._one_line(parse_line(number, text))
 
     def _one_line(self, head: LogLine) -> KernelReport | bool | None:
-        """A line that is all it says: rate limiting's (noted, True), a network stack's drop (its event); else
-        None."""
+        """A line that is all it says: rate limiting's (noted, True), a one-line event (a network stack's drop, RT
+        throttling: detectors/dmesg/events.py ONE_LINE_EVENTS); else None."""
         body = head.body
         if "suppressed" in body and (said := _SUPPRESSED.search(body)) is not None:
             if not self.suppressed or self.suppressed[-1][0] < head.number:  # not a line scanned again
@@ -564,10 +571,10 @@ class LogScanner:
             if not self.kaslr or self.kaslr[-1][1] < head.number:  # (not a line scanned again)
                 self.kaslr.append((self._boot_of(head.number), head.number, body.strip()))
             return True
-        if any(words in body for words in NET_DROP_WORDS) and (net := build_net_drop([head])) is not None:
+        if any(words in body for words in ONE_LINE_WORDS) and (event := build_one_line_event([head])) is not None:
             self._claimed.add(head.number)
-            self._boot(net)
-            return net
+            self._boot(event)
+            return event
         return None
 
     def _boot_of(self, line: int) -> int:

@@ -23,6 +23,7 @@ from bisect import bisect_right
 from collections.abc import Mapping, Sequence
 
 from forensics.model import (
+    PROBLEM,
     BootTime,
     Clock,
     Evidence,
@@ -429,13 +430,17 @@ STEP_SEVERITY = Severity.LOW
 
 
 def story_steps(events: list[TimelineEvent]) -> list[TimelineEvent]:
-    """The steps of the story: the findings that matter (:data:`STEP_SEVERITY` or above; all, when none does), by
-    time, then the worse first at one time, then by title.
+    """The steps of the story: the problems (:data:`PROBLEM` or above) where there are some, else the findings that
+    matter (:data:`STEP_SEVERITY` or above; all, when none does), by time, then the worse first at one time, then by
+    title.
 
     The info findings of a store (reclaimable caches at the same instant, in name order) were told as the
-    incident's first steps while its high leak was not a step at all.
+    incident's first steps while its high leak was not a step at all; beside a trace's high RT hog, two low waits of
+    ordinary load on the other CPU, seconds before it, were told as its lead-up ("First ... python3 waited 82.897
+    ms"), the hog fourth (review ue19 #8): the lows stay on the timeline, as context.
     """
-    steps = [e for e in events if e.severity >= STEP_SEVERITY] or events
+    floor = PROBLEM if any(e.severity >= PROBLEM for e in events) else STEP_SEVERITY
+    steps = [e for e in events if e.severity >= floor] or events
     return sorted(steps, key=lambda e: (e.segment, _at(e), -e.severity.rank, e.title))
 
 

@@ -476,20 +476,28 @@ def _event_paths_step(profile: Profile, unit: str) -> str:
 
 
 def _hot_instructions_step(profile: Profile, key: str, dso: str | None) -> str:
-    """How to see the hot instructions of ``key``: ``perf annotate -s SYMBOL``; for the samples of a DSO perf could
-    not name (``[gzip]``: its addresses, no symbol), perf annotate finds nothing ("The perf.data data has no
-    samples!"): perf report sorted by symbol lists their addresses."""
+    """How to see the hot instructions of ``key``: ``perf annotate -i FILE -s SYMBOL``; for the samples of a DSO perf
+    could not name (``[gzip]``: its addresses, no symbol), perf annotate finds nothing ("The perf.data data has no
+    samples!"): perf report sorted by symbol lists their addresses.  A perf.data of another host is named from its
+    files, not this machine's: its symbols come from there (``perf archive``), not from a -dbgsym package here."""
+    where = f" -i {shlex.quote(profile.source)}" if profile.kind == "perf.data" else ""
     if dso and key == "[" + dso.rsplit("/", 1)[-1] + "]":
-        where = f" -i {shlex.quote(profile.source)}" if profile.kind == "perf.data" else ""
+        listed = f"`perf report{where} --stdio --dsos {shlex.quote(dso)} --sort sym` lists its hot addresses"
+        if profile.recorded_elsewhere:
+            return (
+                f"{listed}: the recording is from host {profile.host} and was read on {profile.read_on}, where perf "
+                f"found no symbols for {dso}; they must come from {profile.host}: run `perf archive` on the perf.data "
+                f"there and unpack the archive into ~/.debug here (or give its files with --symfs DIR)"
+            )
         return (
-            f"`perf report{where} --stdio --dsos {shlex.quote(dso)} --sort sym` lists its hot addresses: {dso} has no "
-            "symbols perf could read (install its debug symbols, e.g. the -dbgsym package, to name them)"
+            f"{listed}: {dso} has no symbols perf could read (install its debug symbols, e.g. the -dbgsym package, "
+            "to name them)"
         )
     # perf annotate -s looks the name up in the symbol table: a name perf script took from debug info (glibc's
     # internal ``__pthread_spin_lock``, printed "(inlined)") is not there, its symbol's name is.
     symbol = profile.inlined_symbols.get(key, key)
     return (
-        f"`perf annotate --stdio -s {shlex.quote(symbol)}` shows the hot instructions; "
+        f"`perf annotate{where} --stdio -s {shlex.quote(symbol)}` shows the hot instructions; "
         "the call paths in the table show who calls it"
     )
 

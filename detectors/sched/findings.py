@@ -28,6 +28,8 @@ from forensics.model import (
     finding_id,
 )
 from forensics.types.sched import (
+    KERNEL_RUN,
+    KERNEL_RUN_FACT,
     MOVED_MIGRATED,
     ClockCheck,
     EventRef,
@@ -268,6 +270,12 @@ def _task_id(kind: FindingKind, task: TaskStats) -> str:
     return finding_id(kind, task.comm, str(task.pid))
 
 
+def _kernel_run(task: TaskStats) -> tuple[Fact, ...]:
+    """The fact that a hog's runs were kernel code, for a kernel thread (told by its name); none for any other task,
+    whose mode the trace does not show: the incident verdict then blames the task, not the kernel."""
+    return (Fact(KERNEL_RUN_FACT, KERNEL_RUN),) if harm.kernel_thread(task.comm) else ()
+
+
 def _task_subject(task: TaskStats) -> Subject:
     return Subject(SubjectKind.TASK, task.comm, task.pid)
 
@@ -363,6 +371,7 @@ def cpu_hogs(analysis: TraceAnalysis, source: str) -> list[Finding]:
                     Fact("runs over threshold", str(task.hog_runs)),
                     Fact("total runtime", fmt_ms(task.runtime)),
                     Fact("delay caused to others", fmt_ms(task.delay_resolved)),
+                    *_kernel_run(task),
                 ),
                 next_steps=(
                     f"kforensic trace --task {task.pid} "
@@ -511,6 +520,7 @@ def rt_hogs(analysis: TraceAnalysis, source: str) -> list[Finding]:
                     Fact("delay caused to others", fmt_ms(task.delay_resolved)),
                     *(Fact("waited behind it", v) for v in victims),
                     Fact("RT throttling budget", f"{fmt_ms(harm.RT_RUNTIME)} per {fmt_ms(harm.RT_PERIOD)}"),
+                    *_kernel_run(task),
                 ),
                 next_steps=(
                     "check the task's RT priority and whether it must busy-wait; RT throttling "

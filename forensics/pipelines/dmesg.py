@@ -466,7 +466,10 @@ def ranked_incident(
         examined=tuple(
             Examined(
                 f"kernel log {r.name}: {r.lines:,} lines, {len(r.reports)} report(s) and {len(r.events)} event(s) kept",
-                ("kernel reports: oopses, BUGs, warnings, lockups, hung tasks, OOM kills, RCU stalls, sanitizers",),
+                (
+                    "kernel reports: oopses, BUGs, warnings, lockups, hung tasks, OOM kills, RCU stalls, sanitizers; "
+                    "events: allocation failures, network drops, RT throttling",
+                ),
                 _could_not(r, identity),
                 named_by=release_lines(r.name, r.groups),
             )

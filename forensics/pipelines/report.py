@@ -35,9 +35,24 @@ def load_findings_file(path: Path) -> Incident:
     try:
         doc = json.loads(data)
     except ValueError as exc:  # not UTF-8, not JSON, an integer of more than 4300 digits (sys.int_info)
+        from collectors.binary_formats import binary_format, signature
         from collectors.kernel_log import text_reader
 
         hint = "give files written by kforensic ... --format json"
+        known = binary_format(data[:512])
+        if known is not None:  # a trace.dat or perf.data given as findings (review ue19 #15: the codec's words)
+            # (an ELF file is a dump, a vmlinux or a program: its reader's command line says which goes where)
+            reads = {"trace": "--trace", "profile": "--profile", "leaks": "--store"}
+            words = known.reader.split()
+            reader = reads.get(words[1]) if not known.archive and words[0] == "kforensic" else None
+            instead = (
+                f"give it as `kforensic report {reader} {shlex.quote(str(path))}`"
+                if reader is not None
+                else f"read it with `{known.reader}`"
+            )
+            raise InputError(
+                f"{path}: not a JSON document: {known.what} ({signature(known)})", hint=f"{instead}; or {hint}"
+            ) from None
         kind = text_reader(data[: 16 << 10])
         if kind is not None:  # a log or a trace given as findings: the option that reads it (not the parser's words)
             option = {"kforensic dmesg": "--dmesg", "kforensic trace": "--trace", "kforensic profile": "--profile"}

@@ -74,6 +74,7 @@ class ReportKind(enum.StrEnum):
     RCU_STALL = "rcu-stall"
     REBOOT = "reboot"
     REFCOUNT = "refcount"
+    RT_THROTTLING = "rt-throttling"
     RUST_PANIC = "rust-panic"
     SOFT_LOCKUP = "soft-lockup"
     STACK = "stack"
@@ -620,6 +621,13 @@ KIND_BASELINES: dict[ReportKind, Baseline] = {
         "says so, rate limited",
         "nf_conntrack_alloc() (net/netfilter/nf_conntrack_core.c, nf_conntrack_max), tcp_out_of_memory() "
         "(net/ipv4/tcp.c, net.ipv4.tcp_mem)",
+    ),
+    ReportKind.RT_THROTTLING: Baseline(
+        "RT throttling's budget: the most real-time tasks may run of each period on a CPU before its other tasks get "
+        "the rest (sched_rt_runtime_us of sched_rt_period_us)",
+        "950000 of 1000000 us by default (the line does not print the values set): reached, so the CPU's other tasks "
+        "waited up to that long; printed once a boot, later throttles are not said",
+        "sched_rt_runtime_exceeded() (kernel/sched/rt.c), Documentation/scheduler/sched-rt-group.rst",
     ),
     ReportKind.OOM: Baseline(
         "the memory an allocation could use",

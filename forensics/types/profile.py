@@ -386,6 +386,54 @@ class Profile:
     inlined_symbols: dict[str, str] = field(default_factory=dict, compare=False)
     # What perf lost while recording (its ring buffer full); None: it said nothing was lost.
     loss: SampleLoss | None = None
+    # Where a perf.data file is cut short of what its header announces (None: complete, or not a perf.data).
+    cut: PerfDataCut | None = None
+    # The host perf script ran on to name a perf.data's frames, from this machine's files (``os.uname().nodename``,
+    # as perf records ``# hostname``); None for text, whose frames were named where it was made.
+    read_on: str | None = None
+
+    @property
+    def recorded_elsewhere(self) -> bool:
+        """Whether a perf.data was recorded on another host than the one its frames were named on: its binaries'
+        symbols (and kernel's) are that host's, which this machine may not have (review ue19 #10)."""
+        return self.host is not None and self.read_on is not None and self.host != self.read_on
+
+
+@dataclass(frozen=True)
+class PerfDataCut:
+    """A perf.data file shorter than its header says (perf's ``struct perf_file_header``: the data section's offset
+    and size at bytes 40 and 48, written when the recording ends): perf script reads it up to the cut, silently.
+
+    perf writes the feature sections (``# hostname``, ``# os release``, ``# cmdline``) after the data section, so a
+    file cut anywhere before its end has lost them: the host and kernel are unknown, not "not named".
+    """
+
+    size: int  # the file's bytes
+    data_offset: int
+    data_size: int  # the data section's bytes the header announces (0: the header was never finished)
+
+    @property
+    def announced(self) -> int:
+        """The bytes the file ends at by its header (the data section's end; the features follow it)."""
+        return self.data_offset + self.data_size
+
+    @property
+    def missing_share(self) -> float | None:
+        """The percent of the data section (the samples) past the cut; None when the header never said its size."""
+        if self.data_size <= 0:
+            return None
+        return 100.0 * min(self.data_size, max(0, self.announced - self.size)) / self.data_size
+
+    def said(self) -> str:
+        """``the file has 3,000,000 of the 8,664,336 bytes its header announces (65.4% of its samples' data is
+        missing)``: what is cut, from the header's values."""
+        share = self.missing_share
+        if share is None:
+            return "its header was never finished (perf record interrupted?): how much is missing is unknown"
+        return (
+            f"the file has {self.size:,} of the {self.announced:,} bytes its header announces ({share:.1f}% of its "
+            "samples' data is missing)"
+        )
 
 
 @dataclass(frozen=True)

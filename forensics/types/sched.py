@@ -110,6 +110,12 @@ MOVED_UNKNOWN: Final = "unknown"
 #: Wait.moved of a wait whose moves between CPUs sched_migrate_task events recorded (Wait.moves).
 MOVED_MIGRATED: Final = "migrated"
 
+#: The fact a CPU-hog or RT-hog finding carries when the task is a kernel thread (told by its name): the run was in
+#: kernel code, so the kernel is where the fault lies.  Without it the task may be a user process (a trace does not
+#: tell user from kernel mode), and the incident verdict says a task kept the CPU, not that the kernel had a problem.
+KERNEL_RUN_FACT: Final = "ran in"
+KERNEL_RUN: Final = "the kernel (a kernel thread: it has no user space)"
+
 
 class IntervalStats(NamedTuple):
     """Count, total and worst of a family of intervals."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
 import random
 import re
 import shutil
@@ -440,7 +441,10 @@ def test_one_frame_stacks_of_a_recording_with_call_graphs_blame_frame_pointers(t
 
 def test_truncated_perf_data_is_an_error_or_a_note(recorded: Path, tmp_path: Path) -> None:
     data = recorded.read_bytes()
-    assert read_profile(str(recorded)).notes == []  # the whole file: nothing to say
+    whole = read_profile(str(recorded))
+    assert whole.notes == []  # the whole file: nothing to say
+    # Named here, recorded here: not another host's (review ue19 #10).
+    assert whole.read_on == os.uname().nodename and whole.host == whole.read_on and not whole.recorded_elsewhere
     start, size = int.from_bytes(data[40:48], "little"), int.from_bytes(data[48:56], "little")
     cut = tmp_path / "cut-header.data"
     # inside the attribute section, before the first sample (the data section starts at
@@ -458,6 +462,62 @@ def test_truncated_perf_data_is_an_error_or_a_note(recorded: Path, tmp_path: Pat
         assert "\n" not in exc.message
     else:
         assert any("truncated" in n for n in profile.notes)
+
+
+def test_a_perf_data_cut_in_its_samples_says_so_in_what_was_examined(tmp_path: Path) -> None:
+    """Review ue19 #9: a perf.data cut at 35% of its bytes (69% of the samples missing) gave "No problem found" on an
+    examined line that read as a whole recording (the cut in a note only), and "the header does not name the host"
+    where the feature sections that name it were cut off."""
+    from forensics.model import NotAvailable
+    from forensics.pipelines.profile import analyse_profile
+
+    if PERF is None:
+        pytest.skip("perf is not installed")
+    whole = tmp_path / "whole.data"
+    # A small ring buffer (-m 2 pages) makes perf record write a round every few KB, so that perf script reads the
+    # rounds before the cut (a cut inside the first round leaves it nothing to print).
+    busy = ["timeout", "2", "sh", "-c", "while :; do :; done"]
+    record = [PERF, "record", "-q", "-g", "-F", "999", "-m", "2", "-o", str(whole), "--", *busy]
+    subprocess.run(record, check=False, capture_output=True, timeout=120)
+    data = whole.read_bytes()
+    start, size = int.from_bytes(data[40:48], "little"), int.from_bytes(data[48:56], "little")
+    # Cut 8 bytes into the record after the last round but one (PERF_RECORD_FINISHED_ROUND, type 68): perf script
+    # prints the rounds before it, then stops at the cut record.
+    at, rounds, samples = start, [], 0
+    while at + 8 <= start + size:
+        kind = int.from_bytes(data[at : at + 4], "little")
+        samples += kind == 9  # PERF_RECORD_SAMPLE
+        if kind == 68 and samples:
+            rounds.append(at + 8)
+        at += max(8, int.from_bytes(data[at + 6 : at + 8], "little"))
+    assert len(rounds) >= 2, f"perf record wrote {len(rounds)} round(s) with samples: nothing to cut between"
+    end = rounds[-2] + 8
+    cut = tmp_path / "cut.data"
+    cut.write_bytes(data[:end])
+    result = analyse_profile(str(cut))
+    (examined,) = result.incident.examined
+    said = f"; cut off: the file has {end:,} of the {start + size:,} bytes its header announces ("
+    assert said in examined.what and "the samples after " in examined.what, examined.what
+    assert any(c.startswith("hotspots of the part cut off") for c in examined.could_not)
+    host = result.incident.host
+    assert isinstance(host, NotAvailable) and "cut off before the header sections" in str(host), host
+    (entire,) = analyse_profile(str(whole)).incident.examined
+    assert "cut off" not in entire.what and not any("cut off" in c for c in entire.could_not)
+
+
+def test_a_cut_perf_data_is_measured_from_its_header() -> None:
+    """The share missing is the data section's past the cut, from the header's offset and size (bytes 40, 48)."""
+    from collectors.perf_script import PERF_DATA_MAGIC, perf_data_cut
+
+    head = PERF_DATA_MAGIC + bytes(32) + (1000).to_bytes(8, "little") + (9000).to_bytes(8, "little")
+    assert perf_data_cut(head, 12_000) is None  # the data section ends at 10,000: whole (features after it)
+    cut = perf_data_cut(head, 4000)
+    assert cut is not None and cut.announced == 10_000 and cut.missing_share == pytest.approx(100 * 6000 / 9000)
+    assert cut.said() == "the file has 4,000 of the 10,000 bytes its header announces (66.7% of its samples' data " \
+                         "is missing)"  # fmt: skip
+    unfinished = perf_data_cut(head[:48] + bytes(8), 4000)
+    assert unfinished is not None and unfinished.missing_share is None and "never finished" in unfinished.said()
+    assert perf_data_cut(b"not perf" + head[8:], 4000) is None
 
 
 def test_a_perf_killed_by_a_signal_is_said_so() -> None:

@@ -628,7 +628,7 @@ def test_a_trace_on_its_own_clock_is_not_the_machines_main_problem(tmp_path: Pat
     # Alone, the trace is the report's subject: its RT hog is the problem, with its own severity (medium).
     assert kf("report", "--trace", TRACE, "-o", tmp_path / "t.md", "--json", tmp_path / "t.json").returncode == 0
     alone = json.loads((tmp_path / "t.json").read_text())["summary"]
-    assert alone.startswith("The Linux kernel on the machine had a problem: a high-priority task kept a CPU busy")
+    assert alone.startswith("On the machine, a real-time task, kf_rthog (pid "), alone
     assert "keeping other tasks waiting (medium). Hypothesis 1 of the ranking (confidence 0.85) names it." in alone
 
 

@@ -28,6 +28,7 @@ from forensics.model import (
 )
 from forensics.report.digest import build_digest
 from forensics.types.incident import BOOT_LANE, TRACE_LANE, LaneKey
+from forensics.types.sched import KERNEL_RUN, KERNEL_RUN_FACT
 from tests.helpers import assert_evidence_resolves
 
 LOG = """\
@@ -303,11 +304,10 @@ def test_the_main_problem_is_hypothesis_1s_of_the_told_lane_with_its_own_severit
     # Told together (no trace set apart here), the RT hog is the hypotheses' first cause (CPU starvation, 0.72) and
     # the main problem, with its own severity; the more severe stall is named, with its rank.
     said = plain_summary((rt, stall), "vm")
-    assert said == "The Linux kernel on vm had a problem: a high-priority task kept a CPU busy and starved other " \
-                   "work. The finding: RT hog: kf_rthog ran 8 ms (medium). Hypothesis 1 of the ranking (confidence " \
-                   "0.72) names it. The more severe INFO: rcu detected " \
-                   "stall (high) is not the main problem: the hypotheses rank this cause above it (it is hypothesis " \
-                   "2, confidence 0.56)."  # fmt: skip
+    assert said == "On vm, a real-time task kept a CPU from other tasks. The finding: RT hog: kf_rthog ran 8 ms " \
+                   "(medium). Hypothesis 1 of the ranking (confidence 0.72) names it. The more severe " \
+                   "INFO: rcu detected stall (high) is not the main problem: the hypotheses rank this cause " \
+                   "above it (it is hypothesis 2, confidence 0.56)."  # fmt: skip
     assert "The finding: RT hog: kf_rthog ran 8 ms (medium). Hypothesis 1" in plain_summary((rt,), "vm")
     # Beside the log's lane the trace's lane is apart; alone it is the story.
     events = build_timeline((rt, stall), NotAvailable("no boot"))
@@ -317,7 +317,7 @@ def test_the_main_problem_is_hypothesis_1s_of_the_told_lane_with_its_own_severit
     low = _finding("dmesg.warning", "WARNING in kf_probe", (_ev(log, 2, "WARNING", 23.98),), severity=Severity.LOW)
     said = plain_summary((low,), "vm", apart=((str(trace), (rt,)),))
     assert said.startswith(f"The trace {trace} shows a problem on its own clock, which cannot be tied to the other "
-                           "inputs: a high-priority task kept a CPU busy and starved other work. The finding: RT hog: "
+                           "inputs: a real-time task kept a CPU from other tasks. The finding: RT hog: "
                            "kf_rthog ran 8 ms (medium). Hypothesis 1 of the ranking (confidence 0.72) names it. "
                            "kforensic found nothing at medium severity "
                            "or above in the other inputs from vm; 1 low finding to watch: WARNING in kf_probe"
@@ -327,6 +327,79 @@ def test_the_main_problem_is_hypothesis_1s_of_the_told_lane_with_its_own_severit
     hog = replace(rt, severity=Severity.HIGH, confidence=0.5)
     assert "INFO: rcu detected stall (high)" in plain_summary((hog, stall), "vm")
     assert "RT hog: kf_rthog ran 8 ms (high)" in plain_summary((replace(hog, confidence=0.99), stall), "vm")
+
+
+def test_a_user_tasks_hog_is_the_tasks_problem_a_kernel_threads_the_kernels(tmp_path: Path) -> None:
+    """Review ue19 #3: the report said "The Linux kernel on vm had a problem: a task kept a CPU busy for too long"
+    for a bash loop under chrt -f 50 (the kernel throttled it as it promises).  A hog of a task that is not a kernel
+    thread is told as the task's, from its values (task, pid, CPU, run); a kernel thread's run is the kernel's."""
+    _log, trace = _files(tmp_path)
+    switch = _ev(trace, 1, "sched_switch", 797.7, LocatorKind.EVENT)
+    hog = _finding(
+        "sched-cpu-hog", "CPU hog: rthog ran 950.845 ms without a break on CPU1", (switch,),
+        (Fact("longest run", "950.845 ms"),),
+        subjects=(Subject(SubjectKind.TASK, "rthog", 22126), Subject(SubjectKind.CPU, "1")),
+    )  # fmt: skip
+    said = plain_summary((hog,), "vm")
+    assert said.startswith(
+        "On vm, a task, rthog (pid 22126), kept CPU1 from other tasks for 950.845 ms. The finding: CPU hog: rthog ran "
+        "950.845 ms without a break on CPU1 (high)."
+    ), said
+    assert "Linux kernel" not in said
+    rt = replace(hog, kind=FindingKind.SCHED_RT_HOG, id="rt")
+    assert plain_summary((rt,), "vm").startswith("On vm, a real-time task, rthog (pid 22126), kept CPU1 from other ")
+    kthread = replace(
+        hog,
+        facts=(*hog.facts, Fact(KERNEL_RUN_FACT, KERNEL_RUN)),
+        subjects=(Subject(SubjectKind.TASK, "kworker/1:0", 42), Subject(SubjectKind.CPU, "1")),
+    )
+    assert plain_summary((kthread,), "vm").startswith(
+        "The Linux kernel on vm had a problem: a kernel thread, kworker/1:0 (pid 42), kept CPU1 from other tasks for "
+        "950.845 ms."
+    )
+
+
+def test_a_traces_problem_more_severe_than_the_logs_is_said_first(tmp_path: Path) -> None:
+    """Review ue19 #6: once "sched: RT throttling activated" was read (medium), the log's one finding became the
+    verdict and the trace's high hog beside it "20 finding(s) on its own clock".  A trace's problem more severe than
+    any of the inputs told is said first, as the trace's; then the inputs' own; one as severe is not."""
+    log, trace = _files(tmp_path)
+    throttled = _finding("dmesg.rt-throttling", "sched: RT throttling activated", (_ev(log, 2, "sched: RT", 23.98),),
+                         severity=Severity.MEDIUM)  # fmt: skip
+    switch = _ev(trace, 1, "sched_switch", 797.7, LocatorKind.EVENT)
+    hog = _finding("sched-cpu-hog", "CPU hog: rthog ran 950.845 ms", (switch,))
+    said = plain_summary((throttled,), "vm", apart=((str(trace), (hog,)),))
+    assert said.startswith(f"The trace {trace} shows a problem on its own clock, which cannot be tied to the other "
+                           "inputs: a task kept a CPU from other tasks. The finding: CPU hog: rthog ran 950.845 ms "
+                           "(high)."), said  # fmt: skip
+    assert "On vm, real-time tasks ran a CPU's whole RT budget and the kernel throttled them" in said, said
+    level = plain_summary((throttled,), "vm", apart=((str(trace), (replace(hog, severity=Severity.MEDIUM),)),))
+    assert level.startswith("On vm, real-time tasks ran"), level
+
+
+def test_the_story_tells_the_problems_and_leaves_low_findings_of_ordinary_load_as_context(tmp_path: Path) -> None:
+    """Review ue19 #8: beside a trace's high RT hog the story began "First (19193.313 s ...): Wakeup latency: python3
+    waited 82.897 ms ... Then ...: CPU hog: callgrind-amd64 ran 17.865 ms", two low findings of ordinary load on the
+    other CPU seconds before it, the hog fourth.  Where there is a problem, the steps are the problems; the lows stay
+    on the timeline (counted as more findings)."""
+    _log, trace = _files(tmp_path)
+
+    def at(line: int, seconds: float) -> tuple[Evidence, ...]:
+        return (_ev(trace, line, "sched_switch", seconds, LocatorKind.EVENT),)
+
+    low = _finding(
+        "sched-wakeup-latency", "Wakeup latency: python3 waited 82.897 ms", at(1, 93.3), severity=Severity.LOW
+    )
+    busy = _finding("sched-cpu-hog", "CPU hog: callgrind ran 17.865 ms", at(2, 94.7), severity=Severity.LOW)
+    hog = _finding("sched-cpu-hog", "CPU hog: rthog ran 950.845 ms", at(3, 96.48))
+    victim = _finding("sched-wakeup-latency", "Wakeup latency: victim waited 947.733 ms", at(4, 96.49),
+                      severity=Severity.MEDIUM)  # fmt: skip
+    text = narrative(build_timeline((low, busy, hog, victim), NotAvailable("no boot")))
+    assert text.startswith("First (96.480 s since boot): CPU hog: rthog ran 950.845 ms. Then (96.490 s since boot): "
+                           "Wakeup latency: victim waited 947.733 ms."), text  # fmt: skip
+    assert "python3" not in text and "The timeline lists 2 more finding(s)" in text
+    # Without a problem, the lows are the story.
+    assert narrative(build_timeline((low, busy), NotAvailable("no boot"))).startswith("First (93.300 s since boot)")
 
 
 def test_a_verdict_without_a_problem_counts_the_findings_of_traces_on_their_own_clocks(tmp_path: Path) -> None:

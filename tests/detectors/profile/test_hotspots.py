@@ -454,8 +454,33 @@ def test_hot_instructions_step_names_the_symbol_perf_annotate_finds(tmp_path: Pa
     assert command[:2] == ["perf", "annotate"], step
     perf = find_perf()
     assert perf is not None
-    out = subprocess.run(
-        [perf, *command[1:], "-i", str(data)], capture_output=True, timeout=120, check=False, cwd=tmp_path
-    )
+    # As given (review ue19 #11: it had no -i FILE, and perf annotate said "failed to open perf.data" in any other
+    # directory than the recording's).
+    out = subprocess.run([perf, *command[1:]], capture_output=True, timeout=120, check=False, cwd=tmp_path)
     text = out.stdout.decode(errors="replace")
     assert out.returncode == 0 and "Source code & Disassembly of libc" in text, (step, out.stderr[-300:])
+
+
+def test_a_perf_data_of_another_host_takes_its_symbols_from_there() -> None:
+    """Review ue19 #10: a perf.data recorded on host otherbox, read on vm where the binary is not, was told "install
+    its debug symbols, e.g. the -dbgsym package" with no word of the other host.  Its step and what was examined say
+    the recording is from otherbox and its symbols must come from there (perf archive); a perf.data of this host keeps
+    the -dbgsym advice; the perf annotate step names the file (review ue19 #11)."""
+    from detectors.profile.findings import _hot_instructions_step
+    from forensics.pipelines.profile import examined_profile
+    from forensics.types.profile import Profile
+
+    def profile(host: str) -> Profile:
+        return Profile("/r/other.data", "perf.data", [], {}, None, None, None, 0, host=host, read_on="vm")
+
+    other, here = profile("otherbox"), profile("vm")
+    step = _hot_instructions_step(other, "[hot2]", "/tmp/other/hot2")
+    assert step.startswith("`perf report -i /r/other.data --stdio --dsos /tmp/other/hot2 --sort sym` lists")
+    assert "the recording is from host otherbox and was read on vm" in step and "perf archive" in step, step
+    assert "-dbgsym" not in step
+    assert "-dbgsym" in _hot_instructions_step(here, "[hot2]", "/tmp/other/hot2")
+    (said,) = [c for c in examined_profile(other, []).could_not if "otherbox" in c]
+    assert said.startswith("frame names as host otherbox has them: the recording is from otherbox")
+    assert not [c for c in examined_profile(here, []).could_not if "frame names" in c]
+    annotate = _hot_instructions_step(here, "crunch", None)
+    assert annotate.startswith("`perf annotate -i /r/other.data --stdio -s crunch` shows the hot instructions")

@@ -7,6 +7,7 @@ import pytest
 from detectors.sched import harm
 from forensics.model import Severity
 from forensics.types.sched import (
+    KERNEL_RUN_FACT,
     Blame,
     Coverage,
     EventRef,
@@ -255,6 +256,8 @@ def test_long_runs_are_as_severe_as_the_waits_they_caused(
     assert found.title.startswith(kind) and found.baseline is not None
     assert any("cond_resched" in s for s in found.next_steps) is kernel_advice
     assert (found.severity >= Severity.MEDIUM) is waited  # rcu_preempt kept 0.5 s: a problem; nobody: info
+    # The kernel is blamed by the incident verdict only for a kernel thread's run (review ue19 #3).
+    assert (found.fact(KERNEL_RUN_FACT) is not None) is comm.startswith("kworker")
 
 
 def test_a_kernel_mode_run_is_judged_by_the_traced_kernels_own_fair_class() -> None:
