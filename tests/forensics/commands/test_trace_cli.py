@@ -895,3 +895,23 @@ def test_perf_losses_are_read_or_said_unknown(tmp_path: Path, kf: Run) -> None:
     # Text that would show its losses (tracefs, trace-cmd report) says how many: 0.
     ftrace = json.loads(kf(str(recorded("kf.ftrace.txt", tmp_path)), "-f", "json").stdout)["coverage"]
     assert ftrace["lost_events"] == 0
+
+
+def test_task_narrows_what_is_shown_not_what_is_judged(ftrace: Path, kf: Run) -> None:
+    # --task kf_victim dropped the other tasks before judging (ue19 finding 2): the victim's 8.105 ms wait behind
+    # kf_rthog had no RT task to be behind and was not reported at all; --task kf_rthog made the hog "Long RT run"
+    # (info), since its victims were gone.  Each finding shown is now the whole trace's, the others left out.
+    def findings(*args: str) -> dict[str, tuple[str, str]]:
+        doc = json.loads(run_once(kf, str(ftrace), "-f", "json", *args).stdout)
+        return {f["title"]: (f["severity"], f["baseline"]["name"]) for f in doc["incident"]["findings"]}
+
+    whole = findings()
+    for task, pid in (("kf_victim", 15893), ("kf_rthog", 15892)):
+        shown = findings("--task", task)
+        about = {
+            f["title"]
+            for f in json.loads(run_once(kf, str(ftrace), "-f", "json").stdout)["incident"]["findings"]
+            if any(s.get("pid") == pid for s in f["subjects"])
+        }
+        assert shown and set(shown) == about and all(shown[t] == whole[t] for t in shown), (task, shown)
+    assert whole["Wakeup latency: kf_victim waited 8.105 ms to run, behind kf_rthog"][0] == "medium"
