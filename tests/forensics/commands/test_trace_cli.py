@@ -915,3 +915,22 @@ def test_task_narrows_what_is_shown_not_what_is_judged(ftrace: Path, kf: Run) ->
         }
         assert shown and set(shown) == about and all(shown[t] == whole[t] for t in shown), (task, shown)
     assert whole["Wakeup latency: kf_victim waited 8.105 ms to run, behind kf_rthog"][0] == "medium"
+
+
+def test_an_rt_task_switched_out_runnable_for_a_cfs_task_is_told_throttled_in_the_task_table(
+    tmp_path: Path, kf: Run
+) -> None:
+    # ue19 #14: the SCHED_FIFO rthog's row said "preempted by kworker/1:0x2, <idle>x1": a CFS kworker or idle cannot
+    # preempt a FIFO task; its runs ended still runnable (R) because RT throttling stopped them.  A run that ended
+    # in a sleep is as before (nothing switched it out runnable).
+    from tests.detectors.sched.traces import chrt_hog_text
+
+    rows = {}
+    for state in ("R", "S"):
+        path = tmp_path / f"chrt-{state}.txt"
+        path.write_text(chrt_hog_text(state))
+        res = kf(str(path), "-f", "md")
+        assert res.returncode == 0, res.stderr
+        (row,) = [line for line in res.stdout.splitlines() if line.startswith("| rthog | 800 |")]
+        rows[state] = row.rstrip(" |").rsplit("| ", 1)[1]
+    assert rows == {"R": "throttled for kworker/1:0x1", "S": "-"}
