@@ -154,7 +154,8 @@ def latency_sensitive(task: TaskStats, span_tids: frozenset[int] = frozenset(), 
 
 
 def sensitive_why(task: TaskStats, span_tids: frozenset[int] = frozenset(), prio: int | None = None) -> str:
-    """Why :func:`latency_sensitive` rates ``task`` (``"a kernel thread that runs the softirqs deferred to it"``),
+    """Why :func:`latency_sensitive` rates ``task`` (``"a kernel thread that keeps the softirqs deferred to it
+    going"``),
     "" when it does not: a severity raised for it says so, so that a 308 ms wait rated above a 948 ms one against
     the same baseline says why."""
     if is_rt(task.prio if prio is None else prio):
@@ -223,14 +224,15 @@ class Yardstick(NamedTuple):
     called: str  # what it is, in a sentence: "the CFS latency period", "the EEVDF slices"
 
 
-def fair_yardstick(nr: int, cpus: int, release: str) -> Yardstick:
+def fair_yardstick(nr: int, cpus: int, release: str, least: str = "") -> Yardstick:
     """EEVDF's slices on a kernel of ``release`` 6.6 or later, CFS's latency period before; CFS's, said to be
-    assumed, where the release is not known (a text trace names none)."""
+    assumed, where the release is not known (a text trace names none).  ``least``: "at least " when ``nr`` is a
+    floor (the wait names as many tasks as the analysis keeps)."""
     policy = scheduler_of(release)
     if policy == "eevdf":
         return Yardstick(
             eevdf_slices(nr, cpus),
-            f"EEVDF slices for {nr} runnable task(s) on {cpus} CPU(s)",
+            f"EEVDF slices for {least}{nr} runnable task(s) on {cpus} CPU(s)",
             f", kernel {release}",
             "base_slice_ns 0.75 ms x (1 + log2 CPUs) per task: each runs one slice by earliest eligible virtual "
             "deadline (kernel/sched/fair.c, EEVDF since 6.6: commit 147f3efaa241)",
@@ -239,7 +241,7 @@ def fair_yardstick(nr: int, cpus: int, release: str) -> Yardstick:
         )
     return Yardstick(
         cfs_period(nr, cpus),
-        f"CFS latency period for {nr} runnable task(s) on {cpus} CPU(s)",
+        f"CFS latency period for {least}{nr} runnable task(s) on {cpus} CPU(s)",
         f", kernel {release}"
         if policy
         else " (assumed: the trace names no kernel release; a 6.6+ kernel schedules by EEVDF, which has no period, "
@@ -379,12 +381,11 @@ def _shared_yardstick(shared: list[tuple[int, int]], capped: bool, cpus: int, re
     on): one CPU's as :func:`fair_yardstick`; a wait that moved gets the sum of each CPU's (where it is put anew,
     it is owed its share of that CPU's tasks).  ``capped``: the wait names as many tasks as the analysis keeps
     (rules.BLAMES), so the counts are floors and the name says "at least"."""
-    sticks = [fair_yardstick(n, cpus, release) for _cpu, n in shared]
-    first = sticks[0]
     least = "at least " if capped else ""
+    sticks = [fair_yardstick(n, cpus, release, least) for _cpu, n in shared]
+    first = sticks[0]
     if len(shared) == 1:
-        name = first.name.replace(" for ", f" for {least}", 1)
-        return first._replace(name=name)
+        return first
     called = first.called.removeprefix("the ")
     each = ", ".join(f"{least}{n} runnable task(s) on CPU{cpu}" for cpu, n in shared)
     return first._replace(
