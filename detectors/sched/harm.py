@@ -28,9 +28,19 @@ from __future__ import annotations
 import math
 from typing import NamedTuple
 
+from detectors.sched import rules
 from forensics.model import NotAvailable, Severity
-from forensics.types.sched import MOVED_UNKNOWN, NOT_PREEMPTIBLE, Blame, TaskStats, TraceAnalysis, Wait
+from forensics.types.sched import (
+    MOVED_MIGRATED,
+    MOVED_UNKNOWN,
+    NOT_PREEMPTIBLE,
+    Blame,
+    TaskStats,
+    TraceAnalysis,
+    Wait,
+)
 from forensics.types.trace import PRIO_UNKNOWN, prio_known
+from forensics.units import fmt_ms
 
 #: An RT task's wakeup latency promise (s): it preempts any CFS task at the next preemption point, tens of
 #: microseconds on a preemptible kernel (Documentation/scheduler/sched-rt-group.rst; cyclictest figures).
@@ -68,19 +78,19 @@ ORDER = 10.0
 SENSITIVE_PERIODS = 20.0
 #: ... and for anyone from this many: no fair sharing explains a hundred periods (a throttled cgroup, a stuck CPU).
 STALL_PERIODS = 100.0
-#: Kernel threads whose delay holds up the whole machine (grace periods, deferred softirqs, deferred work,
-#: migration, lockup watchdogs, threaded IRQ handlers, CPU hotplug).
-LATENCY_SENSITIVE = (
-    "rcu_",
-    "rcu",
-    "ksoftirqd/",
-    "kworker/",
-    "migration/",
-    "watchdog/",
-    "irq/",
-    "cpuhp/",
-    "idle_inject/",
+#: Kernel threads whose delay holds up the whole machine, and what each keeps going (said where its wait is rated
+#: higher than an ordinary task's).
+SENSITIVE_ROLES = (
+    ("rcu", "RCU's grace periods"),
+    ("ksoftirqd/", "the softirqs deferred to it"),
+    ("kworker/", "the kernel's deferred work (workqueues)"),
+    ("migration/", "task migration and stop-machine"),
+    ("watchdog/", "the lockup watchdog"),
+    ("irq/", "a threaded IRQ handler"),
+    ("cpuhp/", "CPU hotplug"),
+    ("idle_inject/", "idle injection"),
 )
+LATENCY_SENSITIVE = tuple(prefix for prefix, _what in SENSITIVE_ROLES)
 #: Other kernel threads (they only run in kernel mode): with these, a long run is a kernel-mode run.
 KERNEL_THREADS = (
     *LATENCY_SENSITIVE,
@@ -123,6 +133,7 @@ class Judgement(NamedTuple):
     value: float  # its value (s)
     source: str  # where it comes from
     why: str
+    fair: bool = False  # judged against the fair class's yardstick for the tasks that shared the CPU
 
 
 def is_rt(prio: int) -> bool:
@@ -139,8 +150,20 @@ def latency_sensitive(task: TaskStats, span_tids: frozenset[int] = frozenset(), 
     """RT tasks, the kernel threads whose delay holds up the machine, and threads that serve request spans.
 
     ``prio``: the task's prio at the time judged (:func:`prio_at`), else the task's last."""
-    rt = is_rt(task.prio if prio is None else prio)
-    return rt or task.comm.startswith(LATENCY_SENSITIVE) or task.pid in span_tids
+    return bool(sensitive_why(task, span_tids, prio))
+
+
+def sensitive_why(task: TaskStats, span_tids: frozenset[int] = frozenset(), prio: int | None = None) -> str:
+    """Why :func:`latency_sensitive` rates ``task`` (``"a kernel thread that keeps the softirqs deferred to it
+    going"``),
+    "" when it does not: a severity raised for it says so, so that a 308 ms wait rated above a 948 ms one against
+    the same baseline says why."""
+    if is_rt(task.prio if prio is None else prio):
+        return "an RT task"
+    role = next((what for prefix, what in SENSITIVE_ROLES if task.comm.startswith(prefix)), "")
+    if role:
+        return f"a kernel thread that keeps {role} going"
+    return "a thread that serves request spans" if task.pid in span_tids else ""
 
 
 def prio_at(task: TaskStats, wait: Wait) -> int:
@@ -201,14 +224,15 @@ class Yardstick(NamedTuple):
     called: str  # what it is, in a sentence: "the CFS latency period", "the EEVDF slices"
 
 
-def fair_yardstick(nr: int, cpus: int, release: str) -> Yardstick:
+def fair_yardstick(nr: int, cpus: int, release: str, least: str = "") -> Yardstick:
     """EEVDF's slices on a kernel of ``release`` 6.6 or later, CFS's latency period before; CFS's, said to be
-    assumed, where the release is not known (a text trace names none)."""
+    assumed, where the release is not known (a text trace names none).  ``least``: "at least " when ``nr`` is a
+    floor (the wait names as many tasks as the analysis keeps)."""
     policy = scheduler_of(release)
     if policy == "eevdf":
         return Yardstick(
             eevdf_slices(nr, cpus),
-            f"EEVDF slices for {nr} runnable task(s) on {cpus} CPU(s)",
+            f"EEVDF slices for {least}{nr} runnable task(s) on {cpus} CPU(s)",
             f", kernel {release}",
             "base_slice_ns 0.75 ms x (1 + log2 CPUs) per task: each runs one slice by earliest eligible virtual "
             "deadline (kernel/sched/fair.c, EEVDF since 6.6: commit 147f3efaa241)",
@@ -217,7 +241,7 @@ def fair_yardstick(nr: int, cpus: int, release: str) -> Yardstick:
         )
     return Yardstick(
         cfs_period(nr, cpus),
-        f"CFS latency period for {nr} runnable task(s) on {cpus} CPU(s)",
+        f"CFS latency period for {least}{nr} runnable task(s) on {cpus} CPU(s)",
         f", kernel {release}"
         if policy
         else " (assumed: the trace names no kernel release; a 6.6+ kernel schedules by EEVDF, which has no period, "
@@ -236,6 +260,33 @@ def scheduler_of(release: str) -> str:
     if len(head) < 2 or not (head[0].isdigit() and head[1].isdigit()):
         return ""
     return "eevdf" if (int(head[0]), int(head[1])) >= EEVDF_SINCE else "cfs"
+
+
+def waited_on(wait: Wait) -> list[int]:
+    """The CPUs a wait was queued on, in order, each once: where it began and where each sched_migrate_task put it
+    (Wait.moves); a wait that did not move: its own CPU."""
+    if wait.moved == MOVED_MIGRATED:
+        return list(dict.fromkeys([wait.queued_cpu, *(m.to_cpu for m in wait.moves)]))
+    return [wait.span.cpu]
+
+
+def sharers(wait: Wait, by_pid: dict[int, TaskStats]) -> list[tuple[int, int]]:
+    """(CPU, runnable tasks) for each CPU ``wait`` was queued on: the waiter and each task named as running there
+    while it waited (Blame.cpu; once per CPU; idle is not a task).  Empty when who ran on the CPU it waited on is not
+    known: it moved at a time the trace does not show (Wait.moved, :func:`as_judged` names nobody).
+
+    Until 2026-12-07 the tasks named on every CPU of a moved wait were added up as one CPU's (a task that ran on
+    both counted twice), and a wait that moved unseen was judged against "1 runnable task(s)": on a healthy 2-CPU
+    machine at load 15 (ue19 healthy3.dat) bash's 164.819 ms wait was "109.9 times" the yardstick, medium."""
+    if wait.moved == MOVED_UNKNOWN:
+        return []
+    cpus = waited_on(wait)
+    moved = wait.moved == MOVED_MIGRATED
+    out = []
+    for cpu in cpus:
+        ran = {b.pid for b in wait.behind if b.pid in by_pid and b.pid != 0 and (not moved or b.cpu == cpu)}
+        out.append((cpu, 1 + len(ran)))
+    return out
 
 
 def blamed_prio(b: Blame, by_pid: dict[int, TaskStats]) -> int:
@@ -315,10 +366,47 @@ def _judge_unknown_model(preemptible: Judgement, unpreempted: Judgement) -> Judg
     return unpreempted._replace(why=f"{unpreempted.why} ({preemptible.severity.value} on a preemptible kernel)")
 
 
+#: A starved (RT-held) wait of a latency-sensitive waiter is high beyond this many times --latency-ms.
+STARVED_SENSITIVE = 4.0
+
+
 def _rank(ratio: float, sensitive: bool) -> Severity:
     """Severity of a starved wait ``ratio`` times the reporting threshold: high for a latency-sensitive waiter
-    kept more than 4 times it, else medium."""
-    return Severity.HIGH if sensitive and ratio > 4 else Severity.MEDIUM
+    kept more than :data:`STARVED_SENSITIVE` times it, else medium."""
+    return Severity.HIGH if sensitive and ratio > STARVED_SENSITIVE else Severity.MEDIUM
+
+
+def _shared_yardstick(shared: list[tuple[int, int]], capped: bool, cpus: int, release: str) -> Yardstick:
+    """The fair class's yardstick for a wait shared as ``shared`` says ((CPU, runnable tasks) per CPU it was queued
+    on): one CPU's as :func:`fair_yardstick`; a wait that moved gets the sum of each CPU's (where it is put anew,
+    it is owed its share of that CPU's tasks).  ``capped``: the wait names as many tasks as the analysis keeps
+    (rules.BLAMES), so the counts are floors and the name says "at least"."""
+    least = "at least " if capped else ""
+    sticks = [fair_yardstick(n, cpus, release, least) for _cpu, n in shared]
+    first = sticks[0]
+    if len(shared) == 1:
+        return first
+    called = first.called.removeprefix("the ")
+    each = ", ".join(f"{least}{n} runnable task(s) on CPU{cpu}" for cpu, n in shared)
+    return first._replace(
+        seconds=sum(k.seconds for k in sticks),
+        name=f"{called} of each CPU it was queued on, added ({each}; {cpus} CPU(s))",
+    )
+
+
+def _judge_share_unknown(seconds: float, limit: float) -> Judgement:
+    """A fair-class wait that moved between CPUs at a time the trace does not show: who shared the CPU it waited on
+    is not known, so its fair share cannot be computed; its length alone (above --latency-ms) is low, not a fault."""
+    return Judgement(
+        Severity.LOW,
+        "fair share: unknown (it moved between CPUs at a time the trace does not show: who shared the CPU it waited "
+        "on is not known); reported above --latency-ms",
+        limit,
+        "a fair-class wait is judged against the tasks that shared its CPU (detectors/sched/harm.py, "
+        "docs/severity.md); sched_migrate_task events would say when it moved",
+        f"its fair share is unknown: who shared the CPU it waited on is not in the trace; low: {fmt_ms(seconds)} "
+        "alone is not judged a fault",
+    )
 
 
 def judge_wait(
@@ -358,31 +446,49 @@ def judge_wait(
     if held >= seconds / 2:
         if seconds <= limit:
             return None
+        # --latency-ms 0 reports every wait: each is then infinitely many times the threshold
+        ratio = seconds / limit if limit else math.inf
+        role = sensitive_why(task, analysis.span_tids, prio)
+        sev = _rank(ratio, bool(role))
+        if sev is Severity.HIGH:
+            rank = f"high: {task.comm} is {role}, kept more than {STARVED_SENSITIVE:.0f} times --latency-ms"
+        elif role:
+            rank = f"medium: {task.comm} is {role}, but kept under {STARVED_SENSITIVE:.0f} times --latency-ms"
+        else:
+            rank = (
+                "medium: high is for a waiter whose delay holds up others (a kernel thread such as ksoftirqd, "
+                f"kworker or rcu, an RT task, a thread serving request spans) kept over {STARVED_SENSITIVE:.0f} "
+                "times --latency-ms"
+            )
         return Judgement(
-            # --latency-ms 0 reports every wait: each is then infinitely many times the threshold
-            _rank(seconds / limit if limit else math.inf, latency_sensitive(task, analysis.span_tids, prio)),
+            sev,
             "CFS time while an RT task runs: none; reported above --latency-ms",
             limit,
             "RT tasks run until they sleep, throttled only after sched_rt_runtime_us "
             "(Documentation/scheduler/sched-rt-group.rst)",
-            "an RT task held the CPU for most of the wait: a CFS task gets nothing until it sleeps",
+            f"an RT task held the CPU for most of the wait: a CFS task gets nothing until it sleeps; {rank}",
         )
-    others = [by_pid[b.pid] for b in wait.behind if b.pid in by_pid and b.pid != 0]
-    nr = 1 + len(others)
+    shared = sharers(wait, by_pid)
+    if not shared:
+        return _judge_share_unknown(seconds, limit)
     scale = weight_scale(task, wait, by_pid)
-    cpus = cpu_count(analysis)
-    stick = fair_yardstick(nr, cpus, analysis.kernel_release)
+    stick = _shared_yardstick(shared, len(wait.behind) >= rules.BLAMES, cpu_count(analysis), analysis.kernel_release)
     period = stick.seconds * scale
     if seconds <= period:
         return None
     judged_by_softirqs = softirqs_measured(task, analysis)
-    sensitive = latency_sensitive(task, analysis.span_tids, prio) and not judged_by_softirqs
+    role = "" if judged_by_softirqs else sensitive_why(task, analysis.span_tids, prio)
     ratio = seconds / period
     sev = Severity.LOW
-    if sensitive and ratio > SENSITIVE_PERIODS:
+    if role and ratio > SENSITIVE_PERIODS:
         sev = Severity.HIGH if ratio > STALL_PERIODS else Severity.MEDIUM
     elif ratio > STALL_PERIODS:
         sev = Severity.MEDIUM
+    # Whose harm raised it: a kernel thread's past SENSITIVE_PERIODS, anyone's past STALL_PERIODS
+    rank = ""
+    if role and sev >= Severity.MEDIUM:
+        over = SENSITIVE_PERIODS if sev is Severity.MEDIUM else STALL_PERIODS
+        rank = f"; {sev.value}: {task.comm} is {role}, over {over:.0f} times"
     weighted = f", x{scale:.1f} for its weight (prio {prio})" if round(scale, 1) > 1 else ""
     name, source, unit = stick.name + weighted + stick.release, stick.source, stick.unit
     # Past the yardstick is not a fair share: only the severity says it is load on a busy CPU, not a fault; a task of
@@ -393,17 +499,17 @@ def judge_wait(
         name,
         period,
         source,
-        # moved between CPUs at an unknown time: who ran on the runqueue it waited on is not known (Wait.moved)
-        f"{'who held it is not known' if wait.moved == MOVED_UNKNOWN else 'only CFS tasks ran meanwhile'}: it "
-        f"waited {ratio:.1f} "
+        why=f"only CFS tasks ran meanwhile: it waited {ratio:.1f} "
         f"times {unit}, more than fair sharing gives it"
         + (f" (nice {nice}: its weight owes it more than an equal share)" if nice else "")
+        + rank
         + ("" if sev >= Severity.MEDIUM else f"; low: under {STALL_PERIODS:.0f} times it is judged load, not a fault")
         + (
             "; the softirqs it runs are judged by their own raise-to-entry wait (sched-softirq-starvation)"
             if judged_by_softirqs
             else ""
         ),
+        fair=True,
     )
 
 

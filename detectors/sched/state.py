@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 
 from detectors.sched.rules import MOVED_NO, MOVED_TRACED, MOVED_UNTRACED, MOVES, SWITCH
-from forensics.types.sched import Blame, EventRef, IntervalStats, Move, Span, Wait
+from forensics.types.sched import Blame, EventRef, IntervalStats, Move, Span, SwitchOut, Wait
 from forensics.types.trace import TraceEvent
 
 
@@ -137,11 +137,14 @@ class Accumulator:
     def freeze(self) -> IntervalStats:
         """The typed result."""
         worst = None
-        if self.worst_begin is not None and self.worst_end is not None:
-            worst = span_of(
-                self.worst_start, self.worst_start + self.worst, self.worst_cpu, self.worst_begin, self.worst_end
-            )
-        return IntervalStats(self.count, self.total, worst)
+        out = None
+        end = self.worst_end
+        if self.worst_begin is not None and end is not None:
+            worst = span_of(self.worst_start, self.worst_start + self.worst, self.worst_cpu, self.worst_begin, end)
+            if end.kind == SWITCH:
+                state = end.state.decode("utf-8", "replace")
+                out = SwitchOut(end.pid, end.prio, state, end.next_pid, end.next_prio)
+        return IntervalStats(self.count, self.total, worst, out)
 
 
 class VictimTally:

@@ -554,7 +554,7 @@ def analyse_trace_file(
 
     import_numpy()  # first, without OpenBLAS's thread pool
     from detectors.sched.findings import detect
-    from detectors.sched.select import select_tasks
+    from detectors.sched.select import select_tasks, shown_findings
     from forensics.jit import compiled_pays
     from forensics.types.sched import Thresholds as DefaultThresholds
 
@@ -639,6 +639,7 @@ def analyse_trace_file(
             check_window(trace_file, trace_file, span, analysis, True)
     parse = analyzer.summary(counts)
     syscall_table = None if ctf is None else _syscall_latency(ctf, analysis)
+    judged = analysis  # --task narrows what is shown; the findings are judged on every task (select.py)
     if task:
         analysis = select_tasks(analysis, task)
         if not analysis.tasks:
@@ -675,7 +676,9 @@ def analyse_trace_file(
     named = kernel if isinstance(kernel, str) else kernel_release
     preemption, note = _named_preemption(ctf.session if ctf is not None else None, preemption, named)
     analysis = analysis._replace(preemption=preemption, kernel_release=named, preemption_note=note)
-    findings = [*detect(analysis._replace(span_tids=tids), stream.name), *findings]
+    judged = judged._replace(preemption=preemption, kernel_release=named, preemption_note=note, span_tids=tids)
+    sched_found = detect(judged, stream.name)
+    findings = [*(shown_findings(sched_found, analysis) if task else sched_found), *findings]
     # An LTTng event cited by its stream file, number and time, as babeltrace2 finds it.
     findings = findings if ctf is None else ctf.session.cite(findings)
     win = analysis.window

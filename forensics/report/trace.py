@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from forensics.model import NotAvailable
 from forensics.report.formats import Destination, IncidentRenderer, OutputFormat, render
 from forensics.types.sched import MOVED_UNKNOWN
-from forensics.types.trace import ASIDE_STATEDUMP, ASIDE_SYSCALLS, ASIDE_USER, prio_known
+from forensics.types.trace import ASIDE_STATEDUMP, ASIDE_SYSCALLS, ASIDE_USER, PRIO_UNKNOWN, prio_known
 from forensics.types.trace_result import TraceResult
 
 if TYPE_CHECKING:
@@ -39,6 +39,17 @@ def _table_rows(a: TraceAnalysis, top: int) -> list[tuple[str, list[str], list[l
             if s.state == state:  # a total holding a sleep across a clock step holds that step's longest sleep
                 return fmt_ms(s.total) + mark(s.worst)
         return "-"
+
+    prios = {t.pid: t.prio for t in a.tasks}
+
+    def preempted(t: TaskStats) -> str:
+        """Who switched it out while it was runnable.  An RT task's longest run that ended throttled
+        (TaskStats.longest_run_throttled) was not preempted by the CFS tasks or idle that got the CPU: "throttled
+        for" them (until 2026-12-07 "kworker/1:0x2, <idle>x1" read as preemptions of a SCHED_FIFO task, ue19 #14)."""
+        shown = t.preempted_by[:2]
+        said = ", ".join(f"{p.comm}x{p.times}" for p in shown) or "-"
+        not_rt = all(p.pid == 0 or prios.get(p.pid, PRIO_UNKNOWN) >= 100 for p in shown)
+        return f"throttled for {said}" if shown and t.longest_run_throttled and not_rt else said
 
     tasks = []
     for t in a.tasks[:top]:
@@ -73,7 +84,7 @@ def _table_rows(a: TraceAnalysis, top: int) -> list[tuple[str, list[str], list[l
                 fmt_ms(t.preempt_wait.worst.duration) + mark(t.preempt_wait.worst) if t.preempt_wait.worst else "-",
                 blocked(t, "S"),
                 blocked(t, "D"),
-                ", ".join(f"{p.comm}x{p.times}" for p in t.preempted_by[:2]) or "-",
+                preempted(t),
             ]
         )
     stepped = {c for c, _lo, _hi in a.clock.disputed}  # CPUs whose totals hold intervals across a clock step

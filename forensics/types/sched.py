@@ -117,12 +117,27 @@ KERNEL_RUN_FACT: Final = "ran in"
 KERNEL_RUN: Final = "the kernel (a kernel thread: it has no user space)"
 
 
+class SwitchOut(NamedTuple):
+    """The sched_switch that ended an interval, as it names the task it switched out and the one it switched in: a
+    run's own switch-out says the task's class when the run ended (prev_prio) and whether it was still runnable
+    (prev_state R: preempted, or an RT task throttled)."""
+
+    pid: int
+    prio: int  # prev_prio
+    state: str  # prev_state ("R", "R+", "S", ...)
+    next_pid: int
+    next_prio: int
+
+
 class IntervalStats(NamedTuple):
     """Count, total and worst of a family of intervals."""
 
     n: int
     total: float
     worst: Span | None
+    # The sched_switch that ended the worst interval (None: another kind of event ended it, or there is none): for
+    # a task's runs, the run's own switch-out.
+    worst_out: SwitchOut | None = None
 
     @property
     def mean(self) -> float:
@@ -181,15 +196,44 @@ class TaskStats(NamedTuple):
         return self.prio != PRIO_UNKNOWN and self.prio < 100
 
     @property
-    def longest_run_rt(self) -> bool:
-        """Whether its longest run was a real-time (or deadline) task's: its prio then, else its last."""
-        prio = self.run_prio if self.run_prio != PRIO_UNKNOWN else self.prio
-        return prio != PRIO_UNKNOWN and prio < 100
+    def _run_out(self) -> SwitchOut | None:
+        """The switch-out that ended its longest run (None: another event ended it, at a window's end)."""
+        out = self.runs.worst_out
+        return out if out is not None and out.pid == self.pid else None
 
     @property
     def longest_run_prio(self) -> int:
-        """Its prio on its longest run's switch-in, else its last."""
-        return self.run_prio if self.run_prio != PRIO_UNKNOWN else self.prio
+        """Its prio during its longest run: an RT prio either switch that bounds the run printed (its switch-out's
+        first: ``chrt -f 50 CMD`` makes the CFS child it forked SCHED_FIFO without a switch, so the run's switch-in
+        says 120 and its switch-out 49), else its switch-in's, else its last."""
+        out = self._run_out
+        for prio in (out.prio if out is not None else PRIO_UNKNOWN, self.run_prio):
+            if prio != PRIO_UNKNOWN and prio < 100:
+                return prio
+        if self.run_prio != PRIO_UNKNOWN:
+            return self.run_prio
+        return out.prio if out is not None and out.prio != PRIO_UNKNOWN else self.prio
+
+    @property
+    def longest_run_rt(self) -> bool:
+        """Whether its longest run was a real-time (or deadline) task's (:attr:`longest_run_prio`).  Until 2026-12-07
+        only the switch-in's prio was read: a ``chrt``'d hog was a "CPU hog" or an "RT hog" by timing (ue19 #4)."""
+        prio = self.longest_run_prio
+        return prio != PRIO_UNKNOWN and prio < 100
+
+    @property
+    def longest_run_throttled(self) -> bool:
+        """Its longest run ended with it an RT task (its switch-out's prev_prio) still runnable (state R) for a task
+        that is not RT (a CFS task, idle): an RT task yields the CPU to those only when RT throttling (or, from 6.12,
+        the fair server) stops it; a preemption would be by a higher RT or deadline task."""
+        out = self._run_out
+        return (
+            out is not None
+            and out.prio != PRIO_UNKNOWN
+            and out.prio < 100
+            and out.state[:1] == "R"
+            and (out.next_pid == 0 or out.next_prio == PRIO_UNKNOWN or out.next_prio >= 100)
+        )
 
     @property
     def delay_resolved(self) -> float:

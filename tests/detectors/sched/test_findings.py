@@ -331,3 +331,52 @@ def test_d_sleeps_are_judged_against_one_sleep_of_a_second() -> None:
     assert _dstate_severity(0.2, 1.0) is Severity.LOW
     assert _dstate_severity(1.0, 1.0) is Severity.MEDIUM
     assert _dstate_severity(120.0, 130.0) is Severity.HIGH
+
+
+@pytest.mark.parametrize("state", ["R", "S"])
+def test_a_task_made_rt_during_its_run_is_an_rt_hog_throttled_when_it_never_slept(tmp_path: Path, state: str) -> None:
+    """ue19 #4/#14: ``chrt -f 50 rthog`` forks a CFS child that becomes SCHED_FIFO without a switch, so its long
+    run's switch-in says prio 120 and its switch-out 49: it was a "CPU hog" (the CFS wording, perf record advice),
+    and where it was an "RT hog" its run 1 ms short of the budget, ended still runnable for a kworker, was "within RT
+    throttling's budget ... each got the CPU when it slept".  Now either switch that bounds the run tells its
+    class, and a run that ended still runnable for a CFS task is said throttled: high, "never slept".  Both
+    engines read the same switch-out."""
+    from tests.detectors.sched.test_engine import compare, parse
+    from tests.detectors.sched.traces import chrt_hog_text
+
+    text = chrt_hog_text(state)
+    path = tmp_path / "chrt.txt"
+    path.write_text(text)
+    compare(*parse(text.encode(), 1 << 10))
+    analysis, _counts = analyse_path(path)
+    (hog,) = (t for t in analysis.tasks if t.pid == 800)
+    assert hog.run_prio == 120 and hog.longest_run_rt and hog.longest_run_prio == 49
+    assert hog.longest_run_throttled is (state == "R")
+    findings = detect(analysis, str(path))
+    assert not [f for f in _by_kind(findings, "sched-cpu-hog") if "rthog" in f.title]
+    (rt,) = _by_kind(findings, "sched-rt-hog")
+    if state == "R":
+        assert rt.title == "RT hog: rthog (prio 49) ran 600.000 ms on CPU1, throttled, starving other tasks"
+        assert rt.severity is Severity.HIGH
+        assert "It never slept: its run ended with it still runnable (prev_state R, line 6 at 10.600000) for " \
+            "kworker/1:0 (pid 30), which is not an RT task: RT throttling stopped it" in rt.summary  # fmt: skip
+        assert "when it slept" not in rt.summary
+    else:
+        assert rt.title == "RT hog: rthog (prio 49) ran 600.000 ms on CPU1, keeping other tasks waiting"
+        # high from its victims: kworker/1:0, a latency-sensitive kernel thread, waited 500 ms behind it
+        assert rt.severity is Severity.HIGH and "switched out in state S" in rt.summary and "kworker" in rt.summary
+
+
+def test_a_wakeup_written_on_the_wakers_cpu_names_the_cpu_the_task_waited_on(tmp_path: Path) -> None:
+    """ue19 #12: a wait's first cited line is the wakeup, written on the waker's CPU: "line 70663 (CPU0)" for a task
+    that waited on CPU1, so the first CPU a reader saw (and filtered by) was not where it waited.  It says so now;
+    the switch-in, on the CPU it waited on, is as before."""
+    from tests.detectors.sched.traces import chrt_hog_text
+
+    path = tmp_path / "chrt.txt"
+    path.write_text(chrt_hog_text("S"))
+    (kworker,) = [f for f in _latency_of(detect(analyse_path(path)[0], str(path)), 30)]
+    woken, switched = kworker.evidence
+    assert (woken.locator.start, woken.locator.name) == (4, "CPU0, the waker's: it waited on CPU1")
+    assert str(woken.locator) == "line 4 (CPU0, the waker's: it waited on CPU1)"
+    assert (switched.locator.start, switched.locator.name) == (6, "CPU1")

@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import pytest
 
-from detectors.sched import harm
+from detectors.sched import harm, rules
 from forensics.model import Severity
 from forensics.types.sched import (
     KERNEL_RUN_FACT,
+    MOVED_MIGRATED,
+    MOVED_UNKNOWN,
     Blame,
     Coverage,
     EventRef,
     IntervalStats,
+    Move,
     SoftirqStats,
     Span,
     TaskStats,
@@ -289,3 +292,85 @@ def test_a_thread_serving_request_spans_is_latency_sensitive() -> None:
     served = harm.judge_wait(server, wait, analysis._replace(span_tids=frozenset({7})), by_pid, LIMIT)
     assert plain is not None and served is not None
     assert (plain.severity, served.severity) == (Severity.LOW, Severity.MEDIUM)
+
+
+def _moved_wait(seconds: float, moved: str, *behind: tuple[TaskStats, float, int]) -> Wait:
+    """A wait queued on CPU0 and switched in on CPU1; ``migrated``: a sched_migrate_task moved it at 100.05 (who ran
+    on each CPU while it waited there: Blame.cpu); ``unknown``: it moved unseen (as_judged: nobody named)."""
+    ref = EventRef(1, 100.0, 1, "x")
+    moves = (Move(100.05, 0, 1, EventRef(2, 100.05, 1, "m")),) if moved == MOVED_MIGRATED else ()
+    blames = tuple(Blame(t.pid, t.comm, s, t.prio, cpu) for t, s, cpu in behind)
+    return Wait(Span(seconds, 100.0, 1, ref, ref), blames, "sched_waking", queued_cpu=0, moved=moved, moves=moves)
+
+
+def test_a_moved_wait_is_judged_against_the_runnable_tasks_of_each_cpu_it_waited_on() -> None:
+    # ue19 #1: a wait that moved was judged against "1 + the tasks named on every CPU" as if one CPU's (a task that
+    # ran on both counted twice), and one that moved unseen against "1 runnable task(s)": a healthy machine's bash
+    # waited 164.819 ms, "109.9 times" 1.5 ms, medium.  Now each CPU's share is its own tasks', added; a share
+    # that cannot be computed is unknown, low.
+    bash, chromium, cc1 = _task(1, "bash"), _task(2, "chromium"), _task(3, "cc1")
+    release = "6.18.44-fc-v1300"
+    migrated = _moved_wait(0.1648, MOVED_MIGRATED, (chromium, 0.03, 0), (cc1, 0.02, 0), (chromium, 0.05, 1))
+    judged = _judge_release(release, bash, migrated, chromium, cc1)
+    assert judged is not None and judged.severity is Severity.LOW
+    assert judged.baseline == (
+        "EEVDF slices of each CPU it was queued on, added (3 runnable task(s) on CPU0, 2 runnable task(s) on CPU1; "
+        f"2 CPU(s)), kernel {release}"
+    )
+    assert judged.value == pytest.approx(harm.eevdf_slices(3, 2) + harm.eevdf_slices(2, 2))
+    unseen = _judge_release(release, bash, _moved_wait(0.1648, MOVED_UNKNOWN), chromium, cc1)
+    assert unseen is not None and unseen.severity is Severity.LOW and unseen.value == LIMIT
+    assert unseen.baseline.startswith("fair share: unknown (it moved between CPUs at a time the trace does not show")
+    assert "its fair share is unknown" in unseen.why and "times" not in unseen.why
+    # a wait that names as many tasks as the analysis keeps (rules.BLAMES) says its count is a floor
+    many = [_task(10 + k, f"t{k}") for k in range(rules.BLAMES)]
+    crowded = _judge_release(release, bash, _wait(0.5, *((t, 0.1) for t in many)), *many)
+    assert crowded is not None and crowded.baseline.startswith(f"EEVDF slices for at least {rules.BLAMES + 1} runnable")
+
+
+def test_a_starved_wait_says_which_rule_rated_it() -> None:
+    # ue19 #5: behind the same RT hog, ksoftirqd/1 (876.801 ms) and kworker/1:0 (308.701 ms) were high, kdamond.0
+    # (948.865 ms) and the user's victim (947.733 ms) medium, each "judged against CFS time while an RT task runs:
+    # none", with no word of why.  The reason now names the rule: whose delay it is, and the ratio it passed.
+    hog = _task(9, "rthog", 49)
+    for comm, ms, severity, said in (
+        ("kworker/1:0", 308.701, Severity.HIGH, "high: kworker/1:0 is a kernel thread that keeps the kernel's "
+         "deferred work (workqueues) going, kept more than 4 times --latency-ms"),
+        ("ksoftirqd/1", 876.801, Severity.HIGH, "high: ksoftirqd/1 is a kernel thread that keeps the softirqs "
+         "deferred to it going"),
+        ("victim", 947.733, Severity.MEDIUM, "medium: high is for a waiter whose delay holds up others"),
+        ("kworker/1:1", 3e-3 * 1e3, Severity.MEDIUM, "medium: kworker/1:1 is a kernel thread that keeps the "
+         "kernel's deferred work (workqueues) going, but kept under 4 times --latency-ms"),
+    ):  # fmt: skip
+        waiter = _task(1, comm)
+        judged = _judge(waiter, _wait(ms / 1e3, (hog, ms / 1e3)), 2, hog)
+        assert judged is not None and judged.severity is severity and said in judged.why, (comm, judged)
+    # a fair-share wait raised for a kernel thread says so too
+    cc1 = _task(2, "cc1")
+    rcu = _judge_release("6.18.44", _task(1, "rcu_preempt"), _wait(0.1, (cc1, 0.1)), cc1)
+    assert rcu is not None and rcu.severity is Severity.MEDIUM
+    assert "; medium: rcu_preempt is a kernel thread that keeps RCU's grace periods going, over 20 times" in rcu.why
+
+
+def test_a_run_within_its_victims_baseline_is_a_long_run_and_its_delay_says_how_it_is_counted() -> None:
+    # ue19 #13: "CPU hog: kforensic ran 7.997 ms" beside the 9.000 ms baseline its victims' waits were judged
+    # against (low: load), and "delay caused to others: 14702.554 ms" beside "total runtime: 6861.880 ms" with no
+    # word that overlapping waits of several tasks each count.
+    from detectors.sched.findings import cpu_hogs
+
+    victim = _task(9, "bash")
+    others = [_task(20 + k, f"t{k}") for k in range(4)]
+    for run, title in (
+        (7.997e-3, "Long run: kforensic ran 7.997 ms on CPU0, within the 9.000 ms baseline; tasks behind it waited "
+                   "past their fair share (load)"),
+        (12e-3, "CPU hog: kforensic ran 12.000 ms without a break on CPU0"),
+    ):  # fmt: skip
+        runner = _runner(1, "kforensic", run, victim)
+        behind = ((runner, run), *((t, 0.02) for t in others))
+        waited = victim._replace(worst_wakeup=_wait(0.2, *behind), wakeup=IntervalStats(1, 0.2, None))
+        analysis = _analysis(2, runner, waited, *others)._replace(kernel_release="6.18.44")
+        (found,) = cpu_hogs(analysis, "t.txt")
+        assert found.title == title and found.severity is Severity.LOW
+        facts = {f.name: f.value for f in found.facts}
+        assert facts["delay caused to others"] == f"{run * 1e3:.3f} ms"
+        assert "summed over the tasks: waits that overlap each count" in facts["delay counted as"]

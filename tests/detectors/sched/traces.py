@@ -340,3 +340,26 @@ def silent_window(events: Iterable[TraceEvent]) -> tuple[float, float] | None:
         return None
     a, b = max(itertools.pairwise(times), key=lambda ab: ab[1] - ab[0])
     return (a + (b - a) / 4, b - (b - a) / 4)
+
+
+CHRT_SHELL = ("bash", 800, 120)
+CHRT_HOG = ("rthog", 800, 49)
+KWORKER = ("kworker/1:0", 30, 120)
+
+
+def chrt_hog_text(state: str = "R") -> str:
+    """A raw tracefs trace of 2 CPUs: ``chrt -f 50 rthog`` as ue19 recorded it: the shell child ``bash`` (pid 800)
+    is switched in on CPU1 at prio 120 (a CFS task still), preempting ``victim``, becomes SCHED_FIFO (prio 49) and
+    ``rthog`` by exec without a switch, and runs 600 ms; its switch-out says prio 49 and ``state`` (R: still
+    runnable, switched out for ``kworker/1:0``, a CFS task: RT throttling; S: it slept)."""
+    events = [
+        _switch(9.999, 0, IDLE0, "R", SLEEPER),
+        _switch(9.999, 1, IDLE1, "R", VICTIM),
+        _switch(10.0, 1, VICTIM, "R", CHRT_SHELL),
+        *_waking(10.1, 0, SLEEPER, KWORKER, 1),
+        _switch(10.6, 1, CHRT_HOG, state, KWORKER),
+        _switch(10.6005, 1, KWORKER, "I", VICTIM),
+        _switch(10.61, 1, VICTIM, "S", IDLE1),
+        _switch(10.61, 0, SLEEPER, "S", IDLE0),
+    ]
+    return "".join(format_event(e, "ftrace") + "\n" for e in sorted(events, key=lambda e: e.ts))

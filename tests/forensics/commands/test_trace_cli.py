@@ -895,3 +895,42 @@ def test_perf_losses_are_read_or_said_unknown(tmp_path: Path, kf: Run) -> None:
     # Text that would show its losses (tracefs, trace-cmd report) says how many: 0.
     ftrace = json.loads(kf(str(recorded("kf.ftrace.txt", tmp_path)), "-f", "json").stdout)["coverage"]
     assert ftrace["lost_events"] == 0
+
+
+def test_task_narrows_what_is_shown_not_what_is_judged(ftrace: Path, kf: Run) -> None:
+    # --task kf_victim dropped the other tasks before judging (ue19 finding 2): the victim's 8.105 ms wait behind
+    # kf_rthog had no RT task to be behind and was not reported at all; --task kf_rthog made the hog "Long RT run"
+    # (info), since its victims were gone.  Each finding shown is now the whole trace's, the others left out.
+    def findings(*args: str) -> dict[str, tuple[str, str]]:
+        doc = json.loads(run_once(kf, str(ftrace), "-f", "json", *args).stdout)
+        return {f["title"]: (f["severity"], f["baseline"]["name"]) for f in doc["incident"]["findings"]}
+
+    whole = findings()
+    for task, pid in (("kf_victim", 15893), ("kf_rthog", 15892)):
+        shown = findings("--task", task)
+        about = {
+            f["title"]
+            for f in json.loads(run_once(kf, str(ftrace), "-f", "json").stdout)["incident"]["findings"]
+            if any(s.get("pid") == pid for s in f["subjects"])
+        }
+        assert shown and set(shown) == about and all(shown[t] == whole[t] for t in shown), (task, shown)
+    assert whole["Wakeup latency: kf_victim waited 8.105 ms to run, behind kf_rthog"][0] == "medium"
+
+
+def test_an_rt_task_switched_out_runnable_for_a_cfs_task_is_told_throttled_in_the_task_table(
+    tmp_path: Path, kf: Run
+) -> None:
+    # ue19 #14: the SCHED_FIFO rthog's row said "preempted by kworker/1:0x2, <idle>x1": a CFS kworker or idle cannot
+    # preempt a FIFO task; its runs ended still runnable (R) because RT throttling stopped them.  A run that ended
+    # in a sleep is as before (nothing switched it out runnable).
+    from tests.detectors.sched.traces import chrt_hog_text
+
+    rows = {}
+    for state in ("R", "S"):
+        path = tmp_path / f"chrt-{state}.txt"
+        path.write_text(chrt_hog_text(state))
+        res = kf(str(path), "-f", "md")
+        assert res.returncode == 0, res.stderr
+        (row,) = [line for line in res.stdout.splitlines() if line.startswith("| rthog | 800 |")]
+        rows[state] = row.rstrip(" |").rsplit("| ", 1)[1]
+    assert rows == {"R": "throttled for kworker/1:0x1", "S": "-"}
