@@ -31,9 +31,10 @@ from forensics.units import iso_utc
 if TYPE_CHECKING:
     from collectors.inputs import TrackedInput
     from collectors.log_identity import LogIdentity
+    from detectors.dmesg.aftermath import LogReports
     from detectors.dmesg.findings import ReportGrouper
     from forensics.types.causes import Cause
-    from forensics.types.dmesg import Aftermath, KernelReport, ReportGroup, ReportWhy
+    from forensics.types.dmesg import Aftermath, ReportGroup, ReportWhy
     from forensics.types.incident import Hypothesis
 
 
@@ -479,10 +480,10 @@ def ranked_incident(
     return incident, hypotheses
 
 
-def _aftermath(r: SourceResult, group: ReportGroup, ordered: list[KernelReport]) -> Aftermath | None:
+def _aftermath(r: SourceResult, group: ReportGroup, ordered: LogReports) -> Aftermath | None:
     """What the log shows followed the group's last report, when the kernel printed no panic line for a critical one
-    (detectors/dmesg/aftermath.py); None for the others.  ``ordered``: the log's reports and events in the order of
-    their first lines (aftermath.in_order, once per log)."""
+    (detectors/dmesg/aftermath.py); None for the others.  ``ordered``: the log's reports and events as aftermath reads
+    them (aftermath.in_order, once per log)."""
     from forensics.types.dmesg import group_judgement
 
     last = group.last

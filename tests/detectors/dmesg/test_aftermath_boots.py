@@ -12,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from detectors.dmesg.aftermath import _same_boot, in_order
+from detectors.dmesg.scanner import scan_text
 from forensics.types.dmesg import KernelReport
 
 
@@ -28,7 +29,8 @@ def _boot(boot_lines: list[int], line: int) -> int:
 )
 def test_the_slice_is_the_reports_of_the_boot(boot_lines: list[int], starts: list[int], data: st.DataObject) -> None:
     # Reports as their first lines (all _same_boot reads); several may start on one line (an event and a report).
-    reports = in_order([cast(KernelReport, SimpleNamespace(start_line=n)) for n in starts])
+    made = [cast(KernelReport, SimpleNamespace(start_line=n, excerpt=str)) for n in starts]  # (str(): no panic line)
+    reports = in_order(made).ordered
     report = data.draw(st.sampled_from(reports))
     expected = [
         r
@@ -36,3 +38,31 @@ def test_the_slice_is_the_reports_of_the_boot(boot_lines: list[int], starts: lis
         if r is not report and _boot(boot_lines, r.start_line) == _boot(boot_lines, report.start_line)
     ]
     assert _same_boot(report, reports, boot_lines) == expected
+
+
+# A BUG printed twice byte for byte but for its times (the second a repeat the report memo made, its lines made only
+# when read), then a panic of its own.
+_LOG = """\
+[  100.000001] BUG: kernel NULL pointer dereference, address: 0000000000000030
+[  100.000002] #PF: supervisor read access in kernel mode
+[  100.000003] Oops: 0000 [#1] SMP NOPTI
+[  100.000004] CPU: 1 PID: 77 Comm: cat Not tainted 6.1.0 #1
+[  100.000005] RIP: 0010:kf_null_member_read+0x11/0x30
+[  100.000006] Call Trace:
+[  100.000007]  <TASK>
+[  100.000008]  vfs_read+0xb0/0x2b0
+[  100.000009]  </TASK>
+[  100.000010] ---[ end trace 0000000000000000 ]---
+"""
+
+
+def test_the_reports_printing_a_panic_line_are_found_once_per_log() -> None:
+    # Which reports print "Kernel panic - not syncing" among their lines (aftermath reads only theirs for an oops's
+    # own panic): a repeat is read through the report it repeats, without making its lines.
+    text = _LOG + _LOG.replace("[  100.", "[  200.") + "[  300.000001] Kernel panic - not syncing: Fatal exception\n"
+    reports = scan_text(text)
+    found = in_order(reports)
+    assert [r.start_line for r in found.ordered] == sorted(r.start_line for r in reports)
+    holding = [r for r in reports if "Kernel panic - not syncing" in r.excerpt()]
+    assert holding, [r.title for r in reports]
+    assert found.panicking == frozenset(id(r) for r in holding)
