@@ -121,9 +121,13 @@ def test_this_machines_dmesg_json_reads_as_its_text(
     path.write_text(document)
     done = _kforensic("dmesg", "--format", "json", str(path))
     assert done.returncode in (0, 1), done.stderr
-    examined = json.loads(done.stdout)["incident"]["examined"][0]["what"]
+    result = json.loads(done.stdout)
+    examined = result["incident"]["examined"][0]["what"]
     assert f": {len(lines):,} lines" in examined, examined
-    assert "corrupted" not in done.stdout
+    # Read as JSON text, a record's escaped lines would make damaged reports; this machine's own reports and events
+    # (its log may hold some: an RT throttling line, a warning) are read whole.
+    items = [item for source in result["sources"] for item in (*source["reports"], *source.get("events", ()))]
+    assert not [item["title"] for item in items if item["corrupted"]]
 
 
 @pytest.mark.parametrize(
