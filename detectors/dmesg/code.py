@@ -15,10 +15,10 @@ object the bad value was read from.
 
 from __future__ import annotations
 
+import _thread
 import functools
 import re
 import struct
-import threading
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
@@ -288,16 +288,23 @@ def _detailed_at(data: bytes, address: int) -> tuple[_Insn, str | None] | None:
     return (_insn_of(_converter()(got[0])), _access(got[0])) if got else None
 
 
-def _lite(arch: int, mode: int, data: bytes, address: int, end: int = -1) -> list[tuple[int, int, str, str]]:
+def _lite(
+    arch: int, mode: int, data: bytes, address: int, end: int = -1, texts: bool = True, failed: set[int] | None = None
+) -> list[tuple[int, int, str, str]]:
     """Every instruction of ``data`` as capstone prints it without detail: (address, size, mnemonic, operands).
 
-    With ``end``: none unless the last one ends there (the others are not read to their text where not).
+    With ``end``: none unless the last one ends there (the others are not read to their text where not), and then
+    their addresses added to ``failed`` when given.  ``texts`` False: the mnemonics and operands are left "".
     """
     library = _capstone()
     if library is not None:
-        return library.lite(arch, mode, data, address, end)
+        return library.lite(arch, mode, data, address, end, texts, failed)
     got = list(_module_decoder(arch, mode, False).disasm_lite(data, address))
-    return [] if end >= 0 and (not got or got[-1][0] + got[-1][1] != end) else got
+    if end >= 0 and (not got or got[-1][0] + got[-1][1] != end):
+        if failed is not None:
+            failed.update(at for at, _, _, _ in got)
+        return []
+    return got if texts else [(at, size, "", "") for at, size, _, _ in got]
 
 
 @functools.cache
@@ -348,19 +355,30 @@ def _before_mark(data: bytes, mark: int) -> tuple[list[tuple[int, int, str, str]
     """
     first: list[tuple[int, int, str, str]] = []
     common: set[int] | None = None  # the addresses every decoding found so far holds
-    ends: dict[int, int] = {}  # address -> index in ``first`` (a start on it is that decoding's tail)
+    # An instruction's length is its bytes' alone, so a decoding from an address another decoding passed through is
+    # that one's tail: one that ends at the mark from there (address -> its addresses and the index there), or one
+    # that does not.  Such starts are not decoded again (~28% of them in the shared corpus), and only the first
+    # decoding that ends at the mark is read to its text (the one shown).
+    tails: dict[int, tuple[list[int], int]] = {}
+    failed: set[int] = set()
     for start in range(min(mark, _X86_LONGEST)):
         at = _BASE + start
-        if at in ends:
-            tail = {a for a, _, _, _ in first[ends[at] :]}
+        if at in failed:
+            continue
+        known = tails.get(at)
+        if known is not None:
+            addresses, index = known
+            tail = set(addresses[index:])
         else:
-            got = _lite(_CS_ARCH_X86, _CS_MODE_64, data[start:mark], at, _BASE + mark)
+            got = _lite(_CS_ARCH_X86, _CS_MODE_64, data[start:mark], at, _BASE + mark, not first, failed)
             if not got:
                 continue
-            tail = {a for a, _, _, _ in got}
+            addresses = [a for a, _, _, _ in got]
+            for index, a in enumerate(addresses):
+                tails.setdefault(a, (addresses, index))
+            tail = set(addresses)
             if not first:
                 first = got
-                ends = {a: i for i, (a, _, _, _) in enumerate(got)}
         common = tail if common is None else common & tail
     if common is not None:
         return first, len(first) - len(common)
@@ -540,6 +558,7 @@ def _arm_listing(
 
 #: ``cs_insn``: id, address, size, bytes, mnemonic, op_str (NUL-terminated), the detail's pointer.
 _CS_INSN: Final = struct.Struct("<I4xQH24s32s160s6xQ")
+_CS_INSN_AT: Final = struct.Struct("<8xQH")  # its address and size alone
 #: ``cs_detail``'s x86 part: the operands' count, then its ``cs_x86_op``s (48 bytes each): type, the memory
 #: operand's segment, base, index, scale and displacement, the operand's size and access flags.
 _CS_X86_OP_COUNT: Final = 96 + 64
@@ -578,7 +597,7 @@ class _Capstone:
         self.registers = ctypes.c_uint16 * 64
 
     def handle(self, arch: int, mode: int, detail: bool) -> int:
-        key = (threading.get_ident(), arch, mode, detail)
+        key = (_thread.get_ident(), arch, mode, detail)  # (threading's, without its import: ~3.8 M instructions)
         got = self.handles.get(key)
         if got is None:
             ctypes = self.ctypes
@@ -590,9 +609,19 @@ class _Capstone:
             got = self.handles[key] = int(csh.value)
         return got
 
-    def lite(self, arch: int, mode: int, data: bytes, address: int, end: int) -> list[tuple[int, int, str, str]]:
+    def lite(
+        self,
+        arch: int,
+        mode: int,
+        data: bytes,
+        address: int,
+        end: int,
+        texts: bool = True,
+        failed: set[int] | None = None,
+    ) -> list[tuple[int, int, str, str]]:
         """``Cs(arch, mode).disasm_lite(data, address)``; with ``end`` (not -1), none unless the last instruction ends
-        there."""
+        there (and then their addresses added to ``failed`` when given); ``texts`` False: mnemonics and operands
+        left ""."""
         lib = self.lib
         insns = self.ctypes.c_void_p()
         n: int = lib.cs_disasm(self.handle(arch, mode, False), data, len(data), address, 0,
@@ -604,10 +633,17 @@ class _Capstone:
         finally:
             lib.cs_free(insns, n)
         if end != -1:
-            _id, at, size, _bytes, _mnemonic, _op_str, _detail = _CS_INSN.unpack_from(raw, (n - 1) * _CS_INSN.size)
+            at, size = _CS_INSN_AT.unpack_from(raw, (n - 1) * _CS_INSN.size)
             if at + size != end:
+                if failed is not None:
+                    failed.update(_CS_INSN_AT.unpack_from(raw, i * _CS_INSN.size)[0] for i in range(n))
                 return []
         out: list[tuple[int, int, str, str]] = []
+        if not texts:
+            for i in range(n):
+                at, size = _CS_INSN_AT.unpack_from(raw, i * _CS_INSN.size)
+                out.append((at, size, "", ""))
+            return out
         for i in range(n):
             _id, at, size, _bytes, mnemonic, op_str, _detail = _CS_INSN.unpack_from(raw, i * _CS_INSN.size)
             out.append((at, size, _c_text(mnemonic), _c_text(op_str)))

@@ -14,9 +14,11 @@ import re
 import shutil
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from detectors.dmesg import code as dmesg_code
 from forensics.pipelines.dmesg import analyse_logs
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -80,3 +82,53 @@ def test_the_first_bytes_decoded_wrong_are_marked_uncertain() -> None:
         (-3, "xor eax, eax"),
         (-1, "ret"),
     ]
+
+
+def _code_lines() -> list[tuple[bytes, int]]:
+    """The x86 Code: lines of the fixture consoles and the golden logs: their bytes and the marked byte's index."""
+    found = []
+    for path in sorted([*CASES.glob("*/dmesg.txt"), *ROOT.glob("tests/detectors/dmesg/golden/*.log")]):
+        for line in path.read_text(errors="replace").splitlines():
+            text = dmesg_code._x86_code(line.partition("] ")[2] or line)
+            got = dmesg_code._x86_bytes(text) if text is not None else None
+            if got is not None:
+                found.append(got)
+    return found
+
+
+def test_each_start_before_the_mark_is_decoded_once_and_read_as_every_decoding_allows(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """_before_mark decodes a start only where no decoding it made passed through it (an instruction's length is its
+    bytes' alone: from there it is that decoding's tail, ending at the mark or not), and finds what decoding every
+    start does: the first decoding that ends at the mark, the rest of it sure where every such decoding holds it
+    (fails where a start on a decoding made before is decoded again)."""
+    lines = _code_lines()
+    assert len(lines) >= 5
+    decoded: list[int] = []
+    lite = dmesg_code._lite
+
+    def counted(*args: Any) -> list[tuple[int, int, str, str]]:
+        decoded.append(args[3])
+        return lite(*args)
+
+    for data, _mark in lines:  # each length: the mark and every other byte
+        for at in range(1, len(data)):
+            full = {
+                s: lite(dmesg_code._CS_ARCH_X86, dmesg_code._CS_MODE_64, data[s:at], dmesg_code._BASE + s)
+                for s in range(at)
+            }
+            ending = [
+                s for s in range(min(at, dmesg_code._X86_LONGEST)) if full[s] and sum(i[1] for i in full[s]) == at - s
+            ]
+            decoded.clear()
+            monkeypatch.setattr(dmesg_code, "_lite", counted)
+            got = dmesg_code._before_mark(data, at)
+            monkeypatch.setattr(dmesg_code, "_lite", lite)
+            if ending:
+                common = set.intersection(*({a for a, _, _, _ in full[s]} for s in ending))
+                assert got == (full[ending[0]], len(full[ending[0]]) - len(common))
+                passed: set[int] = set()
+                for start in decoded:  # none on the instructions of a decoding made before it
+                    assert start not in passed
+                    passed |= {a for a, _, _, _ in full[start - dmesg_code._BASE]}

@@ -106,6 +106,12 @@ def test_every_decode_is_the_modules() -> None:
                 last = expected[-1][0] + expected[-1][1]
                 assert LIBRARY.lite(arch, mode, data, address, last) == expected
                 assert LIBRARY.lite(arch, mode, data, address, last - 1) == []
+                # Without texts, the same addresses and sizes; where the end is not met, the addresses passed noted.
+                bare = [(a, size, "", "") for a, size, _, _ in expected]
+                assert LIBRARY.lite(arch, mode, data, address, last, False) == bare
+                failed: set[int] = set()
+                assert LIBRARY.lite(arch, mode, data, address, last - 1, True, failed) == []
+                assert failed == {a for a, _, _, _ in expected}
     assert memory > 500 and reads > 20  # the operands' forms were reached
 
 
