@@ -98,5 +98,21 @@ def oops_before(report: KernelReport, oopses: Sequence[KernelReport]) -> KernelR
 
 
 def oopses_of(reports: Sequence[KernelReport]) -> list[KernelReport]:
-    """The reports that are oopses (:func:`die_line`), in their order."""
-    return [r for r in reports if die_line(r) is not None]
+    """The reports that are oopses (:func:`die_line`), in their order.  A memo repeat's die line is that of the report
+    it repeats: read once for all its repeats (a log's kept reports of a report-dense log are mostly repeats: the
+    corpus x4's 1,400 read ~400 reports' lines)."""
+    read: dict[int, bool] = {}
+    out: list[KernelReport] = []
+    for r in reports:
+        found = None if r.is_event else r.repeats()
+        if found is None:
+            if die_line(r) is not None:
+                out.append(r)
+            continue
+        old = found[0]
+        oops = read.get(id(old))
+        if oops is None:
+            oops = read[id(old)] = die_line(old) is not None
+        if oops:
+            out.append(r)
+    return out
