@@ -41,8 +41,11 @@ def load_findings_file(path: Path) -> Incident:
         hint = "give files written by kforensic ... --format json"
         known = binary_format(data[:512])
         if known is not None:  # a trace.dat or perf.data given as findings (review ue19 #15: the codec's words)
-            # (an ELF file is a dump, a vmlinux or a program: its reader's command line says which goes where)
+            # (an ELF file is a dump, a vmlinux or a program: its reader's command line says which goes where; a
+            # kdump-compressed or flattened dump is a dump only: `report --vmcore` reads it, review ue20 #10)
             reads = {"trace": "--trace", "profile": "--profile", "leaks": "--store"}
+            if known.magic != b"\x7fELF":
+                reads["vmcore"] = "--vmcore"
             words = known.reader.split()
             reader = reads.get(words[1]) if not known.archive and words[0] == "kforensic" else None
             instead = (

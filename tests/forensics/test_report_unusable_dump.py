@@ -86,3 +86,15 @@ def test_a_dump_that_cannot_be_used_is_said_and_the_log_beside_it_still_read(
     page = (tmp_path / "r.md").read_text()
     assert f"The crash dump {dump} could not be used: {said}." in page.split("\n## ")[0]
     assert f"- not examined: crash dump {dump}: could not be used (not available: {said})" in page
+
+
+def test_a_dump_given_as_a_findings_file_names_report_vmcore(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Review ue20 #10: `kforensic report VMCORE` was told "read it with `kforensic vmcore FILE`", another command,
+    where a trace.dat and a perf.data given so are told the `report` option that reads them."""
+    dump = _need("02-bug-on").vmcore
+    ran = cli_run(monkeypatch, capsys, "report", dump, "-o", tmp_path / "r.md")
+    assert ran.returncode == 3, ran
+    assert f"{dump}: not a JSON document: a kdump-compressed crash dump" in ran.stderr, ran.stderr
+    assert f"give it as `kforensic report --vmcore {dump}`" in ran.stderr and "read it with" not in ran.stderr
