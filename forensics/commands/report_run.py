@@ -24,7 +24,7 @@ from forensics.commands.shared import (
     format_option,
     stdin_read_once,
 )
-from forensics.errors import InputError, UsageError
+from forensics.errors import ExitCode, InputError, UsageError
 from forensics.model import Incident, Severity
 from forensics.report.formats import OutputFormat
 
@@ -151,7 +151,18 @@ def run_report(
 
     deliver(render(StoryRenderer(), story, fmt, output), output)
     # Findings of inputs set apart (another boot, host or release) are not this incident's: --fail-on judges its own.
-    return int(exit_status(own_incident(story), fail_on))
+    status = exit_status(own_incident(story), fail_on)
+    if vmcore is not None and unused and status == ExitCode.OK:
+        # The dump given could not be used (a typo'd --vmlinux, an empty or garbled dump): the report of the other
+        # inputs is written, but a script must not take the run for a clean one (it was exit 0, review ue20 #7).
+        # Findings at --fail-on keep exit 1: they are the alert, and the warning above names the dump.
+        print(
+            f"kforensic: error: --vmcore {vmcore} could not be used: the report was written from the other inputs"
+            " (exit 3)",
+            file=sys.stderr,
+        )
+        return int(ExitCode.BAD_INPUT)
+    return int(status)
 
 
 def _judged_alone(part: "SourceAnalysis", preemption: str, release: str) -> "SourceAnalysis":
