@@ -213,7 +213,9 @@ def _cut_match(crash: Finding, log: Finding, cut: LogCut) -> tuple[str, bool, st
 
     A console capture cut after the report's first lines prints the dump's header line at the same time: the same
     report's start, not a second view of the whole crash (its frames, registers and end are not in it).  Only a cut
-    log that reaches the call trace corroborates the crash, saying what it matched and what it lacks.
+    log that reaches the call trace and names the crash's function (:func:`same_function`) corroborates the crash,
+    saying what it matched and what it lacks; the words are chosen with that answer, so the Correlations section
+    and the finding say the same.
     """
     held = cut.end - cut.start + 1
     dumped = next(
@@ -243,6 +245,16 @@ def _cut_match(crash: Finding, log: Finding, cut: LogCut) -> tuple[str, bool, st
             f"the same report's start: {where} hold {shown}",
             False,
             f"the rest is not in the log (cut at line {cut.end}): {rest}",
+        )
+    if not same_function(crash, log):
+        # The cut trace's frames name another function (04-hung-task cut 7 lines in: "INFO: task hung in corrupted"
+        # beside the dump's kf_waiter_update): one report, matched but not corroborated, as correlate merges it
+        # (review ue20 #11: the section said "the dump's crash is the report at" where the finding said "same event").
+        named = f"the function the dump's crash names ({function.group(1)})" if function else "its crash's title"
+        return (
+            f"the same report: {where} hold {shown} and the start of its call trace, titled {log.title!r}, not {named}",
+            False,
+            f"it does not corroborate the function; not in the cut log (cut at line {cut.end}): {rest}",
         )
     # The trace's first frames are in the log; they are not compared with the dump's stack frame by frame.
     said = (

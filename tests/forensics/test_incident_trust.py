@@ -267,3 +267,32 @@ def test_a_console_log_cut_inside_the_trace_says_what_it_matched_and_what_it_lac
     assert "and holds the start of its call trace; not in the cut log: the rest of its 39 lines" in said
     assert "the fault address of its closing CR2 line" in said
     assert not [f for f in doc["findings"] if f["kind"] == "contradiction"]
+
+
+def test_a_console_log_cut_inside_the_trace_before_the_function_is_the_same_event_in_both_places(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Review ue20 #11: 04-hung-task's console log cut at the trace's first frame (__schedule) is titled "INFO: task
+    hung in corrupted", not after the dump's kf_waiter_update: the finding merged it as "same event as", but the
+    Correlations section said "the dump's crash is the report at cut.log lines ...", as if it corroborated."""
+    case = _need("04-hung-task")
+    lines = case.console_log.read_text().splitlines(keepends=True)
+    end = next(i for i, line in enumerate(lines) if line.endswith(" __schedule+0x370/0x3b7\n")) + 1
+    log = tmp_path / "cut.log"
+    log.write_text("".join(lines[:end]))
+    ran = cli_run(
+        monkeypatch, capsys,
+        "report", "--vmcore", case.vmcore, *_debug(case), "--dmesg", log, "--json", tmp_path / "story.json",
+        "-o", tmp_path / "r.md",
+    )  # fmt: skip
+    assert ran.returncode == 0, ran.stderr
+    story = json.loads((tmp_path / "story.json").read_text())
+    [crash] = [f for f in story["incident"]["findings"] if f["kind"] == "crash"]
+    assert crash["title"] == "INFO: task hung in kf_waiter_update"
+    assert not [f for f in crash["facts"] if f["name"] == "corroborated by"]
+    [same] = [f["value"] for f in crash["facts"] if f["name"] == "same event as"]
+    assert same.startswith("INFO: task hung in corrupted (") and "it does not corroborate the function" in same
+    [said] = [c["statement"] for c in story["correlations"] if c["rule"] == "same-crash"]
+    assert said.startswith(f"the same report: {log} lines ") and "the dump's crash is the report" not in said
+    assert said.endswith("not the function the dump's crash names (kf_waiter_update)")
+    assert "corroborated" not in crash["confidence_reason"]
