@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Collection
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from detectors.incident.consequences import HUNG_REPORT, link_consequences
 from detectors.incident.deliberate import is_deliberate, mark
@@ -529,15 +529,30 @@ def _dump_of(incidents: tuple[Incident, ...]) -> tuple[Incident, Evidence] | Non
     return dump, next((e for e in crash.evidence if e.timestamp is not None), crash.evidence[0])
 
 
-def _home_of(incidents: tuple[Incident, ...]) -> tuple[Incident, Evidence, str] | None:
-    """The input whose boot the report tells, its crash's (or first) evidence, and how a sentence names it.
+@dataclass(frozen=True)
+class _Home:
+    """The input whose boot the report tells: its incident, its crash's (or first) evidence, and what holds it."""
+
+    incident: Incident
+    evidence: Evidence
+    holder: str  # "the dump", or the input's path
+    dump: bool  # whether it is the dump (a sentence says "the dump 6.1.192", else "LOG names 6.1.192")
+
+    @property
+    def names(self) -> str:
+        """How a sentence names its release's holder before the release: "the dump" or "LOG names"."""
+        return self.holder if self.dump else f"{self.holder} names"
+
+
+def _home_of(incidents: tuple[Incident, ...]) -> _Home | None:
+    """The input whose boot the report tells, its crash's (or first) evidence, and what holds it.
 
     The dump when there is one; without a dump, the input a critical kernel report is read from (a log's crash),
     else the first input that names its kernel release (``report`` analyses its inputs in a fixed order).
     """
     found = _dump_of(incidents)
     if found is not None:
-        return found[0], found[1], "the dump"  # "..., the dump 6.1.192"
+        return _Home(found[0], found[1], "the dump", dump=True)
     named = [i for i in incidents if isinstance(i.kernel_release, str) and i.findings]
     crashed = [i for i in named if any(map(_log_crash_ending_boot, i.findings))]
     if not (crashed or named):
@@ -545,7 +560,7 @@ def _home_of(incidents: tuple[Incident, ...]) -> tuple[Incident, Evidence, str] 
     home = (crashed or named)[0]
     crash = next(filter(_log_crash_ending_boot, home.findings), home.findings[0])
     ev = next((e for e in crash.evidence if e.timestamp is not None), crash.evidence[0])
-    return home, ev, f"{ev.source} names"  # "..., LOG names 6.1.192"
+    return _Home(home, ev, ev.source, dump=False)
 
 
 #: Where an input without a cited line naming its release read it, by the locator its evidence uses.
@@ -614,9 +629,9 @@ def other_kernels(incidents: tuple[Incident, ...], known: frozenset[str] = froze
     store's boot plus 2 s.  ``known``: sources already said to be elsewhere (another host), not said twice.
     """
     found = _home_of(incidents)
-    if found is None or not isinstance(home := found[0].kernel_release, str):
+    if found is None or not isinstance(home := found.incident.kernel_release, str):
         return []
-    dump, crash_ev, home_name = found
+    dump, crash_ev, home_name = found.incident, found.evidence, found.names
     # The crash's own line that prints the release is cited for it (the crash's first line does not show it).
     crash = next((f for f in dump.findings if crash_ev in f.evidence), None)
     home_ev = _release_cited(dump, home, crash) or crash_ev
@@ -650,7 +665,7 @@ def other_kernels(incidents: tuple[Incident, ...], known: frozenset[str] = froze
                     Fact("crashed kernel of", home_name),
                 ),
                 Baseline(
-                    f"the kernel release {home_name.removesuffix(' names')} names: an input of its boot names the "
+                    f"the kernel release {found.holder} names: an input of its boot names the "
                     "same (a release changes only with a boot)",
                     home,
                     home_at,

@@ -185,3 +185,20 @@ def test_the_crashed_logs_release_is_cited_by_the_line_that_prints_it(
     inputs.texts[str(log)] = log
     inputs.texts[str(profile_text)] = profile_text
     assert not audit_findings([found], inputs)
+
+
+def test_a_log_of_another_kernel_is_said_against_the_release_the_crashed_log_names() -> None:
+    """Two crashed logs of two kernels, no dump: the home is the first log, named from data (review ue20 #12: its
+    name was cut out of the rendered words "LOG names" with ``removesuffix(' names')``)."""
+    from detectors.incident.correlate import _home_of
+
+    first, other = LOG / "dmesg.txt", LOG.parents[3] / "cases" / "10-use-after-free" / "dmesg.txt"
+    logs = (analyse_dmesg((first,)).incident, analyse_dmesg((other,)).incident)
+    home = _home_of(logs)
+    assert home is not None and (home.holder, home.dump, home.names) == (str(first), False, f"{first} names")
+    (found,) = other_kernels(logs)
+    assert found.baseline is not None and found.baseline.name == (
+        f"the kernel release {first} names: an input of its boot names the same (a release changes only with a boot)"
+    )
+    assert f"it names kernel {logs[1].kernel_release}, {first} names {logs[0].kernel_release}" in found.title
+    assert found.fact("crashed kernel of") == f"{first} names"
