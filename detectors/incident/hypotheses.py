@@ -93,6 +93,18 @@ def _stated(findings: tuple[Finding, ...]) -> list[Hypothesis]:
     return [why_hypothesis(f, f.stated) for f in findings if f.stated is not None and f.stated.statement]
 
 
+#: What a cause read from a kernel log alone lacks: a dump's values (named when a dump given could not be used:
+#: :func:`_log_alone`).
+NO_DUMP_READ = "read from the kernel log alone: no dump was read to confirm the values"
+
+
+def _log_alone(examined: tuple[Examined, ...]) -> str:
+    """:data:`NO_DUMP_READ`, or, when a dump was given and could not be used, which and why (review ue20 #7: "no
+    dump was read" beside a --vmcore given with the wrong vmlinux read as if none had been given)."""
+    dropped = "; ".join(f"the {e.what} given could not be used ({e.unusable.reason})" for e in examined if e.unusable)
+    return f"read from the kernel log alone: {dropped}: no dump confirmed the values" if dropped else NO_DUMP_READ
+
+
 def _log_cause(findings: tuple[Finding, ...]) -> list[Hypothesis]:
     """The cause a kernel log report's body establishes (its ``LogCause``, read by detectors/dmesg/why.py).
 
@@ -108,7 +120,7 @@ def _log_cause(findings: tuple[Finding, ...]) -> list[Hypothesis]:
             f"{f.title} — {ev.cite()}" for ev in f.evidence if ev.locator.name in ("report", "cause")
         )[:4] or _cites(f)  # fmt: skip
         out.append(Hypothesis(0, cause.statement, cause.confidence, cited,
-                              ("read from the kernel log alone: no dump was read to confirm the values",),
+                              (NO_DUMP_READ,),
                               cause.next_command or _step(f, ""), (f.id,)))  # fmt: skip
     return out
 
@@ -284,8 +296,10 @@ def _ours(findings: tuple[Finding, ...]) -> tuple[Finding, ...]:
     )
 
 
-def rank_hypotheses(findings: tuple[Finding, ...]) -> tuple[Hypothesis, ...]:
-    """Hypotheses from the findings by :data:`RULES`, most likely first."""
+def rank_hypotheses(findings: tuple[Finding, ...], examined: tuple[Examined, ...] = ()) -> tuple[Hypothesis, ...]:
+    """Hypotheses from the findings by :data:`RULES`, most likely first; ``examined``: what the report examined, to
+    name a dump given that could not be used where a cause is read from the log alone."""
+    alone = _log_alone(examined)
     mine = _ours(findings)
     out: dict[str, Hypothesis] = {}
     for _name, rule in RULES:
@@ -295,8 +309,8 @@ def rank_hypotheses(findings: tuple[Finding, ...]) -> tuple[Hypothesis, ...]:
     # Each made anew with its rank and rounded confidence, as dataclasses.replace makes it (without its look at the
     # fields, ~2.5 us a hypothesis: 292 of the corpus x4's log).
     return tuple(
-        Hypothesis(i, h.statement, round(min(h.confidence, 0.99), 2), h.supporting, h.against, h.next_command,
-                   h.finding_ids)
+        Hypothesis(i, h.statement, round(min(h.confidence, 0.99), 2), h.supporting,
+                   tuple(alone if a == NO_DUMP_READ else a for a in h.against), h.next_command, h.finding_ids)
         for i, h in enumerate(ranked, 1)
     )  # fmt: skip
 

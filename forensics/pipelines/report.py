@@ -186,7 +186,7 @@ def build_story(
     beside = frozenset(i for _, ids in traces for i in ids)
     apart_lanes = tuple((name, tuple(f for f in own if f.id in ids)) for name, ids in traces)
     # The headline's main problem is the one the ranking shown below puts first, cited by its rank there.
-    hypotheses = rank_hypotheses(incident.sorted_findings())
+    hypotheses = rank_hypotheses(incident.sorted_findings(), incident.examined)
     summary = plain_summary(
         tuple(f for f in own if f.id not in beside), host_label(incident), incident.examined, apart_lanes, hypotheses
     )

@@ -90,6 +90,11 @@ def test_a_dump_that_cannot_be_used_is_said_and_the_log_beside_it_still_read(
     page = (tmp_path / "r.md").read_text()
     assert f"The crash dump {dump} could not be used: {said}." in page.split("\n## ")[0]
     assert f"- not examined: crash dump {dump}: could not be used (not available: {said})" in page
+    # The cause read from the log alone names the dump given and why it was dropped (it said "no dump was read").
+    assert (
+        f"against: read from the kernel log alone: the crash dump {dump} given could not be used ({said}): no dump "
+        "confirmed the values" in page
+    )
 
 
 def test_a_dump_given_as_a_findings_file_names_report_vmcore(
