@@ -576,11 +576,13 @@ _EXIT_WARNING = """\
         ),
         # The same without caller ids: its header's PID is the crashed task's.
         ("", _EXIT_WARNING, "a later report of its boot, WARNING in do_exit (line 26), is no evidence (PID 1187: its"),
-        # A kernel line of a log without caller ids: who printed it is not shown.
+        # A kernel line of a log without caller ids within a second of it: who printed it is not shown (its own
+        # task's end, or another CPU's before panic() stopped it).
         (
             "",
             "[ 5124.000000] e1000e: eth0 NIC Link is Up 1000 Mbps Full Duplex\n",
-            "the log has no printk caller ids and the line names no task",
+            "the log has no printk caller ids and the line names no task: its own task's end, an interrupt's "
+            "message or another task's cannot be told apart in its exit lines or within 1 s of its last line",
         ),
     ],
     ids=["interrupt", "own-task", "own-pid", "untagged"],
@@ -604,3 +606,35 @@ def test_a_later_line_of_another_task_is_cited_as_the_kernel_going_on(tmp_path: 
         "last line by another task, caller id T300, with no 'Kernel panic' line"
     )
     assert 26 in {e.locator.start for e in finding.evidence if e.locator.name == AFTER_FACT}
+
+
+def test_a_kernel_line_printed_long_after_an_oops_without_caller_ids_shows_the_kernel_printed_on(
+    tmp_path: Path,
+) -> None:
+    # Review ue20 #3: without printk caller ids (the distributions' kernels), an oops followed by a NIC, an ext4 and a
+    # USB line 1-2 h later was "unknown (... the log has no printk caller ids and the line names no task ...)": a
+    # kernel that went down prints nothing more in its boot.  Past the grace the kernel printed on; which task
+    # printed it is not known, and said so.
+    later = (
+        "[ 8723.000000] e1000e 0000:00:19.0 eth0: NIC Link is Down\n"
+        "[ 8728.000000] EXT4-fs (sda1): re-mounted. Opts: (null)\n"
+        "[12123.004630] usb 1-1: new high-speed USB device number 3 using xhci_hcd\n"
+    )
+    (finding,) = _findings(_run(tmp_path, _boot("ro") + _OOPS + later))
+    assert _after(finding) == (
+        "went on: the kernel printed on: line 28, 7000.000000 s after its last line (usb 1-1: new high-speed USB "
+        "device number 3 using xhci_hcd); which task printed it is not known (no printk caller ids)"
+    )
+    assert 28 in {e.locator.start for e in finding.evidence if e.locator.name == AFTER_FACT}
+    # A later event naming no task is evidence too (its own finding: named, not cited), before the boot's last line.
+    event = "[ 5130.000000] sched: RT throttling activated\n"
+    found = next(f for f in _findings(_run(tmp_path, _boot("ro") + _OOPS + event + later)) if f.title == _TITLE)
+    assert _after(found).startswith("went on: the kernel printed on: line 26, 6.995370 s after its last line ("), (
+        _after(found)
+    )
+    # The crashed task's own end (make_task_dead()'s "Fixing recursive fault"), however late: still unknown.
+    own = "[ 5130.000000] Fixing recursive fault but reboot is needed!\n"
+    (finding,) = _findings(_run(tmp_path, _boot("ro") + _OOPS + own))
+    assert _after(finding).startswith("unknown (no line after it in its boot (line 26) shows another task"), _after(
+        finding
+    )
