@@ -304,10 +304,8 @@ def test_a_register_dump_cr2_nothing_explains_is_not_said_to_be_a_nested_faults(
     assert said.startswith("0xffffffffc018efef: not the 0x0000000000000030 of its closing line (line 271); which fault")
 
 
-def test_cr2_lines_of_two_interleaved_dumps_are_not_said_to_be_the_reports(tmp_path: Path) -> None:
-    # Two CPUs' page faults printed at once without caller ids, the second's header lost: the scanner keeps one
-    # report, whose lines print both CPU: lines and both CR2 lines.  Its closing "CR2: 00000000000000a0" is the other
-    # CPU's, and was said to be its fault address (the register dump's 0x8 "which fault each belongs to is unknown").
+def _two_page_faults() -> tuple[list[str], list[str]]:
+    """Two CPUs' page faults (CPU 3 at 0x8, CPU 1 at 0xa0), each with its register dump's CR2 line, as lines."""
     regs = "[ 5123.004589] CR2: 0000000000000008 CR3: 000000010a8c4005 CR4: 0000000000770ee0\n"
     own = _OOPS.replace("[ 5123.004590] Call Trace:\n", regs + "[ 5123.004590] Call Trace:\n").splitlines()
     other = (
@@ -318,6 +316,14 @@ def test_cr2_lines_of_two_interleaved_dumps_are_not_said_to_be_the_reports(tmp_p
         .replace("5123.00", "5123.01")
         .splitlines()
     )
+    return own, other
+
+
+def test_cr2_lines_of_two_interleaved_dumps_are_not_said_to_be_the_reports(tmp_path: Path) -> None:
+    # Two CPUs' page faults printed at once without caller ids, the second's header lost: the scanner keeps one
+    # report, whose lines print both CPU: lines and both CR2 lines.  Its closing "CR2: 00000000000000a0" is the other
+    # CPU's, and was said to be its fault address (the register dump's 0x8 "which fault each belongs to is unknown").
+    own, other = _two_page_faults()
     text = "".join(f"{x}\n" for x in own[:4]) + _interleaved(own[4:], other[4:])
     result = _run(tmp_path, text)
     (finding,) = _findings(result)
@@ -330,6 +336,33 @@ def test_cr2_lines_of_two_interleaved_dumps_are_not_said_to_be_the_reports(tmp_p
     assert finding.fact("cr2 in the register dump") is None
     cited = {e.locator.start for e in finding.evidence if e.locator.name == "cr2"}
     assert cited == {23, 24, 41, 42}, cited
+    assert_evidence_resolves(_findings(result))
+
+
+def test_a_closing_cr2_of_two_interleaved_dumps_that_agrees_with_its_header_is_the_reports(tmp_path: Path) -> None:
+    # Review ue20 #5 (corpus 324): the closing "CR2: 000000fe840fc4b9" agreed with the header's "paging request at
+    # 000000fe840fc4b9", yet the CR2 was "not read (its lines print two dumps ...)", while cpu and pid were stated
+    # from the same mixed lines.  Now the CR2 its header confirms is read (both lines cited), the other value is said
+    # unknown, and the task read from the mixed CPU: lines is not stated.
+    own, other = _two_page_faults()
+    # The other dump's line first in each pair: the report's own closing CR2 line is its last one.
+    text = "".join(f"{x}\n" for x in own[:4]) + _interleaved(other[4:], own[4:])
+    result = _run(tmp_path, text)
+    (finding,) = _findings(result)
+    assert finding.fact("cr2") == "0x0000000000000008", finding.fact("cr2")
+    # The closing line is cited as the CR2's; the header line (the fact's other line) is the finding's own first.
+    assert {e.locator.start for e in finding.evidence if e.locator.name == "cr2"} == {42}
+    assert 1 in {e.locator.start for e in finding.evidence}
+    said = str(finding.fact("cr2 in the register dump"))
+    assert said.startswith(
+        "0x00000000000000a0: not the 0x0000000000000008 of its closing line (42), which the fault address of its "
+        "header (line 1) confirms as its own; its lines print two dumps, interleaved (CPU: 1 PID: 2000; CPU: 3 PID: "
+        "1187): which report this one belongs to is unknown"
+    ), said
+    for name in ("cpu", "pid", "comm"):
+        value = finding.fact(name)
+        assert str(value).startswith("not read (its lines print two dumps, interleaved"), (name, value)
+    assert "may be the other dump's" in str(finding.fact("two dumps")), finding.fact("two dumps")
     assert_evidence_resolves(_findings(result))
 
 
