@@ -11,8 +11,11 @@ the log shows is read instead (:class:`forensics.types.dmesg.Aftermath`), in thi
 2. another task ran after it in its boot: a later report or event, or the boot's last line, printed later, none of
    the report's trailer, a blank or panic()'s own lines, and printed by another task (its printk caller id, else the
    PID its header or its user-space ``name[pid]:`` names; not the crashed task's own exit, not an interrupt's: a
-   machine wedged after the oops still takes them); a damaged report's end is not known: never this; a later
-   report's panic in the same boot is that report's, not this one's;
+   machine wedged after the oops still takes them); in a log without caller ids (the distributions' kernels), a
+   kernel line that names no task shows the kernel printed on when it is printed past :data:`GRACE` after the
+   report and is none of the crashed task's exit lines (which task printed it is not known, and said so); a damaged
+   report's end is not known: never this; a later report's panic in the same boot is that report's, not this
+   one's;
 3. what the kernel was set to do and where it went: ``oops=panic`` / ``panic_on_oops=N`` on the boot's command
    line (oops_end() takes the machine down); the next boot a capture kernel (kexec gives it ``elfcorehdr=``); the
    log a crash dump's own, the report its last critical one (kdump writes a dump only then); ``Kdump: loaded`` in
@@ -298,6 +301,36 @@ def _later(time: float | None, report: KernelReport) -> bool:
     return time is not None and isinstance(end, float) and time > end
 
 
+#: How long (s) after a report's last line a kernel line that names no task, in a log without caller ids, is still
+#: no evidence the kernel went on: the crashed task prints its end at once (make_task_dead()'s "note: ... exited with
+#: irqs disabled", "Fixing recursive fault", do_exit()'s), and a panic() leaves the other CPUs printing until they
+#: stop, which native_stop_other_cpus() (arch/x86/kernel/smp.c) waits up to one second for.  Past it, a kernel that
+#: went down prints nothing more in the boot (review ue20 #3: an oops, then USB and ext4 lines 2 h later, was
+#: "unknown").
+GRACE: Final = 1.0
+#: The lines the crashed task prints on its way out (kernel/exit.c make_task_dead(), do_exit()'s check_stack_usage()):
+#: its own end, whatever time they are printed at.
+_OWN_EXIT = rc.compile(r"note: \S+\[\d+\] exited with|Fixing recursive fault|used greatest stack depth")
+
+
+def _printed_on(report: KernelReport, time: float | None, text: str) -> float | None:
+    """How long after ``report``'s last line a kernel line naming no task, of a log without caller ids, was printed
+    (``time``), when that shows the kernel printed on: past :data:`GRACE` and none of the crashed task's exit lines;
+    else None."""
+    end = report.end_time
+    if time is None or not isinstance(end, float) or time - end <= GRACE or _OWN_EXIT.search(text) is not None:
+        return None
+    return time - end
+
+
+def _printed_on_words(number: int, gap: float, text: str) -> str:
+    """The "went on" of a kernel line naming no task (:func:`_printed_on`), worded as what it shows."""
+    return (
+        f"the kernel printed on: line {number}, {gap:.6f} s after its last line ({text[:80]}); which task printed it "
+        "is not known (no printk caller ids)"
+    )
+
+
 #: A line user space wrote to the kernel log through /dev/kmsg (systemd, journald's forwarding, a logger): its
 #: ``name[pid]: `` names the task that wrote it, in a log without caller ids.
 _USER_LINE = rc.compile(r"[^\s\[\]:]+\[(\d+)\]: ")
@@ -321,7 +354,7 @@ def _other_task(report: KernelReport, context: str | None, pid: int | None) -> t
     if pid is None:
         return False, (
             "the log has no printk caller ids and the line names no task: its own task's end, an interrupt's "
-            "message or another task's cannot be told apart"
+            f"message or another task's cannot be told apart in its exit lines or within {GRACE:g} s of its last line"
         )
     own = report.pid
     if pid == 0:
@@ -351,6 +384,9 @@ def _went_on(
     later = same_boot[bisect_right(same_boot, report.end_line, key=_start) :]
     bare = [r.start_line for r in later if _fatal(r)]
     why: str | None = None
+    # The first later line that names no task in a log without caller ids and shows the kernel printed on
+    # (:func:`_printed_on`): taken only when no line shows another task ran (that evidence is preferred).
+    untold: Aftermath | None = None
     for r in later:
         if (
             _fatal(r)
@@ -362,24 +398,40 @@ def _went_on(
         pid = r.pid if isinstance(r.pid, int) and mixed_dumps(r) is None else None
         other, who = _other_task(report, r.context, pid)
         if not other:
+            gap = (
+                None
+                if pid is not None or r.context not in (None, "-")
+                else _printed_on(report, r.start_time if isinstance(r.start_time, float) else None, r.header)
+            )
+            if gap is not None and untold is None:
+                went = _printed_on_words(r.start_line, gap, r.title)
+                untold = Aftermath(False, went + _led(r))
             why = why or f"a later report of its boot, {r.title} (line {r.start_line}), is no evidence ({who})"
             continue
-        went = f"a later report of its boot, {r.title} (line {r.start_line}), was printed after it by {who}"
-        if r.panicked:
-            went += ", and that one's panic took the machine down (whether this one led to it is not shown)"
+        went = f"a later report of its boot, {r.title} (line {r.start_line}), was printed after it by {who}" + _led(r)
         # (its line named, not cited: a report is its own finding, and its lines in this one's evidence would make
         # its cause this one's -- a sysrq crash's request read as the survived oops's)
         return Aftermath(False, went), None
     stop = log_lines if after is None else after - 1
     tail = _tail(boot_tails, report.end_line, stop)
     if tail is None:
-        return None, why
+        return untold, None if untold is not None else why
     line = parse_line(tail[0], tail[1])
     if _PANIC_TAIL.search(line.body) or _REPORT_TAIL.search(line.body) or not _later(line.timestamp, report):
-        return None, why
+        return untold, None if untold is not None else why
     user = _USER_LINE.match(line.body)
-    other, who = _other_task(report, line.context, int(user.group(1)) if user is not None else None)
+    pid = int(user.group(1)) if user is not None else None
+    other, who = _other_task(report, line.context, pid)
     if not other:
+        if untold is not None:
+            return untold, None
+        gap = (
+            None
+            if pid is not None or line.context not in (None, "-")
+            else _printed_on(report, line.timestamp, line.body)
+        )
+        if gap is not None:
+            return Aftermath(False, _printed_on_words(tail[0], gap, line.body.strip()), (tail,)), None
         said = f"its boot's last line, {tail[0]} ({_body(tail[1])[:80]}), printed later, is no evidence ({who})"
         return None, said if why is None else f"{why}; {said}"
     gap = line.timestamp - report.end_time if isinstance(report.end_time, float) and line.timestamp else 0.0
@@ -389,6 +441,13 @@ def _went_on(
         f"{who}, with no 'Kernel panic' line",
         (tail,),
     ), None
+
+
+def _led(r: KernelReport) -> str:
+    """What a later report ``r`` that shows the kernel went on adds: its own panic, when it printed one."""
+    if r.panicked:
+        return ", and that one's panic took the machine down (whether this one led to it is not shown)"
+    return ""
 
 
 #: The panics out_of_memory() raises in place of a kill (mm/oom_kill.c check_panic_on_oom(), and with no task to kill).

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Final, TypeVar
 from detectors.dmesg.cpublocks import is_irq_state, other_cpu_lines
 from detectors.dmesg.extract import BLOCKED_TASK_RULES, signature
 from detectors.dmesg.frames import after_marker, parse_frame
-from detectors.dmesg.interleaved import mixed_dumps
+from detectors.dmesg.interleaved import cr2_mixed, mixed_dumps
 from detectors.dmesg.lines import parse_line
 from detectors.dmesg.repeat import origin
 from detectors.dmesg.taint import died_before, oops_before, oopses_of
@@ -600,9 +600,10 @@ def explained_finding(
         # Its boot's start is in the log, its banner is not: the banner above is another boot's.
         which = "the boot that died" if first.kind is _RK_REBOOT else "this boot"
         release = f"unknown (no boot banner for {which}, which starts at line {first.bannerless_boot})"
-    mixed = mixed_dumps(first)
+    mixed = mixed_dumps(first) or cr2_mixed(first)
     # Two CPUs' dumps in its lines (a capture without caller ids, detectors/dmesg/interleaved.py): which CPU: line
-    # is its own cannot be known, nor the task and taint that line prints.
+    # is its own cannot be known, nor the task and taint that line prints (of a complete report too, where its CR2
+    # lines disagree: its CR2 is said so, review ue20 #5).
     unread = None if mixed is None else f"not read (its lines print two dumps, interleaved: {mixed[0]}; {mixed[1]})"
     for name, value in (
         ("guilty frame", first.frame),

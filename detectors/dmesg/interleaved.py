@@ -49,6 +49,25 @@ def mixed_dumps(report: KernelReport, whole: bool = False) -> tuple[str, str] | 
     return None
 
 
+#: A register dump's (or page_fault_oops()'s closing) CR2 line.
+_CR2: Final = re.compile(r"\bCR2: ([0-9a-f]+)")
+
+
+def cr2_mixed(report: KernelReport) -> tuple[str, str] | None:
+    """:func:`mixed_dumps` of the whole report (complete or not) when its ``CR2:`` lines disagree: the values read
+    from its once-per-oops lines (its CPU: line's task, its CR2) may then be the other dump's, as detectors/dmesg/
+    why.py says of its CR2 (review ue20 #5: corpus 324 gave cpu and pid as read from the lines whose CR2 it said
+    unknown).  (Lines that agree give one value whoever's they are; a report holding other CPUs' backtraces, an RCU
+    stall's, prints no CR2 that disagrees.)"""
+    cr2s = [m for _, text in report.lines if "CR2: " in text and (m := _CR2.search(text)) is not None]
+    # Only a page fault's report: page_fault_oops() closes it with a CR2: line of its own (a soft lockup's NMI
+    # backtraces of other CPUs print their register dumps' CR2 and are one report: corpus 288, 504).
+    if not any(not m.string[m.end() :].strip() for m in cr2s):  # (a register dump's goes on: "CR3: ... CR4: ...")
+        return None
+    values = {int(m.group(1), 16) for m in cr2s}
+    return mixed_dumps(report, whole=True) if len(values) > 1 else None
+
+
 def unread(report: KernelReport, others: Sequence[KernelReport]) -> dict[int, int]:
     """The lines of ``report`` another report (of ``others``, in log order) may have printed, each with that report's
     first line."""

@@ -1752,7 +1752,25 @@ def _cr2(r: _Reading, cr2s: list[tuple[str, LogLine]]) -> None:
     if not cr2s:
         return
     mixed = mixed_dumps(r.report, whole=True) if len({int(v, 16) for v, _ in cr2s}) > 1 else None
+    if mixed is not None and (own := _header_cr2(r, cr2s)) is not None:
+        # The closing CR2 agrees with the fault address its own header line names (page_fault_oops()'s "paging
+        # request at", "address:"): that value is its own, whichever dump the others are (review ue20 #5, corpus 324).
+        value, line = own
+        r.facts.append(_fact("cr2", f"0x{value}", line.number - r.first, (0,)))
+        _two_dumps(r, mixed)
+        for v, x in cr2s:
+            if int(v, 16) != int(value, 16):
+                r.add(
+                    "cr2 in the register dump",
+                    f"0x{v}: not the 0x{value} of its closing line ({line.number}), which the fault address of its "
+                    f"header (line {r.first}) confirms as its own; its lines print two dumps, interleaved ({mixed[0]}; "
+                    f"{mixed[1]}): which report this one belongs to is unknown",
+                    x,
+                )
+                break
+        return
     if mixed is not None:
+        _two_dumps(r, mixed)
         # Two CPUs' dumps interleave in its lines (detectors/dmesg/interleaved.py) and its CR2 lines disagree: any of
         # them, the closing one too, may be the other report's, and so may a "Code: Unable to access opcode bytes"
         # line naming one.  (Lines that agree give one value whoever's they are.)
@@ -1805,6 +1823,39 @@ def _cr2(r: _Reading, cr2s: list[tuple[str, LogLine]]) -> None:
         f"it; the oops's own is on line {closing[1].number}",
         dumped[1],
     )
+
+
+def _two_dumps(r: _Reading, mixed: tuple[str, str]) -> None:
+    """Said of a report whose lines print two dumps (:func:`_cr2`): what was read from its first ``RIP:`` and
+    ``Code:`` lines may be the other dump's (review ue20 #5: corpus 324 stated them beside an unknown CR2)."""
+    read = [name for name in ("faulting function", "faulting instruction", "code bytes") if r.get(name) is not None]
+    if r.code is not None and "code bytes" not in read:
+        read.append("code (and the faulting instruction decoded from it)")
+    if not read:
+        return
+    listed = read[0] if len(read) == 1 else f"{', '.join(read[:-1])} and {read[-1]}"
+    at = r.at("faulting function")
+    r.facts.append(
+        _fact(
+            "two dumps",
+            f"its lines print two dumps, interleaved ({mixed[0]}; {mixed[1]}): its {listed} are read from its first "
+            "RIP: and Code: lines, which may be the other dump's",
+            0 if at is None else at,
+        )
+    )
+
+
+def _header_cr2(r: _Reading, cr2s: list[tuple[str, LogLine]]) -> tuple[str, LogLine] | None:
+    """The report's closing ``CR2:`` line (its value and line) when it equals the fault address its header line (its
+    first) names; else None."""
+    address = r.get("address")
+    closing = next(((v, line) for v, line in reversed(cr2s) if _CLOSING_CR2.fullmatch(line.body)), None)
+    if closing is None or r.at("address") != 0 or not isinstance(address, str):
+        return None
+    try:
+        return closing if int(address, 16) == int(closing[0], 16) else None
+    except ValueError:
+        return None
 
 
 def _access_words(r: _Reading) -> None:

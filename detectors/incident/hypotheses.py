@@ -19,6 +19,7 @@ from dataclasses import dataclass, replace
 
 from detectors.incident.deliberate import NEXT_STEPS, configured_panic, deliberate_crash, is_deliberate
 from detectors.incident.timeline import foreign_sources
+from detectors.sched.harm import RT_PERIOD, RT_RUNTIME
 from forensics.model import (
     KERNEL_LOG_KINDS,
     PROBLEM,
@@ -46,6 +47,7 @@ from forensics.types.dmesg import (
 )
 from forensics.types.incident import Hypothesis
 from forensics.types.sched import KERNEL_RUN_FACT
+from forensics.units import fmt_ms
 
 
 def _cites(finding: Finding, n: int = 2) -> tuple[str, ...]:
@@ -429,8 +431,11 @@ _PLAIN: tuple[tuple[frozenset[FindingKind], str], ...] = (
     (frozenset({K.SCHED_CPU_HOG}), "a task kept a CPU from other tasks"),
     (
         frozenset({K.DMESG_RT_THROTTLING}),
+        # The line prints no figure: the length is the budget's default, said as such (review ue20 #9: "waited up to
+        # that long" named no length).
         "real-time tasks ran a CPU's whole RT budget and the kernel throttled them (RT throttling): the CPU's other "
-        "tasks waited up to that long",
+        f"tasks waited up to that budget, {fmt_ms(RT_RUNTIME)} of every {fmt_ms(RT_PERIOD)} by default "
+        "(sched_rt_runtime_us / sched_rt_period_us: the log does not print the values in force)",
     ),
     (frozenset({K.CRASH}), "the kernel hit a fatal error"),
     # The kernel log's commonest reports in plain words; every other kind of report is told by the catch-all row.

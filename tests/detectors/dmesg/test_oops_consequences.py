@@ -304,10 +304,8 @@ def test_a_register_dump_cr2_nothing_explains_is_not_said_to_be_a_nested_faults(
     assert said.startswith("0xffffffffc018efef: not the 0x0000000000000030 of its closing line (line 271); which fault")
 
 
-def test_cr2_lines_of_two_interleaved_dumps_are_not_said_to_be_the_reports(tmp_path: Path) -> None:
-    # Two CPUs' page faults printed at once without caller ids, the second's header lost: the scanner keeps one
-    # report, whose lines print both CPU: lines and both CR2 lines.  Its closing "CR2: 00000000000000a0" is the other
-    # CPU's, and was said to be its fault address (the register dump's 0x8 "which fault each belongs to is unknown").
+def _two_page_faults() -> tuple[list[str], list[str]]:
+    """Two CPUs' page faults (CPU 3 at 0x8, CPU 1 at 0xa0), each with its register dump's CR2 line, as lines."""
     regs = "[ 5123.004589] CR2: 0000000000000008 CR3: 000000010a8c4005 CR4: 0000000000770ee0\n"
     own = _OOPS.replace("[ 5123.004590] Call Trace:\n", regs + "[ 5123.004590] Call Trace:\n").splitlines()
     other = (
@@ -318,6 +316,14 @@ def test_cr2_lines_of_two_interleaved_dumps_are_not_said_to_be_the_reports(tmp_p
         .replace("5123.00", "5123.01")
         .splitlines()
     )
+    return own, other
+
+
+def test_cr2_lines_of_two_interleaved_dumps_are_not_said_to_be_the_reports(tmp_path: Path) -> None:
+    # Two CPUs' page faults printed at once without caller ids, the second's header lost: the scanner keeps one
+    # report, whose lines print both CPU: lines and both CR2 lines.  Its closing "CR2: 00000000000000a0" is the other
+    # CPU's, and was said to be its fault address (the register dump's 0x8 "which fault each belongs to is unknown").
+    own, other = _two_page_faults()
     text = "".join(f"{x}\n" for x in own[:4]) + _interleaved(own[4:], other[4:])
     result = _run(tmp_path, text)
     (finding,) = _findings(result)
@@ -330,6 +336,33 @@ def test_cr2_lines_of_two_interleaved_dumps_are_not_said_to_be_the_reports(tmp_p
     assert finding.fact("cr2 in the register dump") is None
     cited = {e.locator.start for e in finding.evidence if e.locator.name == "cr2"}
     assert cited == {23, 24, 41, 42}, cited
+    assert_evidence_resolves(_findings(result))
+
+
+def test_a_closing_cr2_of_two_interleaved_dumps_that_agrees_with_its_header_is_the_reports(tmp_path: Path) -> None:
+    # Review ue20 #5 (corpus 324): the closing "CR2: 000000fe840fc4b9" agreed with the header's "paging request at
+    # 000000fe840fc4b9", yet the CR2 was "not read (its lines print two dumps ...)", while cpu and pid were stated
+    # from the same mixed lines.  Now the CR2 its header confirms is read (both lines cited), the other value is said
+    # unknown, and the task read from the mixed CPU: lines is not stated.
+    own, other = _two_page_faults()
+    # The other dump's line first in each pair: the report's own closing CR2 line is its last one.
+    text = "".join(f"{x}\n" for x in own[:4]) + _interleaved(other[4:], own[4:])
+    result = _run(tmp_path, text)
+    (finding,) = _findings(result)
+    assert finding.fact("cr2") == "0x0000000000000008", finding.fact("cr2")
+    # The closing line is cited as the CR2's; the header line (the fact's other line) is the finding's own first.
+    assert {e.locator.start for e in finding.evidence if e.locator.name == "cr2"} == {42}
+    assert 1 in {e.locator.start for e in finding.evidence}
+    said = str(finding.fact("cr2 in the register dump"))
+    assert said.startswith(
+        "0x00000000000000a0: not the 0x0000000000000008 of its closing line (42), which the fault address of its "
+        "header (line 1) confirms as its own; its lines print two dumps, interleaved (CPU: 1 PID: 2000; CPU: 3 PID: "
+        "1187): which report this one belongs to is unknown"
+    ), said
+    for name in ("cpu", "pid", "comm"):
+        value = finding.fact(name)
+        assert str(value).startswith("not read (its lines print two dumps, interleaved"), (name, value)
+    assert "may be the other dump's" in str(finding.fact("two dumps")), finding.fact("two dumps")
     assert_evidence_resolves(_findings(result))
 
 
@@ -576,11 +609,13 @@ _EXIT_WARNING = """\
         ),
         # The same without caller ids: its header's PID is the crashed task's.
         ("", _EXIT_WARNING, "a later report of its boot, WARNING in do_exit (line 26), is no evidence (PID 1187: its"),
-        # A kernel line of a log without caller ids: who printed it is not shown.
+        # A kernel line of a log without caller ids within a second of it: who printed it is not shown (its own
+        # task's end, or another CPU's before panic() stopped it).
         (
             "",
             "[ 5124.000000] e1000e: eth0 NIC Link is Up 1000 Mbps Full Duplex\n",
-            "the log has no printk caller ids and the line names no task",
+            "the log has no printk caller ids and the line names no task: its own task's end, an interrupt's "
+            "message or another task's cannot be told apart in its exit lines or within 1 s of its last line",
         ),
     ],
     ids=["interrupt", "own-task", "own-pid", "untagged"],
@@ -604,3 +639,35 @@ def test_a_later_line_of_another_task_is_cited_as_the_kernel_going_on(tmp_path: 
         "last line by another task, caller id T300, with no 'Kernel panic' line"
     )
     assert 26 in {e.locator.start for e in finding.evidence if e.locator.name == AFTER_FACT}
+
+
+def test_a_kernel_line_printed_long_after_an_oops_without_caller_ids_shows_the_kernel_printed_on(
+    tmp_path: Path,
+) -> None:
+    # Review ue20 #3: without printk caller ids (the distributions' kernels), an oops followed by a NIC, an ext4 and a
+    # USB line 1-2 h later was "unknown (... the log has no printk caller ids and the line names no task ...)": a
+    # kernel that went down prints nothing more in its boot.  Past the grace the kernel printed on; which task
+    # printed it is not known, and said so.
+    later = (
+        "[ 8723.000000] e1000e 0000:00:19.0 eth0: NIC Link is Down\n"
+        "[ 8728.000000] EXT4-fs (sda1): re-mounted. Opts: (null)\n"
+        "[12123.004630] usb 1-1: new high-speed USB device number 3 using xhci_hcd\n"
+    )
+    (finding,) = _findings(_run(tmp_path, _boot("ro") + _OOPS + later))
+    assert _after(finding) == (
+        "went on: the kernel printed on: line 28, 7000.000000 s after its last line (usb 1-1: new high-speed USB "
+        "device number 3 using xhci_hcd); which task printed it is not known (no printk caller ids)"
+    )
+    assert 28 in {e.locator.start for e in finding.evidence if e.locator.name == AFTER_FACT}
+    # A later event naming no task is evidence too (its own finding: named, not cited), before the boot's last line.
+    event = "[ 5130.000000] sched: RT throttling activated\n"
+    found = next(f for f in _findings(_run(tmp_path, _boot("ro") + _OOPS + event + later)) if f.title == _TITLE)
+    assert _after(found).startswith("went on: the kernel printed on: line 26, 6.995370 s after its last line ("), (
+        _after(found)
+    )
+    # The crashed task's own end (make_task_dead()'s "Fixing recursive fault"), however late: still unknown.
+    own = "[ 5130.000000] Fixing recursive fault but reboot is needed!\n"
+    (finding,) = _findings(_run(tmp_path, _boot("ro") + _OOPS + own))
+    assert _after(finding).startswith("unknown (no line after it in its boot (line 26) shows another task"), _after(
+        finding
+    )
