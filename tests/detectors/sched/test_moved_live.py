@@ -22,7 +22,7 @@ import pytest
 
 TRACEFS = Path("/sys/kernel/tracing")
 EVENTS = ("sched/sched_switch", "sched/sched_waking", "sched/sched_wakeup")
-HOG_S = 0.4  # the SCHED_FIFO hog's run on CPU0 (under RT throttling's 0.95 s)
+HOG_S = 0.9  # the SCHED_FIFO hog's longest run on CPU0 (under RT throttling's 0.95 s); it stops once told
 QUEUED_S = 0.08  # how long the sleeper is left queued behind it before it is moved to CPU1
 
 pytestmark = [
@@ -36,7 +36,13 @@ pytestmark = [
 
 # Each says when it is ready on its stdout: the sleeper about to block on its read, the hog holding CPU0.
 SLEEPER = "import sys\nprint(flush=True)\nsys.stdin.buffer.read(1)\nsum(range(200000))\n"
-HOG = f"import time\nend = time.monotonic() + {HOG_S}\nprint(flush=True)\nwhile time.monotonic() < end:\n    pass\n"
+# The hog spins until this process has moved the sleeper (its flag file made), not for a fixed time: on a loaded
+# machine (CI, three workers) this process was once kept off CPU1 past a 0.4 s hog's end, and the sleeper, woken
+# after it, ran at once: no wait to find.
+HOG = (
+    f"import os, sys, time\nend = time.monotonic() + {HOG_S}\nprint(flush=True)\n"
+    "while time.monotonic() < end and not os.path.exists(sys.argv[1]):\n    pass\n"
+)
 
 
 def _record(tmp: Path, migrate: bool) -> tuple[Path, int, int]:
@@ -58,8 +64,9 @@ def _record(tmp: Path, migrate: bool) -> tuple[Path, int, int]:
         sleeper.stdout.readline()
         time.sleep(0.05)  # blocked on its read
         (inst / "tracing_on").write_text("1")
+        flag = tmp / f"moved-{'m' if migrate else 'n'}.flag"
         hog = subprocess.Popen(
-            ["chrt", "-f", "10", "taskset", "-c", "0", sys.executable, "-c", HOG], stdout=subprocess.PIPE
+            ["chrt", "-f", "10", "taskset", "-c", "0", sys.executable, "-c", HOG, str(flag)], stdout=subprocess.PIPE
         )
         assert hog.stdout is not None
         hog.stdout.readline()  # the hog holds CPU0
@@ -67,6 +74,7 @@ def _record(tmp: Path, migrate: bool) -> tuple[Path, int, int]:
         sleeper.stdin.flush()  # the wakeup: from CPU1, onto CPU0 (its only CPU), behind the hog
         time.sleep(QUEUED_S)
         os.sched_setaffinity(sleeper.pid, {1})  # moved while queued: it runs on CPU1
+        flag.touch()  # the hog may stop
         sleeper.wait(timeout=10)
         hog.wait(timeout=10)
         (inst / "tracing_on").write_text("0")
