@@ -487,6 +487,10 @@ class SchedAnalyzer:
         state = ev.state[:1]
         if self.pending_wake.pop(prev, None) is not None:
             self.wake_cpu.pop(prev, None)
+        # It ran until now, whatever state it leaves in: a preemption wait still open (its switch-in not recorded)
+        # ended before this.  Left open, it was closed at a window's end as a wait of the whole window (ue20 #1:
+        # healthy3.dat's bash, exited 10 s before 19820:19822, "waited 2000.000 ms" there).
+        self.preempted.pop(prev, None)
         wait_cpu = self.wait_cpu
         if prev in wait_cpu:
             self._unqueue(prev, ts, cpu)

@@ -927,6 +927,7 @@ def run_batch(
         ti[ps, T_COMM] = eid * 2
         ti[ps, T_PRIO] = prio
         ti[ps, T_PEND] = -1
+        ti[ps, T_PRE] = -1  # it ran until now: an open preemption wait ended (SchedAnalyzer._switch_out)
         epoch = si[S_EPOCH]
         w = unqueue(ps, ts, epoch)
         if w == s:  # (another CPU: it moved at a time the trace does not show, not charged: SchedAnalyzer._unqueue)

@@ -1135,3 +1135,49 @@ def test_a_wait_moved_away_and_back_at_a_time_not_followed_names_both_cpus(
             "it moved from CPU0 to CPU1 at 10.0" in finding.summary and "who delayed it is not known" in finding.summary
         )
         assert "CPU1 ran hog1 (pid 510) 100.000 ms" in finding.summary, finding.summary
+
+
+def _lost_switch_in_text() -> str:
+    """``bash`` (300) preempted on CPU0 at 1.0 whose switch-in is not recorded: it next shows as the previous task
+    of its exit switch (X) at 1.05; ``poller`` (310) preempted at 1.1, switch-in not recorded either, then sleeps
+    (S) at 1.2 and is woken and run every 50 ms through the window 2.0-4.0, beside ``hog`` (500) on CPU0 (ue20 #1)."""
+    lines = [
+        ("000", "0.900000", "sched_switch: prev_comm=swapper/0 prev_pid=0 prev_prio=120 prev_state=R ==> "
+         "next_comm=bash next_pid=300 next_prio=120"),
+        ("000", "1.000000", "sched_switch: prev_comm=bash prev_pid=300 prev_prio=120 prev_state=R ==> "
+         "next_comm=poller next_pid=310 next_prio=120"),
+        ("000", "1.050000", "sched_switch: prev_comm=bash prev_pid=300 prev_prio=120 prev_state=X ==> "
+         "next_comm=poller next_pid=310 next_prio=120"),
+        ("000", "1.100000", "sched_switch: prev_comm=poller prev_pid=310 prev_prio=120 prev_state=R ==> "
+         "next_comm=hog next_pid=500 next_prio=120"),
+        ("000", "1.200000", "sched_switch: prev_comm=poller prev_pid=310 prev_prio=120 prev_state=S ==> "
+         "next_comm=hog next_pid=500 next_prio=120"),
+    ]  # fmt: skip
+    t = 1.25
+    while t < 4.1:
+        lines += [
+            ("000", f"{t:.6f}", "sched_waking: comm=poller pid=310 prio=120 target_cpu=000"),
+            ("000", f"{t + 0.0001:.6f}", "sched_switch: prev_comm=hog prev_pid=500 prev_prio=120 prev_state=R ==> "
+             "next_comm=poller next_pid=310 next_prio=120"),
+            ("000", f"{t + 0.0002:.6f}", "sched_switch: prev_comm=poller prev_pid=310 prev_prio=120 prev_state=S "
+             "==> next_comm=hog next_pid=500 next_prio=120"),
+        ]  # fmt: skip
+        t += 0.05
+    return _trace_lines(lines)
+
+
+def test_a_task_switched_out_after_a_lost_switch_in_does_not_wait_across_a_window() -> None:
+    """A preemption wait whose switch-in the recording lacks ends where the task is next switched out (it ran
+    meanwhile): healthy3.dat's bash, preempted at 19810.279640 then exited (X) at 19810.341348, "waited 2000.000 ms"
+    in --window 19820:19822, and memfd:sealed-91, run every 50 ms there, too (each charged to every task run on
+    CPU0 in the window, the CPU hog made medium).  Now neither has a wait, nor is among hog's victims.  Both engines,
+    both parsers."""
+    got = windowed(_lost_switch_in_text().encode(), (2.0, 4.0))
+    bash = [t for t in got.tasks if t.pid == 300]
+    assert bash == []  # nothing of it in the window
+    poller = next(t for t in got.tasks if t.pid == 310)
+    assert poller.preempt_wait.n == 0 and poller.worst_preempt_wait is None
+    worst = poller.wakeup.worst
+    assert poller.wakeup.n > 30 and worst is not None and worst.duration < 0.001
+    hog = next(t for t in got.tasks if t.pid == 500)
+    assert all(v.worst < 0.001 for v in hog.victims)
