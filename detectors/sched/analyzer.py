@@ -235,7 +235,9 @@ class SchedAnalyzer:
 
         The same seconds the waiting-task integral gives the runs (``delay_caused``): a victim's seconds are
         what it waited while each ran.  Runs the ring no longer holds, idle, runs before a lost-events barrier
-        and runs that end before the window are not charged."""
+        and runs that end before the window are not charged; nor is the part of a wait before the window's start
+        (ue20 #2: a 500 ms window's RT hog said a victim waited 948.689 ms behind it, its wakeup finding 433.7 ms)."""
+        t0 = max(t0, self.w0)
         barrier = self.barrier
         share: dict[int, float] = {}
         cur = self.cur.get(cpu)

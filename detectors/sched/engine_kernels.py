@@ -788,6 +788,7 @@ def run_batch(
         dict."""
         if t1 < w0:
             return
+        t0 = max(t0, w0)  # the part of the wait before the window is not charged (SchedAnalyzer.shares)
         wait_key = tf[vs, TF_WAIT0]
         barrier = sc[X_BARRIER]
         m = 0
