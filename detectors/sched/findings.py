@@ -336,7 +336,7 @@ def cpu_hogs(analysis: TraceAnalysis, source: str) -> list[Finding]:
             severity = max(worst or Severity.MEDIUM, Severity.MEDIUM)
             title = f"Kernel-mode run: {task.comm} ran {fmt_ms(run.duration)} on CPU{run.cpu} without rescheduling"
             baseline = Baseline(
-                stick.name + stick.release,
+                stick.name + stick.release + stick.assumed,
                 fmt_ms(period),
                 f"a preemptible task is switched out within it ({stick.source})",
             )
@@ -354,7 +354,8 @@ def cpu_hogs(analysis: TraceAnalysis, source: str) -> list[Finding]:
                 # 2026-12-07 "CPU hog: kforensic ran 7.997 ms" beside a 9.000 ms baseline, ue19 #13)
                 title = (
                     f"Long run: {task.comm} ran {fmt_ms(run.duration)} on CPU{run.cpu}, within the "
-                    f"{fmt_ms(judged[0][2].value)} baseline; tasks behind it waited past their fair share (load)"
+                    f"{fmt_ms(judged[0][2].value)} baseline{judged[0][2].assumed}; tasks behind it waited past their "
+                    "fair share (load)"
                 )
             baseline = _baseline(judged[0][2])
             verdict = f"Tasks waited behind it: {victims}; the worst wait: {judged[0][2].why}."

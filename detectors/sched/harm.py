@@ -134,6 +134,7 @@ class Judgement(NamedTuple):
     source: str  # where it comes from
     why: str
     fair: bool = False  # judged against the fair class's yardstick for the tasks that shared the CPU
+    assumed: str = ""  # the assumption the baseline rests on, when it is assumed (Yardstick.assumed), else ""
 
 
 def is_rt(prio: int) -> bool:
@@ -218,10 +219,16 @@ class Yardstick(NamedTuple):
 
     seconds: float
     name: str  # "CFS latency period for 3 runnable task(s) on 2 CPU(s)"
-    release: str  # what the release adds to the name: ", kernel 6.18.44", or that the policy was assumed
+    release: str  # what the release adds to the name: ", kernel 6.18.44"; "" when it is not known
+    assumed: str  # that the policy was assumed, when the release is not known: " (assumed: ...)"; else ""
     source: str
     unit: str  # how the statement names it: "the period", "that"
-    called: str  # what it is, in a sentence: "the CFS latency period", "the EEVDF slices"
+    noun: str  # what it is: "CFS latency period", "EEVDF slices"
+
+    @property
+    def called(self) -> str:
+        """What it is, in a sentence: "the CFS latency period", "the EEVDF slices"."""
+        return f"the {self.noun}"
 
 
 def fair_yardstick(nr: int, cpus: int, release: str, least: str = "") -> Yardstick:
@@ -234,22 +241,24 @@ def fair_yardstick(nr: int, cpus: int, release: str, least: str = "") -> Yardsti
             eevdf_slices(nr, cpus),
             f"EEVDF slices for {least}{nr} runnable task(s) on {cpus} CPU(s)",
             f", kernel {release}",
+            "",
             "base_slice_ns 0.75 ms x (1 + log2 CPUs) per task: each runs one slice by earliest eligible virtual "
             "deadline (kernel/sched/fair.c, EEVDF since 6.6: commit 147f3efaa241)",
             "that",
-            "the EEVDF slices",
+            "EEVDF slices",
         )
     return Yardstick(
         cfs_period(nr, cpus),
         f"CFS latency period for {least}{nr} runnable task(s) on {cpus} CPU(s)",
-        f", kernel {release}"
+        f", kernel {release}" if policy else "",
+        ""
         if policy
         else " (assumed: the trace names no kernel release; a 6.6+ kernel schedules by EEVDF, which has no period, "
         "unknown here)",
         "sched_latency_ns 6 ms x (1 + log2 CPUs), or nr_running x min_granularity "
         "(Documentation/scheduler/sched-design-CFS.rst)",
         "the period",
-        "the CFS latency period",
+        "CFS latency period",
     )
 
 
@@ -386,11 +395,10 @@ def _shared_yardstick(shared: list[tuple[int, int]], capped: bool, cpus: int, re
     first = sticks[0]
     if len(shared) == 1:
         return first
-    called = first.called.removeprefix("the ")
     each = ", ".join(f"{least}{n} runnable task(s) on CPU{cpu}" for cpu, n in shared)
     return first._replace(
         seconds=sum(k.seconds for k in sticks),
-        name=f"{called} of each CPU it was queued on, added ({each}; {cpus} CPU(s))",
+        name=f"{first.noun} of each CPU it was queued on, added ({each}; {cpus} CPU(s))",
     )
 
 
@@ -490,7 +498,7 @@ def judge_wait(
         over = SENSITIVE_PERIODS if sev is Severity.MEDIUM else STALL_PERIODS
         rank = f"; {sev.value}: {task.comm} is {role}, over {over:.0f} times"
     weighted = f", x{scale:.1f} for its weight (prio {prio})" if round(scale, 1) > 1 else ""
-    name, source, unit = stick.name + weighted + stick.release, stick.source, stick.unit
+    name, source, unit = stick.name + weighted + stick.release + stick.assumed, stick.source, stick.unit
     # Past the yardstick is not a fair share: only the severity says it is load on a busy CPU, not a fault; a task of
     # negative nice (prio < 120) is owed more than an equal share, not less.
     nice = prio - 120 if 100 <= prio < 120 else 0
@@ -510,6 +518,7 @@ def judge_wait(
             else ""
         ),
         fair=True,
+        assumed=stick.assumed,
     )
 
 
