@@ -30,6 +30,7 @@ from typing import NamedTuple
 
 from detectors.sched import rules
 from forensics.model import NotAvailable, Severity
+from forensics.types.release import release_version
 from forensics.types.sched import (
     MOVED_MIGRATED,
     MOVED_UNKNOWN,
@@ -71,6 +72,9 @@ RESCHED_LATENCY_WARN = 0.1
 #: sched_rt_period_us (1 s); only then do CFS tasks get the rest (Documentation/scheduler/sched-rt-group.rst).
 RT_RUNTIME = 0.95
 RT_PERIOD = 1.0
+#: The fair server (a deadline server that runs CFS tasks on a CPU its RT tasks hold: 50 ms of every 1 s by default)
+#: since 6.12: on such a kernel a CFS task switched in for a runnable RT task may be its doing, not RT throttling's.
+FAIR_SERVER_SINCE = (6, 12)
 #: How far beyond its promise a wait must go before it is more than noise (an order of magnitude).
 ORDER = 10.0
 #: A fair-share wait (only CFS tasks ran) is load: the kernel made these threads CFS tasks on purpose. It is a
@@ -269,6 +273,32 @@ def scheduler_of(release: str) -> str:
     if len(head) < 2 or not (head[0].isdigit() and head[1].isdigit()):
         return ""
     return "eevdf" if (int(head[0]), int(head[1])) >= EEVDF_SINCE else "cfs"
+
+
+def rt_budget(whose: str = "the") -> str:
+    """RT throttling's budget, said to be the default: the trace does not record sched_rt_runtime_us or
+    sched_rt_period_us (until 2026-12-07 "950.000 ms of every 1000.000 ms" read as the machine's, ue20 #4).
+    ``whose``: the words before "default budget" ("the", "RT throttling's")."""
+    return (
+        f"{whose} default budget (sched_rt_runtime_us {RT_RUNTIME * 1e6:.0f} of sched_rt_period_us "
+        f"{RT_PERIOD * 1e6:.0f}: {fmt_ms(RT_RUNTIME)} of every {fmt_ms(RT_PERIOD)}; this trace does not record the "
+        "machine's setting)"
+    )
+
+
+def fair_server_possible(release: str) -> bool:
+    """Whether the kernel of ``release`` may have the fair server: 6.12 or later, or a release not known."""
+    version = release_version(release)
+    return version is None or version >= FAIR_SERVER_SINCE
+
+
+def fair_server(release: str) -> str:
+    """The fair server, named with why it may be there (the kernel's release, or that the trace names none), on a
+    kernel that may have it; "" on one older than 6.12."""
+    if not fair_server_possible(release):
+        return ""
+    kernel = f"kernel {release}" if release else "the trace names no kernel release"
+    return f"the fair server (the deadline server for CFS tasks, 6.12+: {kernel}; 50 ms of every 1 s by default)"
 
 
 def waited_on(wait: Wait) -> list[int]:
@@ -474,7 +504,10 @@ def judge_wait(
             limit,
             "RT tasks run until they sleep, throttled only after sched_rt_runtime_us "
             "(Documentation/scheduler/sched-rt-group.rst)",
-            f"an RT task held the CPU for most of the wait: a CFS task gets nothing until it sleeps; {rank}",
+            "an RT task held the CPU for most of the wait: a CFS task gets the CPU only when the RT task sleeps, "
+            f"or once RT throttling stops it, its CPU's RT tasks past {rt_budget()}"
+            + (f", or by {server}" if (server := fair_server(analysis.kernel_release)) else "")
+            + f"; {rank}",
         )
     shared = sharers(wait, by_pid)
     if not shared:
