@@ -605,6 +605,15 @@ def _trace_mean_wakeup(analysis: TraceAnalysis) -> tuple[float, int]:
     return (total / n if n else 0.0), n
 
 
+def _wait_began(span: Span) -> str:
+    """When a wait began: its first event's time, and, for a wait begun before the window (--window, --around), that
+    it is counted from the window's start (Span.start, clipped; until 2026-12-07 that time was given as the
+    wakeup's, ue20 #1)."""
+    if span.begin.ts < span.start:
+        return f"{span.begin.ts:.6f}, before the window (counted from the window's start, {span.start:.6f})"
+    return f"{span.start:.6f}"
+
+
 def wakeup_latency(analysis: TraceAnalysis, source: str) -> list[Finding]:
     """Tasks whose worst wakeup-to-run latency broke their class's promise, and who ran meanwhile."""
     limit = analysis.thresholds.wakeup_latency
@@ -638,7 +647,7 @@ def wakeup_latency(analysis: TraceAnalysis, source: str) -> list[Finding]:
                 confidence=confidence,
                 confidence_reason=reason,
                 summary=(
-                    f"{_task_label(task)} was woken ({wait.source}) at {wait.span.start:.6f}{woken} and switched in "
+                    f"{_task_label(task)} was woken ({wait.source}) at {_wait_began(wait.span)}{woken} and switched in "
                     f"on CPU{wait.span.cpu} {fmt_ms(wait.span.duration)} later; {_behind_text(wait, analysis)}. "
                     f"Mean wakeup latency {fmt_ms(task.wakeup.mean)} over {task.wakeup.n} wakeups "
                     f"(the trace's CFS tasks: {fmt_ms(mean)} over {count}). Judged as {_prio_text(task, wait)}: "

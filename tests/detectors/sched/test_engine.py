@@ -1205,3 +1205,28 @@ def test_a_wait_begun_before_a_window_is_charged_to_its_culprit_from_the_window_
     assert worst is not None and math.isclose(worst.duration, 1.0)
     hog = next(t for t in got.tasks if t.pid == 500)
     assert [(v.pid, round(v.seconds, 6), round(v.worst, 6)) for v in hog.victims] == [(300, 1.0, 1.0)]
+
+
+def test_a_wakeup_begun_before_a_window_says_it_is_counted_from_the_window_s_start() -> None:
+    """The wait of the test above, found in --window 2.0:3.5: its finding gave the window's start as the time it was
+    woken ("was woken (sched_waking) at 2.000000"), though the cited waking is at 1.100000; now it says both."""
+    from detectors.sched.findings import detect
+
+    lines = [
+        ("000", "1.000000", "sched_switch: prev_comm=swapper/0 prev_pid=0 prev_prio=120 prev_state=R ==> "
+         "next_comm=rthog next_pid=500 next_prio=49"),
+        ("001", "1.100000", "sched_waking: comm=victim pid=300 prio=120 target_cpu=000"),
+        ("000", "3.000000", "sched_switch: prev_comm=rthog prev_pid=500 prev_prio=49 prev_state=S ==> "
+         "next_comm=victim next_pid=300 next_prio=120"),
+        ("000", "3.600000", "sched_switch: prev_comm=victim prev_pid=300 prev_prio=120 prev_state=S ==> "
+         "next_comm=swapper/0 next_pid=0 next_prio=120"),
+        ("001", "3.600000", "sched_switch: prev_comm=swapper/1 prev_pid=0 prev_prio=120 prev_state=R ==> "
+         "next_comm=swapper/1 next_pid=0 next_prio=120"),
+    ]  # fmt: skip
+    lists, counts = parse(_trace_lines(lines).encode(), 1 << 14)
+    got = compare(lists, counts, window=(2.0, 3.5))
+    (found,) = [f for f in detect(got, "t.txt") if f.kind == "sched-wakeup-latency"]
+    assert (
+        "was woken (sched_waking) at 1.100000, before the window (counted from the window's start, 2.000000) and "
+        "switched in on CPU0 1000.000 ms later" in found.summary
+    )
