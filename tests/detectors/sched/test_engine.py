@@ -1183,11 +1183,9 @@ def test_a_task_switched_out_after_a_lost_switch_in_does_not_wait_across_a_windo
     assert all(v.worst < 0.001 for v in hog.victims)
 
 
-def test_a_wait_begun_before_a_window_is_charged_to_its_culprit_from_the_window_s_start() -> None:
-    """``victim`` (300), woken at 1.1 onto CPU0 where ``rthog`` (500, prio 49) runs from 1.0 to 3.0, is switched in
-    at 3.0: in --window 2.0:3.5 its wait is counted from 2.0 (1 s), and rthog's victims said so too; they said
-    1.9 s, the whole wait (ue20 #2: problem.dat --window 19197.0:19197.5, "948.689 ms in one wait" beside the
-    wakeup finding's 433.7 ms).  Both engines, both parsers."""
+def _rt_hog_over_window_text() -> bytes:
+    """``rthog`` (500, prio 49) runs on CPU0 from 1.0 to 3.0; ``victim`` (300), woken at 1.1 onto CPU0, is switched in
+    at 3.0 and sleeps at 3.6; CPU1 reports after 3.5."""
     lines = [
         ("000", "1.000000", "sched_switch: prev_comm=swapper/0 prev_pid=0 prev_prio=120 prev_state=R ==> "
          "next_comm=rthog next_pid=500 next_prio=49"),
@@ -1199,7 +1197,15 @@ def test_a_wait_begun_before_a_window_is_charged_to_its_culprit_from_the_window_
         ("001", "3.600000", "sched_switch: prev_comm=swapper/1 prev_pid=0 prev_prio=120 prev_state=R ==> "
          "next_comm=swapper/1 next_pid=0 next_prio=120"),
     ]  # fmt: skip
-    got = windowed(_trace_lines(lines).encode(), (2.0, 3.5))
+    return _trace_lines(lines).encode()
+
+
+def test_a_wait_begun_before_a_window_is_charged_to_its_culprit_from_the_window_s_start() -> None:
+    """``victim`` (300), woken at 1.1 onto CPU0 where ``rthog`` (500, prio 49) runs from 1.0 to 3.0, is switched in
+    at 3.0: in --window 2.0:3.5 its wait is counted from 2.0 (1 s), and rthog's victims said so too; they said
+    1.9 s, the whole wait (ue20 #2: problem.dat --window 19197.0:19197.5, "948.689 ms in one wait" beside the
+    wakeup finding's 433.7 ms).  Both engines, both parsers."""
+    got = windowed(_rt_hog_over_window_text(), (2.0, 3.5))
     victim = next(t for t in got.tasks if t.pid == 300)
     worst = victim.wakeup.worst
     assert worst is not None and math.isclose(worst.duration, 1.0)
@@ -1212,19 +1218,7 @@ def test_a_wakeup_begun_before_a_window_says_it_is_counted_from_the_window_s_sta
     woken ("was woken (sched_waking) at 2.000000"), though the cited waking is at 1.100000; now it says both."""
     from detectors.sched.findings import detect
 
-    lines = [
-        ("000", "1.000000", "sched_switch: prev_comm=swapper/0 prev_pid=0 prev_prio=120 prev_state=R ==> "
-         "next_comm=rthog next_pid=500 next_prio=49"),
-        ("001", "1.100000", "sched_waking: comm=victim pid=300 prio=120 target_cpu=000"),
-        ("000", "3.000000", "sched_switch: prev_comm=rthog prev_pid=500 prev_prio=49 prev_state=S ==> "
-         "next_comm=victim next_pid=300 next_prio=120"),
-        ("000", "3.600000", "sched_switch: prev_comm=victim prev_pid=300 prev_prio=120 prev_state=S ==> "
-         "next_comm=swapper/0 next_pid=0 next_prio=120"),
-        ("001", "3.600000", "sched_switch: prev_comm=swapper/1 prev_pid=0 prev_prio=120 prev_state=R ==> "
-         "next_comm=swapper/1 next_pid=0 next_prio=120"),
-    ]  # fmt: skip
-    lists, counts = parse(_trace_lines(lines).encode(), 1 << 14)
-    got = compare(lists, counts, window=(2.0, 3.5))
+    got = compare(*parse(_rt_hog_over_window_text(), 1 << 14), window=(2.0, 3.5))
     (found,) = [f for f in detect(got, "t.txt") if f.kind == "sched-wakeup-latency"]
     assert (
         "was woken (sched_waking) at 1.100000, before the window (counted from the window's start, 2.000000) and "
