@@ -235,7 +235,9 @@ class SchedAnalyzer:
 
         The same seconds the waiting-task integral gives the runs (``delay_caused``): a victim's seconds are
         what it waited while each ran.  Runs the ring no longer holds, idle, runs before a lost-events barrier
-        and runs that end before the window are not charged."""
+        and runs that end before the window are not charged; nor is the part of a wait before the window's start
+        (ue20 #2: a 500 ms window's RT hog said a victim waited 948.689 ms behind it, its wakeup finding 433.7 ms)."""
+        t0 = max(t0, self.w0)
         barrier = self.barrier
         share: dict[int, float] = {}
         cur = self.cur.get(cpu)
@@ -487,6 +489,10 @@ class SchedAnalyzer:
         state = ev.state[:1]
         if self.pending_wake.pop(prev, None) is not None:
             self.wake_cpu.pop(prev, None)
+        # It ran until now, whatever state it leaves in: a preemption wait still open (its switch-in not recorded)
+        # ended before this.  Left open, it was closed at a window's end as a wait of the whole window (ue20 #1:
+        # healthy3.dat's bash, exited 10 s before 19820:19822, "waited 2000.000 ms" there).
+        self.preempted.pop(prev, None)
         wait_cpu = self.wait_cpu
         if prev in wait_cpu:
             self._unqueue(prev, ts, cpu)

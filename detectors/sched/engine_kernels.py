@@ -788,6 +788,7 @@ def run_batch(
         dict."""
         if t1 < w0:
             return
+        t0 = max(t0, w0)  # the part of the wait before the window is not charged (SchedAnalyzer.shares)
         wait_key = tf[vs, TF_WAIT0]
         barrier = sc[X_BARRIER]
         m = 0
@@ -927,6 +928,7 @@ def run_batch(
         ti[ps, T_COMM] = eid * 2
         ti[ps, T_PRIO] = prio
         ti[ps, T_PEND] = -1
+        ti[ps, T_PRE] = -1  # it ran until now: an open preemption wait ended (SchedAnalyzer._switch_out)
         epoch = si[S_EPOCH]
         w = unqueue(ps, ts, epoch)
         if w == s:  # (another CPU: it moved at a time the trace does not show, not charged: SchedAnalyzer._unqueue)

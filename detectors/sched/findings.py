@@ -336,7 +336,7 @@ def cpu_hogs(analysis: TraceAnalysis, source: str) -> list[Finding]:
             severity = max(worst or Severity.MEDIUM, Severity.MEDIUM)
             title = f"Kernel-mode run: {task.comm} ran {fmt_ms(run.duration)} on CPU{run.cpu} without rescheduling"
             baseline = Baseline(
-                stick.name + stick.release,
+                stick.name + stick.release + stick.assumed,
                 fmt_ms(period),
                 f"a preemptible task is switched out within it ({stick.source})",
             )
@@ -354,7 +354,8 @@ def cpu_hogs(analysis: TraceAnalysis, source: str) -> list[Finding]:
                 # 2026-12-07 "CPU hog: kforensic ran 7.997 ms" beside a 9.000 ms baseline, ue19 #13)
                 title = (
                     f"Long run: {task.comm} ran {fmt_ms(run.duration)} on CPU{run.cpu}, within the "
-                    f"{fmt_ms(judged[0][2].value)} baseline; tasks behind it waited past their fair share (load)"
+                    f"{fmt_ms(judged[0][2].value)} baseline{judged[0][2].assumed}; tasks behind it waited past their "
+                    "fair share (load)"
                 )
             baseline = _baseline(judged[0][2])
             verdict = f"Tasks waited behind it: {victims}; the worst wait: {judged[0][2].why}."
@@ -492,10 +493,8 @@ def rt_hogs(analysis: TraceAnalysis, source: str) -> list[Finding]:
                 evidence.extend(e for e in _evidence(source, wait.span) if e.locator.start not in cited)
         waited = len(task.victims) + task.more_victims
         longest = max((v.worst for v in task.victims), default=0.0)
-        budget = (
-            f"RT throttling's budget ({fmt_ms(harm.RT_RUNTIME)} of every {fmt_ms(harm.RT_PERIOD)}: "
-            "sched_rt_runtime_us / sched_rt_period_us)"
-        )
+        budget = harm.rt_budget("RT throttling's")
+        server = harm.fair_server(analysis.kernel_release)
         ended = task.runs.worst_out  # the switch-out of its longest run
         if run.duration >= harm.RT_RUNTIME or task.longest_run_throttled:
             severity = Severity.HIGH
@@ -505,9 +504,10 @@ def rt_hogs(analysis: TraceAnalysis, source: str) -> list[Finding]:
                 + "starving other tasks"
             )
             baseline = Baseline(
-                "RT throttling's budget: the most RT tasks may run of each period before CFS tasks get the rest",
+                "RT throttling's default budget: the most RT tasks may run of each period before CFS tasks get the "
+                "rest",
                 fmt_ms(harm.RT_RUNTIME),
-                "sched_rt_runtime_us of sched_rt_period_us (Documentation/scheduler/sched-rt-group.rst)",
+                f"{harm.rt_budget()}; Documentation/scheduler/sched-rt-group.rst",
             )
             if task.longest_run_throttled and ended is not None:
                 nxt = by_pid.get(ended.next_pid)
@@ -516,15 +516,17 @@ def rt_hogs(analysis: TraceAnalysis, source: str) -> list[Finding]:
                     if ended.next_pid == 0
                     else f"{nxt.comm if nxt else 'a task'} (pid {ended.next_pid})"
                 )
+                by_server = f"; or {server} may be what let it in" if server and ended.next_pid != 0 else ""
                 verdict = (
                     f"It never slept: its run ended with it still runnable (prev_state {ended.state}, "
                     f"{run.end.said(analysis.by_line)}) for {named}, which is not an RT task: RT throttling stopped it "
-                    f"once the CPU's RT tasks had used up {budget}, and the CPU's other tasks got only the rest."
+                    f"once the CPU's RT tasks had used up {budget}{by_server}; the CPU's "
+                    "other tasks got only the rest."
                 )
             else:
                 verdict = (
-                    f"Its run reached {budget}: RT throttling had to stop it, and the CPU's other tasks got only the "
-                    "rest."
+                    f"Its run reached {budget}: with that budget RT throttling had to stop "
+                    "it, and the CPU's other tasks got only the rest."
                 )
         elif worst is not None:
             victim, wait, j = judged[0]
@@ -535,7 +537,7 @@ def rt_hogs(analysis: TraceAnalysis, source: str) -> list[Finding]:
             )
             baseline = _baseline(j)
             verdict = (
-                f"Its longest run stayed within {budget} and ended with it "
+                f"Its longest run stayed within {budget}, and ended with it "
                 + (
                     f"switched out in state {ended.state}"
                     if ended is not None and ended.pid == task.pid
@@ -551,6 +553,13 @@ def rt_hogs(analysis: TraceAnalysis, source: str) -> list[Finding]:
                 + ("; others waited within their promise" if waited else "; no other task needed the CPU")
             )
             baseline, verdict = _unharmed(bool(waited))
+        if task.longest_run_yield_unknown and ended is not None:
+            nxt = by_pid.get(ended.next_pid)
+            verdict += (
+                f" Whether RT throttling stopped its longest run is unknown: it ended with it still runnable for "
+                f"{nxt.comm if nxt else 'a task'} (pid {ended.next_pid}), whose prio the trace does not give (a "
+                "higher RT or deadline task preempting it is possible)."
+            )
         victims = _victims_text(task)
         out.append(
             Finding(
@@ -573,7 +582,7 @@ def rt_hogs(analysis: TraceAnalysis, source: str) -> list[Finding]:
                     Fact("runs over threshold", str(task.hog_runs)),
                     *_delay_facts(task),
                     *(Fact("waited behind it", v) for v in victims),
-                    Fact("RT throttling budget", f"{fmt_ms(harm.RT_RUNTIME)} per {fmt_ms(harm.RT_PERIOD)}"),
+                    Fact("RT throttling budget", harm.rt_budget()),
                     *_kernel_run(task),
                 ),
                 next_steps=(
@@ -594,6 +603,15 @@ def _trace_mean_wakeup(analysis: TraceAnalysis) -> tuple[float, int]:
     n = sum(t.wakeup.n for t in analysis.tasks if not t.is_rt)
     total = sum(t.wakeup.total for t in analysis.tasks if not t.is_rt)
     return (total / n if n else 0.0), n
+
+
+def _wait_began(span: Span) -> str:
+    """When a wait began: its first event's time, and, for a wait begun before the window (--window, --around), that
+    it is counted from the window's start (Span.start, clipped; until 2026-12-07 that time was given as the
+    wakeup's, ue20 #1)."""
+    if span.begin.ts < span.start:
+        return f"{span.begin.ts:.6f}, before the window (counted from the window's start, {span.start:.6f})"
+    return f"{span.start:.6f}"
 
 
 def wakeup_latency(analysis: TraceAnalysis, source: str) -> list[Finding]:
@@ -629,7 +647,7 @@ def wakeup_latency(analysis: TraceAnalysis, source: str) -> list[Finding]:
                 confidence=confidence,
                 confidence_reason=reason,
                 summary=(
-                    f"{_task_label(task)} was woken ({wait.source}) at {wait.span.start:.6f}{woken} and switched in "
+                    f"{_task_label(task)} was woken ({wait.source}) at {_wait_began(wait.span)}{woken} and switched in "
                     f"on CPU{wait.span.cpu} {fmt_ms(wait.span.duration)} later; {_behind_text(wait, analysis)}. "
                     f"Mean wakeup latency {fmt_ms(task.wakeup.mean)} over {task.wakeup.n} wakeups "
                     f"(the trace's CFS tasks: {fmt_ms(mean)} over {count}). Judged as {_prio_text(task, wait)}: "

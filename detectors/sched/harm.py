@@ -30,6 +30,7 @@ from typing import NamedTuple
 
 from detectors.sched import rules
 from forensics.model import NotAvailable, Severity
+from forensics.types.release import release_version
 from forensics.types.sched import (
     MOVED_MIGRATED,
     MOVED_UNKNOWN,
@@ -71,6 +72,9 @@ RESCHED_LATENCY_WARN = 0.1
 #: sched_rt_period_us (1 s); only then do CFS tasks get the rest (Documentation/scheduler/sched-rt-group.rst).
 RT_RUNTIME = 0.95
 RT_PERIOD = 1.0
+#: The fair server (a deadline server that runs CFS tasks on a CPU its RT tasks hold: 50 ms of every 1 s by default)
+#: since 6.12: on such a kernel a CFS task switched in for a runnable RT task may be its doing, not RT throttling's.
+FAIR_SERVER_SINCE = (6, 12)
 #: How far beyond its promise a wait must go before it is more than noise (an order of magnitude).
 ORDER = 10.0
 #: A fair-share wait (only CFS tasks ran) is load: the kernel made these threads CFS tasks on purpose. It is a
@@ -134,6 +138,7 @@ class Judgement(NamedTuple):
     source: str  # where it comes from
     why: str
     fair: bool = False  # judged against the fair class's yardstick for the tasks that shared the CPU
+    assumed: str = ""  # the assumption the baseline rests on, when it is assumed (Yardstick.assumed), else ""
 
 
 def is_rt(prio: int) -> bool:
@@ -218,10 +223,16 @@ class Yardstick(NamedTuple):
 
     seconds: float
     name: str  # "CFS latency period for 3 runnable task(s) on 2 CPU(s)"
-    release: str  # what the release adds to the name: ", kernel 6.18.44", or that the policy was assumed
+    release: str  # what the release adds to the name: ", kernel 6.18.44"; "" when it is not known
+    assumed: str  # that the policy was assumed, when the release is not known: " (assumed: ...)"; else ""
     source: str
     unit: str  # how the statement names it: "the period", "that"
-    called: str  # what it is, in a sentence: "the CFS latency period", "the EEVDF slices"
+    noun: str  # what it is: "CFS latency period", "EEVDF slices"
+
+    @property
+    def called(self) -> str:
+        """What it is, in a sentence: "the CFS latency period", "the EEVDF slices"."""
+        return f"the {self.noun}"
 
 
 def fair_yardstick(nr: int, cpus: int, release: str, least: str = "") -> Yardstick:
@@ -234,22 +245,24 @@ def fair_yardstick(nr: int, cpus: int, release: str, least: str = "") -> Yardsti
             eevdf_slices(nr, cpus),
             f"EEVDF slices for {least}{nr} runnable task(s) on {cpus} CPU(s)",
             f", kernel {release}",
+            "",
             "base_slice_ns 0.75 ms x (1 + log2 CPUs) per task: each runs one slice by earliest eligible virtual "
             "deadline (kernel/sched/fair.c, EEVDF since 6.6: commit 147f3efaa241)",
             "that",
-            "the EEVDF slices",
+            "EEVDF slices",
         )
     return Yardstick(
         cfs_period(nr, cpus),
         f"CFS latency period for {least}{nr} runnable task(s) on {cpus} CPU(s)",
-        f", kernel {release}"
+        f", kernel {release}" if policy else "",
+        ""
         if policy
         else " (assumed: the trace names no kernel release; a 6.6+ kernel schedules by EEVDF, which has no period, "
         "unknown here)",
         "sched_latency_ns 6 ms x (1 + log2 CPUs), or nr_running x min_granularity "
         "(Documentation/scheduler/sched-design-CFS.rst)",
         "the period",
-        "the CFS latency period",
+        "CFS latency period",
     )
 
 
@@ -260,6 +273,32 @@ def scheduler_of(release: str) -> str:
     if len(head) < 2 or not (head[0].isdigit() and head[1].isdigit()):
         return ""
     return "eevdf" if (int(head[0]), int(head[1])) >= EEVDF_SINCE else "cfs"
+
+
+def rt_budget(whose: str = "the") -> str:
+    """RT throttling's budget, said to be the default: the trace does not record sched_rt_runtime_us or
+    sched_rt_period_us (until 2026-12-07 "950.000 ms of every 1000.000 ms" read as the machine's, ue20 #4).
+    ``whose``: the words before "default budget" ("the", "RT throttling's")."""
+    return (
+        f"{whose} default budget (sched_rt_runtime_us {RT_RUNTIME * 1e6:.0f} of sched_rt_period_us "
+        f"{RT_PERIOD * 1e6:.0f}: {fmt_ms(RT_RUNTIME)} of every {fmt_ms(RT_PERIOD)}; this trace does not record the "
+        "machine's setting)"
+    )
+
+
+def fair_server_possible(release: str) -> bool:
+    """Whether the kernel of ``release`` may have the fair server: 6.12 or later, or a release not known."""
+    version = release_version(release)
+    return version is None or version >= FAIR_SERVER_SINCE
+
+
+def fair_server(release: str) -> str:
+    """The fair server, named with why it may be there (the kernel's release, or that the trace names none), on a
+    kernel that may have it; "" on one older than 6.12."""
+    if not fair_server_possible(release):
+        return ""
+    kernel = f"kernel {release}" if release else "the trace names no kernel release"
+    return f"the fair server (the deadline server for CFS tasks, 6.12+: {kernel}; 50 ms of every 1 s by default)"
 
 
 def waited_on(wait: Wait) -> list[int]:
@@ -386,11 +425,10 @@ def _shared_yardstick(shared: list[tuple[int, int]], capped: bool, cpus: int, re
     first = sticks[0]
     if len(shared) == 1:
         return first
-    called = first.called.removeprefix("the ")
     each = ", ".join(f"{least}{n} runnable task(s) on CPU{cpu}" for cpu, n in shared)
     return first._replace(
         seconds=sum(k.seconds for k in sticks),
-        name=f"{called} of each CPU it was queued on, added ({each}; {cpus} CPU(s))",
+        name=f"{first.noun} of each CPU it was queued on, added ({each}; {cpus} CPU(s))",
     )
 
 
@@ -466,7 +504,10 @@ def judge_wait(
             limit,
             "RT tasks run until they sleep, throttled only after sched_rt_runtime_us "
             "(Documentation/scheduler/sched-rt-group.rst)",
-            f"an RT task held the CPU for most of the wait: a CFS task gets nothing until it sleeps; {rank}",
+            "an RT task held the CPU for most of the wait: a CFS task gets the CPU only when the RT task sleeps, "
+            f"or once RT throttling stops it, its CPU's RT tasks past {rt_budget()}"
+            + (f", or by {server}" if (server := fair_server(analysis.kernel_release)) else "")
+            + f"; {rank}",
         )
     shared = sharers(wait, by_pid)
     if not shared:
@@ -490,7 +531,7 @@ def judge_wait(
         over = SENSITIVE_PERIODS if sev is Severity.MEDIUM else STALL_PERIODS
         rank = f"; {sev.value}: {task.comm} is {role}, over {over:.0f} times"
     weighted = f", x{scale:.1f} for its weight (prio {prio})" if round(scale, 1) > 1 else ""
-    name, source, unit = stick.name + weighted + stick.release, stick.source, stick.unit
+    name, source, unit = stick.name + weighted + stick.release + stick.assumed, stick.source, stick.unit
     # Past the yardstick is not a fair share: only the severity says it is load on a busy CPU, not a fault; a task of
     # negative nice (prio < 120) is owed more than an equal share, not less.
     nice = prio - 120 if 100 <= prio < 120 else 0
@@ -510,6 +551,7 @@ def judge_wait(
             else ""
         ),
         fair=True,
+        assumed=stick.assumed,
     )
 
 

@@ -225,15 +225,24 @@ class TaskStats(NamedTuple):
     def longest_run_throttled(self) -> bool:
         """Its longest run ended with it an RT task (its switch-out's prev_prio) still runnable (state R) for a task
         that is not RT (a CFS task, idle): an RT task yields the CPU to those only when RT throttling (or, from 6.12,
-        the fair server) stops it; a preemption would be by a higher RT or deadline task."""
+        the fair server) stops it; a preemption would be by a higher RT or deadline task.  A next task whose prio the
+        trace does not give is not known not to be RT: :attr:`longest_run_yield_unknown` (until 2026-12-07 it was
+        "throttled", and the RT hog high by that alone, ue20 #4)."""
         out = self._run_out
-        return (
-            out is not None
-            and out.prio != PRIO_UNKNOWN
-            and out.prio < 100
-            and out.state[:1] == "R"
-            and (out.next_pid == 0 or out.next_prio == PRIO_UNKNOWN or out.next_prio >= 100)
-        )
+        return self._rt_runnable_out and out is not None and (out.next_pid == 0 or out.next_prio >= 100)
+
+    @property
+    def longest_run_yield_unknown(self) -> bool:
+        """Its longest run ended with it an RT task still runnable for a task whose prio the trace does not give:
+        whether it was throttled (a CFS task next) or preempted (a higher RT or deadline task) is unknown."""
+        out = self._run_out
+        return self._rt_runnable_out and out is not None and out.next_pid != 0 and out.next_prio == PRIO_UNKNOWN
+
+    @property
+    def _rt_runnable_out(self) -> bool:
+        """Its longest run ended with it an RT task (its switch-out's prev_prio) still runnable (state R)."""
+        out = self._run_out
+        return out is not None and out.prio != PRIO_UNKNOWN and out.prio < 100 and out.state[:1] == "R"
 
     @property
     def delay_resolved(self) -> float:

@@ -1135,3 +1135,92 @@ def test_a_wait_moved_away_and_back_at_a_time_not_followed_names_both_cpus(
             "it moved from CPU0 to CPU1 at 10.0" in finding.summary and "who delayed it is not known" in finding.summary
         )
         assert "CPU1 ran hog1 (pid 510) 100.000 ms" in finding.summary, finding.summary
+
+
+def _lost_switch_in_text() -> str:
+    """``bash`` (300) preempted on CPU0 at 1.0 whose switch-in is not recorded: it next shows as the previous task
+    of its exit switch (X) at 1.05; ``poller`` (310) preempted at 1.1, switch-in not recorded either, then sleeps
+    (S) at 1.2 and is woken and run every 50 ms through the window 2.0-4.0, beside ``hog`` (500) on CPU0 (ue20 #1)."""
+    lines = [
+        ("000", "0.900000", "sched_switch: prev_comm=swapper/0 prev_pid=0 prev_prio=120 prev_state=R ==> "
+         "next_comm=bash next_pid=300 next_prio=120"),
+        ("000", "1.000000", "sched_switch: prev_comm=bash prev_pid=300 prev_prio=120 prev_state=R ==> "
+         "next_comm=poller next_pid=310 next_prio=120"),
+        ("000", "1.050000", "sched_switch: prev_comm=bash prev_pid=300 prev_prio=120 prev_state=X ==> "
+         "next_comm=poller next_pid=310 next_prio=120"),
+        ("000", "1.100000", "sched_switch: prev_comm=poller prev_pid=310 prev_prio=120 prev_state=R ==> "
+         "next_comm=hog next_pid=500 next_prio=120"),
+        ("000", "1.200000", "sched_switch: prev_comm=poller prev_pid=310 prev_prio=120 prev_state=S ==> "
+         "next_comm=hog next_pid=500 next_prio=120"),
+    ]  # fmt: skip
+    t = 1.25
+    while t < 4.1:
+        lines += [
+            ("000", f"{t:.6f}", "sched_waking: comm=poller pid=310 prio=120 target_cpu=000"),
+            ("000", f"{t + 0.0001:.6f}", "sched_switch: prev_comm=hog prev_pid=500 prev_prio=120 prev_state=R ==> "
+             "next_comm=poller next_pid=310 next_prio=120"),
+            ("000", f"{t + 0.0002:.6f}", "sched_switch: prev_comm=poller prev_pid=310 prev_prio=120 prev_state=S "
+             "==> next_comm=hog next_pid=500 next_prio=120"),
+        ]  # fmt: skip
+        t += 0.05
+    return _trace_lines(lines)
+
+
+def test_a_task_switched_out_after_a_lost_switch_in_does_not_wait_across_a_window() -> None:
+    """A preemption wait whose switch-in the recording lacks ends where the task is next switched out (it ran
+    meanwhile): healthy3.dat's bash, preempted at 19810.279640 then exited (X) at 19810.341348, "waited 2000.000 ms"
+    in --window 19820:19822, and memfd:sealed-91, run every 50 ms there, too (each charged to every task run on
+    CPU0 in the window, the CPU hog made medium).  Now neither has a wait, nor is among hog's victims.  Both engines,
+    both parsers."""
+    got = windowed(_lost_switch_in_text().encode(), (2.0, 4.0))
+    bash = [t for t in got.tasks if t.pid == 300]
+    assert bash == []  # nothing of it in the window
+    poller = next(t for t in got.tasks if t.pid == 310)
+    assert poller.preempt_wait.n == 0 and poller.worst_preempt_wait is None
+    worst = poller.wakeup.worst
+    assert poller.wakeup.n > 30 and worst is not None and worst.duration < 0.001
+    hog = next(t for t in got.tasks if t.pid == 500)
+    assert all(v.worst < 0.001 for v in hog.victims)
+
+
+def _rt_hog_over_window_text() -> bytes:
+    """``rthog`` (500, prio 49) runs on CPU0 from 1.0 to 3.0; ``victim`` (300), woken at 1.1 onto CPU0, is switched in
+    at 3.0 and sleeps at 3.6; CPU1 reports after 3.5."""
+    lines = [
+        ("000", "1.000000", "sched_switch: prev_comm=swapper/0 prev_pid=0 prev_prio=120 prev_state=R ==> "
+         "next_comm=rthog next_pid=500 next_prio=49"),
+        ("001", "1.100000", "sched_waking: comm=victim pid=300 prio=120 target_cpu=000"),
+        ("000", "3.000000", "sched_switch: prev_comm=rthog prev_pid=500 prev_prio=49 prev_state=S ==> "
+         "next_comm=victim next_pid=300 next_prio=120"),
+        ("000", "3.600000", "sched_switch: prev_comm=victim prev_pid=300 prev_prio=120 prev_state=S ==> "
+         "next_comm=swapper/0 next_pid=0 next_prio=120"),
+        ("001", "3.600000", "sched_switch: prev_comm=swapper/1 prev_pid=0 prev_prio=120 prev_state=R ==> "
+         "next_comm=swapper/1 next_pid=0 next_prio=120"),
+    ]  # fmt: skip
+    return _trace_lines(lines).encode()
+
+
+def test_a_wait_begun_before_a_window_is_charged_to_its_culprit_from_the_window_s_start() -> None:
+    """``victim`` (300), woken at 1.1 onto CPU0 where ``rthog`` (500, prio 49) runs from 1.0 to 3.0, is switched in
+    at 3.0: in --window 2.0:3.5 its wait is counted from 2.0 (1 s), and rthog's victims said so too; they said
+    1.9 s, the whole wait (ue20 #2: problem.dat --window 19197.0:19197.5, "948.689 ms in one wait" beside the
+    wakeup finding's 433.7 ms).  Both engines, both parsers."""
+    got = windowed(_rt_hog_over_window_text(), (2.0, 3.5))
+    victim = next(t for t in got.tasks if t.pid == 300)
+    worst = victim.wakeup.worst
+    assert worst is not None and math.isclose(worst.duration, 1.0)
+    hog = next(t for t in got.tasks if t.pid == 500)
+    assert [(v.pid, round(v.seconds, 6), round(v.worst, 6)) for v in hog.victims] == [(300, 1.0, 1.0)]
+
+
+def test_a_wakeup_begun_before_a_window_says_it_is_counted_from_the_window_s_start() -> None:
+    """The wait of the test above, found in --window 2.0:3.5: its finding gave the window's start as the time it was
+    woken ("was woken (sched_waking) at 2.000000"), though the cited waking is at 1.100000; now it says both."""
+    from detectors.sched.findings import detect
+
+    got = compare(*parse(_rt_hog_over_window_text(), 1 << 14), window=(2.0, 3.5))
+    (found,) = [f for f in detect(got, "t.txt") if f.kind == "sched-wakeup-latency"]
+    assert (
+        "was woken (sched_waking) at 1.100000, before the window (counted from the window's start, 2.000000) and "
+        "switched in on CPU0 1000.000 ms later" in found.summary
+    )

@@ -10,6 +10,7 @@ import pytest
 from detectors.sched.findings import RULES, detect
 from forensics.model import Finding, LocatorKind, Severity, SubjectKind, finding_id
 from forensics.types.sched import Thresholds, TraceAnalysis
+from forensics.types.trace import PRIO_UNKNOWN
 from tests.detectors.sched.traces import (
     RECORDED,
     analyse_path,
@@ -197,7 +198,9 @@ def test_an_rt_hog_names_what_each_task_lost_behind_it(tmp_path: Path) -> None:
         "waiter (pid 660) 22.500 ms in 3 wait(s), at most 7.500 ms in one",
         "rcu_preempt (pid 15) 7.000 ms in 1 wait(s), at most 7.000 ms in one",
     ]
-    assert "within RT throttling's budget (950.000 ms of every 1000.000 ms" in rt.summary
+    assert (
+        "within RT throttling's default budget (sched_rt_runtime_us 950000 of sched_rt_period_us 1000000" in rt.summary
+    )
     assert (
         "The worst wait: cc1 (pid 650) waited 8.490 ms, 7.990 ms of it behind rthog (its mean preemption wait "
         in rt.summary
@@ -380,3 +383,46 @@ def test_a_wakeup_written_on_the_wakers_cpu_names_the_cpu_the_task_waited_on(tmp
     assert (woken.locator.start, woken.locator.name) == (4, "CPU0, the waker's: it waited on CPU1")
     assert str(woken.locator) == "line 4 (CPU0, the waker's: it waited on CPU1)"
     assert (switched.locator.start, switched.locator.name) == (6, "CPU1")
+
+
+def test_an_rt_hog_s_budget_is_the_default_and_its_throttling_is_said_only_where_it_is_known(tmp_path: Path) -> None:
+    """ue20 #4: "RT throttling stopped it ... (950.000 ms of every 1000.000 ms: sched_rt_runtime_us /
+    sched_rt_period_us)" and the fact "RT throttling budget: 950.000 ms per 1000.000 ms" read as this machine's
+    setting, though they are the defaults (a trace does not record it); the fair server (6.12+) was not named as what
+    may have let the CFS task in; and a switch to a task whose prio the trace does not give made "throttled" a fact
+    (high by that alone).  ue20 #6: the waits behind it said "a CFS task gets nothing until it sleeps" beside it."""
+    from tests.detectors.sched.traces import chrt_hog_text
+
+    path = tmp_path / "chrt.txt"
+    path.write_text(chrt_hog_text("R"))
+    analysis, _counts = analyse_path(path)
+    default = (
+        "the default budget (sched_rt_runtime_us 950000 of sched_rt_period_us 1000000: 950.000 ms of every "
+        "1000.000 ms; this trace does not record the machine's setting)"
+    )
+    findings = detect(analysis, str(path))
+    (rt,) = _by_kind(findings, "sched-rt-hog")
+    assert f"RT throttling stopped it once the CPU's RT tasks had used up RT throttling's {default[4:]}" in " ".join(
+        rt.summary.split()
+    )
+    assert (
+        "or the fair server (the deadline server for CFS tasks, 6.12+: the trace names no kernel release" in rt.summary
+    )
+    assert {f.name: f.value for f in rt.facts}["RT throttling budget"] == default
+    (kworker,) = _latency_of(findings, 30)
+    assert "gets nothing until it sleeps" not in kworker.summary
+    assert "a CFS task gets the CPU only when the RT task sleeps, or once RT throttling stops it" in kworker.summary
+    older = detect(analysis._replace(kernel_release="6.6.30"), str(path))
+    (rt_older,) = _by_kind(older, "sched-rt-hog")
+    assert "fair server" not in rt_older.summary and "RT throttling stopped it" in rt_older.summary
+    # the task it was switched out for, of a prio the trace does not give: whether it was throttled is unknown
+    tasks = []
+    for t in analysis.tasks:
+        out = t.runs.worst_out
+        unknown_next = out._replace(next_prio=PRIO_UNKNOWN) if t.pid == 800 and out is not None else out
+        tasks.append(t._replace(runs=t.runs._replace(worst_out=unknown_next)))
+    (hog,) = (t for t in tasks if t.pid == 800)
+    assert not hog.longest_run_throttled and hog.longest_run_yield_unknown
+    (unknown,) = _by_kind(detect(analysis._replace(tasks=tuple(tasks)), str(path)), "sched-rt-hog")
+    assert "throttled" not in unknown.title
+    assert "Whether RT throttling stopped its longest run is unknown" in unknown.summary

@@ -374,3 +374,35 @@ def test_a_run_within_its_victims_baseline_is_a_long_run_and_its_delay_says_how_
         facts = {f.name: f.value for f in found.facts}
         assert facts["delay caused to others"] == f"{run * 1e3:.3f} ms"
         assert "summed over the tasks: waits that overlap each count" in facts["delay counted as"]
+
+
+def test_a_long_run_within_an_assumed_baseline_says_it_is_assumed() -> None:
+    # ue20 #8: "Long run: wl_hog ran 7.957 ms on CPU0, within the 24.000 ms baseline" from a text trace (no kernel
+    # release: CFS's period assumed), "within the 10.500 ms baseline" from the same run's trace.dat (EEVDF, 6.18):
+    # the title, all the findings table shows, dropped the baseline's "(assumed: ...)".
+    from detectors.sched.findings import cpu_hogs
+
+    victim = _task(9, "bash")
+    others = [_task(20 + k, f"t{k}") for k in range(4)]
+    runner = _runner(1, "kforensic", 7.997e-3, victim)
+    behind = ((runner, 7.997e-3), *((t, 0.02) for t in others))
+    waited = victim._replace(worst_wakeup=_wait(0.2, *behind), wakeup=IntervalStats(1, 0.2, None))
+    (found,) = cpu_hogs(_analysis(2, runner, waited, *others), "t.txt")
+    assert found.title.startswith(
+        "Long run: kforensic ran 7.997 ms on CPU0, within the 12.000 ms baseline (assumed: the trace names no kernel "
+        "release; a 6.6+ kernel schedules by EEVDF"
+    )
+    assert found.title.endswith("; tasks behind it waited past their fair share (load)")
+
+
+def test_a_yardstick_names_itself_from_its_parts() -> None:
+    # ue20 #12: the moved wait's baseline name was made by cutting "the " off the rendered "the EEVDF slices".
+    eevdf, cfs = harm.fair_yardstick(2, 2, "6.18.44"), harm.fair_yardstick(2, 2, "")
+    assert (eevdf.noun, eevdf.called, eevdf.release, eevdf.assumed) == (
+        "EEVDF slices",
+        "the EEVDF slices",
+        ", kernel 6.18.44",
+        "",
+    )
+    assert (cfs.noun, cfs.release) == ("CFS latency period", "")
+    assert cfs.assumed.startswith(" (assumed: the trace names no kernel release")
