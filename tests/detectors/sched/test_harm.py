@@ -406,3 +406,17 @@ def test_a_yardstick_names_itself_from_its_parts() -> None:
     )
     assert (cfs.noun, cfs.release) == ("CFS latency period", "")
     assert cfs.assumed.startswith(" (assumed: the trace names no kernel release")
+
+
+def test_a_kernel_mode_run_whose_victims_waited_within_their_share_is_low() -> None:
+    # kdamond.0 ran 10 ms on a 6.18 kernel (past EEVDF's 3 ms two-slice yardstick) while a task waited 1 ms behind it:
+    # within its fair share, so no harm: low with the kernel advice, not medium (a healthy VM's trace, review ue20).
+    from detectors.sched.findings import cpu_hogs
+
+    victim = _task(9, "python3")
+    runner = _runner(1, "kdamond.0", 10e-3, victim)
+    victim = victim._replace(worst_wakeup=_wait(1e-3, (runner, 1e-3)), wakeup=IntervalStats(1, 1e-3, None))
+    (found,) = cpu_hogs(_analysis(2, runner, victim)._replace(kernel_release="6.18.44-fc-v1272"), "t.txt")
+    assert found.title.startswith("Kernel-mode run: kdamond.0 ran 10.000 ms"), found.title
+    assert found.severity is Severity.LOW, found.severity
+    assert any("cond_resched" in s for s in found.next_steps)
