@@ -104,24 +104,8 @@ def power_of(matrices: Sequence[SeriesMatrix], thresholds: LeakThresholds, mem_t
     samples = 0 if longest is None else len(longest.walls)
     span = 0.0 if longest is None else longest.span_hours * 3600.0
     interval = None if longest is None or samples < 2 else longest.interval_seconds
-    needed = max(thresholds.min_samples, thresholds.min_points)
-    return _full_span(
-        Power(
-            samples=samples,
-            span_seconds=span,
-            interval_seconds=interval,
-            needed_samples=needed,
-            needed_seconds=max((needed - 1) * (interval or 0.0), thresholds.min_hours * 3600.0),
-            full_seconds=thresholds.min_growth / _slowest(thresholds, mem_total) * 3600.0,
-            min_rate=_slowest(thresholds, mem_total),
-            min_growth=thresholds.min_growth,
-            short_seconds=thresholds.short_hours * 3600.0,
-            short_growth=thresholds.short_growth,
-            short_rate=_short_rate(thresholds, mem_total),
-            short_memory=_short_memory(thresholds, mem_total),
-            margin=0.0 if longest is None else _Z95 * math.sqrt(2.0) * median_noise(longest, thresholds.min_growth),
-        )
-    )
+    margin = 0.0 if longest is None else _Z95 * math.sqrt(2.0) * median_noise(longest, thresholds.min_growth)
+    return _power(thresholds, mem_total, samples, span, interval, margin)
 
 
 def planned(
@@ -132,16 +116,28 @@ def planned(
     ``mem_total``: the machine's MemTotal in bytes, which the store will hold and :func:`power_of` judges with
     (a short stretch calls a rise that is harmful on this machine: on a small one a slower leak shows).
     """
-    th = thresholds or LeakThresholds()
     samples = int(seconds / interval) + 1
+    return _power(thresholds or LeakThresholds(), mem_total, samples, (samples - 1) * interval, interval)
+
+
+def _power(
+    th: LeakThresholds,
+    mem_total: float | None,
+    samples: int,
+    span: float,
+    interval: float | None,
+    margin: float = 0.0,
+) -> Power:
+    """The power of ``samples`` over ``span`` seconds, a sample every ``interval`` (None: unknown), judged with
+    ``th`` on a machine of ``mem_total`` bytes (:func:`power_of` of a store, :func:`planned` of a plan)."""
     needed = max(th.min_samples, th.min_points)
     return _full_span(
         Power(
             samples=samples,
-            span_seconds=(samples - 1) * interval,
+            span_seconds=span,
             interval_seconds=interval,
             needed_samples=needed,
-            needed_seconds=max((needed - 1) * interval, th.min_hours * 3600.0),
+            needed_seconds=max((needed - 1) * (interval or 0.0), th.min_hours * 3600.0),
             full_seconds=th.min_growth / _slowest(th, mem_total) * 3600.0,
             min_rate=_slowest(th, mem_total),
             min_growth=th.min_growth,
@@ -149,6 +145,7 @@ def planned(
             short_growth=th.short_growth,
             short_rate=_short_rate(th, mem_total),
             short_memory=_short_memory(th, mem_total),
+            margin=margin,
         )
     )
 
