@@ -220,6 +220,13 @@ def examined_trace(
     read = frozenset(analysis.kinds_read)
     if switches or any(isinstance(v, float) and v for c in analysis.cpus for v in (c.busy, c.idle)):
         could.append("CPU hogs, RT hogs and D-state blocking (sched_switch)")
+        # A task blocked on a lock (flock, a futex, a pipe) sleeps in S, as an idle one does: no rule judges it, and
+        # "nothing at medium" over a 2.7 s flock wait read as the lock cleared (review ue19 #7).
+        could_not.append(
+            "waits in interruptible sleep (state S: locks such as flock, futexes and pipes, and waits for I/O in S): "
+            "a trace does not tell them from idle waits; each task's S time is in the task table (--task PID), "
+            "its wakeups say who ended them"
+        )
     elif Kind.SWITCH in read:
         could_not.append("runs, hogs and D state: no sched_switch before or in the window")
     else:

@@ -290,3 +290,13 @@ def test_the_findings_below_medium_are_counted_by_severity(
     report = kf("report", "--trace", str(HEALTHY / "ftrace.txt.gz"), "--format", "md")
     head = report.stdout.split("\n## ", 1)[0]
     assert said in head and "are information" not in head, head
+
+
+def test_nothing_found_says_that_waits_in_interruptible_sleep_are_not_judged(
+    healthy_trace: subprocess.CompletedProcess[str],
+) -> None:
+    """A task blocked 2.7 s in flock(2) sleeps in S, as an idle one does: "Nothing at medium" listed what the trace
+    could have found and never said S sleeps are not judged (review ue19 #7)."""
+    examined = _incident(json.loads(healthy_trace.stdout))["examined"]
+    said = [c for e in examined for c in e["could_not"] if c.startswith("waits in interruptible sleep (state S")]
+    assert len(said) == 1 and "task table" in said[0], examined
