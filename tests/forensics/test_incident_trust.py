@@ -216,6 +216,20 @@ def _cut_console(case: VmcoreCase, tmp_path: Path, last: str) -> tuple[Path, int
     return log, end
 
 
+def _story(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path, case: VmcoreCase, log: Path
+) -> dict[str, Any]:
+    """The report's JSON story (findings, correlations) of the case's dump beside ``log``, with its markdown."""
+    ran = cli_run(
+        monkeypatch, capsys,
+        "report", "--vmcore", case.vmcore, *_debug(case), "--dmesg", log, "--json", tmp_path / "story.json",
+        "-o", tmp_path / "r.md",
+    )  # fmt: skip
+    assert ran.returncode == 0, ran.stderr
+    story: dict[str, Any] = json.loads((tmp_path / "story.json").read_text())
+    return story
+
+
 @pytest.mark.parametrize("last", ["#PF: supervisor read access", "RIP: 0010:kf_null_member_read"])
 def test_a_console_log_cut_before_the_trace_is_the_reports_start_not_corroboration(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], last: str
@@ -238,13 +252,7 @@ def test_a_console_log_cut_before_the_trace_is_the_reports_start_not_corroborati
     assert f"the same report's start: {log} lines " in crash["confidence_reason"]
     assert "its header line (printed at the same time since boot)" in crash["confidence_reason"]
     # The report's Correlations say the same (they said "the dump's crash is the report at cut.log line 233-240").
-    ran = cli_run(
-        monkeypatch, capsys,
-        "report", "--vmcore", case.vmcore, *_debug(case), "--dmesg", log, "--json", tmp_path / "story.json",
-        "-o", tmp_path / "r.md",
-    )  # fmt: skip
-    assert ran.returncode == 0, ran.stderr
-    story = json.loads((tmp_path / "story.json").read_text())
+    story = _story(monkeypatch, capsys, tmp_path, case, log)
     [same] = [c["statement"] for c in story["correlations"] if c["rule"] == "same-crash"]
     assert same.startswith(f"the same report's start: {log} lines ")
 
@@ -280,13 +288,7 @@ def test_a_console_log_cut_inside_the_trace_before_the_function_is_the_same_even
     end = next(i for i, line in enumerate(lines) if line.endswith(" __schedule+0x370/0x3b7\n")) + 1
     log = tmp_path / "cut.log"
     log.write_text("".join(lines[:end]))
-    ran = cli_run(
-        monkeypatch, capsys,
-        "report", "--vmcore", case.vmcore, *_debug(case), "--dmesg", log, "--json", tmp_path / "story.json",
-        "-o", tmp_path / "r.md",
-    )  # fmt: skip
-    assert ran.returncode == 0, ran.stderr
-    story = json.loads((tmp_path / "story.json").read_text())
+    story = _story(monkeypatch, capsys, tmp_path, case, log)
     [crash] = [f for f in story["incident"]["findings"] if f["kind"] == "crash"]
     assert crash["title"] == "INFO: task hung in kf_waiter_update"
     assert not [f for f in crash["facts"] if f["name"] == "corroborated by"]
