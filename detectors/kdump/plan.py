@@ -382,9 +382,14 @@ def make_plan(state: KdumpState, checklist: Checklist, policy: Policy) -> Plan:
         manual.append(f"add crashkernel={crashkernel_value(checklist)[0]} to the boot loader's kernel command line")
     commands += sysctl_commands
     for line in checklist.lines:
-        # An unknown line has no fault to fix by hand: what keeps it unknown is fixed above.
+        # An unknown line has no fault to fix by hand: what keeps it unknown is fixed above, unless only a person
+        # can read it.
         if line.status in (Status.WARN, Status.FAIL) and line.id in ("dump-space", "debuginfo"):
             manual.append(f"{line.title}: {line.fix}")
+        elif line.status is Status.UNKNOWN and line.by_hand:
+            # Nothing setup does reads it (the room on an SSH/NFS target, this init system's boot services): without
+            # the step a plan that fixes everything else reads as complete (setup said nothing of an SSH target's room).
+            manual.append(f"{line.title}: not known from here: {line.fix}")
     unread = [_unread(f"cannot read {p.path}", p, "a readable file") for p in (config_problem(state),) if p is not None]
     unread += [_unread(f"cannot look in {p.path}", p, "a directory it can search") for p in state.tooling.unsearched]
     unread += [f"{top}: {state.not_examined(top)}" for top in state.unexamined]

@@ -238,7 +238,7 @@ def _init_unknown(state: KdumpState, title: str, why: str, loaded: bool) -> Chec
             DistroFamily.UNKNOWN: "kdump-config load or kdumpctl start",
         }[family]
         fix = f"make your init system run {load} at every boot (a crash kernel loaded by hand is gone after a reboot)"
-    return unknown("kdump-service", title, reason, why, fix, (), severity=Severity.MEDIUM)
+    return unknown("kdump-service", title, reason, why, fix, (), severity=Severity.MEDIUM, by_hand=True)
 
 
 def expected_dump_bytes(meminfo: MemInfo, level: int | None) -> int:
@@ -294,7 +294,7 @@ def check_space(state: KdumpState, estimate: Estimate) -> list[CheckLine]:
         # seen (it was a medium WARN, "check the target's free space by hand").
         where, fix = _target_measure(target, config)
         reason = f"not measured: the dump goes to {where}, whose free space cannot be measured from here"
-        return [unknown("dump-space", title, reason, why, fix, evidence, severity=Severity.MEDIUM)]
+        return [unknown("dump-space", title, reason, why, fix, evidence, severity=Severity.MEDIUM, by_hand=True)]
     if isinstance(space, NotAvailable):
         # A local directory that could not be measured (a /var this reader may not search; a --root copy, on another
         # disk than the machine's): unknown, not a fault.

@@ -60,9 +60,13 @@ def unknown(
     evidence: tuple[Evidence, ...],
     *,
     severity: Severity,
+    by_hand: bool = False,
 ) -> CheckLine:
     """A line whose value was never read: ``unknown (reason)``, never a pass.
 
-    ``severity`` is the harm the check guards against when the unread value is bad.
+    ``severity`` is the harm the check guards against when the unread value is bad; ``by_hand``: only a person can
+    read it (``fix`` says how), so setup lists it as a manual step.
     """
-    return CheckLine(id_, title, Status.UNKNOWN, f"unknown ({reason})", why, fix, evidence, False, severity)
+    return CheckLine(
+        id_, title, Status.UNKNOWN, f"unknown ({reason})", why, fix, evidence, False, severity, by_hand=by_hand
+    )

@@ -549,6 +549,9 @@ class CheckLine:
     kernel_side: bool = False  # part of the kernel-side subset (reservation and loaded crash kernel)
     severity: Severity = Severity.INFO
     blocked_by: Blocker | None = None  # set with Status.BLOCKED
+    # An unknown only a person can read (another machine's disk, what this init system starts at boot): setup lists
+    # its fix as a manual step; other unknowns clear with what setup does or says (a package, root, a readable file).
+    by_hand: bool = False
 
 
 @dataclass(frozen=True)

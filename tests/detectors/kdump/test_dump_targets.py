@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from detectors.kdump.plan import make_plan
+from detectors.kdump.sysctl_rules import policy_named
 from forensics.model import Severity
 from forensics.types.kdump import Status
 from tests.collectors.kdump.roots import DEBIAN_CONFIG, RHEL_CONFIG, SCENARIOS
@@ -59,7 +61,7 @@ _DEBIAN = DEBIAN_CONFIG.format(use=1, args="-c -d 31")
 def test_a_target_elsewhere_is_not_measured_not_a_warning(
     tmp_path: Path, scenario: str, config: str, where: str, fix: str
 ) -> None:
-    _, checklist = check_root(tmp_path, replace(SCENARIOS[scenario], config=config))
+    state, checklist = check_root(tmp_path, replace(SCENARIOS[scenario], config=config))
     line = line_of(checklist, "dump-space")
     assert line.status is Status.UNKNOWN, line  # was WARN (medium): "check the target's free space by hand"
     assert (
@@ -69,3 +71,5 @@ def test_a_target_elsewhere_is_not_measured_not_a_warning(
     assert line.fix == fix
     assert line.severity is Severity.MEDIUM  # a full target truncates the dump: the verdict waits for it
     assert line.evidence  # the configuration line that sends the dump there
+    # Only a person can measure it: setup says so as a manual step (it said nothing of the room before).
+    assert f"Room for the dump: not known from here: {fix}" in make_plan(state, checklist, policy_named("none")).manual

@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from detectors.kdump.plan import make_plan
+from detectors.kdump.sysctl_rules import policy_named
 from forensics.model import Severity
 from forensics.types.kdump import Status
 from tests.collectors.kdump.roots import SCENARIOS
@@ -28,7 +30,7 @@ def _init_script(root: Path) -> None:
 
 
 def test_no_systemd_no_init_script_is_unknown_not_a_warning(tmp_path: Path) -> None:
-    _, checklist = check_root(tmp_path, NO_SYSTEMD)
+    state, checklist = check_root(tmp_path, NO_SYSTEMD)
     line = line_of(checklist, "kdump-service")
     assert line.status is Status.UNKNOWN, line  # was WARN (medium): "cannot tell whether kdump starts at boot"
     assert "no kdump init script (/etc/init.d/kdump-tools nor /etc/init.d/kdump)" in line.detail
@@ -36,6 +38,10 @@ def test_no_systemd_no_init_script_is_unknown_not_a_warning(tmp_path: Path) -> N
     assert line.fix.startswith("make your init system run kdump-config load at every boot")
     assert line.severity is Severity.MEDIUM  # a service that never starts loses the first crash after a reboot
     assert not checklist.ready  # not known to be ready: it was READY with a warning
+    # setup plans no systemctl enable without systemd: the boot start is a manual step (it was not in the plan at all).
+    plan = make_plan(state, checklist, policy_named("none"))
+    assert not [c for c in plan.commands if c.argv[0] == "systemctl"], plan.commands
+    assert f"{line.title}: not known from here: {line.fix}" in plan.manual, plan.manual
 
 
 def test_no_systemd_an_init_script_without_start_link_is_unknown(tmp_path: Path) -> None:
