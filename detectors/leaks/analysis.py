@@ -292,12 +292,37 @@ def _gap_caveats(finding: Finding, gaps: tuple[SampleGap, ...]) -> Finding:
     notes = [f"computed across {g.said()}" for g in across]
     worst = max(across, key=lambda g: (g.back, abs(g.seconds)))
     more = f" and {len(across) - 1} more" if len(across) > 1 else ""
+    confidence, lowered = _confidence_across(finding.confidence, across, max(walls) - min(walls))
     return dataclasses.replace(
         finding,
         title=f"{finding.title} (measured across {worst.short()}{more}: not a fact)",
         facts=(*(Fact("caveat", n) for n in notes), *finding.facts),
-        confidence_reason=finding.confidence_reason + "; the rate is " + "; ".join(notes),
+        confidence=confidence,
+        confidence_reason=finding.confidence_reason + "; the rate is " + "; ".join(notes) + lowered,
     )
+
+
+#: The most a finding whose samples straddle a step back of the wall clock is believed: its times and rates are not.
+ACROSS_STEP_CONFIDENCE = 0.5
+
+
+def _confidence_across(confidence: float, across: list[SampleGap], span: float) -> tuple[float, str]:
+    """The confidence of a finding whose evidence spans ``across``, and the words saying why it was lowered.
+
+    A hole's seconds were not observed: the confidence is scaled by the share of the stretch that was (a leak may
+    have stopped and another begun in a 31-min hole of 2 h: 0.92 was kept as if it had been seen).  Across a step
+    back of the wall clock the times themselves are wrong: at most :data:`ACROSS_STEP_CONFIDENCE`."""
+    hidden = sum(g.seconds for g in across if not g.back)
+    observed = max(0.0, 1.0 - hidden / span) if span > 0 and hidden > 0 else 1.0
+    value = confidence * observed
+    said = [f"{1.0 - observed:.0%} of the stretch not observed"] if observed < 1.0 else []
+    if any(g.back for g in across):
+        value = min(value, ACROSS_STEP_CONFIDENCE)
+        said.append("its times not facts")
+    value = round(value, 2)
+    if value >= confidence:
+        return confidence, ""
+    return value, f"; confidence lowered from {confidence:.2f} ({', '.join(said)})"
 
 
 def _no_interval(last: SeriesMatrix | None) -> NotAvailable:

@@ -112,3 +112,37 @@ def test_the_json_series_list_the_gaps_and_clock_steps_their_figures_cross(
     out = tmp_path / "ok.json"
     cli_in_process(monkeypatch, capsys, "leaks", "--store", str(tmp_path / "ok.sqlite"), "-f", "json", "-o", str(out))
     assert all(s["across"] == [] for s in json.loads(out.read_text())["series"])
+
+
+def test_a_finding_across_a_gap_or_a_clock_step_is_believed_less(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The UDP leak's finding kept its confidence (0.92) across a 31-min hole in 2 h of samples and across a 1-h step
+    back of the wall clock: marked "not a fact" in its title, believed as if every second had been seen.  Across a
+    hole it is scaled by the share of its stretch observed; across a step back it is at most 0.5."""
+    import json
+
+    def udp_finding(name: str, late: float = 0.0, step: float = 0.0) -> dict[str, object]:
+        store = tmp_path / f"{name}.sqlite"
+        _udp_store(store, late=late, clock_step=step)
+        out = tmp_path / f"{name}.json"
+        code, _ = cli_in_process(monkeypatch, capsys, "leaks", "--store", str(store), "-f", "json", "-o", str(out))
+        assert code in (0, 1)
+        found = [
+            f for f in json.loads(out.read_text())["incident"]["findings"] if f["title"].startswith("UDP sockets leak")
+        ]
+        assert len(found) == 1, [f["title"] for f in found]
+        return found[0]
+
+    ok = udp_finding("ok")
+    gap = udp_finding("gap", late=1800.0)
+    step = udp_finding("step", step=-3600.0)
+    assert isinstance(ok["confidence"], float) and ok["confidence"] > 0.8, ok["confidence"]
+    assert "lowered" not in str(ok["confidence_reason"])
+    # 31 min of the stretch's ~2.5 h not observed: about a fifth off.
+    assert 0.55 * float(ok["confidence"]) < float(gap["confidence"]) < 0.9 * float(ok["confidence"]), gap
+    assert re.search(
+        r"confidence lowered from 0\.\d\d \(\d+% of the stretch not observed\)", str(gap["confidence_reason"])
+    )
+    assert float(step["confidence"]) <= 0.5, step
+    assert "its times not facts" in str(step["confidence_reason"]), step["confidence_reason"]
