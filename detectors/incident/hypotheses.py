@@ -26,6 +26,7 @@ from forensics.model import (
     Examined,
     Finding,
     FindingKind,
+    InputKind,
     Severity,
     StatedCause,
     SubjectKind,
@@ -103,7 +104,11 @@ NO_DUMP_READ = "read from the kernel log alone: no dump was read to confirm the 
 def _log_alone(examined: tuple[Examined, ...]) -> str:
     """:data:`NO_DUMP_READ`, or, when a dump was given and could not be used, which and why (review ue20 #7: "no
     dump was read" beside a --vmcore given with the wrong vmlinux read as if none had been given)."""
-    dropped = "; ".join(f"the {e.what} given could not be used ({e.unusable.reason})" for e in examined if e.unusable)
+    dropped = "; ".join(
+        f"the {e.what} given could not be used ({e.unusable.reason})"
+        for e in examined
+        if e.unusable and e.input is InputKind.DUMP  # (a trace or store dropped does not confirm a log's values)
+    )
     return f"read from the kernel log alone: {dropped}: no dump confirmed the values" if dropped else NO_DUMP_READ
 
 

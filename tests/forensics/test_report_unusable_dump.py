@@ -79,6 +79,7 @@ def test_a_dump_that_cannot_be_used_is_said_and_the_log_beside_it_still_read(
         "could_find": [],
         "could_not": [],
         "unusable": {"not_available": said},
+        "input": "crash dump",
     }
     assert [s["error"] for s in doc["sources"] if s["path"] == str(dump)] == [said]
     [crash] = [f for f in doc["findings"] if f["severity"] == "critical"]
