@@ -196,6 +196,7 @@ def incident_to_dict(incident: Incident, finding: Callable[[Finding], Any] = fin
             | ({"standing": e.standing} if e.standing else {})
             | ({"unusable": json_value(e.unusable)} if e.unusable is not None else {})
             | ({"input": e.input.value} if e.input is not None else {})
+            | ({"hint": e.hint} if e.hint else {})
             for e in incident.examined
         ],
         "boot_time": json_value(incident.boot_time)
@@ -364,6 +365,7 @@ class _Reader:
         unusable = obj.get("unusable") if isinstance(obj, dict) else None  # only an input that could not be used
         why = unusable.get("not_available") if isinstance(unusable, dict) else None
         kind = obj.get("input") if isinstance(obj, dict) else None  # older writers and usable inputs: none
+        hint = obj.get("hint", "") if isinstance(obj, dict) else ""
         return Examined(
             self.get(obj, "what", str, where),
             tuple(str(x) for x in could_find),
@@ -371,6 +373,7 @@ class _Reader:
             standing if isinstance(standing, str) else "",
             unusable=NotAvailable(why) if isinstance(why, str) else None,
             input=InputKind(kind) if kind in _INPUT_KINDS else None,
+            hint=hint if isinstance(hint, str) else "",
         )
 
     def subject(self, obj: object, where: str) -> Subject:

@@ -112,6 +112,22 @@ def _log_alone(examined: tuple[Examined, ...]) -> str:
     return f"read from the kernel log alone: {dropped}: no dump confirmed the values" if dropped else NO_DUMP_READ
 
 
+#: The prompts of the sessions a step runs in on the dump itself (crash, drgn): such a step needs the dump opened.
+DUMP_PROMPTS = ("crash> ", ">>> ")
+
+
+def _dump_first(examined: tuple[Examined, ...]) -> str:
+    """What to get before a step at a dump's prompt can run, when the dump given could not be used: its error's hint
+    ("get the crash dump D open: use the vmlinux of the kernel that crashed; install ..."), "" otherwise.  A
+    ``crash> dis -rl ...`` suggested beside a dump that would not open (another kernel's vmlinux, a file that is no
+    dump) read as if it would."""
+    return "; ".join(
+        f"get the {e.what} open: {e.hint}" if e.hint else f"get the {e.what} open ({e.unusable.reason})"
+        for e in examined
+        if e.unusable and e.input is InputKind.DUMP
+    )
+
+
 def _log_cause(findings: tuple[Finding, ...]) -> list[Hypothesis]:
     """The cause a kernel log report's body establishes (its ``LogCause``, read by detectors/dmesg/why.py).
 
@@ -305,8 +321,10 @@ def _ours(findings: tuple[Finding, ...]) -> tuple[Finding, ...]:
 
 def rank_hypotheses(findings: tuple[Finding, ...], examined: tuple[Examined, ...] = ()) -> tuple[Hypothesis, ...]:
     """Hypotheses from the findings by :data:`RULES`, most likely first; ``examined``: what the report examined, to
-    name a dump given that could not be used where a cause is read from the log alone."""
+    name a dump given that could not be used where a cause is read from the log alone, and what to get before a
+    step on that dump (``first``)."""
     alone = _log_alone(examined)
+    first = _dump_first(examined)
     mine = _ours(findings)
     out: dict[str, Hypothesis] = {}
     for _name, rule in RULES:
@@ -317,7 +335,8 @@ def rank_hypotheses(findings: tuple[Finding, ...], examined: tuple[Examined, ...
     # fields, ~2.5 us a hypothesis: 292 of the corpus x4's log).
     return tuple(
         Hypothesis(i, h.statement, round(min(h.confidence, 0.99), 2), h.supporting,
-                   tuple(alone if a == NO_DUMP_READ else a for a in h.against), h.next_command, h.finding_ids)
+                   tuple(alone if a == NO_DUMP_READ else a for a in h.against), h.next_command, h.finding_ids,
+                   first if h.next_command.startswith(DUMP_PROMPTS) else "")
         for i, h in enumerate(ranked, 1)
     )  # fmt: skip
 

@@ -110,7 +110,12 @@ class Unusable:
             sources=(SourceRecord(str(self.path), size, NotAvailable("not read"), 0.0, error=self.error.message),),
             findings=(),
             examined=(
-                Examined(f"{self.kind} {self.path}", unusable=NotAvailable(self.error.message), input=self.kind),
+                Examined(
+                    f"{self.kind} {self.path}",
+                    unusable=NotAvailable(self.error.message),
+                    input=self.kind,
+                    hint=self.error.hint or "",
+                ),
             ),
         )
 

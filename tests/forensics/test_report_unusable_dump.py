@@ -60,6 +60,7 @@ def test_a_dump_that_cannot_be_used_is_said_and_the_log_beside_it_still_read(
     alone: Ran = cli_run(monkeypatch, capsys, "vmcore", dump, *debug)
     assert alone.returncode == 3
     said = alone.stderr.splitlines()[0].removeprefix("kforensic: error: ")
+    hint = alone.stderr.splitlines()[1].removeprefix("kforensic: hint: ")
     # Alone it is refused as vmcore refuses it.
     refused = cli_run(monkeypatch, capsys, "report", "--vmcore", dump, *debug)
     assert refused.returncode == 3 and f"kforensic: error: {said}" in refused.stderr.splitlines()
@@ -80,13 +81,14 @@ def test_a_dump_that_cannot_be_used_is_said_and_the_log_beside_it_still_read(
         "could_not": [],
         "unusable": {"not_available": said},
         "input": "crash dump",
+        "hint": hint,
     }
     assert [s["error"] for s in doc["sources"] if s["path"] == str(dump)] == [said]
     [crash] = [f for f in doc["findings"] if f["severity"] == "critical"]
     assert crash["title"] == "BUG: unable to handle kernel NULL pointer dereference in kf_null_member_read"
     # The findings' exit code: the log's critical report fails --fail-on high, the alert a script acts on.
     failed = cli_run(monkeypatch, capsys, "report", "--vmcore", dump, *debug, "--dmesg", case.console_log,
-                     "--fail-on", "high", "-o", tmp_path / "r.md")  # fmt: skip
+                     "--fail-on", "high", "-o", tmp_path / "r.md", "--json", tmp_path / "r.json")  # fmt: skip
     assert failed.returncode == 1, failed.stderr
     page = (tmp_path / "r.md").read_text()
     assert f"The crash dump {dump} could not be used: {said}." in page.split("\n## ")[0]
@@ -96,6 +98,13 @@ def test_a_dump_that_cannot_be_used_is_said_and_the_log_beside_it_still_read(
         f"against: read from the kernel log alone: the crash dump {dump} given could not be used ({said}): no dump "
         "confirmed the values" in page
     )
+    # Its step on the dump is not offered as if the dump would open: what to get first (the dump's own hint), then
+    # the step (it was "confirm: `crash> dis -rl kf_null_member_read+0x19`").
+    [first] = json.loads((tmp_path / "r.json").read_text())["hypotheses"]
+    assert first["next_command"] == "crash> dis -rl kf_null_member_read+0x19"
+    assert first["first"] == f"get the crash dump {dump} open: {hint}"
+    assert f"confirm: first get the crash dump {dump} open: " in page and "confirm: `crash>" not in page
+    assert " — then `crash> dis -rl kf_null_member_read+0x19`" in page
 
 
 def test_a_dump_given_as_a_findings_file_names_report_vmcore(

@@ -119,6 +119,7 @@ def test_an_input_that_cannot_be_used_is_said_and_the_report_is_of_the_others(
     alone: Ran = cli_run(monkeypatch, capsys, *own, given)
     assert alone.returncode == 3, (how, alone)
     said = alone.stderr.splitlines()[0].removeprefix("kforensic: error: ")
+    hint = alone.stderr.splitlines()[1].removeprefix("kforensic: hint: ")  # what would make it usable
     # Alone in a report, it is refused as its own command refuses it: no report.
     refused = cli_run(monkeypatch, capsys, "report", option, given, "-o", tmp_path / "alone.md")
     assert refused.returncode == 3 and f"kforensic: error: {said}" in refused.stderr.splitlines(), refused
@@ -139,6 +140,7 @@ def test_an_input_that_cannot_be_used_is_said_and_the_report_is_of_the_others(
         "could_not": [],
         "unusable": {"not_available": said},
         "input": kind,
+        "hint": hint,
     }
     assert [s["error"] for s in doc["incident"]["sources"] if s["path"] == str(named)] == [said]
     titles = [f["title"] for f in doc["incident"]["findings"]]
@@ -150,7 +152,7 @@ def test_an_input_that_cannot_be_used_is_said_and_the_report_is_of_the_others(
     page = (tmp_path / "r.md").read_text()
     assert f"- not examined: {kind} {named}: could not be used (not available: {said})" in page
     # A cause read from the log alone is against no dump: a log, store or trace dropped is no dump dropped.
-    assert "given could not be used" not in page
+    assert "given could not be used" not in page and "confirm: first" not in page
 
 
 def test_one_bad_log_of_two_leaves_the_other_read(
