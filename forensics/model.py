@@ -412,6 +412,7 @@ class InputKind(enum.StrEnum):
     strings of the JSON documents (``examined[].input``)."""
 
     DUMP = "crash dump"
+    VMLINUX = "vmlinux"  # (the dump's debug info given: one of another kernel is dropped, the dump's log still read)
     LOG = "kernel log"
     STORE = "slab store"
     TRACE = "trace"

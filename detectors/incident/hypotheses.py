@@ -96,6 +96,11 @@ def _stated(findings: tuple[Finding, ...]) -> list[Hypothesis]:
     return [why_hypothesis(f, f.stated) for f in findings if f.stated is not None and f.stated.statement]
 
 
+#: What a step on the dump needs, by the input dropped: the dump, or the vmlinux it was given with (another kernel's).
+_OPENED = {InputKind.DUMP: "the {} open", InputKind.VMLINUX: "a vmlinux the dump opens with"}
+#: The inputs without which no dump's values were read: the dump, or its vmlinux.
+DUMP_INPUTS = frozenset(_OPENED)
+
 #: What a cause read from a kernel log alone lacks: a dump's values (named when a dump given could not be used:
 #: :func:`_log_alone`).
 NO_DUMP_READ = "read from the kernel log alone: no dump was read to confirm the values"
@@ -107,7 +112,7 @@ def _log_alone(examined: tuple[Examined, ...]) -> str:
     dropped = "; ".join(
         f"the {e.what} given could not be used ({e.unusable.reason})"
         for e in examined
-        if e.unusable and e.input is InputKind.DUMP  # (a trace or store dropped does not confirm a log's values)
+        if e.unusable and e.input in DUMP_INPUTS  # (a trace or store dropped does not confirm a log's values)
     )
     return f"read from the kernel log alone: {dropped}: no dump confirmed the values" if dropped else NO_DUMP_READ
 
@@ -122,9 +127,11 @@ def _dump_first(examined: tuple[Examined, ...]) -> str:
     ``crash> dis -rl ...`` suggested beside a dump that would not open (another kernel's vmlinux, a file that is no
     dump) read as if it would."""
     return "; ".join(
-        f"get the {e.what} open: {e.hint}" if e.hint else f"get the {e.what} open ({e.unusable.reason})"
+        f"get {_OPENED[e.input].format(e.what)}: {e.hint}"
+        if e.hint
+        else f"get {_OPENED[e.input].format(e.what)} ({e.unusable.reason})"
         for e in examined
-        if e.unusable and e.input is InputKind.DUMP
+        if e.unusable and e.input in DUMP_INPUTS
     )
 
 

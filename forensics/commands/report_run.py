@@ -24,7 +24,7 @@ from forensics.commands.shared import (
     format_option,
     stdin_read_once,
 )
-from forensics.errors import ExitCode, UsageError
+from forensics.errors import DebugInfoMismatchError, ExitCode, UsageError
 from forensics.model import Incident, InputKind, Severity
 from forensics.report.formats import OutputFormat
 
@@ -131,8 +131,10 @@ def run_report(
         # was exit 0, review ue20 #7).  Findings at --fail-on keep exit 1: they are the alert, and the warnings above
         # name the inputs.
         names = " and ".join(f"{OPTION[u.kind]} {u.path}" for u in dropped)
+        # (a vmlinux alone dropped: the dump it was given for was read, its kernel log only)
+        rest = "the dump's kernel log" if all(u.kind is InputKind.VMLINUX for u in dropped) else "the other inputs"
         print(
-            f"kforensic: error: {names} could not be used: the report was written from the other inputs (exit 3)",
+            f"kforensic: error: {names} could not be used: the report was written from {rest} (exit 3)",
             file=sys.stderr,
         )
         return int(ExitCode.BAD_INPUT)
@@ -142,6 +144,7 @@ def run_report(
 #: The option that gives each kind of input (the warnings and the last line name an input dropped by it).
 OPTION = {
     InputKind.DUMP: "--vmcore",
+    InputKind.VMLINUX: "--vmlinux",
     InputKind.LOG: "--dmesg",
     InputKind.STORE: "--store",
     InputKind.TRACE: "--trace",
@@ -180,7 +183,13 @@ def _analyse(
     if given.vmcore is not None:
         dump = partial(analyses.analyse_vmcore, given.vmcore, given.vmlinux, given.module_debug, given.debug_dirs,
                        given.source_dirs)  # fmt: skip
-        keep(attempt(InputKind.DUMP, given.vmcore, dump))
+        opened = attempt(InputKind.DUMP, given.vmcore, dump)
+        if isinstance(opened, Unusable) and isinstance(opened.error, DebugInfoMismatchError) and given.vmlinux:
+            # Another kernel's vmlinux: the dump's state cannot be read with it, its kernel log still can (VMCOREINFO
+            # locates it, no symbols needed, as makedumpfile --dump-dmesg reads it).  It was set aside whole.
+            dropped.append(Unusable(InputKind.VMLINUX, given.vmlinux, opened.error))
+            opened = attempt(InputKind.DUMP, given.vmcore, partial(dump, wrong=opened.error))
+        keep(opened)
     logs: tuple[Path, ...] = ()
     if given.dmesg:
         read, bad = analyses.analyse_usable_logs(given.dmesg)

@@ -15,7 +15,7 @@ from functools import partial
 from pathlib import Path
 from typing import TypeVar
 
-from forensics.errors import InputError
+from forensics.errors import DebugInfoMismatchError, InputError
 from forensics.model import BootTime, Examined, Incident, InputKind, NotAvailable, SourceRecord
 from forensics.types.dmesg_result import DmesgResult, SourceResult
 from forensics.types.profile_result import ProfileResult
@@ -32,13 +32,21 @@ def analyse_vmcore(
     module_debug: tuple[Path, ...],
     debug_dirs: tuple[Path, ...],
     source_dirs: tuple[Path, ...] = (),
+    wrong: DebugInfoMismatchError | None = None,
 ) -> SourceAnalysis:
     """``kforensic vmcore``: the dump, with the kernel log beside it; without the kernel's debug info, the dump's
-    kernel log alone, as ``kforensic vmcore`` reads it then."""
-    from forensics.pipelines.vmcore import analyse_dump_or_log
+    kernel log alone, as ``kforensic vmcore`` reads it then.  ``wrong``: the ``vmlinux`` given is another kernel's
+    (the error opening the dump with it raised): the dump's kernel log alone is read, as without debug info."""
+    from forensics.errors import NoDebugInfoError
+    from forensics.pipelines.vmcore import analyse_dump_log, analyse_dump_or_log
     from forensics.vmcore.request import DebugInfoRequest
 
-    result = analyse_dump_or_log(path, DebugInfoRequest(vmlinux, debug_dirs, module_debug, source_dirs))
+    result: VmcoreResult | DumpLogResult
+    if wrong is None:
+        result = analyse_dump_or_log(path, DebugInfoRequest(vmlinux, debug_dirs, module_debug, source_dirs))
+    else:
+        result = analyse_dump_log(path, NoDebugInfoError(str(path), wrong.message, wrong.hint or ""))
+        vmlinux = None  # (the command that reproduces it: without the vmlinux that is not the dump's)
     args: list[str | Path] = ["kforensic", "vmcore", path]
     if vmlinux:
         args += ["--vmlinux", vmlinux]
