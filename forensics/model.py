@@ -446,7 +446,8 @@ class Examined:
     # The kind of input it is, where a reader needs it: set for an input that could not be used (a step that needs
     # the dump says what to get first when the dump given was one of them).
     input: InputKind | None = None
-    # What would make such an input usable: its error's hint ("use the vmlinux of the kernel that crashed; ...").
+    # What would make such an input usable: its error's hint ("use the vmlinux of the kernel that crashed; ..."); of
+    # a dump read as its kernel log only (no debug info), where its debug info is had.
     hint: str = ""
 
     @property

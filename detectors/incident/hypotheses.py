@@ -122,17 +122,18 @@ DUMP_PROMPTS = ("crash> ", ">>> ")
 
 
 def _dump_first(examined: tuple[Examined, ...]) -> str:
-    """What to get before a step at a dump's prompt can run, when the dump given could not be used: its error's hint
-    ("get the crash dump D open: use the vmlinux of the kernel that crashed; install ..."), "" otherwise.  A
-    ``crash> dis -rl ...`` suggested beside a dump that would not open (another kernel's vmlinux, a file that is no
-    dump) read as if it would."""
-    return "; ".join(
-        f"get {_OPENED[e.input].format(e.what)}: {e.hint}"
-        if e.hint
-        else f"get {_OPENED[e.input].format(e.what)} ({e.unusable.reason})"
-        for e in examined
-        if e.unusable and e.input in DUMP_INPUTS
-    )
+    """What to get before a step at a dump's prompt can run, when the dump given could not be used, or was read as
+    its kernel log only (no debug info for its kernel): its error's hint ("get the crash dump D open: give the vmcore
+    that kdump wrote, ...", "get a vmlinux the dump opens with: install the kernel's debug info: ..."), "" otherwise.
+    A ``crash> dis -rl ...`` suggested beside a dump that would not open (another kernel's vmlinux, a file that is
+    no dump) read as if it would.  The first such input says it (another kernel's vmlinux, then the dump it left read
+    as its log only: one step)."""
+    for e in examined:
+        if e.input not in DUMP_INPUTS or not (e.unusable or e.hint):
+            continue
+        what = _OPENED[e.input if e.unusable else InputKind.VMLINUX].format(e.what)
+        return f"get {what}: {e.hint}" if e.hint else f"get {what} ({e.unusable})"
+    return ""
 
 
 def _log_cause(findings: tuple[Finding, ...]) -> list[Hypothesis]:

@@ -124,6 +124,12 @@ def prose_md(text: str) -> str:
     return "".join(code_span(t) if command else md_escape(t) for t, command in quoted_pieces(text))
 
 
+def step_after_md(first: str, step: str) -> str:
+    """A hypothesis's step as markdown, after what to get first when there is something (``Hypothesis.first``:
+    "first get a vmlinux the dump opens with: ... — then `crash> dis -rl ...`")."""
+    return (f"first {prose_md(first)} — then " if first else "") + next_step_md(step)
+
+
 def next_step_md(step: str) -> str:
     """A next step as markdown: each command in its own code span, prose as prose.
 

@@ -13,7 +13,7 @@ from forensics.report.document import Block, Document, Section, blocks_html, blo
 from forensics.report.examined import examined_lines
 from forensics.report.formats import Destination, IncidentRenderer
 from forensics.report.html import APART_HEADING, APART_NOTE, next_step_html, prose_html
-from forensics.report.markdown import findings_markdown, inputs_markdown, md_escape, next_step_md, prose_md
+from forensics.report.markdown import findings_markdown, inputs_markdown, md_escape, step_after_md
 from forensics.serialize import finding_to_dict, incident_to_dict
 from forensics.types.dmesg_result import DmesgResult
 from forensics.types.incident import Lane, TimelineEvent, jump_before
@@ -192,7 +192,7 @@ def render_story_markdown(story: IncidentStory, base: Path | None = None) -> str
         out.append("No hypothesis: the findings do not point at a cause.")
     for h in story.hypotheses:
         # A step on a dump that could not be used is not offered as if it would open: what to get first, then it.
-        confirm = (f"first {prose_md(h.first)} — then " if h.first else "") + next_step_md(h.next_command)
+        confirm = step_after_md(h.first, h.next_command)
         out.append(f"{h.rank}. **{md_escape(h.statement)}** — confidence {h.confidence:.2f}; confirm: {confirm}")
         out += [f"   - for: {md_escape(x)}" for x in h.supporting]
         out += [f"   - against: {md_escape(x)}" for x in h.against]
