@@ -115,7 +115,9 @@ def run_report(
         redo = [(i, t) for i, t in traced.at if any(f.id in story.apart for f in parts[i].incident.findings)]
         for i, t in redo:
             parts[i] = _judged_alone(
-                analyses.analyse_trace(t, plots_dir, others=tuple(trace or ())), traced.preemption, traced.release
+                analyses.analyse_trace(t, plots_dir, others=tuple(u for _, u in traced.at)),
+                traced.preemption,
+                traced.release,
             )
         story = build_story(parts, loaded, command, unused) if redo else story
     write_figures(figure for part in parts for figure in part.figures)
@@ -202,12 +204,19 @@ def _analyse(
     # The kernel log beside a trace says the kernel's preemption model, which sets an RT task's promise, and its
     # release, whether the fair class is CFS or EEVDF (a text trace names none).
     preemption, release = analyses.log_kernel(logs) if logs and given.trace else ("", "")
+    # The text traces first: a session's spans name the kernel trace beside them they are not joined with, and one
+    # that could not be used is none (they said "not joined with trace junk.txt: its clock is not known ...").
+    from collectors.ctf.reader import is_ctf
+
+    tried: dict[int, SourceAnalysis | Unusable] = {}
+    for n in sorted(range(len(given.trace)), key=lambda n: is_ctf(str(given.trace[n]))):
+        others = tuple(t for k, t in enumerate(given.trace) if not isinstance(tried.get(k), Unusable))
+        run = partial(analyses.analyse_trace, given.trace[n], plots_dir, preemption, release, others)
+        tried[n] = attempt(InputKind.TRACE, given.trace[n], run)
     at: list[tuple[int, Path]] = []
-    for t in given.trace:
-        run = partial(analyses.analyse_trace, t, plots_dir, preemption, release, given.trace)
-        result = attempt(InputKind.TRACE, t, run)
-        at += [] if isinstance(result, Unusable) else [(len(parts), t)]
-        keep(result)
+    for n, t in enumerate(given.trace):
+        at += [] if isinstance(tried[n], Unusable) else [(len(parts), t)]
+        keep(tried[n])
     for p in given.profile:
         keep(attempt(InputKind.PROFILE, p, partial(analyses.analyse_profile, p)))
     loaded: list[Incident] = []

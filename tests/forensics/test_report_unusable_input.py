@@ -8,6 +8,7 @@ report, though the inputs beside it told the crash or the leak.
 from __future__ import annotations
 
 import json
+import tarfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -200,3 +201,21 @@ def test_every_input_unusable_is_refused_without_a_report(
     assert lines[0].startswith(f"kforensic: warning: --dmesg {tmp_path / 'empty.log'} not used: ")
     assert lines[1].startswith(f"kforensic: error: {bad_trace}: 1 of 1 lines are not trace events")
     assert lines[2].startswith("kforensic: hint: ") and len(lines) == 3, lines
+
+
+def test_a_sessions_spans_are_not_said_unjoined_with_a_trace_that_could_not_be_used(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An LTTng session's slow spans beside a text trace that is none said "not joined with trace junk.txt: its clock
+    is not known to be CLOCK_MONOTONIC": a claim about a trace that was never read.  There is no kernel trace."""
+    with tarfile.open(Path(__file__).resolve().parents[1] / "data" / "lttng" / "ust.tar.gz") as tar:
+        tar.extractall(tmp_path, filter="data")
+    bad = tmp_path / "kernel.txt"
+    bad.write_text("not a trace\n")
+    for order in (("--trace", tmp_path / "ust", "--trace", bad), ("--trace", bad, "--trace", tmp_path / "ust")):
+        md = tmp_path / "r.md"
+        ran = cli_run(monkeypatch, capsys, "report", *order, "-o", md)
+        assert ran.returncode == 3, ran.stderr
+        page = md.read_text()
+        assert f"- not examined: trace {bad}: could not be used" in page
+        assert f"not joined with trace {bad}" not in page and "no kernel trace" in page
