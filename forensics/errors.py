@@ -41,6 +41,12 @@ class EmptyLogError(InputError):
     read standard input without being told to, its usage error (cron's and ssh's empty pipe)."""
 
 
+class DebugInfoMismatchError(InputError):
+    """The ``--vmlinux`` given is another kernel's: its build ID is not the dump's.  The dump's own state cannot be
+    read with it; its kernel log still can, without symbols (VMCOREINFO locates it, as ``makedumpfile --dump-dmesg``
+    reads it): ``report`` reads that and says the vmlinux was not used, ``kforensic vmcore`` refuses the dump."""
+
+
 class CollectionError(KforensicError):
     """Reading the live system failed (permissions, missing files)."""
 

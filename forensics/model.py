@@ -407,6 +407,19 @@ class Baseline:
         return f"{self.name}: {self.value} ({self.source})"
 
 
+class InputKind(enum.StrEnum):
+    """The kinds of input a report reads; the values are how it names one ("crash dump D", "kernel log L") and the
+    strings of the JSON documents (``examined[].input``)."""
+
+    DUMP = "crash dump"
+    VMLINUX = "vmlinux"  # (the dump's debug info given: one of another kernel is dropped, the dump's log still read)
+    LOG = "kernel log"
+    STORE = "slab store"
+    TRACE = "trace"
+    PROFILE = "profile"
+    FINDINGS = "findings file"
+
+
 @dataclass(frozen=True)
 class Examined:
     """What one analysis looked at, so that "nothing found" says what it could and could not have found.
@@ -427,8 +440,15 @@ class Examined:
     # for the input.
     named_by: tuple[Evidence, ...] = ()
     # An input that could not be used at all, and why: the one-line message its own command refuses it with (a
-    # report goes on with its other inputs: "not a kernel crash dump (...)", "truncated dump: ...").
+    # report goes on with its other inputs: "not a kernel crash dump (...)", "truncated dump: ...", "cannot read L: No
+    # such file or directory", "S: not a slab-watch store (...)").
     unusable: NotAvailable | None = None
+    # The kind of input it is, where a reader needs it: set for an input that could not be used (a step that needs
+    # the dump says what to get first when the dump given was one of them).
+    input: InputKind | None = None
+    # What would make such an input usable: its error's hint ("use the vmlinux of the kernel that crashed; ..."); of
+    # a dump read as its kernel log only (no debug info), where its debug info is had.
+    hint: str = ""
 
     @property
     def blind(self) -> bool:

@@ -28,6 +28,7 @@ from forensics.model import (
     Finding,
     FindingKind,
     Incident,
+    InputKind,
     Locator,
     LocatorKind,
     LogCause,
@@ -43,6 +44,8 @@ from forensics.model import (
 )
 
 INCIDENT_SCHEMA = "kforensic.incident/1"
+#: The strings ``examined[].input`` may hold (another is read as none: a later writer's kind).
+_INPUT_KINDS = frozenset(k.value for k in InputKind)
 
 JsonDict = dict[str, Any]
 
@@ -192,6 +195,8 @@ def incident_to_dict(incident: Incident, finding: Callable[[Finding], Any] = fin
             {"what": e.what, "could_find": list(e.could_find), "could_not": list(e.could_not)}
             | ({"standing": e.standing} if e.standing else {})
             | ({"unusable": json_value(e.unusable)} if e.unusable is not None else {})
+            | ({"input": e.input.value} if e.input is not None else {})
+            | ({"hint": e.hint} if e.hint else {})
             for e in incident.examined
         ],
         "boot_time": json_value(incident.boot_time)
@@ -359,12 +364,16 @@ class _Reader:
         standing = obj.get("standing", "") if isinstance(obj, dict) else ""  # older writers: none
         unusable = obj.get("unusable") if isinstance(obj, dict) else None  # only an input that could not be used
         why = unusable.get("not_available") if isinstance(unusable, dict) else None
+        kind = obj.get("input") if isinstance(obj, dict) else None  # older writers and usable inputs: none
+        hint = obj.get("hint", "") if isinstance(obj, dict) else ""
         return Examined(
             self.get(obj, "what", str, where),
             tuple(str(x) for x in could_find),
             tuple(str(x) for x in could_not),
             standing if isinstance(standing, str) else "",
             unusable=NotAvailable(why) if isinstance(why, str) else None,
+            input=InputKind(kind) if kind in _INPUT_KINDS else None,
+            hint=hint if isinstance(hint, str) else "",
         )
 
     def subject(self, obj: object, where: str) -> Subject:

@@ -26,6 +26,7 @@ from forensics.model import (
     Examined,
     Finding,
     FindingKind,
+    InputKind,
     Severity,
     StatedCause,
     SubjectKind,
@@ -95,6 +96,11 @@ def _stated(findings: tuple[Finding, ...]) -> list[Hypothesis]:
     return [why_hypothesis(f, f.stated) for f in findings if f.stated is not None and f.stated.statement]
 
 
+#: What a step on the dump needs, by the input dropped: the dump, or the vmlinux it was given with (another kernel's).
+_OPENED = {InputKind.DUMP: "the {} open", InputKind.VMLINUX: "a vmlinux the dump opens with"}
+#: The inputs without which no dump's values were read: the dump, or its vmlinux.
+DUMP_INPUTS = frozenset(_OPENED)
+
 #: What a cause read from a kernel log alone lacks: a dump's values (named when a dump given could not be used:
 #: :func:`_log_alone`).
 NO_DUMP_READ = "read from the kernel log alone: no dump was read to confirm the values"
@@ -103,8 +109,31 @@ NO_DUMP_READ = "read from the kernel log alone: no dump was read to confirm the 
 def _log_alone(examined: tuple[Examined, ...]) -> str:
     """:data:`NO_DUMP_READ`, or, when a dump was given and could not be used, which and why (review ue20 #7: "no
     dump was read" beside a --vmcore given with the wrong vmlinux read as if none had been given)."""
-    dropped = "; ".join(f"the {e.what} given could not be used ({e.unusable.reason})" for e in examined if e.unusable)
+    dropped = "; ".join(
+        f"the {e.what} given could not be used ({e.unusable.reason})"
+        for e in examined
+        if e.unusable and e.input in DUMP_INPUTS  # (a trace or store dropped does not confirm a log's values)
+    )
     return f"read from the kernel log alone: {dropped}: no dump confirmed the values" if dropped else NO_DUMP_READ
+
+
+#: The prompts of the sessions a step runs in on the dump itself (crash, drgn): such a step needs the dump opened.
+DUMP_PROMPTS = ("crash> ", ">>> ")
+
+
+def _dump_first(examined: tuple[Examined, ...]) -> str:
+    """What to get before a step at a dump's prompt can run, when the dump given could not be used, or was read as
+    its kernel log only (no debug info for its kernel): its error's hint ("get the crash dump D open: give the vmcore
+    that kdump wrote, ...", "get a vmlinux the dump opens with: install the kernel's debug info: ..."), "" otherwise.
+    A ``crash> dis -rl ...`` suggested beside a dump that would not open (another kernel's vmlinux, a file that is
+    no dump) read as if it would.  The first such input says it (another kernel's vmlinux, then the dump it left read
+    as its log only: one step)."""
+    for e in examined:
+        if e.input not in DUMP_INPUTS or not (e.unusable or e.hint):
+            continue
+        what = _OPENED[e.input if e.unusable else InputKind.VMLINUX].format(e.what)
+        return f"get {what}: {e.hint}" if e.hint else f"get {what} ({e.unusable})"
+    return ""
 
 
 def _log_cause(findings: tuple[Finding, ...]) -> list[Hypothesis]:
@@ -300,8 +329,10 @@ def _ours(findings: tuple[Finding, ...]) -> tuple[Finding, ...]:
 
 def rank_hypotheses(findings: tuple[Finding, ...], examined: tuple[Examined, ...] = ()) -> tuple[Hypothesis, ...]:
     """Hypotheses from the findings by :data:`RULES`, most likely first; ``examined``: what the report examined, to
-    name a dump given that could not be used where a cause is read from the log alone."""
+    name a dump given that could not be used where a cause is read from the log alone, and what to get before a
+    step on that dump (``first``)."""
     alone = _log_alone(examined)
+    first = _dump_first(examined)
     mine = _ours(findings)
     out: dict[str, Hypothesis] = {}
     for _name, rule in RULES:
@@ -312,7 +343,8 @@ def rank_hypotheses(findings: tuple[Finding, ...], examined: tuple[Examined, ...
     # fields, ~2.5 us a hypothesis: 292 of the corpus x4's log).
     return tuple(
         Hypothesis(i, h.statement, round(min(h.confidence, 0.99), 2), h.supporting,
-                   tuple(alone if a == NO_DUMP_READ else a for a in h.against), h.next_command, h.finding_ids)
+                   tuple(alone if a == NO_DUMP_READ else a for a in h.against), h.next_command, h.finding_ids,
+                   first if h.next_command.startswith(DUMP_PROMPTS) else "")
         for i, h in enumerate(ranked, 1)
     )  # fmt: skip
 

@@ -24,11 +24,12 @@ from forensics.commands.shared import (
     format_option,
     stdin_read_once,
 )
-from forensics.errors import ExitCode, InputError, UsageError
-from forensics.model import Incident, Severity
+from forensics.errors import DebugInfoMismatchError, ExitCode, UsageError
+from forensics.model import Incident, InputKind, Severity
 from forensics.report.formats import OutputFormat
 
 if TYPE_CHECKING:
+    from forensics.pipelines.sources import Given, Traced, Unusable
     from forensics.types.results import IncidentStory, SourceAnalysis
 
 
@@ -75,7 +76,7 @@ def run_report(
     """Run every analysis the inputs allow, merge the findings into one report and deliver it; the exit status."""
     from forensics.delivery import deliver, exit_status, write_figures
     from forensics.pipelines import sources as analyses
-    from forensics.pipelines.report import build_story, load_findings_file
+    from forensics.pipelines.report import build_story
     from forensics.report.formats import render
 
     files = [*(from_files or []), *(extra or [])]
@@ -98,51 +99,25 @@ def run_report(
     check_outputs_not_named_inputs((json_out, html_out, digest, output), named)
     check_output_directories((json_out, html_out, digest, output))
     plots_dir = _plots_dir(output if fmt.links_files else None, html_out)
-    parts: list[SourceAnalysis] = []
-    unused: tuple[Incident, ...] = ()
-    if vmcore is not None:
-        try:
-            parts.append(
-                analyses.analyse_vmcore(
-                    vmcore, vmlinux, tuple(module_debug or ()), tuple(debug_dir or ()), tuple(source_dir or ())
-                )
-            )
-        except InputError as exc:
-            # A dump that cannot be used (not a dump, cut short past the crashed task, another kernel's vmlinux)
-            # beside other inputs: the report goes on with them and says why under "Examined" (it refused them all,
-            # exit 3).  Alone, it is refused as ``kforensic vmcore`` refuses it.
-            if not (files or dmesg or store_file or trace or profile):
-                raise
-            print(f"kforensic: warning: --vmcore {vmcore} not used: {exc.message}", file=sys.stderr)
-            unused = (analyses.unusable_dump(vmcore, exc),)
-    if dmesg:
-        parts.append(analyses.analyse_dmesg(tuple(dmesg)))
-    if store_file is not None:
-        parts.append(analyses.analyse_store(store_file, plots_dir))
-    # The kernel log beside a trace says the kernel's preemption model, which sets an RT task's promise, and its
-    # release, whether the fair class is CFS or EEVDF (a text trace names none).
-    preemption, release = analyses.log_kernel(tuple(dmesg)) if dmesg and trace else ("", "")
-    first_trace = len(parts)
-    parts += [analyses.analyse_trace(t, plots_dir, preemption, release, tuple(trace or ())) for t in trace or ()]
-    parts += [analyses.analyse_profile(p) for p in profile or ()]
-    loaded = [load_findings_file(p) for p in files]
+    parts, loaded, dropped, traced = _analyse(
+        analyses.Given(vmcore, vmlinux, tuple(module_debug or ()), tuple(debug_dir or ()), tuple(source_dir or ()),
+                       tuple(dmesg or ()), store_file, tuple(trace or ()), tuple(profile or ()), tuple(files)),
+        plots_dir,
+    )  # fmt: skip
+    unused = tuple(u.incident() for u in dropped)
     command = "kforensic " + shlex.join(sys.argv[1:])
     story = build_story(parts, loaded, command, unused)
     # A trace the story sets apart (another boot, host or kernel) is not judged with the log's kernel facts: its
     # findings are what it says alone.  The 6.12 log's release and preemption model judged a trace of another
     # machine, set apart as "cannot come from the crashed boot", by EEVDF slices: 16 findings where it has 11
     # (review 7, H).  Known only once the story is built: those traces are analysed again, without them.
-    if preemption or release:
-        redo = [
-            i
-            for i in range(first_trace, first_trace + len(trace or ()))
-            if any(f.id in story.apart for f in parts[i].incident.findings)
-        ]
-        for i in redo:
+    if traced.preemption or traced.release:
+        redo = [(i, t) for i, t in traced.at if any(f.id in story.apart for f in parts[i].incident.findings)]
+        for i, t in redo:
             parts[i] = _judged_alone(
-                analyses.analyse_trace((trace or [])[i - first_trace], plots_dir, others=tuple(trace or ())),
-                preemption,
-                release,
+                analyses.analyse_trace(t, plots_dir, others=tuple(u for _, u in traced.at)),
+                traced.preemption,
+                traced.release,
             )
         story = build_story(parts, loaded, command, unused) if redo else story
     write_figures(figure for part in parts for figure in part.figures)
@@ -152,17 +127,112 @@ def run_report(
     deliver(render(StoryRenderer(), story, fmt, output), output)
     # Findings of inputs set apart (another boot, host or release) are not this incident's: --fail-on judges its own.
     status = exit_status(own_incident(story), fail_on)
-    if vmcore is not None and unused and status == ExitCode.OK:
-        # The dump given could not be used (a typo'd --vmlinux, an empty or garbled dump): the report of the other
-        # inputs is written, but a script must not take the run for a clean one (it was exit 0, review ue20 #7).
-        # Findings at --fail-on keep exit 1: they are the alert, and the warning above names the dump.
+    if dropped and status == ExitCode.OK:
+        # An input given could not be used (a typo'd --vmlinux, an empty or garbled dump, a log or store that is
+        # none): the report of the other inputs is written, but a script must not take the run for a clean one (it
+        # was exit 0, review ue20 #7).  Findings at --fail-on keep exit 1: they are the alert, and the warnings above
+        # name the inputs.
+        names = " and ".join(f"{OPTION[u.kind]} {u.path}" for u in dropped)
+        # (a vmlinux alone dropped: the dump it was given for was read, its kernel log only)
+        rest = "the dump's kernel log" if all(u.kind is InputKind.VMLINUX for u in dropped) else "the other inputs"
         print(
-            f"kforensic: error: --vmcore {vmcore} could not be used: the report was written from the other inputs"
-            " (exit 3)",
+            f"kforensic: error: {names} could not be used: the report was written from {rest} (exit 3)",
             file=sys.stderr,
         )
         return int(ExitCode.BAD_INPUT)
     return int(status)
+
+
+#: The option that gives each kind of input (the warnings and the last line name an input dropped by it).
+OPTION = {
+    InputKind.DUMP: "--vmcore",
+    InputKind.VMLINUX: "--vmlinux",
+    InputKind.LOG: "--dmesg",
+    InputKind.STORE: "--store",
+    InputKind.TRACE: "--trace",
+    InputKind.PROFILE: "--profile",
+    InputKind.FINDINGS: "--from",
+}
+
+
+def _analyse(
+    given: "Given", plots_dir: Path | None
+) -> tuple[list["SourceAnalysis"], list[Incident], list["Unusable"], "Traced"]:
+    """Every analysis the inputs allow, in the order they are given on the table of options: the analyses, the
+    findings files read, the inputs that could not be used (each its own command's one-line error) and where the
+    traces' analyses are.
+
+    An input that cannot be used (missing, a directory, another format, cut short; a dump of another kernel's
+    vmlinux) beside one that can is said and left out: the report is of the others (before, any one refused the
+    whole report, exit 3).  When none can be used there is no report: the last one's error is raised, the ones
+    before it said as warnings, as ``report`` said them before.
+    """
+    from functools import partial
+
+    from forensics.pipelines import sources as analyses
+    from forensics.pipelines.report import load_findings_file
+    from forensics.pipelines.sources import Traced, Unusable, attempt
+
+    parts: list[SourceAnalysis] = []
+    dropped: list[Unusable] = []
+
+    def keep(result: "SourceAnalysis | Unusable") -> None:
+        if isinstance(result, Unusable):
+            dropped.append(result)
+        else:
+            parts.append(result)
+
+    if given.vmcore is not None:
+        dump = partial(analyses.analyse_vmcore, given.vmcore, given.vmlinux, given.module_debug, given.debug_dirs,
+                       given.source_dirs)  # fmt: skip
+        opened = attempt(InputKind.DUMP, given.vmcore, dump)
+        if isinstance(opened, Unusable) and isinstance(opened.error, DebugInfoMismatchError) and given.vmlinux:
+            # Another kernel's vmlinux: the dump's state cannot be read with it, its kernel log still can (VMCOREINFO
+            # locates it, no symbols needed, as makedumpfile --dump-dmesg reads it).  It was set aside whole.
+            dropped.append(Unusable(InputKind.VMLINUX, given.vmlinux, opened.error))
+            opened = attempt(InputKind.DUMP, given.vmcore, partial(dump, wrong=opened.error))
+        keep(opened)
+    logs: tuple[Path, ...] = ()
+    if given.dmesg:
+        read, bad = analyses.analyse_usable_logs(given.dmesg)
+        dropped += bad
+        if read is not None:
+            parts.append(read)
+            logs = tuple(p for p in given.dmesg if all(u.path != p for u in bad))
+    if given.store is not None:
+        keep(attempt(InputKind.STORE, given.store, partial(analyses.analyse_store, given.store, plots_dir)))
+    # The kernel log beside a trace says the kernel's preemption model, which sets an RT task's promise, and its
+    # release, whether the fair class is CFS or EEVDF (a text trace names none).
+    preemption, release = analyses.log_kernel(logs) if logs and given.trace else ("", "")
+    # The text traces first: a session's spans name the kernel trace beside them they are not joined with, and one
+    # that could not be used is none (they said "not joined with trace junk.txt: its clock is not known ...").
+    from collectors.ctf.reader import is_ctf
+
+    tried: dict[int, SourceAnalysis | Unusable] = {}
+    for n in sorted(range(len(given.trace)), key=lambda n: is_ctf(str(given.trace[n]))):
+        others = tuple(t for k, t in enumerate(given.trace) if not isinstance(tried.get(k), Unusable))
+        run = partial(analyses.analyse_trace, given.trace[n], plots_dir, preemption, release, others)
+        tried[n] = attempt(InputKind.TRACE, given.trace[n], run)
+    at: list[tuple[int, Path]] = []
+    for n, t in enumerate(given.trace):
+        at += [] if isinstance(tried[n], Unusable) else [(len(parts), t)]
+        keep(tried[n])
+    for p in given.profile:
+        keep(attempt(InputKind.PROFILE, p, partial(analyses.analyse_profile, p)))
+    loaded: list[Incident] = []
+    for f in given.files:
+        found = attempt(InputKind.FINDINGS, f, partial(load_findings_file, f))
+        if isinstance(found, Unusable):
+            dropped.append(found)
+        else:
+            loaded.append(found)
+    if dropped and not parts and not loaded:
+        for u in dropped[:-1]:
+            print(f"kforensic: warning: {OPTION[u.kind]} {u.path} not used: {u.error.message}", file=sys.stderr)
+        raise dropped[-1].error
+    for u in dropped:
+        print(f"kforensic: warning: {OPTION[u.kind]} {u.path} not used: {u.error.message}", file=sys.stderr)
+    return parts, loaded, dropped, Traced(tuple(at), preemption, release)
 
 
 def _judged_alone(part: "SourceAnalysis", preemption: str, release: str) -> "SourceAnalysis":

@@ -135,7 +135,7 @@ def build_story(
     """The story of the analysed inputs and the findings files: merged, correlated, timed and ranked.
 
     ``command`` is the command line that reproduces the report (last of the story's commands); ``unused``: the inputs
-    that could not be used (a dump that is none, sources.unusable_dump), said first under "Examined".
+    that could not be used (a dump that is none, a log that is missing: sources.Unusable), said first under "Examined".
     """
     from detectors.incident.correlate import after_the_crash, correlate, other_hosts, other_kernels
     from detectors.incident.hypotheses import plain_summary, rank_hypotheses

@@ -9,12 +9,15 @@ figures to draw for them) and the command line that reproduces it.
 from __future__ import annotations
 
 import shlex
-from dataclasses import replace
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from functools import partial
 from pathlib import Path
+from typing import TypeVar
 
-from forensics.errors import InputError
-from forensics.model import BootTime, Examined, Incident, NotAvailable, SourceRecord
-from forensics.types.dmesg_result import DmesgResult
+from forensics.errors import DebugInfoMismatchError, InputError
+from forensics.model import BootTime, Examined, Incident, InputKind, NotAvailable, SourceRecord
+from forensics.types.dmesg_result import DmesgResult, SourceResult
 from forensics.types.profile_result import ProfileResult
 from forensics.types.results import DumpLogResult, SourceAnalysis, VmcoreResult
 
@@ -29,13 +32,21 @@ def analyse_vmcore(
     module_debug: tuple[Path, ...],
     debug_dirs: tuple[Path, ...],
     source_dirs: tuple[Path, ...] = (),
+    wrong: DebugInfoMismatchError | None = None,
 ) -> SourceAnalysis:
     """``kforensic vmcore``: the dump, with the kernel log beside it; without the kernel's debug info, the dump's
-    kernel log alone, as ``kforensic vmcore`` reads it then."""
-    from forensics.pipelines.vmcore import analyse_dump_or_log
+    kernel log alone, as ``kforensic vmcore`` reads it then.  ``wrong``: the ``vmlinux`` given is another kernel's
+    (the error opening the dump with it raised): the dump's kernel log alone is read, as without debug info."""
+    from forensics.errors import NoDebugInfoError
+    from forensics.pipelines.vmcore import analyse_dump_log, analyse_dump_or_log
     from forensics.vmcore.request import DebugInfoRequest
 
-    result = analyse_dump_or_log(path, DebugInfoRequest(vmlinux, debug_dirs, module_debug, source_dirs))
+    result: VmcoreResult | DumpLogResult
+    if wrong is None:
+        result = analyse_dump_or_log(path, DebugInfoRequest(vmlinux, debug_dirs, module_debug, source_dirs))
+    else:
+        result = analyse_dump_log(path, NoDebugInfoError(str(path), wrong.message, wrong.hint or ""))
+        vmlinux = None  # (the command that reproduces it: without the vmlinux that is not the dump's)
     args: list[str | Path] = ["kforensic", "vmcore", path]
     if vmlinux:
         args += ["--vmlinux", vmlinux]
@@ -54,23 +65,76 @@ def analyse_vmcore(
     return SourceAnalysis(incident, title, result, (), _cmd(*args))
 
 
-def unusable_dump(path: Path, error: InputError) -> Incident:
-    """A dump ``report`` could not use (not a dump, cut short past the crashed task, another kernel's vmlinux), given
-    beside other inputs: no findings; under "Examined" a not-available line with the one-line message ``kforensic
-    vmcore`` refuses it with, and that message as its source's error, so that the report goes on with the others."""
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class Given:
+    """The inputs a report is given, with the debug info a dump is opened with."""
+
+    vmcore: Path | None
+    vmlinux: Path | None
+    module_debug: tuple[Path, ...]
+    debug_dirs: tuple[Path, ...]
+    source_dirs: tuple[Path, ...]
+    dmesg: tuple[Path, ...]
+    store: Path | None
+    trace: tuple[Path, ...]
+    profile: tuple[Path, ...]
+    files: tuple[Path, ...]
+
+
+@dataclass(frozen=True)
+class Traced:
+    """Where a report's trace analyses are among its analyses (``at``: index and trace, the traces that could be
+    used), and the kernel facts the logs beside them stated (:func:`log_kernel`), which judged them."""
+
+    at: tuple[tuple[int, Path], ...]
+    preemption: str
+    release: str
+
+
+@dataclass(frozen=True)
+class Unusable:
+    """An input ``report`` could not use, and the error its own command refuses it with (``error.message``: its one
+    line)."""
+
+    kind: InputKind
+    path: Path
+    error: InputError
+
+    def incident(self) -> Incident:
+        """No findings; under "Examined" a not-available line with why, and that message as its source's error, so
+        that the report goes on with the other inputs and says which it went without."""
+        try:
+            size: int | NotAvailable = self.path.stat().st_size
+        except (OSError, ValueError) as exc:  # (ValueError: a path with a NUL byte)
+            size = NotAvailable(getattr(exc, "strerror", None) or str(exc))
+        dropped = NotAvailable(f"the {self.kind} could not be used")
+        return Incident(
+            host=dropped,
+            kernel_release=dropped,
+            window=dropped,
+            sources=(SourceRecord(str(self.path), size, NotAvailable("not read"), 0.0, error=self.error.message),),
+            findings=(),
+            examined=(
+                Examined(
+                    f"{self.kind} {self.path}",
+                    unusable=NotAvailable(self.error.message),
+                    input=self.kind,
+                    hint=self.error.hint or "",
+                ),
+            ),
+        )
+
+
+def attempt(kind: InputKind, path: Path, analyse: Callable[[], T]) -> T | Unusable:
+    """``analyse()``, or, when it refuses its input (an :class:`InputError`: missing, a directory, another format,
+    cut short), the input as :class:`Unusable`: a report goes on with its other inputs."""
     try:
-        size: int | NotAvailable = path.stat().st_size
-    except OSError as exc:
-        size = NotAvailable(exc.strerror or str(exc))
-    why = NotAvailable(error.message)
-    return Incident(
-        host=NotAvailable("the dump could not be used"),
-        kernel_release=NotAvailable("the dump could not be used"),
-        window=NotAvailable("the dump could not be used"),
-        sources=(SourceRecord(str(path), size, NotAvailable("not read"), 0.0, error=error.message),),
-        findings=(),
-        examined=(Examined(f"crash dump {path}", could_not=(), unusable=why),),
-    )
+        return analyse()
+    except InputError as exc:
+        return Unusable(kind, path, exc)
 
 
 #: What an analysis of a dump with its kernel's debug info could have found (detectors/vmcore/).
@@ -97,9 +161,27 @@ def dump_examined(result: VmcoreResult) -> Examined:
 
 def analyse_dmesg(paths: tuple[Path, ...]) -> SourceAnalysis:
     """``kforensic dmesg``: every report in the kernel logs."""
-    from forensics.pipelines.dmesg import build_incident, triage_file
+    from forensics.pipelines.dmesg import triage_file
 
-    results = [triage_file(str(p)) for p in paths]
+    return _dmesg_of(paths, [triage_file(str(p)) for p in paths])
+
+
+def analyse_usable_logs(paths: tuple[Path, ...]) -> tuple[SourceAnalysis | None, tuple[Unusable, ...]]:
+    """:func:`analyse_dmesg` of the logs that can be read, and those that cannot (missing, a directory, not a kernel
+    log), each with its one-line error: one bad log of several leaves the others read (None: none could be)."""
+    from forensics.pipelines.dmesg import triage_file
+
+    tried = [(p, attempt(InputKind.LOG, p, partial(triage_file, str(p)))) for p in paths]
+    bad = tuple(r for _, r in tried if isinstance(r, Unusable))
+    good = [(p, r) for p, r in tried if not isinstance(r, Unusable)]
+    if not good:
+        return None, bad
+    return _dmesg_of(tuple(p for p, _ in good), [r for _, r in good]), bad
+
+
+def _dmesg_of(paths: tuple[Path, ...], results: list[SourceResult]) -> SourceAnalysis:
+    from forensics.pipelines.dmesg import build_incident
+
     incident = build_incident(results)
     return SourceAnalysis(
         incident,

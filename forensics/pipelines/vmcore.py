@@ -46,8 +46,9 @@ def analyse_dump_log(
     """
     from dataclasses import replace
 
+    from detectors.incident.hypotheses import rank_hypotheses
     from forensics.errors import InputError
-    from forensics.model import Examined
+    from forensics.model import Examined, InputKind
     from forensics.pipelines.dmesg import analyse_log_bytes, analyse_logs
     from forensics.types.results import LogBeside, LogExtracted
     from forensics.vmcore.dumpfile import read_dump_header
@@ -79,6 +80,9 @@ def analyse_dump_log(
         f"crash dump {location.dump}: its kernel log only (no debug info for its kernel)",
         (),
         (f"the dump's state ({NEEDS_DEBUG_INFO}): unknown ({unknown})", *lost),
+        # (typed: a step at the crash> prompt on this dump says to get its debug info first)
+        input=InputKind.DUMP,
+        hint=missing.hint,
     )
     incident = replace(
         dmesg.incident,
@@ -92,7 +96,9 @@ def analyse_dump_log(
         NotAvailable(missing.reason),
         missing.hint,
         log,
-        replace(dmesg, incident=incident),
+        # Ranked again with what was examined: a step at the crash> prompt on this dump says to get its debug info
+        # first (the log's own ranking offered "crash> dis -rl ..." as if crash could open it).
+        replace(dmesg, incident=incident, hypotheses=rank_hypotheses(dmesg.incident.findings, incident.examined)),
         tuple(n for n in (cut.warning() if cut is not None else None, location.note) if n is not None),
     )
 

@@ -86,6 +86,7 @@ def build_digest(
                     "kernel_release": str(incident.kernel_release),
                     "hypotheses": [
                         {"rank": h.rank, "statement": h.statement, "confidence": h.confidence, "next": h.next_command}
+                        | ({"first": h.first} if h.first else {})
                         for h in hypotheses[:5]
                     ],
                     "timeline": [

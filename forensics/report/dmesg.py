@@ -37,7 +37,7 @@ def hypothesis_dict(h: Hypothesis) -> dict[str, Any]:
         "supporting": list(h.supporting),
         "against": list(h.against),
         "next_command": h.next_command,
-    }
+    } | ({"first": h.first} if h.first else {})
 
 
 def _listed_whys(r: SourceResult) -> dict[int, ReportWhy]:
@@ -548,6 +548,7 @@ def hypotheses_text(hypotheses: tuple[Hypothesis, ...]) -> list[str]:
     out = ["", "Hypotheses"]
     for h in hypotheses:
         out.append(f"  {h.rank}. {_one_line(h.statement)} (confidence {h.confidence:.2f})")
+        out += [f"     first: {h.first}"] if h.first else []  # (what the step needs: the dump's debug info)
         out.append(f"     next: {h.next_command}")
     return out
 
@@ -570,12 +571,12 @@ def why_sections(results: list[SourceResult]) -> tuple[Section, ...]:
 def hypotheses_section(hypotheses: tuple[Hypothesis, ...]) -> Section:
     """The ranked hypotheses, as ``kforensic vmcore`` and ``report`` list them."""
     from forensics.report.document import BulletList, Paragraph, Section
-    from forensics.report.markdown import md_escape, next_step_md
+    from forensics.report.markdown import md_escape, step_after_md
 
     if not hypotheses:
         return Section("Hypotheses", (Paragraph("No hypothesis: the reports do not point at a cause."),))
     items = tuple(
-        f"{md_escape(h.statement)} (confidence {h.confidence:.2f}; next: {next_step_md(h.next_command)})"
+        f"{md_escape(h.statement)} (confidence {h.confidence:.2f}; next: {step_after_md(h.first, h.next_command)})"
         for h in hypotheses
     )
     return Section("Hypotheses", (BulletList(items, ordered=True),))

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from forensics.model import Finding, Incident, Severity
 from forensics.report.examined import examined_items, examined_lines, verdict_line
-from forensics.report.markdown import next_step_pieces
+from forensics.report.markdown import next_step_pieces, quoted_pieces
 
 if TYPE_CHECKING:
     from forensics.report.document import Document
@@ -40,6 +40,11 @@ def examined_list_html(incident: Incident) -> str:
 
 def _sev(severity: Severity) -> str:
     return f'<span class="sev {severity.value}">{severity.value}</span>'
+
+
+def prose_html(text: str) -> str:
+    """Prose as HTML, the commands it quotes in backticks in ``<code>`` (markdown's ``prose_md``)."""
+    return "".join(f"<code>{escape(t)}</code>" if command else escape(t) for t, command in quoted_pieces(text))
 
 
 def next_step_html(step: str) -> str:

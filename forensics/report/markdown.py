@@ -87,7 +87,7 @@ def _shell_pieces(text: str) -> list[tuple[str, bool]]:
 _QUOTED = re.compile(r"`([^`]+)`")
 
 
-def _quoted_pieces(text: str) -> list[tuple[str, bool]]:
+def quoted_pieces(text: str) -> list[tuple[str, bool]]:
     """Prose, with the commands it quotes in backticks as commands (they were shown as 'perf sched record' prose)."""
     pieces: list[tuple[str, bool]] = []
     at = 0
@@ -115,7 +115,19 @@ def next_step_pieces(step: str) -> tuple[tuple[str, bool], ...]:
             pieces.append((command, True))
     if comment:
         pieces.append((f" — {comment}", False))
-    return tuple(split for text, command in pieces for split in ([(text, True)] if command else _quoted_pieces(text)))
+    return tuple(split for text, command in pieces for split in ([(text, True)] if command else quoted_pieces(text)))
+
+
+def prose_md(text: str) -> str:
+    """Prose as markdown, the commands it quotes in backticks in code spans (a hypothesis's ``first``: "get the crash
+    dump D open: ... Debian `linux-image-6.1.192-dbg` ...")."""
+    return "".join(code_span(t) if command else md_escape(t) for t, command in quoted_pieces(text))
+
+
+def step_after_md(first: str, step: str) -> str:
+    """A hypothesis's step as markdown, after what to get first when there is something (``Hypothesis.first``:
+    "first get a vmlinux the dump opens with: ... — then `crash> dis -rl ...`")."""
+    return (f"first {prose_md(first)} — then " if first else "") + next_step_md(step)
 
 
 def next_step_md(step: str) -> str:

@@ -12,8 +12,8 @@ from forensics.model import BootTime, Finding, Incident
 from forensics.report.document import Block, Document, Section, blocks_html, blocks_markdown
 from forensics.report.examined import examined_lines
 from forensics.report.formats import Destination, IncidentRenderer
-from forensics.report.html import APART_HEADING, APART_NOTE, next_step_html
-from forensics.report.markdown import findings_markdown, inputs_markdown, md_escape, next_step_md
+from forensics.report.html import APART_HEADING, APART_NOTE, next_step_html, prose_html
+from forensics.report.markdown import findings_markdown, inputs_markdown, md_escape, step_after_md
 from forensics.serialize import finding_to_dict, incident_to_dict
 from forensics.types.dmesg_result import DmesgResult
 from forensics.types.incident import Lane, TimelineEvent, jump_before
@@ -191,7 +191,8 @@ def render_story_markdown(story: IncidentStory, base: Path | None = None) -> str
     if not story.hypotheses:
         out.append("No hypothesis: the findings do not point at a cause.")
     for h in story.hypotheses:
-        confirm = next_step_md(h.next_command)
+        # A step on a dump that could not be used is not offered as if it would open: what to get first, then it.
+        confirm = step_after_md(h.first, h.next_command)
         out.append(f"{h.rank}. **{md_escape(h.statement)}** — confidence {h.confidence:.2f}; confirm: {confirm}")
         out += [f"   - for: {md_escape(x)}" for x in h.supporting]
         out += [f"   - against: {md_escape(x)}" for x in h.against]
@@ -296,7 +297,9 @@ def render_story_html(story: IncidentStory, base: Path | None = None) -> str:
 
     e = html.escape
     hyps = "".join(
-        f"<li><b>{e(h.statement)}</b> — confidence {h.confidence:.2f}; confirm: {next_step_html(h.next_command)}"
+        f"<li><b>{e(h.statement)}</b> — confidence {h.confidence:.2f}; confirm: "
+        + (f"first {prose_html(h.first)} — then " if h.first else "")
+        + next_step_html(h.next_command)
         + "".join(f"<br>for: {e(x)}" for x in h.supporting)
         + "".join(f"<br>against: {e(x)}" for x in h.against)
         + "</li>"
@@ -349,7 +352,7 @@ def story_to_dict(story: IncidentStory, base: Path | None = None) -> dict[str, A
         ],
         "hypotheses": [
             {"rank": h.rank, "statement": h.statement, "confidence": h.confidence, "supporting": list(h.supporting),
-             "against": list(h.against), "next_command": h.next_command}
+             "against": list(h.against), "next_command": h.next_command} | ({"first": h.first} if h.first else {})
             for h in story.hypotheses
         ],
         "plots": [{"caption": c, "path": _link(p, base)} for c, p in story.plots],

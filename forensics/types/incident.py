@@ -213,3 +213,6 @@ class Hypothesis:
     against: tuple[str, ...]
     next_command: str
     finding_ids: tuple[str, ...] = ()  # the findings it rests on, the one it is read from first
+    # What to get before ``next_command`` can run, "" when nothing: a step at the crash> or >>> prompt when the dump
+    # given could not be used ("get the crash dump D open: use the vmlinux of the kernel that crashed; ...").
+    first: str = ""

@@ -14,7 +14,7 @@ from typing import Any
 
 import drgn
 
-from forensics.errors import InputError, NoDebugInfoError
+from forensics.errors import DebugInfoMismatchError, InputError, NoDebugInfoError
 from forensics.vmcore.debuginfo import elf_build_id
 from forensics.vmcore.dumpfile import DumpFormat, DumpHeader, share_text
 from forensics.vmcore.modplace import place_modules
@@ -301,7 +301,7 @@ def open_dump(
             # drgn takes a file only when its build ID is the dump's: say which one it has.
             have = elf_build_id(vmlinux)
             if build_id and have and build_id != have:
-                raise InputError(
+                raise DebugInfoMismatchError(
                     f"{request.vmlinux}: build ID {have} does not match the dump's kernel ({build_id}, {release})",
                     hint="use the vmlinux of the kernel that crashed; " + debug_package_hint(release, build_id),
                 )

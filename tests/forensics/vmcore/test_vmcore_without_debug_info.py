@@ -177,7 +177,15 @@ def test_json_says_the_analysis_is_not_available(tmp_path: Path, vmcore_json: su
     assert doc["full_analysis"].startswith("install the kernel's debug info: Debian `linux-image-6.1.192-dbg`")
     assert doc["kernel_log"]["beside_the_dump"] == str(case.dmesg)
     dmesg = _kforensic("dmesg", case.dmesg, "-f", "json", env=_env(tmp_path))
-    assert doc["hypotheses"] == json.loads(dmesg.stdout)["hypotheses"]
+    # The log's ranking, but a step at the crash> prompt says to get the dump's debug info first (the log read by
+    # dmesg alone has no dump to open).
+    assert [{k: v for k, v in h.items() if k != "first"} for h in doc["hypotheses"]] == json.loads(dmesg.stdout)[
+        "hypotheses"
+    ]
+    assert [bool(h.get("first")) for h in doc["hypotheses"]] == [
+        h["next_command"].startswith("crash> ") for h in doc["hypotheses"]
+    ]
+    assert doc["hypotheses"][0]["first"] == f"get a vmlinux the dump opens with: {doc['full_analysis']}"
     assert doc["incident"]["findings"][0]["title"] == json.loads(dmesg.stdout)["incident"]["findings"][0]["title"]
     # Said on stderr too: the report may go to a file.
     assert "only its kernel log was read" in done.stderr
@@ -241,6 +249,16 @@ def test_report_reads_the_same_log(tmp_path: Path, vmcore_json: subprocess.Compl
     vmcore = json.loads(vmcore_json.stdout)
     doc = json.loads(out.read_text())
     assert [h["statement"] for h in doc["hypotheses"]] == [h["statement"] for h in vmcore["hypotheses"]]
+    # Its step at the crash> prompt is not offered as if crash could open the dump: its debug info first (it was
+    # "confirm: `crash> dis -rl kf_null_member_read+0x19`").
+    [dump_only] = [e for e in doc["incident"]["examined"] if e.get("input") == "crash dump"]
+    assert dump_only["hint"].startswith("install the kernel's debug info: ") and "unusable" not in dump_only
+    [step] = [h for h in doc["hypotheses"] if h["next_command"].startswith("crash> ")]
+    assert step["first"] == f"get a vmlinux the dump opens with: {dump_only['hint']}"
+    # ... as kforensic vmcore's own ranking says it (its "next: crash> dis ..." too)
+    assert [h.get("first") for h in vmcore["hypotheses"]] == [h.get("first") for h in doc["hypotheses"]]
+    assert "confirm: first get a vmlinux the dump opens with: install the kernel's debug info: " in done.stdout
+    assert "confirm: `crash>" not in done.stdout
 
 
 def test_the_dump_chosen_among_several_is_said(no_debug_info: Path, tmp_path: Path) -> None:
