@@ -510,9 +510,10 @@ class SchedAnalyzer:
             q[2] = ts
             q[0] = max(0.0, q[0] + 1)
             if ts >= self.w0:  # counted in the window only: --around showed the preemptions before it too
-                preempted_by = task.preempted_by
                 nxt = ev.next_pid
-                preempted_by[nxt] = preempted_by.get(nxt, 0) + 1
+                # an RT task stopped by RT throttling was not preempted by the task that got the CPU
+                by = task.throttled_for if rules.is_throttled(ev.prio, nxt, ev.next_prio) else task.preempted_by
+                by[nxt] = by.get(nxt, 0) + 1
         elif state not in rules.GONE_STATES:
             self.blocked[prev] = ev
 

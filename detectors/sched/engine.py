@@ -486,6 +486,15 @@ class FastAnalyzer:
             spans = ring_f[r, order].tolist()
             an.recent[cpu] = deque(((p, a, b) for p, (a, b) in zip(pids, spans, strict=True)), maxlen=rules.RECENT_RUNS)
 
+    def _export_preemptors(self, tasks: list[TaskState]) -> None:
+        """Who preempted each task, and whom RT throttling switched it out for (keyed ~pid by the kernel)."""
+        t = self._t
+        for owner, pid, times in t.pb_i[: t.si[k.S_NPB]].tolist():
+            if pid < 0:  # an RT throttling switch-out (engine_kernels.switch_out)
+                tasks[owner].throttled_for[~pid] = times
+            else:
+                tasks[owner].preempted_by[pid] = times
+
     def export(self) -> SchedAnalyzer:
         """A SchedAnalyzer holding this state (what :func:`freeze_analysis` reads); a new one per call."""
         t = self._t
@@ -569,8 +578,7 @@ class FastAnalyzer:
             tasks.append(ts)
             an.tasks[ints[k.T_PID]] = ts
         self._export_waits(an, nslots)
-        for owner, pid, times in t.pb_i[: si[k.S_NPB]].tolist():
-            tasks[owner].preempted_by[pid] = times
+        self._export_preemptors(tasks)
         for (owner, pid, waits), (seconds, worst, key, running) in zip(
             t.vic_i[: si[k.S_NVIC]].tolist(), t.vic_f[: si[k.S_NVIC]].tolist(), strict=True
         ):

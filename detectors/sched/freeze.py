@@ -358,6 +358,7 @@ def _active(an: SchedAnalyzer, pid: int, t: TaskState) -> bool:
         or t.preempt_wait.count
         or t.blocked
         or t.preempted_by
+        or t.throttled_for
         or t.delay_caused
         or t.victims
     )
@@ -379,6 +380,13 @@ def _run_prio(pid: int, t: TaskState) -> int:
     return begin.next_prio
 
 
+def _preemptors(an: SchedAnalyzer, times: dict[int, int]) -> tuple[Preemptor, ...]:
+    """The tasks switched in for it, most often first (the first rules.PREEMPTORS)."""
+    return tuple(
+        Preemptor(p, an.comm(p), n) for p, n in sorted(times.items(), key=lambda kv: -kv[1])[: rules.PREEMPTORS]
+    )
+
+
 def _freeze_task(an: SchedAnalyzer, pid: int, t: TaskState) -> TaskStats:
     victims = sorted(t.victims.items(), key=lambda kv: (-kv[1].seconds, kv[0]))
     return TaskStats(
@@ -397,10 +405,8 @@ def _freeze_task(an: SchedAnalyzer, pid: int, t: TaskState) -> TaskStats:
             StateTime(s.decode("utf-8", "replace"), f.count, f.total, f.freeze().worst)
             for s, f in sorted(t.blocked.items())
         ),
-        preempted_by=tuple(
-            Preemptor(p, an.comm(p), n)
-            for p, n in sorted(t.preempted_by.items(), key=lambda kv: -kv[1])[: rules.PREEMPTORS]
-        ),
+        preempted_by=_preemptors(an, t.preempted_by),
+        throttled_for=_preemptors(an, t.throttled_for),
         delay_caused=t.delay_caused,
         victims=tuple(Victim(p, an.comm(p), v.seconds, v.waits, v.worst) for p, v in victims[: rules.PREEMPTORS]),
         wakeups_unknown=t.unseen_wakes,

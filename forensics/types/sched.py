@@ -189,6 +189,9 @@ class TaskStats(NamedTuple):
     # Its prio on the switch-in of its longest run (``runs.worst``): whether that run was an RT task's is told
     # from it, not from the task's last prio (a task made SCHED_FIFO after a 10 ms CFS run was an "RT hog").
     run_prio: int = PRIO_UNKNOWN
+    # Its runnable switch-outs for idle or a CFS task while it was an RT task: RT throttling stopped it, nobody
+    # preempted it (not in ``preempted_by``; until 2026-12-07 counted there, as preemptions by those tasks).
+    throttled_for: tuple[Preemptor, ...] = ()
 
     @property
     def is_rt(self) -> bool:

@@ -1224,3 +1224,15 @@ def test_a_wakeup_begun_before_a_window_says_it_is_counted_from_the_window_s_sta
         "was woken (sched_waking) at 1.100000, before the window (counted from the window's start, 2.000000) and "
         "switched in on CPU0 1000.000 ms later" in found.summary
     )
+
+
+def test_an_rt_task_stopped_by_rt_throttling_was_not_preempted_by_the_task_switched_in() -> None:
+    """A SCHED_FIFO task switched out runnable for a CFS kworker was stopped by RT throttling: until 2026-12-07
+    ``preempted_by`` (the JSON's, the task table's) counted the kworker as a preemptor, beside migration/1, which
+    did preempt it.  The throttling is apart now (``throttled_for``), in both engines."""
+    from tests.detectors.sched.traces import rt_preempted_and_throttled_text
+
+    analysis = compare(*parse(rt_preempted_and_throttled_text().encode(), 1 << 9))
+    (rt,) = (t for t in analysis.tasks if t.pid == 200)
+    assert [(p.comm, p.times) for p in rt.preempted_by] == [("migration/1", 1)]
+    assert [(p.comm, p.times) for p in rt.throttled_for] == [("kworker/1:0", 1)]

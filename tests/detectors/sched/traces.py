@@ -363,3 +363,20 @@ def chrt_hog_text(state: str = "R") -> str:
         _switch(10.61, 0, SLEEPER, "S", IDLE0),
     ]
     return "".join(format_event(e, "ftrace") + "\n" for e in sorted(events, key=lambda e: e.ts))
+
+
+MIGRATION = ("migration/1", 21, 0)  # a stop-class kernel thread: above every RT task
+
+
+def rt_preempted_and_throttled_text() -> str:
+    """A raw tracefs trace of 1 CPU: ``rt task`` (SCHED_FIFO, prio 49) switched out runnable twice: once for
+    ``migration/1`` (prio 0: it preempted it) and once for ``kworker/1:0`` (a CFS task: RT throttling stopped it)."""
+    events = [
+        _switch(10.0, 1, IDLE1, "R", RT),
+        _switch(10.3, 1, RT, "R", MIGRATION),
+        _switch(10.3001, 1, MIGRATION, "S", RT),
+        _switch(10.95, 1, RT, "R", KWORKER),
+        _switch(10.9501, 1, KWORKER, "I", RT),
+        _switch(11.0, 1, RT, "S", IDLE1),
+    ]
+    return "".join(format_event(e, "ftrace") + "\n" for e in events)
