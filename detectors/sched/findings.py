@@ -25,6 +25,7 @@ from forensics.model import (
     Subject,
     SubjectKind,
     Timestamp,
+    cpu_name,
     finding_id,
 )
 from forensics.types.sched import (
@@ -60,8 +61,8 @@ def _evidence(source: str, span: Span, more: tuple[EventRef, ...] = (), queued: 
         if ref.cpu < 0:
             return None
         if ref is span.begin and queued >= 0 and ref.cpu != queued:
-            return f"CPU{ref.cpu}, the waker's: it waited on CPU{queued}"
-        return f"CPU{ref.cpu}"
+            return f"{cpu_name(ref.cpu)}, the waker's: it waited on CPU{queued}"
+        return cpu_name(ref.cpu)
 
     return tuple(
         Evidence(
@@ -1050,7 +1051,7 @@ STOP_SLACK = 1e-3
 def _ref_evidence(source: str, ref: EventRef) -> Evidence:
     return Evidence(
         source=source,
-        locator=Locator(LocatorKind.EVENT, ref.line_no, name=f"CPU{ref.cpu}" if ref.cpu >= 0 else None),
+        locator=Locator(LocatorKind.EVENT, ref.line_no, name=cpu_name(ref.cpu) if ref.cpu >= 0 else None),
         excerpt=ref.text,
         timestamp=Timestamp(ref.ts, Clock.MONOTONIC) if ref.ts > 0 else None,
         cpu=ref.cpu if ref.cpu >= 0 else None,

@@ -426,3 +426,16 @@ def test_an_rt_hog_s_budget_is_the_default_and_its_throttling_is_said_only_where
     (unknown,) = _by_kind(detect(analysis._replace(tasks=tuple(tasks)), str(path)), "sched-rt-hog")
     assert "throttled" not in unknown.title
     assert "Whether RT throttling stopped its longest run is unknown" in unknown.summary
+
+
+def test_a_citation_names_the_cpu_once(tmp_path: Path) -> None:
+    """Each event cited was "line 3 (CPU1) [   10.000000] CPU 1": the CPU whose buffer holds it, then again as the
+    evidence's CPU.  Said once now; the waker's line says both CPUs, each once."""
+    from tests.detectors.sched.traces import chrt_hog_text
+
+    path = tmp_path / "chrt.txt"
+    path.write_text(chrt_hog_text("S"))
+    cites = [e.cite() for f in detect(analyse_path(path)[0], str(path)) for e in f.evidence if e.cpu is not None]
+    assert f"{path} line 3 (CPU1) [   10.000000]" in cites
+    assert f"{path} line 4 (CPU0, the waker's: it waited on CPU1) [   10.100000]" in cites
+    assert not [c for c in cites if " CPU " in c], cites
