@@ -234,6 +234,11 @@ class StreamEvent:
         )
 
 
+def cpu_name(cpu: int) -> str:
+    """A CPU as a trace's event locator names it (:attr:`Locator.name`: the buffer that holds the event)."""
+    return f"CPU{cpu}"
+
+
 @dataclass(frozen=True)
 class Locator:
     """Where in a source a piece of evidence stands.
@@ -255,6 +260,14 @@ class Locator:
             raise ValueError(f"locator start must be >= 0, got {self.start}")
         if self.end is not None and self.end < self.start:
             raise ValueError(f"locator end {self.end} is before its start {self.start}")
+
+    def names_cpu(self, cpu: int) -> bool:
+        """Whether its name begins with CPU ``cpu`` (:func:`cpu_name`: "CPU1", "CPU0, the waker's: ..."), as a
+        trace's events are named by the CPU whose buffer holds them: a citation says that CPU once (until
+        2026-12-07 "line 6 (CPU1) [   10.600000] CPU 1")."""
+        head = cpu_name(cpu)
+        name = (self.name or "") if self.event is None else ""  # (a CTF event is cited by its stream event alone)
+        return name.startswith(head) and not name[len(head) : len(head) + 1].isdigit()
 
     def __str__(self) -> str:
         if self.event is not None:
@@ -349,7 +362,7 @@ class Evidence:
         extra = []
         if self.timestamp is not None and self.locator.event is None:  # (a CTF event's locator says its time)
             extra.append(str(self.timestamp))
-        if self.cpu is not None:
+        if self.cpu is not None and not self.locator.names_cpu(self.cpu):  # "line 6 (CPU1)": said once
             extra.append(f"CPU {self.cpu}")
         suffix = f" {' '.join(extra)}" if extra else ""
         # One line: a source named with a newline (a --source-dir copy, a log "new\nline.log") is shown escaped.

@@ -232,6 +232,7 @@ _Z, _X = rules.GONE_LETTERS
 
 # The rules, compiled from their one source.
 is_hog = njit(rules.is_hog)
+is_throttled = njit(rules.is_throttled)
 keeps_offtime = njit(rules.keeps_offtime)
 off_index = njit(rules.off_index)
 off_base = njit(rules.off_base)
@@ -920,7 +921,7 @@ def run_batch(
             tl_f[j, 0] = start
             tl_f[j, 1] = ts
 
-    def switch_out(eid: int, ts: float, c: int, s: int, prev: int, prio: int, st: int, nxt: int) -> None:
+    def switch_out(eid: int, ts: float, c: int, s: int, prev: int, prio: int, st: int, nxt: int, nprio: int) -> None:
         """SchedAnalyzer._switch_out: the task switched out (not idle) is preempted (waits here), blocked, or gone."""
         ps = task_slot(prev)
         if ps < 0:
@@ -944,14 +945,15 @@ def run_batch(
             ti[ps, T_MV_N] = 0
             queue(s, ts, 1.0)
             if ts >= w0:  # who preempted it, counted in the window only (--window, --around)
-                key = (ps, nxt)
+                # RT throttling's switch-outs (TaskState.throttled_for) apart: keyed by ~pid, first seen first too
+                key = (ps, ~nxt if is_throttled(prio, nxt, nprio) else nxt)
                 b = pb_map.get(key, -1) + 0
                 if b < 0:
                     b = si[S_NPB]
                     si[S_NPB] += 1
                     pb_map[key] = b
                     pb_i[b, 0] = ps
-                    pb_i[b, 1] = nxt
+                    pb_i[b, 1] = key[1]
                     pb_i[b, 2] = 0
                 pb_i[b, 2] += 1
         elif st != _Z and st != _X:  # noqa: PLR1714 (not gone: blocked)
@@ -1048,7 +1050,7 @@ def run_batch(
         if ci[s, C_CUR_SEQ] >= 0 and ci[s, C_CUR_PID] == prev:
             run_ends(eid, ts, c, s, prev, priocol[i])
         if prev != 0:
-            switch_out(eid, ts, c, s, prev, priocol[i], statecol[i], nxtcol[i])
+            switch_out(eid, ts, c, s, prev, priocol[i], statecol[i], nxtcol[i], nprcol[i])
         switch_in(eid, ts, c, s, nxtcol[i], nprcol[i])
 
     def placed(ts: float, p: int, t: int) -> None:

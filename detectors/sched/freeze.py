@@ -42,6 +42,7 @@ from forensics.types.sched import (
     TaskStats,
     Thresholds,
     TraceAnalysis,
+    Unended,
     Victim,
     Wait,
     WorkStats,
@@ -60,6 +61,7 @@ class SchedAnalyzer(Protocol):
     cur: dict[int, tuple[int, float, TraceEvent, float]]
     pending_wake: dict[int, TraceEvent]
     preempted: dict[int, TraceEvent]
+    unresolved: set[int]
     queues: dict[int, list[float]]
     wait_cpu: dict[int, int]
     wait_since: dict[int, float]
@@ -170,7 +172,7 @@ def _close_open_runs(
     return tasks, busy, idle, tuple(closed)
 
 
-def _close_open_waits(an: SchedAnalyzer, tasks: dict[int, TaskState]) -> None:
+def _close_open_waits(an: SchedAnalyzer, tasks: dict[int, TaskState]) -> tuple[Unended, ...]:
     """With a window, the waits to run still open at its end (woken or preempted, not switched in since) ended
     there as a run is, in copies of the tasks: clipped to the window and counted with the wakeup or preemption
     waits, cited up to the first event after the window of the CPU its queue is on then (a wait is not counted
@@ -178,9 +180,12 @@ def _close_open_waits(an: SchedAnalyzer, tasks: dict[int, TaskState]) -> None:
     moved it (SchedAnalyzer.moves), else where it was queued.  Its part there is charged to who ran there as at a
     switch-in (its earlier parts were, at each move: one wait of the victim's), and its worst wait names who ran on
     each CPU while it waited there, the moves cited, as a wait that ends in the window (state.wait_parts).
-    A task that waited all through a window had an all-zero row."""
+    A task that waited all through a window had an all-zero row.  A wait whose task no switch-in was read of
+    after the window (SchedAnalyzer.unresolved) has no observed end: not counted, returned (until 2026-12-07 a
+    task preempted before a window that never ran again "waited" the whole window)."""
     if an.w0 == -math.inf:
-        return
+        return ()
+    unended: list[Unended] = []
     fresh: set[int] = set()  # the tasks whose victims were copied here
     waits = sorted(an.pending_wake.items()) + sorted(
         (pid, ev) for pid, ev in an.preempted.items() if pid not in an.pending_wake
@@ -190,6 +195,10 @@ def _close_open_waits(an: SchedAnalyzer, tasks: dict[int, TaskState]) -> None:
         if pid in running:
             continue
         preempted = pid not in an.pending_wake
+        if pid in an.unresolved:
+            source = "preemption" if preempted else rules.WAKE_SOURCES[since.kind]
+            unended.append(Unended(pid, an.comm(pid), event_ref(since), source))
+            continue
         queued = since.cpu if preempted else an.queued_on(pid, since)  # where it was queued
         queue = an.wait_cpu.get(pid, -1)  # where its queue is (-1: none known, as after lost events)
         hist = an.moves.get(pid) if queue >= 0 else None  # (reset where a wait is queued: this wait's)
@@ -239,6 +248,7 @@ def _close_open_waits(an: SchedAnalyzer, tasks: dict[int, TaskState]) -> None:
             task.worst_preempt_wait = wait
         else:
             task.worst_wakeup = wait
+    return tuple(sorted(unended, key=lambda u: u.since.ts))
 
 
 def _reported(an: SchedAnalyzer, counts: ParseCounts) -> tuple[dict[int, TraceEvent], dict[int, TraceEvent]]:
@@ -267,7 +277,7 @@ def freeze_analysis(an: SchedAnalyzer, counts: ParseCounts) -> TraceAnalysis:
     """Freeze the analyzer's state into a :class:`TraceAnalysis`; open runs end at their CPU's last event."""
     first, last = _reported(an, counts)
     tasks, busy, idle, closed = _close_open_runs(an, last)
-    _close_open_waits(an, tasks)
+    unended = _close_open_waits(an, tasks)
     digest = an.digest.with_runs(tuple(r for r in closed if r[3])) if an.digest is not None and closed else an.digest
     clock = an.clock.freeze(len(an.first))
     return TraceAnalysis(
@@ -302,6 +312,7 @@ def freeze_analysis(an: SchedAnalyzer, counts: ParseCounts) -> TraceAnalysis:
         by_line=counts.layout != "ctf",
         migrations=an.migrations,
         wakeup_placed=an.wakeup_placed,
+        unended=unended,
     )
 
 
@@ -358,6 +369,7 @@ def _active(an: SchedAnalyzer, pid: int, t: TaskState) -> bool:
         or t.preempt_wait.count
         or t.blocked
         or t.preempted_by
+        or t.throttled_for
         or t.delay_caused
         or t.victims
     )
@@ -379,6 +391,13 @@ def _run_prio(pid: int, t: TaskState) -> int:
     return begin.next_prio
 
 
+def _preemptors(an: SchedAnalyzer, times: dict[int, int]) -> tuple[Preemptor, ...]:
+    """The tasks switched in for it, most often first (the first rules.PREEMPTORS)."""
+    return tuple(
+        Preemptor(p, an.comm(p), n) for p, n in sorted(times.items(), key=lambda kv: -kv[1])[: rules.PREEMPTORS]
+    )
+
+
 def _freeze_task(an: SchedAnalyzer, pid: int, t: TaskState) -> TaskStats:
     victims = sorted(t.victims.items(), key=lambda kv: (-kv[1].seconds, kv[0]))
     return TaskStats(
@@ -397,10 +416,8 @@ def _freeze_task(an: SchedAnalyzer, pid: int, t: TaskState) -> TaskStats:
             StateTime(s.decode("utf-8", "replace"), f.count, f.total, f.freeze().worst)
             for s, f in sorted(t.blocked.items())
         ),
-        preempted_by=tuple(
-            Preemptor(p, an.comm(p), n)
-            for p, n in sorted(t.preempted_by.items(), key=lambda kv: -kv[1])[: rules.PREEMPTORS]
-        ),
+        preempted_by=_preemptors(an, t.preempted_by),
+        throttled_for=_preemptors(an, t.throttled_for),
         delay_caused=t.delay_caused,
         victims=tuple(Victim(p, an.comm(p), v.seconds, v.waits, v.worst) for p, v in victims[: rules.PREEMPTORS]),
         wakeups_unknown=t.unseen_wakes,

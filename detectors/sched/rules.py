@@ -34,7 +34,7 @@ from forensics.types.sched import (  # noqa: F401
     SOFTIRQ,
     WAKEUP_LATENCY,
 )
-from forensics.types.trace import Kind
+from forensics.types.trace import PRIO_UNKNOWN, Kind
 
 # -- event kinds (forensics.types.trace.Kind as plain ints) -------------------------------------
 
@@ -121,6 +121,14 @@ RECORDERS: Final = ("perf", "trace-cmd")
 def is_hog(run: float, limit: float) -> bool:
     """A single run strictly longer than the hog threshold is a CPU hog run."""
     return run > limit
+
+
+def is_throttled(prio: int, next_pid: int, next_prio: int) -> bool:
+    """A runnable switch-out (prev_state R) of an RT or deadline task (``prio`` 0-99, or -1; -1000 is a prio the
+    trace does not give: PRIO_UNKNOWN) for idle or a CFS task (``next_prio`` 100 and up) was RT throttling (from
+    6.12 also the fair server) stopping it, not a preemption: those tasks cannot preempt it.  A next task of unknown
+    prio might be a higher RT one: a preemption as the switch says (TaskStats.longest_run_yield_unknown)."""
+    return PRIO_UNKNOWN < prio < 100 and (next_pid == 0 or next_prio >= 100)
 
 
 def keeps_offtime(duration: float, limit: float) -> bool:

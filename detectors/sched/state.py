@@ -193,6 +193,7 @@ class TaskState:
         "prio",
         "runs",
         "runtime",
+        "throttled_for",
         "unseen_cpu",
         "unseen_wakes",
         "victims",
@@ -213,6 +214,8 @@ class TaskState:
         self.worst_preempt_wait: Wait | None = None
         self.blocked: dict[bytes, Accumulator] = {}
         self.preempted_by: dict[int, int] = {}
+        # Its runnable switch-outs that were RT throttling's, not preemptions (rules.is_throttled): pid -> times.
+        self.throttled_for: dict[int, int] = {}
         self.delay_caused = 0.0
         self.victims: dict[int, VictimTally] = {}  # pid -> what its waits lost while this task ran
         # Wakeups whose switch-in on the CPU they were woken onto could not be seen (no sched_switch of that CPU
@@ -228,5 +231,6 @@ class TaskState:
         out.wakeup, out.worst_wakeup = self.wakeup, self.worst_wakeup
         out.preempt_wait, out.worst_preempt_wait = self.preempt_wait, self.worst_preempt_wait
         out.blocked, out.preempted_by, out.victims = self.blocked, self.preempted_by, self.victims
+        out.throttled_for = self.throttled_for
         out.unseen_wakes, out.unseen_cpu = self.unseen_wakes, self.unseen_cpu
         return out

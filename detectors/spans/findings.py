@@ -23,6 +23,7 @@ from forensics.model import (
     Subject,
     SubjectKind,
     Timestamp,
+    cpu_name,
     finding_id,
 )
 from forensics.types.spans import LOST, Breakdown, KernelTable, Mark, Part, Ref, Span, SpanReport, explain
@@ -112,7 +113,7 @@ def _with_losses(b: Breakdown) -> Breakdown:
 def _evidence(ref: Ref) -> Evidence:
     return Evidence(
         source=ref.source or ref.where,
-        locator=Locator(LocatorKind.EVENT, max(ref.line_no, 0), name=f"CPU{ref.cpu}" if ref.cpu >= 0 else None),
+        locator=Locator(LocatorKind.EVENT, max(ref.line_no, 0), name=cpu_name(ref.cpu) if ref.cpu >= 0 else None),
         excerpt=ref.text,
         timestamp=Timestamp(ref.ts, Clock.MONOTONIC) if ref.ts > 0 else None,
         cpu=ref.cpu if ref.cpu >= 0 else None,

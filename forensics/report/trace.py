@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from forensics.model import NotAvailable
 from forensics.report.formats import Destination, IncidentRenderer, OutputFormat, render
 from forensics.types.sched import MOVED_UNKNOWN
-from forensics.types.trace import ASIDE_STATEDUMP, ASIDE_SYSCALLS, ASIDE_USER, PRIO_UNKNOWN, prio_known
+from forensics.types.trace import ASIDE_STATEDUMP, ASIDE_SYSCALLS, ASIDE_USER, prio_known
 from forensics.types.trace_result import TraceResult
 
 if TYPE_CHECKING:
@@ -40,16 +40,14 @@ def _table_rows(a: TraceAnalysis, top: int) -> list[tuple[str, list[str], list[l
                 return fmt_ms(s.total) + mark(s.worst)
         return "-"
 
-    prios = {t.pid: t.prio for t in a.tasks}
-
     def preempted(t: TaskStats) -> str:
-        """Who switched it out while it was runnable.  An RT task's longest run that ended throttled
-        (TaskStats.longest_run_throttled) was not preempted by the CFS tasks or idle that got the CPU: "throttled
-        for" them (until 2026-12-07 "kworker/1:0x2, <idle>x1" read as preemptions of a SCHED_FIFO task, ue19 #14)."""
-        shown = t.preempted_by[:2]
-        said = ", ".join(f"{p.comm}x{p.times}" for p in shown) or "-"
-        not_rt = all(p.pid == 0 or prios.get(p.pid, PRIO_UNKNOWN) >= 100 for p in shown)
-        return f"throttled for {said}" if shown and t.longest_run_throttled and not_rt else said
+        """Who switched it out while it was runnable: the tasks that preempted it, then those an RT task was
+        switched out for by RT throttling (TaskStats.throttled_for: idle and CFS tasks cannot preempt it; until
+        2026-12-07 "kworker/1:0x2, <idle>x1" read as preemptions of a SCHED_FIFO task, ue19 #14, and then the
+        throttled label went by its longest run alone, over counts that held preemptions too)."""
+        said = ", ".join(f"{p.comm}x{p.times}" for p in t.preempted_by[:2])
+        throttled = ", ".join(f"{p.comm}x{p.times}" for p in t.throttled_for[:2])
+        return "; ".join(filter(None, (said, throttled and f"throttled for {throttled}"))) or "-"
 
     tasks = []
     for t in a.tasks[:top]:

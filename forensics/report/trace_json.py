@@ -21,6 +21,7 @@ from forensics.types.sched import (
     IntervalStats,
     LossGap,
     ParseSummary,
+    Preemptor,
     Span,
     TaskStats,
     TraceAnalysis,
@@ -134,6 +135,11 @@ def wait_to_dict(wait: Wait | None, named: Named = None) -> JsonDict | None:
     )
 
 
+def _preemptors(by: tuple[Preemptor, ...]) -> list[JsonDict]:
+    """Tasks switched in for a task, with how often."""
+    return [{"pid": p.pid, "comm": p.comm, "count": p.times} for p in by]
+
+
 def task_to_dict(t: TaskStats, named: Named = None) -> JsonDict:
     """Everything measured about one task."""
     return (
@@ -153,7 +159,9 @@ def task_to_dict(t: TaskStats, named: Named = None) -> JsonDict:
                 s.state: {"count": s.n, "total_ms": ms(s.total), "worst": span_to_dict(s.worst, named)}
                 for s in t.blocked
             },
-            "preempted_by": [{"pid": p.pid, "comm": p.comm, "count": p.times} for p in t.preempted_by],
+            "preempted_by": _preemptors(t.preempted_by),
+            # its runnable switch-outs that were RT throttling's (idle or a CFS task next), not preemptions
+            "throttled_for": _preemptors(t.throttled_for),
             "delay_caused_ms": ms(t.delay_caused),
             "victims": [
                 {"pid": v.pid, "comm": v.comm, "ms": ms(v.seconds), "waits": v.waits, "worst_ms": ms(v.worst)}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -115,6 +116,11 @@ def test_locator_and_citation_text(tmp_path: Path) -> None:
     ev = line_evidence(tmp_path / "kern.log", 2, "BUG", 12.5)
     assert ev.cite() == f"{tmp_path / 'kern.log'} line 2 [   12.500000] CPU 1"
     assert str(Locator(LocatorKind.LINE, 3, 7)) == "line 3-7"
+    # A trace's event is named by the CPU whose buffer holds it: said once ("(CPU1) [...] CPU 1" until 2026-12-07);
+    # a name that begins with another CPU (CPU10 for CPU 1) does not say this one.
+    for name, said in (("CPU1", "(CPU1) [   12.500000]"), ("CPU10", "(CPU10) [   12.500000] CPU 1")):
+        traced = dataclasses.replace(ev, locator=Locator(LocatorKind.EVENT, 2, name=name))
+        assert traced.cite() == f"{tmp_path / 'kern.log'} line 2 {said}"
     assert str(Locator(LocatorKind.FRAME, 0)) == "frame #0"
     # The frame's number is not the register's (DWARF numbers rax 0): "register 0 (rax)" was read so (review 5).
     assert str(Locator(LocatorKind.REGISTER, 2, name="rax")) == "frame #2 register rax"

@@ -426,3 +426,33 @@ def test_an_rt_hog_s_budget_is_the_default_and_its_throttling_is_said_only_where
     (unknown,) = _by_kind(detect(analysis._replace(tasks=tuple(tasks)), str(path)), "sched-rt-hog")
     assert "throttled" not in unknown.title
     assert "Whether RT throttling stopped its longest run is unknown" in unknown.summary
+
+
+def test_a_citation_names_the_cpu_once(tmp_path: Path) -> None:
+    """Each event cited was "line 3 (CPU1) [   10.000000] CPU 1": the CPU whose buffer holds it, then again as the
+    evidence's CPU.  Said once now; the waker's line says both CPUs, each once."""
+    from tests.detectors.sched.traces import chrt_hog_text
+
+    path = tmp_path / "chrt.txt"
+    path.write_text(chrt_hog_text("S"))
+    cites = [e.cite() for f in detect(analyse_path(path)[0], str(path)) for e in f.evidence if e.cpu is not None]
+    assert f"{path} line 3 (CPU1) [   10.000000]" in cites
+    assert f"{path} line 4 (CPU0, the waker's: it waited on CPU1) [   10.100000]" in cites
+    assert not [c for c in cites if " CPU " in c], cites
+
+
+def test_a_wait_with_no_switch_in_recorded_is_said_not_judged(tmp_path: Path) -> None:
+    """``gone``, switched out runnable before ``--window 11:12`` and never switched in again, was a preemption wait
+    of the whole window (1000 ms).  Its wait has no observed end: one information finding says so, cited by its
+    switch-out (line 3); nothing else names it."""
+    from tests.detectors.sched.traces import UNENDED_WINDOW, unended_wait_text
+
+    path = tmp_path / "unended.txt"
+    path.write_text(unended_wait_text())
+    findings = detect(analyse_path(path, window=UNENDED_WINDOW)[0], str(path))
+    (said,) = [f for f in findings if any(s.pid == 710 for s in f.subjects)]
+    assert said.kind == "trace-coverage" and said.severity is Severity.INFO
+    assert said.title == "No switch-in recorded of gone (pid 710) after 10.100000: its wait is not judged"
+    assert "up to the last event read (14.100000): gone (pid 710) after line 3 at 10.100000" in said.summary
+    assert [e.locator.start for e in said.evidence] == [3]
+    assert_evidence_resolves([said])

@@ -363,3 +363,54 @@ def chrt_hog_text(state: str = "R") -> str:
         _switch(10.61, 0, SLEEPER, "S", IDLE0),
     ]
     return "".join(format_event(e, "ftrace") + "\n" for e in sorted(events, key=lambda e: e.ts))
+
+
+MIGRATION = ("migration/1", 21, 0)  # a stop-class kernel thread: above every RT task
+
+
+def rt_preempted_and_throttled_text() -> str:
+    """A raw tracefs trace of 1 CPU: ``rt task`` (SCHED_FIFO, prio 49) switched out runnable twice: once for
+    ``migration/1`` (prio 0: it preempted it) and once for ``kworker/1:0`` (a CFS task: RT throttling stopped it)."""
+    events = [
+        _switch(10.0, 1, IDLE1, "R", RT),
+        _switch(10.3, 1, RT, "R", MIGRATION),
+        _switch(10.3001, 1, MIGRATION, "S", RT),
+        _switch(10.95, 1, RT, "R", KWORKER),
+        _switch(10.9501, 1, KWORKER, "I", RT),
+        _switch(11.0, 1, RT, "S", IDLE1),
+    ]
+    return "".join(format_event(e, "ftrace") + "\n" for e in events)
+
+
+GONE = ("gone", 710, 120)
+STARVED = ("starved", 720, 120)
+SPINNER = ("spinner", 730, 49)
+UNENDED_WINDOW = (11.0, 12.0)
+
+
+def unended_wait_text(state: str = "R") -> str:
+    """A raw tracefs trace of 2 CPUs, read with ``--window 11:12`` (UNENDED_WINDOW): ``gone`` is switched out in
+    ``state`` on CPU0 at 10.1 (line 3; R: runnable) and no switch-in of it follows to the recording's end (it exited
+    unseen, or that event was lost); ``starved`` is preempted on CPU1 at 10.9 by ``spinner`` (SCHED_FIFO) and
+    switched in at 12.5, after the window: it waited all through it.  Each CPU has an event after the window by
+    12.5; the recording ends at 14.1."""
+    events = [
+        _switch(10.0, 0, IDLE0, "R", GONE),
+        _switch(10.0, 1, IDLE1, "R", STARVED),
+        _switch(10.1, 0, GONE, state, SLEEPER),
+        _switch(10.2, 0, SLEEPER, "S", IDLE0),
+        *_waking(10.899, 1, STARVED, SPINNER, 1),
+        _switch(10.9, 1, STARVED, "R", SPINNER),
+        *_waking(11.5, 0, IDLE0, SLEEPER, 0),
+        _switch(11.5001, 0, IDLE0, "R", SLEEPER),
+        _switch(11.6, 0, SLEEPER, "S", IDLE0),
+        *_waking(12.2, 0, IDLE0, SLEEPER, 0),
+        _switch(12.2001, 0, IDLE0, "R", SLEEPER),
+        _switch(12.3, 0, SLEEPER, "S", IDLE0),
+        _switch(12.5, 1, SPINNER, "S", STARVED),
+        _switch(12.6, 1, STARVED, "S", IDLE1),
+        *_waking(14.0, 0, IDLE0, SLEEPER, 0),
+        _switch(14.0001, 0, IDLE0, "R", SLEEPER),
+        _switch(14.1, 0, SLEEPER, "S", IDLE0),
+    ]
+    return "".join(format_event(e, "ftrace") + "\n" for e in sorted(events, key=lambda e: e.ts))

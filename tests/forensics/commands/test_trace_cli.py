@@ -934,3 +934,20 @@ def test_an_rt_task_switched_out_runnable_for_a_cfs_task_is_told_throttled_in_th
         (row,) = [line for line in res.stdout.splitlines() if line.startswith("| rthog | 800 |")]
         rows[state] = row.rstrip(" |").rsplit("| ", 1)[1]
     assert rows == {"R": "throttled for kworker/1:0x1", "S": "-"}
+
+
+def test_the_json_and_the_task_table_tell_rt_throttling_from_preemption(tmp_path: Path, kf: Run) -> None:
+    # A SCHED_FIFO task preempted by migration/1 and stopped once by RT throttling for a CFS kworker: the JSON's
+    # preempted_by held both (the kworker as a preemptor), the table "throttled for" both or neither by its longest
+    # run alone.  Now each is said as what it was.
+    from tests.detectors.sched.traces import rt_preempted_and_throttled_text
+
+    path = tmp_path / "rt.txt"
+    path.write_text(rt_preempted_and_throttled_text())
+    doc = json.loads(run_once(kf, str(path), "-f", "json").stdout)
+    (rt,) = [t for t in doc["tasks"] if t["pid"] == 200]
+    assert rt["preempted_by"] == [{"pid": 21, "comm": "migration/1", "count": 1}]
+    assert rt["throttled_for"] == [{"pid": 30, "comm": "kworker/1:0", "count": 1}]
+    res = kf(str(path), "-f", "md")
+    (row,) = [line for line in res.stdout.splitlines() if line.startswith("| rt task | 200 |")]
+    assert row.rstrip(" |").rsplit("| ", 1)[1] == "migration/1x1; throttled for kworker/1:0x1"
