@@ -396,6 +396,10 @@ def tail_rise(matrix: SeriesMatrix, column: int, last_median: float) -> float:
 
 #: The fewest raw samples at the level a late rise reached that show it held there (30 s of 5-s samples).
 HELD_SAMPLES = 2 * TAIL_SAMPLES
+#: ... and the shortest time they must span, whatever the interval: a leak's growth pauses (its workload between
+#: requests) for seconds; at a 1-s scrape six samples were 5 s, and a real VMA leak at 1,000/s read "then flat for the
+#: last 5 s: held, not growing" through Prometheus (CI, 2026-12-07) while it went on.
+HELD_SECONDS = 30.0
 
 
 def _held_tail(values: FloatArray) -> tuple[float, float, int]:
@@ -414,8 +418,9 @@ def held_rise(matrix: SeriesMatrix, column: int, since: float, feats: Features, 
     """A late rise whose last raw samples no longer rise beyond their scatter: held at its level, not growing.
 
     Held when at least :data:`HELD_SAMPLES` samples at the end lie within the band of their level
-    (:func:`_held_tail`), for long enough that the rise, had it gone on at its rate, would have left that band twice
-    over (a slow leak's last samples are flat within their scatter over a few samples)."""
+    (:func:`_held_tail`), over at least :data:`HELD_SECONDS`, for long enough that the rise, had it gone on at its
+    rate, would have left that band twice over (a slow leak's last samples are flat within their scatter over a few
+    samples)."""
     raw = matrix.raw[:, column]
     rows = np.flatnonzero(~np.isnan(raw) & (matrix.walls >= since))
     values, walls = raw[rows], matrix.walls[rows]
@@ -426,6 +431,7 @@ def held_rise(matrix: SeriesMatrix, column: int, since: float, feats: Features, 
     if (
         first == 0
         or len(values) - first < HELD_SAMPLES
+        or flat_seconds < HELD_SECONDS
         or feats.ts_slope * flat_seconds / 3600.0 < 4.0 * band
         or level - float(values[0]) < 4.0 * band
     ):

@@ -278,3 +278,25 @@ def test_an_onsets_bar_is_said_below_the_first_value_above_it() -> None:
     assert (
         "at most 19,952), first above it" in objects.said() and "(sample 50: 19,953 objects in use)" in objects.said()
     )
+
+
+@pytest.mark.parametrize(("paused", "held"), [(5.0, False), (35.0, True)])
+def test_a_pause_of_seconds_at_a_1s_interval_is_not_a_held_rise(paused: float, held: bool) -> None:
+    """A VMA leak at 1,000 a second seen through a 1-s Prometheus scrape, its last seconds flat: six samples at the
+    level reached were 5 s, and CI (2026-12-07) read "rose 4,012 KB ..., then flat for the last 5 s: held, not
+    growing" while the leak went on (its workload paused).  A hold is told from a pause after 30 s, whatever the
+    interval; at 5-s samples that is the same six samples as before."""
+    frame = _store(173, 1.0, 0.0, 0.0)
+    end = float(frame["wall"].max())
+    onset = end - 30.0 - paused
+    vma = frame["cache"] == "vm_area_struct"
+    grown = ((frame["wall"] - onset).clip(lower=0.0, upper=30.0) * 1000.0).astype(int)
+    frame.loc[vma, "active_objs"] += grown[vma]
+    frame.loc[vma, "num_objs"] += grown[vma]
+    v, _analysis = _verdict(frame)
+    if held:
+        assert v.verdict.rule == "held-rise" and v.held is not None, v.verdict
+        assert f"then flat for the last {paused:.0f} s: held, not growing" in v.verdict.reason, v.verdict.reason
+    else:  # judged as the rise it is: 30 s of 1,000 a second
+        assert v.verdict.rule != "held-rise" and v.held is None, v.verdict
+        assert v.grade is Grade.LEAK, v.verdict
