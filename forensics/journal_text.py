@@ -26,10 +26,12 @@ from __future__ import annotations
 
 import codecs
 import datetime as _dt
-import decimal
 import json
 import re
-from typing import Final
+from typing import TYPE_CHECKING, Final
+
+if TYPE_CHECKING:
+    from decimal import Decimal
 
 #: What starts a JSON entry of journalctl (``-o json``; ``-o json-seq`` puts an RS byte first).
 _JSON_HEAD: Final = re.compile(rb'\A\x1e?\{"(?:__CURSOR|__REALTIME_TIMESTAMP|__MONOTONIC_TIMESTAMP|_BOOT_ID|MESSAGE|'
@@ -88,6 +90,14 @@ def json_lines_message(head: bytes) -> str | None:
     return next((name for name in _MESSAGE_FIELDS if isinstance(record.get(name), str)), "")
 
 
+def _decimal() -> type[Decimal]:
+    """``decimal.Decimal``, imported where a ``dmesg -J`` document is read (its times decoded as such, digits as
+    printed): a run on a plain log does not import the module."""
+    from decimal import Decimal
+
+    return Decimal
+
+
 def dmesg_record_line(record: object) -> bytes:
     """The line ``dmesg -r`` (or, with ``-x``'s words, ``dmesg -x``) prints for one record of ``dmesg -J``, no
     newline: ``<5>[    0.000000] Linux version ...``; empty when it is no record (no ``msg`` string).
@@ -102,7 +112,7 @@ def dmesg_record_line(record: object) -> bytes:
     message = " ".join(msg.rstrip("\n").split("\n"))
     when = record.get("time")
     stamp = ""
-    if isinstance(when, (int, decimal.Decimal)) and not isinstance(when, bool) and 0 <= when < 10**12:
+    if isinstance(when, (int, _decimal())) and not isinstance(when, bool) and 0 <= when < 10**12:
         seconds = int(when)
         stamp = f"[{seconds:5d}.{int((when - seconds) * 1_000_000):06d}]"  # Decimal: the digits as printed
         caller = record.get("caller")
@@ -262,7 +272,7 @@ class DmesgJsonText:
     """
 
     def __init__(self) -> None:
-        self._decoder = json.JSONDecoder(parse_float=decimal.Decimal)
+        self._decoder = json.JSONDecoder(parse_float=_decimal())
         self._utf8 = codecs.getincrementaldecoder("utf-8")(errors="replace")
         self._buf = ""
         self._pos = -1  # where the next record is looked for, -1 before the document's "dmesg": [

@@ -13,6 +13,9 @@ from forensics import native
 #: The scanner, the line parser, the report builder, the reading of a report and the grouping compiled to C when built
 #: (``make compile``; see :mod:`forensics.native`): installed before any module of the package is imported.
 #: The report memo too; not the repeats it makes (repeat.py: mypyc cannot compile ``_Repeat``'s ``__getattr__``).
+#: And what the findings read of a log's reports after them: the taint's die counter, the interleaved dumps, the
+#: aftermath of a critical report, the links of an oops tainted D and of an interrupted report (Python loops over
+#: every kept report: ~120 M instructions of the corpus x4 as source; docs/measurements/dmesg.md, 28th part).
 NATIVE = native.Group(
     name="kforensic_dmesg",
     modules=(
@@ -26,6 +29,11 @@ NATIVE = native.Group(
         "detectors.dmesg.code",
         "detectors.dmesg.findings",
         "detectors.dmesg.events",
+        "detectors.dmesg.taint",
+        "detectors.dmesg.interleaved",
+        "detectors.dmesg.aftermath",
+        "detectors.dmesg.afteroops",
+        "detectors.dmesg.interrupted",
     ),
     seconds=120.0,
     what="the kernel log's scanner, line parser, report builder and reader",
@@ -33,15 +41,14 @@ NATIVE = native.Group(
     reads=(
         "detectors.dmesg.atomic",
         "detectors.dmesg.cpublocks",
-        "detectors.dmesg.interleaved",
         "detectors.dmesg.model",
         "detectors.dmesg.rcuusage",
         "detectors.dmesg.repeat",
         "detectors.dmesg.rules",
         "detectors.dmesg.spindebug",
-        "detectors.dmesg.taint",
         "detectors.dmesg.ubsan",
         "detectors.dmesg.waitcontext",
+        "detectors.incident.consequences",
         "detectors.pointers",
         "detectors.vmcore.disasm",
         "forensics.errors",

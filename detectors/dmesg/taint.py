@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Final
 
+from detectors.dmesg.repeat import origin
 from forensics import regexcache as rc
 
 if TYPE_CHECKING:
@@ -98,21 +99,19 @@ def oops_before(report: KernelReport, oopses: Sequence[KernelReport]) -> KernelR
 
 
 def oopses_of(reports: Sequence[KernelReport]) -> list[KernelReport]:
-    """The reports that are oopses (:func:`die_line`), in their order.  A memo repeat's die line is that of the report
-    it repeats: read once for all its repeats (a log's kept reports of a report-dense log are mostly repeats: the
-    corpus x4's 1,400 read ~400 reports' lines)."""
+    """The reports that are oopses (:func:`die_line`), in their order.  A report built from text another repeats
+    (:func:`detectors.dmesg.repeat.origin`) is read once for all its repeats: a repeat has its text but for the
+    printk times, which hold no die counter (a log's kept reports of a report-dense log are mostly repeats: the
+    corpus x4's 1,387 are ~400 reports' texts; a repeat whose lines were made, ~400 of them, read its own)."""
     read: dict[int, bool] = {}
     out: list[KernelReport] = []
     for r in reports:
-        found = None if r.is_event else r.repeats()
-        if found is None:
-            if die_line(r) is not None:
-                out.append(r)
-            continue
-        old = found[0]
-        oops = read.get(id(old))
+        if r.is_event:
+            continue  # (no die line)
+        source = origin(r)
+        oops = read.get(id(source))
         if oops is None:
-            oops = read[id(old)] = die_line(old) is not None
+            oops = read[id(source)] = die_line(source) is not None
         if oops:
             out.append(r)
     return out

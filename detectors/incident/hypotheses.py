@@ -19,7 +19,6 @@ from dataclasses import dataclass, replace
 
 from detectors.incident.deliberate import NEXT_STEPS, configured_panic, deliberate_crash, is_deliberate
 from detectors.incident.timeline import foreign_sources
-from detectors.sched.harm import RT_PERIOD, RT_RUNTIME
 from forensics.model import (
     KERNEL_LOG_KINDS,
     PROBLEM,
@@ -47,7 +46,7 @@ from forensics.types.dmesg import (
     ReportKind,
 )
 from forensics.types.incident import Hypothesis
-from forensics.types.sched import KERNEL_RUN_FACT
+from forensics.types.rt_budget import RT_PERIOD, RT_RUNTIME
 from forensics.units import fmt_ms
 
 
@@ -524,7 +523,12 @@ def kernel_side(f: Finding) -> bool:
     RT throttling (the kernel stopping real-time tasks that ran their whole budget, as it promises)."""
     if f.kind is FindingKind.DMESG_RT_THROTTLING:
         return False
-    return f.kind not in HOG_KINDS or f.fact(KERNEL_RUN_FACT) is not None
+    if f.kind not in HOG_KINDS:
+        return True
+    # Imported where a scheduling finding is told: a kernel log's run does not import the scheduling types.
+    from forensics.types.sched import KERNEL_RUN_FACT
+
+    return f.fact(KERNEL_RUN_FACT) is not None
 
 
 def _hog_words(f: Finding, generic: str) -> str:
@@ -533,6 +537,8 @@ def _hog_words(f: Finding, generic: str) -> str:
     task = f.subject(SubjectKind.TASK)
     if task is None:
         return generic
+    from forensics.types.sched import KERNEL_RUN_FACT
+
     rt = "real-time " if f.kind is FindingKind.SCHED_RT_HOG else ""
     kind = f"a {rt}kernel thread" if f.fact(KERNEL_RUN_FACT) is not None else f"a {rt}task"
     who = task.name if task.pid is None else f"{task.name} (pid {task.pid})"

@@ -28,6 +28,7 @@ from forensics.model import (
     cpu_name,
     finding_id,
 )
+from forensics.types.rt_budget import RT_RUNTIME
 from forensics.types.sched import (
     KERNEL_RUN,
     KERNEL_RUN_FACT,
@@ -500,7 +501,7 @@ def rt_hogs(analysis: TraceAnalysis, source: str) -> list[Finding]:
         budget = harm.rt_budget("RT throttling's")
         server = harm.fair_server(analysis.kernel_release)
         ended = task.runs.worst_out  # the switch-out of its longest run
-        if run.duration >= harm.RT_RUNTIME or task.longest_run_throttled:
+        if run.duration >= RT_RUNTIME or task.longest_run_throttled:
             severity = Severity.HIGH
             title = (
                 f"RT hog: {task.comm} (prio {task.longest_run_prio}) ran {fmt_ms(run.duration)} on CPU{run.cpu}, "
@@ -510,7 +511,7 @@ def rt_hogs(analysis: TraceAnalysis, source: str) -> list[Finding]:
             baseline = Baseline(
                 "RT throttling's default budget: the most RT tasks may run of each period before CFS tasks get the "
                 "rest",
-                fmt_ms(harm.RT_RUNTIME),
+                fmt_ms(RT_RUNTIME),
                 f"{harm.rt_budget()}; Documentation/scheduler/sched-rt-group.rst",
             )
             if task.longest_run_throttled and ended is not None:

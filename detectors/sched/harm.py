@@ -31,6 +31,7 @@ from typing import NamedTuple
 from detectors.sched import rules
 from forensics.model import NotAvailable, Severity
 from forensics.types.release import release_version
+from forensics.types.rt_budget import RT_PERIOD, RT_RUNTIME
 from forensics.types.sched import (
     MOVED_MIGRATED,
     MOVED_UNKNOWN,
@@ -68,10 +69,6 @@ HUNG_TASK = 120.0
 #: The kernel's own bound for need_resched left unserved (kernel/sched/core.c resched_latency_warn_ms, 100 ms):
 #: on a kernel that does not preempt kernel code, an RT task woken behind a task in the kernel waits up to it.
 RESCHED_LATENCY_WARN = 0.1
-#: RT throttling's defaults (s): the RT tasks of a CPU may run sched_rt_runtime_us (950 ms) of every
-#: sched_rt_period_us (1 s); only then do CFS tasks get the rest (Documentation/scheduler/sched-rt-group.rst).
-RT_RUNTIME = 0.95
-RT_PERIOD = 1.0
 #: The fair server (a deadline server that runs CFS tasks on a CPU its RT tasks hold: 50 ms of every 1 s by default)
 #: since 6.12: on such a kernel a CFS task switched in for a runnable RT task may be its doing, not RT throttling's.
 FAIR_SERVER_SINCE = (6, 12)

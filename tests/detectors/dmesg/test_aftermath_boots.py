@@ -66,3 +66,51 @@ def test_the_reports_printing_a_panic_line_are_found_once_per_log() -> None:
     holding = [r for r in reports if "Kernel panic - not syncing" in r.excerpt()]
     assert holding, [r.title for r in reports]
     assert found.panicking == frozenset(id(r) for r in holding)
+
+
+def test_the_searches_on_each_side_of_a_report_find_what_searching_its_whole_boot_finds() -> None:
+    """aftermath reads the reports of a critical report's boot that start within its lines for a panic inside them,
+    and those after it for its own task's panic and a later panic (split by bisection: issue 28): the same finds as
+    each search over the whole boot, on every bundled log's and corpus log's critical reports (copied twice, so
+    that each has a later boot's copies and repeats)."""
+    from pathlib import Path
+
+    from detectors.dmesg.aftermath import _PANIC_LINE, _fatal, _own_panic, _start
+    from forensics.model import Severity
+
+    root = Path(__file__).parent
+    logs = sorted([*root.glob("golden/*.log"), *root.glob("corpora/*/*.log")])
+    critical = 0
+    for log in logs:
+        text = log.read_text(errors="replace")
+        reports = scan_text(text + text)
+        ordered = in_order(reports)
+        boot_lines = sorted({r.boot_banner[0] for r in reports if r.boot_banner is not None})
+        for report in reports:
+            if report.severity is not Severity.CRITICAL:
+                continue
+            critical += 1
+            same_boot = _same_boot(report, ordered.ordered, boot_lines)
+            split = bisect_right(same_boot, report.end_line, key=_start)
+            assert all(r.start_line <= report.end_line for r in same_boot[:split])
+            assert all(r.start_line > report.end_line for r in same_boot[split:])
+            inside = [
+                (n, t)
+                for r in same_boot
+                if r.start_line <= report.end_line and r.end_line > report.start_line
+                for n, t in r.lines
+                if report.start_line < n <= report.end_line and _PANIC_LINE in t
+            ]
+            assert inside == [
+                (n, t)
+                for r in same_boot[:split]
+                if r.end_line > report.start_line
+                for n, t in r.lines
+                if report.start_line < n <= report.end_line and _PANIC_LINE in t
+            ]
+            assert _own_panic(report, same_boot[split:], ordered.panicking) == _own_panic(
+                report, same_boot, ordered.panicking
+            )
+            panics = [r for r in same_boot if (_fatal(r) or r.panicked) and r.start_line > report.end_line]
+            assert panics == [r for r in same_boot[split:] if _fatal(r) or r.panicked]
+    assert critical >= 20

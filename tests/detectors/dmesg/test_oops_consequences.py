@@ -671,3 +671,24 @@ def test_a_kernel_line_printed_long_after_an_oops_without_caller_ids_shows_the_k
     assert _after(finding).startswith("unknown (no line after it in its boot (line 26) shows another task"), _after(
         finding
     )
+
+
+def test_the_oopses_read_once_per_text_are_those_each_reports_lines_show() -> None:
+    """``oopses_of`` reads the die counter of the report each one's text is (``repeat.origin``), once for all the
+    reports of that text: the same oopses, in the same order, as each report's own die line, on every bundled and
+    corpus log copied three times (later copies' reports are repeats; some with their lines made, some not)."""
+    from detectors.dmesg.scanner import scan_text
+    from detectors.dmesg.taint import die_line, oopses_of
+
+    root = Path(__file__).parent
+    logs = sorted([*root.glob("golden/*.log"), *root.glob("corpora/*/*.log")])
+    oopses = made = 0
+    for log in logs:
+        text = log.read_text(errors="replace")
+        reports = scan_text(text + text.replace("] ", "]  ", 3) + text)
+        for r in reports[1::2]:
+            made += len(r.lines) > 0  # (its lines made: a repeat that made them reads its own)
+        got = oopses_of(reports)
+        assert got == [r for r in reports if not r.is_event and die_line(r) is not None], log.name
+        oopses += len(got)
+    assert oopses >= 30 and made >= 30
