@@ -100,10 +100,6 @@ class SchedAnalyzer:
         self.past = False
         self.after: dict[int, TraceEvent] = {}
         self.end_ts = -math.inf
-        # With a window, the tasks waiting to run at its end (woken or preempted, not running): the reading goes on
-        # until a switch-in of each is read.  One never read has no observed end: it exited unseen or its
-        # switch-in was lost, and its wait is not judged (freeze._close_open_waits, TraceAnalysis.unended).
-        self.unresolved: set[int] = set()
         self.tasks: dict[int, TaskState] = {}
         self.cur: dict[int, tuple[int, float, TraceEvent, float]] = {}  # cpu -> (pid, since, switch-in, wait area)
         # Tasks waiting to run, per CPU, integrated over time: a run's share of the integral is
@@ -340,7 +336,6 @@ class SchedAnalyzer:
                 continue
             if ts > w1:  # the window's end: from here on only each CPU's next event is looked for
                 past = self.past = True
-                self.unresolved = self._waiting()
                 if self._after_window(ev):
                     return
                 continue
@@ -385,17 +380,9 @@ class SchedAnalyzer:
         if events:
             self.last_ts = max(self.last_ts, max((e.ts for e in last.values()), default=-math.inf))
 
-    def _waiting(self) -> set[int]:
-        """With a window, the tasks waiting to run at its end (the waits freeze._close_open_waits closes there)."""
-        if self.w0 == -math.inf:
-            return set()
-        running = {cur[0] for cur in self.cur.values()}  # woken while it ran: no wait
-        return {pid for pid in (*self.pending_wake, *self.preempted) if pid not in running}
-
     def _after_window(self, ev: TraceEvent) -> bool:
-        """An event (or lost-event marker) read past the window's end: each CPU's first is kept in ``after``, and
-        a switch-in of a task still waiting at the window's end (``unresolved``) is noted; True (and ``done``) once
-        every CPU seen up to the window's end has one and every such task was switched in."""
+        """An event (or lost-event marker) read past the window's end: each CPU's first is kept in ``after``;
+        True (and ``done``) once every CPU seen up to the window's end has one."""
         after, last = self.after, self.last
         if ev.kind == LOST:
             for cpu in list(last) if ev.cpu < 0 else [ev.cpu]:
@@ -405,9 +392,7 @@ class SchedAnalyzer:
             self.end_ts = max(self.end_ts, ev.ts)
             if ev.cpu in last and ev.cpu not in after:
                 after[ev.cpu] = ev
-            if ev.kind == SWITCH:
-                self.unresolved.discard(ev.next_pid)
-        self.done = len(after) == len(last) and not self.unresolved
+        self.done = len(after) == len(last)
         return self.done
 
     def _lost(self, ev: TraceEvent) -> None:
@@ -918,7 +903,7 @@ class BatchAnalyzer:
         each CPU's next event, over the columns (detectors.sched.window: the records are not made)."""
         ref = self.reference
         if ref.past:
-            ref.done, latest = scan_after(batch, 0, ref.last, ref.after, ref.kinds, ref.unresolved)
+            ref.done, latest = scan_after(batch, 0, ref.last, ref.after, ref.kinds)
             ref.end_ts = max(ref.end_ts, latest)
             return
         event = batch.event

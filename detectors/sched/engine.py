@@ -244,7 +244,6 @@ class FastAnalyzer:
         self.after: dict[int, TraceEvent] = {}
         self.end_ts = -math.inf
         self._seen: set[int] = set()  # the CPUs seen up to the window's end (SchedAnalyzer.last's)
-        self.unresolved: set[int] = set()  # SchedAnalyzer.unresolved: tasks waiting at the window's end
         self.kinds: set[int] = set()  # SchedAnalyzer.kinds: the kinds of the events read
         self.timeline: list[tuple[int, float, float, int]] | None = [] if timeline else None
         sc = np.zeros(k.NSC)
@@ -316,22 +315,11 @@ class FastAnalyzer:
             t = self._t
             order = t.ci[: int(t.si[k.S_NSEEN]), k.C_ORDER]
             self._seen = set(t.ci[order, k.C_CPU].tolist())
-            self.unresolved = self._waiting()
             self._after_window(batch, row)
-
-    def _waiting(self) -> set[int]:
-        """SchedAnalyzer._waiting: with a window, the tasks woken or preempted at its end that are not running."""
-        if self.w0 == -math.inf:
-            return set()
-        t = self._t
-        ti, ci = t.ti[: int(t.si[k.S_NSLOTS])], t.ci[: int(t.si[k.S_CPUHI])]
-        waiting = ti[(ti[:, k.T_PEND] >= 0) | (ti[:, k.T_PRE] >= 0), k.T_PID]
-        running = ci[ci[:, k.C_CUR_SEQ] >= 0, k.C_CUR_PID]
-        return set(waiting.tolist()) - set(running.tolist())
 
     def _after_window(self, batch: EventBatch, start: int) -> None:
         """SchedAnalyzer._after_window over the rows ``start..`` of ``batch`` (detectors.sched.window)."""
-        self.done, latest = scan_after(batch, start, self._seen, self.after, self.kinds, self.unresolved)
+        self.done, latest = scan_after(batch, start, self._seen, self.after, self.kinds)
         self.end_ts = max(self.end_ts, latest)
 
     def _first_in(self, batch: EventBatch, fed: int) -> None:
@@ -516,7 +504,6 @@ class FastAnalyzer:
         an.digest = self.digest
         an.timeline = self.timeline
         an.done, an.past, an.after, an.end_ts = self.done, self.past, dict(self.after), self.end_ts
-        an.unresolved = set(self.unresolved)
         an.clock = self.clock
         an.barrier, an.hard = sc[k.X_BARRIER], sc[k.X_HARD]
         an.first_ts = sc[k.X_FIRSTTS]

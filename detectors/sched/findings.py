@@ -541,16 +541,22 @@ def rt_hogs(analysis: TraceAnalysis, source: str) -> list[Finding]:
                 "keeping other tasks waiting"
             )
             baseline = _baseline(j)
-            verdict = (
-                f"Its longest run stayed within {budget}, and ended with it "
-                + (
-                    f"switched out in state {ended.state}"
-                    if ended is not None and ended.pid == task.pid
-                    else "off the CPU"
+            if ended is None:
+                # No switch-out of the run is recorded: it was still running where the window or the recording ends
+                # (ue21 #1: a recording stopped while the hog spun read "ended with it off the CPU ... not starved").
+                verdict = (
+                    f"Its longest run is cut by the end of the {'window' if analysis.window else 'recording'} with "
+                    f"it still on the CPU (no switch-out recorded): it ran {fmt_ms(run.duration)} at least, within "
+                    f"{budget} as far as read, and the others were still waiting behind it there. The worst wait: "
+                    f"{_waited_behind(victim, wait, task)} ({_usual(victim, wait)}): {j.why}."
                 )
-                + ", so the others waited, not starved: they got the CPU when it gave it up. The worst wait: "
-                f"{_waited_behind(victim, wait, task)} ({_usual(victim, wait)}): {j.why}."
-            )
+            else:
+                verdict = (
+                    f"Its longest run stayed within {budget}, and ended with it "
+                    + (f"switched out in state {ended.state}" if ended.pid == task.pid else "off the CPU")
+                    + ", so the others waited, not starved: they got the CPU when it gave it up. The worst wait: "
+                    f"{_waited_behind(victim, wait, task)} ({_usual(victim, wait)}): {j.why}."
+                )
         else:
             severity = Severity.INFO
             title = (
@@ -949,49 +955,7 @@ def detect(analysis: TraceAnalysis, source: str) -> list[Finding]:
         for finding in rule(analysis, source):
             task = finding.subject(SubjectKind.TASK)
             found.setdefault((finding.kind.value, task.name) if task is not None else ("", finding.id), finding)
-    unended = _unended_finding(analysis, source)
-    return screen(list(found.values()), analysis, source) + ([unended] if unended else [])
-
-
-def _unended_finding(analysis: TraceAnalysis, source: str) -> Finding | None:
-    """The waits open at a window's end whose task no switch-in was read of after it (TraceAnalysis.unended):
-    information, each cited by the event its wait began with.  Until 2026-12-07 such a wait was measured up to the
-    window's end: a task preempted 10 s before a 2 s window that never ran again "waited 2000.000 ms"."""
-    if not analysis.unended:
-        return None
-    read = analysis.events_read
-    end = f"{read[1]:.6f}" if read else "the recording's end"
-    tasks = [f"{u.comm} (pid {u.pid}) after {u.since.said(analysis.by_line)}" for u in analysis.unended]
-    one = analysis.unended[0]
-    title = (
-        f"No switch-in recorded of {one.comm} (pid {one.pid}) after {one.since.ts:.6f}: its wait is not judged"
-        if len(analysis.unended) == 1
-        else f"No switch-in recorded of {len(analysis.unended)} waiting tasks after their waits began: not judged"
-    )
-    return Finding(
-        id=finding_id(FindingKind.TRACE_COVERAGE, "unended"),
-        kind=FindingKind.TRACE_COVERAGE,
-        title=title,
-        severity=Severity.INFO,
-        confidence=0.9,
-        confidence_reason="the event each wait began with, cited; the recording read on to its end after the window",
-        summary=(
-            f"Waiting to run at the window's end, with no switch-in recorded after, up to the last event read "
-            f"({end}): {first_of(tasks, 5)}. A runnable task runs again before it exits, so each exited unseen "
-            "or its switch-in was among events lost: how long it waited is not known, and it is not counted "
-            "(perf sched latency, likewise, counts only waits that end in a switch-in)."
-        ),
-        evidence=tuple(_ref_evidence(source, u.since) for u in analysis.unended[:6]),
-        subjects=tuple(Subject(SubjectKind.TASK, u.comm, u.pid) for u in analysis.unended[:6]),
-        facts=(Fact("waits without a switch-in", str(len(analysis.unended))),),
-        next_steps=("record with a larger buffer (trace-cmd record -b 20000, or buffer_size_kb) so no event is lost",),
-        detector=DETECTOR,
-        baseline=Baseline(
-            "a wait to run, from its wakeup or runnable switch-out",
-            "ends in a switch-in of its task: a runnable task runs again before it exits",
-            "the scheduler (a task exits from do_exit, running); perf sched latency counts completed waits only",
-        ),
-    )
+    return screen(list(found.values()), analysis, source)
 
 
 def _interval(finding: Finding) -> tuple[float, float, set[int]] | None:

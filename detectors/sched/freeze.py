@@ -42,7 +42,6 @@ from forensics.types.sched import (
     TaskStats,
     Thresholds,
     TraceAnalysis,
-    Unended,
     Victim,
     Wait,
     WorkStats,
@@ -61,7 +60,6 @@ class SchedAnalyzer(Protocol):
     cur: dict[int, tuple[int, float, TraceEvent, float]]
     pending_wake: dict[int, TraceEvent]
     preempted: dict[int, TraceEvent]
-    unresolved: set[int]
     queues: dict[int, list[float]]
     wait_cpu: dict[int, int]
     wait_since: dict[int, float]
@@ -172,7 +170,7 @@ def _close_open_runs(
     return tasks, busy, idle, tuple(closed)
 
 
-def _close_open_waits(an: SchedAnalyzer, tasks: dict[int, TaskState]) -> tuple[Unended, ...]:
+def _close_open_waits(an: SchedAnalyzer, tasks: dict[int, TaskState]) -> None:
     """With a window, the waits to run still open at its end (woken or preempted, not switched in since) ended
     there as a run is, in copies of the tasks: clipped to the window and counted with the wakeup or preemption
     waits, cited up to the first event after the window of the CPU its queue is on then (a wait is not counted
@@ -180,12 +178,9 @@ def _close_open_waits(an: SchedAnalyzer, tasks: dict[int, TaskState]) -> tuple[U
     moved it (SchedAnalyzer.moves), else where it was queued.  Its part there is charged to who ran there as at a
     switch-in (its earlier parts were, at each move: one wait of the victim's), and its worst wait names who ran on
     each CPU while it waited there, the moves cited, as a wait that ends in the window (state.wait_parts).
-    A task that waited all through a window had an all-zero row.  A wait whose task no switch-in was read of
-    after the window (SchedAnalyzer.unresolved) has no observed end: not counted, returned (until 2026-12-07 a
-    task preempted before a window that never ran again "waited" the whole window)."""
+    A task that waited all through a window had an all-zero row."""
     if an.w0 == -math.inf:
-        return ()
-    unended: list[Unended] = []
+        return
     fresh: set[int] = set()  # the tasks whose victims were copied here
     waits = sorted(an.pending_wake.items()) + sorted(
         (pid, ev) for pid, ev in an.preempted.items() if pid not in an.pending_wake
@@ -195,10 +190,6 @@ def _close_open_waits(an: SchedAnalyzer, tasks: dict[int, TaskState]) -> tuple[U
         if pid in running:
             continue
         preempted = pid not in an.pending_wake
-        if pid in an.unresolved:
-            source = "preemption" if preempted else rules.WAKE_SOURCES[since.kind]
-            unended.append(Unended(pid, an.comm(pid), event_ref(since), source))
-            continue
         queued = since.cpu if preempted else an.queued_on(pid, since)  # where it was queued
         queue = an.wait_cpu.get(pid, -1)  # where its queue is (-1: none known, as after lost events)
         hist = an.moves.get(pid) if queue >= 0 else None  # (reset where a wait is queued: this wait's)
@@ -248,7 +239,6 @@ def _close_open_waits(an: SchedAnalyzer, tasks: dict[int, TaskState]) -> tuple[U
             task.worst_preempt_wait = wait
         else:
             task.worst_wakeup = wait
-    return tuple(sorted(unended, key=lambda u: u.since.ts))
 
 
 def _reported(an: SchedAnalyzer, counts: ParseCounts) -> tuple[dict[int, TraceEvent], dict[int, TraceEvent]]:
@@ -277,7 +267,7 @@ def freeze_analysis(an: SchedAnalyzer, counts: ParseCounts) -> TraceAnalysis:
     """Freeze the analyzer's state into a :class:`TraceAnalysis`; open runs end at their CPU's last event."""
     first, last = _reported(an, counts)
     tasks, busy, idle, closed = _close_open_runs(an, last)
-    unended = _close_open_waits(an, tasks)
+    _close_open_waits(an, tasks)
     digest = an.digest.with_runs(tuple(r for r in closed if r[3])) if an.digest is not None and closed else an.digest
     clock = an.clock.freeze(len(an.first))
     return TraceAnalysis(
@@ -312,7 +302,6 @@ def freeze_analysis(an: SchedAnalyzer, counts: ParseCounts) -> TraceAnalysis:
         by_line=counts.layout != "ctf",
         migrations=an.migrations,
         wakeup_placed=an.wakeup_placed,
-        unended=unended,
     )
 
 

@@ -1,8 +1,7 @@
 """Past the end of a window (--window, --around): each CPU's next event, looked for over a batch's columns.
 
 The analyzers read on past the window's end only until every CPU seen up to it has an event (or a lost-event
-marker) after it, and each task still waiting to run at its end was switched in (``SchedAnalyzer._after_window``,
-per event: the reference).  :func:`scan_after` does the same
+marker) after it (``SchedAnalyzer._after_window``, per event: the reference).  :func:`scan_after` does the same
 over the rows of an :class:`~forensics.types.trace_batch.EventBatch` with numpy, materialising only the rows it
 keeps: what :class:`~detectors.sched.engine.FastAnalyzer` and
 :class:`~detectors.sched.analyzer.BatchAnalyzer` run once the window has ended.
@@ -12,7 +11,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Collection
-from typing import Any
 
 import numpy as np
 
@@ -27,18 +25,12 @@ def kinds_of(kind: object) -> list[int]:
 
 
 def scan_after(
-    batch: EventBatch,
-    start: int,
-    seen: Collection[int],
-    after: dict[int, TraceEvent],
-    kinds: set[int],
-    unresolved: set[int],
+    batch: EventBatch, start: int, seen: Collection[int], after: dict[int, TraceEvent], kinds: set[int]
 ) -> tuple[bool, float]:
     """Rows ``start..`` of ``batch``, all past the window: each CPU of ``seen`` without an entry in ``after`` gets
-    its first event or lost-event marker (a marker for no CPU counts for all), and the tasks of ``unresolved``
-    switched in leave it (SchedAnalyzer.unresolved).  Returns whether every CPU of ``seen`` has one now and no task
-    is left (``done``: the rows after the one that completed it are not looked at), and the latest time of the
-    events looked at (-inf when none); ``kinds`` gets the kinds of the rows looked at."""
+    its first event or lost-event marker (a marker for no CPU counts for all).  Returns whether every CPU of
+    ``seen`` has one now (``done``: the rows after the one that completed it are not looked at), and the latest
+    time of the events looked at (-inf when none); ``kinds`` gets the kinds of the rows looked at."""
     kind = np.asarray(batch.kind[start:])
     cpu = np.asarray(batch.cpu[start:])
     events = np.flatnonzero(kind != rules.LOST)
@@ -52,22 +44,10 @@ def scan_after(
         for one in seen if c < 0 else (c,) if c in seen else ():
             if one not in after and found.get(one, row + 1) > row:
                 found[one] = row
-    met = _switched_in(batch, start, kind, unresolved)
-    unresolved.difference_update(met)
-    done = len(after) + len(found) == len(seen) and not unresolved
-    end = max([*found.values(), *met.values()], default=0) + 1 if done else len(kind)
+    done = len(after) + len(found) == len(seen)
+    end = max(found.values(), default=0) + 1 if done else len(kind)
     ts = np.asarray(batch.ts[start:])[events[events < end]]
     kinds.update(kinds_of(kind[:end]))
     for c, row in found.items():
         after[c] = batch.event(start + row)
     return done, float(ts.max()) if len(ts) else -math.inf
-
-
-def _switched_in(batch: EventBatch, start: int, kind: Any, pids: set[int]) -> dict[int, int]:
-    """Each task of ``pids`` switched in among rows ``start..`` (``kind``: their kinds): its first such row."""
-    if not pids:
-        return {}
-    nxt = np.asarray(batch.next_pid[start:])
-    rows = np.flatnonzero((kind == rules.SWITCH) & np.isin(nxt, np.fromiter(pids, dtype=np.int64)))
-    met, at = np.unique(nxt[rows], return_index=True)
-    return dict(zip(met.tolist(), rows[at].tolist(), strict=True))

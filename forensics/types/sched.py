@@ -524,17 +524,6 @@ class Thresholds(NamedTuple):
     offtime: float = OFFTIME
 
 
-class Unended(NamedTuple):
-    """A wait to run open at a window's end (--window, --around) with no switch-in of its task read after, up to the
-    recording's end: it has no observed end (the task exited unseen, or its switch-in was among events lost), so it
-    is not judged, as ``perf sched latency`` counts only waits that end in a switch-in."""
-
-    pid: int
-    comm: str
-    since: EventRef  # the switch-out (prev_state R) or wakeup it began with
-    source: str  # "preemption", or the wakeup event's name
-
-
 class TraceAnalysis(NamedTuple):
     """The whole result of analysing one trace."""
 
@@ -583,5 +572,3 @@ class TraceAnalysis(NamedTuple):
     # A sched_wakeup was read after a sched_waking: a wait measured from a sched_waking is queued on the CPU its
     # sched_wakeup named (the waking's target_cpu is the CPU the task last ran on), Wait.queued_cpu.
     wakeup_placed: bool = False
-    # The waits open at a window's end whose task no switch-in was read of after it (Unended): not counted.
-    unended: tuple[Unended, ...] = ()

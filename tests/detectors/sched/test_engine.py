@@ -1236,26 +1236,3 @@ def test_an_rt_task_stopped_by_rt_throttling_was_not_preempted_by_the_task_switc
     (rt,) = (t for t in analysis.tasks if t.pid == 200)
     assert [(p.comm, p.times) for p in rt.preempted_by] == [("migration/1", 1)]
     assert [(p.comm, p.times) for p in rt.throttled_for] == [("kworker/1:0", 1)]
-
-
-def test_a_wait_with_no_switch_in_recorded_after_a_window_is_not_judged() -> None:
-    """``gone``, switched out runnable at 10.1 and never switched in again in the recording, "waited" the whole
-    window 11:12 (1000 ms, clipped): a wait with no observed end.  The reading now goes on past the window until
-    each task waiting at its end is switched in; one never switched in is not counted (as perf sched latency counts
-    completed waits only) and is said (TraceAnalysis.unended), cited by its switch-out.  ``starved``, which did
-    wait all through the window (switched in at 12.5), is counted as before.  Both engines, both readers."""
-    from tests.detectors.sched.traces import UNENDED_WINDOW, unended_wait_text
-
-    data = unended_wait_text().encode()
-    got = windowed(data, UNENDED_WINDOW)
-    assert 710 not in {t.pid for t in got.tasks}  # (its row: a preemption wait of 1000.000 ms)
-    assert [(u.pid, u.comm, u.since.ts, u.since.line_no, u.source) for u in got.unended] == [
-        (710, "gone", 10.1, 3, "preemption")
-    ]
-    (starved,) = (t for t in got.tasks if t.pid == 720)
-    assert (starved.preempt_wait.n, starved.preempt_wait.total) == (1, 1.0)
-    # read to the recording's end (14.1) looking for gone's switch-in; starved's alone is found at 12.5
-    assert got.events_read is not None and got.events_read[1] == 14.1
-    # gone asleep (S): nobody waits at the window's end, the reading stops at each CPU's first event after it
-    slept = windowed(unended_wait_text("S").encode(), UNENDED_WINDOW)
-    assert slept.events_read == (10.0, 12.5) and not slept.unended

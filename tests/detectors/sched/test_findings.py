@@ -441,18 +441,23 @@ def test_a_citation_names_the_cpu_once(tmp_path: Path) -> None:
     assert not [c for c in cites if " CPU " in c], cites
 
 
-def test_a_wait_with_no_switch_in_recorded_is_said_not_judged(tmp_path: Path) -> None:
-    """``gone``, switched out runnable before ``--window 11:12`` and never switched in again, was a preemption wait
-    of the whole window (1000 ms).  Its wait has no observed end: one information finding says so, cited by its
-    switch-out (line 3); nothing else names it."""
-    from tests.detectors.sched.traces import UNENDED_WINDOW, unended_wait_text
+def test_waits_behind_an_rt_hog_spinning_at_the_recordings_end_are_judged(tmp_path: Path) -> None:
+    """ue21 #1: a recording stopped while an RT hog still spins on CPU1.  With 6b4bc4d2 the tasks queued behind it,
+    never switched in before the end, were "not judged" ("each exited unseen or its switch-in was among events lost")
+    and the hog fell from high to medium; none had exited and no event was lost.  Their waits are judged, as at least
+    the window's 500 ms (reverted: a runnable task waits until it is switched in), and the hog's run, open at the
+    window's end, is not said to have ended."""
+    from tests.detectors.sched.traces import RT_HOG_TO_END_WINDOW, rt_hog_to_the_end_text
 
-    path = tmp_path / "unended.txt"
-    path.write_text(unended_wait_text())
-    findings = detect(analyse_path(path, window=UNENDED_WINDOW)[0], str(path))
-    (said,) = [f for f in findings if any(s.pid == 710 for s in f.subjects)]
-    assert said.kind == "trace-coverage" and said.severity is Severity.INFO
-    assert said.title == "No switch-in recorded of gone (pid 710) after 10.100000: its wait is not judged"
-    assert "up to the last event read (14.100000): gone (pid 710) after line 3 at 10.100000" in said.summary
-    assert [e.locator.start for e in said.evidence] == [3]
-    assert_evidence_resolves([said])
+    path = tmp_path / "rt_cut.txt"
+    path.write_text(rt_hog_to_the_end_text())
+    findings = detect(analyse_path(path, window=RT_HOG_TO_END_WINDOW)[0], str(path))
+    titles = [(f.severity, f.title) for f in findings]
+    assert not [f for f in findings if "No switch-in recorded" in f.title], titles
+    (woken,) = [f for f in findings if f.kind == "sched-wakeup-latency" and any(s.pid == 30 for s in f.subjects)]
+    assert woken.severity is Severity.HIGH and "kworker/1:0 waited 500.000 ms" in woken.title, titles
+    (hog,) = [f for f in findings if f.kind == "sched-rt-hog"]
+    assert hog.severity is Severity.HIGH, titles
+    assert "victim (pid 300) 500.000 ms in 1 wait(s)" in hog.summary, hog.summary
+    # Its run is open at the window's end: not "ended with it off the CPU ... not starved" (ue21 #1).
+    assert "not starved" not in hog.summary and "cut by the end of the window with it still on the CPU" in hog.summary

@@ -382,35 +382,23 @@ def rt_preempted_and_throttled_text() -> str:
     return "".join(format_event(e, "ftrace") + "\n" for e in events)
 
 
-GONE = ("gone", 710, 120)
-STARVED = ("starved", 720, 120)
-SPINNER = ("spinner", 730, 49)
-UNENDED_WINDOW = (11.0, 12.0)
+RT_HOG_TO_END_WINDOW = (10.1, 10.6)
 
 
-def unended_wait_text(state: str = "R") -> str:
-    """A raw tracefs trace of 2 CPUs, read with ``--window 11:12`` (UNENDED_WINDOW): ``gone`` is switched out in
-    ``state`` on CPU0 at 10.1 (line 3; R: runnable) and no switch-in of it follows to the recording's end (it exited
-    unseen, or that event was lost); ``starved`` is preempted on CPU1 at 10.9 by ``spinner`` (SCHED_FIFO) and
-    switched in at 12.5, after the window: it waited all through it.  Each CPU has an event after the window by
-    12.5; the recording ends at 14.1."""
+def rt_hog_to_the_end_text() -> str:
+    """A raw tracefs trace of 2 CPUs stopped while an RT hog still spins (ue21 #1, rt_cut.dat): ``rt task``
+    (SCHED_FIFO, prio 49) preempts ``victim`` on CPU1 at 10.0 and is never switched out; ``kworker/1:0`` is woken
+    onto CPU1 at 10.05; CPU0 goes on switching to the trace's end (11.0), woken from CPU1 (its interrupts under the
+    hog).  Both waits are open when the recording stops: at least 500 ms of the window 10.1-10.6."""
     events = [
-        _switch(10.0, 0, IDLE0, "R", GONE),
-        _switch(10.0, 1, IDLE1, "R", STARVED),
-        _switch(10.1, 0, GONE, state, SLEEPER),
-        _switch(10.2, 0, SLEEPER, "S", IDLE0),
-        *_waking(10.899, 1, STARVED, SPINNER, 1),
-        _switch(10.9, 1, STARVED, "R", SPINNER),
-        *_waking(11.5, 0, IDLE0, SLEEPER, 0),
-        _switch(11.5001, 0, IDLE0, "R", SLEEPER),
-        _switch(11.6, 0, SLEEPER, "S", IDLE0),
-        *_waking(12.2, 0, IDLE0, SLEEPER, 0),
-        _switch(12.2001, 0, IDLE0, "R", SLEEPER),
-        _switch(12.3, 0, SLEEPER, "S", IDLE0),
-        _switch(12.5, 1, SPINNER, "S", STARVED),
-        _switch(12.6, 1, STARVED, "S", IDLE1),
-        *_waking(14.0, 0, IDLE0, SLEEPER, 0),
-        _switch(14.0001, 0, IDLE0, "R", SLEEPER),
-        _switch(14.1, 0, SLEEPER, "S", IDLE0),
+        _switch(9.999, 1, IDLE1, "R", VICTIM),
+        _switch(10.0, 1, VICTIM, "R", RT),
+        *_waking(10.05, 0, SLEEPER, KWORKER, 1),
     ]
+    t = 9.95
+    while t < 11.0:
+        events += [_switch(t, 0, IDLE0, "R", SLEEPER), _switch(t + 0.01, 0, SLEEPER, "S", IDLE0)]
+        if t > 10.0:  # CPU1's interrupts under the hog wake the sleeper on CPU0: CPU1 reports to the end
+            events += _waking(t - 0.001, 1, RT, SLEEPER, 0)
+        t += 0.1
     return "".join(format_event(e, "ftrace") + "\n" for e in sorted(events, key=lambda e: e.ts))
