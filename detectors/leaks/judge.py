@@ -449,7 +449,8 @@ def held_level(
     sample, when it rose from there), and is held for at least as long as it took to rise and two windows: a leak
     growing in bursts rises over most of the stretch, its last quiet spell shorter than that.  A leak at the
     judged rate (or, if faster, the rate that grows the rise over the whole stretch) would have left the band twice
-    over in the time held."""
+    over in the time held.  Held for :data:`HELD_SECONDS` at least, as a late rise is (ue21 #4: a rise of 15 s at a
+    1-s interval was "held" after 24 s flat, the late rise's floor passed by this path)."""
     raw = matrix.raw[:, column]
     rows = np.flatnonzero(~np.isnan(raw) & (matrix.walls >= since))
     values, walls = raw[rows], matrix.walls[rows]
@@ -467,7 +468,7 @@ def held_level(
     rate = max(feats.ts_slope, rose * 3600.0 / float(walls[-1] - walls[0]))
     if (
         rose < max(thresholds.min_growth, 4.0 * band)
-        or held_seconds < max(float(walls[first] - walls[start]), 2.0 * matrix.window_seconds)
+        or held_seconds < max(float(walls[first] - walls[start]), 2.0 * matrix.window_seconds, HELD_SECONDS)
         or rate * held_seconds / 3600.0 < 4.0 * band
     ):
         return None

@@ -300,3 +300,21 @@ def test_a_pause_of_seconds_at_a_1s_interval_is_not_a_held_rise(paused: float, h
     else:  # judged as the rise it is: 30 s of 1,000 a second
         assert v.verdict.rule != "held-rise" and v.held is None, v.verdict
         assert v.grade is Grade.LEAK, v.verdict
+
+
+@pytest.mark.parametrize(("flat", "held"), [(24.0, False), (54.0, True)])
+def test_a_rise_after_the_first_samples_is_held_after_30_s_at_a_1s_interval(flat: float, held: bool) -> None:
+    """ue21 #4: 15,000 UDP sockets opened over 15 s from sample 7 of a 1-s store, then ``flat`` s: at 24 s flat the
+    rise, not late enough for held_rise's 30-s floor, was held by held_level ("then flat for the last 24 s: held,
+    not growing", info) -- a leak pausing between bursts called not growing.  Held from 30 s flat on either path."""
+    frame = _store(int(7 + 15 + flat) + 1, 1.0, 0.0, 0.0)
+    start = float(frame["wall"].min())
+    vma = frame["cache"] == "vm_area_struct"
+    grown = ((frame["wall"] - start - 7.0).clip(lower=0.0, upper=15.0) * 1000.0).astype(int)
+    frame.loc[vma, "active_objs"] += grown[vma]
+    frame.loc[vma, "num_objs"] += grown[vma]
+    v, _analysis = _verdict(frame)
+    if held:
+        assert v.verdict.rule == "held-rise" and v.held is not None, v.verdict
+    else:
+        assert v.verdict.rule != "held-rise" and v.held is None, v.verdict
