@@ -171,6 +171,17 @@ def setup_document(setup: KdumpSetup) -> dict[str, Any]:
     }
 
 
+def _nothing_to_change(manual: int, reboot: bool) -> str:
+    """The plan's first line when setup has nothing to install, change or run: "Nothing to do" only when nothing is
+    left at all.  Above steps by hand or a reboot it read as a plan complete (an Arch machine with no kdump tooling
+    and nothing reserved: "Nothing to do", then three things only its user could do)."""
+    if not manual and not reboot:
+        return "Nothing to do: the configuration is already as the plan wants it."
+    steps = [f"{manual} step(s) only you can do"] if manual else []
+    steps += ["a reboot"] if reboot else []
+    return f"Nothing kdump setup can change here; left: {' and '.join(steps)}:"
+
+
 def render_setup(setup: KdumpSetup, md: bool) -> str:
     """The plan (and what was done) as text or markdown."""
     doc = setup_document(setup)
@@ -181,7 +192,7 @@ def render_setup(setup: KdumpSetup, md: bool) -> str:
         # What was not read may need changes of its own: never "nothing to do" over it.
         out.append(f"Not read, so not planned: {'; '.join(doc['unread'])}.")
     elif not (doc["packages"] or doc["changes"] or doc["commands"] or doc["held_back"] or doc["boot_steps"]):
-        out.append("Nothing to do: the configuration is already as the plan wants it.")
+        out.append(_nothing_to_change(len(doc["manual"]), doc["reboot_needed"]))
     if doc["packages"]:
         out.append(f"{'## ' if md else ''}Packages to install: {' '.join(doc['packages'])}")
         out.append("")
