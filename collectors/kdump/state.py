@@ -36,6 +36,7 @@ from forensics.types.kdump import (
     MaybeFile,
     MemInfo,
     ServiceState,
+    SshKey,
     Sysctl,
     TargetKind,
     TextFile,
@@ -94,6 +95,7 @@ def collect_kdump_state(root: Path, statvfs: StatvfsProvider = real_statvfs) -> 
         meminfo=meminfo,
         system_ram_bytes=system_ram,
         system_ram_source=ram_source,
+        ssh_key=_ssh_key(reader, target, debian_config, rhel_config),
         tooling=_tooling(reader),
         debian_config=debian_config,
         rhel_config=rhel_config,
@@ -382,6 +384,25 @@ def _dump_target(distro: Distro, debian: KdumpConfig | NotAvailable, rhel: Kdump
                 return DumpTarget(TargetKind.DEVICE, f"{entry.value} ({entry.key})", entry, rhel.file)
         return DumpTarget(TargetKind.LOCAL, directory, path, rhel.file)
     return DumpTarget(TargetKind.LOCAL, paths.DEFAULT_DUMP_DIR, None, None)
+
+
+def _ssh_key(
+    reader: RootReader, target: DumpTarget, debian: KdumpConfig | NotAvailable, rhel: KdumpConfig | NotAvailable
+) -> SshKey | None:
+    """The key an SSH target is logged in to with, and whether it exists (looked up, never read); None for another
+    target.  kdump-config takes SSH_KEY when set and not empty (``${SSH_KEY:=default}``); kdumpctl takes sshkey when
+    that file exists, else its default."""
+    if target.entry is None or target.config is None or target.entry.key.lower() != "ssh":
+        return None
+    config = next(c for c in (debian, rhel) if isinstance(c, KdumpConfig) and c.file is target.config)
+    family = "debian" if config is debian else "rhel"
+    entry = config.get(paths.SSH_KEY_OPTION[family])
+    entry = entry if entry is not None and entry.value else None
+    path = entry.value if entry is not None else paths.SSH_KEY_DEFAULT
+    exists = reader.look_up(path)
+    if family == "debian" or path == paths.SSH_KEY_DEFAULT:
+        return SshKey(path, entry, target.config, exists)
+    return SshKey(path, entry, target.config, exists, paths.SSH_KEY_DEFAULT, reader.look_up(paths.SSH_KEY_DEFAULT))
 
 
 def _dump_space(

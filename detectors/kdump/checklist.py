@@ -33,6 +33,7 @@ from detectors.kdump.service_rules import (
     check_space,
     check_tooling,
 )
+from detectors.kdump.ssh_key import check_ssh_key
 from detectors.kdump.sysctl_rules import check_sysctls
 from forensics.types.kdump import CheckLine, Checklist, Estimate, KdumpState
 
@@ -51,6 +52,7 @@ RULES: tuple[Callable[[KdumpState, Estimate], list[CheckLine]], ...] = (
     check_config,
     check_service,
     check_space,
+    check_ssh_key,
     check_collector,
     check_sysctls,
     check_debuginfo,
@@ -71,6 +73,7 @@ WHY_IT_MATTERS = (
     ("kdump-config", "the tooling refuses to load the crash kernel when its configuration is wrong"),
     ("kdump-service", "the service loads the crash kernel at every boot"),
     ("dump-space", "makedumpfile stops when the disk fills: the dump is truncated or missing"),
+    ("ssh-key", "the crash kernel logs in to the SSH host with it to write the dump: without it no dump is saved"),
     ("makedumpfile", "the dump must be complete enough and in a format crash/drgn can open"),
     ("sysctl:", "only a panic starts the crash kernel: these settings decide which failures panic"),
     ("debuginfo", "crash and drgn need the exact kernel's debug info to read a vmcore"),

@@ -51,6 +51,7 @@ FAULT_TITLES: tuple[tuple[str, str, str], ...] = (
     ("kdump-enabled", "kdump disabled in its configuration", "kdump enabled in its configuration in doubt"),
     ("kdump-service", "kdump service not enabled at boot", "kdump service not known to start at boot"),
     ("dump-space", "no room for the dump", "room for the dump in doubt"),
+    ("ssh-key", "no SSH key for the dump target", "SSH key for the dump target in doubt"),
     ("makedumpfile", "makedumpfile options lose the dump", "makedumpfile options make the dump worse"),
     # A trigger, not a failure made to panic: what its fault loses is a dump forced by hand (of a hung machine).
     ("sysctl:kernel.sysrq", "SysRq-c cannot force a crash dump", "SysRq-c cannot force a crash dump"),

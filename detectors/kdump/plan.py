@@ -384,7 +384,8 @@ def make_plan(state: KdumpState, checklist: Checklist, policy: Policy) -> Plan:
     for line in checklist.lines:
         # An unknown line has no fault to fix by hand: what keeps it unknown is fixed above, unless only a person
         # can read it.
-        if line.status in (Status.WARN, Status.FAIL) and line.id in ("dump-space", "debuginfo"):
+        # (An SSH key is made and authorized by kdump-config/kdumpctl propagate, which asks for the host's password.)
+        if line.status in (Status.WARN, Status.FAIL) and line.id in ("dump-space", "ssh-key", "debuginfo"):
             manual.append(f"{line.title}: {line.fix}")
         elif line.status is Status.UNKNOWN and line.by_hand:
             # Nothing setup does reads it (the room on an SSH/NFS target, this init system's boot services): without

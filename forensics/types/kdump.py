@@ -204,6 +204,22 @@ class DumpTarget:
 
 
 @dataclass(frozen=True)
+class SshKey:
+    """The private key an SSH dump target is logged in to with: the configuration line naming it (kdump-tools'
+    ``SSH_KEY``, kdump.conf's ``sshkey``) or the tooling's default, and whether the file exists.  Looked up, never
+    read: it is a secret, and its existence is all the check needs."""
+
+    path: str  # the key the configuration names, else the tooling's default (paths.SSH_KEY_DEFAULT)
+    entry: ConfigEntry | None  # the line naming it, None when the default applies
+    config: TextFile  # the configuration holding the SSH target (and that line)
+    exists: bool | NotAvailable  # NotAvailable: its directory could not be searched (/root/.ssh is root's alone)
+    # kdumpctl logs in with its default when the configured key does not exist ("WARNING: '...' doesn't exist, using
+    # default value"): that default and whether it exists; "" where the tooling has no fallback (kdump-config).
+    fallback: str = ""
+    fallback_exists: bool | NotAvailable = False
+
+
+@dataclass(frozen=True)
 class DiskSpace:
     """Free space of the file system holding the dump directory."""
 
@@ -400,6 +416,8 @@ class KdumpState:
     # Which figure system_ram_bytes is: "/proc/iomem System RAM" (close to the memblock total the kernel matches
     # crashkernel= ranges with) or "MemTotal" (smaller: what the kernel keeps for itself is left out); "" when neither.
     system_ram_source: str = ""
+    # The key an SSH dump target is logged in to with; None when the dump does not go over SSH.
+    ssh_key: SshKey | None = None
 
     def not_examined(self, path: str) -> str | None:
         """Why ``path`` was not examined (a directory holding it is absent under the root), None when it was."""

@@ -74,6 +74,11 @@ INIT_SCRIPTS = ("/etc/init.d/kdump-tools", "/etc/init.d/kdump")
 SYSV_RUNLEVELS = ("2", "3", "4", "5")
 DEBUGINFOD_DIR = "/etc/debuginfod"
 DEFAULT_DUMP_DIR = "/var/crash"
+#: The private key an SSH dump logs in with when the configuration names none: kdump-config's
+#: ``SSH_KEY:=/root/.ssh/kdump_id_rsa`` (kdump-tools 1.8.1) and kdumpctl's ``SSH_KEY_LOCATION`` alike.
+SSH_KEY_DEFAULT = "/root/.ssh/kdump_id_rsa"
+#: The configuration key naming it, by the config file's family: kdump-tools' shell variable, kdump.conf's option.
+SSH_KEY_OPTION = {"debian": "SSH_KEY", "rhel": "sshkey"}
 #: sos report's df output (``df -al -x autofs``, 1K blocks; ``df -al`` before sos 3.2) at the top of the copy: the
 #: inspected machine's free space when the report was made, the only one a --root copy can give.
 SOS_DF = ("/sos_commands/filesys/df_-al_-x_autofs", "/sos_commands/filesys/df_-al")
