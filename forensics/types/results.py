@@ -59,10 +59,17 @@ NEEDS_DEBUG_INFO = "registers, the faulting instruction, structures and their NU
 
 @dataclass(frozen=True)
 class LogBeside:
-    """The kernel log kdump saved beside the dump at capture time (``dmesg.<stamp>``, ``vmcore-dmesg.txt``): the
-    findings cite its lines by its path."""
+    """The kernel log found beside the dump (``dmesg.<stamp>``, ``vmcore-dmesg.txt``, ``dmesg.txt``): the findings
+    cite its lines by its path.
+
+    ``checked``: how it was found to be the dump's own log (its last records are those makedumpfile reads from the
+    dump, :mod:`forensics.vmcore.logcheck`); ``unchecked``: why that could not be checked (the log is then used as
+    found, and said to be unchecked).  One of the two is set.
+    """
 
     path: str
+    checked: str = ""
+    unchecked: str = ""
 
 
 @dataclass(frozen=True)
@@ -74,6 +81,9 @@ class LogExtracted:
     """
 
     command: tuple[str, ...]
+    # Why the log found beside the dump was not read instead, one line ("dmesg.txt beside the dump is not this dump's
+    # log: its last record ... is not in the dump's log ..."); "" when none was found.
+    not_used: str = ""
 
     @property
     def shell(self) -> str:
