@@ -214,7 +214,7 @@ def analyse_dump(
     taint: Taint | NotAvailable = (
         snapshot.taint_mask if isinstance(snapshot.taint_mask, NotAvailable) else _taint(snapshot.taint_mask)
     )
-    return VmcoreResult(snapshot, analysis, fault, tuple(reports), incident, dmesg, taint)
+    return VmcoreResult(snapshot, analysis, fault, tuple(reports), incident, dmesg, taint, extract.dmesg_not_used)
 
 
 def _taint(mask: int) -> Taint:

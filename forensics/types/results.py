@@ -51,6 +51,7 @@ class VmcoreResult:
     incident: Incident
     dmesg_path: str | None
     taint: Taint | NotAvailable  # the snapshot's taint mask decoded
+    dmesg_not_used: str = ""  # why a log found beside the dump was not read (not the dump's log); "" if none
 
 
 #: What of a dump only the kernel's debug info reads: "unknown" in a report of its kernel log alone (DumpLogResult).

@@ -29,6 +29,7 @@ class DumpExtract:
     host: str | NotAvailable
     dmesg_path: Path | None  # the kernel log beside the dump (makedumpfile --dump-dmesg), if any
     dmesg_text: str | None  # its text, or None when absent or unreadable (then a snapshot warning says why)
+    dmesg_not_used: str = ""  # why a log found beside the dump was not read (not the dump's), one line; "" if none
 
 
 def extract_dump(
@@ -102,7 +103,7 @@ def extract_dump(
         snapshot = replace(snapshot, cut=header.cut.summary(), warnings=(header.cut.warning(), *snapshot.warnings))
     if location.note is not None:
         snapshot = replace(snapshot, warnings=(location.note, *snapshot.warnings))
-    dmesg_path, dmesg_text = location.dmesg, None
+    dmesg_path, dmesg_text, not_used = location.dmesg, None, ""
     if location.dmesg is not None:
         try:
             dmesg_text = location.dmesg.read_bytes().decode("utf-8", errors="replace")
@@ -113,7 +114,7 @@ def extract_dump(
         if said is not None:
             snapshot = replace(snapshot, warnings=(*snapshot.warnings, said[0]))
             if not said[1]:
-                dmesg_path, dmesg_text = None, None
+                dmesg_path, dmesg_text, not_used = None, None, said[0]
     sources = [
         SourceRecord(
             str(location.dump),
@@ -125,7 +126,7 @@ def extract_dump(
     if location.dmesg is None:
         sources.append(unreadable_record(f"{location.dump.parent}/dmesg", "no dmesg file beside the dump"))
     host = system.attempt("host name", lambda: system.hostname(opened.prog))
-    return DumpExtract(snapshot, tuple(sources), host, dmesg_path, dmesg_text)
+    return DumpExtract(snapshot, tuple(sources), host, dmesg_path, dmesg_text, not_used)
 
 
 def _beside_said(found: Path, text: str, snapshot: CrashSnapshot) -> tuple[str, bool] | None:

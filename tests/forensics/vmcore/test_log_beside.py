@@ -145,20 +145,24 @@ def test_report_with_another_kernels_vmlinux_reads_the_dumps_own_log(tmp_path: P
 def test_with_debug_info_a_log_of_the_same_bug_from_another_boot_is_not_cited(tmp_path: Path) -> None:
     """drgn reads the dump's printk records: the log beside is checked against them (no other run).  The 6.12 boot's
     log of the same use-after-free has the crash's title, and its lines were cited as this crash's evidence."""
-    from forensics.pipelines.vmcore import analyse_dump
-    from forensics.vmcore.program import DebugInfoRequest
+    from forensics.pipelines.sources import analyse_vmcore
+    from forensics.types.results import VmcoreResult
 
     dump, same_bug = _need(DUMP), _need(DUMP, "6.12")
     crash = _crash_dir(tmp_path, dump, same_bug.dmesg)
-    result = analyse_dump(crash, DebugInfoRequest(dump.vmlinux, (), dump.module_debug))
+    analysed = analyse_vmcore(crash, dump.vmlinux, dump.module_debug, ())  # as report runs it
+    result = analysed.details
+    assert isinstance(result, VmcoreResult)
     beside = str(crash / "dmesg.txt")
     assert result.dmesg_path is None
     cited = {e.source for f in result.analysis.findings for e in f.evidence}
     assert beside not in cited and any(s.endswith("#log") for s in cited), cited
-    assert (
+    said = (
         f"{beside} beside the dump is not this dump's log: its last record `{_last_line(same_bug.dmesg)}` is not in "
         f"the dump's log (whose last is `{_last_line(dump.dmesg)}`); not read: the dump's own records are"
-    ) in result.snapshot.warnings
+    )
+    assert said in result.snapshot.warnings  # kforensic vmcore's warnings
+    assert analysed.incident.examined[1] == Examined(said)  # report's "examined", after the dump's own line
 
 
 def test_a_stamped_dump_takes_only_the_log_of_its_stamp(tmp_path: Path) -> None:
