@@ -61,7 +61,9 @@ def analyse_vmcore(
     if isinstance(result, VmcoreResult):
         # What the dump's analysis read, first among what the report examined (a report listed the log and the
         # trace beside the dump, not the dump); the log-only analysis states its own (forensics/pipelines/vmcore.py).
-        incident = replace(incident, examined=(dump_examined(result), *incident.examined))
+        # A log found beside the dump and not read (another crash's): said where the inputs are, as without debug info.
+        passed_over = (Examined(result.dmesg_not_used),) if result.dmesg_not_used else ()
+        incident = replace(incident, examined=(dump_examined(result), *passed_over, *incident.examined))
     return SourceAnalysis(incident, title, result, (), _cmd(*args))
 
 

@@ -7,12 +7,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from forensics.model import NotAvailable
-from forensics.types.results import NEEDS_DEBUG_INFO, DumpLogResult, VmcoreResult
+from forensics.types.results import NEEDS_DEBUG_INFO, DumpLogResult, LogBeside, LogExtracted, VmcoreResult
 from forensics.types.vmcore import Taint
 
 if TYPE_CHECKING:
     from forensics.errors import NoDebugInfoError
     from forensics.model import SourceRecord
+    from forensics.vmcore.kernellog import ExtractedLog, LogUnavailableError
     from forensics.vmcore.request import DebugInfoRequest
 
 
@@ -40,9 +41,11 @@ def analyse_dump_log(
 ) -> DumpLogResult:
     """The dump's kernel log read as ``kforensic dmesg`` reads a log, the debug info being ``missing``.
 
-    The log kdump saved beside the dump when there is one (cited by its path), else what ``makedumpfile
-    --dump-dmesg`` extracts (cited as lines of that command's output).  Raises an :class:`InputError` of the
-    debug-info message, saying why the log could not be had either.
+    The log found beside the dump when it is the dump's own (its last records are those ``makedumpfile
+    --dump-dmesg`` reads from the dump) or when that cannot be checked (cited by its path, said unchecked); else
+    what makedumpfile extracts (cited as lines of that command's output), the log beside passed over said in what
+    was examined.  Raises an :class:`InputError` of the debug-info message, saying why the log could not be had
+    either.
     """
     from dataclasses import replace
 
@@ -50,30 +53,38 @@ def analyse_dump_log(
     from forensics.errors import InputError
     from forensics.model import Examined, InputKind
     from forensics.pipelines.dmesg import analyse_log_bytes, analyse_logs
-    from forensics.types.results import LogBeside, LogExtracted
     from forensics.vmcore.dumpfile import read_dump_header
-    from forensics.vmcore.kernellog import LogUnavailableError, extract_log
+    from forensics.vmcore.kernellog import ExtractedLog, LogUnavailableError, extract_log
     from forensics.vmcore.locate import locate_dump
 
     location = locate_dump(path)  # (found before the debug info was looked for: it does not fail now)
     cut = read_dump_header(location.dump).cut  # (read before too: a cut header was refused then)
     if progress is not None:
         progress("reading the dump's kernel log")
-    log: LogBeside | LogExtracted
-    if location.dmesg is not None and _has_text(location.dmesg):
-        log = LogBeside(str(location.dmesg))
+    beside = _beside_text(location.dmesg)
+    try:
+        extracted: ExtractedLog | LogUnavailableError = extract_log(location.dump)
+    except LogUnavailableError as exc:
+        extracted = exc
+    short = f" (the dump is cut short: {cut.summary()})" if cut is not None else ""  # (why makedumpfile failed)
+    log = _log_read(location.dmesg, beside, extracted)
+    if isinstance(log, LogBeside) and log.unchecked:
+        log = replace(log, unchecked=log.unchecked + short)
+    if isinstance(log, LogBeside):
         dmesg = analyse_logs([log.path], live=False, dumped=True)
-    else:
-        try:
-            extracted = extract_log(location.dump)
-        except LogUnavailableError as exc:
-            short = f" (the dump is cut short: {cut.summary()})" if cut is not None else ""
-            raise InputError(
-                f"{missing.message}; the dump's kernel log could not be read either: {exc.reason}{short}",
-                hint=missing.hint,
-            ) from None
-        log = LogExtracted(extracted.command)
+    elif isinstance(log, LogExtracted) and isinstance(extracted, ExtractedLog):
         dmesg = analyse_log_bytes(log.cited, extracted.data, dumped=True)
+    else:
+        none = (
+            "no kernel log was saved beside the dump"
+            if location.dmesg is None
+            else f"{location.dmesg} beside it is empty or cannot be read"
+        )
+        why = extracted.reason if isinstance(extracted, LogUnavailableError) else "makedumpfile read nothing"
+        raise InputError(
+            f"{missing.message}; the dump's kernel log could not be read either: {why}, and {none}{short}",
+            hint=missing.hint,
+        )
     unknown = f"no debug info: {missing.hint}"
     lost = (f"what the lost pages held: the dump is cut short, {cut.summary()}",) if cut is not None else ()
     examined = Examined(
@@ -84,10 +95,12 @@ def analyse_dump_log(
         input=InputKind.DUMP,
         hint=missing.hint,
     )
+    # The log found beside the dump and not read (another crash's, one cut short): said where the inputs are.
+    passed_over = (Examined(log.not_used),) if isinstance(log, LogExtracted) and log.not_used else ()
     incident = replace(
         dmesg.incident,
         sources=(*dmesg.incident.sources, _dump_record(location.dump)),
-        examined=(examined, *dmesg.incident.examined),
+        examined=(examined, *passed_over, *dmesg.incident.examined),
     )
     if notice is not None:
         notice("no debug info found for the dump's kernel: only its kernel log was read (the report says why)")
@@ -115,14 +128,39 @@ def _dump_record(dump: Path) -> SourceRecord:
     return SourceRecord(str(dump), size, NotAvailable("not hashed: dumps are large"), 0.0)
 
 
-def _has_text(log: Path) -> bool:
-    """Whether the log beside the dump can be read and holds anything: an empty one (makedumpfile failed at
-    capture time) or one root alone may read is not the log; the dump's own is then extracted."""
+def _beside_text(log: Path | None) -> str | None:
+    """The text of the log found beside the dump, None when there is none, it cannot be read or it is empty: an
+    empty one (makedumpfile failed at capture time) or one root alone may read is not the log; the dump's own is
+    then read."""
+    if log is None:
+        return None
     try:
-        with log.open("rb") as stream:
-            return bool(stream.read(1))
+        data = log.read_bytes()
     except OSError:
-        return False
+        return None
+    return data.decode("utf-8", errors="replace") if data else None
+
+
+def _log_read(
+    found: Path | None, beside: str | None, extracted: ExtractedLog | LogUnavailableError
+) -> LogBeside | LogExtracted | None:
+    """Which log the findings come from: the one found beside the dump when its last records are the dump's own
+    (makedumpfile's ``extracted``), or when that cannot be checked (said unchecked); else the dump's own.  None:
+    neither can be had."""
+    from forensics.vmcore.kernellog import LogUnavailableError
+    from forensics.vmcore.logcheck import DumpLog, compare
+
+    if found is None or beside is None:
+        return None if isinstance(extracted, LogUnavailableError) else LogExtracted(extracted.command)
+    if isinstance(extracted, LogUnavailableError):
+        return LogBeside(str(found), unchecked=f"the dump's own log could not be read: {extracted.reason}")
+    dumped = DumpLog(extracted.data.decode("utf-8", errors="replace"))
+    if not dumped.tail(1):
+        return LogBeside(str(found), unchecked="makedumpfile read no record from the dump")
+    check = compare(beside, dumped)
+    if check.ours:
+        return LogBeside(str(found), checked=f"{check.why}, as makedumpfile reads them from the dump")
+    return LogExtracted(extracted.command, f"{found} beside the dump is not this dump's log: {check.why}; not read")
 
 
 def analyse_dump(
@@ -176,7 +214,7 @@ def analyse_dump(
     taint: Taint | NotAvailable = (
         snapshot.taint_mask if isinstance(snapshot.taint_mask, NotAvailable) else _taint(snapshot.taint_mask)
     )
-    return VmcoreResult(snapshot, analysis, fault, tuple(reports), incident, dmesg, taint)
+    return VmcoreResult(snapshot, analysis, fault, tuple(reports), incident, dmesg, taint, extract.dmesg_not_used)
 
 
 def _taint(mask: int) -> Taint:

@@ -25,12 +25,18 @@ def _log_text(result: DumpLogResult) -> str:
     reads as it is in a terminal too)."""
     log = result.log
     if isinstance(log, LogBeside):
-        return f"`{log.path}`, saved beside the dump by kdump: the findings cite its lines"
+        if log.unchecked:
+            return (
+                f"`{log.path}`, found beside the dump, not checked against it ({log.unchecked}): the findings cite "
+                "its lines"
+            )
+        return f"`{log.path}`, beside the dump and checked to be its log ({log.checked}): the findings cite its lines"
     digest = _log_sha256(result)
     return (
         f"extracted from the dump by makedumpfile for this run; `{log.shell}` writes it again"
         + (f" (sha256 {digest})" if digest else "")
         + f": a citation `{log.cited} line N` is line N of FILE"
+        + (f" ({log.not_used})" if log.not_used else "")
     )
 
 
@@ -86,9 +92,9 @@ def to_document(result: DumpLogResult) -> dict[str, Any]:
     dmesg = dmesg_document(list(result.dmesg.sources), result.dmesg.incident, result.dmesg.hypotheses)
     log = result.log
     origin: dict[str, Any] = (
-        {"beside_the_dump": log.path}
+        {"beside_the_dump": log.path, "checked": log.checked or None, "unchecked": log.unchecked or None}
         if isinstance(log, LogBeside)
-        else {"extracted_by": list(log.command), "cited_as": log.cited}
+        else {"extracted_by": list(log.command), "cited_as": log.cited, "not_used": log.not_used or None}
     )
     return {
         "schema": VMCORE_SCHEMA,

@@ -51,6 +51,7 @@ class VmcoreResult:
     incident: Incident
     dmesg_path: str | None
     taint: Taint | NotAvailable  # the snapshot's taint mask decoded
+    dmesg_not_used: str = ""  # why a log found beside the dump was not read (not the dump's log); "" if none
 
 
 #: What of a dump only the kernel's debug info reads: "unknown" in a report of its kernel log alone (DumpLogResult).
@@ -59,10 +60,17 @@ NEEDS_DEBUG_INFO = "registers, the faulting instruction, structures and their NU
 
 @dataclass(frozen=True)
 class LogBeside:
-    """The kernel log kdump saved beside the dump at capture time (``dmesg.<stamp>``, ``vmcore-dmesg.txt``): the
-    findings cite its lines by its path."""
+    """The kernel log found beside the dump (``dmesg.<stamp>``, ``vmcore-dmesg.txt``, ``dmesg.txt``): the findings
+    cite its lines by its path.
+
+    ``checked``: how it was found to be the dump's own log (its last records are those makedumpfile reads from the
+    dump, :mod:`forensics.vmcore.logcheck`); ``unchecked``: why that could not be checked (the log is then used as
+    found, and said to be unchecked).  One of the two is set.
+    """
 
     path: str
+    checked: str = ""
+    unchecked: str = ""
 
 
 @dataclass(frozen=True)
@@ -74,6 +82,9 @@ class LogExtracted:
     """
 
     command: tuple[str, ...]
+    # Why the log found beside the dump was not read instead, one line ("dmesg.txt beside the dump is not this dump's
+    # log: its last record ... is not in the dump's log ..."); "" when none was found.
+    not_used: str = ""
 
     @property
     def shell(self) -> str:

@@ -29,6 +29,7 @@ class DumpExtract:
     host: str | NotAvailable
     dmesg_path: Path | None  # the kernel log beside the dump (makedumpfile --dump-dmesg), if any
     dmesg_text: str | None  # its text, or None when absent or unreadable (then a snapshot warning says why)
+    dmesg_not_used: str = ""  # why a log found beside the dump was not read (not the dump's), one line; "" if none
 
 
 def extract_dump(
@@ -102,12 +103,18 @@ def extract_dump(
         snapshot = replace(snapshot, cut=header.cut.summary(), warnings=(header.cut.warning(), *snapshot.warnings))
     if location.note is not None:
         snapshot = replace(snapshot, warnings=(location.note, *snapshot.warnings))
-    dmesg_text = None
+    dmesg_path, dmesg_text, not_used = location.dmesg, None, ""
     if location.dmesg is not None:
         try:
             dmesg_text = location.dmesg.read_bytes().decode("utf-8", errors="replace")
         except OSError as exc:
             snapshot = replace(snapshot, warnings=(*snapshot.warnings, f"cannot read {location.dmesg}: {exc}"))
+    if dmesg_path is not None and dmesg_text is not None:
+        said = _beside_said(dmesg_path, dmesg_text, snapshot)
+        if said is not None:
+            snapshot = replace(snapshot, warnings=(*snapshot.warnings, said[0]))
+            if not said[1]:
+                dmesg_path, dmesg_text, not_used = None, None, said[0]
     sources = [
         SourceRecord(
             str(location.dump),
@@ -119,7 +126,21 @@ def extract_dump(
     if location.dmesg is None:
         sources.append(unreadable_record(f"{location.dump.parent}/dmesg", "no dmesg file beside the dump"))
     host = system.attempt("host name", lambda: system.hostname(opened.prog))
-    return DumpExtract(snapshot, tuple(sources), host, location.dmesg, dmesg_text)
+    return DumpExtract(snapshot, tuple(sources), host, dmesg_path, dmesg_text, not_used)
+
+
+def _beside_said(found: Path, text: str, snapshot: CrashSnapshot) -> tuple[str, bool] | None:
+    """Whether the log found beside the dump is the dump's: None when its last records are the dump's printk records
+    (drgn read them: no other run); else the warning to give and whether it is still cited (True: it could not be
+    checked, the dump holding no record; False: it is another log, not read)."""
+    from forensics.vmcore.logcheck import DumpLog, compare
+
+    if not snapshot.log:
+        return f"{found}: found beside the dump, not checked against it (the dump's log holds no record)", True
+    check = compare(text, DumpLog(records=[(r.seconds, r.text) for r in snapshot.log]))
+    if check.ours:
+        return None
+    return f"{found} beside the dump is not this dump's log: {check.why}; not read: the dump's own records are", False
 
 
 def _require_crashed_task(dump: Path, cut: DumpCut, snapshot: CrashSnapshot) -> None:

@@ -1,10 +1,12 @@
-"""A dump's kernel log without the kernel's debug info: the log kdump saved beside it, else makedumpfile's.
+"""A dump's kernel log without the kernel's debug info, as makedumpfile reads it from the dump.
 
 ``makedumpfile --dump-dmesg DUMP FILE`` reads the printk buffer with the dump's VMCOREINFO alone (symbol
 addresses and record layout), no vmlinux: 15 ms for a fixture dump.  It is what kdump-tools and kexec-tools
 run at capture time to write ``dmesg.<stamp>`` or ``vmcore-dmesg.txt`` beside the dump, so a crash directory
-usually holds the log already (:func:`forensics.vmcore.locate.locate_dump` finds it); this module runs the
-tool only for a dump without one.  No drgn here.
+usually holds the log already (:func:`forensics.vmcore.locate.locate_dump` finds it).  Whether a log found there
+is this dump's is read here too: its last records are compared with this output's
+(:mod:`forensics.vmcore.logcheck`), so the tool runs once for a dump read without debug info, with a log beside
+it or without.  No drgn here.
 """
 
 from __future__ import annotations
@@ -55,8 +57,7 @@ def extract_log(dump: Path) -> ExtractedLog:
     exe = shutil.which("makedumpfile")
     if exe is None:
         raise LogUnavailableError(
-            "makedumpfile is not installed (not on PATH; Debian/Ubuntu package makedumpfile, RHEL/Fedora kexec-tools), "
-            "and no kernel log was saved beside the dump"
+            "makedumpfile is not installed (not on PATH; Debian/Ubuntu package makedumpfile, RHEL/Fedora kexec-tools)"
         )
     with tempfile.TemporaryDirectory(prefix="kforensic-dmesg-") as private:
         out = Path(private) / "dmesg"

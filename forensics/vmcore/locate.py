@@ -48,16 +48,30 @@ def _dump_in(directory: Path) -> Path | None:
 
 
 def _dmesg_beside(dump: Path) -> Path | None:
+    """The kernel log a kdump tool would have written beside ``dump``, if any: found by its name only (whether it is
+    the dump's log is read from the dump later, :mod:`forensics.vmcore.logcheck`).
+
+    kdump-tools names the log by the dump's stamp: ``dump.<stamp>``'s is ``dmesg.<stamp>`` and no other
+    ``dmesg.*`` (another crash's in the same directory); a ``vmcore`` in ``/var/crash/<stamp>/`` (older
+    kdump-tools) takes ``dmesg.<stamp>`` of its directory's stamp, else the directory's one ``dmesg.*``.
+    """
     directory = dump.parent
+    stamp = dump.name.removeprefix("dump.") if dump.name.startswith("dump.") else directory.name
+    stamped = directory / ("dmesg." + stamp)
     if dump.name.startswith("dump."):
-        stamped = directory / ("dmesg." + dump.name.removeprefix("dump."))
-        if stamped.is_file():
-            return stamped
-    for name in _DMESG_NAMES:
-        if (directory / name).is_file():
-            return directory / name
-    others = sorted(p for p in directory.glob("dmesg.*") if p.is_file())
-    return others[-1] if others else None
+        return stamped if stamped.is_file() else _named_dmesg(directory)
+    named = _named_dmesg(directory)
+    if named is not None:
+        return named
+    if stamped.is_file():
+        return stamped
+    others = [p for p in directory.glob("dmesg.*") if p.is_file()]
+    return others[0] if len(others) == 1 else None
+
+
+def _named_dmesg(directory: Path) -> Path | None:
+    """The log of RHEL's and the fixtures' names (``vmcore-dmesg.txt``, ``dmesg.txt``, ``dmesg``)."""
+    return next((directory / name for name in _DMESG_NAMES if (directory / name).is_file()), None)
 
 
 def locate_dump(path: Path) -> DumpLocation:
