@@ -83,12 +83,14 @@ class _Repeat(KernelReport):
     them, so a repeat reads exactly as the report built from its own lines would.
     """
 
-    # Each lazy field that has no class attribute of KernelReport's (``frame_past``'s default, None, is one: a read
-    # of it found that before the rest was made, as it still does).
+    # Each lazy field, ``frame_past`` too: its dataclass default (None) is a class attribute of KernelReport's, which a
+    # read found while the rest was not made (a repeat read by its frames alone, why.own_lines, cited no line past
+    # its own where the report it repeats did).
     header = _Made("header")
     lines = _Made("lines")
     trace = _Made("trace")
     end_time = _Made("end_time")
+    frame_past = _Made("frame_past")
 
     def _made(self, name: str) -> Any:
         """The lazy field ``name``, made now (Python asks only while the instance's dict lacks it)."""

@@ -44,6 +44,8 @@ MAX_DIRECT: Final = 4096  # header layouts remembered for the memo's fast look-u
 HEADER_LOOKBACK: Final = 30  # lines above a continuation (Oops:, a panic) searched for its header
 PREAMBLE_BYTES: Final = 2048  # bytes above a header searched for the lines that belong to it (KernelReport.preamble)
 PREAMBLE_LINES: Final = 6
+#: How many distinct preambles a scanner remembers (LogScanner._preambles; emptied when full): ~2 KB each.
+PREAMBLES_REMEMBERED: Final = 1024
 _PREAMBLE_WORDS: Final = (
     b"cut here",
     b"corruption",
@@ -157,6 +159,8 @@ class LogScanner:
         self._cut_line = False  # inside an over-long line whose rest is dropped
         self._claimed: set[int] = set()  # lines taken by a report, not to be scanned again
         self._last_end = 0  # last line of the last report built
+        # The lines _preamble_lines chose above a header, by what they depend on (see _remembered_preamble).
+        self._preambles: dict[tuple[bytes, bool, str | None, int], tuple[tuple[int, str], ...]] = {}
         self._count_off = 0
         self._count_line = 1
         self._end_at = -1  # the scan's end for which _end_line is the line number (-1: none; reset each scan)
@@ -653,9 +657,33 @@ class LogScanner:
         # __exit__ (generic calls and look-ups) were ~2,500 instructions a header, the copy ~300.
         above = self._buf[lo:start]
         if _PREAMBLE_SEARCH.find_matches_as_indexes(above):
-            found = self._preamble_lines(above, lo > 0, report)
+            found = self._remembered_preamble(above, lo > 0, report)
         if found != report.preamble:
             object.__setattr__(report, "preamble", found)
+
+    def _remembered_preamble(self, above: bytes, cut: bool, report: KernelReport) -> tuple[tuple[int, str], ...]:
+        """:meth:`_preamble_lines`, remembered by what it reads: the bytes above the header, whether they were cut,
+        the report's context and how many of the last :data:`PREAMBLE_LINES` lines above its first are past the
+        last report's end (the lines are then held as offsets from its first line).
+
+        A repeat of a report (a fuzzer's log, a crash looping) mostly has the bytes above its header that the report
+        had: its preamble was read again (~40,000 instructions each, 336 of the corpus x4's 448 reads), where the
+        key's hash and look-up are ~8,000 compiled (docs/measurements/dmesg.md, 29th part).
+        tests/detectors/dmesg/test_preamble.py checks the remembered preambles against those read anew.
+        """
+        first = report.start_line
+        # _preamble_lines keeps a line of offset r (from -PREAMBLE_LINES to -1) when first + r > _last_end: every
+        # one at a floor of -PREAMBLE_LINES - 1 or below, none at -1 or above.
+        floor = min(-1, max(-PREAMBLE_LINES - 1, self._last_end - first))
+        key = (above, cut, report.context, floor)
+        held = self._preambles.get(key)
+        if held is not None:
+            return tuple([(first + offset, text) for offset, text in held])
+        found = self._preamble_lines(above, cut, report)
+        if len(self._preambles) >= PREAMBLES_REMEMBERED:
+            self._preambles.clear()
+        self._preambles[key] = tuple([(number - first, text) for number, text in found])
+        return found
 
     def _preamble_lines(self, above: bytes, cut: bool, report: KernelReport) -> tuple[tuple[int, str], ...]:
         # ``above`` ends with the newline before the header; its last lines alone split (the first piece, all the

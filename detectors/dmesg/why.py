@@ -34,7 +34,7 @@ from detectors.dmesg.interleaved import mixed_dumps
 from detectors.dmesg.lines import LogLine, parse_line
 from detectors.dmesg.model import parsed_lines
 from detectors.dmesg.rcuusage import FLAVOUR_READER, RCU_CHECKS, FailedCheck, failed_check, is_reader
-from detectors.dmesg.repeat import origin
+from detectors.dmesg.repeat import line_numbers, origin
 from detectors.dmesg.rules import RULES
 from detectors.dmesg.spindebug import (
     MAX_NR_CPUS,
@@ -3856,6 +3856,17 @@ def own_lines(report: KernelReport) -> Sequence[LogLine]:
     """
     source = origin(report)
     if source is not report:
+        found = report.repeats()
+        if found is not None and found[0] is source:
+            # A repeat of that report's bytes (KernelReport.repeats): its texts are that report's, its numbers
+            # moved; its own lines are not made for this (~36,000 instructions a repeat read, compiled).
+            numbers = line_numbers(report)
+            kept = parsed_lines(source)
+            if len(kept) == len(numbers):
+                return [
+                    _new_tuple(LogLine, (n, k.text, k.body, k.timestamp, k.context, k.level, k.prefixed, k.wall))
+                    for k, n in zip(kept, numbers, strict=True)
+                ]
         lines = report.lines
         kept = parsed_lines(source)
         if len(kept) == len(lines) and all(k.text == text for k, (_, text) in zip(kept, lines, strict=True)):

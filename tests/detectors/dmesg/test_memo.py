@@ -234,6 +234,31 @@ def test_a_repeat_cites_its_own_line_past_its_report() -> None:
         )
 
 
+def test_a_repeat_of_the_same_bytes_gives_its_line_past_and_its_parsed_lines_without_making_its_lines() -> None:
+    """A repeat of a report's bytes (made as the memo makes it, 1,000 lines on) read first for ``frame_past`` (a
+    stall's frame read past another report's header) gives the report's, not the dataclass default (None) it gave
+    before its other lazy fields were made; and ``why.own_lines`` of it, made from the report's parsed lines and its
+    own numbers without making its lines, are its lines parsed."""
+    from types import SimpleNamespace
+
+    from detectors.dmesg.lines import parse_line
+    from detectors.dmesg.repeat import moved
+    from detectors.dmesg.why import own_lines
+    from tests.detectors.dmesg.test_why_readers import STALL_PAST_A_WARNING
+
+    built, _ = _scan(STALL_PAST_A_WARNING.encode(), memo=False)
+    stall = next(r for r in built if r.frame_past is not None)
+    own = tuple(n - stall.start_line for n, _ in stall.lines)
+    entry = SimpleNamespace(report=stall, own=own, timed=None, stamps=(-1, -1), picks=None, frames=None)
+    first = stall.start_line + 1000
+    assert moved(entry, first, None, None).frame_past == stall.frame_past  # read first
+    repeat = moved(entry, first, None, None)
+    assert repeat.repeats() == (stall, 1000)
+    assert own_lines(repeat) == [parse_line(n + 1000, t) for n, t in stall.lines]
+    assert "lines" not in vars(repeat)  # not made for it
+    assert repeat.lines == tuple((n + 1000, t) for n, t in stall.lines)
+
+
 def test_repeats_fed_in_small_pieces_equal_built_ones() -> None:
     # The memo's look-up in place rules out a remembered report by the first bytes that differ from its text,
     # also when its lines are not all in the buffer yet: pieces of odd sizes cut the reports and their lines

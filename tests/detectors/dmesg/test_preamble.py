@@ -7,6 +7,8 @@ pass) and reads those lines only where one is: the words must find every line th
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -48,6 +50,48 @@ def _preamble(data: bytes) -> tuple[str, ...]:
     reports = (s := LogScanner()).feed(data) + s.close()
     assert len(reports) == 1 and "general protection fault" in reports[0].title
     return tuple(text.split("] ", 1)[1] for _, text in reports[0].preamble)
+
+
+def _preambles(data: bytes) -> list[tuple[int, tuple[tuple[int, str], ...]]]:
+    s = LogScanner()
+    return [(r.start_line, r.preamble) for r in [*s.feed(data), *s.close()]]
+
+
+def test_a_remembered_preamble_is_the_one_read_anew_wherever_the_last_report_ends() -> None:
+    """``LogScanner._remembered_preamble`` gives what ``_preamble_lines`` reads anew for the same bytes above a header:
+    asked again (then remembered) for each context of the report and each place of the last report's end, below,
+    among and above the lines it reads (it takes only lines past that end, and only its context's)."""
+    inline = "kasan: CONFIG_KASAN_INLINE enabled"
+    gpf = "kasan: GPF could be caused by NULL-ptr deref or user memory access"
+    reports = (s := LogScanner()).feed(_log((inline, gpf))) + s.close()
+    report = reports[0]
+    assert len(reports) == 1 and len(report.preamble) == 2
+    texts = (
+        "BTRFS info (device loop0): relocating block group",
+        "list_add corruption. next->prev should be x",
+        inline,
+        gpf,
+    )
+    seen = set()
+    for callers, lines in (((("T100",) * 4), 4), (("T100", "T200", "T100", "T200"), 4), (("T100",) * 4, 2)):
+        # (two lines alone: the first is dropped when the bytes above were cut, and may begin inside a line)
+        above = "".join(
+            [f"[   51.{100000 + i:06d}][ {c:>5}] {t}\n" for i, (c, t) in enumerate(zip(callers, texts, strict=True))][
+                -lines:
+            ]
+        )
+        scanner = LogScanner()
+        for context in (None, "T100", "T200"):
+            moved = replace(report, context=context)
+            first = moved.start_line
+            ends = list(range(first - 9, first + 2))
+            for last_end in [*ends, *reversed(ends)]:
+                for cut in (False, True):
+                    scanner._last_end = last_end
+                    anew = scanner._preamble_lines(above.encode(), cut, moved)
+                    assert scanner._remembered_preamble(above.encode(), cut, moved) == anew
+                    seen.add(anew)
+    assert len(seen) >= 6
 
 
 def test_a_kasan_message_directly_above_the_header_is_its_preamble_with_or_without_the_gpf_line() -> None:
