@@ -260,6 +260,14 @@ def test_a_real_leak_sampled_for_three_seconds_is_not_called_absent(tmp_path: Pa
     assert all(f.severity < Severity.MEDIUM for f in result.incident.findings)
 
 
+def _active(name: str, tmp_path: Path, cache: str) -> list[tuple[int, int]]:
+    """(sample id, active objects) of a cache in the store ``tmp_path/name``: for a failure's message."""
+    with SlabStore.open(tmp_path / name, readonly=True) as store:
+        rows = store.slab_frame()
+    rows = rows[rows["cache"] == cache].sort_values("sample_id")
+    return list(zip(rows["sample_id"].astype(int).tolist(), rows["active_objs"].astype(int).tolist(), strict=True))
+
+
 def _maps(pid: int) -> int:
     """The mappings a process holds (/proc/PID/maps lines), 0 once it is gone."""
     try:
@@ -310,7 +318,9 @@ def test_a_real_leak_started_mid_window_is_dated_by_its_samples(tmp_path: Path) 
     result = analyse_store(tmp_path / "late.sqlite", run_id)
     [vma] = [v for v in result.analysis.caches if v.name == "vm_area_struct"]
     assert vma.grade in (Grade.LEAK, Grade.SUSPECT, Grade.UNDECIDED), vma.verdict
-    assert vma.onset is not None, vma  # was: only the judged part's window edge
+    # was: only the judged part's window edge.  (CI b13, 2026-12-07, under make test's load: a leak, onset None, once
+    # in many runs: the message gives what to look at next time: the reason and the samples against the child's.)
+    assert vma.onset is not None, (vma.verdict, spawned, _active("late.sqlite", tmp_path, "vm_area_struct"), made)
     ids = sorted(made)
     # The planned mappings of 2 intervals (what the bound of 2 intervals in seconds allowed at the planned rate).
     enough = 2 * INTERVAL * LEAK_PER_SECOND
