@@ -367,7 +367,12 @@ def _series_facts(v: SeriesVerdict, ctx: FindingContext) -> list[Fact]:
         ),
     ]
     if ctx.mem_total:
-        facts.append(Fact("share of MemTotal", f"{v.rate * 24 / ctx.mem_total:.3%} per day"))
+        share = f"{v.rate * 24 / ctx.mem_total:.3%} per day"
+        if f.span_hours < 24.0:
+            # A day's share from seconds of samples is an extrapolation, not a figure read (ue21 #10: "65.737% per
+            # day" of 40 s of samples).
+            share += f" if it went on at this rate (extrapolated from {duration(f.span_hours * 3600.0)} of samples)"
+        facts.append(Fact("share of MemTotal", share))
     facts.append(Fact("MemAvailable runs out in", str(ctx.runway(v.rate, v.grade, v.since_wall))))
     facts.append(Fact("memory exhausted", exhausted(ctx)))
     facts.append(Fact("given back", given_back(v)))

@@ -318,3 +318,12 @@ def test_a_rise_after_the_first_samples_is_held_after_30_s_at_a_1s_interval(flat
         assert v.verdict.rule == "held-rise" and v.held is not None, v.verdict
     else:
         assert v.verdict.rule != "held-rise" and v.held is None, v.verdict
+
+
+def test_a_days_share_of_memtotal_from_seconds_is_said_as_an_extrapolation() -> None:
+    """ue21 #10: "share of MemTotal: 65.737% per day" stood as a figure beside 40 s of samples.  Under a day of
+    samples it says it is the rate carried on, and over what it was measured."""
+    _v, analysis = _verdict(_store(173, 1.0, 0.15, 1000.0))
+    [finding] = [f for f in analysis.findings if "vm_area_struct" in f.title]
+    [share] = [x.value for x in finding.facts if x.name == "share of MemTotal"]
+    assert share.endswith(" per day if it went on at this rate (extrapolated from 25 s of samples)"), share
