@@ -68,7 +68,7 @@ def analyse_dump_log(
     from forensics.errors import InputError
     from forensics.model import Examined, InputKind
     from forensics.pipelines.dmesg import analyse_log_bytes, analyse_logs
-    from forensics.vmcore.dumpfile import CUT_HINT, read_dump_header
+    from forensics.vmcore.dumpfile import CUT_HINT, read_dump_header, share_text
     from forensics.vmcore.kernellog import ExtractedLog, LogUnavailableError, extract_log
     from forensics.vmcore.locate import locate_dump
 
@@ -81,10 +81,11 @@ def analyse_dump_log(
         extracted: ExtractedLog | LogUnavailableError = extract_log(location.dump)
     except LogUnavailableError as exc:
         extracted = exc
-    short = f" (the dump is cut short: {cut.summary()})" if cut is not None else ""
     log = _log_read(location.dmesg, beside, extracted)
-    if isinstance(log, LogBeside) and log.unchecked:
-        log = replace(log, unchecked=log.unchecked + short)
+    if isinstance(log, LogBeside) and log.unchecked and cut is not None:
+        # The cut first: it is why makedumpfile could not read the dump's own log to check this one against (it
+        # came last, in parentheses after makedumpfile's readmem failure, ue21 #8); the pages lost: the notes.
+        log = replace(log, unchecked=f"the dump is cut short ({share_text(cut.size, cut.needed)}): {log.unchecked}")
     if isinstance(log, LogBeside):
         dmesg = analyse_logs([log.path], live=False, dumped=True)
     elif isinstance(log, LogExtracted) and isinstance(extracted, ExtractedLog):

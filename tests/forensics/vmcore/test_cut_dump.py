@@ -141,6 +141,25 @@ def test_without_debug_info_a_cut_dump_whose_log_is_lost_says_it_is_cut(tmp_path
     assert hint.startswith(f"kforensic: hint: {CUT_HINT}; for its state, then: install the kernel's debug info"), hint
 
 
+def test_without_debug_info_the_log_beside_a_cut_dump_is_said_unchecked_for_the_cut(
+    tmp_path: Path, kf: Callable[..., Ran]
+) -> None:
+    """The log kdump saved beside a cut dump is read, not checked against the dump's own (makedumpfile cannot read it
+    from what is left): the cut is said first as why, before makedumpfile's failure (it came last, in parentheses)."""
+    case = load_case("02-bug-on")
+    _cut(case, tmp_path, REVIEW_CUT)  # (tmp_path/vmcore, found with the dmesg.txt beside it)
+    (tmp_path / "dmesg.txt").write_bytes(case.dmesg.read_bytes())
+    empty = tmp_path / "debug"
+    empty.mkdir()
+    ran = kf("vmcore", tmp_path, "--debug-dir", empty, "--no-debuginfod", "-f", "json")
+    assert ran.returncode == 0, ran.stderr
+    doc = json.loads(ran.stdout)
+    unchecked = doc["kernel_log"]["unchecked"]
+    assert unchecked.startswith("the dump is cut short (34.4%, 2851815 bytes missing): the dump's own log could not "
+                                "be read: makedumpfile --dump-dmesg failed (exit 1: "), unchecked  # fmt: skip
+    assert doc["warnings"][0].startswith("the dump is cut short: 1500000 of 4351815 bytes (34.4%"), doc["warnings"]
+
+
 #: The reviewer's cut (ue21 #8): the 02-bug-on dump's first 1500000 bytes, which lose the page makedumpfile reads the
 #: kernel's release from (system_utsname) and the crashed task's.
 REVIEW_CUT = 1_500_000
