@@ -189,8 +189,11 @@ def _analyse(
         if isinstance(opened, Unusable) and isinstance(opened.error, DebugInfoMismatchError) and given.vmlinux:
             # Another kernel's vmlinux: the dump's state cannot be read with it, its kernel log still can (VMCOREINFO
             # locates it, no symbols needed, as makedumpfile --dump-dmesg reads it).  It was set aside whole.
-            dropped.append(Unusable(InputKind.VMLINUX, given.vmlinux, opened.error))
+            wrong = Unusable(InputKind.VMLINUX, given.vmlinux, opened.error)
             opened = attempt(InputKind.DUMP, given.vmcore, partial(dump, wrong=opened.error))
+            # The log not read either: the dump alone is said, its error naming the vmlinux after what stopped the log
+            # (a cut first: the vmlinux's line came first, then the cut's at its end, ue21 #8).
+            dropped += [] if isinstance(opened, Unusable) else [wrong]
         keep(opened)
     logs: tuple[Path, ...] = ()
     if given.dmesg:

@@ -2,6 +2,7 @@
 
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -87,8 +88,9 @@ def vmcore(
     `kforensic dmesg` reads a log: the log kdump saved beside the dump, else `makedumpfile --dump-dmesg`'s;
     the report says so at its top, and how to get the full analysis.
     """
-    from forensics.pipelines.vmcore import analyse_dump, analyse_dump_or_log
-    from forensics.types.results import VmcoreResult
+    from forensics.errors import DebugInfoMismatchError
+    from forensics.pipelines.vmcore import analyse_dump, analyse_dump_or_log, refusal
+    from forensics.types.results import DumpLogResult, VmcoreResult
     from forensics.vmcore.request import DebugInfoRequest
 
     if no_debuginfod and debuginfod:
@@ -104,7 +106,16 @@ def vmcore(
         vmlinux, tuple(debug_dir or ()), tuple(module_debug or ()), tuple(source_dir or ()), servers
     )
     # --shell opens drgn on the dump, which needs the debug info: no log-only result then (the error, exit 3).
-    analyse = analyse_dump if shell else analyse_dump_or_log
+    opens = analyse_dump if shell else analyse_dump_or_log
+
+    def analyse(
+        path: Path, request: DebugInfoRequest, progress: Callable[[str], None] | None, notice: Callable[[str], None]
+    ) -> VmcoreResult | DumpLogResult:
+        try:
+            return opens(path, request, progress, notice)
+        except DebugInfoMismatchError as wrong:  # refused (report reads the dump's log instead): a cut said first
+            raise refusal(path, wrong) from None
+
     if sys.stderr.isatty():
         from rich.console import Console
 

@@ -11,7 +11,7 @@ from forensics.types.results import NEEDS_DEBUG_INFO, DumpLogResult, LogBeside, 
 from forensics.types.vmcore import Taint
 
 if TYPE_CHECKING:
-    from forensics.errors import NoDebugInfoError
+    from forensics.errors import DebugInfoMismatchError, NoDebugInfoError
     from forensics.model import SourceRecord
     from forensics.vmcore.kernellog import ExtractedLog, LogUnavailableError
     from forensics.vmcore.request import DebugInfoRequest
@@ -31,6 +31,21 @@ def analyse_dump_or_log(
         return analyse_dump(path, request, progress, notice)
     except NoDebugInfoError as missing:
         return analyse_dump_log(path, missing, progress, notice)
+
+
+def refusal(path: Path, wrong: DebugInfoMismatchError) -> DebugInfoMismatchError:
+    """The error ``kforensic vmcore`` refuses a dump opened with another kernel's vmlinux with: ``wrong``, led by the
+    cut when the dump is cut short (its headers and page table say so without a vmlinux): the right vmlinux alone
+    does not make such a dump whole, so the cut and its hint come first (ue21 #8: only the vmlinux was blamed)."""
+    from forensics.errors import DebugInfoMismatchError
+    from forensics.vmcore.dumpfile import CUT_HINT, read_dump_header
+    from forensics.vmcore.locate import locate_dump
+
+    dump = locate_dump(path).dump  # (found and read before the vmlinux was: they do not fail now)
+    cut = read_dump_header(dump).cut
+    if cut is None:
+        return wrong
+    return DebugInfoMismatchError(f"{cut.truncated(dump)}, and {wrong.message}", hint=f"{CUT_HINT}; {wrong.hint}")
 
 
 def analyse_dump_log(
@@ -53,7 +68,7 @@ def analyse_dump_log(
     from forensics.errors import InputError
     from forensics.model import Examined, InputKind
     from forensics.pipelines.dmesg import analyse_log_bytes, analyse_logs
-    from forensics.vmcore.dumpfile import read_dump_header
+    from forensics.vmcore.dumpfile import CUT_HINT, read_dump_header, share_text
     from forensics.vmcore.kernellog import ExtractedLog, LogUnavailableError, extract_log
     from forensics.vmcore.locate import locate_dump
 
@@ -66,10 +81,11 @@ def analyse_dump_log(
         extracted: ExtractedLog | LogUnavailableError = extract_log(location.dump)
     except LogUnavailableError as exc:
         extracted = exc
-    short = f" (the dump is cut short: {cut.summary()})" if cut is not None else ""  # (why makedumpfile failed)
     log = _log_read(location.dmesg, beside, extracted)
-    if isinstance(log, LogBeside) and log.unchecked:
-        log = replace(log, unchecked=log.unchecked + short)
+    if isinstance(log, LogBeside) and log.unchecked and cut is not None:
+        # The cut first: it is why makedumpfile could not read the dump's own log to check this one against (it
+        # came last, in parentheses after makedumpfile's readmem failure, ue21 #8); the pages lost: the notes.
+        log = replace(log, unchecked=f"the dump is cut short ({share_text(cut.size, cut.needed)}): {log.unchecked}")
     if isinstance(log, LogBeside):
         dmesg = analyse_logs([log.path], live=False, dumped=True)
     elif isinstance(log, LogExtracted) and isinstance(extracted, ExtractedLog):
@@ -81,8 +97,17 @@ def analyse_dump_log(
             else f"{location.dmesg} beside it is empty or cannot be read"
         )
         why = extracted.reason if isinstance(extracted, LogUnavailableError) else "makedumpfile read nothing"
+        if cut is not None:
+            # The cut first: it is why makedumpfile read nothing (the log's pages or the symbols' lay past it), and no
+            # debug info reads what is gone; the missing debug info after it (ue21 #8: only that was said).
+            left = " from what is left" if not isinstance(extracted, LogUnavailableError) or extracted.ran else ""
+            raise InputError(
+                f"{cut.truncated(location.dump)}: its kernel log could not be read{left} ({why}), and {none}; nor "
+                f"its state: {missing.reason}",
+                hint=f"{CUT_HINT}; for its state, then: {missing.hint}",
+            )
         raise InputError(
-            f"{missing.message}; the dump's kernel log could not be read either: {why}, and {none}{short}",
+            f"{missing.message}; the dump's kernel log could not be read either: {why}, and {none}",
             hint=missing.hint,
         )
     unknown = f"no debug info: {missing.hint}"

@@ -147,12 +147,11 @@ def _require_crashed_task(dump: Path, cut: DumpCut, snapshot: CrashSnapshot) -> 
     """Refuse a cut dump that lost the crashed task: without its stack there is nothing to analyse."""
     from forensics.errors import InputError
     from forensics.model import NotAvailable
-    from forensics.vmcore.dumpfile import share_text
+    from forensics.vmcore.dumpfile import CUT_HINT
 
     if snapshot.backtrace or not isinstance(snapshot.crashed_pid, NotAvailable):
         return
     raise InputError(
-        f"{dump}: truncated dump: {cut.size} of at least {cut.needed} bytes ({share_text(cut.size, cut.needed)}), "
-        f"and the crashed task cannot be read from what is left ({snapshot.crashed_pid.reason})",
-        hint="the copy or the capture was cut short; copy the dump again or re-run makedumpfile",
+        f"{cut.truncated(dump)}, and the crashed task cannot be read from what is left ({snapshot.crashed_pid.reason})",
+        hint=CUT_HINT,
     )

@@ -67,6 +67,10 @@ class DumpHeader:
         return f"dump level {self.dump_level}: excluded {', '.join(kinds)}"
 
 
+#: What to do about a dump cut short: the hint wherever the cut is why the dump, its log or its state cannot be read.
+CUT_HINT = "the copy or the capture was cut short; copy the dump again or re-run makedumpfile"
+
+
 def share_text(size: int, needed: int) -> str:
     """How much of ``needed`` bytes a file of ``size`` bytes holds: rounded down, so a cut file never reads 100%."""
     share = math.floor(1000 * size / needed) / 10 if needed else 0.0
@@ -108,6 +112,11 @@ class DumpCut:
                 runs.append([pfn, pfn])
         text = ", ".join(f"{lo:#x}" if lo == hi else f"{lo:#x}-{hi:#x}" for lo, hi in runs[:limit])
         return text + (f" and {len(runs) - limit} more ranges" if len(runs) > limit else "")
+
+    def truncated(self, path: Path | str) -> str:
+        """The start of the one line that refuses (part of) the dump for the cut: how much of it is there."""
+        share = share_text(self.size, self.needed)
+        return f"{path}: truncated dump: {self.size} of at least {self.needed} bytes ({share})"
 
     def summary(self) -> str:
         """The short form, for a report's summary: how much is there and which pages are not."""
@@ -409,14 +418,14 @@ def _read_flattened(path: Path, size: int) -> DumpHeader:
 def _cut_stream(path: Path, size: int) -> InputError:
     return InputError(
         f"{path}: truncated dump: the flattened stream ends at byte {size} without its end marker",
-        hint="the copy or the capture was cut short; copy the dump again or re-run makedumpfile",
+        hint=CUT_HINT,
     )
 
 
 def _truncated(path: Path, size: int, needed: int) -> InputError:
     return InputError(
         f"{path}: truncated dump: {size} of at least {needed} bytes ({share_text(size, needed)})",
-        hint="the copy or the capture was cut short; copy the dump again or re-run makedumpfile",
+        hint=CUT_HINT,
     )
 
 

@@ -23,11 +23,13 @@ MAKEDUMPFILE_TIMEOUT = 60.0
 
 
 class LogUnavailableError(Exception):
-    """The dump's kernel log could not be had; ``reason`` says why, for the one error line."""
+    """The dump's kernel log could not be had; ``reason`` says why, for the one error line.  ``ran``: makedumpfile
+    ran on the dump and failed to read it (not: it is missing, could not be started or did not finish)."""
 
-    def __init__(self, reason: str) -> None:
+    def __init__(self, reason: str, ran: bool = False) -> None:
         super().__init__(reason)
         self.reason = reason
+        self.ran = ran
 
 
 @dataclass(frozen=True)
@@ -78,7 +80,7 @@ def extract_log(dump: Path) -> ExtractedLog:
         if done.returncode != 0 or not out.is_file():
             said = _what_it_said(done.stdout + b"\n" + done.stderr)
             raise LogUnavailableError(
-                f"makedumpfile --dump-dmesg failed (exit {done.returncode}" + (f": {said})" if said else ")")
+                f"makedumpfile --dump-dmesg failed (exit {done.returncode}" + (f": {said})" if said else ")"), ran=True
             )
         try:
             os.chmod(out, 0o600)

@@ -16,7 +16,7 @@ import drgn
 
 from forensics.errors import DebugInfoMismatchError, InputError, NoDebugInfoError
 from forensics.vmcore.debuginfo import elf_build_id
-from forensics.vmcore.dumpfile import DumpFormat, DumpHeader, share_text
+from forensics.vmcore.dumpfile import CUT_HINT, DumpFormat, DumpHeader
 from forensics.vmcore.modplace import place_modules
 from forensics.vmcore.request import DebugInfoRequest
 
@@ -216,10 +216,9 @@ def _guard_cut(prog: drgn.Program, path: Path, header: DumpHeader) -> None:
 
     if guard(prog, path, header.cut, header.machine) is None:
         raise InputError(
-            f"{path}: truncated dump: {header.cut.size} of at least {header.cut.needed} bytes "
-            f"({share_text(header.cut.size, header.cut.needed)}); a cut dump is analysed on x86-64 only "
+            f"{header.cut.truncated(path)}; a cut dump is analysed on x86-64 only "
             f"(its page tables are walked to keep reads off the missing pages), this one is {header.machine}",
-            hint="the copy or the capture was cut short; copy the dump again or re-run makedumpfile",
+            hint=CUT_HINT,
         )
 
 

@@ -11,6 +11,7 @@ the end): both seen on this dump cut at byte 190345 and 3116212, so not run here
 from __future__ import annotations
 
 import json
+import shutil
 from collections.abc import Callable
 from pathlib import Path
 
@@ -18,9 +19,10 @@ import drgn
 import pytest
 
 from forensics.errors import InputError
-from forensics.vmcore.dumpfile import read_dump_header, share_text
+from forensics.vmcore.debuginfo import elf_build_id
+from forensics.vmcore.dumpfile import CUT_HINT, read_dump_header, share_text
 from tests.helpers import Ran, cli_run
-from tests.vmcore_cases import VmcoreCase, load_case
+from tests.vmcore_cases import VmcoreCase, case_names, kernels, load_case
 
 CASE = "01-null-member"
 
@@ -129,11 +131,90 @@ def test_without_debug_info_a_cut_dump_whose_log_is_lost_says_it_is_cut(tmp_path
     empty.mkdir()
     ran = kf("vmcore", cut, "--debug-dir", empty, "--no-debuginfod")
     assert ran.returncode == 3, ran.stderr
-    first = ran.stderr.splitlines()[0]
-    assert "the dump's kernel log could not be read either: makedumpfile --dump-dmesg failed" in first
-    assert first.endswith("(the dump is cut short: 99.8%, 5000 bytes missing: the data of 29 of 5834 stored pages "
-                          "(page frames 0xf749-0xf75f, 0xffd0-0xffd5) lay past the cut; reads from them are 'not in "
-                          "dump')"), first  # fmt: skip
+    first, hint = ran.stderr.splitlines()[:2]
+    # The cut first, with its hint: it is why makedumpfile read nothing, and no debug info reads what is gone (ue21
+    # #8: the line led with the missing debug info, the cut in parentheses at its end, the hint to install it only).
+    assert first.startswith(f"kforensic: error: {cut}: truncated dump: 4446184 of at least 4451184 bytes (99.8%, "
+                            "5000 bytes missing): its kernel log could not be read from what is left (makedumpfile "
+                            "--dump-dmesg failed (exit 1: "), first  # fmt: skip
+    assert "; nor its state: no debug info for the kernel 6.1.192 (build ID " in first
+    assert hint.startswith(f"kforensic: hint: {CUT_HINT}; for its state, then: install the kernel's debug info"), hint
+
+
+def test_without_debug_info_the_log_beside_a_cut_dump_is_said_unchecked_for_the_cut(
+    tmp_path: Path, kf: Callable[..., Ran]
+) -> None:
+    """The log kdump saved beside a cut dump is read, not checked against the dump's own (makedumpfile cannot read it
+    from what is left): the cut is said first as why, before makedumpfile's failure (it came last, in parentheses)."""
+    case = load_case("02-bug-on")
+    _cut(case, tmp_path, REVIEW_CUT)  # (tmp_path/vmcore, found with the dmesg.txt beside it)
+    (tmp_path / "dmesg.txt").write_bytes(case.dmesg.read_bytes())
+    empty = tmp_path / "debug"
+    empty.mkdir()
+    ran = kf("vmcore", tmp_path, "--debug-dir", empty, "--no-debuginfod", "-f", "json")
+    assert ran.returncode == 0, ran.stderr
+    doc = json.loads(ran.stdout)
+    unchecked = doc["kernel_log"]["unchecked"]
+    assert unchecked.startswith("the dump is cut short (34.4%, 2851815 bytes missing): the dump's own log could not "
+                                "be read: makedumpfile --dump-dmesg failed (exit 1: "), unchecked  # fmt: skip
+    assert doc["warnings"][0].startswith("the dump is cut short: 1500000 of 4351815 bytes (34.4%"), doc["warnings"]
+
+
+#: The reviewer's cut (ue21 #8): the 02-bug-on dump's first 1500000 bytes, which lose the page makedumpfile reads the
+#: kernel's release from (system_utsname) and the crashed task's.
+REVIEW_CUT = 1_500_000
+
+
+def _another_kernels_vmlinux() -> Path:
+    other = next((k for k in kernels() if k != "6.1" and case_names(k)), None)
+    if other is None:
+        pytest.skip("no other fixture kernel")
+    return load_case(case_names(other)[0], other).vmlinux
+
+
+def test_another_kernels_vmlinux_on_a_cut_dump_says_the_cut_first(tmp_path: Path, kf: Callable[..., Ran]) -> None:
+    """``vmcore`` refuses the dump for the vmlinux (its state is what it reads), the cut first: no vmlinux reads the
+    pages the copy lost (the line was the build IDs' alone, the hint to install debug info)."""
+    case = load_case("02-bug-on")
+    cut, wrong = _cut(case, tmp_path, REVIEW_CUT), _another_kernels_vmlinux()
+    ran = kf("vmcore", cut, "--vmlinux", wrong)
+    assert ran.returncode == 3, ran.stderr
+    first, hint = ran.stderr.splitlines()
+    assert first == (f"kforensic: error: {cut}: truncated dump: 1500000 of at least 4351815 bytes (34.4%, 2851815 "
+                     f"bytes missing), and {wrong}: build ID {elf_build_id(wrong)} does not match the dump's kernel "
+                     f"({elf_build_id(case.vmlinux)}, 6.1.192)")  # fmt: skip
+    assert hint.startswith(f"kforensic: hint: {CUT_HINT}; use the vmlinux of the kernel that crashed; "), hint
+
+
+@pytest.mark.skipif(shutil.which("makedumpfile") is None, reason="makedumpfile reads a dump's log without symbols")
+def test_report_of_a_cut_dump_with_another_kernels_vmlinux_says_the_cut_first(
+    tmp_path: Path, kf: Callable[..., Ran]
+) -> None:
+    """``report`` reads the dump's log when the vmlinux is another kernel's; cut, that fails too: the cut is said first
+    (alone, the error; beside a log, the dump's "not examined" line), the vmlinux after it, not on a line of its own
+    that came first (ue21 #8: "--vmlinux ... not used: build ID ...", then the debug-info error, the cut last)."""
+    case = load_case("02-bug-on")
+    cut, wrong = _cut(case, tmp_path, REVIEW_CUT), _another_kernels_vmlinux()
+    said = f"{cut}: truncated dump: 1500000 of at least 4351815 bytes (34.4%, 2851815 bytes missing): its kernel log"
+    alone = kf("report", "--vmcore", cut, "--vmlinux", wrong, "-o", tmp_path / "alone.md")
+    assert alone.returncode == 3, alone.stderr
+    first, hint = alone.stderr.splitlines()
+    assert first.startswith(f"kforensic: error: {said} could not be read from what is left (makedumpfile "), first
+    assert f"; nor its state: {wrong}: build ID {elf_build_id(wrong)} does not match the dump's kernel" in first
+    assert hint.startswith(f"kforensic: hint: {CUT_HINT}; for its state, then: use the vmlinux of the kernel"), hint
+    assert not (tmp_path / "alone.md").exists()
+    out = tmp_path / "r.json"
+    ran = kf("report", "--vmcore", cut, "--vmlinux", wrong, "--dmesg", case.console_log, "-o", tmp_path / "r.md",
+             "--json", out)  # fmt: skip
+    assert ran.returncode == 3, ran.stderr
+    assert ran.stderr.splitlines()[0].startswith(f"kforensic: warning: --vmcore {cut} not used: {said}"), ran.stderr
+    examined = json.loads(out.read_text())["incident"]["examined"]
+    assert examined[0]["what"] == f"crash dump {cut}", examined[0]
+    assert examined[0]["unusable"]["not_available"].startswith(said), examined[0]
+    assert examined[0]["hint"].startswith(CUT_HINT)
+    assert not any(e["what"].startswith("vmlinux ") for e in examined), examined  # (said in the dump's line)
+    page = (tmp_path / "r.md").read_text()
+    assert f"- not examined: crash dump {cut}: could not be used (not available: {said}" in page
 
 
 def test_a_slab_page_lost_to_the_cut_is_not_guessed_filtered_out(tmp_path: Path, kf: Callable[..., Ran]) -> None:
