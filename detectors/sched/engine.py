@@ -450,11 +450,11 @@ class FastAnalyzer:
         cpus = self._t.ci[:, k.C_CPU]
         for pid, slot in rows[rows[:, k.T_PEND] >= 0][:, [k.T_PID, k.T_PEND_SLOT]].tolist():
             an.wake_cpu[pid] = int(cpus[slot])  # where it is queued (SchedAnalyzer.queued_on)
-        if self.w0 > -math.inf:
-            self._export_queues(an, nslots)
+        # Read by freeze._close_open_waits with a window, and without one for a CPU that ran its task to the end.
+        self._export_queues(an, nslots)
 
     def _export_queues(self, an: SchedAnalyzer, nslots: int) -> None:
-        """With a window, what closing the waits open at its end reads (freeze._close_open_waits): the CPU each
+        """What closing the waits open at a window's or the trace's end reads (freeze._close_open_waits): the CPU each
         waiting task's queue is on, since when, and its wait's moves (SchedAnalyzer.wait_cpu, wait_since,
         wait_first, moves; a wait of an older epoch was cleared by a loss), and each CPU's ring of recent runs
         (SchedAnalyzer.recent, oldest first).  A wait moved more often than the moves kept has one more entry, a

@@ -334,6 +334,7 @@ def cpu_hogs(analysis: TraceAnalysis, source: str) -> list[Finding]:
         period = stick.seconds
         kernel = harm.kernel_thread(task.comm) and waited and run.duration > period
         victims = "; ".join(_waited_behind(v, w, task) for v, w, _j in judged[:3])
+        to_end = _to_the_end(analysis, run)  # ue21 #2: pcut.txt's 417 ms, open at the end, "lasted"
         if kernel:
             # As severe as the waits it caused, as any hog: its victims' waits within their class's promise are no
             # harm (a healthy VM's kdamond.0 ran 5.090 ms past a 3 ms two-slice yardstick, medium, ue20 #1's last
@@ -354,6 +355,11 @@ def cpu_hogs(analysis: TraceAnalysis, source: str) -> list[Finding]:
         elif worst is not None:
             severity = worst
             title = f"CPU hog: {task.comm} ran {fmt_ms(run.duration)} without a break on CPU{run.cpu}"
+            if to_end:
+                title = (
+                    f"CPU hog: {task.comm} ran at least {fmt_ms(run.duration)} without a break on CPU{run.cpu} "
+                    "(still running when the recording stopped)"
+                )
             if worst is Severity.LOW and judged[0][2].fair and run.duration <= judged[0][2].value:
                 # Its run is within the yardstick its victims' waits are judged against: load, not a hog (until
                 # 2026-12-07 "CPU hog: kforensic ran 7.997 ms" beside a 9.000 ms baseline, ue19 #13)
@@ -383,7 +389,13 @@ def cpu_hogs(analysis: TraceAnalysis, source: str) -> list[Finding]:
                 confidence_reason=reason,
                 summary=(
                     f"{_task_label(task)} ran {task.hog_runs} time(s) longer than {fmt_ms(limit)}; the longest run "
-                    f"started at {run.start:.6f} on CPU{run.cpu} and lasted {fmt_ms(run.duration)}. Other tasks "
+                    f"started at {run.start:.6f} on CPU{run.cpu} and "
+                    + (
+                        f"was still running {fmt_ms(run.duration)} later, when the recording stopped (a lower bound)"
+                        if to_end
+                        else f"lasted {fmt_ms(run.duration)}"
+                    )
+                    + ". Other tasks "
                     f"on that CPU waited {fmt_ms(task.delay_resolved)} in total while it ran"
                     + (f" ({rest})" if rest else "")
                     + f". {verdict}"
@@ -501,10 +513,11 @@ def rt_hogs(analysis: TraceAnalysis, source: str) -> list[Finding]:
         budget = harm.rt_budget("RT throttling's")
         server = harm.fair_server(analysis.kernel_release)
         ended = task.runs.worst_out  # the switch-out of its longest run
+        ran = _ran(analysis, run, ended is None)
         if run.duration >= RT_RUNTIME or task.longest_run_throttled:
             severity = Severity.HIGH
             title = (
-                f"RT hog: {task.comm} (prio {task.longest_run_prio}) ran {fmt_ms(run.duration)} on CPU{run.cpu}, "
+                f"RT hog: {task.comm} (prio {task.longest_run_prio}) {ran}, "
                 + ("throttled, " if task.longest_run_throttled else "")
                 + "starving other tasks"
             )
@@ -536,16 +549,14 @@ def rt_hogs(analysis: TraceAnalysis, source: str) -> list[Finding]:
         elif worst is not None:
             victim, wait, j = judged[0]
             severity = worst
-            title = (
-                f"RT hog: {task.comm} (prio {task.longest_run_prio}) ran {fmt_ms(run.duration)} on CPU{run.cpu}, "
-                "keeping other tasks waiting"
-            )
+            title = f"RT hog: {task.comm} (prio {task.longest_run_prio}) {ran}, keeping other tasks waiting"
             baseline = _baseline(j)
             if ended is None:
+                edge = "recording" if _to_the_end(analysis, run) or not analysis.kinds_read else "window"
                 # No switch-out of the run is recorded: it was still running where the window or the recording ends
                 # (ue21 #1: a recording stopped while the hog spun read "ended with it off the CPU ... not starved").
                 verdict = (
-                    f"Its longest run is cut by the end of the {'window' if analysis.window else 'recording'} with "
+                    f"Its longest run is cut by the end of the {edge} with "
                     f"it still on the CPU (no switch-out recorded): it ran {fmt_ms(run.duration)} at least, within "
                     f"{budget} as far as read, and the others were still waiting behind it there. The worst wait: "
                     f"{_waited_behind(victim, wait, task)} ({_usual(victim, wait)}): {j.why}."
@@ -642,6 +653,9 @@ def wakeup_latency(analysis: TraceAnalysis, source: str) -> list[Finding]:
         if judged is None:  # within what the task's class is promised
             continue
         culprit = f", behind {wait.behind[0].comm}" if wait.behind else ""
+        # Queued on a CPU that ran its task to the trace's end, never switched in (ue21 #2: python3's 799 ms).
+        still = " (still waiting when the recording stopped)" if _waiting_at_end(analysis, wait.span) else ""
+        least = "at least " if still else ""
         woken = ""
         if wait.moved == MOVED_MIGRATED:
             woken = f" onto CPU{wait.queued_cpu}"
@@ -653,13 +667,19 @@ def wakeup_latency(analysis: TraceAnalysis, source: str) -> list[Finding]:
             Finding(
                 id=_task_id(FindingKind.SCHED_WAKEUP_LATENCY, task),
                 kind=FindingKind.SCHED_WAKEUP_LATENCY,
-                title=f"Wakeup latency: {task.comm} waited {fmt_ms(wait.span.duration)} to run{culprit}",
+                title=f"Wakeup latency: {task.comm} waited {least}{fmt_ms(wait.span.duration)} to run{culprit}" + still,
                 severity=judged.severity,
                 confidence=confidence,
                 confidence_reason=reason,
                 summary=(
-                    f"{_task_label(task)} was woken ({wait.source}) at {_wait_began(wait.span)}{woken} and switched in "
-                    f"on CPU{wait.span.cpu} {fmt_ms(wait.span.duration)} later; {_behind_text(wait, analysis)}. "
+                    f"{_task_label(task)} was woken ({wait.source}) at {_wait_began(wait.span)}{woken} and "
+                    + (
+                        f"was still waiting on CPU{wait.span.cpu} {fmt_ms(wait.span.duration)} later, when the "
+                        "recording stopped (no switch-in recorded: a lower bound)"
+                        if still
+                        else f"switched in on CPU{wait.span.cpu} {fmt_ms(wait.span.duration)} later"
+                    )
+                    + f"; {_behind_text(wait, analysis)}. "
                     f"Mean wakeup latency {fmt_ms(task.wakeup.mean)} over {task.wakeup.n} wakeups "
                     f"(the trace's CFS tasks: {fmt_ms(mean)} over {count}). Judged as {_prio_text(task, wait)}: "
                     f"{judged.why}."
@@ -1009,6 +1029,7 @@ def screen(findings: list[Finding], analysis: TraceAnalysis, source: str) -> lis
     lost: list[str] = []  # across a loss of events
     unseen: list[str] = []
     before: list[str] = []  # begun before a CPU started reporting
+    to_end: list[str] = []  # reaching past the last event of a CPU that ran its task to the end: reported
     out: list[Finding] = []
     stepped = clock._replace(losses=())  # the steps and jumps (a loss is judged per CPU above them: _lost_under)
     for found in findings:
@@ -1032,6 +1053,8 @@ def screen(findings: list[Finding], analysis: TraceAnalysis, source: str) -> lis
         if any(start < ref.ts - STOP_SLACK for ref in started):  # the same before a CPU's first event
             before.append(found.title)
             continue
+        if any(end > r.last.ts + STOP_SLACK for r in analysis.coverage.running):
+            to_end.append(found.title)
         out.append(found)
     if clock.back:
         out.append(_clock_finding(clock, [t for t in dropped if t not in jumped], source, analysis.by_line))
@@ -1048,6 +1071,8 @@ def screen(findings: list[Finding], analysis: TraceAnalysis, source: str) -> lis
         out.append(_gap_finding(analysis, source, False, unseen))
     if before:
         out.append(_gap_finding(analysis, source, True, before))
+    if to_end:
+        out.append(_running_finding(analysis, source, to_end))
     return out
 
 
@@ -1284,6 +1309,71 @@ def _gap_finding(analysis: TraceAnalysis, source: str, start: bool, left_out: li
             else "record with a larger buffer (trace-cmd record -b 20000) or check the CPU was idle",
         ),
         detector=DETECTOR,
+    )
+
+
+def _ran(analysis: TraceAnalysis, run: Span, cut: bool) -> str:
+    """A run's length and CPU for a title: "at least" when no switch-out ends it (``cut``), and "still running when
+    the recording stopped" when its CPU ran it to the trace's end (ue21 #2: rthog's 572.208 ms on CPU1)."""
+    if not cut:
+        return f"ran {fmt_ms(run.duration)} on CPU{run.cpu}"
+    still = " (still running when the recording stopped)" if _to_the_end(analysis, run) else ""
+    return f"ran at least {fmt_ms(run.duration)} on CPU{run.cpu}{still}"
+
+
+def _to_the_end(analysis: TraceAnalysis, run: Span) -> bool:
+    """Whether ``run`` is the one its CPU ran to the trace's end (Coverage.running)."""
+    return any(r.cpu == run.cpu and r.switch.ts == run.begin.ts for r in analysis.coverage.running)
+
+
+def _waiting_at_end(analysis: TraceAnalysis, span: Span) -> bool:
+    """Whether a wait on ``span``'s CPU ends past that CPU's last event, which it ran to the trace's end with one
+    task (Coverage.running): closed there, not by a switch-in (freeze._close_open_waits)."""
+    return any(r.cpu == span.cpu and span.start + span.duration > r.last.ts for r in analysis.coverage.running)
+
+
+def _running_finding(analysis: TraceAnalysis, source: str, reported: list[str]) -> Finding:
+    """CPUs silent at the end with a task still running there (info): their last switch put it on them, no switch
+    after, no event lost (Coverage.running).  The figures that reach into that silence are reported, as lower
+    bounds (``reported``), where a CPU that stops reporting holds them back (_gap_finding).
+
+    Found on a recording stopped while an RT hog spun on CPU1 (ue21 #2, rt_cut.dat, 0 events lost): "CPU1 stops
+    reporting before the trace ends ... Its buffer may have filled or stopped ... 2 such figure(s) are not
+    reported", the hog's 572 ms and the 799 ms wait of the task behind it left out, the worst a 35 ms wait."""
+    running = analysis.coverage.running
+    window = analysis.window if isinstance(analysis.window, tuple) else None
+    edge = window[1] if window else max(r.last.ts for r in running)
+    which = "; ".join(
+        f"CPU{r.cpu}'s last sched_switch, at {r.switch.ts:.6f}, put {r.comm} (pid {r.pid}) on it and none follows; "
+        f"its last event is at {r.last.ts:.6f} ({fmt_ms(edge - r.last.ts)} before the end)"
+        for r in running
+    )
+    said = (
+        f"{which}. No event was lost or overwritten, and a task that keeps its CPU writes no sched event (a CPU-bound "
+        "loop, an RT task spinning): the silence is that task still running when the recording stopped, not a "
+        f"buffer that filled. Its run and the waits queued behind it are counted up to {edge:.6f}, lower bounds "
+        f'("at least"). {len(reported)} figure(s) reach into that time and are reported: {first_of(reported, 5)}'
+    )
+    cpus = ", ".join(f"CPU{r.cpu}" for r in running)
+    return Finding(
+        id=finding_id(FindingKind.TRACE_COVERAGE, "running", *(str(r.cpu) for r in running)),
+        kind=FindingKind.TRACE_COVERAGE,
+        title=f"{cpus} still running {', '.join(sorted({r.comm for r in running}))} when the recording stopped "
+        "(no switch-out, no event lost)",
+        severity=Severity.INFO,
+        confidence=0.9,
+        confidence_reason="the last sched_switch of each CPU, cited, and no lost-event marker or overwritten event",
+        summary=said,
+        evidence=tuple(e for r in running for e in (_ref_evidence(source, r.switch), _ref_evidence(source, r.last))),
+        facts=(Fact("running at the end", ", ".join(f"{r.comm} (pid {r.pid}) on CPU{r.cpu}" for r in running)),),
+        next_steps=("to see how long it ran on, record until it yields the CPU (or with a longer recording)",),
+        detector=DETECTOR,
+        baseline=Baseline(
+            "a CPU's last event, against the trace's last",
+            f"within {rules.STOP_GAP * 1e3:g} ms of it, unless its last switch put a task on it and no event was "
+            "lost: then that task ran on to the end (information)",
+            "detectors/sched/rules.py STOP_GAP (docs/severity.md, Input checks)",
+        ),
     )
 
 

@@ -36,6 +36,7 @@ from forensics.types.sched import (
     ParseSummary,
     Preemptor,
     RecorderStop,
+    RunningAtEnd,
     SoftirqStats,
     Span,
     StateTime,
@@ -118,14 +119,20 @@ def _window_end(an: SchedAnalyzer, cpu: int) -> TraceEvent | None:
 Run = tuple[int, float, float, int]  # (cpu, start, end, pid): a run of the timeline
 
 
+#: The CPUs running a task to the trace's end (_to_end): each with where its run ends (the trace's last time) and the
+#: event cited there (the trace's last event, of any CPU).
+ToEnd = dict[int, tuple[float, TraceEvent]]
+
+
 def _close_open_runs(
-    an: SchedAnalyzer, last: dict[int, TraceEvent]
+    an: SchedAnalyzer, last: dict[int, TraceEvent], to_end: ToEnd
 ) -> tuple[dict[int, TaskState], dict[int, float], dict[int, float], tuple[Run, ...]]:
     """The tasks, busy and idle times with the open runs ended, in copies: at the window's end when the CPU
     reports after it (the run, idle ones too, is cited up to the CPU's first event after the window, and the
     delay it caused is counted as at a switch), else at the CPU's last event, of any kind (``last``: _reported;
-    a run still open at the end of the trace; idle and delay not counted).  With them, the runs closed at the
-    window's end (for the digest and the timeline, as SchedAnalyzer._run_ends gives a run to them).
+    a run still open at the end of the trace; idle and delay not counted), or at the trace's end on a CPU that ran
+    its task to the end (``to_end``: _to_end; the delay counted as at the window's end).  With them, the runs closed
+    at the window's end (for the digest and the timeline, as SchedAnalyzer._run_ends gives a run to them).
 
     The arithmetic is the one SchedAnalyzer._switch does for a run (the same additions in the
     same order), on copies of what it changes: the analyzer itself is left as it was.
@@ -139,6 +146,8 @@ def _close_open_runs(
         end = an.w1
         delay = 0.0
         at_window_end = end_ev is not None
+        if end_ev is None and cpu in to_end:
+            end, end_ev = to_end[cpu]
         if end_ev is not None:  # the delay it caused to the tasks waiting on the CPU meanwhile (_run_ends')
             q = an.queues.get(cpu)
             delay = (0.0 if q is None else (q[1] + q[0] * (end - q[2]) if end > q[2] else q[1])) - area
@@ -170,7 +179,7 @@ def _close_open_runs(
     return tasks, busy, idle, tuple(closed)
 
 
-def _close_open_waits(an: SchedAnalyzer, tasks: dict[int, TaskState]) -> None:
+def _close_open_waits(an: SchedAnalyzer, tasks: dict[int, TaskState], to_end: ToEnd) -> None:
     """With a window, the waits to run still open at its end (woken or preempted, not switched in since) ended
     there as a run is, in copies of the tasks: clipped to the window and counted with the wakeup or preemption
     waits, cited up to the first event after the window of the CPU its queue is on then (a wait is not counted
@@ -178,8 +187,10 @@ def _close_open_waits(an: SchedAnalyzer, tasks: dict[int, TaskState]) -> None:
     moved it (SchedAnalyzer.moves), else where it was queued.  Its part there is charged to who ran there as at a
     switch-in (its earlier parts were, at each move: one wait of the victim's), and its worst wait names who ran on
     each CPU while it waited there, the moves cited, as a wait that ends in the window (state.wait_parts).
-    A task that waited all through a window had an all-zero row."""
-    if an.w0 == -math.inf:
+    A task that waited all through a window had an all-zero row.  The same for a wait queued on a CPU that ran its
+    task to the trace's end (``to_end``: _to_end), with or without a window: ended at the trace's end, a lower bound
+    (ue21 #2: rt_cut.dat's python3, queued behind rthog on CPU1 from 32800.062878, was in no figure)."""
+    if an.w0 == -math.inf and not to_end:
         return
     fresh: set[int] = set()  # the tasks whose victims were copied here
     waits = sorted(an.pending_wake.items()) + sorted(
@@ -194,10 +205,13 @@ def _close_open_waits(an: SchedAnalyzer, tasks: dict[int, TaskState]) -> None:
         queue = an.wait_cpu.get(pid, -1)  # where its queue is (-1: none known, as after lost events)
         hist = an.moves.get(pid) if queue >= 0 else None  # (reset where a wait is queued: this wait's)
         cpu = queue if hist else queued  # where it waits at the window's end
-        end_ev = _window_end(an, cpu)
+        end_ev = _window_end(an, cpu) if an.w0 > -math.inf else None
+        w1 = an.w1
+        if end_ev is None and cpu in to_end:
+            w1, end_ev = to_end[cpu]
         task = tasks.get(pid)
-        start = an.clip(since.ts, an.w1)
-        if end_ev is None or task is None or start is None or not an.w1 > start or cpu not in an.switched:
+        start = an.clip(since.ts, w1)
+        if end_ev is None or task is None or start is None or not w1 > start or cpu not in an.switched:
             continue  # cpu not switched: whether it was switched in there could not be seen
         if task is an.tasks.get(pid):
             task = tasks[pid] = task.copy()
@@ -205,14 +219,14 @@ def _close_open_waits(an: SchedAnalyzer, tasks: dict[int, TaskState]) -> None:
             fig = task.preempt_wait = task.preempt_wait.copy()
         else:
             fig = task.wakeup = task.wakeup.copy()
-        waited = an.w1 - start
+        waited = w1 - start
         fig.count += 1
         fig.total += waited
         # Its part on that CPU, charged as at a switch-in (SchedAnalyzer._charge), one wait with the parts its moves
         # charged (their key: the wait's start).
         t0 = max(an.wait_since.get(pid, start), start) if hist else start
         key = an.wait_first.get(pid, math.nan) if hist else math.nan
-        for culprit_pid, seconds in an.shares(pid, cpu, t0, an.w1).items():
+        for culprit_pid, seconds in an.shares(pid, cpu, t0, w1).items():
             culprit = tasks.get(culprit_pid)
             if culprit is None:
                 continue
@@ -227,14 +241,12 @@ def _close_open_waits(an: SchedAnalyzer, tasks: dict[int, TaskState]) -> None:
             tally.add(seconds, key)
         if waited <= fig.worst:
             continue
-        fig.set_worst(start, an.w1, cpu, since, end_ev)
-        parts, disjoint, moved = wait_parts(hist, queued, cpu, cpu, start, an.w1)
+        fig.set_worst(start, w1, cpu, since, end_ev)
+        parts, disjoint, moved = wait_parts(hist, queued, cpu, cpu, start, w1)
         behind, unseen = an.behind(parts, pid, disjoint)
         moves = moves_of(hist) if moved != rules.MOVED_NO else ()
         source = "preemption" if preempted else rules.WAKE_SOURCES[since.kind]
-        wait = task_wait(
-            pid, start, an.w1, cpu, since, end_ev, behind, source, unseen, queued, rules.MOVED[moved], moves
-        )
+        wait = task_wait(pid, start, w1, cpu, since, end_ev, behind, source, unseen, queued, rules.MOVED[moved], moves)
         if preempted:
             task.worst_preempt_wait = wait
         else:
@@ -266,10 +278,11 @@ def _reported(an: SchedAnalyzer, counts: ParseCounts) -> tuple[dict[int, TraceEv
 def freeze_analysis(an: SchedAnalyzer, counts: ParseCounts) -> TraceAnalysis:
     """Freeze the analyzer's state into a :class:`TraceAnalysis`; open runs end at their CPU's last event."""
     first, last = _reported(an, counts)
-    tasks, busy, idle, closed = _close_open_runs(an, last)
-    _close_open_waits(an, tasks)
-    digest = an.digest.with_runs(tuple(r for r in closed if r[3])) if an.digest is not None and closed else an.digest
     clock = an.clock.freeze(len(an.first))
+    to_end = _to_end(an, counts, last, clock.reversed())
+    tasks, busy, idle, closed = _close_open_runs(an, last, to_end)
+    _close_open_waits(an, tasks, to_end)
+    digest = an.digest.with_runs(tuple(r for r in closed if r[3])) if an.digest is not None and closed else an.digest
     return TraceAnalysis(
         window=_window(an, first, last),
         latency_source=_latency_source(an),
@@ -290,7 +303,7 @@ def freeze_analysis(an: SchedAnalyzer, counts: ParseCounts) -> TraceAnalysis:
         ),
         offtimes=_offtimes(an, counts),
         coverage=_coverage(
-            an, counts, first, last, clock.reversed(), _unattributed(an, busy, idle, first, last), clock.losses
+            an, counts, first, last, clock.reversed(), _unattributed(an, busy, idle, first, last), clock.losses, to_end
         ),
         buckets=digest.freeze(an.comm) if digest is not None else (),
         bucket_seconds=digest.size if digest is not None else None,
@@ -303,6 +316,43 @@ def freeze_analysis(an: SchedAnalyzer, counts: ParseCounts) -> TraceAnalysis:
         migrations=an.migrations,
         wakeup_placed=an.wakeup_placed,
     )
+
+
+def _to_end(an: SchedAnalyzer, counts: ParseCounts, last: dict[int, TraceEvent], reversed_trace: bool) -> ToEnd:
+    """The CPUs that ran a task to the trace's end: silent more than STOP_GAP before the trace's last event, their
+    last sched_switch put a task on them (not idle, not the recorder: rules.RECORDERS), no switch after, and no event
+    was lost or overwritten (a marker, entries-written above entries-in-buffer: a buffer that filled says so).  A
+    task that keeps its CPU writes no sched event (a CPU-bound loop, an RT task spinning), so that silence is it
+    running, not a buffer that stopped: ue21 #2, rt_cut.dat, rthog switched in on CPU1 at 32800.289941 and spinning
+    when tracing stopped, was "CPU1 stops reporting ... Its buffer may have filled" and its 572 ms and the 799 ms
+    wait behind it were not reported.  With a window, only when it reaches the trace's end (no CPU reports past it).
+    Each CPU with the trace's end and its last event (cited as where the run and the waits there end)."""
+    if reversed_trace or counts.overwritten or an.lost_markers or not last:
+        return {}
+    end_ev = max((*last.values(), *an.after.values()), key=lambda e: e.ts)
+    trace_end = max(end_ev.ts, an.end_ts)
+    if an.w1 < trace_end or an.w0 >= trace_end:
+        return {}
+    out: ToEnd = {}
+    for cpu, (pid, since, _ev, _area) in an.cur.items():
+        ev = last.get(cpu)
+        if pid == 0 or ev is None or cpu in an.after or ev.ts >= trace_end - rules.STOP_GAP:
+            continue
+        if _recorder_at_end(an, cpu) is None and not _seen_off(an, cpu, pid, since):
+            out[cpu] = (trace_end, end_ev)
+    return out
+
+
+def _seen_off(an: SchedAnalyzer, cpu: int, pid: int, since: float) -> bool:
+    """Whether task ``pid``, switched in on ``cpu`` at ``since``, is seen off it after: woken or preempted since
+    (a running task is not woken: try_to_wake_up traces sched_waking only for a task not running), or switched in on
+    another CPU later.  Then ``cpu``'s silence is not it running: kf.ftrace.txt with CPU0's second half cut out left
+    qemu-system-x86 (pid 15566) current on CPU0, woken from CPU1 1.3 ms after CPU0's last event."""
+    woken = an.pending_wake.get(pid)
+    preempted = an.preempted.get(pid)
+    if (woken is not None and woken.ts > since) or (preempted is not None and preempted.ts > since):
+        return True
+    return any(c != cpu and p == pid and t > since for c, (p, t, _e, _a) in an.cur.items())
 
 
 def parse_summary(counts: ParseCounts) -> ParseSummary:
@@ -503,9 +553,12 @@ def _coverage(
     reversed_trace: bool = False,
     unattributed: tuple[str, ...] = (),
     losses: tuple[LossGap, ...] = (),
+    to_end: ToEnd | None = None,
 ) -> Coverage:
     """Which CPUs are covered when, by their events of any kind (``first``, ``last``: _reported);
-    ``reversed_trace``: first and last events are swapped, say nothing of stops."""
+    ``reversed_trace``: first and last events are swapped, say nothing of stops; ``to_end``: the CPUs covered to the
+    end by the task they ran (_to_end)."""
+    to_end = to_end or {}
     declared: int | NotAvailable = (
         counts.cpus_declared if counts.cpus_declared is not None else NotAvailable("the trace does not say")
     )
@@ -529,6 +582,13 @@ def _coverage(
     # filled would have lost events (lost-event markers, entries-written above entries-in-buffer).
     if not counts.overwritten and not an.lost_markers:
         ends = [trace_end if c not in an.after and _idle_at_end(an, c) else e for c, e in zip(seen, ends, strict=True)]
+    # The same for a CPU running a task to the end (_to_end): its silence is that task's run, not a stopped buffer.
+    ends = [trace_end if c in to_end else e for c, e in zip(seen, ends, strict=True)]
+    running = tuple(
+        RunningAtEnd(c, cur[2].next_comm.decode("utf-8", "replace"), cur[0], event_ref(cur[2]), event_ref(last[c]))
+        for c in sorted(to_end)
+        if (cur := an.cur.get(c)) is not None
+    )
     # A recording whose header says nothing was overwritten (entries-in-buffer = entries-written), with as many
     # event lines as its buffer held, and that marks no loss holds every event each CPU wrote since tracing
     # began: a CPU silent at the start or the end wrote none then (a user-mode spinner writes no event between
@@ -579,6 +639,19 @@ def _coverage(
             "some CPUs are "
             "covered, so figures that span that time may miss what those CPUs did"
         )
+    if running:
+        text = counts.layout != "ctf"
+        which = ", ".join(
+            f"CPU{r.cpu} ran {r.comm} (pid {r.pid}) from its switch-in at {r.switch.ts:.6f}"
+            + (f" (line {r.switch.line_no})" if text else "")
+            + f", silent after {r.last.ts:.6f}"
+            for r in running
+        )
+        notes.append(
+            f"{which}: no switch-out and no event lost, so it was still running when the recording stopped (a task "
+            "that keeps its CPU writes no sched event); its run and the waits queued behind it are counted to the "
+            "trace's end, lower bounds"
+        )
     notes += unattributed
     notes += _window_notes(an)
     if counts.shared_buffers:
@@ -627,6 +700,7 @@ def _coverage(
         started,
         unknown,
         recorder,
+        running,
     )
 
 

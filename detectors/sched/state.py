@@ -141,7 +141,9 @@ class Accumulator:
         end = self.worst_end
         if self.worst_begin is not None and end is not None:
             worst = span_of(self.worst_start, self.worst_start + self.worst, self.worst_cpu, self.worst_begin, end)
-            if end.kind == SWITCH:
+            # A switch on another CPU is no switch-out of this run: a run closed at the trace's end (freeze._to_end)
+            # cites the trace's last event, of any CPU.
+            if end.kind == SWITCH and end.cpu == self.worst_cpu:
                 state = end.state.decode("utf-8", "replace")
                 out = SwitchOut(end.pid, end.prio, state, end.next_pid, end.next_prio)
         return IntervalStats(self.count, self.total, worst, out)

@@ -316,6 +316,19 @@ class RecorderStop(NamedTuple):
     pid: int
 
 
+class RunningAtEnd(NamedTuple):
+    """A CPU silent at the trace's end with a task still on it: its last sched_switch put ``comm`` (``pid``, not
+    idle, not the recorder) on it, none after, and no event was lost or overwritten.  A task that keeps the CPU
+    writes no sched event (a CPU-bound loop, an RT hog spinning), so the silence is that task running to the end,
+    not a buffer that filled (ue21 #2: rt_cut.dat's rthog, 572 ms on CPU1 with no event after its last waking)."""
+
+    cpu: int
+    comm: str
+    pid: int
+    switch: EventRef  # the sched_switch that put it on the CPU
+    last: EventRef  # the CPU's last event
+
+
 class Coverage(NamedTuple):
     """Which CPUs the trace covers and when, and events lost."""
 
@@ -332,6 +345,8 @@ class Coverage(NamedTuple):
     lost_unknown: str = ""
     # Of the ``stopped`` CPUs, those whose last switch was to the recording tool (its own stop, not a buffer's)
     recorder: tuple[RecorderStop, ...] = ()
+    # CPUs silent at the end with a task still running there (not in ``stopped``: covered to the end by it)
+    running: tuple[RunningAtEnd, ...] = ()
 
 
 class ClockStep(NamedTuple):

@@ -34,6 +34,7 @@ from tests.detectors.sched.traces import (
     busy_wait_text,
     quiet_window,
     rt_after_fork_text,
+    rt_hog_to_the_end_text,
     scenario_text,
     silent_window,
     softirq_behind_task_text,
@@ -208,6 +209,19 @@ def test_a_wait_longer_than_the_kept_runs_says_how_much_is_not_known() -> None:
     lists, counts = parse(busy_wait_text(rules.RECENT_RUNS - 100).encode(), 1 << 14)
     (short,) = (t for t in compare(lists, counts).tasks if t.comm == "waiter")
     assert short.worst_wakeup is not None and short.worst_wakeup.unseen == 0.0
+
+
+def test_a_cpu_running_its_task_to_the_end_closes_its_run_and_the_waits_there_at_the_end() -> None:
+    """ue21 #2: CPU1 silent after its switch to an RT hog, no event lost: both engines close the hog's run and the
+    wait queued behind it at the trace's end (10.96, CPU0's last event), not at CPU1's last event (the switch)."""
+    lists, counts = parse(rt_hog_to_the_end_text(cpu1_reports=False).encode(), 1 << 10)
+    got = compare(lists, counts)
+    assert [(r.cpu, r.pid) for r in got.coverage.running] == [(1, 200)] and not got.coverage.stopped
+    by_pid = {t.pid: t for t in got.tasks}
+    hog, kworker = by_pid[200], by_pid[30]
+    assert hog.runs.worst is not None and hog.runs.worst.duration == pytest.approx(0.96)
+    assert hog.runs.worst_out is None  # cut by the end: no switch-out
+    assert kworker.worst_wakeup is not None and kworker.worst_wakeup.span.duration == pytest.approx(0.91)
 
 
 def test_a_softirq_wait_counts_the_run_still_current() -> None:

@@ -461,3 +461,46 @@ def test_waits_behind_an_rt_hog_spinning_at_the_recordings_end_are_judged(tmp_pa
     assert "victim (pid 300) 500.000 ms in 1 wait(s)" in hog.summary, hog.summary
     # Its run is open at the window's end: not "ended with it off the CPU ... not starved" (ue21 #1).
     assert "not starved" not in hog.summary and "cut by the end of the window with it still on the CPU" in hog.summary
+
+
+def test_a_cpu_silent_after_switching_to_an_rt_hog_runs_it_to_the_end(tmp_path: Path) -> None:
+    """ue21 #2: CPU1 writes nothing after its switch to an RT hog that spins to the end of the recording, no event
+    lost.  That silence is the hog running, not a buffer that filled: it was "CPU1 stops reporting ... 2 such
+    figure(s) are not reported", the hog and the wait behind it left out.  Now the hog's run and the waits behind it
+    are reported, as lower bounds to the trace's end, and an information line cites the switch."""
+    from tests.detectors.sched.traces import rt_hog_to_the_end_text
+
+    path = tmp_path / "rt_silent.txt"
+    path.write_text(rt_hog_to_the_end_text(cpu1_reports=False))
+    analysis = analyse_path(path)[0]
+    findings = detect(analysis, str(path))
+    titles = [(f.severity, f.title) for f in findings]
+    assert not [t for _s, t in titles if "stops reporting" in t], titles
+    assert [(r.cpu, r.comm, r.pid, r.switch.ts) for r in analysis.coverage.running] == [(1, "rt task", 200, 10.0)]
+    end = max(c.last_ts for c in analysis.cpus if isinstance(c.last_ts, float))
+    (hog,) = [f for f in findings if f.kind == "sched-rt-hog"]
+    assert hog.severity is Severity.HIGH, titles
+    assert f"ran at least {(end - 10.0) * 1e3:.3f} ms on CPU1 (still running when the recording stopped)" in hog.title
+    (woken,) = [f for f in findings if f.kind == "sched-wakeup-latency" and any(s.pid == 30 for s in f.subjects)]
+    assert woken.severity is Severity.HIGH, titles
+    assert f"kworker/1:0 waited at least {(end - 10.05) * 1e3:.3f} ms" in woken.title, titles
+    assert "still waiting when the recording stopped" in woken.title and "still waiting on CPU1" in woken.summary
+    (info,) = [f for f in findings if f.kind == "trace-coverage" and f.severity is Severity.INFO]
+    assert info.severity is Severity.INFO and "CPU1 still running rt task" in info.title, titles
+    assert "put rt task (pid 200) on it" in info.summary and hog.title in info.summary
+    assert info.evidence[0].locator.start == 4  # the switch that put the hog on CPU1
+
+
+def test_a_cpu_silent_after_a_switch_keeps_its_stop_when_events_were_lost(tmp_path: Path) -> None:
+    """The same silence after a lost-event marker is still a CPU that stops reporting: its buffer may have filled
+    (the figures that reach into it are held back)."""
+    from tests.detectors.sched.traces import rt_hog_to_the_end_text
+
+    path = tmp_path / "rt_lost.txt"
+    lines = rt_hog_to_the_end_text(cpu1_reports=False).splitlines(keepends=True)
+    lines.insert(4, "CPU:1 [LOST 10 EVENTS]\n")
+    path.write_text("".join(lines))
+    analysis = analyse_path(path)[0]
+    findings = detect(analysis, str(path))
+    assert analysis.coverage.running == ()
+    assert not [f for f in findings if "still running" in f.title]

@@ -12,6 +12,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
+
 from collectors.trace_columns import BatchParser
 from collectors.trace_text import TraceParser
 from detectors.sched.findings import _behind_text, _judge_softirq_wait
@@ -19,7 +21,7 @@ from forensics.model import Severity
 from forensics.types.sched import Blame, EventRef, Span, Wait
 from forensics.types.trace import PRIO_UNKNOWN
 from tests.detectors.sched.test_input_sanity import _both, _lines, _ts, _write
-from tests.detectors.sched.traces import IDLE0, IDLE1, Ev, _switch, format_event, recorded
+from tests.detectors.sched.traces import IDLE0, IDLE1, Ev, _switch, _waking, format_event, recorded
 
 
 def _renamed(tmp_path: Path) -> tuple[Path, float, float]:
@@ -99,8 +101,9 @@ def test_a_softirq_wait_spent_idle_is_not_starvation() -> None:
     assert judged is not None and judged.severity == Severity.MEDIUM
 
 
-def _cpu0_ends(tmp_path: Path, cpu0_next: tuple[str, int, int]) -> Path:
-    """CPU0's last event switches to ``cpu0_next`` at 10.020; CPU1 runs on to 10.050 (nothing lost)."""
+def _cpu0_ends(tmp_path: Path, cpu0_next: tuple[str, int, int], woken_later: bool = False) -> Path:
+    """CPU0's last event switches to ``cpu0_next`` at 10.020; CPU1 runs on to 10.050 (nothing lost).
+    ``woken_later``: CPU1 wakes ``cpu0_next`` at 10.045, so it no longer ran on CPU0 then."""
     worker = ("worker", 700, 120)
     events = [
         _switch(10.000, 0, IDLE0, "R", ("hog", 500, 120)),
@@ -109,22 +112,30 @@ def _cpu0_ends(tmp_path: Path, cpu0_next: tuple[str, int, int]) -> Path:
         _switch(10.030, 1, worker, "S", IDLE1),
         _switch(10.040, 1, IDLE1, "R", worker),
         _switch(10.050, 1, worker, "S", IDLE1),
+        *(_waking(10.045, 1, worker, cpu0_next, 0) if woken_later else ()),
     ]
-    path = tmp_path / f"cpu0-ends-{cpu0_next[1]}.txt"
+    events.sort(key=lambda e: e.ts)
+    path = tmp_path / f"cpu0-ends-{cpu0_next[1]}{'-woken' if woken_later else ''}.txt"
     path.write_text("".join(format_event(e, "ftrace") + "\n" for e in events))
     return path
 
 
 def test_a_cpu_idle_from_its_last_switch_is_covered_to_the_end(tmp_path: Path) -> None:
     """A tickless idle CPU writes nothing until woken: this VM's idle 2 s of sched events said CPU0 "stops
-    reporting" 2.07 ms before the end and lowered every finding for it.  A CPU left running a task is still said
-    to stop: what it did after its last event is not in the trace."""
+    reporting" 2.07 ms before the end and lowered every finding for it.  A CPU left running a task, none lost, ran
+    it to the end (ue21 #2: a task that keeps its CPU writes no sched event); one whose task is woken later (so it
+    was off the CPU then) is still said to stop: what it did after its last event is not in the trace."""
     idle, _ = _both(_cpu0_ends(tmp_path, IDLE0))
     assert idle.coverage.stopped == () and "stop reporting" not in idle.coverage.note
     assert idle.coverage.common_end == 10.050
     busy, _ = _both(_cpu0_ends(tmp_path, ("other", 800, 120)))
-    assert [(r.cpu, r.ts) for r in busy.coverage.stopped] == [(0, 10.020)]
-    assert "stop reporting" in busy.coverage.note
+    assert busy.coverage.stopped == () and [(r.cpu, r.pid) for r in busy.coverage.running] == [(0, 800)]
+    assert busy.coverage.common_end == 10.050 and "still running when the recording stopped" in busy.coverage.note
+    (other,) = (t for t in busy.tasks if t.pid == 800)
+    assert other.runs.worst is not None and other.runs.worst.duration == pytest.approx(0.030)  # to 10.050
+    woken, _ = _both(_cpu0_ends(tmp_path, ("other", 800, 120), woken_later=True))
+    assert [(r.cpu, r.ts) for r in woken.coverage.stopped] == [(0, 10.020)] and woken.coverage.running == ()
+    assert "stop reporting" in woken.coverage.note
 
 
 def test_a_coverage_gap_lowers_only_the_figures_it_touches(tmp_path: Path) -> None:
@@ -133,7 +144,7 @@ def test_a_coverage_gap_lowers_only_the_figures_it_touches(tmp_path: Path) -> No
     kf.ftrace.txt's note) lowers nothing; its CPU0 buffer starting late lowers what reaches before it."""
     from detectors.sched.findings import _confidence
 
-    analysis, _ = _both(_cpu0_ends(tmp_path, ("other", 800, 120)))
+    analysis, _ = _both(_cpu0_ends(tmp_path, ("other", 800, 120), woken_later=True))
 
     def span(start: float, end: float) -> Span:
         return Span(end - start, start, 1, EventRef(1, start, 1, ""), EventRef(2, end, 1, ""))

@@ -385,11 +385,13 @@ def rt_preempted_and_throttled_text() -> str:
 RT_HOG_TO_END_WINDOW = (10.1, 10.6)
 
 
-def rt_hog_to_the_end_text() -> str:
+def rt_hog_to_the_end_text(cpu1_reports: bool = True) -> str:
     """A raw tracefs trace of 2 CPUs stopped while an RT hog still spins (ue21 #1, rt_cut.dat): ``rt task``
     (SCHED_FIFO, prio 49) preempts ``victim`` on CPU1 at 10.0 and is never switched out; ``kworker/1:0`` is woken
     onto CPU1 at 10.05; CPU0 goes on switching to the trace's end (11.0), woken from CPU1 (its interrupts under the
-    hog).  Both waits are open when the recording stops: at least 500 ms of the window 10.1-10.6."""
+    hog).  Both waits are open when the recording stops: at least 500 ms of the window 10.1-10.6.
+    ``cpu1_reports`` False: CPU1 writes nothing after the hog's switch-in (ue21 #2: a spinning task writes no sched
+    event), its last event the switch at 10.0."""
     events = [
         _switch(9.999, 1, IDLE1, "R", VICTIM),
         _switch(10.0, 1, VICTIM, "R", RT),
@@ -398,7 +400,9 @@ def rt_hog_to_the_end_text() -> str:
     t = 9.95
     while t < 11.0:
         events += [_switch(t, 0, IDLE0, "R", SLEEPER), _switch(t + 0.01, 0, SLEEPER, "S", IDLE0)]
-        if t > 10.0:  # CPU1's interrupts under the hog wake the sleeper on CPU0: CPU1 reports to the end
+        if (
+            cpu1_reports and t > 10.0
+        ):  # CPU1's interrupts under the hog wake the sleeper on CPU0: CPU1 reports to the end
             events += _waking(t - 0.001, 1, RT, SLEEPER, 0)
         t += 0.1
     return "".join(format_event(e, "ftrace") + "\n" for e in sorted(events, key=lambda e: e.ts))
