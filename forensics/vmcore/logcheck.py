@@ -114,6 +114,10 @@ def compare(beside: str, dumped: DumpLog) -> LogCheck:
     tail = text_records(beside, TAIL_RECORDS)
     if not tail:
         return LogCheck(False, "it holds no kernel log record")
+    if all(stamp is None for stamp, _ in tail):
+        # makedumpfile and vmcore-dmesg stamp every record: a file whose end holds none is no log kdump wrote (a
+        # file of random bytes was quoted as "its last record `\ufffd u '\ufffd(...`").
+        return LogCheck(False, "its last lines hold no printk record (`[seconds] text`): not a log kdump wrote")
     n = len(tail)
     if dumped.tail(n) == tail:
         return LogCheck(True, f"its last {n} record(s) are the dump's, up to {_shown(tail[-1])}")

@@ -207,3 +207,16 @@ def test_only_the_end_of_a_long_log_is_read() -> None:
     text = "".join(f"[{i / 1000:12.6f}] record {i}\n    its continuation {i}\n" for i in range(40_000))
     assert text_records(text, TAIL_RECORDS) == text_records(text)[-TAIL_RECORDS:]
     assert text_records(text, TAIL_RECORDS)[0] == ("39.984000", "record 39984 its continuation 39984")
+
+
+def test_a_file_of_no_printk_records_is_said_as_none_not_quoted() -> None:
+    """A dmesg.txt of random bytes beside a dump was rejected by quoting its "last record" (the bytes as text,
+    `\ufffd u '\ufffd(...`); a file whose last lines hold no `[seconds] text` record is no log kdump wrote, said so."""
+    import random
+
+    from forensics.vmcore.logcheck import DumpLog, compare
+
+    junk = random.Random(1).randbytes(4000).decode("utf-8", "replace")
+    check = compare(junk, DumpLog(records=((2.206837, "Modules linked in: kf_buggy(O)"),)))
+    assert not check.ours
+    assert check.why == "its last lines hold no printk record (`[seconds] text`): not a log kdump wrote", check.why
