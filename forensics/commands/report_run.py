@@ -111,13 +111,17 @@ def run_report(
     # findings are what it says alone.  The 6.12 log's release and preemption model judged a trace of another
     # machine, set apart as "cannot come from the crashed boot", by EEVDF slices: 16 findings where it has 11
     # (review 7, H).  Known only once the story is built: those traces are analysed again, without them.
+    # A trace that names another kernel release than the logs (an LTTng session's metadata, a trace.dat's UNAME) is
+    # of another boot or machine whatever its findings: a healthy CTF trace of a 3.10 kernel was judged with a 6.18
+    # log's "Dynamic Preempt: none" and release, and its rerun command carried them (ue22 #3).
     if traced.preemption or traced.release:
-        redo = [(i, t) for i, t in traced.at if any(f.id in story.apart for f in parts[i].incident.findings)]
-        for i, t in redo:
+        redo = [(i, t, why) for i, t in traced.at if (why := _not_the_logs_kernel(parts[i], story.apart, traced))]
+        for i, t, why in redo:
             parts[i] = _judged_alone(
                 analyses.analyse_trace(t, plots_dir, others=tuple(u for _, u in traced.at)),
                 traced.preemption,
                 traced.release,
+                why,
             )
         story = build_story(parts, loaded, command, unused) if redo else story
     write_figures(figure for part in parts for figure in part.figures)
@@ -238,7 +242,23 @@ def _analyse(
     return parts, loaded, dropped, Traced(tuple(at), preemption, release)
 
 
-def _judged_alone(part: "SourceAnalysis", preemption: str, release: str) -> "SourceAnalysis":
+#: Why a trace set apart by the story was not judged with the kernel log's facts (review 8, 18).
+SET_APART_WHY = (
+    "the trace is set apart from the boot this report tells; it may still come from another boot of that kernel the"
+    " log shows, which its times alone cannot prove"
+)
+
+
+def _not_the_logs_kernel(part: "SourceAnalysis", apart: frozenset[str], traced: "Traced") -> str:
+    """Why a trace's analysis must not use the kernel log's facts, or "": it names another kernel release than the
+    log (its own metadata says which kernel it recorded), or the story set one of its findings apart."""
+    named = part.incident.kernel_release
+    if traced.release and isinstance(named, str) and named != traced.release:
+        return f"the trace names kernel {named} (its own metadata), not the log's {traced.release}"
+    return SET_APART_WHY if any(f.id in apart for f in part.incident.findings) else ""
+
+
+def _judged_alone(part: "SourceAnalysis", preemption: str, release: str, why: str) -> "SourceAnalysis":
     """A trace set apart, analysed without the log's kernel facts, says so under "could not judge": its baselines
     read "assumed", and why the log's release was not taken stayed unsaid where its times fit another boot of the
     log (review 8, 18)."""
@@ -246,10 +266,7 @@ def _judged_alone(part: "SourceAnalysis", preemption: str, release: str) -> "Sou
 
     facts = " and ".join(x for x in (f"release {release}" if release else "", f"preemption model {preemption}"
                                      if preemption else "") if x)  # fmt: skip
-    note = (
-        f"the kernel log's {facts}: not used, as the trace is set apart from the boot this report tells; it may "
-        "still come from another boot of that kernel the log shows, which its times alone cannot prove"
-    )
+    note = f"the kernel log's {facts}: not used, as {why}"
     examined = tuple(replace(e, could_not=(*e.could_not, note)) for e in part.incident.examined)
     return replace(part, incident=replace(part.incident, examined=examined))
 

@@ -660,3 +660,38 @@ def test_a_trace_set_apart_is_judged_as_it_is_alone_not_with_the_logs_kernel(tmp
         x.startswith("the kernel log's release 6.12.118") and "set apart from the boot this report tells" in x
         for x in examined["could_not"]
     ), examined["could_not"]
+
+
+def test_a_trace_naming_another_kernel_is_not_judged_with_the_logs_kernel(tmp_path: Path, kf: Run) -> None:
+    """The project's LTTng kernel session (a Debian 6.1 kernel, named by its metadata) beside the healthy 6.18 log
+    (``Dynamic Preempt: none``): with no finding set apart, the trace was judged with the log's release and
+    preemption model ("RT wakeup latency on a kernel of preemption model none") and its rerun command carried
+    ``--preempt none --kernel-release 6.18.44-fc-v1252`` (ue22 #3).  Its findings are now the ones it has alone."""
+    from tests.collectors.ctf_check import extract_session
+
+    kernel = extract_session(tmp_path / "session") / "kernel"
+    log = tmp_path / "healthy.log"
+    log.write_bytes(gzip.decompress((TRACE.parents[1] / "healthy" / "dmesg.txt.gz").read_bytes()))
+    alone = kf("trace", kernel, "-f", "json", "-o", tmp_path / "alone.json")
+    assert alone.returncode == 0, alone.stderr
+    beside = kf("report", "--dmesg", log, "--trace", kernel, "--json", tmp_path / "r.json", "-o", tmp_path / "r.md")
+    assert beside.returncode == 0, beside.stderr
+    doc = json.loads((tmp_path / "r.json").read_text())
+    trace_doc = json.loads((tmp_path / "alone.json").read_text())["incident"]
+
+    def of_trace(findings: list[dict[str, Any]]) -> list[tuple[str, str, str]]:
+        return sorted(
+            (f["severity"], f["title"], json.dumps(f.get("baseline"), sort_keys=True))
+            for f in findings
+            if all(e["source"].startswith(str(kernel)) for e in f["evidence"])
+        )
+
+    assert of_trace(trace_doc["findings"]), "the session has findings to compare"
+    assert of_trace(doc["incident"]["findings"]) == of_trace(trace_doc["findings"])
+    assert f"kforensic trace {kernel}" in doc["commands"], doc["commands"]
+    (examined,) = [e for e in doc["incident"]["examined"] if str(kernel) in e["what"]]
+    assert "RT wakeup latency on a kernel of preemption model none" not in json.dumps(examined)
+    assert (
+        "the kernel log's release 6.18.44-fc-v1252 and preemption model none: not used, as the trace names kernel "
+        "6.1.0-57-amd64 (its own metadata), not the log's 6.18.44-fc-v1252" in examined["could_not"]
+    ), examined["could_not"]
