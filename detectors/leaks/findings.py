@@ -35,6 +35,7 @@ from forensics.model import (
     finding_id,
 )
 from forensics.types.leaks import (
+    ClockStep,
     CoGrowth,
     ExaminedSeries,
     Grade,
@@ -915,6 +916,8 @@ def examined_record(e: ExaminedSeries, source: str) -> model.Examined:
         + (f" every {duration(p.interval_seconds)}" if p.interval_seconds else "")
         + f", {e.caches} slab caches ({e.judged} moved enough to judge), {e.meminfo} meminfo series"
         + (f"; {e.gap_note()}" if e.gaps else "")
+        + (f"; {e.step_note()}" if e.steps else "")
+        + (f"; {e.reboot_note()}" if e.reboots else "")
     )
     if not p.judgeable:
         return model.Examined(what, (), (f"any leak: {p.shortfall()}",))
@@ -972,6 +975,10 @@ def coverage_finding(e: ExaminedSeries, source: str) -> Finding:
     ]
     if e.gaps:
         facts.append(Fact("gaps in the samples", e.gap_note()))
+    if e.steps:
+        facts.append(Fact("wall clock steps", e.step_note()))
+    if e.reboots:
+        facts.append(Fact("reboots", e.reboot_note()))
     return Finding(
         id=finding_id(FindingKind.LEAK_COVERAGE, source),
         kind=FindingKind.LEAK_COVERAGE,
@@ -991,3 +998,47 @@ def coverage_finding(e: ExaminedSeries, source: str) -> Finding:
             "detectors/leaks/power.py (docs/severity.md, Leaks: absence needs power)",
         ),
     )
+
+
+def clock_step_finding(
+    steps: tuple[ClockStep, ...], source: str, locator_name: str, refs: tuple[SampleRef, ...]
+) -> Finding:
+    """A low finding for the steps of the wall clock within a boot, its figures measured by uptime across them.
+
+    ``refs``: the samples on both sides of the steps, cited by their line ``locator_name`` (MemTotal, or a cache's).
+    Said as an event of its own: the placement moved the times of every later sample, and a reader comparing them
+    with the store, or with another log of the host, must know why (ue21 #7)."""
+    first = steps[0]
+    sign = "+" if first.seconds >= 0 else "-"
+    more = f" (and {len(steps) - 1} more)" if len(steps) > 1 else ""
+    return Finding(
+        id=finding_id(FindingKind.SNAPSHOT_CLOCK_STEP, source, *(str(s.after) for s in steps)),
+        kind=FindingKind.SNAPSHOT_CLOCK_STEP,
+        title=(
+            f"The wall clock stepped {sign}{duration(abs(first.seconds))} at sample {first.after}{more} while uptime "
+            "went on: spans and rates measured by uptime"
+        ),
+        severity=Severity.LOW,
+        confidence=0.9,
+        confidence_reason="both samples' wall times and uptimes are read from the store; uptime is never set",
+        summary=(
+            f"{first.said()}. Not a gap: only {duration(first.uptime_passed)} of uptime passed; not a reboot: the "
+            "same boot, its uptime went on. NTP, a hand or a VM resumed from a snapshot stepped the wall clock. The "
+            "samples after it are placed at the earlier sample's time plus the uptime that passed (as slab-watch "
+            "stores them), so spans, rates and gaps are measured on uptime; the times cited after it are the "
+            "placed ones, the store holds the times read."
+        ),
+        evidence=sample_evidence(source, locator_name, refs),
+        facts=(Fact("steps", str(len(steps))), *(Fact("step", s.said()) for s in steps[:CITED_STEPS])),
+        baseline=Baseline(
+            f"the time of sample {first.before} plus the uptime that passed until sample {first.after}",
+            f"{iso_utc(first.placed)} (sample {first.after} reads {iso_utc(first.read)}, {first.seconds:+,.3f} s)",
+            "the samples' own /proc/uptime (CLOCK_BOOTTIME, which a wall-clock step does not move)",
+        ),
+        next_steps=("check the host's time sync (chronyc tracking, the journal of systemd-timesyncd)",),
+        detector=DETECTOR,
+    )
+
+
+#: At most this many steps are listed one by one in a finding's facts.
+CITED_STEPS = 3

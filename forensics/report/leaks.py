@@ -149,6 +149,29 @@ def result_to_dict(result: LeaksResult) -> dict[str, Any]:
             "slowest_leak_shown_bytes_per_hour": _number(a.power.said_rate),  # as the statement says it
             "statement": a.absence(),
         },
+        # Steps of the wall clock within a boot: the samples after each are placed on the uptime (``placed``, where
+        # ``read`` is the time stored), so the figures are measured across them by uptime, not marked as a gap.
+        "clock_steps": [
+            {
+                "before": s.before,
+                "after": s.after,
+                "seconds": _number(s.seconds),
+                "read": _number(s.read),
+                "placed": _number(s.placed),
+                "uptime_seconds": _number(s.uptime_passed),
+            }
+            for s in a.examined.steps
+        ],
+        "reboots": [
+            {
+                "before": r.before,
+                "after": r.after,
+                "boot_id_changed": r.boot_changed,
+                "uptime_before": _number(r.uptime_before),
+                "uptime_after": _number(r.uptime_after),
+            }
+            for r in a.examined.reboots
+        ],
         "series": [series_to_dict(kind, v, a.mem_available, a.examined.gaps) for kind, v in interesting],
         "groups": [
             {

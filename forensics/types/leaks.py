@@ -720,6 +720,62 @@ class SampleGap(NamedTuple):
         return f"a {duration(self.seconds)} gap in the samples"
 
 
+class ClockStep(NamedTuple):
+    """The wall clock stepped between two samples of one boot while their uptime went on (NTP, a hand, a VM resumed).
+
+    Not a gap: the uptime (CLOCK_BOOTTIME, which counts a suspend) says how much time passed, and the sample after
+    it and every later one of the boot are placed at the earlier sample's time plus the uptime that passed, so
+    spans, rates and gaps are measured by uptime across it.
+    """
+
+    before: int  # the sample before it (store id)
+    after: int  # the sample after it
+    seconds: float  # how far the wall clock moved off the uptime (negative: back)
+    read: float  # the wall time the sample after it holds, as recorded
+    placed: float  # where it is placed: the sample before's time plus the uptime that passed
+    uptime_passed: float  # seconds of uptime between the two samples
+
+    def said(self) -> str:
+        """``the wall clock stepped +60 min between samples 26 and 27 (sample 27 reads 2026-12-07T19:46:57+00:00,
+        1.0 s of uptime after sample 26); spans and rates measured by uptime``."""
+        from forensics.units import iso_utc
+
+        sign = "+" if self.seconds >= 0 else "-"
+        return (
+            f"the wall clock stepped {sign}{duration(abs(self.seconds))} between samples {self.before} and"
+            f" {self.after} (sample {self.after} reads {iso_utc(self.read)}, {duration(self.uptime_passed)} of uptime"
+            f" after sample {self.before}: placed at {iso_utc(self.placed)}); spans and rates measured by uptime"
+        )
+
+
+class Reboot(NamedTuple):
+    """A reboot between two samples: the boot id changed, or the uptime went back under one boot id (or none)."""
+
+    before: int  # the sample before it (store id)
+    after: int  # the sample after it
+    boot_changed: bool  # False: only the uptime says it (the store has no boot id, or the same one on both sides)
+    uptime_before: float | None
+    uptime_after: float | None
+
+    def said(self) -> str:
+        """``a reboot between samples 60 and 61 (the boot id changed; uptime 3,600 s, then 100 s): each boot judged
+        on its own, on its own clock``."""
+        uptimes = (
+            f"uptime {self.uptime_before:,.0f} s, then {self.uptime_after:,.0f} s"
+            if self.uptime_before is not None and self.uptime_after is not None
+            else "uptime not recorded"
+        )
+        if self.boot_changed:
+            return (
+                f"a reboot between samples {self.before} and {self.after} (the boot id changed; {uptimes}): each boot"
+                " judged on its own, on its own wall clock"
+            )
+        return (
+            f"the uptime went back between samples {self.before} and {self.after} ({uptimes}) with no change of boot"
+            " id: a reboot the store does not mark, judged as one boot, so figures across it are not facts"
+        )
+
+
 #: More gaps than this are said as one (count, time in all, the longest).
 GAPS_SAID_ONE_BY_ONE = 3
 
@@ -737,6 +793,20 @@ class ExaminedSeries:
     refs: tuple[SampleRef, ...]  # the first and last sample of the stretch
     locator_name: str  # what the refs cite (a cache, or meminfo:FIELD)
     gaps: tuple[SampleGap, ...] = ()  # holes in the sampling of one boot (a suspend, a stopped sampler)
+    steps: tuple[ClockStep, ...] = ()  # steps of the wall clock within a boot, measured across by uptime
+    reboots: tuple[Reboot, ...] = ()  # where a boot ends and the next begins
+
+    def reboot_note(self) -> str:
+        """The reboots between the samples ("" without): each, and how the boots are judged."""
+        said = "; ".join(r.said() for r in self.reboots[:GAPS_SAID_ONE_BY_ONE])
+        more = len(self.reboots) - GAPS_SAID_ONE_BY_ONE
+        return said + (f"; and {more} more reboot(s)" if more > 0 else "")
+
+    def step_note(self) -> str:
+        """The steps of the wall clock within a boot ("" without): each, and that the figures are on uptime."""
+        said = "; ".join(s.said() for s in self.steps[:GAPS_SAID_ONE_BY_ONE])
+        more = len(self.steps) - GAPS_SAID_ONE_BY_ONE
+        return said + (f"; and {more} more step(s) of the wall clock" if more > 0 else "")
 
     def gap_note(self) -> str:
         """What the gaps in the samples mean for the figures ("" without gaps): each (from, to, how long)."""

@@ -43,9 +43,11 @@ def test_a_two_hour_hole_in_the_samples_is_named_with_its_samples(
     assert "gap" not in out
 
 
-def _udp_store(path: Path, late: float = 0.0, clock_step: float = 0.0) -> None:
+def _udp_store(path: Path, late: float = 0.0, clock_step: float = 0.0, uptime: bool = False) -> None:
     """udp_leak_store's 2 h of 60 s samples; from sample 61 on taken ``late`` seconds late (a stopped sampler), or
-    stamped ``clock_step`` seconds off (the wall clock set, uptime running on), as the store holds them."""
+    stamped ``clock_step`` seconds off (the wall clock set, uptime running on), as the store holds them.  A store
+    with a clock step keeps its samples' uptime only with ``uptime`` (without, as a store of snapshots that recorded
+    none: nothing tells the step from the time that passed)."""
     import sqlite3
 
     from tests.detectors.leaks.storebuild import udp_leak_store
@@ -54,6 +56,8 @@ def _udp_store(path: Path, late: float = 0.0, clock_step: float = 0.0) -> None:
     if clock_step:
         with sqlite3.connect(path) as db:
             db.execute("UPDATE samples SET wall = wall + ? WHERE id > 60", (clock_step,))
+            if not uptime:
+                db.execute("UPDATE samples SET uptime = NULL")
 
 
 def test_a_step_back_of_the_wall_clock_is_said_and_no_figure_across_it_is_bare(
@@ -61,7 +65,8 @@ def test_a_step_back_of_the_wall_clock_is_said_and_no_figure_across_it_is_bare(
 ) -> None:
     """NTP stepping the clock back 1 h in the middle of 2 h of samples: nothing was said ("121 samples over 60 min",
     the window 20:26:40-21:26:40), and the leak's rate, computed on window medians that mixed both sides, was given
-    at 0.92 as fact.  The step is said where the gaps are, and every figure across it is marked."""
+    at 0.92 as fact.  Without the samples' uptime nothing measures across it: the step is said where the gaps are,
+    and every figure across it is marked (with the uptime: test_clock_steps.py)."""
     store = tmp_path / "step.sqlite"
     _udp_store(store, clock_step=-3600.0)
     code, out = cli_in_process(monkeypatch, capsys, "leaks", "--store", str(store))
