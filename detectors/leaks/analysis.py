@@ -210,6 +210,7 @@ def analyse(data: LeakInput, thresholds: LeakThresholds | None = None) -> LeakAn
     def mem_decline(since_wall: float) -> float | None:
         return decline_rate(latest, "MemAvailable", since_wall) if latest is not None else None
 
+    gaps = sampling_gaps(slab_mats or mem_mats)
     ctx = FindingContext(
         data.source,
         mem_total,
@@ -220,9 +221,9 @@ def analyse(data: LeakInput, thresholds: LeakThresholds | None = None) -> LeakAn
         mem_decline=mem_decline,
         aliases_known=data.aliases_known,
         mem_available_at=available_at,
+        gaps=gaps,
     )
     findings = _findings(caches, groups, meminfo, ctx, lambda name: in_sreclaimable(name, data.reclaim_account))
-    gaps = sampling_gaps(slab_mats or mem_mats)
     if data.gap_caveats:
         findings = tuple(_gap_caveats(f, gaps) for f in findings)
     if data.clock_steps:

@@ -147,6 +147,12 @@ class Excursion(NamedTuple):
     back: float  # bytes: the lowest window median after the peak
     rose_for: float  # seconds from the baseline's window to the peak's
     fell_for: float  # seconds from the peak's window to the lowest after it
+    # Where the peak and the lowest window median after it are (window centres, epoch s; None when not placed): a gap
+    # in the samples between them holds the fall, unobserved.
+    peak_wall: float | None = None
+    back_wall: float | None = None
+    again: float = 0.0  # bytes from the lowest window median after the peak to the last: what rose again
+    again_for: float = 0.0  # seconds from that lowest window median to the last
 
     @property
     def rise(self) -> float:
@@ -235,6 +241,11 @@ class Held:
         )
 
 
+#: The rule of a series back at its baseline that rises again, too briefly to judge: its rate is that rise's
+#: (detectors/leaks/decision.py; here for :attr:`SeriesVerdict.again`).
+RETURNED_RISING = "returned-rising-again"
+
+
 @dataclass(frozen=True)
 class SeriesVerdict:
     """The judgement of one series (a cache or a meminfo field) within one boot's stretch."""
@@ -274,6 +285,12 @@ class SeriesVerdict:
     def growth(self) -> float:
         """Growth of the judged part, first to last window median (bytes)."""
         return self.features.growth
+
+    @property
+    def again(self) -> Excursion | None:
+        """Its rise and fall where its rate is that of the rise again since (rule returned-rising-again), else None:
+        the rate is then of that rise alone, not of the stretch its growth is."""
+        return self.excursion if self.verdict.rule == RETURNED_RISING else None
 
 
 # ---------------------------------------------------------------- the analysis (detectors/leaks)
