@@ -79,6 +79,8 @@ class LeakInput:
     clock_steps: tuple[ClockStep, ...] = ()
     # Where one boot's samples end and the next's begin (by boot id, or by the uptime going back)
     reboots: tuple[Reboot, ...] = ()
+    # Whether every sample recorded its uptime: a hole where it passed as the wall clock did is no clock step
+    uptime_known: bool = False
 
 
 def cache_excerpt(matrix: SeriesMatrix) -> ExcerptOf:
@@ -244,6 +246,7 @@ def analyse(data: LeakInput, thresholds: LeakThresholds | None = None) -> LeakAn
         gaps=gaps,
         steps=data.clock_steps,
         reboots=data.reboots,
+        uptime_known=data.uptime_known,
     )
     last = slab_mats[-1] if slab_mats else None
     return LeakAnalysis(

@@ -183,6 +183,7 @@ def leak_input(store: SlabStore, run_id: int | None = None, last_hours: float | 
         source=str(store.path),
         clock_steps=line.steps,
         reboots=line.reboots,
+        uptime_known=bool(samples) and all(s.uptime is not None for s in samples),
     )
 
 

@@ -812,6 +812,7 @@ class ExaminedSeries:
     gaps: tuple[SampleGap, ...] = ()  # holes in the sampling of one boot (a suspend, a stopped sampler)
     steps: tuple[ClockStep, ...] = ()  # steps of the wall clock within a boot, measured across by uptime
     reboots: tuple[Reboot, ...] = ()  # where a boot ends and the next begins
+    uptime_known: bool = False  # every sample recorded its uptime: a gap is then no step of the wall clock
 
     def reboot_note(self) -> str:
         """The reboots between the samples ("" without): each, and how the boots are judged."""
@@ -842,7 +843,12 @@ class ExaminedSeries:
             notes.append("; ".join(g.said() for g in holes))
         if holes:
             notes[-1] += (
-                ": a suspend, a stopped sampler or a clock step; growth during a gap was not observed, so rates and"
+                (
+                    ": a suspend or a stopped sampler (the uptime passed as much as the wall clock: no clock step)"
+                    if self.uptime_known
+                    else ": a suspend, a stopped sampler or a clock step"
+                )
+                + "; growth during a gap was not observed, so rates and"
                 " spans measured across one are not facts and a leak may be missed"
             )
         if steps:

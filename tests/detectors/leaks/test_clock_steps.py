@@ -117,3 +117,20 @@ def test_a_reboot_is_said_and_each_boot_judged_on_its_own(
     assert {s["boot_id"] for s in doc["series"] if s["name"] == "UDP"} == {"boot-1", "boot-2"}
     assert "snapshot-clock-step" not in {f["kind"] for f in doc["incident"]["findings"]}
     assert "a reboot between samples 60 and 61" in text, text
+
+
+def test_a_gap_the_uptime_shows_is_said_as_no_clock_step(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A 31-min stop of the sampler, the uptime passing as the wall clock did: "a suspend, a stopped sampler or a
+    clock step" offered a step the uptime rules out.  Without uptimes the step stays possible, and is said."""
+    store = tmp_path / "gap.sqlite"
+    udp_leak_store(store, late=lambda i: 1800.0 if i >= 60 else 0.0)
+    text, doc = _leaks(monkeypatch, capsys, store)
+    assert "a 31 min gap in sampling from" in text, text
+    assert "a suspend or a stopped sampler (the uptime passed as much as the wall clock: no clock step)" in text
+    assert "or a clock step" not in text and doc["clock_steps"] == []
+    with sqlite3.connect(store) as db:
+        db.execute("UPDATE samples SET uptime = NULL")
+    text, _ = _leaks(monkeypatch, capsys, store)
+    assert "a suspend, a stopped sampler or a clock step" in text, text
