@@ -30,7 +30,7 @@ from collectors.procfs import Counters, HostIdentity, Slabinfo, parse_meminfo, p
 from collectors.slabstore import RunInfo, Sample, SlabStore, StoreClashError
 from forensics.errors import InputError, UsageError
 from forensics.model import NotAvailable
-from forensics.types.slab import OutOfOrder, PartialSample, RejectedLine, WallClockStep
+from forensics.types.slab import OutOfOrder, PartialSample, RejectedLine, WallClockStep, clock_stepped
 
 _EPOCH = re.compile(r"(?:^|[\s=@._-])(\d{9,11}(?:\.\d+)?)(?=$|[\s,;._-])")
 _LABELLED_EPOCH = re.compile(r"\b(?:date|time|ts|epoch|timestamp)=(\d+(?:\.\d+)?)\b")
@@ -365,11 +365,6 @@ def _merge_checked(found: list[Snapshot]) -> list[Snapshot]:
     return merged
 
 
-#: A wall clock that moves more than this (seconds, plus 1% of the uptime passed) off uptime has been stepped.
-#: Time lines from `date` have whole seconds, uptime hundredths; NTP slews far less than 1%.
-STEP_TOLERANCE = 2.0
-
-
 def order_by_clock(merged: list[Snapshot], as_read: list[Snapshot]) -> tuple[list[Snapshot], list[WallClockStep]]:
     """Snapshots in the order they were taken, with the wall clock steps within each boot.
 
@@ -404,7 +399,7 @@ def order_by_clock(merged: list[Snapshot], as_read: list[Snapshot]) -> tuple[lis
                 passed = (snap.uptime or 0.0) - (previous.uptime or 0.0)
                 expected = previous.wall + passed
                 moved = (snap.wall - offset) - expected
-                if abs(moved) > STEP_TOLERANCE + 0.01 * passed:
+                if clock_stepped(moved, passed):
                     steps.append(
                         WallClockStep(
                             snap.source,

@@ -29,7 +29,7 @@ from collectors.slabstore import RunInfo, Sample, SlabStore
 from forensics.errors import CollectionError, InputError
 from forensics.model import NotAvailable
 from forensics.types.prometheus import is_gap
-from forensics.types.slab import PartialSample
+from forensics.types.slab import PartialSample, clock_stepped
 
 #: The smallest interval a user may ask for; tests and benchmarks use :data:`MIN_INTERNAL_INTERVAL`.
 MIN_INTERVAL = 1.0
@@ -183,7 +183,7 @@ class MonotonicPlacement:
         if self.wall is not None and self.uptime is not None and up >= self.uptime:
             passed = up - self.uptime
             moved = (sample.wall - offset) - (self.wall + passed)
-            if abs(moved) > 2.0 + 0.01 * passed:
+            if clock_stepped(moved, passed):
                 offset += moved
                 note = (
                     f"the wall clock stepped {moved:+.3f} s while uptime went on (not a reboot): stored at the "

@@ -17,27 +17,31 @@ from detectors.leaks.attribution import in_sreclaimable, is_reclaimable
 from detectors.leaks.cogrowth import find_groups
 from detectors.leaks.decision import AGGREGATE_SHORT, HELD_RISE
 from detectors.leaks.findings import (
+    CITED_STEPS,
     FindingContext,
     StretchPart,
     cache_finding,
+    clock_step_finding,
     coverage_finding,
     group_finding,
     held_finding,
     meminfo_finding,
     returned_finding,
 )
-from detectors.leaks.judge import ExcerptOf, evidence_samples, judge_column, judge_matrix, object_size
+from detectors.leaks.judge import ExcerptOf, evidence_samples, judge_column, judge_matrix, object_size, sample_ref
 from detectors.leaks.meminfo import MEMINFO_FIELDS, UNACCOUNTED, decline_rate, last_value, with_unaccounted
 from detectors.leaks.pagecache import page_cache_on
 from detectors.leaks.power import power_of
 from detectors.leaks.series import FloatArray, SeriesMatrix, counter_matrices, counter_units, slab_extent, slab_matrices
 from forensics.model import Fact, Finding, FindingKind, NotAvailable, Severity, finding_id
 from forensics.types.leaks import (
+    ClockStep,
     CoGrowth,
     ExaminedSeries,
     Grade,
     LeakAnalysis,
     LeakThresholds,
+    Reboot,
     SampleGap,
     SampleRef,
     SeriesVerdict,
@@ -70,6 +74,13 @@ class LeakInput:
     gap_caveats: bool = True
     # Whether ``aliases`` is SLUB's merge topology as read (False: not read, as through Prometheus; findings say so)
     aliases_known: bool = True
+    # Steps of the wall clock within a boot, the samples after each already placed on the uptime (detectors/leaks/
+    # clock.py): said as an event, the figures across them measured by uptime
+    clock_steps: tuple[ClockStep, ...] = ()
+    # Where one boot's samples end and the next's begin (by boot id, or by the uptime going back)
+    reboots: tuple[Reboot, ...] = ()
+    # Whether every sample recorded its uptime: a hole where it passed as the wall clock did is no clock step
+    uptime_known: bool = False
 
 
 def cache_excerpt(matrix: SeriesMatrix) -> ExcerptOf:
@@ -201,6 +212,7 @@ def analyse(data: LeakInput, thresholds: LeakThresholds | None = None) -> LeakAn
     def mem_decline(since_wall: float) -> float | None:
         return decline_rate(latest, "MemAvailable", since_wall) if latest is not None else None
 
+    gaps = sampling_gaps(slab_mats or mem_mats)
     ctx = FindingContext(
         data.source,
         mem_total,
@@ -211,11 +223,14 @@ def analyse(data: LeakInput, thresholds: LeakThresholds | None = None) -> LeakAn
         mem_decline=mem_decline,
         aliases_known=data.aliases_known,
         mem_available_at=available_at,
+        gaps=gaps,
     )
     findings = _findings(caches, groups, meminfo, ctx, lambda name: in_sreclaimable(name, data.reclaim_account))
-    gaps = sampling_gaps(slab_mats or mem_mats)
     if data.gap_caveats:
         findings = tuple(_gap_caveats(f, gaps) for f in findings)
+    if data.clock_steps:
+        refs_at, cited_name = _step_refs(data.clock_steps, slab_mats, mem_mats, units)
+        findings += (clock_step_finding(data.clock_steps, data.source, cited_name, refs_at),)
     every = (*caches, *meminfo)
     refs, cited = _stretch_refs(slab_mats, mem_mats, units)
     samples, cache_names, walls = slab_extent(data.slabs)
@@ -229,6 +244,9 @@ def analyse(data: LeakInput, thresholds: LeakThresholds | None = None) -> LeakAn
         refs=refs,
         locator_name=cited,
         gaps=gaps,
+        steps=data.clock_steps,
+        reboots=data.reboots,
+        uptime_known=data.uptime_known,
     )
     last = slab_mats[-1] if slab_mats else None
     return LeakAnalysis(
@@ -329,6 +347,18 @@ def _no_interval(last: SeriesMatrix | None) -> NotAvailable:
     return NotAvailable("no slab samples" if last is None else "a single sample has none")
 
 
+def _cited_line(
+    memory: SeriesMatrix | None, cache: SeriesMatrix | None, units: Mapping[str, str]
+) -> tuple[SeriesMatrix, int, ExcerptOf, str] | None:
+    """What samples of a stretch are cited by: the MemTotal line of its meminfo, else its first cache's slabinfo line
+    (matrix, column, excerpt, locator name); None without either."""
+    if memory is not None:
+        return memory, memory.column("MemTotal"), counter_excerpt(memory, units), "meminfo:MemTotal"
+    if cache is not None and cache.names:
+        return cache, 0, cache_excerpt(cache), cache.names[0]
+    return None
+
+
 def _stretch_refs(
     slab_mats: list[SeriesMatrix], mem_mats: list[SeriesMatrix], units: Mapping[str, str]
 ) -> tuple[tuple[SampleRef, ...], str]:
@@ -337,19 +367,27 @@ def _stretch_refs(
     if longest is None:
         return (), ""
     memory = next((m for m in mem_mats if m.boot_id == longest.boot_id and "MemTotal" in m.names), None)
-    if memory is not None:
-        matrix, column, excerpt, name = (
-            memory,
-            memory.column("MemTotal"),
-            counter_excerpt(memory, units),
-            "meminfo:MemTotal",
-        )
-    elif longest in slab_mats and longest.names:
-        matrix, column, excerpt, name = longest, 0, cache_excerpt(longest), longest.names[0]
-    else:
+    cited = _cited_line(memory, longest if longest in slab_mats else None, units)
+    if cited is None:
         return (), ""
+    matrix, column, excerpt, name = cited
     refs = evidence_samples(matrix, column, -np.inf, excerpt)
     return tuple(r for r in refs if r.role in ("first", "last")), name
+
+
+def _step_refs(
+    steps: tuple[ClockStep, ...], slab_mats: list[SeriesMatrix], mem_mats: list[SeriesMatrix], units: Mapping[str, str]
+) -> tuple[tuple[SampleRef, ...], str]:
+    """The samples on both sides of the first steps of the wall clock: their MemTotal line, or a cache's."""
+    ids = {i for s in steps[:CITED_STEPS] for i in (s.before, s.after)}
+    # The boot the first step is in: its samples hold it (each boot's stretch is a matrix of its own).
+    memory = next((m for m in mem_mats if "MemTotal" in m.names and steps[0].after in m.sample_ids), None)
+    cited = _cited_line(memory, next((m for m in slab_mats if steps[0].after in m.sample_ids), None), units)
+    if cited is None:
+        return (), ""
+    matrix, column, excerpt, name = cited
+    rows = [r for r, i in enumerate(matrix.sample_ids.tolist()) if i in ids and not np.isnan(matrix.raw[r, column])]
+    return tuple(sample_ref(matrix, column, r, "step", excerpt) for r in rows), name
 
 
 def _findings(

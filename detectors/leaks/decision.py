@@ -25,6 +25,7 @@ import numpy.typing as npt
 from detectors.leaks.attribution import Lifetime
 from forensics.model import Baseline
 from forensics.types.leaks import (
+    RETURNED_RISING,  # a rule of this table, named there for SeriesVerdict.again
     Excursion,
     Features,
     Grade,
@@ -52,15 +53,21 @@ class Return:
     after: int  # window medians from the restart on (judged on their own when enough)
     rises_after: float  # bytes, the last window median less ``back``
     rise_rate: float  # bytes/h from ``back`` to the last window median: the rate of what rises again
+    last_hours: float = 0.0  # hours from the start of the samples to the last window median
 
-    def excursion(self) -> Excursion:
-        """The rise and the fall, with durations (not offsets from the first sample: both read "+4 min")."""
+    def excursion(self, origin: float | None = None) -> Excursion:
+        """The rise and the fall, with durations (not offsets from the first sample: both read "+4 min"), and what
+        rose again since; placed in time from ``origin`` (the wall time of hour 0) when given."""
         return Excursion(
             self.baseline,
             self.peak,
             self.back,
             (self.peak_hours - self.base_hours) * 3600.0,
             (self.back_hours - self.peak_hours) * 3600.0,
+            None if origin is None else origin + self.peak_hours * 3600.0,
+            None if origin is None else origin + self.back_hours * 3600.0,
+            self.rises_after,
+            (self.last_hours - self.back_hours) * 3600.0,
         )
 
 
@@ -95,6 +102,7 @@ def returned_to_baseline(
         len(values) - restart,
         float(values[-1] - values[bottom]),
         float(values[-1] - values[bottom]) / max(float(hours[-1] - hours[bottom]), 1e-9),
+        float(hours[-1]),
     )
 
 
@@ -474,8 +482,6 @@ WITH_PAGE_CACHE = "grows-with-page-cache"
 #: The rule of a sum of caches (SUnreclaim) growing fast over a stretch too short for any of its caches.
 AGGREGATE_SHORT = "aggregate-short"
 
-#: The rule of a series back at its baseline that rises again, too briefly to judge: its rate is that rise's.
-RETURNED_RISING = "returned-rising-again"
 #: The rule of a rise that stopped before the store's end and is held: not a leak until it rises again.
 HELD_RISE = "held-rise"
 RETURNED = "returned-to-baseline"  # a series that rose and fell back to where it started (findings.returned_finding)

@@ -12,7 +12,6 @@ from detectors.leaks.decision import (
     AGGREGATE_SHORT,
     HELD_RISE,
     RETURNED,
-    RETURNED_RISING,
     WITH_PAGE_CACHE,
     rule_baseline,
 )
@@ -35,11 +34,14 @@ from forensics.model import (
     finding_id,
 )
 from forensics.types.leaks import (
+    RETURNED_RISING,
+    ClockStep,
     CoGrowth,
     ExaminedSeries,
     Grade,
     LeakThresholds,
     Power,
+    SampleGap,
     SampleRef,
     SeriesVerdict,
     duration,
@@ -74,6 +76,7 @@ class FindingContext:
     # textfile export none), so that a cache shown may hold caches merged into it, unsaid
     aliases_known: bool = True
     mem_available_at: SampleRef | None = None  # the last MemAvailable read (``mem_available`` is its value)
+    gaps: tuple[SampleGap, ...] = ()  # the holes in the samples (a figure across or from inside one is not a fact)
 
     def merges_unknown(self, names: Sequence[str]) -> tuple[Fact, ...]:
         """The fact that which caches SLUB merged into ``names`` is not known, where it is not (else none)."""
@@ -350,8 +353,22 @@ def _series_facts(v: SeriesVerdict, ctx: FindingContext) -> list[Fact]:
     persistence = "n/a (first half flat)" if f.persistence is None else f"{f.persistence:.2f}"
     # One unit for the interval: "267,956 KB–374,515 KB/h" read its lower bound as an amount.
     fitted = f"{kb(v.rate)}/h (90% CI {f.ts_low / 1024:,.0f}–{kb(f.ts_high)}/h, Theil–Sen)"
-    if v.verdict.rule == RETURNED_RISING:
-        fitted = f"{kb(v.rate)}/h since it fell back near its baseline (its lowest window median to its last)"
+    e = v.again
+    rated_for = f.span_hours * 3600.0  # the seconds the rate is measured over
+    if e is not None:
+        rated_for = e.again_for
+        gap = fell_in_gap(v, ctx.gaps)
+        # A window that begins in the gap is centred there: its time is no sample's, so it is not said.
+        at = "" if e.back_wall is None or gap is not None else f" ({when(e.back_wall)})"
+        fitted = (
+            f"{kb(v.rate)}/h over the {duration(e.again_for)} from its lowest window median after it fell back near"
+            f" its baseline{at} to its last: it rose {kb(e.again)} in that time, not over the stretch"
+        )
+        if gap is not None:
+            fitted += (
+                f"; it fell back during {gap.said()}: the fall was not observed, only its level after it, and the"
+                " rate is of the samples after the gap"
+            )
     facts = [
         Fact("growth rate", fitted),
         Fact(
@@ -368,10 +385,10 @@ def _series_facts(v: SeriesVerdict, ctx: FindingContext) -> list[Fact]:
     ]
     if ctx.mem_total:
         share = f"{v.rate * 24 / ctx.mem_total:.3%} per day"
-        if f.span_hours < 24.0:
+        if rated_for < 24 * 3600.0:
             # A day's share from seconds of samples is an extrapolation, not a figure read (ue21 #10: "65.737% per
             # day" of 40 s of samples).
-            share += f" if it went on at this rate (extrapolated from {duration(f.span_hours * 3600.0)} of samples)"
+            share += f" if it went on at this rate (extrapolated from {duration(rated_for)} of samples)"
         facts.append(Fact("share of MemTotal", share))
     facts.append(Fact("MemAvailable runs out in", str(ctx.runway(v.rate, v.grade, v.since_wall))))
     facts.append(Fact("memory exhausted", exhausted(ctx)))
@@ -449,6 +466,39 @@ def _beside(v: SeriesVerdict) -> str:
     return " with the page cache" if v.verdict.rule == WITH_PAGE_CACHE else ""
 
 
+def fell_in_gap(v: SeriesVerdict, gaps: Sequence[SampleGap]) -> SampleGap | None:
+    """The gap in the samples between a series' peak and the lowest window median after it, where it rose, fell
+    back near its baseline and rose again (rule returned-rising-again): its fall is then not observed."""
+    e = v.excursion
+    if e is None or e.peak_wall is None or e.back_wall is None:
+        return None
+    peak, back = e.peak_wall, e.back_wall
+    return next((g for g in gaps if not g.back and g.end > peak and g.start < back), None)
+
+
+def grows(v: SeriesVerdict) -> str:
+    """How a growing series is said in a title: "grows 1,234 KB/h", or, where it fell back near its baseline and
+    rose again (its rate is that of the rise again only), "rose 7,875 KB in 40 s after it fell back": "grows
+    676,100 KB/h" stood beside "total growth: -3,197 KB" (ue21 #10)."""
+    e = v.again
+    if e is not None:
+        return f"rose {kb(e.again)} in {duration(e.again_for)} after it fell back"
+    return f"grows {kb(v.rate)}/h"
+
+
+def _net(v: SeriesVerdict) -> str:
+    """A series' net growth over its stretch, a fall said as one ("grew -3,197 KB" read as growth)."""
+    return f"grew {kb(v.growth)}" if v.growth >= 0 else f"fell {kb(-v.growth)}"
+
+
+def _growth_said(v: SeriesVerdict, rate: str) -> str:
+    """The start of a finding's summary: the net growth over the stretch, and the rate where it is the stretch's."""
+    span = duration(v.features.span_hours * 3600.0)
+    if v.verdict.rule == RETURNED_RISING:  # its rate is of the rise again, not of the stretch: said in its facts
+        return f"{v.name} {_net(v)} in {span}"
+    return f"{v.name} {_net(v)} in {span}, {rate}"
+
+
 def _member_grade(m: SeriesVerdict, g: CoGrowth, index: int) -> str:
     """A member's grade in its group: a cache that would be reclaimable when unused, growing in step with a leak,
     is held by the leak's objects (a leaked socket's dentry), not "growing but reclaimable"; where only part of its
@@ -479,7 +529,7 @@ def cache_finding(v: SeriesVerdict, ctx: FindingContext) -> Finding:
         + f" ({who.subject})",
         Grade.GIVEN_BACK: f"Slab cache {v.name} grows {rate} but gave back {v.features.drawdown:.0%} of its range "
         f"({who.subject})",
-        Grade.UNDECIDED: f"Slab cache {v.name} grows {rate}{_beside(v)}, too short to call ({who.subject})",
+        Grade.UNDECIDED: f"Slab cache {v.name} {grows(v)}{_beside(v)}, too short to call ({who.subject})",
     }
     facts = _series_facts(v, ctx)
     if v.objects_rate is not None and v.objsize:
@@ -499,7 +549,7 @@ def cache_finding(v: SeriesVerdict, ctx: FindingContext) -> Finding:
         facts.append(Fact("merged caches", alias))
         facts += [Fact(f"{name} (merged here) is allocated by", attribution_for(name).allocated_by) for name in others]
     summary = (
-        f"{v.name} grew {kb(v.growth)} in {duration(v.features.span_hours * 3600.0)}, {rate}: {v.verdict.reason}. "
+        f"{_growth_said(v, rate)}: {v.verdict.reason}. "
         f"Its objects are typically allocated by {who.allocated_by}."
         + (f" The cache is {alias}: any of them may be the one growing." if alias else "")
         + f" MemAvailable runs out in: {ctx.runway(v.rate, v.grade, v.since_wall)}."
@@ -832,7 +882,7 @@ def meminfo_finding(
     }[v.grade]
     title = f"{info.name} ({info.subject}) {word} {rate}"
     if v.grade is Grade.UNDECIDED:
-        title = f"{info.name} ({info.subject}) grows {rate}{_beside(v)}, too short to call"
+        title = f"{info.name} ({info.subject}) {grows(v)}{_beside(v)}, too short to call"
     if v.verdict.rule == HELD_RISE:
         title = f"{info.name} ({info.subject}) rose {kb(v.features.growth)}, then held flat at the end: not growing"
     mostly = f", mostly {', '.join(p.name for p in parts)}" if _parts_explain(parts, v.growth) else ""
@@ -842,11 +892,8 @@ def meminfo_finding(
     elif mostly:
         title += mostly
     if explained_by:
-        title = f"{info.name} ({info.subject}) grows {rate}, explained by {', '.join(explained_by)}"
-    summary = (
-        f"{info.name} grew {kb(v.growth)} in {duration(v.features.span_hours * 3600.0)}, {rate}: {v.verdict.reason}. "
-        f"It is grown by {info.grown_by}."
-    )
+        title = f"{info.name} ({info.subject}) {grows(v)}, explained by {', '.join(explained_by)}"
+    summary = f"{_growth_said(v, rate)}: {v.verdict.reason}. It is grown by {info.grown_by}."
     if explained_by and explained_share > 1.0:
         summary += (
             f" The caches {', '.join(explained_by)} grow {kb(flagged_rate)}/h, more than {info.name}'s {rate}: "
@@ -915,6 +962,8 @@ def examined_record(e: ExaminedSeries, source: str) -> model.Examined:
         + (f" every {duration(p.interval_seconds)}" if p.interval_seconds else "")
         + f", {e.caches} slab caches ({e.judged} moved enough to judge), {e.meminfo} meminfo series"
         + (f"; {e.gap_note()}" if e.gaps else "")
+        + (f"; {e.step_note()}" if e.steps else "")
+        + (f"; {e.reboot_note()}" if e.reboots else "")
     )
     if not p.judgeable:
         return model.Examined(what, (), (f"any leak: {p.shortfall()}",))
@@ -972,6 +1021,10 @@ def coverage_finding(e: ExaminedSeries, source: str) -> Finding:
     ]
     if e.gaps:
         facts.append(Fact("gaps in the samples", e.gap_note()))
+    if e.steps:
+        facts.append(Fact("wall clock steps", e.step_note()))
+    if e.reboots:
+        facts.append(Fact("reboots", e.reboot_note()))
     return Finding(
         id=finding_id(FindingKind.LEAK_COVERAGE, source),
         kind=FindingKind.LEAK_COVERAGE,
@@ -991,3 +1044,47 @@ def coverage_finding(e: ExaminedSeries, source: str) -> Finding:
             "detectors/leaks/power.py (docs/severity.md, Leaks: absence needs power)",
         ),
     )
+
+
+def clock_step_finding(
+    steps: tuple[ClockStep, ...], source: str, locator_name: str, refs: tuple[SampleRef, ...]
+) -> Finding:
+    """A low finding for the steps of the wall clock within a boot, its figures measured by uptime across them.
+
+    ``refs``: the samples on both sides of the steps, cited by their line ``locator_name`` (MemTotal, or a cache's).
+    Said as an event of its own: the placement moved the times of every later sample, and a reader comparing them
+    with the store, or with another log of the host, must know why (ue21 #7)."""
+    first = steps[0]
+    sign = "+" if first.seconds >= 0 else "-"
+    more = f" (and {len(steps) - 1} more)" if len(steps) > 1 else ""
+    return Finding(
+        id=finding_id(FindingKind.SNAPSHOT_CLOCK_STEP, source, *(str(s.after) for s in steps)),
+        kind=FindingKind.SNAPSHOT_CLOCK_STEP,
+        title=(
+            f"The wall clock stepped {sign}{duration(abs(first.seconds))} at sample {first.after}{more} while uptime "
+            "went on: spans and rates measured by uptime"
+        ),
+        severity=Severity.LOW,
+        confidence=0.9,
+        confidence_reason="both samples' wall times and uptimes are read from the store; uptime is never set",
+        summary=(
+            f"{first.said()}. Not a gap: only {duration(first.uptime_passed)} of uptime passed; not a reboot: the "
+            "same boot, its uptime went on. NTP, a hand or a VM resumed from a snapshot stepped the wall clock. The "
+            "samples after it are placed at the earlier sample's time plus the uptime that passed (as slab-watch "
+            "stores them), so spans, rates and gaps are measured on uptime; the times cited after it are the "
+            "placed ones, the store holds the times read."
+        ),
+        evidence=sample_evidence(source, locator_name, refs),
+        facts=(Fact("steps", str(len(steps))), *(Fact("step", s.said()) for s in steps[:CITED_STEPS])),
+        baseline=Baseline(
+            f"the time of sample {first.before} plus the uptime that passed until sample {first.after}",
+            f"{iso_utc(first.placed)} (sample {first.after} reads {iso_utc(first.read)}, {first.seconds:+,.3f} s)",
+            "the samples' own /proc/uptime (CLOCK_BOOTTIME, which a wall-clock step does not move)",
+        ),
+        next_steps=("check the host's time sync (chronyc tracking, the journal of systemd-timesyncd)",),
+        detector=DETECTOR,
+    )
+
+
+#: At most this many steps are listed one by one in a finding's facts.
+CITED_STEPS = 3

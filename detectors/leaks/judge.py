@@ -12,7 +12,6 @@ import numpy.typing as npt
 from detectors.leaks.attribution import attribution_for
 from detectors.leaks.decision import (
     HELD_RISE,
-    RETURNED_RISING,
     Context,
     Return,
     decide,
@@ -26,6 +25,7 @@ from detectors.leaks.series import FloatArray, SeriesMatrix, resample, sampling_
 from forensics.types.leaks import (
     BYTES,
     OBJECTS_IN_USE,
+    RETURNED_RISING,
     Fall,
     Features,
     Held,
@@ -377,7 +377,7 @@ def judge_column(
         origin_wall=t0,
         fall=largest_fall(matrix, column, excerpt_of),
         onset=rise,
-        excursion=None if returned is None else returned.excursion(),
+        excursion=None if returned is None else returned.excursion(t0),
         held=held if verdict.rule == HELD_RISE else None,
     )
 

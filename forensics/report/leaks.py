@@ -91,6 +91,11 @@ def series_to_dict(
                 for role, ref in (("start", v.held.start), ("top", v.held.top), ("end", v.held.end))
             },
         },
+        # Where it fell back near its baseline and rose again (rule returned-rising-again): rate_bytes_per_hour is
+        # of this rise alone, growth_bytes of the whole stretch (the fall included).
+        "rose_again": None
+        if v.again is None
+        else {"bytes": _number(v.again.again), "seconds": _number(v.again.again_for)},
         "hours_until_memavailable_exhausted": _number(_hours_left(v, mem_available)),
         # Its rates and spans are measured across these: not facts (a dashboard read the rate bare).
         "across": [
@@ -149,6 +154,29 @@ def result_to_dict(result: LeaksResult) -> dict[str, Any]:
             "slowest_leak_shown_bytes_per_hour": _number(a.power.said_rate),  # as the statement says it
             "statement": a.absence(),
         },
+        # Steps of the wall clock within a boot: the samples after each are placed on the uptime (``placed``, where
+        # ``read`` is the time stored), so the figures are measured across them by uptime, not marked as a gap.
+        "clock_steps": [
+            {
+                "before": s.before,
+                "after": s.after,
+                "seconds": _number(s.seconds),
+                "read": _number(s.read),
+                "placed": _number(s.placed),
+                "uptime_seconds": _number(s.uptime_passed),
+            }
+            for s in a.examined.steps
+        ],
+        "reboots": [
+            {
+                "before": r.before,
+                "after": r.after,
+                "boot_id_changed": r.boot_changed,
+                "uptime_before": _number(r.uptime_before),
+                "uptime_after": _number(r.uptime_after),
+            }
+            for r in a.examined.reboots
+        ],
         "series": [series_to_dict(kind, v, a.mem_available, a.examined.gaps) for kind, v in interesting],
         "groups": [
             {
@@ -216,10 +244,14 @@ def _rows(result: LeaksResult) -> list[tuple[str, str, str, str, str, str, str]]
         explained = v.name in result.analysis.explained
         if id(v) in meminfo_ids and explained and v.grade.rank >= 2:
             grade = f"{grade} (explained by caches)"
+        growth = v.growth
+        if v.again is not None:
+            # Its rate is of the rise since it fell back, not of the stretch: the growth beside it is that rise's
+            # ("676,100 KB/h" stood beside "-3,197" of the whole stretch, ue21 #10).
+            grade += ", rose again after a fall"
+            growth = v.again.again
         grade += _across_gap(v, a.examined.gaps)
-        rows.append(
-            (grade, v.name, _kb(v.rate), _kb(v.growth), f"{f.r2:.2f}", f"{f.tau:.2f}", _left(v, a.mem_available))
-        )
+        rows.append((grade, v.name, _kb(v.rate), _kb(growth), f"{f.r2:.2f}", f"{f.tau:.2f}", _left(v, a.mem_available)))
     return rows
 
 

@@ -147,6 +147,12 @@ class Excursion(NamedTuple):
     back: float  # bytes: the lowest window median after the peak
     rose_for: float  # seconds from the baseline's window to the peak's
     fell_for: float  # seconds from the peak's window to the lowest after it
+    # Where the peak and the lowest window median after it are (window centres, epoch s; None when not placed): a gap
+    # in the samples between them holds the fall, unobserved.
+    peak_wall: float | None = None
+    back_wall: float | None = None
+    again: float = 0.0  # bytes from the lowest window median after the peak to the last: what rose again
+    again_for: float = 0.0  # seconds from that lowest window median to the last
 
     @property
     def rise(self) -> float:
@@ -235,6 +241,11 @@ class Held:
         )
 
 
+#: The rule of a series back at its baseline that rises again, too briefly to judge: its rate is that rise's
+#: (detectors/leaks/decision.py; here for :attr:`SeriesVerdict.again`).
+RETURNED_RISING = "returned-rising-again"
+
+
 @dataclass(frozen=True)
 class SeriesVerdict:
     """The judgement of one series (a cache or a meminfo field) within one boot's stretch."""
@@ -274,6 +285,12 @@ class SeriesVerdict:
     def growth(self) -> float:
         """Growth of the judged part, first to last window median (bytes)."""
         return self.features.growth
+
+    @property
+    def again(self) -> Excursion | None:
+        """Its rise and fall where its rate is that of the rise again since (rule returned-rising-again), else None:
+        the rate is then of that rise alone, not of the stretch its growth is."""
+        return self.excursion if self.verdict.rule == RETURNED_RISING else None
 
 
 # ---------------------------------------------------------------- the analysis (detectors/leaks)
@@ -720,6 +737,62 @@ class SampleGap(NamedTuple):
         return f"a {duration(self.seconds)} gap in the samples"
 
 
+class ClockStep(NamedTuple):
+    """The wall clock stepped between two samples of one boot while their uptime went on (NTP, a hand, a VM resumed).
+
+    Not a gap: the uptime (CLOCK_BOOTTIME, which counts a suspend) says how much time passed, and the sample after
+    it and every later one of the boot are placed at the earlier sample's time plus the uptime that passed, so
+    spans, rates and gaps are measured by uptime across it.
+    """
+
+    before: int  # the sample before it (store id)
+    after: int  # the sample after it
+    seconds: float  # how far the wall clock moved off the uptime (negative: back)
+    read: float  # the wall time the sample after it holds, as recorded
+    placed: float  # where it is placed: the sample before's time plus the uptime that passed
+    uptime_passed: float  # seconds of uptime between the two samples
+
+    def said(self) -> str:
+        """``the wall clock stepped +60 min between samples 26 and 27 (sample 27 reads 2026-12-07T19:46:57+00:00,
+        1.0 s of uptime after sample 26); spans and rates measured by uptime``."""
+        from forensics.units import iso_utc
+
+        sign = "+" if self.seconds >= 0 else "-"
+        return (
+            f"the wall clock stepped {sign}{duration(abs(self.seconds))} between samples {self.before} and"
+            f" {self.after} (sample {self.after} reads {iso_utc(self.read)}, {duration(self.uptime_passed)} of uptime"
+            f" after sample {self.before}: placed at {iso_utc(self.placed)}); spans and rates measured by uptime"
+        )
+
+
+class Reboot(NamedTuple):
+    """A reboot between two samples: the boot id changed, or the uptime went back under one boot id (or none)."""
+
+    before: int  # the sample before it (store id)
+    after: int  # the sample after it
+    boot_changed: bool  # False: only the uptime says it (the store has no boot id, or the same one on both sides)
+    uptime_before: float | None
+    uptime_after: float | None
+
+    def said(self) -> str:
+        """``a reboot between samples 60 and 61 (the boot id changed; uptime 3,600 s, then 100 s): each boot judged
+        on its own, on its own clock``."""
+        uptimes = (
+            f"uptime {self.uptime_before:,.0f} s, then {self.uptime_after:,.0f} s"
+            if self.uptime_before is not None and self.uptime_after is not None
+            else "uptime not recorded"
+        )
+        if self.boot_changed:
+            return (
+                f"a reboot between samples {self.before} and {self.after} (the boot id changed; {uptimes}): each boot"
+                " judged on its own, on its own wall clock"
+            )
+        return (
+            f"the uptime went back between samples {self.before} and {self.after} ({uptimes}) with no change of boot"
+            " id: a reboot the store does not mark, judged as one boot, so figures across it are not facts"
+        )
+
+
 #: More gaps than this are said as one (count, time in all, the longest).
 GAPS_SAID_ONE_BY_ONE = 3
 
@@ -737,6 +810,21 @@ class ExaminedSeries:
     refs: tuple[SampleRef, ...]  # the first and last sample of the stretch
     locator_name: str  # what the refs cite (a cache, or meminfo:FIELD)
     gaps: tuple[SampleGap, ...] = ()  # holes in the sampling of one boot (a suspend, a stopped sampler)
+    steps: tuple[ClockStep, ...] = ()  # steps of the wall clock within a boot, measured across by uptime
+    reboots: tuple[Reboot, ...] = ()  # where a boot ends and the next begins
+    uptime_known: bool = False  # every sample recorded its uptime: a gap is then no step of the wall clock
+
+    def reboot_note(self) -> str:
+        """The reboots between the samples ("" without): each, and how the boots are judged."""
+        said = "; ".join(r.said() for r in self.reboots[:GAPS_SAID_ONE_BY_ONE])
+        more = len(self.reboots) - GAPS_SAID_ONE_BY_ONE
+        return said + (f"; and {more} more reboot(s)" if more > 0 else "")
+
+    def step_note(self) -> str:
+        """The steps of the wall clock within a boot ("" without): each, and that the figures are on uptime."""
+        said = "; ".join(s.said() for s in self.steps[:GAPS_SAID_ONE_BY_ONE])
+        more = len(self.steps) - GAPS_SAID_ONE_BY_ONE
+        return said + (f"; and {more} more step(s) of the wall clock" if more > 0 else "")
 
     def gap_note(self) -> str:
         """What the gaps in the samples mean for the figures ("" without gaps): each (from, to, how long)."""
@@ -755,7 +843,12 @@ class ExaminedSeries:
             notes.append("; ".join(g.said() for g in holes))
         if holes:
             notes[-1] += (
-                ": a suspend, a stopped sampler or a clock step; growth during a gap was not observed, so rates and"
+                (
+                    ": a suspend or a stopped sampler (the uptime passed as much as the wall clock: no clock step)"
+                    if self.uptime_known
+                    else ": a suspend, a stopped sampler or a clock step"
+                )
+                + "; growth during a gap was not observed, so rates and"
                 " spans measured across one are not facts and a leak may be missed"
             )
         if steps:

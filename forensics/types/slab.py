@@ -173,6 +173,19 @@ class PartialSample:
     wall: float | None  # the sample's time, when it has one
 
 
+#: A wall clock that moves more than this (seconds, plus :data:`STEP_SHARE` of the uptime passed) off the uptime
+#: that passed between two samples of one boot has been stepped.  Time lines from `date` have whole seconds,
+#: uptime hundredths; NTP slews far less than 1%.
+STEP_TOLERANCE = 2.0
+STEP_SHARE = 0.01
+
+
+def clock_stepped(moved: float, uptime_passed: float) -> bool:
+    """Whether a wall clock that moved ``moved`` seconds off the ``uptime_passed`` between two samples was stepped
+    (slab-watch and slab-import when they store samples, the leak analysis when it reads them)."""
+    return abs(moved) > STEP_TOLERANCE + STEP_SHARE * uptime_passed
+
+
 @dataclass(frozen=True)
 class WallClockStep:
     """The wall clock stepped between two samples of one boot while uptime went on (NTP, a VM resumed).

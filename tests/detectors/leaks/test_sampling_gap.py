@@ -43,9 +43,11 @@ def test_a_two_hour_hole_in_the_samples_is_named_with_its_samples(
     assert "gap" not in out
 
 
-def _udp_store(path: Path, late: float = 0.0, clock_step: float = 0.0) -> None:
+def _udp_store(path: Path, late: float = 0.0, clock_step: float = 0.0, uptime: bool = False) -> None:
     """udp_leak_store's 2 h of 60 s samples; from sample 61 on taken ``late`` seconds late (a stopped sampler), or
-    stamped ``clock_step`` seconds off (the wall clock set, uptime running on), as the store holds them."""
+    stamped ``clock_step`` seconds off (the wall clock set, uptime running on), as the store holds them.  A store
+    with a clock step keeps its samples' uptime only with ``uptime`` (without, as a store of snapshots that recorded
+    none: nothing tells the step from the time that passed)."""
     import sqlite3
 
     from tests.detectors.leaks.storebuild import udp_leak_store
@@ -54,6 +56,8 @@ def _udp_store(path: Path, late: float = 0.0, clock_step: float = 0.0) -> None:
     if clock_step:
         with sqlite3.connect(path) as db:
             db.execute("UPDATE samples SET wall = wall + ? WHERE id > 60", (clock_step,))
+            if not uptime:
+                db.execute("UPDATE samples SET uptime = NULL")
 
 
 def test_a_step_back_of_the_wall_clock_is_said_and_no_figure_across_it_is_bare(
@@ -61,7 +65,8 @@ def test_a_step_back_of_the_wall_clock_is_said_and_no_figure_across_it_is_bare(
 ) -> None:
     """NTP stepping the clock back 1 h in the middle of 2 h of samples: nothing was said ("121 samples over 60 min",
     the window 20:26:40-21:26:40), and the leak's rate, computed on window medians that mixed both sides, was given
-    at 0.92 as fact.  The step is said where the gaps are, and every figure across it is marked."""
+    at 0.92 as fact.  Without the samples' uptime nothing measures across it: the step is said where the gaps are,
+    and every figure across it is marked (with the uptime: test_clock_steps.py)."""
     store = tmp_path / "step.sqlite"
     _udp_store(store, clock_step=-3600.0)
     code, out = cli_in_process(monkeypatch, capsys, "leaks", "--store", str(store))
@@ -146,3 +151,42 @@ def test_a_finding_across_a_gap_or_a_clock_step_is_believed_less(
     )
     assert float(step["confidence"]) <= 0.5, step
     assert "its times not facts" in str(step["confidence_reason"]), step["confidence_reason"]
+
+
+def test_a_rise_again_after_a_fall_inside_a_gap_is_said_as_that_rise_not_as_the_stretchs_rate(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """ue21 #10 (G.store): UDP rose for 25 s, fell back below its baseline during a 41-s stop of the sampler, and rose
+    again over the 40 s after it (here 22 s of 300 sockets a second, then 50 s of 150 from below the baseline).  The
+    title read "grows 676,100 KB/h", the table "676,100" KB/h beside "-3,197" KB of growth, and "since it fell back
+    near its baseline" hid that the fall was not observed.  The rise again is said as what it is (how much, over how
+    long), the fall as inside the gap, the table's growth as that rise's."""
+    import json
+
+    from tests.detectors.leaks.storebuild import Cache, write_store
+
+    def udp(i: int, _h: float) -> int:
+        return 18_500 + 300 * min(i, 22) if i < 26 else 10_000 + 150 * (i - 26)
+
+    caches = [Cache("UDP", 1344, udp), Cache("task_struct", 4416, lambda i, h: 300 + i % 3)]
+    store = tmp_path / "fell.sqlite"
+    write_store(store, caches, 76, 1.0, late=lambda i: 41.0 if i >= 26 else 0.0)
+    code, out = cli_in_process(monkeypatch, capsys, "leaks", "--store", str(store))
+    assert code in (0, 1)
+    flat = " ".join(out.split())
+    [row] = [line for line in out.splitlines() if line.startswith("growing") and re.search(r"\sUDP\s", line)]
+    grade, _name, rate, growth = re.split(r"\s{2,}", row)[:4]
+    assert "rose again after a fall" in grade, row
+    assert int(rate.replace(",", "")) > 0 and int(growth.replace(",", "")) > 0, row  # one stretch, one sign
+    assert re.search(r"Slab cache UDP rose [\d,]+ KB in \d+ s after it fell back, too short to call", flat), flat
+    assert "Slab cache UDP grows" not in flat
+    assert re.search(r"growth rate: [\d,]+ KB/h over the \d+ s from its lowest window median", flat), flat
+    assert "it fell back during a 42 s gap in sampling" in flat and "the fall was not observed" in flat
+    assert "UDP grew -" not in flat and "UDP fell " in flat
+    doc = tmp_path / "fell.json"
+    cli_in_process(monkeypatch, capsys, "leaks", "--store", str(store), "-f", "json", "-o", str(doc))
+    [series] = [s for s in json.loads(doc.read_text())["series"] if s["name"] == "UDP"]
+    assert series["rule"] == "returned-rising-again", series["rule"]
+    assert series["growth_bytes"] < 0 < series["rose_again"]["bytes"], series
+    # What rose again is what the samples after the gap show: up to 49 s of 150 sockets a second.
+    assert 0.6 * 150 * 49 * 1344 < series["rose_again"]["bytes"] <= 150 * 49 * 1344, series["rose_again"]

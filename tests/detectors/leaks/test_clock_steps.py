@@ -1,0 +1,136 @@
+"""A step of the wall clock within one boot is measured across by uptime and said as an event, never read as a gap.
+
+ue21 #7: a real UDP leak's store with the wall clock of its last 20 samples moved +1 h (uptime as recorded) read
+"grew ... in 59 min" at confidence 0.01 and the leak vanished; moved -1 h it read "46 samples over -3.6e+03 s",
+nothing judged.  Here: udp_leak_store's 2 h of 60-s samples, the wall time of samples 61 on moved by sqlite as
+that store's was, the uptime left as recorded.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from detectors.leaks.clock import on_uptime
+from tests.detectors.leaks.storebuild import udp_leak_store
+from tests.helpers import cli_in_process
+
+
+def _store(path: Path, step: float = 0.0, reboot: bool = False) -> Path:
+    udp_leak_store(path)
+    with sqlite3.connect(path) as db:
+        db.execute("UPDATE samples SET wall = wall + ? WHERE id > 60", (step,))
+        if reboot:  # a new boot from sample 61: its own boot id, its uptime from 100 s
+            db.execute("UPDATE samples SET boot_id = 'boot-2', uptime = uptime - 3500 WHERE id > 60")
+    return path
+
+
+def _leaks(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], store: Path
+) -> tuple[str, dict[str, Any]]:
+    code, text = cli_in_process(monkeypatch, capsys, "leaks", "--store", str(store))
+    assert code in (0, 1), text
+    out = store.with_suffix(".json")
+    code, _ = cli_in_process(monkeypatch, capsys, "leaks", "--store", str(store), "-f", "json", "-o", str(out))
+    assert code in (0, 1)
+    return " ".join(text.split()), json.loads(out.read_text())
+
+
+def _udp(doc: dict[str, Any]) -> dict[str, Any]:
+    [udp] = [s for s in doc["series"] if s["name"] == "UDP"]
+    return udp
+
+
+@pytest.mark.parametrize("step", [3600.0, -3600.0])
+def test_a_wall_clock_step_within_a_boot_is_measured_by_uptime_and_said(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], step: float
+) -> None:
+    _, plain = _leaks(monkeypatch, capsys, _store(tmp_path / "ok.sqlite"))
+    text, doc = _leaks(monkeypatch, capsys, _store(tmp_path / "step.sqlite", step))
+    # The leak as without the step: its rate, grade and span measured on uptime, nothing marked across a gap.
+    udp, ok = _udp(doc), _udp(plain)
+    assert udp["grade"] == ok["grade"] == "leak", udp
+    assert udp["rate_bytes_per_hour"] == pytest.approx(ok["rate_bytes_per_hour"], rel=1e-6)
+    assert udp["span_hours"] == pytest.approx(ok["span_hours"], rel=1e-6)
+    assert udp["across"] == [], udp["across"]
+    assert "gap in sampling" not in text and "step back of the wall clock" not in text and "over -" not in text
+    assert doc["power"]["span_seconds"] == plain["power"]["span_seconds"]
+    found = {f["kind"]: f for f in doc["incident"]["findings"]}
+    group = next(f for f in doc["incident"]["findings"] if f["title"].startswith("UDP sockets leak"))
+    assert "lowered" not in group["confidence_reason"] and "not a fact" not in group["title"], group
+    # The step itself: an event of its own, low, citing the samples on both sides; said where the samples are.
+    said = found["snapshot-clock-step"]
+    sign = "+" if step > 0 else "-"
+    assert said["title"].startswith(f"The wall clock stepped {sign}60 min at sample 61 while uptime went on"), said
+    assert said["severity"] == "low"
+    assert [e["locator"]["start"] for e in said["evidence"]] == [60, 61], said["evidence"]
+    assert f"the wall clock stepped {sign}60 min between samples 60 and 61" in text, text
+    assert "spans and rates measured by uptime" in text
+    assert doc["clock_steps"] == [
+        {
+            "before": 60,
+            "after": 61,
+            "seconds": step,
+            "read": pytest.approx(1_780_003_600.0 + step),
+            "placed": 1_780_003_600.0,
+            "uptime_seconds": 60.0,
+        }
+    ]
+
+
+def test_a_gap_where_the_uptime_jumps_too_stays_a_gap() -> None:
+    """A suspend or a stopped sampler: the uptime (CLOCK_BOOTTIME counts a suspend) passed as the wall clock did."""
+    walls = [0.0, 60.0, 1860.0, 1920.0]
+    line = on_uptime([1, 2, 3, 4], walls, [10.0, 70.0, 1870.0, 1930.0], ["b"] * 4)
+    assert line.steps == line.reboots == () and line.placed.tolist() == walls
+    # NTP's slew and a sampler's jitter are no step: 1.5 s off over 60 s of uptime.
+    line = on_uptime([1, 2], [0.0, 61.5], [10.0, 70.0], ["b", "b"])
+    assert line.steps == () and line.placed.tolist() == [0.0, 61.5]
+
+
+def test_at_a_reboot_nothing_is_carried_over() -> None:
+    """A step before a reboot moves the rest of its boot only; the next boot (another boot id, or its uptime back)
+    keeps its own wall clock."""
+    ids, up = [1, 2, 3, 4, 5], [10.0, 70.0, 130.0, 5.0, 65.0]
+    walls = [0.0, 60.0, 3720.0, 3800.0, 3860.0]
+    for boots in (["a", "a", "a", "b", "b"], ["a"] * 5, [None] * 5):
+        line = on_uptime(ids, walls, up, boots)
+        assert [(s.before, s.after) for s in line.steps] == [(2, 3)], boots
+        assert line.placed.tolist() == [0.0, 60.0, 120.0, 3800.0, 3860.0], boots
+        [reboot] = line.reboots
+        assert (reboot.before, reboot.after, reboot.boot_changed) == (3, 4, boots[3] == "b"), reboot
+    # A sample without its uptime keeps the boot's placement (nothing says the clock stepped back there).
+    line = on_uptime(ids, walls, [10.0, 70.0, 130.0, None, 250.0], ["a"] * 5)
+    assert line.reboots == () and line.placed.tolist() == [0.0, 60.0, 120.0, 200.0, 260.0]
+
+
+def test_a_reboot_is_said_and_each_boot_judged_on_its_own(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Across a reboot the wall clock is kept (each boot judged alone), and no step is made of its uptime going back."""
+    text, doc = _leaks(monkeypatch, capsys, _store(tmp_path / "reboot.sqlite", reboot=True))
+    assert doc["boots"] == 2 and "clock_steps" in doc and doc["clock_steps"] == []
+    assert {s["boot_id"] for s in doc["series"] if s["name"] == "UDP"} == {"boot-1", "boot-2"}
+    assert "snapshot-clock-step" not in {f["kind"] for f in doc["incident"]["findings"]}
+    assert "a reboot between samples 60 and 61" in text, text
+
+
+def test_a_gap_the_uptime_shows_is_said_as_no_clock_step(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A 31-min stop of the sampler, the uptime passing as the wall clock did: "a suspend, a stopped sampler or a
+    clock step" offered a step the uptime rules out.  Without uptimes the step stays possible, and is said."""
+    store = tmp_path / "gap.sqlite"
+    udp_leak_store(store, late=lambda i: 1800.0 if i >= 60 else 0.0)
+    text, doc = _leaks(monkeypatch, capsys, store)
+    assert "a 31 min gap in sampling from" in text, text
+    assert "a suspend or a stopped sampler (the uptime passed as much as the wall clock: no clock step)" in text
+    assert "or a clock step" not in text and doc["clock_steps"] == []
+    with sqlite3.connect(store) as db:
+        db.execute("UPDATE samples SET uptime = NULL")
+    text, _ = _leaks(monkeypatch, capsys, store)
+    assert "a suspend, a stopped sampler or a clock step" in text, text
