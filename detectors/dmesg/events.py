@@ -21,8 +21,15 @@ from forensics.model import NotAvailable, Severity
 from forensics.types.dmesg import OOM_KILLED, Frame, KernelReport, ReportKind
 
 OOM_INVOKED = rc.compile(r"(\S+) invoked oom-killer: gfp_mask=(\S+).*?order=(-?\d+)(?:, oom_score_adj=(-?\d+))?")
-ALLOC_FAILURE = rc.compile(r"(\S+): page allocation failure: order:(\d+), mode:(\S+)")
-VMALLOC_FAILURE = rc.compile(r"(\S+): vmalloc error: size (\d+)|vmalloc: allocation failure: (\d+) bytes")
+ALLOC_FAILURE = rc.compile(r"(\S+): page allocation failure: order:(\d+), mode:([^\s,]+)")
+#: vmalloc's warn_alloc() line: up to 5.12 "comm: vmalloc: allocation failure: N bytes, mode:..." (before 4.10 "vmalloc:
+#: allocation failure: N bytes" alone, warn_alloc_failed's "comm: page allocation failure: order:0, ..." on the next
+#: line), from 5.13 "comm: vmalloc error: size N, <what failed>, mode:..." (mm/vmalloc.c).  Groups: the task, the
+#: size (either wording), what failed (5.13+), the mode.
+VMALLOC_FAILURE = rc.compile(
+    r"(?:(\S+): )?vmalloc(?:: allocation failure: (\d+) bytes| error: size (\d+)(?:, (?!mode:)([^,]+))?)"
+    r"(?:, mode:([^\s,]+))?"
+)
 KILLED = rc.compile(OOM_KILLED)
 CONSTRAINT = rc.compile(r"oom-kill:constraint=(\w+)")
 MEM_INFO = "Mem-Info:"
@@ -34,7 +41,10 @@ _ALLOC_STACK = StackSpec(
 )  # fmt: skip
 
 
-_EVENT_HEADERS = ("invoked oom-killer:", "page allocation failure:", "vmalloc error:")
+#: The words that open an allocation failure (warn_alloc()'s, see ALLOC_FAILURE and VMALLOC_FAILURE): in the scanner's
+#: trigger automaton, so that the header itself opens the event, whether its Mem-Info: dump follows or not.
+ALLOC_FAILURE_WORDS = ("page allocation failure:", "vmalloc: allocation failure:", "vmalloc error:")
+_EVENT_HEADERS = ("invoked oom-killer:", *ALLOC_FAILURE_WORDS)
 _EVENT_HEADER_BYTES = tuple(h.encode() for h in _EVENT_HEADERS)
 
 
@@ -65,14 +75,113 @@ def build_event(window: Sequence[LogLine]) -> tuple[KernelReport, int] | None:
         return _oom(window, m), 1
     if KILLED.search(head.body):
         return _oom(window, None), 1
-    if (m := ALLOC_FAILURE.search(head.body)) or (m := VMALLOC_FAILURE.search(head.body)):
-        own, end, resume = report_extent(window, line_context(head))
+    if (m := alloc_failure(head.body)) is not None:
+        context = line_context(head)
+        own, end, resume = report_extent(window, context)
+        # Another event's header (a failure printed again at once, an OOM) is not this one's line, nor what follows.
+        if (cut := next((k for k in range(1, len(own)) if _MEM_INFO_STOP.search(own[k].body)), None)) is not None:
+            own = own[:cut]
+            end = own[-1].number - head.number
+            resume = min(resume, end + 1)
         frame, trace = guilty_frame(own, _ALLOC_STACK)
-        order = m.group(2) if m.re is ALLOC_FAILURE else "vmalloc"
-        title = f"page allocation failure: order:{order} in {frame or 'corrupted'}"
-        details = (("gfp", m.group(3)),) if m.re is ALLOC_FAILURE else ()
+        details: tuple[tuple[str, str], ...]
+        if m.re is ALLOC_FAILURE:
+            title = f"page allocation failure: order:{m.group(2)} in {frame or 'corrupted'}"
+            details = (("gfp", m.group(3)),)
+        else:
+            # No syzbot title to follow: syzkaller's pkg/report takes "vmalloc: allocation failure:" for a message with
+            # a stack that is no report of its own.  The kernel's words up to 5.12, one title for both wordings.
+            title = f"vmalloc: allocation failure in {frame or 'corrupted'}"
+            size = ("size", f"{m.group(2) or m.group(3)} bytes")  # one of the two wordings' sizes: always there
+            details = (size, *((k, v) for k, v in (("failed", m.group(4)), ("gfp", m.group(5))) if v))
+        block = _mem_info_block(window, end, context)
+        if block:
+            own = [*own, *(window[i] for i in block)]
+            end = block[-1]
+            summary = next((window[i].body.strip() for i in block if "active_anon:" in window[i].body), None)
+            if summary is not None:
+                details = (*details, ("memory", summary))
         return _event(title, ReportKind.ALLOC_FAILURE, Severity.MEDIUM, own, end, window, frame, details, trace), resume
     return None
+
+
+def alloc_failure(body: str) -> re.Match[str] | None:
+    """warn_alloc()'s header in ``body`` (page allocator's or vmalloc's), None when it holds none."""
+    if "allocation failure:" not in body and "vmalloc error:" not in body:
+        return None
+    if "page allocation failure:" in body and (m := ALLOC_FAILURE.search(body)) is not None:
+        return m
+    return VMALLOC_FAILURE.search(body) if "vmalloc" in body else None
+
+
+#: How far below its header an allocation failure's Mem-Info: dump is looked for (lines): warn_alloc() prints it
+#: right after the call trace, but another CPU's report printed at the same time (no caller ids to tell them apart)
+#: can stand between them: an oops's ~100-300 lines.
+MEM_INFO_REACH = 400
+#: The search's words: Mem-Info: (found), or another event's header (whose own Mem-Info: follows it), SysRq-m's, a
+#: boot banner (none for this failure).
+_MEM_INFO_WORDS = (
+    r"Mem-Info:|page allocation failure:|vmalloc: allocation failure:|vmalloc error:|invoked oom-killer:"
+    r"|Show Memory|Linux version "
+)
+_MEM_INFO_SEARCH = rc.compile(_MEM_INFO_WORDS.encode())
+_MEM_INFO_STOP = rc.compile(_MEM_INFO_WORDS)
+#: The lines of show_mem()'s dump (mm/show_mem.c, lib/show_mem.c before 6.0): the summary and its continuation lines,
+#: the per-node and per-zone lines, the buddy lists (pr_cont()'d: interleaved, each piece is a line of its own), the
+#: totals.  Only they are taken from the lines below Mem-Info:, which other CPUs' output may interleave.
+_SHOW_MEM_LINE = rc.compile(
+    r"\s*(?:active_anon:|active_file:|unevictable:|slab_reclaimable:|kernel_misc_reclaimable:|mapped:|free:"
+    r"|sec_pagetables:|Node \d+|(?:DMA32|DMA|Normal|HighMem|Movable|Device)(?: free:|: )|lowmem_reserve\[\]:"
+    r"|\d+ total pagecache pages|\d+ pages (?:in swap cache|RAM|HighMem|reserved|cma reserved|hwpoisoned)"
+    r"|Swap cache stats:|Free swap|Total swap|CPU\s+\d+: hi:|(?:\d+\*\d+kB ?|\([A-Z]+\) ?|= \d+kB|\d+)+\s*$)"
+)
+_MEM_INFO_QUIET = 8  # lines of the failure's context without a show_mem line that end its dump
+
+
+def _mem_info_block(window: Sequence[LogLine], end: int, context: str | None) -> list[int]:
+    """Indices in ``window`` of the Mem-Info: dump of the allocation failure whose lines end at ``window[end]``; none
+    when the log holds none for it within :data:`MEM_INFO_REACH` lines (warn_alloc ratelimits it; a cut log).
+
+    Its dump is the first Mem-Info: line of the failure's context below it, unless another event's header (or a boot)
+    comes first, then the show_mem lines of that context that follow.  The raw bytes are searched: only the lines
+    holding a word are parsed.
+    """
+    stop = min(len(window), MEM_INFO_REACH + 1)
+    found = None
+    if isinstance(window, Window):
+        blob = b"\n".join(window.raw[end + 1 : stop])
+        line, prev = end + 1, 0
+        for hit in _MEM_INFO_SEARCH.finditer(blob):
+            line += blob.count(b"\n", prev, hit.start())
+            prev = hit.start()
+            if line_context(window[line]) == context:
+                found = line if hit.group() == b"Mem-Info:" else -1
+                break
+        if found is None:
+            window.mark_read(stop)  # every raw line was searched: all count (the lines parsed are counted as read)
+    else:
+        for i in range(end + 1, stop):
+            if line_context(x := window[i]) == context and (said := _MEM_INFO_STOP.search(x.body)) is not None:
+                found = i if said.group() == "Mem-Info:" else -1
+                break
+    if found is None or found < 0:
+        return []
+    block = [found]
+    quiet = 0
+    for i in range(found + 1, len(window)):
+        x = window[i]
+        if line_context(x) != context:
+            continue
+        if _MEM_INFO_STOP.search(x.body) is not None:
+            break  # another dump's or event's
+        if _SHOW_MEM_LINE.match(x.body) is None:
+            quiet += 1
+            if quiet > _MEM_INFO_QUIET:
+                break
+            continue
+        block.append(i)
+        quiet = 0
+    return block
 
 
 # Bytes one of the lines _oom looks at has; the other lines of the (long) OOM dump are not decoded.

@@ -20,9 +20,11 @@ from typing import Final
 from ahocorasick_rs import BytesAhoCorasick, Implementation, MatchKind
 
 from detectors.dmesg.events import (
+    ALLOC_FAILURE_WORDS,
     KILLED,
     MEM_INFO,
     ONE_LINE_WORDS,
+    alloc_failure,
     build_event,
     build_one_line_event,
     find_event_header,
@@ -104,6 +106,7 @@ _TAIL_LINES: Final = 8  # the blank lines passed over, at most, for the last lin
 _TRIGGER_SEARCH: Final = BytesAhoCorasick(
     [
         *TRIGGERS,
+        *(w.encode() for w in ALLOC_FAILURE_WORDS),
         *(w.encode() for w in ONE_LINE_WORDS),
         *_SUPPRESSED_WORDS,
         *_CLOCK_WORDS,
@@ -126,6 +129,7 @@ _REBOOT_SEARCH: Final = BytesAhoCorasick(
 )
 _REBOOT_TARGET: Final = rc.compile(rb"Reached target.*(?:Reboot|Shutdown)")
 _NEAR_BYTES: Final = 1024  # the bytes just above a boot banner, searched first for a reason
+_ALLOC_TOKEN: Final = b"allocation failure"  # LogScanner._event's token for an allocation failure's header
 
 
 #: Kinds of report that never start the report of a continuation line found below them.
@@ -487,8 +491,19 @@ class LogScanner:
                 if isinstance(one, KernelReport):
                     yield one
                 continue
-            if MEM_INFO in head.body or "Killed process" in head.body:
-                got = self._event(head, start, line_end, end, final, b"Mem-Info:" if MEM_INFO in head.body else b"")
+            body = head.body
+            # A memory event's line: Mem-Info: (its header above), an OOM kill, an allocation failure's header.
+            token = (
+                b"Mem-Info:"
+                if MEM_INFO in body
+                else b""
+                if "Killed process" in body
+                else _ALLOC_TOKEN
+                if alloc_failure(body) is not None
+                else None
+            )
+            if token is not None:
+                got = self._event(head, start, line_end, end, final, token)
                 if got is None:
                     return  # wait for more input
                 if isinstance(got, KernelReport):
@@ -929,8 +944,11 @@ class LogScanner:
     def _event(
         self, head: LogLine, start: int, line_end: int, end: int, final: bool, token: bytes
     ) -> KernelReport | bool | None:
-        """Handle a memory event trigger; None means wait for more input, False nothing found."""
-        if token != b"Mem-Info:" and KILLED.search(head.body) is None:
+        """Handle a memory event trigger; None means wait for more input, False nothing found.
+
+        ``token``: what the line holds: ``Mem-Info:`` (its header is looked for above), :data:`_ALLOC_TOKEN` (an
+        allocation failure's header: the event starts at it), else an OOM kill's line."""
+        if token == b"" and KILLED.search(head.body) is None:
             self._pos = line_end + 1
             return False
         begin = start

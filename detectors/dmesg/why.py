@@ -28,6 +28,7 @@ from ahocorasick_rs import BytesAhoCorasick, MatchKind
 from detectors.dmesg.atomic import PreemptCount, SleepingCall, decode_preempt_count, sleeping_call
 from detectors.dmesg.code import listing, registers, x86_canonical
 from detectors.dmesg.cpublocks import cpu_blocks, cpu_of, other_cpu_lines
+from detectors.dmesg.events import MEM_INFO, MEM_INFO_REACH, VMALLOC_FAILURE
 from detectors.dmesg.extract import BLOCKED_TASK_RULES
 from detectors.dmesg.frames import HUNG_SKIPS, function_name, is_skipped
 from detectors.dmesg.interleaved import mixed_dumps
@@ -96,7 +97,7 @@ from forensics.types.dmesg import (
     WhyFact,
     ZoneFree,
 )
-from forensics.units import S64_MIN, U64_MAX, log_dec, log_hex, past_64_bits
+from forensics.units import S64_MIN, U64_MAX, human_bytes, log_dec, log_hex, past_64_bits
 
 #: ``tuple.__new__``: the readings' records (named tuples) made without their own constructor, a Python function
 #: (~1 us a call from compiled code, against ~0.2: ~6,000 records of the corpus x4's readings, as many of the x1's).
@@ -2108,12 +2109,8 @@ def _memory(r: _Reading) -> None:
             r.num("order", m.group(4), line)
             if m.group(5):
                 r.num("oom_score_adj", m.group(5), line)
-        elif "allocation failure" in body and (m := _ALLOC_FAIL.search(body)) is not None and r.get("order") is None:
-            r.add("task", m.group(1), line)
-            r.num("order", m.group(2), line)
-            r.add("mode", m.group(3) + (m.group(4) or ""), line)
-            if m.group(5):
-                r.add("nodemask", m.group(5), line)
+        elif ("allocation failure" in body or "vmalloc error" in body) and _alloc_header(r, line):
+            pass
         elif "oom-kill:" in body and (m := _OOM_CONSTRAINT.search(body)) is not None:
             r.add("constraint", m.group(1), line)
             r.add("scope", "memory cgroup" if m.group(3).startswith("oom_memcg") else "global", line)
@@ -2151,8 +2148,48 @@ def _memory(r: _Reading) -> None:
     managed = sum(z.managed_kb or 0 for z in r.zones)
     if r.get("RAM bytes") is None and managed and (ram_bytes := _bounded(managed * 1024)) is not None:
         r.facts.append(_fact("RAM bytes", ram_bytes, r.zones[0].at))
-    if r.report.kind is _RK_ALLOC_FAILURE and isinstance(r.report.frame, str):
+    if r.report.kind is _RK_ALLOC_FAILURE:
+        _alloc_failure_parts(r)
+
+
+def _alloc_header(r: _Reading, line: LogLine) -> bool:
+    """Read warn_alloc()'s header, the page allocator's (order, mode, nodemask) or vmalloc's (size, mode and, from
+    5.13, what failed), the first of each kind; whether ``line`` is one."""
+    body = line.body
+    if "vmalloc" in body and (m := VMALLOC_FAILURE.search(body)) is not None:
+        if r.get("size bytes") is None:
+            if m.group(1):
+                r.add("task", m.group(1), line)
+            r.num("size bytes", m.group(2) or m.group(3), line)
+            r.add("mode", m.group(5), line)
+            r.add("failed", m.group(4), line)
+        return True
+    if (m := _ALLOC_FAIL.search(body)) is None:
+        return False
+    if r.get("order") is None:
+        r.add("task", m.group(1), line)
+        r.num("order", m.group(2), line)
+        r.add("mode", m.group(3) + (m.group(4) or ""), line)
+        if m.group(5):
+            r.add("nodemask", m.group(5), line)
+    return True
+
+
+def _alloc_failure_parts(r: _Reading) -> None:
+    """An allocation failure's caller, and whether its call trace and memory state are in the log: the event opens at
+    its header, and a log may hold neither (warn_alloc() prints the memory state at most once a second; a cut log)."""
+    if isinstance(r.report.frame, str):
         r.facts.append(_fact("caller", r.report.frame, _frame_at(r, r.report.frame)))
+    elif not r.report.trace:
+        reason = "not in the log: no call trace follows its header in its context"
+        r.facts.append(_fact("call trace", NotAvailable(reason), 0))
+    dump = next((line for line in r.lines if line.body.startswith(MEM_INFO)), None)
+    if dump is not None:
+        r.add("memory state", "Mem-Info: printed with it", dump)
+    else:
+        reason = (f"not in the log: no Mem-Info: dump of its context follows it within {MEM_INFO_REACH} lines "
+                  "(warn_alloc() prints one at most once a second; or the log was cut)")  # fmt: skip
+        r.facts.append(_fact("memory state", NotAvailable(reason), 0))
 
 
 # ---------------------------------------------------------------- atomic context: scheduling or sleeping in it
@@ -3097,7 +3134,7 @@ EXTRACTORS: tuple[Extractor, ...] = (
               "the memory state and the task killed"),
     Extractor("alloc-failure", lambda r, t: r.kind is _RK_ALLOC_FAILURE, _memory,
               "x: page allocation failure: order:4, mode:0x40dc0(GFP_KERNEL)",
-              "the failed allocation's order and memory state"),
+              "the failed allocation's order or size and memory state"),
     Extractor("atomic-context", lambda r, t: r.rule in _ATOMIC_RULES, _atomic,
               "BUG: scheduling while atomic: syz-executor.4/21395/0x00000201",
               "the context it slept in (preempt_count, held locks)"),
@@ -3745,7 +3782,11 @@ def _oom_cause(r: _Reading) -> Cause | None:
 
 
 def _alloc_cause(r: _Reading) -> Cause | None:
-    if r.report.kind is not _RK_ALLOC_FAILURE or r.get("order") is None:
+    if r.report.kind is not _RK_ALLOC_FAILURE:
+        return None
+    if (size := r.get("size bytes")) is not None:
+        return _vmalloc_cause(r, size)
+    if r.get("order") is None:
         return None
     order = r.get("order")
     statement = f"allocation failure: {r.get('task')} asked for order {order} ({r.get('mode')}) in {r.func}"
@@ -3755,6 +3796,22 @@ def _alloc_cause(r: _Reading) -> Cause | None:
     if isinstance(order, int) and order >= 3:
         statement += " — a high-order request fails on fragmented memory"
     return _cause("alloc_failure", r, 0.6, "cat /proc/buddyinfo; use kvmalloc() for large buffers", r.at("order"),
+                  statement=statement)  # fmt: skip
+
+
+def _vmalloc_cause(r: _Reading, size: FactValue) -> Cause:
+    """A vmalloc() that failed: its size against the machine's RAM where the Mem-Info: dump gives it."""
+    asked = f"{size} bytes ({human_bytes(size)})" if isinstance(size, int) else f"{size} bytes"
+    task = r.get("task")
+    statement = f"allocation failure: {task or 'a task'} asked vmalloc for {asked} ({r.get('mode')}) in {r.func}"
+    if r.get("failed"):
+        statement += f"; {r.get('failed')}"
+    ram = r.get("RAM bytes")
+    if isinstance(size, int) and isinstance(ram, int) and size > ram:
+        statement += f" — more than the machine's RAM ({human_bytes(ram)}): a size no allocation can meet"
+    caller = r.named_func or "its caller (the call trace names none)"
+    return _cause("alloc_failure", r, 0.6, f"check the size {caller} passes to vmalloc (cat /proc/vmallocinfo)",
+                  r.at("size bytes"), r.at("RAM bytes") if ram is not None else None,
                   statement=statement)  # fmt: skip
 
 

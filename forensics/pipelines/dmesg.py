@@ -469,7 +469,8 @@ def ranked_incident(
                 f"kernel log {r.name}: {r.lines:,} lines, {len(r.reports)} report(s) and {len(r.events)} event(s) kept",
                 (
                     "kernel reports: oopses, BUGs, warnings, lockups, hung tasks, OOM kills, RCU stalls, sanitizers; "
-                    "events: allocation failures, network drops, RT throttling",
+                    "events: allocation failures (page allocator and vmalloc, from warn_alloc's header), "
+                    "network drops (nf_conntrack table full, TCP out of memory), RT throttling",
                 ),
                 _could_not(r, identity),
                 named_by=release_lines(r.name, r.groups),

@@ -1,0 +1,174 @@
+"""Allocation failures: warn_alloc()'s header opens the event, with or without its Mem-Info block in the log.
+
+Review ue22 #5: the scanner looked for an allocation failure only on meeting ``Mem-Info:`` and searched the 64 lines
+above it for the header.  Every old-style ``vmalloc: allocation failure: N bytes`` line (4.x wording, not among the
+headers searched for) and every ``page allocation failure`` whose Mem-Info dump is not in the log (ratelimited by
+warn_alloc, a cut log) or lies further down (another CPU's report printed between them) was missed, while "could have
+found" listed "allocation failures".  A ``vmalloc error:`` event (5.13+) was titled "page allocation failure:
+order:vmalloc in ...".  The logs below are written for the tests (mm/page_alloc.c warn_alloc's wording).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from detectors.dmesg.events import build_event
+from detectors.dmesg.findings import explain_reports
+from detectors.dmesg.lines import parse_line
+from detectors.dmesg.scanner import LogScanner, scan_chunks
+from forensics.model import NotAvailable
+from forensics.pipelines.dmesg import analyse_logs
+from forensics.types.dmesg import KernelReport, ReportKind
+
+_TRACE = [
+    "Call Trace:",
+    " dump_stack+0x194/0x257",
+    " warn_alloc+0x19a/0x2b0",
+    " __vmalloc_node_range+0x4f0/0x650",
+    " kvmalloc_node+0x82/0xd0",
+    " kf_table_alloc+0x21/0x30",
+    " kf_setsockopt+0x394/0x8d0",
+]
+_MEM_INFO = [
+    "Mem-Info:",
+    "active_anon:60328 inactive_anon:64 isolated_anon:0",
+    " free:1436134 free_pcp:424 free_cma:0",
+    "Node 0 DMA32 free:2939248kB min:30316kB low:37892kB high:45468kB managed:3129216kB",
+    "lowmem_reserve[]: 0 0 3510 3510",
+    "1965969 pages RAM",
+    "328420 pages reserved",
+]
+
+
+def _log(bodies: list[str], start: float = 159.0) -> bytes:
+    return "".join(f"[{start + i / 1000:12.6f}] {body}\n" for i, body in enumerate(bodies)).encode()
+
+
+def _events(data: bytes) -> list[KernelReport]:
+    return [r for r in scan_chunks([data]) if r.is_event]
+
+
+def _fact(report: KernelReport, name: str) -> object:
+    why = explain_reports([report])[report.start_line]
+    return next(f.value for f in why.facts if f.name == name)
+
+
+def test_a_page_allocation_failure_without_its_mem_info_is_an_event_that_says_so() -> None:
+    # Before: "0 report(s) and 0 event(s) kept" (no Mem-Info: line, nothing looked for the header).
+    data = _log(
+        [
+            "kf-prog: page allocation failure: order:4, mode:0x40dc0(GFP_KERNEL|__GFP_COMP), nodemask=(null)",
+            "CPU: 1 PID: 30482 Comm: kf-prog Not tainted 6.1.0 #1",
+            *_TRACE,
+            "eth0: link up",
+        ]
+    )
+    (event,) = _events(data)
+    assert event.kind is ReportKind.ALLOC_FAILURE
+    assert event.title == "page allocation failure: order:4 in kf_table_alloc"
+    assert (event.start_line, event.end_line) == (1, 9)
+    memory = _fact(event, "memory state")
+    assert isinstance(memory, NotAvailable) and memory.reason.startswith("not in the log"), memory
+
+
+@pytest.mark.parametrize(
+    ("header", "size"),
+    [
+        # 4.x (warn_alloc's format up to 5.12) and 5.13+ (a reason between the size and the mode).
+        ("kf-prog: vmalloc: allocation failure: 8589934588 bytes, mode:0x14080c0(GFP_KERNEL|__GFP_ZERO)", 8589934588),
+        ("kf-prog: vmalloc error: size 8589934588, vm_struct allocation failed, mode:0xcc0(GFP_KERNEL)", 8589934588),
+    ],
+)
+def test_a_vmalloc_failure_is_titled_as_one_with_its_size(header: str, size: int) -> None:
+    data = _log([header, "CPU: 1 PID: 30482 Comm: kf-prog Not tainted 6.1.0 #1", *_TRACE, *_MEM_INFO])
+    (event,) = _events(data)
+    # Not "page allocation failure: order:vmalloc in ...": vmalloc's own words, one title for both wordings.
+    assert event.title == "vmalloc: allocation failure in kf_table_alloc"
+    assert dict(event.details)["size"] == f"{size} bytes"
+    assert event.end_line == 2 + len(_TRACE) + len(_MEM_INFO)  # the Mem-Info block is the event's
+    assert _fact(event, "size bytes") == size
+    memory = _fact(event, "memory state")
+    assert memory == "Mem-Info: printed with it", memory
+
+
+def test_a_vmalloc_failure_interleaved_with_an_oops_keeps_both_and_its_mem_info_further_down() -> None:
+    # Two CPUs print at once without caller ids: the oops's header cuts the failure's trace short, and the Mem-Info
+    # dump comes 70 lines below, after the oops's lines.  Before: no event (the header is neither among the words
+    # searched for nor within the 64 lines above the Mem-Info).
+    oops = [
+        "general protection fault: 0000 [#1] SMP KASAN",
+        "CPU: 0 PID: 30477 Comm: kf-other Not tainted 4.15.0+ #221",
+        "RIP: 0010:kf_do_table+0x132d/0x1a30",
+        "Call Trace:",
+        " <IRQ>",
+        *(f" kf_frame_{i}+0x10/0x20" for i in range(60)),
+    ]
+    data = _log(
+        [
+            "kf-prog: vmalloc: allocation failure: 8589934588 bytes, mode:0x14080c0(GFP_KERNEL|__GFP_ZERO)",
+            "CPU: 1 PID: 30482 Comm: kf-prog Not tainted 4.15.0+ #221",
+            "Call Trace:",
+            " dump_stack+0x194/0x257",
+            *oops,
+            *_MEM_INFO,
+            "Kernel panic - not syncing: Fatal exception in interrupt",
+        ]
+    )
+    reports = list(scan_chunks([data]))
+    (event,) = (r for r in reports if r.is_event)
+    assert event.title.startswith("vmalloc: allocation failure in ")
+    gpf = next(r for r in reports if not r.is_event)
+    assert gpf.title == "general protection fault in kf_do_table" and gpf.start_line == 5
+    mem_info = 5 + len(oops)
+    assert (mem_info, data.decode().splitlines()[mem_info - 1]) in event.lines, event.lines
+    assert data.decode().splitlines()[mem_info - 1].endswith("] Mem-Info:")
+    assert _fact(event, "memory state") == "Mem-Info: printed with it"
+
+
+def test_the_event_is_the_same_in_any_chunking() -> None:
+    data = _log(
+        [
+            "kf-prog: page allocation failure: order:4, mode:0x40dc0(GFP_KERNEL), nodemask=(null)",
+            *_TRACE,
+            *(f"kf: noise {i}" for i in range(150)),
+            "kf-prog: vmalloc error: size 4096, vm_struct allocation failed, mode:0xcc0(GFP_KERNEL)",
+            *_TRACE,
+            *_MEM_INFO,
+        ]
+    )
+    whole = [(r.title, r.start_line, r.end_line) for r in scan_chunks([data])]
+    assert [t for t, _, _ in whole] == [
+        "page allocation failure: order:4 in kf_table_alloc",
+        "vmalloc: allocation failure in kf_table_alloc",
+    ]
+    for size in (4096, 997, 61):
+        scanner = LogScanner()
+        got = [r for i in range(0, len(data), size) for r in scanner.feed(data[i : i + size])] + scanner.close()
+        assert [(r.title, r.start_line, r.end_line) for r in got] == whole, size
+
+
+def test_could_have_found_names_the_events_the_detector_reads(tmp_path: Path) -> None:
+    log = tmp_path / "kern.log"
+    log.write_bytes(_log(["eth0: link up"]))
+    (examined,) = analyse_logs([str(log)], live=False).incident.examined
+    said = examined.could_find[0]
+    assert "allocation failures (page allocator and vmalloc" in said, said
+    assert "network drops (nf_conntrack table full, TCP out of memory)" in said, said
+
+
+def test_the_builder_reads_a_list_of_lines_as_the_scanner_s_window() -> None:
+    # build_event takes any sequence of lines; the scanner's windows are searched as raw bytes, a list line by line.
+    bodies = ["kf-prog: vmalloc error: size 4096, vm_struct allocation failed, mode:0xcc0(GFP_KERNEL)", *_TRACE]
+    for tail in (_MEM_INFO, ["eth0: link up"]):
+        data = _log([*bodies, "kf: noise", *tail])
+        (scanned,) = _events(data)
+        built = build_event([parse_line(n, t) for n, t in enumerate(data.decode().splitlines(), 1)])
+        assert built is not None
+        assert (built[0].title, built[0].lines, built[0].details) == (scanned.title, scanned.lines, scanned.details)
+    assert dict(scanned.details) == {
+        "size": "4096 bytes",
+        "failed": "vm_struct allocation failed",
+        "gfp": "0xcc0(GFP_KERNEL)",
+    }
