@@ -131,6 +131,34 @@ def match_header(body: str) -> tuple[Rule, re.Match[str]] | None:
     return None
 
 
+#: A syslog line another program wrote: its stamp and host, then a tag that is not the kernel's (``Dec  7 10:00:00 host
+#: abrt-notification[812]: ...``).  The kernel's messages reach syslog and the journal under the tag ``kernel`` alone
+#: (lines.py reads them), so a report title in such a line is a program quoting it (abrt's notice of the oops beside
+#: it), not a report.
+_FOREIGN_SYSLOG: Final = rc.compile(
+    f"(?:{log_prefix.SHORT}|{log_prefix.ISO}|{log_prefix.SHORT_FULL})"
+    r" \S+ (?!kernel:)[^\s:\[\]]+(?:\[\d+\])?: "
+)
+#: A field label in capitals alone before the header on a line without a kernel prefix (``TITLE: BUG: soft lockup in
+#: f``, ``ALT: ...``: syzkaller's annotated test logs; a form or a summary quoting a title): no kernel message starts
+#: so; a subsystem's own prefix before a header is lower case or more than one word (``watchdog: BUG:``, ``rcu:
+#: INFO:``, ``NMI watchdog: BUG:``).
+_FIELD_LABEL: Final = rc.compile(r"[A-Z][A-Z_]+: ")
+
+
+def quotes_header(line: LogLine, match: re.Match[str]) -> bool:
+    """Whether ``line``, where a header rule's ``match`` was found, only quotes a report's title: a syslog line of
+    another program (:data:`_FOREIGN_SYSLOG`) or a field label before the header (:data:`_FIELD_LABEL`).
+
+    Taken as a report, such a line made the real report beside it "occurrence 2" of a one-line report that read no
+    fact (a user-space notice above the oops, ue22 #1), or a report of its own (the test log's ``TITLE:`` line).
+    """
+    if line.prefixed:
+        return False  # the kernel's own prefix: its message
+    text = line.text
+    return _FOREIGN_SYSLOG.match(text) is not None or _FIELD_LABEL.fullmatch(line.body, 0, match.start()) is not None
+
+
 def matching_rules(body: str, first: Rule) -> Iterator[tuple[Rule, re.Match[str]]]:
     """``first`` and every later rule whose header also matches (fallbacks when a report pattern is absent), in
     table order, each tried when asked for: the report builder mostly takes the first (the whole table after it
