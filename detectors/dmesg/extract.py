@@ -192,15 +192,29 @@ def line_context(line: LogLine) -> str | None:
     return line.context if line.prefixed else _NO_PREFIX
 
 
+#: The rules of lockdep's own splats: print_circular_bug() and its kin end with dump_stack(), never an oops's end
+#: marker.  A ``---[ end trace`` line after such a splat's header is the end of a report whose printing raised it
+#: (a BUG's oops, whose printk took console_owner under zone->lock: syzkaller's corpus log 352): it, and the
+#: register summary and panic after it, are that report's, not the splat's (ue22 #4).
+NO_END_MARKER_RULES: Final = frozenset(
+    {"lockdep-circular", "lockdep-irq-inversion", "lockdep-irq-order", "lockdep-recursive", "lockdep-inconsistent"}
+)
+
+
 def report_extent(
-    window: Sequence[LogLine], header_context: str | None, stop_at_headers: bool = True, kinds: list[int] | None = None
+    window: Sequence[LogLine],
+    header_context: str | None,
+    stop_at_headers: bool = True,
+    kinds: list[int] | None = None,
+    end_is_anothers: bool = False,
 ) -> tuple[list[LogLine], int, int]:
     """The report's own lines, the index of its last line in ``window`` and where scanning resumes.
 
     Scanning resumes at the first line the report did not take (a line of
     another CPU or task, or the next report's header).  ``kinds``, when given, receives the :func:`_line_kind` of
     each own line (for :func:`_corruption` and, since b1e85d6, the trace reader of the report's frames, which read
-    them again by body otherwise: ~20 M instructions of the shared corpus for the first).
+    them again by body otherwise: ~20 M instructions of the shared corpus for the first).  ``end_is_anothers``: the
+    report prints no oops end marker (:data:`NO_END_MARKER_RULES`), so an ``---[ end trace`` line ends it before it.
     """
     own: list[LogLine] = [window[0]]
     if kinds is not None:
@@ -226,6 +240,8 @@ def report_extent(
         if kind & _NMI:
             cpu_traceback = True
         if kind & _HEADER == _STARTS and stop_at_headers:
+            break
+        if kind & _END and end_is_anothers and "end trace" in body:
             break
         own.append(line)
         where.append(i)
@@ -643,7 +659,9 @@ def build_report(
     """
     head = window[0]
     kinds: list[int] = []
-    own, end, resume = report_extent(window, line_context(head), kinds=kinds)
+    own, end, resume = report_extent(
+        window, line_context(head), kinds=kinds, end_is_anothers=rule.name in NO_END_MARKER_RULES
+    )
     if past is not None and end >= past:
         return None
     text = "\n".join(line.body for line in own)
