@@ -204,8 +204,10 @@ _KERNEL_MESSAGE = re.compile(
 #: notes, a YAML file's top-level keys or a traceback's "RuntimeError: ..." among an application's log lines are not.
 _MESSAGE_SHARE = 0.5
 #: A flat "key: value" line (/proc/meminfo's "MemTotal:       16384000 kB", /proc/PID/status's "Name:\tbash", a
-#: configuration's "crashkernel: 256M"): one word before the colon, then the value, maybe none.
-_KEY_VALUE = re.compile(rb"([A-Za-z_][\w.()/-]*):(?:[ \t]+(\S.*?))?[ \t]*")
+#: configuration's "crashkernel: 256M", tracefs's per_cpu/cpuN/stats "oldest event ts:   361.707048"): a key of one
+#: word or a few parted by single spaces before the colon, then the value, maybe none.  (Keys of one word only: the
+#: stats file, two of its eight keys of one word, was read as a console and said "No problem found", ue22 #12.)
+_KEY_VALUE = re.compile(rb"([A-Za-z_][\w.()/-]*(?: [A-Za-z_][\w.()/-]*)*):(?:[ \t]+(\S.*?))?[ \t]*")
 #: A value such a file holds: a number with maybe its unit ("16384000 kB", "6.1.0", "0x1f"), or one word ("yes",
 #: "/var/crash"); a kernel message's words after its subsystem are a sentence ("random: crng init done").
 _FLAT_VALUE = re.compile(rb"[-+]?\d\S*(?: [A-Za-z]{1,4})?|\S+")
@@ -327,7 +329,9 @@ class TextCheck:
         if flat:
             # "MemFree: 1024000 kB" is shaped as a kernel message ("subsystem: text"), and a file of them was read as
             # a console without time stamps: "No problem found" of /proc/meminfo.
-            looks = "; it looks like key: value lines (a /proc file such as /proc/meminfo, or a configuration)"
+            looks = (
+                "; it looks like key: value lines (a /proc or tracefs file such as /proc/meminfo, or a configuration)"
+            )
         raise InputError(
             f"{self.source}: not a kernel log: none of its {lines:,} lines is a kernel log line (no printk time stamp, "
             f"/dev/kmsg record, syslog or journal 'kernel:' prefix, boot banner, kernel report or message){looks}",

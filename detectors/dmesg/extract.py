@@ -131,6 +131,34 @@ def match_header(body: str) -> tuple[Rule, re.Match[str]] | None:
     return None
 
 
+#: A syslog line another program wrote: its stamp and host, then a tag that is not the kernel's (``Dec  7 10:00:00 host
+#: abrt-notification[812]: ...``).  The kernel's messages reach syslog and the journal under the tag ``kernel`` alone
+#: (lines.py reads them), so a report title in such a line is a program quoting it (abrt's notice of the oops beside
+#: it), not a report.
+_FOREIGN_SYSLOG: Final = rc.compile(
+    f"(?:{log_prefix.SHORT}|{log_prefix.ISO}|{log_prefix.SHORT_FULL})"
+    r" \S+ (?!kernel:)[^\s:\[\]]+(?:\[\d+\])?: "
+)
+#: A field label in capitals alone before the header on a line without a kernel prefix (``TITLE: BUG: soft lockup in
+#: f``, ``ALT: ...``: syzkaller's annotated test logs; a form or a summary quoting a title): no kernel message starts
+#: so; a subsystem's own prefix before a header is lower case or more than one word (``watchdog: BUG:``, ``rcu:
+#: INFO:``, ``NMI watchdog: BUG:``).
+_FIELD_LABEL: Final = rc.compile(r"[A-Z][A-Z_]+: ")
+
+
+def quotes_header(line: LogLine, match: re.Match[str]) -> bool:
+    """Whether ``line``, where a header rule's ``match`` was found, only quotes a report's title: a syslog line of
+    another program (:data:`_FOREIGN_SYSLOG`) or a field label before the header (:data:`_FIELD_LABEL`).
+
+    Taken as a report, such a line made the real report beside it "occurrence 2" of a one-line report that read no
+    fact (a user-space notice above the oops, ue22 #1), or a report of its own (the test log's ``TITLE:`` line).
+    """
+    if line.prefixed:
+        return False  # the kernel's own prefix: its message
+    text = line.text
+    return _FOREIGN_SYSLOG.match(text) is not None or _FIELD_LABEL.fullmatch(line.body, 0, match.start()) is not None
+
+
 def matching_rules(body: str, first: Rule) -> Iterator[tuple[Rule, re.Match[str]]]:
     """``first`` and every later rule whose header also matches (fallbacks when a report pattern is absent), in
     table order, each tried when asked for: the report builder mostly takes the first (the whole table after it
@@ -164,15 +192,29 @@ def line_context(line: LogLine) -> str | None:
     return line.context if line.prefixed else _NO_PREFIX
 
 
+#: The rules of lockdep's own splats: print_circular_bug() and its kin end with dump_stack(), never an oops's end
+#: marker.  A ``---[ end trace`` line after such a splat's header is the end of a report whose printing raised it
+#: (a BUG's oops, whose printk took console_owner under zone->lock: syzkaller's corpus log 352): it, and the
+#: register summary and panic after it, are that report's, not the splat's (ue22 #4).
+NO_END_MARKER_RULES: Final = frozenset(
+    {"lockdep-circular", "lockdep-irq-inversion", "lockdep-irq-order", "lockdep-recursive", "lockdep-inconsistent"}
+)
+
+
 def report_extent(
-    window: Sequence[LogLine], header_context: str | None, stop_at_headers: bool = True, kinds: list[int] | None = None
+    window: Sequence[LogLine],
+    header_context: str | None,
+    stop_at_headers: bool = True,
+    kinds: list[int] | None = None,
+    end_is_anothers: bool = False,
 ) -> tuple[list[LogLine], int, int]:
     """The report's own lines, the index of its last line in ``window`` and where scanning resumes.
 
     Scanning resumes at the first line the report did not take (a line of
     another CPU or task, or the next report's header).  ``kinds``, when given, receives the :func:`_line_kind` of
     each own line (for :func:`_corruption` and, since b1e85d6, the trace reader of the report's frames, which read
-    them again by body otherwise: ~20 M instructions of the shared corpus for the first).
+    them again by body otherwise: ~20 M instructions of the shared corpus for the first).  ``end_is_anothers``: the
+    report prints no oops end marker (:data:`NO_END_MARKER_RULES`), so an ``---[ end trace`` line ends it before it.
     """
     own: list[LogLine] = [window[0]]
     if kinds is not None:
@@ -198,6 +240,8 @@ def report_extent(
         if kind & _NMI:
             cpu_traceback = True
         if kind & _HEADER == _STARTS and stop_at_headers:
+            break
+        if kind & _END and end_is_anothers and "end trace" in body:
             break
         own.append(line)
         where.append(i)
@@ -615,7 +659,9 @@ def build_report(
     """
     head = window[0]
     kinds: list[int] = []
-    own, end, resume = report_extent(window, line_context(head), kinds=kinds)
+    own, end, resume = report_extent(
+        window, line_context(head), kinds=kinds, end_is_anothers=rule.name in NO_END_MARKER_RULES
+    )
     if past is not None and end >= past:
         return None
     text = "\n".join(line.body for line in own)

@@ -20,8 +20,10 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Final
 
+from detectors.dmesg.frames import STACK_START, is_frame
+from detectors.dmesg.lines import parse_line
 from forensics.model import NotAvailable
-from forensics.types.dmesg import KernelReport, ReportWhy, WhyFact
+from forensics.types.dmesg import KernelReport, ReportKind, ReportWhy, WhyFact
 
 #: The lines an oops prints once (show_regs(), dump_stack()'s header): two that differ are two reports' lines.  A
 #: ``RIP:`` is keyed by its code segment (the group before its value): one dump prints the kernel's registers (``RIP:
@@ -133,4 +135,51 @@ def unread_facts(reports: Sequence[KernelReport], whys: Mapping[int, ReportWhy])
             cause=None if cause_shared else why.cause,
             cause_at=() if cause_shared else why.cause_at,
         )
+    return out
+
+
+#: The kinds of oops die() prints: header, "Oops:", the CPU: line, the registers, then the stack: no frame line comes
+#: before its first stack's heading ("Call Trace:").
+_DIE_KINDS: Final = frozenset(
+    {ReportKind.GPF, ReportKind.NULL_DEREF, ReportKind.PAGE_FAULT, ReportKind.OOPS, ReportKind.TRAP}
+)
+
+
+def stray_frames(report: KernelReport) -> tuple[int, ...]:
+    """The frame lines of an oops (:data:`_DIE_KINDS`) printed between its header and its first stack's heading: its
+    lines hold another task's stack printed at the same time, and without caller ids which frame is whose cannot be
+    told (corpus 198: CPU 1's vmalloc failure trace among CPU 0's GPF, "do_arpt_set_ctl" given as the GPF's first
+    foreign frame, ue22 #9).  Empty with caller ids (the scanner split the lines) or when none."""
+    if report.is_event or report.kind not in _DIE_KINDS or report.context is not None:
+        return ()
+    out: list[int] = []
+    for number, text in report.lines[1:]:
+        body = parse_line(number, text).body
+        if STACK_START.search(body) is not None:
+            return tuple(out)
+        if is_frame(body):
+            out.append(number)
+    return ()  # no stack heading: nothing after it to doubt
+
+
+def interleaved_stacks(reports: Sequence[KernelReport], whys: Mapping[int, ReportWhy]) -> dict[int, ReportWhy]:
+    """``whys`` (by report first line) with the stacks of each oops that holds :func:`stray_frames` said unknown in
+    their place, with why: their frames, the first foreign one above all, may be the other task's."""
+    out = dict(whys)
+    for report in reports:
+        why = out.get(report.start_line)
+        if why is None or not why.stacks:
+            continue
+        stray = stray_frames(report)
+        if not stray:
+            continue
+        first = report.start_line
+        shown = ", ".join(str(n) for n in stray[:3]) + (f" and {len(stray) - 3} more" if len(stray) > 3 else "")
+        reason = NotAvailable(
+            f"its lines interleave with another task's stack printed at the same time, without caller ids to tell "
+            f"whose (frame lines {shown} come between its header, line {first}, and its first stack): which frames "
+            "are its own is unknown"
+        )
+        gone = tuple(WhyFact(f"{s.kind.value} stack", reason, s.at) for s in why.stacks)
+        out[first] = why._replace(facts=(*why.facts, *gone), stacks=())
     return out

@@ -18,12 +18,14 @@ import itertools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Final
 
+from detectors.dmesg.extract import NO_END_MARKER_RULES
 from detectors.dmesg.findings import line_evidence
 from detectors.dmesg.lines import drops_messages, parse_line
 from detectors.incident.consequences import as_consequence
 from forensics.model import Consequence, Evidence, Finding, NotAvailable
-from forensics.types.dmesg import KernelReport, ReportGroup, ReportKind
+from forensics.types.dmesg import Frame, KernelReport, ReportGroup, ReportKind
 
 
 @dataclass(frozen=True)
@@ -84,6 +86,9 @@ class Interruption:
     interrupted: KernelReport
     by: KernelReport
     marker: EndMarker
+    #: Set when ``by`` is a lockdep splat its printing raised (:func:`raised_by_printing`): the printk frame under the
+    #: lock it took, and the reporter's frame under that printk, of ``by``'s call trace.
+    through: tuple[Frame, Frame] | None = None
 
     @property
     def last_line(self) -> tuple[int, str]:
@@ -98,6 +103,14 @@ class Interruption:
     def how(self) -> str:
         """What ties the two, from the lines: the consequence's ``how``."""
         last, _ = self.last_line
+        if self.through is not None:
+            printk, reporter = self.through
+            return (
+                f"raised by its printing: line {self.by.start_line}'s call trace runs through {printk.function} "
+                f"(line {printk.line}) called by {reporter.function} (line {reporter.line}), which printed the report "
+                f"at line {self.interrupted.start_line}; its lines {self.interrupted.start_line}-{last} hold no end "
+                f"marker ({self.marker.text})"
+            )
         return (
             f"raised while it was printed: line {self.by.start_line} starts before its end marker "
             f"({self.marker.text}, {self.marker.source}); its lines {self.interrupted.start_line}-{last} hold none"
@@ -138,12 +151,59 @@ def interruption(first: KernelReport, then: KernelReport) -> Interruption | None
     return Interruption(first, then, marker)
 
 
+#: printk's own functions (kernel/printk/printk.c): a lockdep splat whose stack runs through one of them, under the
+#: lock it reports, was raised by a message being printed (console_owner taken under the lock the printer held).
+_PRINTK_FRAMES: Final = frozenset(
+    {"printk", "_printk", "vprintk", "vprintk_emit", "vprintk_default", "vprintk_func", "console_unlock",
+     "console_flush_all", "console_emit_next_record"}
+)  # fmt: skip
+#: The functions that print a report (its header, registers or stack): under printk in such a stack, the splat was
+#: raised while that report was printed.
+_REPORTER_FRAMES: Final = frozenset(
+    {"report_bug", "__warn", "__warn_printk", "warn_slowpath_fmt", "die", "__die", "oops_begin", "oops_end",
+     "show_regs", "__show_regs", "page_fault_oops", "no_context", "kasan_report", "end_report", "print_report",
+     "bad_page", "print_address_description"}
+)  # fmt: skip
+_LOCKDEP_ENTRY: Final = frozenset({"lock_acquire", "__lock_acquire", "lock_acquire_trace"})
+#: An oops's end marker, for a report whose kind prints it but has none of its own in END_MARKERS (``kernel BUG at``:
+#: die() and oops_end() print it).
+_OOPS_MARKER: Final = END_MARKERS[-1]
+
+
+def raised_by_printing(first: KernelReport, then: KernelReport) -> Interruption | None:
+    """Whether ``then``, a lockdep splat (extract.NO_END_MARKER_RULES), was raised by the printing of ``first``, the
+    report before it of the same caller: its call trace, below the lock it takes (lock_acquire), runs through printk
+    (:data:`_PRINTK_FRAMES`) called by a report's printer (:data:`_REPORTER_FRAMES`), and ``first`` printed no end
+    marker before it.  syzkaller's corpus log 352: ``kernel BUG at mm/page_alloc.c:3112!`` under zone->lock, whose
+    printk took console_owner: the splat is the BUG's consequence, and the end marker and panic after the splat are
+    the BUG's (ue22 #4)."""
+    if then.rule not in NO_END_MARKER_RULES or first.is_event or then.is_event:
+        return None
+    if first.context != then.context or first.start_line >= then.start_line:
+        return None
+    frames = [f for f in then.trace if f.reliable]
+    entry = next((i for i, f in enumerate(frames) if f.function in _LOCKDEP_ENTRY), None)
+    if entry is None:
+        return None
+    printk = next((i for i in range(entry, len(frames)) if frames[i].function in _PRINTK_FRAMES), None)
+    if printk is None:
+        return None
+    reporter = next((f for f in frames[printk:] if f.function in _REPORTER_FRAMES), None)
+    if reporter is None:
+        return None
+    marker = _MARKER_OF.get(first.kind, _OOPS_MARKER)
+    lines, _ = _own_lines(first)
+    if any(word in text for _, text in lines for word in marker.words):
+        return None  # it was printed to its end before the splat
+    return Interruption(first, then, marker, (frames[printk], reporter))
+
+
 def interruptions(reports: Sequence[KernelReport]) -> dict[int, Interruption]:
     """The interruptions among a log's reports (those kept, in any order), by the interrupting report's first line."""
     ordered = sorted((r for r in reports if not r.is_event), key=lambda r: r.start_line)
     out: dict[int, Interruption] = {}
     for first, then in itertools.pairwise(ordered):
-        found = interruption(first, then)
+        found = interruption(first, then) or raised_by_printing(first, then)
         if found is not None:
             out[then.start_line] = found
     return out

@@ -29,7 +29,7 @@ from detectors.dmesg.events import (
     build_one_line_event,
     find_event_header,
 )
-from detectors.dmesg.extract import HEADER_HINT_SEARCH, build_report, match_header
+from detectors.dmesg.extract import HEADER_HINT_SEARCH, build_report, match_header, quotes_header
 from detectors.dmesg.lines import LogLine, Window, parse_line, parse_raw, wall_zone_unknown
 from detectors.dmesg.memo import DIGITS_AS_ZERO, MAX_FULL_LINES, ReportMemo
 from detectors.dmesg.repeat import line_numbers
@@ -523,7 +523,12 @@ class LogScanner:
                 if banner[1] != self._banner:
                     self.banners[number] = self._banner = banner[1]
             found = match_header(head.body)
-            if found is None or (found[0].name == "unexpected-reboot" and not self._unexpected_reboot(start, head)):
+            if (
+                found is None
+                # a program's line quoting a title, not the kernel's report (extract.quotes_header)
+                or (not head.prefixed and quotes_header(head, found[1]))
+                or (found[0].name == "unexpected-reboot" and not self._unexpected_reboot(start, head))
+            ):
                 self._pos = line_end + 1
                 continue
             if " [inline]" in head.body and self._continued(head, line_end, end, found[0]):
@@ -874,7 +879,7 @@ class LogScanner:
             if head.context is not None and line_.context not in (None, head.context):
                 continue
             other = match_header(line_.body) if line_.body else None
-            if other is not None and other[0].kind not in _NOT_ABOVE:
+            if other is not None and other[0].kind not in _NOT_ABOVE and not quotes_header(line_, other[1]):
                 taken = raw[i:]
                 best = (start - sum(map(len, taken)) - len(taken), other)
         return best

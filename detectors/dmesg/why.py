@@ -29,7 +29,7 @@ from detectors.dmesg.atomic import PreemptCount, SleepingCall, decode_preempt_co
 from detectors.dmesg.code import listing, registers, x86_canonical
 from detectors.dmesg.cpublocks import cpu_blocks, cpu_of, other_cpu_lines
 from detectors.dmesg.events import MEM_INFO, MEM_INFO_REACH, VMALLOC_FAILURE
-from detectors.dmesg.extract import BLOCKED_TASK_RULES
+from detectors.dmesg.extract import BLOCKED_TASK_RULES, NO_END_MARKER_RULES
 from detectors.dmesg.frames import HUNG_SKIPS, function_name, is_skipped
 from detectors.dmesg.interleaved import mixed_dumps
 from detectors.dmesg.lines import LogLine, parse_line
@@ -3065,6 +3065,10 @@ def link_panic(report: KernelReport, why: ReportWhy, above: Sequence[KernelRepor
         if caller is not None and parse_line(before.start_line, before.lines[0][1]).context not in (None, caller):
             continue
         if before.kind not in kinds:
+            if fields.get("follows") == "oops" and before.rule in NO_END_MARKER_RULES:
+                # A lockdep splat ends in no end marker and no panic: one between an oops and its "Fatal exception"
+                # was raised while the oops was printed (its printk took a lock: corpus log 352, ue22 #4).
+                continue
             return why  # the nearest report of its caller is of another kind: no claim which one it was
         at = before.start_line - report.start_line
         statement = f"{fields['statement']}; the report it makes fatal: line {before.start_line}, {before.title}"
@@ -3978,8 +3982,10 @@ def explain(
             for at in section.skipped:  # noted: the reading went on past a frame line the console cut short
                 r.facts.append(_fact("frame line cut", texts.get(first + at, "").strip(), at))
     found: Extractor | None = None
-    if "Code:" in text and not blocked:
-        # (A blocked task's report prints no registers of its own: its Code: lines are other CPUs' NMI backtraces'.)
+    if "Code:" in text and not blocked and report.rule not in NO_END_MARKER_RULES:
+        # (A blocked task's report prints no registers of its own: its Code: lines are other CPUs' NMI backtraces'.
+        # Nor does a lockdep splat: a Code: line in its stack is an exception frame's, the BUG whose printing raised
+        # it in corpus log 352, credited to the splat as its "code" (ue22 #4).)
         r.code = listing(own, first)
     r.arch = report_arch(text, r.code)
     if kaslr is not None and kaslr[0]:

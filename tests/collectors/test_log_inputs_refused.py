@@ -176,7 +176,16 @@ TRACES = ROOT / "tests/data/traces"
         (
             "meminfo",
             lambda: b"MemTotal: 16384000 kB\nMemFree: 1024000 kB\nMemAvailable: 2048000 kB\nBuffers: 100 kB\n",
-            "; it looks like key: value lines (a /proc file such as /proc/meminfo, or a configuration)",
+            "; it looks like key: value lines (a /proc or tracefs file such as /proc/meminfo, or a configuration)",
+        ),
+        # tracefs's per_cpu/cpuN/stats: keys of several words ("oldest event ts"), read as a console (ue22 #12).
+        (
+            "trace-stats",
+            lambda: (
+                b"entries: 925\noverrun: 0\ncommit overrun: 0\nbytes: 33608\noldest event ts:   361.707048\n"
+                b"now ts:   361.872606\ndropped events: 0\nread events: 0\n"
+            ),
+            "; it looks like key: value lines",
         ),
         (
             "config",
