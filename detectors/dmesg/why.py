@@ -1215,10 +1215,12 @@ def _entry_waited_on(listed: Sequence[_Held], own: str, trace: StackSection) -> 
     return None
 
 
-def _holder_of(listed: Sequence[_Held], waited: _Held, waiters: set[str]) -> _Held | None:
+def _holder_of(listed: Sequence[_Held], waited: _Held, waiters: set[str], past: set[str]) -> _Held | None:
     """The one other task whose entry is the same lock (name and address), not a known waiter of it; else None.
 
-    Several such tasks are the holder and waiters not yet reported (lockdep lists a waiter's lock too): no guess.
+    Several such tasks are the holder and waiters not yet reported (lockdep lists a waiter's lock too): the holder
+    is then the one of them ``past`` names (a hung task of the pass whose stack is past the lock: blocked in
+    something else, an RCU grace period, a completion, another lock), when exactly one is; else no guess.
     A running holder's entries are not printed ("N locks held by t/p:" alone): no holder either.
     """
     if waited.address is None:
@@ -1227,7 +1229,18 @@ def _holder_of(listed: Sequence[_Held], waited: _Held, waiters: set[str]) -> _He
     others = {
         h.task: h for h in listed if h.task != waited.task and h.task not in waiters and (h.name, h.address) == lock
     }
-    return next(iter(others.values())) if len(others) == 1 else None
+    if len(others) == 1:
+        return next(iter(others.values()))
+    known = [h for task, h in others.items() if task in past]
+    return known[0] if len(known) == 1 else None
+
+
+def _past_lock(why: ReportWhy, entry: _Held | None, lock: tuple[str, str | None]) -> bool:
+    """Whether a hung task of the pass is known not to wait for ``lock`` (name, address): its stack waits for
+    something that is no lock (an RCU grace period, a completion, I/O), or for another lock of the list."""
+    if entry is not None:
+        return (entry.name, entry.address) != lock
+    return why.fact("waits for") not in (*_LOCK_WAIT_WORDS, None)
 
 
 def read_hung_pass(members: Sequence[tuple[KernelReport, ReportWhy]]) -> list[ReportWhy]:
@@ -1238,26 +1251,43 @@ def read_hung_pass(members: Sequence[tuple[KernelReport, ReportWhy]]) -> list[Re
     waits for (``waits for lock``) and the other task whose entry is the same lock (``lock holder``: the task, its
     pid and the function that took it), each fact at its own line of the list (an offset past the end of an earlier
     report's own lines, whose texts ``read_past`` carries for the finding's evidence).  The cause of a task whose
-    holder is known names it.
+    holder is known names it.  A hung task of the pass that holds the lock others wait for gets ``holds lock`` and
+    ``lock waiters`` (how many other tasks the list shows with it, and how many of them were reported hung): its
+    cause is the cascade's, the one the others wait behind.
     """
     listed = _locks_list(members[-1][0])
     if not listed:
         return [why for _, why in members]
     list_texts = dict(members[-1][0].lines)
     waited: list[_Held | None] = []
+    owns: list[str] = []
     for _report, why in members:
         trace = next((s for s in why.stacks if s.kind is _SK_CALL_TRACE), None)
         own = f"{why.fact('task')}/{why.fact('pid')}"
+        owns.append(own)
         waited.append(None if trace is None else _entry_waited_on(listed, own, trace))
-    out: list[ReportWhy] = []
-    for (report, why), entry in zip(members, waited, strict=True):
+    # The lock each holder found holds, the tasks the list shows with it and those of them reported hung.
+    holding: dict[str, tuple[_Held, set[str], set[str]]] = {}
+    holders: list[_Held | None] = []
+    for entry in waited:
         if entry is None:
-            out.append(why)
+            holders.append(None)
             continue
-        at = entry.line - report.start_line
-        facts = [*why.facts, _fact("waits for lock", entry.name, at)]
-        waiters = {w.task for w in waited if w is not None and (w.name, w.address) == (entry.name, entry.address)}
-        holder = _holder_of(listed, entry, waiters)
+        lock = (entry.name, entry.address)
+        waiters = {w.task for w in waited if w is not None and (w.name, w.address) == lock}
+        past = {o for (_, w), o, e in zip(members, owns, waited, strict=True) if _past_lock(w, e, lock)}
+        holder = _holder_of(listed, entry, waiters, past)
+        holders.append(holder)
+        if holder is not None and holder.task in owns:
+            others = {h.task for h in listed if (h.name, h.address) == lock} - {holder.task}
+            holding[holder.task] = (holder, others, waiters)
+    out: list[ReportWhy] = []
+    for (report, why), own, entry, holder in zip(members, owns, waited, holders, strict=True):
+        facts = list(why.facts)
+        cited: set[int] = set()
+        if entry is not None:
+            facts.append(_fact("waits for lock", entry.name, entry.line - report.start_line))
+            cited.add(entry.line)
         if holder is not None:
             comm, _, pid = holder.task.rpartition("/")
             held_at = holder.line - report.start_line
@@ -1268,12 +1298,25 @@ def read_hung_pass(members: Sequence[tuple[KernelReport, ReportWhy]]) -> list[Re
             ]
             if holder.site:
                 facts.append(_fact("lock held since", function_name(holder.site.partition("+")[0]), held_at))
+            cited.add(holder.line)
+        held = holding.get(own)
+        if held is not None:
+            lock_entry, others, hung = held
+            at = lock_entry.line - report.start_line
+            facts += [
+                _fact("holds lock", lock_entry.name, at),
+                _fact("lock waiters", len(others), at),
+                _fact("lock waiters hung", len(hung & others), at),
+            ]
+            cited.add(lock_entry.line)
+        if not cited:
+            out.append(why)
+            continue
         r = _Reading(report, [], report.start_line, [f for f in facts if f.name != "root cause"], list(why.stacks))
         cause, cause_at = _conclude(r)
         # The texts of the list lines cited past this report's own (every task's but the last's), for its evidence.
         own_lines = {n for n, _ in report.lines}
-        cited = sorted({entry.line, *([holder.line] if holder is not None else [])} - own_lines)
-        read_past = tuple((n - report.start_line, list_texts[n]) for n in cited if n in list_texts)
+        read_past = tuple((n - report.start_line, list_texts[n]) for n in sorted(cited - own_lines) if n in list_texts)
         out.append(why._replace(facts=tuple(r.facts), cause=cause, cause_at=cause_at, read_past=read_past))
     return out
 
@@ -3625,7 +3668,12 @@ def _hung_cause(r: _Reading) -> Cause | None:
     if owner is not None:
         statement = f"{owner} (pid {r.get('lock owner pid')}) holds the {what} {r.get('task')} waits for in {where}"
         return _cause("lock_wait", r, 0.75, f"look at what {owner} does (its stack: echo t > /proc/sysrq-trigger)",
-                      r.at("lock owner"), statement=statement)  # fmt: skip
+                      r.at("lock owner"), statement=statement,
+                      dump_command=f"crash> bt {r.get('lock owner pid')}  # what {owner}, the lock's owner, "
+                      "does")  # fmt: skip
+    held = r.get("holds lock")
+    if held is not None:
+        return _holder_cause(r, str(held), what, where)
     holder = r.get("lock holder")
     if holder is not None:
         # The one other task of the locks list whose entry is the lock this task waits for (read_hung_pass).
@@ -3635,13 +3683,36 @@ def _hung_cause(r: _Reading) -> Cause | None:
             f"{r.get('waits for lock')} in {where}, {held}"
         )
         return _cause("lock_wait", r, 0.7, f"look at what {holder} does (its stack: echo t > /proc/sysrq-trigger)",
-                      r.at("lock holder"), statement=statement)  # fmt: skip
+                      r.at("lock holder"), statement=statement,
+                      dump_command=f"crash> bt {r.get('lock holder pid')}  # what {holder}, the lock's holder, "
+                      "does")  # fmt: skip
     if what == "something":
         what = "a wait the stack does not name"
     statement = f"{r.get('task')} (pid {r.get('pid')}) waited {r.get('blocked seconds')} s for {what} in {where}"
     cls = "lock_wait" if what in _LOCK_WAIT_WORDS else "hung_task"
     return _cause(cls, r, 0.5, "echo w > /proc/sysrq-trigger  # the blocked tasks and their locks",
-                  r.at("task"), statement=statement)  # fmt: skip
+                  r.at("task"), statement=statement, dump_command=_BLOCKED_DUMP)  # fmt: skip
+
+
+#: The dump's counterpart of sysrq-w, for a machine that went down after its hung tasks (no live command reaches it).
+_BLOCKED_DUMP = "crash> foreach UN bt  # every blocked task's stack, in the dump"
+
+
+def _holder_cause(r: _Reading, lock: str, what: FactValue, where: FactValue) -> Cause:
+    """A hung task that holds the lock other hung tasks of its pass wait for (:func:`read_hung_pass`): the cascade's
+    head.  What it waits for itself is what holds them all; its wait is said with the lines of both facts."""
+    task, pid = r.get("task"), r.get("pid")
+    primitive = r.get("wait primitive")
+    blocked = f"in {primitive} (line {r.first + (r.at('wait primitive') or 0)})" if primitive else f"in {where}"
+    waiters, hung = r.get("lock waiters"), r.get("lock waiters hung")
+    statement = (f"{task} (pid {pid}) holds {lock} (line {r.first + (r.at('holds lock') or 0)}) and is itself "
+                 f"blocked {blocked} for {r.get('blocked seconds')} s, waiting for {what} in {where}; {waiters} "
+                 f"{'task waits' if waiters == 1 else 'tasks wait'} behind it "
+                 f"({hung} of them reported hung)")  # fmt: skip
+    step = f"find why {primitive or where} does not return in {task}: every task's stack, echo t > /proc/sysrq-trigger"
+    return _cause("lock_wait", r, 0.8, step, r.at("holds lock"), r.at("wait primitive"), statement=statement,
+                  dump_command=f"crash> bt {pid}  # why {task} does not return from {primitive or where} while it "
+                  f"holds {lock}")  # fmt: skip
 
 
 #: What a hung task may wait for that is a lock (the other waits are a completion, I/O, an RCU grace period).
