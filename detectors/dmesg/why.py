@@ -21,6 +21,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from itertools import pairwise
 from typing import Final, NamedTuple
 
 from ahocorasick_rs import BytesAhoCorasick, MatchKind
@@ -764,6 +765,14 @@ def _lockdep_role(r: _Reading, body: str, line: LogLine) -> str | None:
             return role
     if "already holding" in body and body.rstrip().endswith(":"):
         return "holding"
+    if "Chain exists of:" in body:
+        return "chain-exists"
+    if "-irq-safe lock:" in body and "connects a" in body:
+        return "irq-safe"  # "but this new dependency connects a HARDIRQ-irq-safe lock:"
+    if "-irq-unsafe lock:" in body and body.lstrip().startswith("to a"):
+        return "irq-unsafe"  # "to a HARDIRQ-irq-unsafe lock:"
+    if "the dependencies between" in body and "-irq-safe lock and" in body:
+        return "irq-safe"  # its first line "-> (L){...} {" names the safe lock (a log that lost the line above)
     if "but this lock " in body and "in the past" in body:
         # An irq lock inversion's other lock: "but this lock took another, HARDIRQ-unsafe lock in the past:" or
         # "... was taken by another, HARDIRQ-safe lock in the past:".
@@ -806,14 +815,64 @@ def _lock_site_continued(r: _Reading, run: _Run | None, body: str, line: LogLine
     return role, name, False
 
 
+#: An IRQ-safety report's "... which became HARDIRQ-irq-safe at:" (and "-irq-unsafe"): the stack that follows is
+#: where the lock first got that usage (lockdep's usage trace).
+_BECAME = rc.compile(r"which became \S+-irq-(safe|unsafe) at:")
+#: The safe lock as the dependencies' heading names it: "-> (&ctx->completion_lock#2){-...}-{2:2} {".
+_DEPENDENCY_LOCK = rc.compile(r"^\s*-> \((.*)\)\{[^}]*\}(?:-\{[^}]*\})?\s*\{\s*$")
+
+
+def _irq_lock(r: _Reading, role: str, body: str, line: LogLine) -> bool:
+    """An IRQ-safety report's safe or unsafe lock line (``role`` "irq-safe", "irq-unsafe"): its fact, once."""
+    m = _LOCK_AT.match(body) or _DEPENDENCY_LOCK.match(body)
+    if m is None:
+        return False
+    if r.get(f"{role} lock") is None:
+        r.add(f"{role} lock", m.group(1), line)
+    return True
+
+
+def _became_at(r: _Reading, usage: str, body: str, line: LogLine) -> str | None:
+    """Reading the stack of "... which became X-irq-``usage`` at:": None once its first foreign frame is read (the
+    fact ``irq-<usage> at``, the function that took the lock) or the stack ended, else ``usage`` (read on)."""
+    if body.strip() == "...":
+        return usage  # lockdep's mark of a trace it cut short at the top
+    m = _SITE.match(body)
+    if m is None:
+        return None
+    name = function_name(m.group(1).partition("+")[0])
+    if is_skipped((), name):
+        return usage
+    r.add(f"irq-{usage} at", name, line)
+    return None
+
+
+def _irq_usage_line(
+    r: _Reading, became: str | None, role: str | None, body: str, line: LogLine
+) -> tuple[bool, str | None, str | None]:
+    """An IRQ-safety report's line: a frame of a "which became ... at:" stack (``became``), such a heading, or the
+    safe or unsafe lock (``role``).  Whether the line was read so, and the stack and the role read on."""
+    if became is not None and (became := _became_at(r, became, body, line)) is not None:
+        return True, became, role
+    if "which became" in body and (m := _BECAME.search(body)) is not None:
+        return True, (None if r.get(f"irq-{m.group(1)} at") is not None else m.group(1)), role
+    if role is not None and role in ("irq-safe", "irq-unsafe") and _irq_lock(r, role, body, line):
+        return True, None, None
+    return False, None, role
+
+
 def _lockdep(r: _Reading) -> None:
     role = None  # which lock the next lock line names
     run: _Run | None = None  # the lock whose "at:" lines are being read
     scenario_cpu_column: int | None = None
+    became: str | None = None  # the usage ("safe", "unsafe") whose "which became ... at:" stack is being read
     chain_sections = [s for s in r.stacks if s.kind is _SK_LOCK_CHAIN]
     for line in _held_lines(r.lines):
         body = line.body
         if (run := _lock_site_continued(r, run, body, line)) is not None:
+            continue
+        read, became, role = _irq_usage_line(r, became, role, body, line)
+        if read:
             continue
         if (
             ("WARNING:" in body or "INFO:" in body)
@@ -864,9 +923,6 @@ def _lockdep(r: _Reading) -> None:
         if "#" in body and (m := _HELD.match(body)) is not None:
             owner = r.tasks[-1] if r.tasks else None
             _add_held(r, m, f"{owner.comm}/{owner.pid}" if owner is not None else None, line)
-            continue
-        if "Chain exists of:" in body:
-            role = "chain-exists"
             continue
         if role == "chain-exists" and (m := _CHAIN_EXISTS.match(body)) is not None:
             r.add("chain", m.group(1), line)
@@ -3676,10 +3732,63 @@ def _lockdep_cause(r: _Reading) -> Cause | None:
             f"inconsistent lock state (lockdep): {acquiring or 'a lock'} is used {r.get('usage') or ''} "
             f"in {r.get('acquiring at') or r.func}: an interrupt that takes it can deadlock its holder"
         )
+    elif "unsafe lock order" in kind and (irq := _irq_order(r, kind)) is not None:
+        statement, lines = irq
+        return _cause("lock_order", r, 0.8, "fix the lock order (or the IRQ safety) of the locks named", *lines,
+                      statement=statement)  # fmt: skip
     else:
         statement = f"{kind} (lockdep) in {r.func}"
     return _cause("lock_order", r, 0.8, "fix the lock order (or the IRQ safety) of the locks named", r.at("lockdep"),
                   statement=" ".join(statement.split()))  # fmt: skip
+
+
+def _irq_order(r: _Reading, kind: str) -> tuple[str, tuple[int | None, ...]] | None:
+    """An IRQ-safety report's both locks, where each got its usage and what the task holds and takes, with lines:
+    "HARDIRQ-safe -> HARDIRQ-unsafe lock order (lockdep): holding L (line 62), T takes U in f (line 9); L is
+    HARDIRQ-safe (taken in an interrupt in g, line 14) and U HARDIRQ-unsafe (taken with that interrupt on in h,
+    line 38)".  None when the safe lock is not read (neither its line nor the scenario's interrupt names it)."""
+    safe_word, _, unsafe_word = kind.partition(" -> ")
+    unsafe_word = unsafe_word.removesuffix(" lock order")
+    safe = r.get("irq-safe lock")
+    if safe is None:
+        # The scenario's "<Interrupt>" is followed by the safe lock the interrupt takes.
+        scenario = [f for f in r.facts if f.name.startswith("scenario ")]
+        safe = next((str(b.value)[5:-1] for a, b in pairwise(scenario) if a.value == "<Interrupt>"), None)
+    if not safe:
+        return None
+    unsafe = r.get("irq-unsafe lock") or r.get("acquiring lock")
+
+    def line(name: str) -> str:
+        at = r.at(name)
+        return f"line {r.first + at}" if at is not None else "line not read"
+
+    holding, held_at = r.get("holding lock"), r.at("holding lock")
+    if holding is None:
+        held = next((k for k in r.locks if k.role == "held" and k.name == safe), None)
+        holding, held_at = (held.name, held.at) if held is not None else (None, None)
+    task = r.get("task") or "a task"
+    acquiring = r.get("acquiring lock") or unsafe
+    site = r.get("acquiring at")
+    where = f" in {function_name(str(site).partition('+')[0])}" if site else ""
+    statement = f"{kind} (lockdep): "
+    if holding is not None:
+        statement += f"holding {holding} (line {r.first + (held_at or 0)}), "
+    statement += f"{task} takes {acquiring}{where} ({line('acquiring lock')}); {safe} is {safe_word} ("
+    statement += (
+        f"taken in an interrupt in {r.get('irq-safe at')}, {line('irq-safe at')})"
+        if r.get("irq-safe at")
+        else "where it became so is not in the log)"
+    )
+    if unsafe is not None:
+        statement += f" and {unsafe} {unsafe_word} (" + (
+            f"taken with that interrupt enabled in {r.get('irq-unsafe at')}, {line('irq-unsafe at')})"
+            if r.get("irq-unsafe at")
+            else "where it became so is not in the log)"
+        )
+    if holding is not None and holding != safe and r.get("chain"):
+        statement += f"; the chain: {r.get('chain')}"
+    cited = (r.at("acquiring lock"), held_at, r.at("irq-safe at"), r.at("irq-unsafe at"), r.at("lockdep"))
+    return statement, cited
 
 
 def _bad_unlock_cause(r: _Reading) -> Cause | None:
