@@ -1296,7 +1296,8 @@ def _past_lock(why: ReportWhy, entry: _Held | None, lock: tuple[str, str | None]
     something that is no lock (an RCU grace period, a completion, I/O), or for another lock of the list."""
     if entry is not None:
         return (entry.name, entry.address) != lock
-    return why.fact("waits for") not in (*_LOCK_WAIT_WORDS, None)
+    waits = why.fact("waits for")
+    return waits is not None and waits not in _LOCK_WAIT_WORDS
 
 
 def read_hung_pass(members: Sequence[tuple[KernelReport, ReportWhy]]) -> list[ReportWhy]:
