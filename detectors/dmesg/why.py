@@ -1333,7 +1333,9 @@ def read_hung_pass(members: Sequence[tuple[KernelReport, ReportWhy]]) -> list[Re
         lock = (entry.name, entry.address)
         waiters = {w.task for w in waited if w is not None and (w.name, w.address) == lock}
         past = {o for (_, w), o, e in zip(members, owns, waited, strict=True) if _past_lock(w, e, lock)}
-        holder = _holder_of(listed, entry, waiters, past)
+        # A hung task of the pass whose stack is in a lock's wait (its entry not read as the one it waits for) may
+        # wait for this one: lockdep lists it as held from the request on, so it is never taken for the holder.
+        holder = _holder_of(listed, entry, waiters | (set(owns) - past), past)
         holders.append(holder)
         if holder is not None and holder.task in owns:
             others = {h.task for h in listed if (h.name, h.address) == lock} - {holder.task}

@@ -104,6 +104,27 @@ def test_a_waiter_whose_entry_is_not_a_frame_of_its_stack_is_no_holder() -> None
     assert holder.cause is not None and holder.cause.statement.endswith("(1 of them reported hung)")
 
 
+def test_a_hung_task_in_a_lock_wait_is_never_the_holder_even_when_alone_beside_the_waiter() -> None:
+    # Without the holder's report and kworker/0:11, syz.3.4 (its entry at another offset than its stack's frame, so
+    # not read as the lock it waits for) is the only other task listed with rtnl_mutex: its stack is in
+    # __mutex_lock, a waiter, not the holder.  Before, the one other task listed was named the holder.
+    text = CASCADE[CASCADE.index("INFO: task syz.1.2") :]
+    text = text.replace(
+        "1 lock held by syz.3.4/78:\n #0: ffffffff899980e0 (rtnl_mutex){+.+.}-{4:4}, at: rtnl_lock+0x17/0x20",
+        "1 lock held by syz.3.4/78:\n #0: ffffffff899980e0 (rtnl_mutex){+.+.}-{4:4}, at: rtnl_lock+0x1c/0x20",
+    )
+    for gone in (" #3: ffffffff899980e0 (rtnl_mutex){+.+.}-{4:4}, at: rtnl_lock+0x17/0x20\n",
+                 " #2: ffffffff899980e0 (rtnl_mutex){+.+.}-{4:4}, at: rtnl_lock+0x17/0x20\n"):  # fmt: skip
+        assert gone in text
+        text = text.replace(gone, "")
+    reports = list(scan_chunks([text.encode()]))
+    whys = explain_reports(reports)
+    first = {f.name: f.value for f in whys[reports[0].start_line].facts}
+    assert first["waits for lock"] == "rtnl_mutex"
+    assert "lock holder" not in first
+    assert all("holds lock" not in {f.name for f in whys[r.start_line].facts} for r in reports)
+
+
 def test_a_hung_task_panic_is_every_task_of_the_pass_s_and_the_holder_ranks_first() -> None:
     """Before: only the group whose report printed the panic was critical (syz.3.4's, the last printed): the holder's
     report was high, ranked below its waiters, and every hypothesis said "echo w > /proc/sysrq-trigger" on a machine
