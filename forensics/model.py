@@ -776,6 +776,12 @@ class BootTime:
 _NO_BOOT_TIME = NotAvailable("no input records when the kernel booted")
 
 
+def _finding_order(f: Finding) -> tuple[int, float, float, str]:
+    """The key of :meth:`Incident.sorted_findings`."""
+    cause = f.log_cause.confidence if f.log_cause is not None else 0.0
+    return (-f.severity.rank, -f.confidence, -cause, f.title)
+
+
 @dataclass(frozen=True)
 class Incident:
     """Everything known about one kernel incident: where, when, what was read, findings."""
@@ -790,8 +796,10 @@ class Incident:
     examined: tuple[Examined, ...] = ()  # what each analysis looked at (said with "no problem found")
 
     def sorted_findings(self) -> tuple[Finding, ...]:
-        """Findings, worst first, then by confidence, then by title."""
-        return tuple(sorted(self.findings, key=lambda f: (-f.severity.rank, -f.confidence, f.title)))
+        """Findings, worst first, then by confidence, then by the confidence of the cause each reads from its log
+        report (one hung task that holds the lock the others of its pass wait for before them: all critical at
+        their panic), then by title."""
+        return tuple(sorted(self.findings, key=_finding_order))
 
     def problems(self) -> tuple[Finding, ...]:
         """The findings at :data:`PROBLEM` or above, worst first: below it a finding is information."""

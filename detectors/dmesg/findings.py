@@ -193,11 +193,12 @@ def _vendor_step(module: str, flags: str, line: int | None, taint: str) -> str:
 class _Acc:
     """One signature's occurrences while reading: first, last and a sample thinned as the count grows."""
 
-    __slots__ = ("count", "first", "last", "sample", "stride")
+    __slots__ = ("count", "first", "last", "panicked_by", "sample", "stride")
 
     def __init__(self, report: KernelReport) -> None:
         self.first = self.last = report
         self.count = 1
+        self.panicked_by: KernelReport | None = None
         self.sample: list[tuple[int, KernelReport]] = []  # (occurrence index, report)
         self.stride = 1
 
@@ -214,7 +215,7 @@ class _Acc:
         self.count += 1
 
     def group(self) -> ReportGroup:
-        return ReportGroup(self.first, self.last, self.count, tuple(r for _, r in self.sample))
+        return ReportGroup(self.first, self.last, self.count, tuple(r for _, r in self.sample), self.panicked_by)
 
 
 #: A printk time lower than the report's before by more than this is a step back of the log's clock, not two CPUs'
@@ -261,6 +262,10 @@ class ReportGrouper:
         # A new boot between two reports (report_boot_line) is one too, where the time does not go back.
         self.time_steps: list[tuple[int, int, float, float]] = []
         self._previous_time: tuple[int, float, int] | None = None
+        # The groups of the khungtaskd pass being read (hung_passes' definition, as the reports come) and the time
+        # of its last report: a hung-task panic printed in the pass's last report is caused by each of its tasks.
+        self._pass: list[_Acc] = []
+        self._pass_time: float | NotAvailable | None = None
 
     def add(self, report: KernelReport) -> None:
         """Count one more report."""
@@ -282,9 +287,27 @@ class ReportGrouper:
             self._add_wall(report.start_line, wall)
         acc = self._groups.get(report.signature)
         if acc is None:
-            self._groups[report.signature] = _Acc(report)
+            acc = self._groups[report.signature] = _Acc(report)
         else:
             acc.add(report)
+        self._khungtaskd_pass(report, acc)
+
+    def _khungtaskd_pass(self, report: KernelReport, acc: _Acc) -> None:
+        """Follow the khungtaskd pass (:func:`hung_passes`): at its "hung_task: blocked tasks" panic, every group of
+        the pass is the panic's (hung_task_panic panics for any task it found, after printing them all)."""
+        if report.rule not in _HUNG_RULES:
+            self._pass = []
+            return
+        t, last = report.start_time, self._pass_time
+        if self._pass and isinstance(t, float) and isinstance(last, float) and t - last > _HUNG_PASS_SECONDS:
+            self._pass = []
+        self._pass.append(acc)
+        self._pass_time = t
+        if report.panicked and any(_HUNG_PANIC in text for _, text in report.lines):
+            for member in self._pass:
+                if member.panicked_by is None and not member.first.panicked:
+                    member.panicked_by = report
+            self._pass = []
 
     def _add_wall(self, line: int, wall: float) -> None:
         self.first_wall = wall if self.first_wall is None else min(self.first_wall, wall)
@@ -586,7 +609,7 @@ def explained_finding(
     if oom_panic is not None and first.kind is ReportKind.OOM:
         baseline = oom_baseline(first, oom_panic)
     ending = ""  # what the summary says followed it (the machine went down), after its title and lines
-    if ended is not None and severity is Severity.CRITICAL and not (first.panicked or last.panicked):
+    if ended is not None and severity is Severity.CRITICAL and not group.panicked:
         baseline, ending = _ending(source, ended, baseline, facts, evidence)
     release: str | NotAvailable = first.kernel_release
     banner = first.boot_banner
@@ -642,12 +665,14 @@ def explained_finding(
         facts += [f for f in why_facts(why) if f.name not in have]
         cut = len(evidence) - 1 if evidence[-1].locator.name == _BANNER else len(evidence)
         evidence[cut:cut] = why_evidence(source, first, why)  # before the boot banner, which stays last
-        logged = None if cause is None else log_cause(cause)
+        logged = None if cause is None else log_cause(cause, _panicked_steps(first, down) is not None)
         if logged is not None and logged.confidence > confidence:
             # The cause was read from the report's own lines: it cannot be surer than the report (a damaged one).
             facts.append(_fact(CAUSE_CAPPED, _capped(logged.confidence, confidence, first.corrupted_reason)))
             logged = LogCause(logged.cls, logged.statement, confidence, logged.next_command)
-    panic = _panic_line(first) if severity is _SEV_CRITICAL and first.panicked else None
+    # (a group of a khungtaskd pass whose panic another group's report printed: that panic, caused by the pass)
+    by = first if first.panicked else group.panicked_by
+    panic = _panic_line(by) if severity is _SEV_CRITICAL and by is not None else None
     summary = f"{first.title} ({where})"
     summary += ending
     if panic is not None:
@@ -960,6 +985,8 @@ def _pass_key(members: list[KernelReport], whys: dict[int, ReportWhy]) -> tuple[
     return tuple(key)
 
 
+#: The panic hung_task_panic makes of a khungtaskd pass (kernel/hung_task.c).
+_HUNG_PANIC: Final = "Kernel panic - not syncing: hung_task: blocked tasks"
 #: The hung-task reports of one khungtaskd pass come within this many seconds of each other.
 _HUNG_PASS_SECONDS = 2.0
 #: The rules of khungtaskd's reports.
@@ -1058,9 +1085,17 @@ def why_evidence(source: str, report: KernelReport, why: ReportWhy) -> list[Evid
     return out
 
 
-def log_cause(cause: Cause) -> LogCause:
-    """The typed cause a finding carries for the one hypothesis table (rule ``log-cause``)."""
-    return LogCause(cause.cls, cause.statement, float(f"{cause.confidence:.2f}"), cause.next_command)
+def log_cause(cause: Cause, post_mortem: bool = False) -> LogCause:
+    """The typed cause a finding carries for the one hypothesis table (rule ``log-cause``).
+
+    ``post_mortem``: the machine went down after the report (its finding's steps read the dump): a cause whose step
+    asks the live machine (sysrq) and that names the dump's counterpart (its ``dump_command`` field) gives that one,
+    so the hypothesis's confirm step is the finding's.
+    """
+    command = cause.next_command
+    if post_mortem:
+        command = str(dict(cause.fields).get("dump_command") or command)
+    return LogCause(cause.cls, cause.statement, float(f"{cause.confidence:.2f}"), command)
 
 
 #: Waits that take a sleeping lock a task may hold while it waits for another (the stuff of lock cycles).

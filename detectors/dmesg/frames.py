@@ -742,7 +742,10 @@ SKIP_REPORTING = ("panic", "invalid_op", "report_bug", "fixup_bug", "do_error", 
                   "^bug$", "^__bug$", "__might_resched", "__might_sleep", "___might_sleep", "__cant_sleep",
                   "program_check_exception", "program_check_common", "^do_trap", "^brk_handler",
                   "el1h_64_sync", "el1_abort", "el1_dbg", "^bug_handler", "^call_break_hook", "check_heap_object",
-                  "check_object", "walk_stack", "imbalance_bug", "print_unlock", "hex_dump", "^get_taint$")  # fmt: skip
+                  "check_object", "walk_stack", "imbalance_bug", "print_unlock", "hex_dump", "^get_taint$",
+                  # lockdep's IRQ-safety checker and KASAN's reporter, printing their own report (not the task's)
+                  "^check_irq_usage", "^check_usage", "^print_bad_irq_dependency", "^end_report$",
+                  "^start_report$")  # fmt: skip
 SKIP_LOCKING = ("lockdep", "lock_acquire", "lock_release", "lock_class", "reacquire_held_locks", "spin_lock",
                 "spin_trylock", "spin_unlock", "raw_read_lock", "raw_read_trylock", "raw_write_lock",
                 "raw_write_trylock", "^down$", "^down_", "^__down", "up_read", "up_write", "mutex_lock",

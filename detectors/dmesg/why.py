@@ -21,6 +21,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from itertools import pairwise
 from typing import Final, NamedTuple
 
 from ahocorasick_rs import BytesAhoCorasick, MatchKind
@@ -765,6 +766,14 @@ def _lockdep_role(r: _Reading, body: str, line: LogLine) -> str | None:
             return role
     if "already holding" in body and body.rstrip().endswith(":"):
         return "holding"
+    if "Chain exists of:" in body:
+        return "chain-exists"
+    if "-irq-safe lock:" in body and "connects a" in body:
+        return "irq-safe"  # "but this new dependency connects a HARDIRQ-irq-safe lock:"
+    if "-irq-unsafe lock:" in body and body.lstrip().startswith("to a"):
+        return "irq-unsafe"  # "to a HARDIRQ-irq-unsafe lock:"
+    if "the dependencies between" in body and "-irq-safe lock and" in body:
+        return "irq-safe"  # its first line "-> (L){...} {" names the safe lock (a log that lost the line above)
     if "but this lock " in body and "in the past" in body:
         # An irq lock inversion's other lock: "but this lock took another, HARDIRQ-unsafe lock in the past:" or
         # "... was taken by another, HARDIRQ-safe lock in the past:".
@@ -807,14 +816,64 @@ def _lock_site_continued(r: _Reading, run: _Run | None, body: str, line: LogLine
     return role, name, False
 
 
+#: An IRQ-safety report's "... which became HARDIRQ-irq-safe at:" (and "-irq-unsafe"): the stack that follows is
+#: where the lock first got that usage (lockdep's usage trace).
+_BECAME = rc.compile(r"which became \S+-irq-(safe|unsafe) at:")
+#: The safe lock as the dependencies' heading names it: "-> (&ctx->completion_lock#2){-...}-{2:2} {".
+_DEPENDENCY_LOCK = rc.compile(r"^\s*-> \((.*)\)\{[^}]*\}(?:-\{[^}]*\})?\s*\{\s*$")
+
+
+def _irq_lock(r: _Reading, role: str, body: str, line: LogLine) -> bool:
+    """An IRQ-safety report's safe or unsafe lock line (``role`` "irq-safe", "irq-unsafe"): its fact, once."""
+    m = _LOCK_AT.match(body) or _DEPENDENCY_LOCK.match(body)
+    if m is None:
+        return False
+    if r.get(f"{role} lock") is None:
+        r.add(f"{role} lock", m.group(1), line)
+    return True
+
+
+def _became_at(r: _Reading, usage: str, body: str, line: LogLine) -> str | None:
+    """Reading the stack of "... which became X-irq-``usage`` at:": None once its first foreign frame is read (the
+    fact ``irq-<usage> at``, the function that took the lock) or the stack ended, else ``usage`` (read on)."""
+    if body.strip() == "...":
+        return usage  # lockdep's mark of a trace it cut short at the top
+    m = _SITE.match(body)
+    if m is None:
+        return None
+    name = function_name(m.group(1).partition("+")[0])
+    if is_skipped((), name):
+        return usage
+    r.add(f"irq-{usage} at", name, line)
+    return None
+
+
+def _irq_usage_line(
+    r: _Reading, became: str | None, role: str | None, body: str, line: LogLine
+) -> tuple[bool, str | None, str | None]:
+    """An IRQ-safety report's line: a frame of a "which became ... at:" stack (``became``), such a heading, or the
+    safe or unsafe lock (``role``).  Whether the line was read so, and the stack and the role read on."""
+    if became is not None and (became := _became_at(r, became, body, line)) is not None:
+        return True, became, role
+    if "which became" in body and (m := _BECAME.search(body)) is not None:
+        return True, (None if r.get(f"irq-{m.group(1)} at") is not None else m.group(1)), role
+    if role is not None and role in ("irq-safe", "irq-unsafe") and _irq_lock(r, role, body, line):
+        return True, None, None
+    return False, None, role
+
+
 def _lockdep(r: _Reading) -> None:
     role = None  # which lock the next lock line names
     run: _Run | None = None  # the lock whose "at:" lines are being read
     scenario_cpu_column: int | None = None
+    became: str | None = None  # the usage ("safe", "unsafe") whose "which became ... at:" stack is being read
     chain_sections = [s for s in r.stacks if s.kind is _SK_LOCK_CHAIN]
     for line in _held_lines(r.lines):
         body = line.body
         if (run := _lock_site_continued(r, run, body, line)) is not None:
+            continue
+        read, became, role = _irq_usage_line(r, became, role, body, line)
+        if read:
             continue
         if (
             ("WARNING:" in body or "INFO:" in body)
@@ -865,9 +924,6 @@ def _lockdep(r: _Reading) -> None:
         if "#" in body and (m := _HELD.match(body)) is not None:
             owner = r.tasks[-1] if r.tasks else None
             _add_held(r, m, f"{owner.comm}/{owner.pid}" if owner is not None else None, line)
-            continue
-        if "Chain exists of:" in body:
-            role = "chain-exists"
             continue
         if role == "chain-exists" and (m := _CHAIN_EXISTS.match(body)) is not None:
             r.add("chain", m.group(1), line)
@@ -1216,10 +1272,12 @@ def _entry_waited_on(listed: Sequence[_Held], own: str, trace: StackSection) -> 
     return None
 
 
-def _holder_of(listed: Sequence[_Held], waited: _Held, waiters: set[str]) -> _Held | None:
+def _holder_of(listed: Sequence[_Held], waited: _Held, waiters: set[str], past: set[str]) -> _Held | None:
     """The one other task whose entry is the same lock (name and address), not a known waiter of it; else None.
 
-    Several such tasks are the holder and waiters not yet reported (lockdep lists a waiter's lock too): no guess.
+    Several such tasks are the holder and waiters not yet reported (lockdep lists a waiter's lock too): the holder
+    is then the one of them ``past`` names (a hung task of the pass whose stack is past the lock: blocked in
+    something else, an RCU grace period, a completion, another lock), when exactly one is; else no guess.
     A running holder's entries are not printed ("N locks held by t/p:" alone): no holder either.
     """
     if waited.address is None:
@@ -1228,7 +1286,19 @@ def _holder_of(listed: Sequence[_Held], waited: _Held, waiters: set[str]) -> _He
     others = {
         h.task: h for h in listed if h.task != waited.task and h.task not in waiters and (h.name, h.address) == lock
     }
-    return next(iter(others.values())) if len(others) == 1 else None
+    if len(others) == 1:
+        return next(iter(others.values()))
+    known = [h for task, h in others.items() if task in past]
+    return known[0] if len(known) == 1 else None
+
+
+def _past_lock(why: ReportWhy, entry: _Held | None, lock: tuple[str, str | None]) -> bool:
+    """Whether a hung task of the pass is known not to wait for ``lock`` (name, address): its stack waits for
+    something that is no lock (an RCU grace period, a completion, I/O), or for another lock of the list."""
+    if entry is not None:
+        return (entry.name, entry.address) != lock
+    waits = why.fact("waits for")
+    return waits is not None and waits not in _LOCK_WAIT_WORDS
 
 
 def read_hung_pass(members: Sequence[tuple[KernelReport, ReportWhy]]) -> list[ReportWhy]:
@@ -1239,26 +1309,45 @@ def read_hung_pass(members: Sequence[tuple[KernelReport, ReportWhy]]) -> list[Re
     waits for (``waits for lock``) and the other task whose entry is the same lock (``lock holder``: the task, its
     pid and the function that took it), each fact at its own line of the list (an offset past the end of an earlier
     report's own lines, whose texts ``read_past`` carries for the finding's evidence).  The cause of a task whose
-    holder is known names it.
+    holder is known names it.  A hung task of the pass that holds the lock others wait for gets ``holds lock`` and
+    ``lock waiters`` (how many other tasks the list shows with it, and how many of them were reported hung): its
+    cause is the cascade's, the one the others wait behind.
     """
     listed = _locks_list(members[-1][0])
     if not listed:
         return [why for _, why in members]
     list_texts = dict(members[-1][0].lines)
     waited: list[_Held | None] = []
+    owns: list[str] = []
     for _report, why in members:
         trace = next((s for s in why.stacks if s.kind is _SK_CALL_TRACE), None)
         own = f"{why.fact('task')}/{why.fact('pid')}"
+        owns.append(own)
         waited.append(None if trace is None else _entry_waited_on(listed, own, trace))
-    out: list[ReportWhy] = []
-    for (report, why), entry in zip(members, waited, strict=True):
+    # The lock each holder found holds, the tasks the list shows with it and those of them reported hung.
+    holding: dict[str, tuple[_Held, set[str], set[str]]] = {}
+    holders: list[_Held | None] = []
+    for entry in waited:
         if entry is None:
-            out.append(why)
+            holders.append(None)
             continue
-        at = entry.line - report.start_line
-        facts = [*why.facts, _fact("waits for lock", entry.name, at)]
-        waiters = {w.task for w in waited if w is not None and (w.name, w.address) == (entry.name, entry.address)}
-        holder = _holder_of(listed, entry, waiters)
+        lock = (entry.name, entry.address)
+        waiters = {w.task for w in waited if w is not None and (w.name, w.address) == lock}
+        past = {o for (_, w), o, e in zip(members, owns, waited, strict=True) if _past_lock(w, e, lock)}
+        # A hung task of the pass whose stack is in a lock's wait (its entry not read as the one it waits for) may
+        # wait for this one: lockdep lists it as held from the request on, so it is never taken for the holder.
+        holder = _holder_of(listed, entry, waiters | (set(owns) - past), past)
+        holders.append(holder)
+        if holder is not None and holder.task in owns:
+            others = {h.task for h in listed if (h.name, h.address) == lock} - {holder.task}
+            holding[holder.task] = (holder, others, waiters)
+    out: list[ReportWhy] = []
+    for (report, why), own, entry, holder in zip(members, owns, waited, holders, strict=True):
+        facts = list(why.facts)
+        cited: set[int] = set()
+        if entry is not None:
+            facts.append(_fact("waits for lock", entry.name, entry.line - report.start_line))
+            cited.add(entry.line)
         if holder is not None:
             comm, _, pid = holder.task.rpartition("/")
             held_at = holder.line - report.start_line
@@ -1269,12 +1358,25 @@ def read_hung_pass(members: Sequence[tuple[KernelReport, ReportWhy]]) -> list[Re
             ]
             if holder.site:
                 facts.append(_fact("lock held since", function_name(holder.site.partition("+")[0]), held_at))
+            cited.add(holder.line)
+        held = holding.get(own)
+        if held is not None:
+            lock_entry, others, hung = held
+            at = lock_entry.line - report.start_line
+            facts += [
+                _fact("holds lock", lock_entry.name, at),
+                _fact("lock waiters", len(others), at),
+                _fact("lock waiters hung", len(hung & others), at),
+            ]
+            cited.add(lock_entry.line)
+        if not cited:
+            out.append(why)
+            continue
         r = _Reading(report, [], report.start_line, [f for f in facts if f.name != "root cause"], list(why.stacks))
         cause, cause_at = _conclude(r)
         # The texts of the list lines cited past this report's own (every task's but the last's), for its evidence.
         own_lines = {n for n, _ in report.lines}
-        cited = sorted({entry.line, *([holder.line] if holder is not None else [])} - own_lines)
-        read_past = tuple((n - report.start_line, list_texts[n]) for n in cited if n in list_texts)
+        read_past = tuple((n - report.start_line, list_texts[n]) for n in sorted(cited - own_lines) if n in list_texts)
         out.append(why._replace(facts=tuple(r.facts), cause=cause, cause_at=cause_at, read_past=read_past))
     return out
 
@@ -3224,13 +3326,50 @@ def _function_name(text: str) -> str | None:
 
 
 def _sanitizer_double_free(r: _Reading) -> Cause | None:
+    """KASAN's or KFENCE's free of an object already free.  KASAN before 5.x says "double-free or invalid-free"
+    (kasan_report_invalid_free(): it does not tell them apart): a confidence below a plain "double-free"'s.  Where
+    the object's allocation and first free are another owner's than the freeing path's (neither function on its
+    call trace, another task), the pointer it frees is stale, not its own object freed twice (:func:`_stale_free`).
+    """
     bug = str(r.get("bug") or "")
     if r.get("tool") not in ("KASAN", "KFENCE") or "double-free" not in bug:
         return None
+    either = "invalid-free" in bug
+    stale = _stale_free(r, either)
+    if stale is not None:
+        return stale
     address = r.get("address") or r.get("object")
-    return _cause("double_free", r, 0.9, f"grep the freeing paths of {r.func} for a second kfree", r.at("bug"),
-                  func=r.func, cache=r.get("cache"), address=log_hex(str(address)) if address else None,
+    return _cause("double_free", r, 0.75 if either else 0.9, f"grep the freeing paths of {r.func} for a second kfree",
+                  r.at("bug"), func=r.func, cache=r.get("cache"), address=log_hex(str(address)) if address else None,
                   first_free=r.get("freed by"))  # fmt: skip
+
+
+def _stale_free(r: _Reading, either: bool) -> Cause | None:
+    """A free of memory another owner allocated and freed: the function that allocated the object and the one that
+    freed it first are not on the freeing call trace, and the tasks that did are not the freeing one (where both
+    are read).  The pointer it frees is stale (left after that memory was freed and reused), or wrong: an invalid
+    free of it, not "the same object freed twice" by its owner."""
+    allocator, freer = r.get("allocated by"), r.get("freed by")
+    trace = r.stack(_SK_CALL_TRACE)
+    if allocator is None or freer is None or trace is None:
+        return None
+    on_path = {f.function for f in trace.frames}
+    if allocator in on_path or freer in on_path or r.func in (allocator, freer):
+        return None
+    task, pid = r.get("allocated by task"), r.report.pid
+    if isinstance(pid, int) and task == pid:
+        return None  # the freeing task allocated it: its own object, maybe freed twice
+    by = f" (task {task})" if task is not None else ""
+    freed_task = r.get("freed by task")
+    freed = f" by {freer}" + (f" (task {freed_task})" if freed_task is not None else "")
+    kasan = "KASAN cannot tell a double free from an invalid one here" if either else "KASAN found it already free"
+    statement = (f"invalid free in {r.func}: it frees memory last allocated by {allocator}{by} and already freed"
+                 f"{freed}: the pointer it holds is stale (not its own object freed twice; {kasan})")  # fmt: skip
+    step = (f"find where {r.func}'s caller got the pointer it frees: it should be memory of its own, not "
+            f"{allocator}'s; "
+            "look for the structure that held it freed earlier, or the pointer kept after its free")  # fmt: skip
+    return _cause("invalid_free", r, 0.6 if either else 0.7, step, r.at("bug"), r.at("allocated by"),
+                  r.at("freed by"), statement=statement)  # fmt: skip
 
 
 def _trap_double_free(r: _Reading) -> Cause | None:
@@ -3637,10 +3776,63 @@ def _lockdep_cause(r: _Reading) -> Cause | None:
             f"inconsistent lock state (lockdep): {acquiring or 'a lock'} is used {r.get('usage') or ''} "
             f"in {r.get('acquiring at') or r.func}: an interrupt that takes it can deadlock its holder"
         )
+    elif "unsafe lock order" in kind and (irq := _irq_order(r, kind)) is not None:
+        statement, lines = irq
+        return _cause("lock_order", r, 0.8, "fix the lock order (or the IRQ safety) of the locks named", *lines,
+                      statement=statement)  # fmt: skip
     else:
         statement = f"{kind} (lockdep) in {r.func}"
     return _cause("lock_order", r, 0.8, "fix the lock order (or the IRQ safety) of the locks named", r.at("lockdep"),
                   statement=" ".join(statement.split()))  # fmt: skip
+
+
+def _irq_order(r: _Reading, kind: str) -> tuple[str, tuple[int | None, ...]] | None:
+    """An IRQ-safety report's both locks, where each got its usage and what the task holds and takes, with lines:
+    "HARDIRQ-safe -> HARDIRQ-unsafe lock order (lockdep): holding L (line 62), T takes U in f (line 9); L is
+    HARDIRQ-safe (taken in an interrupt in g, line 14) and U HARDIRQ-unsafe (taken with that interrupt on in h,
+    line 38)".  None when the safe lock is not read (neither its line nor the scenario's interrupt names it)."""
+    safe_word, _, unsafe_word = kind.partition(" -> ")
+    unsafe_word = unsafe_word.removesuffix(" lock order")
+    safe = r.get("irq-safe lock")
+    if safe is None:
+        # The scenario's "<Interrupt>" is followed by the safe lock the interrupt takes.
+        scenario = [f for f in r.facts if f.name.startswith("scenario ")]
+        safe = next((str(b.value)[5:-1] for a, b in pairwise(scenario) if a.value == "<Interrupt>"), None)
+    if not safe:
+        return None
+    unsafe = r.get("irq-unsafe lock") or r.get("acquiring lock")
+
+    def line(name: str) -> str:
+        at = r.at(name)
+        return f"line {r.first + at}" if at is not None else "line not read"
+
+    holding, held_at = r.get("holding lock"), r.at("holding lock")
+    if holding is None:
+        held = next((k for k in r.locks if k.role == "held" and k.name == safe), None)
+        holding, held_at = (held.name, held.at) if held is not None else (None, None)
+    task = r.get("task") or "a task"
+    acquiring = r.get("acquiring lock") or unsafe
+    site = r.get("acquiring at")
+    where = f" in {function_name(str(site).partition('+')[0])}" if site else ""
+    statement = f"{kind} (lockdep): "
+    if holding is not None:
+        statement += f"holding {holding} (line {r.first + (held_at or 0)}), "
+    statement += f"{task} takes {acquiring}{where} ({line('acquiring lock')}); {safe} is {safe_word} ("
+    statement += (
+        f"taken in an interrupt in {r.get('irq-safe at')}, {line('irq-safe at')})"
+        if r.get("irq-safe at")
+        else "where it became so is not in the log)"
+    )
+    if unsafe is not None:
+        statement += f" and {unsafe} {unsafe_word} (" + (
+            f"taken with that interrupt enabled in {r.get('irq-unsafe at')}, {line('irq-unsafe at')})"
+            if r.get("irq-unsafe at")
+            else "where it became so is not in the log)"
+        )
+    if holding is not None and holding != safe and r.get("chain"):
+        statement += f"; the chain: {r.get('chain')}"
+    cited = (r.at("acquiring lock"), held_at, r.at("irq-safe at"), r.at("irq-unsafe at"), r.at("lockdep"))
+    return statement, cited
 
 
 def _bad_unlock_cause(r: _Reading) -> Cause | None:
@@ -3666,7 +3858,12 @@ def _hung_cause(r: _Reading) -> Cause | None:
     if owner is not None:
         statement = f"{owner} (pid {r.get('lock owner pid')}) holds the {what} {r.get('task')} waits for in {where}"
         return _cause("lock_wait", r, 0.75, f"look at what {owner} does (its stack: echo t > /proc/sysrq-trigger)",
-                      r.at("lock owner"), statement=statement)  # fmt: skip
+                      r.at("lock owner"), statement=statement,
+                      dump_command=f"crash> bt {r.get('lock owner pid')}  # what {owner}, the lock's owner, "
+                      "does")  # fmt: skip
+    held = r.get("holds lock")
+    if held is not None:
+        return _holder_cause(r, str(held), what, where)
     holder = r.get("lock holder")
     if holder is not None:
         # The one other task of the locks list whose entry is the lock this task waits for (read_hung_pass).
@@ -3676,13 +3873,36 @@ def _hung_cause(r: _Reading) -> Cause | None:
             f"{r.get('waits for lock')} in {where}, {held}"
         )
         return _cause("lock_wait", r, 0.7, f"look at what {holder} does (its stack: echo t > /proc/sysrq-trigger)",
-                      r.at("lock holder"), statement=statement)  # fmt: skip
+                      r.at("lock holder"), statement=statement,
+                      dump_command=f"crash> bt {r.get('lock holder pid')}  # what {holder}, the lock's holder, "
+                      "does")  # fmt: skip
     if what == "something":
         what = "a wait the stack does not name"
     statement = f"{r.get('task')} (pid {r.get('pid')}) waited {r.get('blocked seconds')} s for {what} in {where}"
     cls = "lock_wait" if what in _LOCK_WAIT_WORDS else "hung_task"
     return _cause(cls, r, 0.5, "echo w > /proc/sysrq-trigger  # the blocked tasks and their locks",
-                  r.at("task"), statement=statement)  # fmt: skip
+                  r.at("task"), statement=statement, dump_command=_BLOCKED_DUMP)  # fmt: skip
+
+
+#: The dump's counterpart of sysrq-w, for a machine that went down after its hung tasks (no live command reaches it).
+_BLOCKED_DUMP = "crash> foreach UN bt  # every blocked task's stack, in the dump"
+
+
+def _holder_cause(r: _Reading, lock: str, what: FactValue, where: FactValue) -> Cause:
+    """A hung task that holds the lock other hung tasks of its pass wait for (:func:`read_hung_pass`): the cascade's
+    head.  What it waits for itself is what holds them all; its wait is said with the lines of both facts."""
+    task, pid = r.get("task"), r.get("pid")
+    primitive = r.get("wait primitive")
+    blocked = f"in {primitive} (line {r.first + (r.at('wait primitive') or 0)})" if primitive else f"in {where}"
+    waiters, hung = r.get("lock waiters"), r.get("lock waiters hung")
+    statement = (f"{task} (pid {pid}) holds {lock} (line {r.first + (r.at('holds lock') or 0)}) and is itself "
+                 f"blocked {blocked} for {r.get('blocked seconds')} s, waiting for {what} in {where}; {waiters} "
+                 f"{'task waits' if waiters == 1 else 'tasks wait'} behind it "
+                 f"({hung} of them reported hung)")  # fmt: skip
+    step = f"find why {primitive or where} does not return in {task}: every task's stack, echo t > /proc/sysrq-trigger"
+    return _cause("lock_wait", r, 0.8, step, r.at("holds lock"), r.at("wait primitive"), statement=statement,
+                  dump_command=f"crash> bt {pid}  # why {task} does not return from {primitive or where} while it "
+                  f"holds {lock}")  # fmt: skip
 
 
 #: What a hung task may wait for that is a lock (the other waits are a completion, I/O, an RCU grace period).

@@ -304,7 +304,8 @@ def _event(
     # 8s"): their times are no duration; the headers of a report's repeats (a group's "last of N") and a trace's or
     # a series' evidence merged into it are.  The duration the report states is said instead (``stated``).
     spans = [p for p in points if finding.detector not in PRINTED_DETECTORS or _spans_time(p[3])] or [first]
-    if any(_read_time(p[3]) for p in points):
+    read = any(_read_time(p[3]) for p in points)
+    if read:
         # A time the dump read (when a blocked task last ran) starts an interval that lasts to the finding's last
         # cited time (khungtaskd's report, the crash): crash's `ps -m`, not an instant at the report.
         spans = points
@@ -337,6 +338,7 @@ def _event(
         stated=_stated_duration(finding),
         segment=first[0],
         jump=first[4],
+        printed=finding.detector in PRINTED_DETECTORS and not read,
     )
 
 
@@ -416,7 +418,9 @@ def _brief_time(e: TimelineEvent, with_date: bool) -> str:
         text = str(e.when)
     else:
         text = f"{e.when.seconds:.3f} s since boot"
-    return text + (f", for {e.duration_text()}" if e.end is not None else f", {e.stated}" if e.stated else "")
+    if e.stated and (e.end is None or e.printed):  # the report's own figure, not "for" its printing's span
+        return f"{text}, {e.duration_text()}"
+    return text + (f", for {e.duration_text()}" if e.end is not None else "")
 
 
 def _sentence(text: str) -> str:

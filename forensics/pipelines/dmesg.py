@@ -381,9 +381,7 @@ def ranked_incident(
         # Where a report of the same boot panicked at or after a report, the machine went down after it: no step of
         # that report asks the live machine (11's first hung task, which khungtaskd reported before the one it
         # panicked on).
-        panics = [
-            (boots[g.first.start_line], g.last.start_line) for g in r.groups if g.first.panicked or g.last.panicked
-        ]
+        panics = [(boots[g.first.start_line], g.last.start_line) for g in r.groups if g.panicked]
         from detectors.dmesg.aftermath import in_order
 
         ordered = in_order((*r.reports, *r.events))
@@ -489,7 +487,7 @@ def _aftermath(r: SourceResult, group: ReportGroup, ordered: LogReports) -> Afte
     from forensics.types.dmesg import group_judgement
 
     last = group.last
-    if group.first.panicked or last.panicked or group_judgement(group)[0] is not Severity.CRITICAL:
+    if group.panicked or group_judgement(group)[0] is not Severity.CRITICAL:
         return None
     from detectors.dmesg.aftermath import aftermath
 

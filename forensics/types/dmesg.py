@@ -275,11 +275,31 @@ class ReportGroup:
     last: KernelReport
     count: int
     sample: tuple[KernelReport, ...] = ()
+    # A hung task of a khungtaskd pass that ended in its "hung_task: blocked tasks" panic (printed in the pass's
+    # last report, maybe another group's): that report.  hung_task_panic panics for every task of the pass, so the
+    # panic is each one's, not the last printed's alone (detectors/dmesg/findings.py ReportGrouper).
+    panicked_by: KernelReport | None = None
 
     @property
     def kept(self) -> tuple[KernelReport, ...]:
         """The occurrences kept, in log order: first, sample, last (once each)."""
         return (self.first, *self.sample, self.last) if self.count > 1 else (self.first,)
+
+    @property
+    def panicked(self) -> bool:
+        """Whether the kernel panicked on the group: its first or last report holds the panic line, or it is of
+        the khungtaskd pass whose panic another group's report printed (``panicked_by``)."""
+        return self.first.panicked or self.last.panicked or self.panicked_by is not None
+
+    @property
+    def panic_report(self) -> KernelReport | None:
+        """The report whose lines hold the panic the group caused (:attr:`panicked`): its own first, its last, or
+        the pass's; None when it caused none."""
+        if self.first.panicked:
+            return self.first
+        if self.last.panicked:
+            return self.last
+        return self.panicked_by
 
 
 class StackFrame(NamedTuple):
@@ -799,8 +819,9 @@ def group_judgement(group: ReportGroup) -> tuple[Severity, Baseline]:
         texts.append(first.frame)
     if requested_by_sysrq(texts):
         return Severity.LOW, FORCED
-    if first.panicked or group.last.panicked:
-        return Severity.CRITICAL, panicked_baseline(first if first.panicked else group.last)
+    panicked = group.panic_report
+    if panicked is not None:
+        return Severity.CRITICAL, panicked_baseline(panicked)
     if first.kind is ReportKind.NET_DROP:
         return net_drop_judgement(group)
     if first.kind is ReportKind.OOM:

@@ -108,6 +108,9 @@ class TimelineEvent:
     # (segment, time): times of two segments are on two clocks.  ``jump``: the jump its segment starts at.
     segment: int = 0
     jump: ClockJump | None = None
+    # Its interval is the span over which a kernel report's repeats were printed (a group's first header to its
+    # last), not a time read (a dump's "last ran"): no duration of what the report is about.
+    printed: bool = False
 
     @property
     def duration(self) -> float:
@@ -137,9 +140,13 @@ class TimelineEvent:
         return "" if self.end is None else _point_text(self.end, self.wall_end, self.uncertainty, in_lane=True)
 
     def duration_text(self) -> str:
-        """The duration for people ("instant" when the finding has one time), with what the report states."""
+        """The duration for people ("instant" when the finding has one time).  Where the report states how long it
+        had lasted (a hang's "blocked for more than 143 s") and its interval is only the span its repeats were printed
+        over (:attr:`printed`), the stated one is the figure, the span said after it as what it is."""
         if self.end is None:
             return self.stated or "instant"
+        if self.stated and self.printed:
+            return f"{self.stated}; its reports printed over {_seconds_text(self.duration)}"
         return _seconds_text(self.duration) + (f" ({self.stated})" if self.stated else "")
 
 

@@ -17,6 +17,7 @@ from forensics.model import NotAvailable
 from forensics.report.dmesg_json import why_to_dict
 from forensics.types.causes import Cause
 from forensics.types.dmesg import ReportWhy, StackKind
+from tests.detectors.dmesg.why_logs import hung_report
 
 
 def read(text: str) -> list[ReportWhy]:
@@ -380,19 +381,7 @@ def test_a_hung_task_flushing_work_waits_for_the_work_and_a_mutex_stays_a_mutex(
 # ---------------------------------------------------------------- hung tasks: one khungtaskd pass, one locks list
 
 
-def _hung(comm: str, pid: int, frames: str) -> str:
-    return (f"INFO: task {comm}:{pid} blocked for more than 143 seconds.\n"
-            "      Not tainted 6.16.0 #0\n"
-            f"task:{comm}     state:D stack:21240 pid:{pid}     tgid:{pid}     ppid:2\n"
-            "Call Trace:\n <TASK>\n"
-            " __schedule+0x16f5/0x4d00 kernel/sched/core.c:6696\n"
-            " schedule+0x165/0x360 kernel/sched/core.c:6789\n"
-            " schedule_preempt_disabled+0x13/0x30 kernel/sched/core.c:6846\n"
-            " __mutex_lock+0x724/0xe80 kernel/locking/mutex.c:747\n"
-            f"{frames}"
-            " kthread+0x70e/0x8a0 kernel/kthread.c:463\n"
-            " ret_from_fork+0x3fc/0x770 arch/x86/kernel/process.c:148\n"
-            " </TASK>\n")  # fmt: skip
+_hung = hung_report
 
 
 #: Two hung tasks of one pass, then the one list: the first waits for a device's mutex that a third task holds
