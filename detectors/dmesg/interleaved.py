@@ -164,22 +164,36 @@ def stray_frames(report: KernelReport) -> tuple[int, ...]:
 
 def interleaved_stacks(reports: Sequence[KernelReport], whys: Mapping[int, ReportWhy]) -> dict[int, ReportWhy]:
     """``whys`` (by report first line) with the stacks of each oops that holds :func:`stray_frames` said unknown in
-    their place, with why: their frames, the first foreign one above all, may be the other task's."""
+    their place, with why: their frames, the first foreign one above all, may be the other task's.
+
+    A repeat (the report memo's) is judged by the report it repeats, whose lines are its own moved on: asking a
+    repeat for its lines makes them, and it was no longer listed as a repeat (test_address_ranges.py); its reading,
+    shared with that report's, is replaced by the same one.  The reason counts the lines, it does not number them:
+    a shared reading holds for every repeat.
+    """
     out = dict(whys)
+    stray_of: dict[int, tuple[int, ...]] = {}  # by id() of the report whose lines were looked through
+    done: dict[int, ReportWhy] = {}  # by id() of a reading replaced: its repeats' is the same object
     for report in reports:
         why = out.get(report.start_line)
-        if why is None or not why.stacks:
+        if why is None or not why.stacks or report.is_event or report.kind not in _DIE_KINDS:
             continue
-        stray = stray_frames(report)
+        if id(why) in done:
+            out[report.start_line] = done[id(why)]
+            continue
+        repeated = report.repeats()
+        own = report if repeated is None else repeated[0]
+        stray = stray_of.get(id(own))
+        if stray is None:
+            stray = stray_of[id(own)] = stray_frames(own)
         if not stray:
             continue
-        first = report.start_line
-        shown = ", ".join(str(n) for n in stray[:3]) + (f" and {len(stray) - 3} more" if len(stray) > 3 else "")
         reason = NotAvailable(
             f"its lines interleave with another task's stack printed at the same time, without caller ids to tell "
-            f"whose (frame lines {shown} come between its header, line {first}, and its first stack): which frames "
-            "are its own is unknown"
+            f"whose ({len(stray)} frame line(s) between its header and its first stack, the first cited): which "
+            "frames are its own is unknown"
         )
-        gone = tuple(WhyFact(f"{s.kind.value} stack", reason, s.at) for s in why.stacks)
-        out[first] = why._replace(facts=(*why.facts, *gone), stacks=())
+        at = stray[0] - own.start_line
+        gone = tuple(WhyFact(f"{s.kind.value} stack", reason, at) for s in why.stacks)
+        done[id(why)] = out[report.start_line] = why._replace(facts=(*why.facts, *gone), stacks=())
     return out
