@@ -57,12 +57,18 @@ def _is_trace(ev: Evidence) -> bool:
     return ev.locator.kind is LocatorKind.EVENT or (ev.timestamp is not None and ev.timestamp.clock is Clock.TRACE)
 
 
-def _lane_key(ev: Evidence, ts: Timestamp, boot: BootTime | NotAvailable, elsewhere: dict[str, str]) -> LaneKey:
-    """A trace's own lane; an input not of the crashed boot (another boot, host or kernel) on its own, unless a
-    trace; else the boot's clock."""
+def _lane_key(
+    ev: Evidence,
+    ts: Timestamp,
+    boot: BootTime | NotAvailable,
+    elsewhere: dict[str, str],
+    unsure: Mapping[str, str] = {},  # (read only)
+) -> LaneKey:
+    """A trace's own lane; an input not of the crashed boot (another boot, host or kernel), or not known to be of it
+    (``unsure``), on its own, unless a trace; else the boot's clock."""
     if _is_trace(ev):
         return LaneKey(TRACE_LANE, ev.source)
-    if ev.source in elsewhere or ts.zone_unknown:  # (a local time of a zone not known is on no common clock)
+    if ev.source in elsewhere or ev.source in unsure or ts.zone_unknown:  # (a local time of no known zone: no clock)
         return LaneKey(INPUT_LANE, ev.source)
     if isinstance(boot, BootTime):
         return LaneKey(BOOT_LANE)
@@ -157,6 +163,7 @@ def _lane_of(
     profiles: frozenset[str] = frozenset(),
     local: bool = False,
     own: Mapping[str, BootTime] | None = None,
+    unsure: str | None = None,
 ) -> Lane:
     """``profiles``: the sources of profile findings (perf's samples, on perf's clock: a lane as a trace's);
     ``local``: the lane's times are wall-clock times of a zone the log does not name (``dmesg -T``); ``own``: the
@@ -171,12 +178,13 @@ def _lane_of(
     if key.clock == INPUT_LANE:
         against = "the crashed boot's" if crashed else "those of the boot this report tells"
         began = own.get(source) if own is not None and on_wall else None
+        why = f" (its boot identity is unknown: {unsure.removeprefix('unconfirmed: ')})" if unsure else ""
         if began is not None:  # (its times since boot, converted with its own boot's reading)
             label = (
                 f"{source}: wall clock (UTC); its times since boot converted with its own boot at {iso_utc(began.wall)}"
-                f" ±{began.uncertainty:.1f} s ({began.basis}), not with {against}"
+                f" ±{began.uncertainty:.1f} s ({began.basis}), not with {against}{why}"
             )
-            return Lane(key, f"Input {source}", label, True, elsewhere.get(source), began=began)
+            return Lane(key, f"Input {source}", label, True, elsewhere.get(source), began=began, unsure=unsure)
         # (dmesg -T's local times were labelled "seconds since boot of its kernel")
         clock = (
             "wall clock (UTC)"
@@ -185,8 +193,8 @@ def _lane_of(
             if local
             else "seconds since boot of its kernel"
         )
-        label = f"{source}: its own times ({clock}), not ordered against {against}"
-        return Lane(key, f"Input {source}", label, on_wall, elsewhere.get(source))
+        label = f"{source}: its own times ({clock}), not ordered against {against}{why}"
+        return Lane(key, f"Input {source}", label, on_wall, elsewhere.get(source), unsure=unsure)
     if key.clock == BOOT_LANE:
         assert isinstance(boot, BootTime)
         when = iso_utc(boot.wall)
@@ -200,9 +208,11 @@ def _lane_of(
 
 
 def timeline_lanes(events: tuple[TimelineEvent, ...], findings: tuple[Finding, ...], boot: BootTime | NotAvailable,
-                   crashed: bool = True, own: Mapping[str, BootTime] | None = None) -> tuple[Lane, ...]:  # fmt: skip
+                   crashed: bool = True, own: Mapping[str, BootTime] | None = None,
+                   unsure: Mapping[str, str] | None = None) -> tuple[Lane, ...]:  # fmt: skip
     """The lanes the events use, in the timeline's order (``crashed``: an input of the boot told shows a crash;
-    ``own``: the boot times of inputs of other boots, :func:`build_timeline`)."""
+    ``own``, ``unsure``: the boot times of inputs of other boots, the inputs not known to be of the told one,
+    :func:`build_timeline`)."""
     elsewhere = elsewhere_inputs(findings)
     keys = dict.fromkeys(e.lane for e in events)
     profiles = frozenset(ev.source for f in findings if f.kind is FindingKind.PROFILE for ev in f.evidence)
@@ -210,7 +220,7 @@ def timeline_lanes(events: tuple[TimelineEvent, ...], findings: tuple[Finding, .
     dated = {e.lane for e in events if e.wall is not None and e.when.clock is Clock.MONOTONIC}
     return tuple(_lane_of(k, boot, elsewhere, any(e.wall is not None for e in events if e.lane == k), crashed,
                           profiles, any(e.when.zone_unknown for e in events if e.lane == k),
-                          own if k in dated else None)
+                          own if k in dated else None, (unsure or {}).get(k.source) if k.clock == INPUT_LANE else None)
                  for k in keys)  # fmt: skip
 
 
@@ -283,10 +293,11 @@ def _event(
     elsewhere: dict[str, str],
     jumps: dict[str, tuple[ClockJump, ...]] | None = None,
     own: Mapping[str, BootTime] | None = None,
+    unsure: Mapping[str, str] | None = None,
 ) -> TimelineEvent | None:
     """The finding as one interval on the lane of its first timestamped evidence that can be converted, in the clock
     segment of its first evidence (``jumps``: :func:`clock_jumps`; ``own``: the boot times of inputs set apart, each
-    read from its own lines)."""
+    read from its own lines; ``unsure``: the inputs whose boot identity is unconfirmed, on lanes of their own)."""
     by_lane: dict[LaneKey, list[tuple[int, float, Timestamp, Evidence, ClockJump | None, bool]]] = {}
     jumps = jumps or {}
     own = own or {}
@@ -299,7 +310,7 @@ def _event(
         ts = ev.timestamp
         if ts is None:
             continue
-        key = _lane_key(ev, ts, boot, elsewhere)
+        key = _lane_key(ev, ts, boot, elsewhere, unsure or {})
         jump = _segment(ev, jumps)
         segment = 0 if jump is None else jumps[jump.source].index(jump) + 1
         # One axis: wall seconds on the boot lane, the source's own seconds elsewhere.  A time since boot after a
@@ -406,6 +417,7 @@ def build_timeline(
     boot: BootTime | NotAvailable,
     boots: Mapping[str, Sequence[int]] | None = None,
     own: Mapping[str, BootTime] | None = None,
+    unsure: Mapping[str, str] | None = None,
 ) -> tuple[TimelineEvent, ...]:
     """One event per finding with a timestamped evidence, lane by lane, each lane in time order.
 
@@ -414,12 +426,16 @@ def build_timeline(
     analysis examined (:data:`NOT_EVENTS`) is not an event.  ``boots``: the first
     lines of each log's boots (:func:`clock_jumps`); ``own``: the boot time of an
     input of another boot, read from its own lines (its lane is on the wall clock
-    with it).
+    with it); ``unsure``: inputs whose boot identity against the told log is
+    unconfirmed, with why (without a dump: on lanes of their own, not ordered
+    against the told boot, yet not set apart).
     """
     elsewhere = elsewhere_inputs(findings)
     jumps = clock_jumps(findings, boots)
     events = [
-        e for f in findings if f.kind not in NOT_EVENTS and (e := _event(f, boot, elsewhere, jumps, own)) is not None
+        e
+        for f in findings
+        if f.kind not in NOT_EVENTS and (e := _event(f, boot, elsewhere, jumps, own, unsure)) is not None
     ]
     # By clock segment, then time: a log whose printk time goes back (a second boot) has its rows after the jump
     # after those before it, not interleaved as if on one clock (:func:`clock_jumps`).
@@ -566,7 +582,12 @@ def narrative_sentences(
     shown = min(limit, len(steps)) + len(reasons)
     if len(told) > shown:
         out.append(f"The timeline lists {len(told) - shown} more finding(s) on this clock.")
-    others = [k for k in dict.fromkeys(e.lane for e in events if e.lane != first_lane) if k.clock == INPUT_LANE]
+    # (the inputs a contradiction sets apart: another boot; not an input merely unconfirmed, nor one of local times)
+    others = [
+        k
+        for k in dict.fromkeys(e.lane for e in events if e.lane != first_lane)
+        if k.clock == INPUT_LANE and k in by_key and by_key[k].contradiction
+    ]
     if others and first_lane.clock != INPUT_LANE:
         out.append(_boots_sentence(events, first_lane, others))
     told_began = by_key[first_lane].began if first_lane in by_key else None
@@ -574,6 +595,11 @@ def narrative_sentences(
         lane = by_key.get(key)
         n = sum(1 for e in events if e.lane == key and e.kind is not FindingKind.CONTRADICTION)  # (its lane's own)
         name = key.source
+        if key.clock == INPUT_LANE and lane is not None and lane.unsure and not lane.contradiction:
+            out.append(f"The input {name} may be of another boot than {ours}: its boot identity is {lane.unsure}.")
+            out.append(f"Its {n} finding(s) are shown on its own clock, not ordered against it.")
+            out.append(_boot_order(name, lane.began, told_began, ours))
+            continue
         if key.clock == INPUT_LANE:
             why = f": {lane.contradiction}" if lane is not None and lane.contradiction else ""
             out.append(f"The input {name} cannot come from {ours}{why}.")

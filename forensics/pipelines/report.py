@@ -141,6 +141,7 @@ def build_story(
     ``command`` is the command line that reproduces the report (last of the story's commands); ``unused``: the inputs
     that could not be used (a dump that is none, a log that is missing: sources.Unusable), said first under "Examined".
     """
+    from detectors.incident.boot_identity import DUMP
     from detectors.incident.correlate import after_the_crash, correlate, other_hosts, other_kernels
     from detectors.incident.hypotheses import plain_summary, rank_hypotheses
     from detectors.incident.timeline import (
@@ -173,8 +174,12 @@ def build_story(
     findings += tuple(elsewhere)
     correlations += tuple(Correlation("contradiction", f.id, (f.id,), f.title, contradiction=True) for f in elsewhere)
     apart = elsewhere_inputs(findings)
-    told = [_told_window(p, apart) for p in parts] + loaded
-    incident = _crashed_boot(replace(merged, findings=findings), told, frozenset(apart), incidents)
+    # Without a dump, a log whose boot no check ties to the told log's is not ordered against it either (two syzbot
+    # logs, no command line nor RTC line: "First (29.027 s since boot) ... Then (733.821 s since boot)"), yet, maybe
+    # of the told boot, not set apart: its own lane, still ranked; the told boot's window is not of its times.
+    unsure = {c.source: c.why for c in checks if c.other is None and c.against != DUMP and c.source not in apart}
+    told = [_told_window(p, {**apart, **unsure}) for p in parts] + loaded
+    incident = _crashed_boot(replace(merged, findings=findings), told, frozenset(apart) | unsure.keys(), incidents)
     examined = (*(e for i in unused for e in i.examined), *_examined(parts, loaded, apart, checks))
     incident = replace(incident, examined=examined)
     apart_why = tuple(
@@ -184,8 +189,8 @@ def build_story(
     own = tuple(f for f in incident.sorted_findings() if f.id not in apart_ids)
     crashed = any(ends_the_boot(f) for f in own)
     boots = {s.path: s.boot_lines for s in incident.sources if s.boot_lines}
-    clocks = _own_boot_times(parts, apart)
-    timeline = build_timeline(incident.sorted_findings(), incident.boot_time, boots, clocks)
+    clocks = _own_boot_times(parts, {**apart, **unsure})
+    timeline = build_timeline(incident.sorted_findings(), incident.boot_time, boots, clocks, unsure)
     # The first sentence is of the boot told: an input set apart named "the main problem" (another boot's fault), and
     # a trace on its own clock beside a kernel log "the machine's" problem, over the log's high RCU stall.
     traces = traces_apart(timeline)
@@ -196,7 +201,7 @@ def build_story(
     summary = plain_summary(
         tuple(f for f in own if f.id not in beside), host_label(incident), incident.examined, apart_lanes, hypotheses
     )
-    lanes = timeline_lanes(timeline, incident.findings, incident.boot_time, crashed, clocks)
+    lanes = timeline_lanes(timeline, incident.findings, incident.boot_time, crashed, clocks, unsure)
     return IncidentStory(
         incident=incident,
         summary=summary,

@@ -47,6 +47,9 @@ class Lane:
     # When the boot of the lane's times since boot began, read from its own inputs: the told boot's, or an input's
     # of another boot, whose times are converted with it, never with the told boot's (None: not known).
     began: BootTime | None = None
+    # Why the lane's input may be of another boot than the told one, without a dump: its boot identity against the
+    # told log is unconfirmed (detectors/incident/boot_identity.py); its times are not ordered against the told boot's.
+    unsure: str | None = None
 
 
 @dataclass(frozen=True)

@@ -126,6 +126,38 @@ def test_a_log_of_another_boot_that_dates_no_boot_is_said_unordered(tmp_path: Pa
     assert "Then" not in doc["narrative"], doc["narrative"]
 
 
+def test_logs_no_check_ties_to_one_boot_are_not_ordered_yet_still_ranked(tmp_path: Path, kf: Any) -> None:
+    """Two logs without a ``Command line:`` nor an RTC line (as syzbot's are): no check separates them, none ties
+    them to one boot; they were one "Since boot" story, "First (2.207 s since boot) ... Then (2.212 s since boot)".
+    The other log gets a lane of its own, its order unknown, and its crash is still a hypothesis (maybe this boot's)."""
+    logs = []
+    for name in ("10-use-after-free", "02-bug-on"):
+        lines = _need(name).console_log.read_text().splitlines(keepends=True)
+        log = tmp_path / f"{name}.log"
+        log.write_text("".join(x for x in lines if "Command line: " not in x and "setting system clock" not in x))
+        logs.append(log)
+    told, other = logs
+    doc = _report(kf, tmp_path, "--dmesg", told, "--dmesg", other)
+    narrative = doc["narrative"]
+    assert narrative.startswith(
+        f"First (2.207 s since boot): {GPF}. The input {other} may be of another boot than "
+        "the crashed boot: its boot identity is unconfirmed: no check separates it"
+    ), narrative
+    assert "Then" not in narrative and "different boots" not in narrative, narrative
+    assert (
+        f"Which of the two boots came first is unknown: neither {other} nor the inputs of the crashed boot date their "
+        "boot" in narrative
+    ), narrative
+    [bug] = [e for e in doc["timeline"] if e["title"] == BUG]
+    assert (bug["lane"], bug["wall"]) == (f"input {other}", None), bug
+    [lane] = [x for x in doc["lanes"] if x["key"] == f"input {other}"]
+    assert lane["contradiction"] is None and "its boot identity is unknown: no check separates" in lane["label"], lane
+    assert any("kf_buffer_put" in h["statement"] for h in doc["hypotheses"]), doc["hypotheses"]  # not set apart
+    assert doc["set_apart"] == [], doc["set_apart"]
+    window = doc["incident"]["window"]
+    assert (window["start"]["seconds"], window["end"]["seconds"]) == (2.206535, 2.206535), window
+
+
 def test_two_logs_of_one_boot_stay_one_story(tmp_path: Path, kf: Any) -> None:
     """The console log and kdump's dmesg.txt of one boot: the same lines at the same times, one boot, one lane."""
     case = _need("10-use-after-free")
