@@ -64,12 +64,26 @@ def log_reference(log: str, first_line: int) -> Reference:
 
 
 @dataclass(frozen=True)
+class OtherBoot:
+    """A boot of a log of the dumped (or told) boot that a check separates from it: the log's lines ``first`` to
+    before ``end`` (None: the log's end), why, and when it began by its own RTC line (``clock``, ``began``).  A
+    kern.log.1 holds the boot before the crash's and the first lines of the crash's own."""
+
+    first: int
+    end: int | None
+    why: str
+    clock: LoggedLine | None = None
+    began: float | None = None
+
+
+@dataclass(frozen=True)
 class BootCheck:
     """What the checks say of one log against the dump's log.
 
     ``other``: True, another boot (``check`` names which check, ``why`` says it with the values, ``evidence`` the
     dump's line and the log's); False, the dumped boot (``why`` how it was confirmed); None, unconfirmed (``why``
-    what the checks lacked).  ``against``: the boot it was checked against (the dump's, else the told log's).
+    what the checks lacked).  ``against``: the boot it was checked against (the dump's, else the told log's);
+    ``others``: of a log of the dumped boot, its other boots a check separates (:class:`OtherBoot`).
     """
 
     source: str
@@ -78,6 +92,7 @@ class BootCheck:
     why: str
     evidence: tuple[Evidence, ...] = ()
     against: Reference = DUMP
+    others: tuple[OtherBoot, ...] = ()
 
 
 def _evidence(line: LoggedLine, source: str) -> Evidence:
@@ -167,24 +182,30 @@ def check_boot(dump: LoggedBoot, boots: tuple[LoggedBoot, ...], ref: Reference =
     by_time: dict[float, list[LoggedLine]] = {}
     for d in dump.lines:
         by_time.setdefault(round(d.seconds, 6), []).append(d)
-    separated = []
-    for boot in boots:
+    separated: list[BootCheck] = []
+    apart: list[OtherBoot] = []  # (every boot is checked: those after the dumped one too)
+    confirmed = None
+    ends = [*(b.first_line for b in boots[1:]), None]
+    for boot, end in zip(boots, ends, strict=True):
         found = _separated(dump, boot, by_time, ref)
         if found is not None:
             separated.append(found)
+            apart.append(OtherBoot(boot.first_line, end, found.why, boot.clock, boot.began))
             continue
         shared = [
             line
             for line in boot.lines
             if _fine(line.seconds) and any(d.body == line.body for d in by_time.get(round(line.seconds, 6), ()))
         ]
-        if shared:
+        if shared and confirmed is None:
             first = shared[0]
-            return BootCheck(
+            confirmed = BootCheck(
                 source, False, "same times",
                 f"{ref.boot}'s: {len(shared)} line(s) printed at the same times since boot as in {ref.log} "
                 f"(first: line {first.number} at {first.seconds:.6f} s)", against=ref,
             )  # fmt: skip
+    if confirmed is not None:
+        return BootCheck(confirmed.source, False, confirmed.check, confirmed.why, against=ref, others=tuple(apart))
     if len(separated) == len(boots):
         head = separated[0]
         starts = ", ".join(str(b.first_line) for b in boots[1:])

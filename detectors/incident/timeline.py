@@ -22,8 +22,10 @@ import itertools
 from bisect import bisect_right
 from collections.abc import Mapping, Sequence
 
+from detectors.incident.boot_identity import OtherBoot
 from forensics.model import (
     PROBLEM,
+    BootScope,
     BootTime,
     Clock,
     Evidence,
@@ -57,17 +59,47 @@ def _is_trace(ev: Evidence) -> bool:
     return ev.locator.kind is LocatorKind.EVENT or (ev.timestamp is not None and ev.timestamp.clock is Clock.TRACE)
 
 
+def boot_lane_name(source: str, other: OtherBoot) -> str:
+    """The lane of another boot of a log of the told boot: the log and where that boot starts in it."""
+    return f"{source} (its boot from line {other.first})"
+
+
+def split_boots(split: Mapping[str, Sequence[OtherBoot]] | None) -> tuple[dict[str, str], dict[str, BootTime]]:
+    """The lanes of the other boots of logs of the told boot (``split``: their boots a check separates, by log): why
+    each is another boot, and its own boot time where its RTC line gives it (its lines only)."""
+    why: dict[str, str] = {}
+    began: dict[str, BootTime] = {}
+    for source, others in (split or {}).items():
+        for other in others:
+            name = boot_lane_name(source, other)
+            why[name] = other.why
+            if other.began is not None and other.clock is not None:
+                basis = (
+                    f"{source} line {other.clock.number}: the RTC's time the kernel set its clock to, less that "
+                    "line's printk time"
+                )
+                began[name] = BootTime(other.began, 1.0, basis, BootScope(source, other.first, other.end))
+    return why, began
+
+
 def _lane_key(
     ev: Evidence,
     ts: Timestamp,
     boot: BootTime | NotAvailable,
     elsewhere: dict[str, str],
     unsure: Mapping[str, str] = {},  # (read only)
+    split: Mapping[str, Sequence[OtherBoot]] = {},  # (read only)
 ) -> LaneKey:
     """A trace's own lane; an input not of the crashed boot (another boot, host or kernel), or not known to be of it
-    (``unsure``), on its own, unless a trace; else the boot's clock."""
+    (``unsure``), on its own, unless a trace; a line of another boot of a log of the told boot (``split``) on that
+    boot's own; else the boot's clock."""
     if _is_trace(ev):
         return LaneKey(TRACE_LANE, ev.source)
+    if ev.source in split and ev.locator.kind is LocatorKind.LINE:
+        line = ev.locator.start
+        other = next((o for o in split[ev.source] if o.first <= line and (o.end is None or line < o.end)), None)
+        if other is not None:
+            return LaneKey(INPUT_LANE, boot_lane_name(ev.source, other))
     if ev.source in elsewhere or ev.source in unsure or ts.zone_unknown:  # (a local time of no known zone: no clock)
         return LaneKey(INPUT_LANE, ev.source)
     if isinstance(boot, BootTime):
@@ -209,11 +241,14 @@ def _lane_of(
 
 def timeline_lanes(events: tuple[TimelineEvent, ...], findings: tuple[Finding, ...], boot: BootTime | NotAvailable,
                    crashed: bool = True, own: Mapping[str, BootTime] | None = None,
-                   unsure: Mapping[str, str] | None = None) -> tuple[Lane, ...]:  # fmt: skip
+                   unsure: Mapping[str, str] | None = None,
+                   split: Mapping[str, Sequence[OtherBoot]] | None = None) -> tuple[Lane, ...]:  # fmt: skip
     """The lanes the events use, in the timeline's order (``crashed``: an input of the boot told shows a crash;
     ``own``, ``unsure``: the boot times of inputs of other boots, the inputs not known to be of the told one,
     :func:`build_timeline`)."""
-    elsewhere = elsewhere_inputs(findings)
+    why, began = split_boots(split)
+    elsewhere = {**elsewhere_inputs(findings), **why}
+    own = {**(own or {}), **began}
     keys = dict.fromkeys(e.lane for e in events)
     profiles = frozenset(ev.source for f in findings if f.kind is FindingKind.PROFILE for ev in f.evidence)
     # (an input lane is on its own boot's clock when one of its times since boot was converted with it)
@@ -294,10 +329,12 @@ def _event(
     jumps: dict[str, tuple[ClockJump, ...]] | None = None,
     own: Mapping[str, BootTime] | None = None,
     unsure: Mapping[str, str] | None = None,
+    split: Mapping[str, Sequence[OtherBoot]] | None = None,
 ) -> TimelineEvent | None:
     """The finding as one interval on the lane of its first timestamped evidence that can be converted, in the clock
     segment of its first evidence (``jumps``: :func:`clock_jumps`; ``own``: the boot times of inputs set apart, each
-    read from its own lines; ``unsure``: the inputs whose boot identity is unconfirmed, on lanes of their own)."""
+    read from its own lines, by lane; ``unsure``: the inputs whose boot identity is unconfirmed, on lanes of their own;
+    ``split``: the other boots of logs of the told boot, each on a lane of its own)."""
     by_lane: dict[LaneKey, list[tuple[int, float, Timestamp, Evidence, ClockJump | None, bool]]] = {}
     jumps = jumps or {}
     own = own or {}
@@ -310,14 +347,14 @@ def _event(
         ts = ev.timestamp
         if ts is None:
             continue
-        key = _lane_key(ev, ts, boot, elsewhere, unsure or {})
+        key = _lane_key(ev, ts, boot, elsewhere, unsure or {}, split or {})
         jump = _segment(ev, jumps)
         segment = 0 if jump is None else jumps[jump.source].index(jump) + 1
         # One axis: wall seconds on the boot lane, the source's own seconds elsewhere.  A time since boot after a
         # jump of its log's printk clock is not converted with the boot time: which boot (or clock) that time is
         # of is not known (it is shown as printed, since its clock's zero).  An input of another boot is converted
         # with its own boot time only (``own``), never the told boot's.
-        clock = boot if key.clock == BOOT_LANE else own.get(ev.source) if key.clock == INPUT_LANE else None
+        clock = boot if key.clock == BOOT_LANE else own.get(key.source) if key.clock == INPUT_LANE else None
         if key.clock == INPUT_LANE and ts.clock is not Clock.MONOTONIC:
             clock = None
         dated = isinstance(clock, BootTime) and _dated(ev, clock, jump, segment)
@@ -349,7 +386,7 @@ def _event(
     if converted and key.clock == BOOT_LANE and isinstance(boot, BootTime):
         unc = boot.uncertainty if any(p[2].clock is Clock.MONOTONIC for p in points) else 0.0
     elif converted and key.clock == INPUT_LANE and first[5]:
-        unc = own[first[3].source].uncertainty
+        unc = own[key.source].uncertainty
     # Two views of one moment (a dump's and a log's stamps of the same panic differ by a microsecond) are
     # an instant, not an interval "for 0.001 ms".
     instant = last[1] - first[1] < INSTANT_SECONDS
@@ -418,6 +455,7 @@ def build_timeline(
     boots: Mapping[str, Sequence[int]] | None = None,
     own: Mapping[str, BootTime] | None = None,
     unsure: Mapping[str, str] | None = None,
+    split: Mapping[str, Sequence[OtherBoot]] | None = None,
 ) -> tuple[TimelineEvent, ...]:
     """One event per finding with a timestamped evidence, lane by lane, each lane in time order.
 
@@ -428,14 +466,18 @@ def build_timeline(
     input of another boot, read from its own lines (its lane is on the wall clock
     with it); ``unsure``: inputs whose boot identity against the told log is
     unconfirmed, with why (without a dump: on lanes of their own, not ordered
-    against the told boot, yet not set apart).
+    against the told boot, yet not set apart); ``split``: the boots of logs of the
+    told boot that a check separates from it (kern.log.1's boot before the
+    crash's), each on a lane of its own, on its own boot's clock.
     """
-    elsewhere = elsewhere_inputs(findings)
+    why, began = split_boots(split)
+    elsewhere = {**elsewhere_inputs(findings), **why}
+    own = {**(own or {}), **began}
     jumps = clock_jumps(findings, boots)
     events = [
         e
         for f in findings
-        if f.kind not in NOT_EVENTS and (e := _event(f, boot, elsewhere, jumps, own, unsure)) is not None
+        if f.kind not in NOT_EVENTS and (e := _event(f, boot, elsewhere, jumps, own, unsure, split)) is not None
     ]
     # By clock segment, then time: a log whose printk time goes back (a second boot) has its rows after the jump
     # after those before it, not interleaved as if on one clock (:func:`clock_jumps`).

@@ -190,7 +190,10 @@ def build_story(
     crashed = any(ends_the_boot(f) for f in own)
     boots = {s.path: s.boot_lines for s in incident.sources if s.boot_lines}
     clocks = _own_boot_times(parts, {**apart, **unsure})
-    timeline = build_timeline(incident.sorted_findings(), incident.boot_time, boots, clocks, unsure)
+    # A log of the told boot may hold other boots too (kern.log.1: the boot before the crash's, then the crash's
+    # first lines): those a check separates are each on a lane of their own, on their own clock.
+    split = {c.source: c.others for c in checks if c.other is False and c.others}
+    timeline = build_timeline(incident.sorted_findings(), incident.boot_time, boots, clocks, unsure, split)
     # The first sentence is of the boot told: an input set apart named "the main problem" (another boot's fault), and
     # a trace on its own clock beside a kernel log "the machine's" problem, over the log's high RCU stall.
     traces = traces_apart(timeline)
@@ -201,7 +204,7 @@ def build_story(
     summary = plain_summary(
         tuple(f for f in own if f.id not in beside), host_label(incident), incident.examined, apart_lanes, hypotheses
     )
-    lanes = timeline_lanes(timeline, incident.findings, incident.boot_time, crashed, clocks, unsure)
+    lanes = timeline_lanes(timeline, incident.findings, incident.boot_time, crashed, clocks, unsure, split)
     return IncidentStory(
         incident=incident,
         summary=summary,

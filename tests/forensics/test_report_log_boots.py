@@ -109,6 +109,29 @@ def test_another_boot_of_one_machine_is_set_apart_by_when_it_began(tmp_path: Pat
     assert bug["lane"] == f"input {other}" and bug["wall"] == pytest.approx(_booted(other) + 2.212356, abs=1e-3)
 
 
+def test_the_boot_before_the_crashs_in_a_log_of_both_is_on_its_own_clock(tmp_path: Path, kf: Any) -> None:
+    """kern.log.1 across a reboot: the boot before (the 02 guest's, crashed, and its capture kernel's), then the first
+    240 lines of the crashed boot (the 10 guest's). The log is confirmed of the told boot (lines at the same times),
+    so its first boot's crash was dated with the told boot's time: "Then (20:18:17 UTC ±1.0 s): kernel BUG"."""
+    told = _need("10-use-after-free").console_log
+    before = _need("02-bug-on").console_log.read_text()
+    log = tmp_path / "kern.log.1"
+    log.write_text(before + "".join(told.read_text().splitlines(keepends=True)[:240]))
+    doc = _report(kf, tmp_path, "--dmesg", told, "--dmesg", log)
+    story = doc["narrative"].split("The inputs come from")[0]
+    assert BUG not in story and "Then" not in story, doc["narrative"]
+    lane = f"{log} (its boot from line 1)"
+    assert (
+        f"The input {lane} cannot come from the crashed boot: its boot's command line is not {told}'s"
+        in (doc["narrative"])
+    ), doc["narrative"]
+    [bug] = [e for e in doc["timeline"] if e["title"] == BUG]
+    assert bug["lane"] == f"input {lane}", bug
+    assert bug["wall"] == pytest.approx(_booted(log) + 2.212356, abs=1e-3), bug  # its own boot's RTC line, line 218
+    examined = (tmp_path / "r.md").read_text().split("## Examined\n\n", 1)[1].split("\n## ", 1)[0]
+    assert f"  - boot: the boot of {told} from line 1's: " in examined, examined  # (the log: of the told boot)
+
+
 def test_a_log_of_another_boot_that_dates_no_boot_is_said_unordered(tmp_path: Path, kf: Any) -> None:
     """Without its RTC line, the other log's times are seconds since its own boot, and which boot came first is
     unknown, with why (it was dated with the told log's boot time, as the told boot's)."""

@@ -171,3 +171,15 @@ def test_another_boot_of_the_same_command_line_is_set_apart_by_its_boot_time(tmp
     dmesg = _need("10-use-after-free") / "dmesg.txt"
     same = check_boot(boot, read_boots(str(dmesg), [x.seconds for x in boot.lines]), log_reference("T.log", 1))
     assert same is not None and same.other is False, same
+
+
+def test_a_log_of_the_dumped_boot_names_its_other_boots_a_check_separates() -> None:
+    """A console log of the dumped boot holds the capture kernel's boot after it: confirmed, with that boot named
+    apart (its lines are not the dumped boot's: the report puts them on a lane of their own)."""
+    case = _need("01-null-member")
+    found = _check(_dump(case), case / "console.log")
+    assert found.other is False, found
+    [capture] = found.others
+    assert (capture.first, capture.end) == (272, None), capture
+    assert capture.why.startswith("its boot's command line is not the dump's: ") and "elfcorehdr=" in capture.why
+    assert capture.clock is not None and "setting system clock to" in capture.clock.text
