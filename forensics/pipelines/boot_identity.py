@@ -113,6 +113,8 @@ def _told_boot(parts: list[SourceAnalysis], apart: Collection[str]) -> tuple[Log
 def check_logs(parts: list[SourceAnalysis], apart: Collection[str]) -> list[BootCheck]:
     """Each kernel log of ``parts`` not already set apart (``apart``), checked against the dump's own log; without a
     dump, against the boot of the told log (:func:`_told_boot`)."""
+    if not any(s.name not in apart for p in parts if isinstance(p.details, DmesgResult) for s in p.details.sources):
+        return []  # (no log to check: the dump's own is not read again, nor extracted again by makedumpfile)
     dump = next((b for p in parts if (b := _dump_boot(p.details)) is not None), None)
     ref: Reference = DUMP
     if dump is None:

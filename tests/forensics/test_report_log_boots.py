@@ -218,3 +218,35 @@ def test_a_dump_read_without_debug_info_sets_another_boots_log_apart(tmp_path: P
     assert f"{cited} line 240" in doc["incident"]["boot_time"]["basis"], doc["incident"]["boot_time"]
     why = next(f for f in doc["incident"]["findings"] if f["title"] == said)
     assert {e["source"] for e in why["evidence"]} == {cited, str(other)}
+
+
+@pytest.mark.skipif(shutil.which("makedumpfile") is None, reason="makedumpfile reads a dump's log without symbols")
+def test_a_dump_without_debug_info_and_no_log_beside_it_is_extracted_once(
+    tmp_path: Path, kf: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The boot check extracts the dump's log again only to check a log given beside it: with none, makedumpfile
+    runs once (the dump's analysis), as before the check read dumps without debug info."""
+    from forensics.vmcore import kernellog
+
+    case = _need("10-use-after-free")
+    wrong_kernel = next((k for k in kernels() if k != case.kernel and case_names(k)), None)
+    if wrong_kernel is None:
+        pytest.skip("no other fixture kernel")
+    wrong = _need(case_names(wrong_kernel)[0], wrong_kernel).vmlinux
+    dump = tmp_path / "vmcore"
+    dump.symlink_to(case.vmcore)
+    runs: list[Path] = []
+    real = kernellog.extract_log
+
+    def counted(path: Path) -> kernellog.ExtractedLog:
+        runs.append(path)
+        return real(path)
+
+    monkeypatch.setattr(kernellog, "extract_log", counted)
+    ran = kf("report", "--vmcore", dump, "--vmlinux", wrong, "-o", tmp_path / "r.md")
+    assert ran.returncode == 3, ran.stderr  # (written from the dump's log; the vmlinux given was not used)
+    assert len(runs) == 1, runs
+    runs.clear()
+    ran = kf("report", "--vmcore", dump, "--vmlinux", wrong, "--dmesg", case.console_log, "-o", tmp_path / "s.md")
+    assert ran.returncode == 3, ran.stderr
+    assert len(runs) == 2, runs  # (the check of the log beside it: the dump's own log, extracted again)
