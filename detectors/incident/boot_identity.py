@@ -205,7 +205,14 @@ def check_boot(dump: LoggedBoot, boots: tuple[LoggedBoot, ...], ref: Reference =
                 f"(first: line {first.number} at {first.seconds:.6f} s)", against=ref,
             )  # fmt: skip
     if confirmed is not None:
-        return BootCheck(confirmed.source, False, confirmed.check, confirmed.why, against=ref, others=tuple(apart))
+        starts = ", ".join(str(o.first) for o in apart)
+        why = confirmed.why + (
+            f"; not its boot{'s' if len(apart) > 1 else ''} from line{'s' if len(apart) > 1 else ''} {starts}: "
+            f"{apart[0].why}"
+            if apart
+            else ""
+        )
+        return BootCheck(confirmed.source, False, confirmed.check, why, against=ref, others=tuple(apart))
     if len(separated) == len(boots):
         head = separated[0]
         starts = ", ".join(str(b.first_line) for b in boots[1:])
