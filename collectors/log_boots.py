@@ -4,8 +4,9 @@ A console log holds every boot the serial console printed: the crashed kernel's,
 then the next boot's.  Each boot starts with the banner ``Linux version RELEASE (...)`` at 0.000000 s (init/main.c
 start_kernel); a time since boot that goes back by more than :data:`BACKWARDS_SECONDS` starts one too (a banner lost
 to a wrapped ring buffer).  Of each boot the reader keeps its ``Command line:`` (arch/x86/kernel/setup.c prints it at
-boot), its last ``Kernel panic - not syncing`` line, its last time, and only the lines at the times asked for (a
-dump's records'): a log of millions of lines is not kept.  Lines are read as the log readers read them
+boot), its first RTC line (when the boot began on the wall clock: :func:`boot_clock`), its last ``Kernel panic - not
+syncing`` line, its last time, and only the lines at the times asked for (a dump's records'): a log of millions of
+lines is not kept.  Lines are read as the log readers read them
 (collectors/kernel_log.py: normalized text, ``\\r`` dropped), so that each cited line resolves.
 """
 
@@ -22,6 +23,9 @@ _STAMPED = re.compile(rb"[^\[]*\[\s*(\d{1,20}\.\d{1,20})\](?:\[\s*[TC]\d+\])? ?(
 _BANNER = re.compile(r"Linux version (\S+) \(")
 COMMAND_LINE = "Command line: "
 PANIC = "Kernel panic - not syncing"
+#: The RTC's reading at boot (drivers/rtc/class.c rtc_hctosys): "rtc_cmos 00:00: setting system clock to
+#: 2026-12-02T20:15:38 UTC (1796242538)", the epoch seconds the kernel set its clock to, at the line's printk time.
+_CLOCK_SET = re.compile(r"setting system clock to .{8,40} UTC \((\d{1,12})\)")
 #: A time since boot lower than the one before by more than this starts a new boot (its banner was not logged).
 BACKWARDS_SECONDS = 1.0
 
@@ -37,11 +41,23 @@ class _Boot:
         self.lines: list[LoggedLine] = []
         self.panic: LoggedLine | None = None
         self.last: float | None = None
+        self.clock: LoggedLine | None = None
+        self.began: float | None = None
 
     def done(self) -> LoggedBoot:
         return LoggedBoot(
-            self.source, self.first_line, self.release, self.command_line, tuple(self.lines), self.panic, self.last
-        )
+            self.source, self.first_line, self.release, self.command_line, tuple(self.lines), self.panic, self.last,
+            self.clock, self.began,
+        )  # fmt: skip
+
+
+def boot_clock(line: LoggedLine) -> float | None:
+    """When the boot of ``line`` began on the wall clock (epoch seconds), if it is the RTC's reading at boot: the
+    time the kernel set its clock to less the line's printk time; None for any other line."""
+    if "setting system clock to " not in line.body:
+        return None
+    found = _CLOCK_SET.search(line.body)
+    return None if found is None else int(found.group(1)) - line.seconds
 
 
 def _lines(name: str) -> Iterator[bytes]:
@@ -89,6 +105,10 @@ def read_boots(name: str, times: Collection[float] | None) -> tuple[LoggedBoot, 
             boot.command_line = _line(number, seconds, raw, body)
         elif body.startswith(PANIC):
             boot.panic = _line(number, seconds, raw, body)
+        elif boot.clock is None and "setting system clock to " in body:
+            read = _line(number, seconds, raw, body)
+            if (began := boot_clock(read)) is not None:
+                boot.clock, boot.began = read, began
         if _wanted(wanted, seconds):
             boot.lines.append(_line(number, seconds, raw, body))
     if boot is not None:

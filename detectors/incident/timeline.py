@@ -22,8 +22,10 @@ import itertools
 from bisect import bisect_right
 from collections.abc import Mapping, Sequence
 
+from detectors.incident.boot_identity import OtherBoot
 from forensics.model import (
     PROBLEM,
+    BootScope,
     BootTime,
     Clock,
     Evidence,
@@ -57,12 +59,48 @@ def _is_trace(ev: Evidence) -> bool:
     return ev.locator.kind is LocatorKind.EVENT or (ev.timestamp is not None and ev.timestamp.clock is Clock.TRACE)
 
 
-def _lane_key(ev: Evidence, ts: Timestamp, boot: BootTime | NotAvailable, elsewhere: dict[str, str]) -> LaneKey:
-    """A trace's own lane; an input not of the crashed boot (another boot, host or kernel) on its own, unless a
-    trace; else the boot's clock."""
+def boot_lane_name(source: str, other: OtherBoot) -> str:
+    """The lane of another boot of a log of the told boot: the log and where that boot starts in it."""
+    return f"{source} (its boot from line {other.first})"
+
+
+def split_boots(split: Mapping[str, Sequence[OtherBoot]] | None) -> tuple[dict[str, str], dict[str, BootTime]]:
+    """The lanes of the other boots of logs of the told boot (``split``: their boots a check separates, by log): why
+    each is another boot, and its own boot time where its RTC line gives it (its lines only)."""
+    why: dict[str, str] = {}
+    began: dict[str, BootTime] = {}
+    for source, others in (split or {}).items():
+        for other in others:
+            name = boot_lane_name(source, other)
+            why[name] = other.why
+            if other.began is not None and other.clock is not None:
+                basis = (
+                    f"{source} line {other.clock.number}: the RTC's time the kernel set its clock to, less that "
+                    "line's printk time"
+                )
+                began[name] = BootTime(other.began, 1.0, basis, BootScope(source, other.first, other.end))
+    return why, began
+
+
+def _lane_key(
+    ev: Evidence,
+    ts: Timestamp,
+    boot: BootTime | NotAvailable,
+    elsewhere: dict[str, str],
+    unsure: Mapping[str, str] = {},  # (read only)
+    split: Mapping[str, Sequence[OtherBoot]] = {},  # (read only)
+) -> LaneKey:
+    """A trace's own lane; an input not of the crashed boot (another boot, host or kernel), or not known to be of it
+    (``unsure``), on its own, unless a trace; a line of another boot of a log of the told boot (``split``) on that
+    boot's own; else the boot's clock."""
     if _is_trace(ev):
         return LaneKey(TRACE_LANE, ev.source)
-    if ev.source in elsewhere or ts.zone_unknown:  # (a local time of a zone not known is on no common clock)
+    if ev.source in split and ev.locator.kind is LocatorKind.LINE:
+        line = ev.locator.start
+        other = next((o for o in split[ev.source] if o.first <= line and (o.end is None or line < o.end)), None)
+        if other is not None:
+            return LaneKey(INPUT_LANE, boot_lane_name(ev.source, other))
+    if ev.source in elsewhere or ev.source in unsure or ts.zone_unknown:  # (a local time of no known zone: no clock)
         return LaneKey(INPUT_LANE, ev.source)
     if isinstance(boot, BootTime):
         return LaneKey(BOOT_LANE)
@@ -156,9 +194,12 @@ def _lane_of(
     crashed: bool = True,
     profiles: frozenset[str] = frozenset(),
     local: bool = False,
+    own: Mapping[str, BootTime] | None = None,
+    unsure: str | None = None,
 ) -> Lane:
     """``profiles``: the sources of profile findings (perf's samples, on perf's clock: a lane as a trace's);
-    ``local``: the lane's times are wall-clock times of a zone the log does not name (``dmesg -T``)."""
+    ``local``: the lane's times are wall-clock times of a zone the log does not name (``dmesg -T``); ``own``: the
+    boot times of inputs of other boots (:func:`build_timeline`)."""
     source = key.source
     if key.clock == TRACE_LANE and source in profiles:
         label = f"profile {source}: perf's clock (seconds since boot of the recorded kernel)"
@@ -167,6 +208,15 @@ def _lane_of(
         label = f"trace {source}: its own clock (seconds since boot of the traced kernel)"
         return Lane(key, f"Trace {source}", label, False, elsewhere.get(source))
     if key.clock == INPUT_LANE:
+        against = "the crashed boot's" if crashed else "those of the boot this report tells"
+        began = own.get(source) if own is not None and on_wall else None
+        why = f" (its boot identity is unknown: {unsure.removeprefix('unconfirmed: ')})" if unsure else ""
+        if began is not None:  # (its times since boot, converted with its own boot's reading)
+            label = (
+                f"{source}: wall clock (UTC); its times since boot converted with its own boot at {iso_utc(began.wall)}"
+                f" ±{began.uncertainty:.1f} s ({began.basis}), not with {against}{why}"
+            )
+            return Lane(key, f"Input {source}", label, True, elsewhere.get(source), began=began, unsure=unsure)
         # (dmesg -T's local times were labelled "seconds since boot of its kernel")
         clock = (
             "wall clock (UTC)"
@@ -175,14 +225,13 @@ def _lane_of(
             if local
             else "seconds since boot of its kernel"
         )
-        against = "the crashed boot's" if crashed else "those of the boot this report tells"
-        label = f"{source}: its own times ({clock}), not ordered against {against}"
-        return Lane(key, f"Input {source}", label, on_wall, elsewhere.get(source))
+        label = f"{source}: its own times ({clock}), not ordered against {against}{why}"
+        return Lane(key, f"Input {source}", label, on_wall, elsewhere.get(source), unsure=unsure)
     if key.clock == BOOT_LANE:
         assert isinstance(boot, BootTime)
         when = iso_utc(boot.wall)
         return Lane(key, "Boot (wall clock)", f"wall clock (UTC); times since boot converted with the boot at {when} ±"
-                    f"{boot.uncertainty:.1f} s ({boot.basis})", True)  # fmt: skip
+                    f"{boot.uncertainty:.1f} s ({boot.basis})", True, began=boot)  # fmt: skip
     if key.clock == WALL_LANE:
         return Lane(key, "Wall clock", "wall clock (UTC)", True)
     return Lane(
@@ -191,13 +240,22 @@ def _lane_of(
 
 
 def timeline_lanes(events: tuple[TimelineEvent, ...], findings: tuple[Finding, ...], boot: BootTime | NotAvailable,
-                   crashed: bool = True) -> tuple[Lane, ...]:  # fmt: skip
-    """The lanes the events use, in the timeline's order (``crashed``: an input of the boot told shows a crash)."""
-    elsewhere = elsewhere_inputs(findings)
+                   crashed: bool = True, own: Mapping[str, BootTime] | None = None,
+                   unsure: Mapping[str, str] | None = None,
+                   split: Mapping[str, Sequence[OtherBoot]] | None = None) -> tuple[Lane, ...]:  # fmt: skip
+    """The lanes the events use, in the timeline's order (``crashed``: an input of the boot told shows a crash;
+    ``own``, ``unsure``: the boot times of inputs of other boots, the inputs not known to be of the told one,
+    :func:`build_timeline`)."""
+    why, began = split_boots(split)
+    elsewhere = {**elsewhere_inputs(findings), **why}
+    own = {**(own or {}), **began}
     keys = dict.fromkeys(e.lane for e in events)
     profiles = frozenset(ev.source for f in findings if f.kind is FindingKind.PROFILE for ev in f.evidence)
+    # (an input lane is on its own boot's clock when one of its times since boot was converted with it)
+    dated = {e.lane for e in events if e.wall is not None and e.when.clock is Clock.MONOTONIC}
     return tuple(_lane_of(k, boot, elsewhere, any(e.wall is not None for e in events if e.lane == k), crashed,
-                          profiles, any(e.when.zone_unknown for e in events if e.lane == k))
+                          profiles, any(e.when.zone_unknown for e in events if e.lane == k),
+                          own if k in dated else None, (unsure or {}).get(k.source) if k.clock == INPUT_LANE else None)
                  for k in keys)  # fmt: skip
 
 
@@ -269,11 +327,17 @@ def _event(
     boot: BootTime | NotAvailable,
     elsewhere: dict[str, str],
     jumps: dict[str, tuple[ClockJump, ...]] | None = None,
+    own: Mapping[str, BootTime] | None = None,
+    unsure: Mapping[str, str] | None = None,
+    split: Mapping[str, Sequence[OtherBoot]] | None = None,
 ) -> TimelineEvent | None:
     """The finding as one interval on the lane of its first timestamped evidence that can be converted, in the clock
-    segment of its first evidence (``jumps``: :func:`clock_jumps`)."""
+    segment of its first evidence (``jumps``: :func:`clock_jumps`; ``own``: the boot times of inputs set apart, each
+    read from its own lines, by lane; ``unsure``: the inputs whose boot identity is unconfirmed, on lanes of their own;
+    ``split``: the other boots of logs of the told boot, each on a lane of its own)."""
     by_lane: dict[LaneKey, list[tuple[int, float, Timestamp, Evidence, ClockJump | None, bool]]] = {}
     jumps = jumps or {}
+    own = own or {}
     evidence = finding.evidence
     if finding.kind is FindingKind.CONTRADICTION and any(e.source in elsewhere for e in evidence):
         # An input set apart is no event of the crash: its contradiction sits in that input's lane, at the input's
@@ -283,14 +347,18 @@ def _event(
         ts = ev.timestamp
         if ts is None:
             continue
-        key = _lane_key(ev, ts, boot, elsewhere)
+        key = _lane_key(ev, ts, boot, elsewhere, unsure or {}, split or {})
         jump = _segment(ev, jumps)
         segment = 0 if jump is None else jumps[jump.source].index(jump) + 1
         # One axis: wall seconds on the boot lane, the source's own seconds elsewhere.  A time since boot after a
         # jump of its log's printk clock is not converted with the boot time: which boot (or clock) that time is
-        # of is not known (it is shown as printed, since its clock's zero).
-        dated = key.clock == BOOT_LANE and isinstance(boot, BootTime) and _dated(ev, boot, jump, segment)
-        at = boot.to_wall(ts) if dated and isinstance(boot, BootTime) else ts.seconds
+        # of is not known (it is shown as printed, since its clock's zero).  An input of another boot is converted
+        # with its own boot time only (``own``), never the told boot's.
+        clock = boot if key.clock == BOOT_LANE else own.get(key.source) if key.clock == INPUT_LANE else None
+        if key.clock == INPUT_LANE and ts.clock is not Clock.MONOTONIC:
+            clock = None
+        dated = isinstance(clock, BootTime) and _dated(ev, clock, jump, segment)
+        at = clock.to_wall(ts) if dated and isinstance(clock, BootTime) else ts.seconds
         by_lane.setdefault(key, []).append((segment, at, ts, ev, jump, dated))
     if not by_lane:
         return None
@@ -311,13 +379,15 @@ def _event(
         spans = points
     last = max(spans, key=lambda p: p[1])
     converted = (
-        (key.clock == BOOT_LANE and first[5])
+        (key.clock in (BOOT_LANE, INPUT_LANE) and first[5])
         or key.clock == WALL_LANE
         or (key.clock == INPUT_LANE and first[2].clock is Clock.WALL and not first[2].zone_unknown)
     )  # (a local time of a zone not known is no UTC time: shown as printed, Timestamp.__str__)
     unc = 0.0
     if converted and key.clock == BOOT_LANE and isinstance(boot, BootTime):
         unc = boot.uncertainty if any(p[2].clock is Clock.MONOTONIC for p in points) else 0.0
+    elif converted and key.clock == INPUT_LANE and first[5]:
+        unc = own[key.source].uncertainty
     # Two views of one moment (a dump's and a log's stamps of the same panic differ by a microsecond) are
     # an instant, not an interval "for 0.001 ms".
     instant = last[1] - first[1] < INSTANT_SECONDS
@@ -382,18 +452,35 @@ NOT_EVENTS = (FindingKind.LEAK_COVERAGE,)
 
 
 def build_timeline(
-    findings: tuple[Finding, ...], boot: BootTime | NotAvailable, boots: Mapping[str, Sequence[int]] | None = None
+    findings: tuple[Finding, ...],
+    boot: BootTime | NotAvailable,
+    boots: Mapping[str, Sequence[int]] | None = None,
+    own: Mapping[str, BootTime] | None = None,
+    unsure: Mapping[str, str] | None = None,
+    split: Mapping[str, Sequence[OtherBoot]] | None = None,
 ) -> tuple[TimelineEvent, ...]:
     """One event per finding with a timestamped evidence, lane by lane, each lane in time order.
 
     The boot's lane (wall clock) comes first; lanes that cannot be converted
     (no boot time, a trace's clock) follow, each in its own order.  What an
     analysis examined (:data:`NOT_EVENTS`) is not an event.  ``boots``: the first
-    lines of each log's boots (:func:`clock_jumps`).
+    lines of each log's boots (:func:`clock_jumps`); ``own``: the boot time of an
+    input of another boot, read from its own lines (its lane is on the wall clock
+    with it); ``unsure``: inputs whose boot identity against the told log is
+    unconfirmed, with why (without a dump: on lanes of their own, not ordered
+    against the told boot, yet not set apart); ``split``: the boots of logs of the
+    told boot that a check separates from it (kern.log.1's boot before the
+    crash's), each on a lane of its own, on its own boot's clock.
     """
-    elsewhere = elsewhere_inputs(findings)
+    why, began = split_boots(split)
+    elsewhere = {**elsewhere_inputs(findings), **why}
+    own = {**(own or {}), **began}
     jumps = clock_jumps(findings, boots)
-    events = [e for f in findings if f.kind not in NOT_EVENTS and (e := _event(f, boot, elsewhere, jumps)) is not None]
+    events = [
+        e
+        for f in findings
+        if f.kind not in NOT_EVENTS and (e := _event(f, boot, elsewhere, jumps, own, unsure, split)) is not None
+    ]
     # By clock segment, then time: a log whose printk time goes back (a second boot) has its rows after the jump
     # after those before it, not interleaved as if on one clock (:func:`clock_jumps`).
     return tuple(sorted(events, key=lambda e: (_lane_rank(e.lane), e.segment, _at(e), e.title)))
@@ -541,14 +628,30 @@ def narrative_sentences(
     shown = min(limit, len(steps)) + len(reasons)
     if len(told) > shown:
         out.append(f"The timeline lists {len(told) - shown} more finding(s) on this clock.")
+    # (the inputs a contradiction sets apart: another boot; not an input merely unconfirmed, nor one of local times)
+    others = [
+        k
+        for k in dict.fromkeys(e.lane for e in events if e.lane != first_lane)
+        if k.clock == INPUT_LANE and k in by_key and by_key[k].contradiction
+    ]
+    if others and first_lane.clock != INPUT_LANE:
+        out.append(_boots_sentence(events, first_lane, others))
+    told_began = by_key[first_lane].began if first_lane in by_key else None
     for key in dict.fromkeys(e.lane for e in events if e.lane != first_lane):
         lane = by_key.get(key)
         n = sum(1 for e in events if e.lane == key and e.kind is not FindingKind.CONTRADICTION)  # (its lane's own)
         name = key.source
+        if key.clock == INPUT_LANE and lane is not None and lane.unsure and not lane.contradiction:
+            out.append(f"The input {name} may be of another boot than {ours}: its boot identity is {lane.unsure}.")
+            out.append(f"Its {n} finding(s) are shown on its own clock, not ordered against it.")
+            out.append(_boot_order(name, lane.began, told_began, ours))
+            continue
         if key.clock == INPUT_LANE:
             why = f": {lane.contradiction}" if lane is not None and lane.contradiction else ""
             out.append(f"The input {name} cannot come from {ours}{why}.")
             out.append(f"Its {n} finding(s) are shown on its own clock, {apart}.")
+            if any(e.when.clock is Clock.MONOTONIC for e in events if e.lane == key):
+                out.append(_boot_order(name, lane.began if lane is not None else None, told_began, ours))
             continue
         if key.clock != TRACE_LANE:
             out.append(f"{n} finding(s) carry times since boot only; without the boot time they are not ordered "
@@ -561,6 +664,37 @@ def narrative_sentences(
         else:
             out.append(f"The {noun} {name} has {n} finding(s) on its own clock, apart from the others.")
     return out
+
+
+def _boots_sentence(events: tuple[TimelineEvent, ...], told: LaneKey, others: list[LaneKey]) -> str:
+    """Which input is of which boot: the told lane's inputs tell the story; each input of another boot (host or
+    kernel) is told on its own clock.  Two inputs set apart may be of one other boot: "at least"."""
+    mine = ", ".join(dict.fromkeys(e.cite.split(" line ", 1)[0].split("#", 1)[0] for e in events if e.lane == told))
+    count = "two" if len(others) == 1 else "at least two"
+    names = ", ".join(k.source for k in others)
+    return f"The inputs come from {count} different boots: the story above is of the boot of {mine}; {names} of " + (
+        "another, told apart below." if len(others) == 1 else "others, each told apart below."
+    )
+
+
+def _boot_order(name: str, began: BootTime | None, told: BootTime | None, ours: str) -> str:
+    """Whether the boot of the input ``name`` began before or after the told one: from the two boot times, each
+    read from its own inputs (an order and a gap within their uncertainties is not said); unknown, with why."""
+    if began is None or told is None:
+        lacking = (
+            f"neither {name} nor the inputs of {ours} date their boot"
+            if began is None and told is None
+            else f"{name} does not date its boot (no RTC line nor dated line of it)"
+            if began is None
+            else f"the inputs of {ours} do not date it"
+        )
+        return f"Which of the two boots came first is unknown: {lacking}; its times are seconds since its own boot."
+    gap = began.wall - told.wall
+    slack = began.uncertainty + told.uncertainty
+    said = f"{iso_utc(began.wall)} ±{began.uncertainty:.1f} s, {ours} at {iso_utc(told.wall)} ±{told.uncertainty:.1f} s"
+    if abs(gap) <= slack:
+        return f"Its boot began at {said}: which came first is unknown (within the two readings' uncertainty)."
+    return f"Its boot began {abs(gap):.0f} s {'before' if gap < 0 else 'after'} {ours}'s ({said})."
 
 
 def narrative(events: tuple[TimelineEvent, ...], limit: int = 4) -> str:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import gc
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -577,6 +577,44 @@ def _told_line(
             log = cited[0].source
             return log, tuple(ev.locator.start for ev in cited if ev.source == log), f.title
     return None
+
+
+def told_report(result: DmesgResult) -> tuple[str, tuple[int, ...], str] | None:
+    """Where the report the logs' incident is about is (:func:`_told_line`: log, its lines, title): the log whose boot
+    the report tells, and whose boot time it gives."""
+    from detectors.incident.hypotheses import rank_hypotheses
+
+    findings = result.incident.findings
+    return _told_line(list(findings), result.hypotheses or rank_hypotheses(findings))
+
+
+def window_without(result: DmesgResult, apart: Collection[str]) -> Incident:
+    """The logs' incident with the window since boot of the logs not in ``apart`` only (other boots' logs): the two
+    console logs of two boots made "[2.206535] – [2.212356]", a span across two boots' clocks.  Unchanged when no
+    log is apart, all are, or the window is not one since boot."""
+    incident = result.incident
+    kept = [r for r in result.sources if r.name not in apart]
+    window = incident.window
+    since_boot = isinstance(window, NotAvailable) or window.start.clock is Clock.MONOTONIC
+    if len(kept) in (0, len(result.sources)) or not since_boot:
+        return incident
+    trimmed = _time_window(kept)
+    return incident if trimmed is None else dataclasses.replace(incident, window=trimmed)
+
+
+def own_boot_times(result: DmesgResult) -> dict[str, BootTime]:
+    """Each log's own boot time, where its own lines date it: of the boot of its own told report, from its readings
+    only (:func:`_boot_time`).  A log of another boot than the one told is converted with it, never with another
+    log's: the second of two console logs had its crash dated with the first log's RTC line, 2 min 38 s off."""
+    from detectors.incident.hypotheses import rank_hypotheses
+
+    out = {}
+    for r in result.sources:
+        findings = [f for f in result.incident.findings if f.evidence and f.evidence[0].source == r.name]
+        found = _boot_time(_readings([r]), _told_line(findings, rank_hypotheses(tuple(findings))))
+        if isinstance(found, BootTime):
+            out[r.name] = found
+    return out
 
 
 #: A reading of when a boot began: (log, its record, line, epoch seconds of the boot, what was read: a key of

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from forensics import __version__
 from forensics.errors import InputError
-from forensics.model import Examined, Finding, FindingKind, Incident
+from forensics.model import BootTime, Examined, Finding, FindingKind, Incident
 from forensics.types.dmesg_result import DmesgResult
 from forensics.types.incident import Correlation, LogCut
 from forensics.types.results import IncidentStory, SourceAnalysis
@@ -111,17 +111,21 @@ def host_label(incident: Incident) -> str:
     return host if isinstance(host, str) and host not in ("", "(none)") else "the machine"
 
 
-def _crashed_boot(incident: Incident, incidents: list[Incident], elsewhere: frozenset[str]) -> Incident:
+def _crashed_boot(
+    incident: Incident, incidents: list[Incident], elsewhere: frozenset[str], original: list[Incident]
+) -> Incident:
     """``incident`` with the host, kernel, boot time and window of the inputs of the crashed boot only.
 
     An input of another boot or host (``elsewhere``: every source of its findings is) does not name the machine
     that crashed: a store recorded two days later on "vm" made the verdict "The Linux kernel on vm crashed" of a
-    dump that names no host, and its boot time made the dump's "inputs come from different boots".
+    dump that names no host, and its boot time made the dump's "inputs come from different boots".  ``incidents``:
+    each input's, a run over several logs with the window of its logs of the crashed boot (``original``: as
+    analysed; unchanged when no input is set apart, the merged incident is kept).
     """
     ours = [
         i for i in incidents if not (i.findings and all(e.source in elsewhere for f in i.findings for e in f.evidence))
     ]
-    if not elsewhere or len(ours) == len(incidents) or not ours:
+    if not elsewhere or ours == original or not ours:
         return incident
     home = Incident.merge(ours, tool_version=incident.tool_version)
     return replace(
@@ -137,6 +141,7 @@ def build_story(
     ``command`` is the command line that reproduces the report (last of the story's commands); ``unused``: the inputs
     that could not be used (a dump that is none, a log that is missing: sources.Unusable), said first under "Examined".
     """
+    from detectors.incident.boot_identity import DUMP
     from detectors.incident.correlate import after_the_crash, correlate, other_hosts, other_kernels
     from detectors.incident.hypotheses import plain_summary, rank_hypotheses
     from detectors.incident.timeline import (
@@ -169,7 +174,12 @@ def build_story(
     findings += tuple(elsewhere)
     correlations += tuple(Correlation("contradiction", f.id, (f.id,), f.title, contradiction=True) for f in elsewhere)
     apart = elsewhere_inputs(findings)
-    incident = _crashed_boot(replace(merged, findings=findings), incidents, frozenset(apart))
+    # Without a dump, a log whose boot no check ties to the told log's is not ordered against it either (two syzbot
+    # logs, no command line nor RTC line: "First (29.027 s since boot) ... Then (733.821 s since boot)"), yet, maybe
+    # of the told boot, not set apart: its own lane, still ranked; the told boot's window is not of its times.
+    unsure = {c.source: c.why for c in checks if c.other is None and c.against != DUMP and c.source not in apart}
+    told = [_told_window(p, {**apart, **unsure}) for p in parts] + loaded
+    incident = _crashed_boot(replace(merged, findings=findings), told, frozenset(apart) | unsure.keys(), incidents)
     examined = (*(e for i in unused for e in i.examined), *_examined(parts, loaded, apart, checks))
     incident = replace(incident, examined=examined)
     apart_why = tuple(
@@ -179,7 +189,11 @@ def build_story(
     own = tuple(f for f in incident.sorted_findings() if f.id not in apart_ids)
     crashed = any(ends_the_boot(f) for f in own)
     boots = {s.path: s.boot_lines for s in incident.sources if s.boot_lines}
-    timeline = build_timeline(incident.sorted_findings(), incident.boot_time, boots)
+    clocks = _own_boot_times(parts, {**apart, **unsure})
+    # A log of the told boot may hold other boots too (kern.log.1: the boot before the crash's, then the crash's
+    # first lines): those a check separates are each on a lane of their own, on their own clock.
+    split = {c.source: c.others for c in checks if c.other is False and c.others}
+    timeline = build_timeline(incident.sorted_findings(), incident.boot_time, boots, clocks, unsure, split)
     # The first sentence is of the boot told: an input set apart named "the main problem" (another boot's fault), and
     # a trace on its own clock beside a kernel log "the machine's" problem, over the log's high RCU stall.
     traces = traces_apart(timeline)
@@ -190,7 +204,7 @@ def build_story(
     summary = plain_summary(
         tuple(f for f in own if f.id not in beside), host_label(incident), incident.examined, apart_lanes, hypotheses
     )
-    lanes = timeline_lanes(timeline, incident.findings, incident.boot_time, crashed)
+    lanes = timeline_lanes(timeline, incident.findings, incident.boot_time, crashed, clocks, unsure, split)
     return IncidentStory(
         incident=incident,
         summary=summary,
@@ -207,6 +221,28 @@ def build_story(
         apart_why=apart_why,
         crashed=crashed,
     )
+
+
+def _told_window(part: SourceAnalysis, apart: Mapping[str, str]) -> Incident:
+    """An input's incident, a run over several logs with the window since boot of its logs not set apart
+    (:func:`window_without`)."""
+    from forensics.pipelines.dmesg import window_without
+
+    return window_without(part.details, apart.keys()) if isinstance(part.details, DmesgResult) else part.incident
+
+
+def _own_boot_times(parts: list[SourceAnalysis], apart: Mapping[str, str]) -> dict[str, BootTime]:
+    """The boot time of each kernel log set apart, read from its own lines (:func:`own_boot_times`): its lane's
+    times since boot are converted with it, never with the told boot's."""
+    from forensics.pipelines.dmesg import own_boot_times
+
+    return {
+        name: began
+        for p in parts
+        if isinstance(p.details, DmesgResult)
+        for name, began in own_boot_times(p.details).items()
+        if name in apart
+    }
 
 
 #: How a report's call trace starts (x86's "Call Trace:", arm64's "Call trace:").

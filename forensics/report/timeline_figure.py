@@ -132,7 +132,9 @@ def timeline_png(events: tuple[TimelineEvent, ...], lanes: tuple[Lane, ...]) -> 
                     f" (the {len(evs)} most severe, the earliest among equals; {omitted} more in the findings table)"
                 )
             if lane.contradiction:
-                ax.set_title(f"{title}: ANOTHER BOOT, not ordered against the crash", fontsize=9, color="#8b0000")
+                # (dated by its own boot's reading: on the wall clock, yet of another boot than the story's)
+                clock = "on its own boot's wall clock" if lane.began is not None else "not ordered against the crash"
+                ax.set_title(f"{title}: ANOTHER BOOT, {clock}", fontsize=9, color="#8b0000")
                 ax.set_facecolor("#fdecea")
             else:
                 ax.set_title(title, fontsize=9)

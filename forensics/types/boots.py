@@ -2,7 +2,8 @@
 
 Made by collectors/log_boots.py (a kernel log file, split at each boot banner) and by the report's pipeline from a
 dump's printk records (forensics/pipelines/report.py); compared by detectors/incident/boot_identity.py, which says
-whether a log given beside a dump of the same kernel release comes from the dumped boot.
+whether a log given beside a dump of the same kernel release (or beside the told log, without a dump) comes from the
+dumped boot.
 """
 
 from __future__ import annotations
@@ -41,3 +42,7 @@ class LoggedBoot:
     lines: tuple[LoggedLine, ...]
     panic: LoggedLine | None
     last: float | None
+    # The boot's first RTC line, "setting system clock to ... UTC (EPOCH)" (collectors/log_boots.py boot_clock): the
+    # wall-clock time its boot began, EPOCH less the line's printk time (None: the boot prints no such line).
+    clock: LoggedLine | None = None
+    began: float | None = None

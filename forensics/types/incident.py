@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from forensics.model import Clock, FindingKind, Severity, Timestamp
+from forensics.model import BootTime, Clock, FindingKind, Severity, Timestamp
 from forensics.quoting import shown_path
 from forensics.units import iso_utc
 
@@ -44,6 +44,12 @@ class Lane:
     contradiction: str | None = None  # why this input cannot belong to the incident's boot
     # What a lane of its own clock is the clock of, in sentences ("the trace t.dat", "the profile perf.data").
     noun: str = "trace"
+    # When the boot of the lane's times since boot began, read from its own inputs: the told boot's, or an input's
+    # of another boot, whose times are converted with it, never with the told boot's (None: not known).
+    began: BootTime | None = None
+    # Why the lane's input may be of another boot than the told one, without a dump: its boot identity against the
+    # told log is unconfirmed (detectors/incident/boot_identity.py); its times are not ordered against the told boot's.
+    unsure: str | None = None
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from collectors.log_boots import read_boots
-from detectors.incident.boot_identity import BootCheck, check_boot
+from detectors.incident.boot_identity import BootCheck, check_boot, log_reference
 from forensics.model import Finding, FindingKind, Severity
 from forensics.types.boots import LoggedBoot
 from tests.helpers import assert_evidence_resolves
@@ -124,3 +124,62 @@ def test_a_log_no_check_decides_is_unconfirmed(tmp_path: Path) -> None:
     log.write_text("".join(x for x in text.splitlines(keepends=True) if "Command line:" not in x))
     found = _check(_dump(dump_case), log)
     assert found.other is None and found.why.startswith("unconfirmed: "), found
+
+
+def test_without_a_dump_the_told_logs_boot_is_named_not_a_dump() -> None:
+    """Two console logs, no dump: the told log's boot is the reference, and the sentences name it (they said "the
+    dump's" of a report given no dump)."""
+    told, other = _need("10-use-after-free") / "console.log", _need("02-bug-on") / "console.log"
+    boot = read_boots(str(told), None)[0]
+    found = check_boot(boot, read_boots(str(other), [x.seconds for x in boot.lines]), log_reference("T.log", 1))
+    assert found is not None and (found.other, found.check) == (True, "command line")
+    assert found.why.startswith("its boot's command line is not T.log's: ") and "dump" not in found.why, found.why
+    assert "kf_case=use_after_free slub_debug=FZPU,kf_conn' (line 2)" in found.why  # the told log's line, cited
+    assert found.why.endswith("nor is its other boot (from line 271) the boot of T.log from line 1"), found.why
+    assert {e.source for e in found.evidence} == {str(told), str(other)}
+    finding = Finding("x", FindingKind.CONTRADICTION, found.why, Severity.LOW, 0.9, "", "", found.evidence)
+    assert_evidence_resolves([finding])
+
+
+def _same_command_line(log: Path, like: Path, out: Path) -> Path:
+    """``log`` with the ``Command line:`` lines of ``like``: another boot of one machine, whose command line is the
+    same (kern.log.1 and kern.log across a reboot)."""
+    lines = like.read_text().splitlines(keepends=True)
+    commands = iter([x for x in lines if "Command line: " in x])
+    out.write_text("".join(next(commands) if "Command line: " in x else x for x in log.read_text().splitlines(True)))
+    return out
+
+
+def test_another_boot_of_the_same_command_line_is_set_apart_by_its_boot_time(tmp_path: Path) -> None:
+    """Two boots of one command line: no line at the same time differs, no panic while the other ran; each boot's
+    RTC line says when it began, 158 s apart (the log was "unconfirmed", and dated with the other's boot time)."""
+    told = _need("10-use-after-free") / "console.log"
+    other = _same_command_line(_need("02-bug-on") / "console.log", told, tmp_path / "console.log")
+    boot = read_boots(str(told), None)[0]
+    assert boot.clock is not None and boot.clock.number == 232 and boot.began == pytest.approx(1796242696 - 0.612888)
+    found = check_boot(boot, read_boots(str(other), [x.seconds for x in boot.lines]), log_reference("T.log", 1))
+    assert found is not None and (found.other, found.check) == (True, "boot time"), found
+    assert found.why.startswith(
+        "its boot began at 2026-12-02T20:15:37+00:00 (line 218: the RTC's time the kernel set its clock to, less the "
+        "line's printk time), 158 s before the boot of T.log from line 1, which began at 2026-12-02T20:18:15+00:00 "
+        "(line 232): one boot begins once"
+    ), found.why
+    assert [(e.source, e.locator.start) for e in found.evidence] == [(str(told), 232), (str(other), 218)]
+    finding = Finding("x", FindingKind.CONTRADICTION, found.why, Severity.LOW, 0.9, "", "", found.evidence)
+    assert_evidence_resolves([finding])
+    # The same boot's two logs (the console's and kdump's copy) read the same RTC line: not apart by it.
+    dmesg = _need("10-use-after-free") / "dmesg.txt"
+    same = check_boot(boot, read_boots(str(dmesg), [x.seconds for x in boot.lines]), log_reference("T.log", 1))
+    assert same is not None and same.other is False, same
+
+
+def test_a_log_of_the_dumped_boot_names_its_other_boots_a_check_separates() -> None:
+    """A console log of the dumped boot holds the capture kernel's boot after it: confirmed, with that boot named
+    apart (its lines are not the dumped boot's: the report puts them on a lane of their own)."""
+    case = _need("01-null-member")
+    found = _check(_dump(case), case / "console.log")
+    assert found.other is False, found
+    [capture] = found.others
+    assert (capture.first, capture.end) == (272, None), capture
+    assert capture.why.startswith("its boot's command line is not the dump's: ") and "elfcorehdr=" in capture.why
+    assert capture.clock is not None and "setting system clock to" in capture.clock.text
