@@ -111,6 +111,11 @@ def wait_to_dict(wait: Wait | None, named: Named = None) -> JsonDict | None:
             "unseen_ms": ms(wait.unseen),
         }
         | (
+            # still waiting where the window ("window") or the recording ("recording") ends, not switched in:
+            # "ms" is a lower bound (a finding's fact says the same: "lower_bound": true)
+            {"lower_bound": True, "open_at": wait.open_at} if wait.lower_bound else {}
+        )
+        | (
             # queued on one CPU, switched in on another at a time the trace does not show: "behind" is context
             {"queued_cpu": wait.queued_cpu, "moved": wait.moved} if wait.moved else {}
         )
