@@ -108,6 +108,9 @@ class TimelineEvent:
     # (segment, time): times of two segments are on two clocks.  ``jump``: the jump its segment starts at.
     segment: int = 0
     jump: ClockJump | None = None
+    # Its finding's figure is a lower bound (Fact.lower_bound: a run or a wait still open where the recording or the
+    # window ends): its last evidence is that end, not the interval's, so the duration is a floor ("at least").
+    open_end: bool = False
 
     @property
     def duration(self) -> float:
@@ -140,7 +143,8 @@ class TimelineEvent:
         """The duration for people ("instant" when the finding has one time), with what the report states."""
         if self.end is None:
             return self.stated or "instant"
-        return _seconds_text(self.duration) + (f" ({self.stated})" if self.stated else "")
+        least = "at least " if self.open_end else ""
+        return least + _seconds_text(self.duration) + (f" ({self.stated})" if self.stated else "")
 
 
 def jump_before(events: Sequence[TimelineEvent], i: int) -> ClockJump | None:

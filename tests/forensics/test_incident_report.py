@@ -686,3 +686,22 @@ def test_a_hog_still_running_when_the_recording_stopped_is_at_least_in_every_ren
     html = (tmp_path / "r.html").read_text()
     assert "<th>longest run</th><td>at least 960.000 ms</td>" in html
     assert "from other tasks for at least 960.000 ms" in html
+
+
+def test_the_timeline_of_a_finding_cut_by_the_recordings_end_says_at_least(tmp_path: Path, kf: Run) -> None:
+    """ue21 #2's report: "First (32800.063 s since boot, for 799.274 ms): RT hog: rthog ... ran at least 572.208 ms
+    ... (still running when the recording stopped)", its timeline row "799.274 ms": an interval whose last evidence
+    is the recording's end, not the hog's or the wait's, told as one that lasted that long.  The timeline event
+    carries its finding's lower bound (TimelineEvent.open_end): the narrative, the table and the JSON say it."""
+    from tests.detectors.sched.traces import rt_hog_to_the_end_text
+
+    trace = tmp_path / "rt_silent.txt"
+    trace.write_text(rt_hog_to_the_end_text(cpu1_reports=False))
+    assert kf("report", "--trace", trace, "-o", tmp_path / "r.md", "--json", tmp_path / "r.json").returncode == 0
+    doc = json.loads((tmp_path / "r.json").read_text())
+    assert "First (10.000 s since boot, for at least 960.000 ms): RT hog: rt task" in doc["narrative"]
+    assert "Then (10.050 s since boot, for at least 910.000 ms): Wakeup latency: kworker/1:0" in doc["narrative"]
+    rows = {e["title"].split(":")[0]: e for e in doc["timeline"]}
+    assert rows["RT hog"]["lower_bound"] is True and rows["RT hog"]["duration"] == pytest.approx(0.96)
+    md = (tmp_path / "r.md").read_text()
+    assert "| 10.000000 s | 10.960000 s | at least 960.000 ms | RT hog: rt task" in md
