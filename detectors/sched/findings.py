@@ -1336,12 +1336,14 @@ def _gap_finding(analysis: TraceAnalysis, source: str, start: bool, left_out: li
 
 def _run_open(analysis: TraceAnalysis, task: TaskStats) -> str:
     """Where the task's longest run was still open (OPEN_RECORDING, OPEN_WINDOW: forensics.types.sched), "" when
-    its switch-out ended it: the recording's when its CPU ran it to the trace's end (Coverage.running) or no window
-    was asked for, else the window's.  Its length is then a lower bound."""
-    run = task.runs.worst
-    if run is None or (task.runs.worst_out is not None and not _to_the_end(analysis, run)):
+    its switch-out ended it: as freeze closed it (IntervalStats.worst_open), else, for a run no switch-out ends, the
+    recording's end, or the window's with one.  Its length is then a lower bound."""
+    runs = task.runs
+    if runs.worst is None or runs.worst_open:
+        return runs.worst_open
+    if runs.worst_out is not None:
         return ""
-    return OPEN_RECORDING if _to_the_end(analysis, run) or not analysis.kinds_read else OPEN_WINDOW
+    return OPEN_WINDOW if analysis.kinds_read else OPEN_RECORDING
 
 
 def _ran(run: Span, open_at: str) -> str:
@@ -1358,11 +1360,6 @@ def _still(open_at: str) -> str:
 def _still_running(open_at: str) -> str:
     """Where a run open at ``open_at`` (_run_open) still ran: "still running at the window's end"."""
     return "still running " + open_where(open_at)
-
-
-def _to_the_end(analysis: TraceAnalysis, run: Span) -> bool:
-    """Whether ``run`` is the one its CPU ran to the trace's end (Coverage.running)."""
-    return any(r.cpu == run.cpu and r.switch.ts == run.begin.ts for r in analysis.coverage.running)
 
 
 def _running_finding(analysis: TraceAnalysis, source: str, reported: list[str]) -> Finding:

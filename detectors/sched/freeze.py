@@ -173,7 +173,10 @@ def _close_open_runs(
             task = tasks[pid] = task.copy()
         task.runtime += end - start
         busy[cpu] = busy.get(cpu, 0.0) + (end - start)
-        task.runs.add(start, end, cpu, ev, end_ev)
+        if task.runs.add(start, end, cpu, ev, end_ev):
+            # Still running there: a lower bound (the window's end, or the trace's or its CPU's last event)
+            window = at_window_end or (an.w0 > -math.inf and cpu not in to_end)
+            task.runs.worst_open = OPEN_WINDOW if window else OPEN_RECORDING
         if delay > 0:
             task.delay_caused += delay
         if rules.is_hog(end - start, an.thresholds.hog):

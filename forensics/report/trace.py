@@ -66,7 +66,11 @@ def _table_rows(a: TraceAnalysis, top: int) -> list[tuple[str, list[str], list[l
                 str(t.prio) if prio_known(t.prio) else "unknown",
                 fmt_ms(t.runtime) + mark(run, True),  # a total that holds a run across a clock step is marked too
                 str(t.runs.n),
-                f"{fmt_ms(run.duration)}{mark(run, True)} @{run.start:.6f} CPU{run.cpu}" if run else "-",
+                # still running where the window or the recording ends: a lower bound, as the hog findings say
+                f"{'at least ' if t.runs.worst_open else ''}{fmt_ms(run.duration)}{mark(run, True)} "
+                f"@{run.start:.6f} CPU{run.cpu}"
+                if run
+                else "-",
                 str(t.hog_runs),
                 least(wake, wake.span)
                 + (

@@ -87,6 +87,8 @@ def span_to_dict(span: Span | None, named: Named = None) -> JsonDict | None:
 def intervals_to_dict(fig: IntervalStats, named: Named = None) -> JsonDict:
     """Count, total, mean and worst of a family of intervals."""
     worst = span_to_dict(fig.worst, named)
+    if worst is not None and fig.worst_open:  # a run still open where the window or the recording ends: a floor
+        worst |= {"lower_bound": True, "open_at": fig.worst_open}
     return {"count": fig.n, "total_ms": ms(fig.total), "mean_ms": ms(fig.mean), "worst": worst}
 
 

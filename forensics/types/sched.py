@@ -164,6 +164,10 @@ class IntervalStats(NamedTuple):
     # The sched_switch that ended the worst interval (None: another kind of event ended it, or there is none): for
     # a task's runs, the run's own switch-out.
     worst_out: SwitchOut | None = None
+    # Where the worst interval was still open (OPEN_WINDOW, OPEN_RECORDING: a task's run still running where the
+    # window or the recording ends, closed there by freeze._close_open_runs), "" when its own end closed it: then
+    # ``worst.duration`` is a lower bound.
+    worst_open: str = ""
 
     @property
     def mean(self) -> float:

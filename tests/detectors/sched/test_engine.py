@@ -238,6 +238,8 @@ def test_waits_open_where_the_recording_or_the_window_ends_are_typed_lower_bound
     woken, preempted = by_pid[30].worst_wakeup, by_pid[300].worst_preempt_wait
     assert woken is not None and (woken.open_at, woken.lower_bound) == (edge, True)
     assert preempted is not None and (preempted.open_at, preempted.lower_bound) == (edge, True)
+    # the hog's run, still running there, the same (IntervalStats.worst_open); the sleeper's runs ended
+    assert by_pid[200].runs.worst_open == edge and by_pid[400].runs.worst_open == ""
     if window is not None:  # the sleeper on CPU0, woken from CPU1 and switched in 1 ms later each time
         closed = by_pid[400].worst_wakeup
         assert closed is not None and (closed.open_at, closed.lower_bound) == ("", False)

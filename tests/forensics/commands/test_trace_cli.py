@@ -696,7 +696,8 @@ def test_a_window_carries_in_the_task_running_on_a_quiet_cpu(ftrace: Path, kf: R
     text = res.stdout
     assert "window 797.707000 .. 797.709700" in text and "stop reporting" not in text
     assert re.search(r"│ CPU0 │ no event in the window │ no event in the window │ 2\.700 ms │ 0\.000 ms │", text)
-    assert re.search(r"│ kf_hog\s+│ 15891 │ 120\s+│ 2\.700 ms │ 1\s+│ 2\.700 ms\s+│", text)
+    # its run, still running at the window's end, is a lower bound there
+    assert re.search(r"│ kf_hog\s+│ 15891 │ 120\s+│ 2\.700 ms │ 1\s+│ at least 2\.700 ms\s+│", text)
     assert "@797.707000 CPU0" in text
     doc = json.loads(run_once(kf, str(ftrace), "--window", "797.7070:797.7097", "-f", "json").stdout)
     assert doc["window"] == {"start": 797.707, "end": 797.7097} and doc["coverage"]["stopped"] == []
@@ -971,6 +972,9 @@ def test_waits_open_at_a_windows_end_are_lower_bounds_in_the_json_and_the_task_t
         wait = tasks[pid][key]
         assert (wait["ms"], wait["lower_bound"], wait["open_at"]) == (500.0, True, "window"), (pid, wait)
     assert "lower_bound" not in tasks[400]["worst_wakeup"]  # the sleeper's waits ended in switch-ins
+    hog = tasks[200]["runs"]["worst"]  # its run, still running at the window's end, the same
+    assert (hog["ms"], hog["lower_bound"], hog["open_at"]) == (500.0, True, "window"), hog
+    assert "lower_bound" not in tasks[400]["runs"]["worst"]
     (woken,) = [f for f in doc["incident"]["findings"] if f["title"].startswith("Wakeup latency: kworker/1:0")]
     assert {"name": "worst wakeup latency", "value": "500.000 ms", "lower_bound": True} in woken["facts"]
     res = kf(str(path), *window, "-f", "md")
@@ -978,3 +982,5 @@ def test_waits_open_at_a_windows_end_are_lower_bounds_in_the_json_and_the_task_t
     assert "| at least 500.000 ms behind rt task |" in row, row
     (row,) = [line for line in res.stdout.splitlines() if line.startswith("| victim | 300 |")]
     assert "| at least 500.000 ms |" in row, row
+    (row,) = [line for line in res.stdout.splitlines() if line.startswith("| rt task | 200 |")]
+    assert "| at least 500.000 ms @10.100000 CPU1 |" in row, row
