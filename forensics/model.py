@@ -371,10 +371,18 @@ class Evidence:
 
 @dataclass(frozen=True)
 class Fact:
-    """A named value a detector established (``name: value``), shown with a finding."""
+    """A named value a detector established (``name: value``), shown with a finding.  ``lower_bound``: the value is
+    a floor, what was measured up to where the input ends (a run or a wait still open at a window's or a
+    recording's end): shown "at least VALUE" (:attr:`said`), written with ``"lower_bound": true``."""
 
     name: str
     value: str
+    lower_bound: bool = False
+
+    @property
+    def said(self) -> str:
+        """The value as every renderer shows it: "at least VALUE" for a lower bound."""
+        return f"at least {self.value}" if self.lower_bound else self.value
 
 
 class SubjectKind(enum.StrEnum):

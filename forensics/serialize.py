@@ -110,7 +110,11 @@ def finding_to_dict(f: Finding) -> JsonDict:
         "summary": f.summary,
         "evidence": [evidence_to_dict(e) for e in f.evidence],
         "next_steps": list(f.next_steps),
-        "facts": [{"name": x.name, "value": x.value} for x in f.shown_facts],
+        # a floor (a run or a wait still open where the input ends) says so: "lower_bound": true
+        "facts": [
+            {"name": x.name, "value": x.value, **({"lower_bound": True} if x.lower_bound else {})}
+            for x in f.shown_facts
+        ],
         "detector": f.detector,
         # Only when there are any: the documents of findings without subjects stay as they were.
         **(
@@ -318,7 +322,11 @@ class _Reader:
         severity = self.get(obj, "severity", str, where)
         own, stated, logged = stated_cause(
             tuple(
-                Fact(self.get(x, "name", str, f"{where}.facts[{i}]"), self.get(x, "value", str, f"{where}.facts[{i}]"))
+                Fact(
+                    self.get(x, "name", str, f"{where}.facts[{i}]"),
+                    self.get(x, "value", str, f"{where}.facts[{i}]"),
+                    isinstance(x, dict) and x.get("lower_bound") is True,
+                )
                 for i, x in enumerate(facts)
             )
         )

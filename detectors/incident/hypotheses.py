@@ -567,9 +567,11 @@ def _hog_words(f: Finding, generic: str) -> str:
     kind = f"a {rt}kernel thread" if f.fact(KERNEL_RUN_FACT) is not None else f"a {rt}task"
     who = task.name if task.pid is None else f"{task.name} (pid {task.pid})"
     cpu = f.subject(SubjectKind.CPU)
-    longest = f.fact("longest run")
+    # Its longest run as the fact holds it: "for at least 572.208 ms" when the run was still open where the
+    # recording or the window ends (Fact.lower_bound; until 2026-12-07 "for 572.208 ms", as if it had ended).
+    longest = next((x for x in f.shown_facts if x.name == "longest run"), None)
     return f"{kind}, {who}, kept {'a CPU' if cpu is None else f'CPU{cpu.name}'} from other tasks" + (
-        f" for {longest}" if longest else ""
+        f" for {longest.said}" if longest else ""
     )
 
 

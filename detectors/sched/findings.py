@@ -33,12 +33,16 @@ from forensics.types.sched import (
     KERNEL_RUN,
     KERNEL_RUN_FACT,
     MOVED_MIGRATED,
+    OPEN_RECORDING,
+    OPEN_WINDOW,
     ClockCheck,
     EventRef,
     Span,
     TaskStats,
     TraceAnalysis,
     Wait,
+    open_where,
+    still_waiting,
 )
 from forensics.types.trace import prio_known
 from forensics.units import first_of, fmt_ms
@@ -296,18 +300,29 @@ def _baseline(j: Judgement) -> Baseline:
     return Baseline(j.baseline, fmt_ms(j.value), j.source)
 
 
-def _unharmed(waited: bool) -> tuple[Baseline, str]:
-    """The baseline and verdict of a long run that kept nobody waiting beyond their class's promise."""
+def _unharmed(waited: bool, open_at: str = "") -> tuple[Baseline, str]:
+    """The baseline and verdict of a long run that kept nobody waiting beyond their class's promise.  ``open_at``:
+    the run was still open where the window or the recording ends (_run_open): the waits behind it are read up to
+    there only, so "within the promise" is as far as read, not a verdict on waits that may go on."""
     baseline = Baseline(
         "waits of the tasks it kept waiting, against their class's promise",
-        "none exceeded" if waited else "no task waited",
+        ("none exceeded" if waited else "no task waited") + (f" up to the {open_at}'s end" if open_at else ""),
         "detectors/sched/harm.py (docs/severity.md)",
     )
-    verdict = (
-        "Every task that waited behind it got the CPU within what its scheduling class promises."
-        if waited
-        else "No task waited for that CPU while it ran: a busy CPU nobody else needed is not a problem."
-    )
+    if open_at:
+        # A lower bound under a threshold is not "fine": the run and the waits behind it go on past what was read.
+        verdict = f"It was {_still_running(open_at)}, so the waits behind it are read up to there only: " + (
+            "each was within what its class promises so far, and may have gone on past it (lower bounds, "
+            "not judged complete)."
+            if waited
+            else "no task had waited for that CPU so far; whether one did later is not in what was read."
+        )
+    else:
+        verdict = (
+            "Every task that waited behind it got the CPU within what its scheduling class promises."
+            if waited
+            else "No task waited for that CPU while it ran: a busy CPU nobody else needed is not a problem."
+        )
     return baseline, verdict
 
 
@@ -334,13 +349,16 @@ def cpu_hogs(analysis: TraceAnalysis, source: str) -> list[Finding]:
         period = stick.seconds
         kernel = harm.kernel_thread(task.comm) and waited and run.duration > period
         victims = "; ".join(_waited_behind(v, w, task) for v, w, _j in judged[:3])
-        to_end = _to_the_end(analysis, run)  # ue21 #2: pcut.txt's 417 ms, open at the end, "lasted"
+        # Still running where the recording or the window ends: its length a lower bound (ue21 #2: pcut.txt's
+        # 417 ms, open at the end, "lasted")
+        open_at = _run_open(analysis, task)
+        ran, still = _ran(run, open_at), _still(open_at)
         if kernel:
             # As severe as the waits it caused, as any hog: its victims' waits within their class's promise are no
             # harm (a healthy VM's kdamond.0 ran 5.090 ms past a 3 ms two-slice yardstick, medium, ue20 #1's last
             # window); the kernel advice stays, low.
             severity = worst or Severity.LOW
-            title = f"Kernel-mode run: {task.comm} ran {fmt_ms(run.duration)} on CPU{run.cpu} without rescheduling"
+            title = f"Kernel-mode run: {task.comm} {ran} without rescheduling{still}"
             baseline = Baseline(
                 stick.name + stick.release + stick.assumed,
                 fmt_ms(period),
@@ -354,17 +372,13 @@ def cpu_hogs(analysis: TraceAnalysis, source: str) -> list[Finding]:
             advice = "add a reschedule point (cond_resched()) to the kernel loop, or split the work"
         elif worst is not None:
             severity = worst
-            title = f"CPU hog: {task.comm} ran {fmt_ms(run.duration)} without a break on CPU{run.cpu}"
-            if to_end:
-                title = (
-                    f"CPU hog: {task.comm} ran at least {fmt_ms(run.duration)} without a break on CPU{run.cpu} "
-                    "(still running when the recording stopped)"
-                )
+            least = "at least " if open_at else ""
+            title = f"CPU hog: {task.comm} ran {least}{fmt_ms(run.duration)} without a break on CPU{run.cpu}{still}"
             if worst is Severity.LOW and judged[0][2].fair and run.duration <= judged[0][2].value:
                 # Its run is within the yardstick its victims' waits are judged against: load, not a hog (until
                 # 2026-12-07 "CPU hog: kforensic ran 7.997 ms" beside a 9.000 ms baseline, ue19 #13)
                 title = (
-                    f"Long run: {task.comm} ran {fmt_ms(run.duration)} on CPU{run.cpu}, within the "
+                    f"Long run: {task.comm} {ran}{still}, within the "
                     f"{fmt_ms(judged[0][2].value)} baseline{judged[0][2].assumed}; tasks behind it waited past their "
                     "fair share (load)"
                 )
@@ -373,10 +387,13 @@ def cpu_hogs(analysis: TraceAnalysis, source: str) -> list[Finding]:
             advice = f"a trace does not tell user from kernel mode: perf record -g -p {task.pid} shows where it runs"
         else:
             severity = Severity.INFO
-            title = f"Long run: {task.comm} ran {fmt_ms(run.duration)} on CPU{run.cpu}" + (
-                "; others waited within their fair share" if waited else "; no other task needed the CPU"
+            so_far = " so far" if open_at else ""
+            title = f"Long run: {task.comm} {ran}{still}" + (
+                f"; others waited within their fair share{so_far}"
+                if waited
+                else f"; no other task needed the CPU{so_far}"
             )
-            baseline, verdict = _unharmed(bool(waited))
+            baseline, verdict = _unharmed(bool(waited), open_at)
             advice = ""
         rest = _not_counted(task)  # the delay said is the waits resolved in the trace, as an RT hog's
         out.append(
@@ -391,8 +408,8 @@ def cpu_hogs(analysis: TraceAnalysis, source: str) -> list[Finding]:
                     f"{_task_label(task)} ran {task.hog_runs} time(s) longer than {fmt_ms(limit)}; the longest run "
                     f"started at {run.start:.6f} on CPU{run.cpu} and "
                     + (
-                        f"was still running {fmt_ms(run.duration)} later, when the recording stopped (a lower bound)"
-                        if to_end
+                        f"was still running {fmt_ms(run.duration)} later, {open_where(open_at)} (a lower bound)"
+                        if open_at
                         else f"lasted {fmt_ms(run.duration)}"
                     )
                     + ". Other tasks "
@@ -402,7 +419,7 @@ def cpu_hogs(analysis: TraceAnalysis, source: str) -> list[Finding]:
                 ),
                 evidence=_evidence(source, run),
                 facts=(
-                    Fact("longest run", fmt_ms(run.duration)),
+                    Fact("longest run", fmt_ms(run.duration), lower_bound=bool(open_at)),
                     Fact("runs over threshold", str(task.hog_runs)),
                     Fact("total runtime", fmt_ms(task.runtime)),
                     *_delay_facts(task),
@@ -465,11 +482,15 @@ def _not_counted(task: TaskStats) -> str:
 def _waited_behind(victim: TaskStats, wait: Wait, culprit: TaskStats) -> str:
     """A victim's wait and the part of it the culprit ran: a wait is judged whole (its class's promise is about the
     whole wait), but the culprit is charged only with its own part (the JSON's ``victims[].worst_ms``)."""
-    said = f"{victim.comm} (pid {victim.pid}) waited {fmt_ms(wait.span.duration)}"
+    least = "at least " if wait.lower_bound else ""
+    said = f"{victim.comm} (pid {victim.pid}) waited {least}{fmt_ms(wait.span.duration)}"
+    # A wait (wakeup or preemption) still open where the window or the recording ends says so, as the wakeup
+    # latency finding does (until 2026-12-07 a preempted task runnable to the end "waited 500.000 ms").
+    still = f", {still_waiting(wait.open_at)}" if wait.lower_bound else ""
     part = next((b.seconds for b in wait.behind if b.pid == culprit.pid), None)
     if part is None or part >= wait.span.duration:
-        return said
-    return f"{said}, {fmt_ms(part)} of it behind {culprit.comm}"
+        return said + still
+    return f"{said}, {fmt_ms(part)} of it behind {culprit.comm}{still}"
 
 
 def _usual(task: TaskStats, wait: Wait) -> str:
@@ -513,7 +534,8 @@ def rt_hogs(analysis: TraceAnalysis, source: str) -> list[Finding]:
         budget = harm.rt_budget("RT throttling's")
         server = harm.fair_server(analysis.kernel_release)
         ended = task.runs.worst_out  # the switch-out of its longest run
-        ran = _ran(analysis, run, ended is None)
+        open_at = _run_open(analysis, task)
+        ran = _ran(run, open_at) + _still(open_at)
         if run.duration >= RT_RUNTIME or task.longest_run_throttled:
             severity = Severity.HIGH
             title = (
@@ -551,12 +573,11 @@ def rt_hogs(analysis: TraceAnalysis, source: str) -> list[Finding]:
             severity = worst
             title = f"RT hog: {task.comm} (prio {task.longest_run_prio}) {ran}, keeping other tasks waiting"
             baseline = _baseline(j)
-            if ended is None:
-                edge = "recording" if _to_the_end(analysis, run) or not analysis.kinds_read else "window"
+            if open_at or ended is None:
                 # No switch-out of the run is recorded: it was still running where the window or the recording ends
                 # (ue21 #1: a recording stopped while the hog spun read "ended with it off the CPU ... not starved").
                 verdict = (
-                    f"Its longest run is cut by the end of the {edge} with "
+                    f"Its longest run is cut by the end of the {open_at} with "
                     f"it still on the CPU (no switch-out recorded): it ran {fmt_ms(run.duration)} at least, within "
                     f"{budget} as far as read, and the others were still waiting behind it there. The worst wait: "
                     f"{_waited_behind(victim, wait, task)} ({_usual(victim, wait)}): {j.why}."
@@ -570,11 +591,11 @@ def rt_hogs(analysis: TraceAnalysis, source: str) -> list[Finding]:
                 )
         else:
             severity = Severity.INFO
-            title = (
-                f"Long RT run: {task.comm} (prio {task.longest_run_prio}) ran {fmt_ms(run.duration)} on CPU{run.cpu}"
-                + ("; others waited within their promise" if waited else "; no other task needed the CPU")
+            so_far = " so far" if open_at else ""
+            title = f"Long RT run: {task.comm} (prio {task.longest_run_prio}) {ran}" + (
+                f"; others waited within their promise{so_far}" if waited else f"; no other task needed the CPU{so_far}"
             )
-            baseline, verdict = _unharmed(bool(waited))
+            baseline, verdict = _unharmed(bool(waited), open_at)
         if task.longest_run_yield_unknown and ended is not None:
             nxt = by_pid.get(ended.next_pid)
             verdict += (
@@ -600,7 +621,7 @@ def rt_hogs(analysis: TraceAnalysis, source: str) -> list[Finding]:
                 ),
                 evidence=tuple(evidence),
                 facts=(
-                    Fact("longest run", fmt_ms(run.duration)),
+                    Fact("longest run", fmt_ms(run.duration), lower_bound=bool(open_at)),
                     Fact("runs over threshold", str(task.hog_runs)),
                     *_delay_facts(task),
                     *(Fact("waited behind it", v) for v in victims),
@@ -653,8 +674,9 @@ def wakeup_latency(analysis: TraceAnalysis, source: str) -> list[Finding]:
         if judged is None:  # within what the task's class is promised
             continue
         culprit = f", behind {wait.behind[0].comm}" if wait.behind else ""
-        # Queued on a CPU that ran its task to the trace's end, never switched in (ue21 #2: python3's 799 ms).
-        still = " (still waiting when the recording stopped)" if _waiting_at_end(analysis, wait.span) else ""
+        # Still waiting where the recording (ue21 #2: python3's 799 ms, queued behind a CPU's task to the end) or
+        # the window ends (ue21 #1's window: "waited 500.000 ms ... switched in 500.000 ms later"): a lower bound.
+        still = f" ({still_waiting(wait.open_at)})" if wait.lower_bound else ""
         least = "at least " if still else ""
         woken = ""
         if wait.moved == MOVED_MIGRATED:
@@ -674,8 +696,8 @@ def wakeup_latency(analysis: TraceAnalysis, source: str) -> list[Finding]:
                 summary=(
                     f"{_task_label(task)} was woken ({wait.source}) at {_wait_began(wait.span)}{woken} and "
                     + (
-                        f"was still waiting on CPU{wait.span.cpu} {fmt_ms(wait.span.duration)} later, when the "
-                        "recording stopped (no switch-in recorded: a lower bound)"
+                        f"was still waiting on CPU{wait.span.cpu} {fmt_ms(wait.span.duration)} later, "
+                        f"{open_where(wait.open_at)} (no switch-in recorded: a lower bound)"
                         if still
                         else f"switched in on CPU{wait.span.cpu} {fmt_ms(wait.span.duration)} later"
                     )
@@ -691,7 +713,7 @@ def wakeup_latency(analysis: TraceAnalysis, source: str) -> list[Finding]:
                     wait.queued_cpu if wait.queued_cpu >= 0 else wait.span.cpu,
                 ),
                 facts=(
-                    Fact("worst wakeup latency", fmt_ms(wait.span.duration)),
+                    Fact("worst wakeup latency", fmt_ms(wait.span.duration), lower_bound=wait.lower_bound),
                     Fact("measured from", wait.source),
                     Fact("judged as", _prio_text(task, wait, line=True)),
                     Fact("trace mean (CFS tasks)", f"{fmt_ms(mean)} over {count} wakeups"),
@@ -1312,24 +1334,32 @@ def _gap_finding(analysis: TraceAnalysis, source: str, start: bool, left_out: li
     )
 
 
-def _ran(analysis: TraceAnalysis, run: Span, cut: bool) -> str:
-    """A run's length and CPU for a title: "at least" when no switch-out ends it (``cut``), and "still running when
-    the recording stopped" when its CPU ran it to the trace's end (ue21 #2: rthog's 572.208 ms on CPU1)."""
-    if not cut:
-        return f"ran {fmt_ms(run.duration)} on CPU{run.cpu}"
-    still = " (still running when the recording stopped)" if _to_the_end(analysis, run) else ""
-    return f"ran at least {fmt_ms(run.duration)} on CPU{run.cpu}{still}"
+def _run_open(analysis: TraceAnalysis, task: TaskStats) -> str:
+    """Where the task's longest run was still open (OPEN_RECORDING, OPEN_WINDOW: forensics.types.sched), "" when
+    its switch-out ended it: as freeze closed it (IntervalStats.worst_open), else, for a run no switch-out ends, the
+    recording's end, or the window's with one.  Its length is then a lower bound."""
+    runs = task.runs
+    if runs.worst is None or runs.worst_open:
+        return runs.worst_open
+    if runs.worst_out is not None:
+        return ""
+    return OPEN_WINDOW if analysis.kinds_read else OPEN_RECORDING
 
 
-def _to_the_end(analysis: TraceAnalysis, run: Span) -> bool:
-    """Whether ``run`` is the one its CPU ran to the trace's end (Coverage.running)."""
-    return any(r.cpu == run.cpu and r.switch.ts == run.begin.ts for r in analysis.coverage.running)
+def _ran(run: Span, open_at: str) -> str:
+    """A run's length and CPU for a title: "at least" when it was still open where the window or the recording ends
+    (``open_at``: _run_open; ue21 #2: rthog's 572.208 ms on CPU1)."""
+    return f"ran {'at least ' if open_at else ''}{fmt_ms(run.duration)} on CPU{run.cpu}"
 
 
-def _waiting_at_end(analysis: TraceAnalysis, span: Span) -> bool:
-    """Whether a wait on ``span``'s CPU ends past that CPU's last event, which it ran to the trace's end with one
-    task (Coverage.running): closed there, not by a switch-in (freeze._close_open_waits)."""
-    return any(r.cpu == span.cpu and span.start + span.duration > r.last.ts for r in analysis.coverage.running)
+def _still(open_at: str) -> str:
+    """Where an open run still ran, for a title: " (still running when the recording stopped)"; "" for one ended."""
+    return f" ({_still_running(open_at)})" if open_at else ""
+
+
+def _still_running(open_at: str) -> str:
+    """Where a run open at ``open_at`` (_run_open) still ran: "still running at the window's end"."""
+    return "still running " + open_where(open_at)
 
 
 def _running_finding(analysis: TraceAnalysis, source: str, reported: list[str]) -> Finding:

@@ -25,6 +25,8 @@ from detectors.sched.state import (
 )
 from forensics.model import NotAvailable
 from forensics.types.sched import (
+    OPEN_RECORDING,
+    OPEN_WINDOW,
     Blame,
     Coverage,
     CpuStats,
@@ -171,7 +173,10 @@ def _close_open_runs(
             task = tasks[pid] = task.copy()
         task.runtime += end - start
         busy[cpu] = busy.get(cpu, 0.0) + (end - start)
-        task.runs.add(start, end, cpu, ev, end_ev)
+        if task.runs.add(start, end, cpu, ev, end_ev):
+            # Still running there: a lower bound (the window's end, or the trace's or its CPU's last event)
+            window = at_window_end or (an.w0 > -math.inf and cpu not in to_end)
+            task.runs.worst_open = OPEN_WINDOW if window else OPEN_RECORDING
         if delay > 0:
             task.delay_caused += delay
         if rules.is_hog(end - start, an.thresholds.hog):
@@ -207,8 +212,10 @@ def _close_open_waits(an: SchedAnalyzer, tasks: dict[int, TaskState], to_end: To
         cpu = queue if hist else queued  # where it waits at the window's end
         end_ev = _window_end(an, cpu) if an.w0 > -math.inf else None
         w1 = an.w1
+        open_at = OPEN_WINDOW
         if end_ev is None and cpu in to_end:
             w1, end_ev = to_end[cpu]
+            open_at = OPEN_RECORDING
         task = tasks.get(pid)
         start = an.clip(since.ts, w1)
         if end_ev is None or task is None or start is None or not w1 > start or cpu not in an.switched:
@@ -247,6 +254,9 @@ def _close_open_waits(an: SchedAnalyzer, tasks: dict[int, TaskState], to_end: To
         moves = moves_of(hist) if moved != rules.MOVED_NO else ()
         source = "preemption" if preempted else rules.WAKE_SOURCES[since.kind]
         wait = task_wait(pid, start, w1, cpu, since, end_ev, behind, source, unseen, queued, rules.MOVED[moved], moves)
+        # Still runnable there, not switched in: its length is a lower bound (until 2026-12-07 a wait open at a
+        # window's end read "waited 500.000 ms ... switched in on CPU1 500.000 ms later", ue21 #1's window).
+        wait = wait._replace(open_at=open_at)
         if preempted:
             task.worst_preempt_wait = wait
         else:

@@ -98,7 +98,7 @@ def move_of(ev: TraceEvent, from_cpu: int, to_cpu: int) -> Move:
 class Accumulator:
     """Mutable count/total/worst accumulator."""
 
-    __slots__ = ("count", "total", "worst", "worst_begin", "worst_cpu", "worst_end", "worst_start")
+    __slots__ = ("count", "total", "worst", "worst_begin", "worst_cpu", "worst_end", "worst_open", "worst_start")
 
     def __init__(self) -> None:
         self.count = 0
@@ -108,6 +108,7 @@ class Accumulator:
         self.worst_cpu = -1
         self.worst_begin: TraceEvent | None = None
         self.worst_end: TraceEvent | None = None
+        self.worst_open = ""  # IntervalStats.worst_open
 
     def add(self, start: float, end: float, cpu: int, begin: TraceEvent, finish: TraceEvent) -> bool:
         """Add an interval; True when it is the new worst."""
@@ -126,12 +127,14 @@ class Accumulator:
         self.worst_cpu = cpu
         self.worst_begin = begin
         self.worst_end = finish
+        self.worst_open = ""
 
     def copy(self) -> Accumulator:
         """An independent copy (the events are shared: they are immutable)."""
         out = Accumulator()
         out.count, out.total, out.worst, out.worst_start = self.count, self.total, self.worst, self.worst_start
         out.worst_cpu, out.worst_begin, out.worst_end = self.worst_cpu, self.worst_begin, self.worst_end
+        out.worst_open = self.worst_open
         return out
 
     def freeze(self) -> IntervalStats:
@@ -146,7 +149,7 @@ class Accumulator:
             if end.kind == SWITCH and end.cpu == self.worst_cpu:
                 state = end.state.decode("utf-8", "replace")
                 out = SwitchOut(end.pid, end.prio, state, end.next_pid, end.next_prio)
-        return IntervalStats(self.count, self.total, worst, out)
+        return IntervalStats(self.count, self.total, worst, out, self.worst_open if worst is not None else "")
 
 
 class VictimTally:

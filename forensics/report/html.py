@@ -55,7 +55,7 @@ def next_step_html(step: str) -> str:
 
 
 def _finding_html(n: int, f: Finding) -> str:
-    facts = "".join(f"<tr><th>{escape(x.name)}</th><td>{escape(x.value)}</td></tr>" for x in f.shown_facts)
+    facts = "".join(f"<tr><th>{escape(x.name)}</th><td>{escape(x.said)}</td></tr>" for x in f.shown_facts)
     # Excerpts fold away (<details>): the page reads as a list of claims, the evidence one click below each.
     evidence = "".join(
         f"<li><details><summary><code>{escape(ev.cite())}</code></summary><pre>{escape(ev.excerpt)}</pre></details></li>"

@@ -155,7 +155,7 @@ def _finding_md(n: int, f: Finding, level: int = 3) -> list[str]:
     ]
     if f.shown_facts:
         out += ["| fact | value |", "|---|---|"]
-        out += [f"| {md_escape(x.name)} | {md_escape(x.value)} |" for x in f.shown_facts]
+        out += [f"| {md_escape(x.name)} | {md_escape(x.said)} |" for x in f.shown_facts]
         out.append("")
     out.append("**Evidence**")
     out.append("")

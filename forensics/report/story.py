@@ -341,6 +341,7 @@ def story_to_dict(story: IncidentStory, base: Path | None = None) -> dict[str, A
             {"when": e.when_text(), "wall": e.wall, "uncertainty": e.uncertainty, "since_boot":
              e.when.seconds if e.when.clock.value == "monotonic" else None, "end": e.end_text() or None,
              "wall_end": e.wall_end, "duration": e.duration, "stated": e.stated or None, "lane": str(e.lane),
+             **({"lower_bound": True} if e.open_end else {}),
              "segment": e.segment, "jump": None if e.jump is None else e.jump.text(), "finding": e.finding_id,
              "title": e.title, "cite": e.cite, "end_cite": e.end_cite, "excerpt": e.excerpt}
             for e in story.timeline

@@ -182,7 +182,7 @@ def render_terminal(incident: Incident, *, color: bool, width: int) -> str:
             if f.consequence_of is not None:
                 out.line(f"  consequence of: {f.consequence_of}")
             for fact in f.shown_facts:
-                out.line(f"  {fact.name}: {fact.value}")
+                out.line(f"  {fact.name}: {fact.said}")
             for ev in f.evidence:
                 out.line("  ", (ev.cite(), "dim"))
                 for line in ev.excerpt.splitlines()[:EXCERPT_LINES]:

@@ -49,10 +49,16 @@ def _table_rows(a: TraceAnalysis, top: int) -> list[tuple[str, list[str], list[l
         throttled = ", ".join(f"{p.comm}x{p.times}" for p in t.throttled_for[:2])
         return "; ".join(filter(None, (said, throttled and f"throttled for {throttled}"))) or "-"
 
+    def least(wait: Wait | None, span: Span | None) -> str:
+        """ "at least " before a worst wait still open where the window or the recording ends (Wait.open_at): its
+        figure is a lower bound, as the findings say (until 2026-12-07 shown as a wait that ended)."""
+        return "at least " if wait is not None and wait.lower_bound and wait.span == span else ""
+
     tasks = []
     for t in a.tasks[:top]:
         run = t.runs.worst
         wake = t.worst_wakeup
+        pre = t.preempt_wait.worst
         tasks.append(
             [
                 t.comm,
@@ -60,9 +66,14 @@ def _table_rows(a: TraceAnalysis, top: int) -> list[tuple[str, list[str], list[l
                 str(t.prio) if prio_known(t.prio) else "unknown",
                 fmt_ms(t.runtime) + mark(run, True),  # a total that holds a run across a clock step is marked too
                 str(t.runs.n),
-                f"{fmt_ms(run.duration)}{mark(run, True)} @{run.start:.6f} CPU{run.cpu}" if run else "-",
+                # still running where the window or the recording ends: a lower bound, as the hog findings say
+                f"{'at least ' if t.runs.worst_open else ''}{fmt_ms(run.duration)}{mark(run, True)} "
+                f"@{run.start:.6f} CPU{run.cpu}"
+                if run
+                else "-",
                 str(t.hog_runs),
-                (
+                least(wake, wake.span)
+                + (
                     # moved between CPUs at an unknown time: who delayed it is not known (Wait.moved); the CPUs
                     # the moves read took it to too (away and back: CPU0->CPU1->CPU0)
                     f"{fmt_ms(wake.span.duration)}{mark(wake.span)} {_cpu_path(wake)}, behind unknown"
@@ -79,7 +90,7 @@ def _table_rows(a: TraceAnalysis, top: int) -> list[tuple[str, list[str], list[l
                 else f"unknown: {t.wakeup_unknown_why.reason}"
                 if t.wakeup_unknown_why
                 else "-",
-                fmt_ms(t.preempt_wait.worst.duration) + mark(t.preempt_wait.worst) if t.preempt_wait.worst else "-",
+                least(t.worst_preempt_wait, pre) + fmt_ms(pre.duration) + mark(pre) if pre else "-",
                 blocked(t, "S"),
                 blocked(t, "D"),
                 preempted(t),

@@ -87,6 +87,8 @@ def span_to_dict(span: Span | None, named: Named = None) -> JsonDict | None:
 def intervals_to_dict(fig: IntervalStats, named: Named = None) -> JsonDict:
     """Count, total, mean and worst of a family of intervals."""
     worst = span_to_dict(fig.worst, named)
+    if worst is not None and fig.worst_open:  # a run still open where the window or the recording ends: a floor
+        worst |= {"lower_bound": True, "open_at": fig.worst_open}
     return {"count": fig.n, "total_ms": ms(fig.total), "mean_ms": ms(fig.mean), "worst": worst}
 
 
@@ -110,6 +112,11 @@ def wait_to_dict(wait: Wait | None, named: Named = None) -> JsonDict | None:
             ],
             "unseen_ms": ms(wait.unseen),
         }
+        | (
+            # still waiting where the window ("window") or the recording ("recording") ends, not switched in:
+            # "ms" is a lower bound (a finding's fact says the same: "lower_bound": true)
+            {"lower_bound": True, "open_at": wait.open_at} if wait.lower_bound else {}
+        )
         | (
             # queued on one CPU, switched in on another at a time the trace does not show: "behind" is context
             {"queued_cpu": wait.queued_cpu, "moved": wait.moved} if wait.moved else {}

@@ -557,7 +557,7 @@ def _why_sections(result: VmcoreResult) -> list[Block]:
         items: list[str] = []
         for f, stated in why:
             items.append(f"- **{md_escape(f.title)}** (confidence {f.confidence:.2f})")
-            items += [f"  - {md_escape(x.name)}: {md_escape(x.value)}" for x in f.facts]
+            items += [f"  - {md_escape(x.name)}: {md_escape(x.said)}" for x in f.facts]
             items.append(f"  - next: {next_step_md(stated.next_command)}")
         out.append(Section("Why", (Lines(tuple(items)),)))
     if not isinstance(s.bug_site, NotAvailable) and isinstance(s.bug_site.source, NotAvailable):

@@ -117,6 +117,9 @@ class TimelineEvent:
     # Its interval is the span over which a kernel report's repeats were printed (a group's first header to its
     # last), not a time read (a dump's "last ran"): no duration of what the report is about.
     printed: bool = False
+    # Its finding's figure is a lower bound (Fact.lower_bound: a run or a wait still open where the recording or the
+    # window ends): its last evidence is that end, not the interval's, so the duration is a floor ("at least").
+    open_end: bool = False
 
     @property
     def duration(self) -> float:
@@ -153,7 +156,8 @@ class TimelineEvent:
             return self.stated or "instant"
         if self.stated and self.printed:
             return f"{self.stated}; its reports printed over {_seconds_text(self.duration)}"
-        return _seconds_text(self.duration) + (f" ({self.stated})" if self.stated else "")
+        least = "at least " if self.open_end else ""
+        return least + _seconds_text(self.duration) + (f" ({self.stated})" if self.stated else "")
 
 
 def jump_before(events: Sequence[TimelineEvent], i: int) -> ClockJump | None:

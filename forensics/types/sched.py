@@ -103,6 +103,32 @@ class Wait(NamedTuple):
     queued_cpu: int = -1
     moved: str = ""
     moves: tuple[Move, ...] = ()
+    # Where it was still open: "" when a switch-in ended it; OPEN_WINDOW when the window's end (--window, --around)
+    # closed it, OPEN_RECORDING when the recording's end did (its CPU ran another task to the end: Coverage.running).
+    # Then ``span.duration`` is a lower bound: the task was still runnable, not yet switched in.
+    open_at: str = ""
+
+    @property
+    def lower_bound(self) -> bool:
+        """Whether its length is a lower bound: it was still waiting where the window or the recording ends."""
+        return bool(self.open_at)
+
+
+#: Wait.open_at of a wait still open at the window's end (--window, --around): it waited at least that long.
+OPEN_WINDOW: Final = "window"
+#: Wait.open_at of a wait still open when the recording stopped (queued on a CPU that ran another task to the end).
+OPEN_RECORDING: Final = "recording"
+
+
+def open_where(open_at: str) -> str:
+    """Where a run or a wait open at ``open_at`` (Wait.open_at) still went on: "at the window's end", "when the
+    recording stopped"."""
+    return "at the window's end" if open_at == OPEN_WINDOW else "when the recording stopped"
+
+
+def still_waiting(open_at: str) -> str:
+    """Where a wait open at ``open_at`` (Wait.open_at) still was, for its text: "" for a wait a switch-in ended."""
+    return f"still waiting {open_where(open_at)}" if open_at else ""
 
 
 #: Wait.moved of a wait switched in on another CPU than it was queued on, at a time the trace does not show.
@@ -138,6 +164,10 @@ class IntervalStats(NamedTuple):
     # The sched_switch that ended the worst interval (None: another kind of event ended it, or there is none): for
     # a task's runs, the run's own switch-out.
     worst_out: SwitchOut | None = None
+    # Where the worst interval was still open (OPEN_WINDOW, OPEN_RECORDING: a task's run still running where the
+    # window or the recording ends, closed there by freeze._close_open_runs), "" when its own end closed it: then
+    # ``worst.duration`` is a lower bound.
+    worst_open: str = ""
 
     @property
     def mean(self) -> float:

@@ -695,3 +695,48 @@ def test_a_trace_naming_another_kernel_is_not_judged_with_the_logs_kernel(tmp_pa
         "the kernel log's release 6.18.44-fc-v1252 and preemption model none: not used, as the trace names kernel "
         "6.1.0-57-amd64 (its own metadata), not the log's 6.18.44-fc-v1252" in examined["could_not"]
     ), examined["could_not"]
+
+
+def test_a_hog_still_running_when_the_recording_stopped_is_at_least_in_every_renderer(tmp_path: Path, kf: Run) -> None:
+    """ue21 #2's report: its verdict said "rthog (pid 6326), kept CPU1 from other tasks for 572.208 ms" (its facts
+    table "longest run | 572.208 ms") of a run still open when the recording stopped, where the finding's title said
+    "ran at least".  The lower bound is carried on the finding's fact (Fact.lower_bound): the verdict, the markdown,
+    the HTML and the JSON say it, and reading the JSON back keeps it."""
+    from tests.detectors.sched.traces import rt_hog_to_the_end_text
+
+    trace = tmp_path / "rt_silent.txt"
+    trace.write_text(rt_hog_to_the_end_text(cpu1_reports=False))
+    out = ("-o", tmp_path / "r.md", "--json", tmp_path / "r.json", "--html", tmp_path / "r.html")
+    assert kf("report", "--trace", trace, *out).returncode == 0
+    doc = json.loads((tmp_path / "r.json").read_text())
+    said = "kept CPU1 from other tasks for at least 960.000 ms. The finding: RT hog: rt task (prio 49) ran at least "
+    assert said in doc["summary"], doc["summary"]
+    (hog,) = [f for f in doc["incident"]["findings"] if f["kind"] == "sched-rt-hog"]
+    assert {"name": "longest run", "value": "960.000 ms", "lower_bound": True} in hog["facts"], hog["facts"]
+    read = incident_from_dict(doc["incident"], "r.json").findings
+    (fact,) = [x for f in read for x in f.facts if x.name == "longest run"]
+    assert fact.lower_bound and fact.said == "at least 960.000 ms"
+    md = (tmp_path / "r.md").read_text()
+    assert said in md and "| longest run | at least 960.000 ms |" in md
+    html = (tmp_path / "r.html").read_text()
+    assert "<th>longest run</th><td>at least 960.000 ms</td>" in html
+    assert "from other tasks for at least 960.000 ms" in html
+
+
+def test_the_timeline_of_a_finding_cut_by_the_recordings_end_says_at_least(tmp_path: Path, kf: Run) -> None:
+    """ue21 #2's report: "First (32800.063 s since boot, for 799.274 ms): RT hog: rthog ... ran at least 572.208 ms
+    ... (still running when the recording stopped)", its timeline row "799.274 ms": an interval whose last evidence
+    is the recording's end, not the hog's or the wait's, told as one that lasted that long.  The timeline event
+    carries its finding's lower bound (TimelineEvent.open_end): the narrative, the table and the JSON say it."""
+    from tests.detectors.sched.traces import rt_hog_to_the_end_text
+
+    trace = tmp_path / "rt_silent.txt"
+    trace.write_text(rt_hog_to_the_end_text(cpu1_reports=False))
+    assert kf("report", "--trace", trace, "-o", tmp_path / "r.md", "--json", tmp_path / "r.json").returncode == 0
+    doc = json.loads((tmp_path / "r.json").read_text())
+    assert "First (10.000 s since boot, for at least 960.000 ms): RT hog: rt task" in doc["narrative"]
+    assert "Then (10.050 s since boot, for at least 910.000 ms): Wakeup latency: kworker/1:0" in doc["narrative"]
+    rows = {e["title"].split(":")[0]: e for e in doc["timeline"]}
+    assert rows["RT hog"]["lower_bound"] is True and rows["RT hog"]["duration"] == pytest.approx(0.96)
+    md = (tmp_path / "r.md").read_text()
+    assert "| 10.000000 s | 10.960000 s | at least 960.000 ms | RT hog: rt task" in md

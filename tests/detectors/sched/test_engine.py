@@ -224,6 +224,27 @@ def test_a_cpu_running_its_task_to_the_end_closes_its_run_and_the_waits_there_at
     assert kworker.worst_wakeup is not None and kworker.worst_wakeup.span.duration == pytest.approx(0.91)
 
 
+@pytest.mark.parametrize("window", [None, (10.1, 10.6)])
+def test_waits_open_where_the_recording_or_the_window_ends_are_typed_lower_bounds(
+    window: tuple[float, float] | None,
+) -> None:
+    """ue21 #1/#2: the waits still open where the recording (CPU1 running the hog to the end) or a window ends
+    are lower bounds, the woken kworker's and the preempted victim's alike (Wait.open_at), in both engines; a wait a
+    switch-in ended is not.  Until 2026-12-07 no record said so: a window's open waits read as ended ones."""
+    text = rt_hog_to_the_end_text(cpu1_reports=window is not None).encode()
+    got = compare(*parse(text, 1 << 10)) if window is None else windowed(text, window)
+    by_pid = {t.pid: t for t in got.tasks}
+    edge = "recording" if window is None else "window"
+    woken, preempted = by_pid[30].worst_wakeup, by_pid[300].worst_preempt_wait
+    assert woken is not None and (woken.open_at, woken.lower_bound) == (edge, True)
+    assert preempted is not None and (preempted.open_at, preempted.lower_bound) == (edge, True)
+    # the hog's run, still running there, the same (IntervalStats.worst_open); the sleeper's runs ended
+    assert by_pid[200].runs.worst_open == edge and by_pid[400].runs.worst_open == ""
+    if window is not None:  # the sleeper on CPU0, woken from CPU1 and switched in 1 ms later each time
+        closed = by_pid[400].worst_wakeup
+        assert closed is not None and (closed.open_at, closed.lower_bound) == ("", False)
+
+
 def test_a_softirq_wait_counts_the_run_still_current() -> None:
     lists, counts = parse(softirq_behind_task_text().encode(), 1 << 14)
     (net_rx,) = compare(lists, counts).softirqs
@@ -1098,9 +1119,11 @@ def test_a_wait_open_at_a_windows_end_is_closed_where_sched_migrate_task_moved_i
     assert [(m.ts, m.from_cpu, m.to_cpu) for m in wait.moves] == moves
     assert [(b.comm, b.cpu, round(b.seconds, 6)) for b in wait.behind] == ran and wait.unseen == 0.0
     assert _victims_of(got, 400) == {comm: (1, seconds) for comm, _cpu, seconds in ran}
+    # Still runnable at the window's end, woken or preempted: a lower bound, typed, in both engines.
+    assert wait.open_at == "window" and wait.lower_bound
     if woken:
         finding = _sleeper_finding(got)
-        assert finding.title.endswith("to run, behind hog0"), finding.title
+        assert finding.title.endswith("to run, behind hog0 (still waiting at the window's end)"), finding.title
         assert "it moved from CPU0 to CPU1 at 10.030000 (sched_migrate_task)" in finding.summary, finding.summary
         lines = [n for n, line in enumerate(text.splitlines(), 1) if b"sched_migrate_task" in line]
         assert set(lines[: len(moves)]) <= {e.locator.start for e in finding.evidence}

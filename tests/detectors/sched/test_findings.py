@@ -11,6 +11,7 @@ from detectors.sched.findings import RULES, detect
 from forensics.model import Finding, LocatorKind, Severity, SubjectKind, finding_id
 from forensics.types.sched import Thresholds, TraceAnalysis
 from forensics.types.trace import PRIO_UNKNOWN
+from forensics.units import fmt_ms
 from tests.detectors.sched.traces import (
     RECORDED,
     analyse_path,
@@ -455,12 +456,81 @@ def test_waits_behind_an_rt_hog_spinning_at_the_recordings_end_are_judged(tmp_pa
     titles = [(f.severity, f.title) for f in findings]
     assert not [f for f in findings if "No switch-in recorded" in f.title], titles
     (woken,) = [f for f in findings if f.kind == "sched-wakeup-latency" and any(s.pid == 30 for s in f.subjects)]
-    assert woken.severity is Severity.HIGH and "kworker/1:0 waited 500.000 ms" in woken.title, titles
+    # Still waiting at the window's end: a lower bound, said so (it read "waited 500.000 ms ... switched in on CPU1
+    # 500.000 ms later" until 2026-12-07), and judged on it: 500 ms is past the threshold whatever came after.
+    assert woken.severity is Severity.HIGH, titles
+    assert woken.title == (
+        "Wakeup latency: kworker/1:0 waited at least 500.000 ms to run, behind rt task (still waiting at the window's "
+        "end)"
+    ), titles
+    assert "was still waiting on CPU1 500.000 ms later, at the window's end (no switch-in recorded" in woken.summary
+    assert "switched in" not in woken.summary, woken.summary
+    (latency,) = [x for x in woken.facts if x.name == "worst wakeup latency"]
+    assert (latency.value, latency.lower_bound, latency.said) == ("500.000 ms", True, "at least 500.000 ms")
     (hog,) = [f for f in findings if f.kind == "sched-rt-hog"]
     assert hog.severity is Severity.HIGH, titles
     assert "victim (pid 300) 500.000 ms in 1 wait(s)" in hog.summary, hog.summary
     # Its run is open at the window's end: not "ended with it off the CPU ... not starved" (ue21 #1).
     assert "not starved" not in hog.summary and "cut by the end of the window with it still on the CPU" in hog.summary
+    assert "ran at least 500.000 ms on CPU1 (still running at the window's end)" in hog.title, hog.title
+    (longest,) = [x for x in hog.facts if x.name == "longest run"]
+    assert longest.lower_bound and longest.said == "at least 500.000 ms"
+    assert "The worst wait: kworker/1:0 (pid 30) waited at least 500.000 ms, still waiting at the window's end" in (
+        hog.summary
+    ), hog.summary
+
+
+@pytest.mark.parametrize(
+    ("window", "cpu1_reports", "still"),
+    [
+        ((10.1, 10.6), True, "still waiting at the window's end"),
+        # past the trace's end, CPU1 silent after the hog's switch-in: it ran the hog to the end (10.96)
+        ((10.1, 11.5), False, "still waiting when the recording stopped"),
+    ],
+)
+def test_a_preemption_wait_open_at_the_end_says_still_waiting_as_a_wakeup_does(
+    tmp_path: Path, window: tuple[float, float], cpu1_reports: bool, still: str
+) -> None:
+    """ue21 follow-up: a task preempted by an RT hog and runnable to the end (victim, pid 300; no kworker woken)
+    is the hog's worst wait.  A wakeup's open wait said "at least ... (still waiting when the recording stopped)";
+    the preemption wait read "victim (pid 300) waited 500.000 ms", as if it had ended.  Now the same words."""
+    from tests.detectors.sched.traces import rt_hog_to_the_end_text
+
+    path = tmp_path / "rt_preempted.txt"
+    text = rt_hog_to_the_end_text(cpu1_reports=cpu1_reports)
+    path.write_text("".join(line for line in text.splitlines(keepends=True) if "kworker" not in line))
+    analysis = analyse_path(path, window=window)[0]
+    (hog,) = _by_kind(detect(analysis, str(path)), "sched-rt-hog")
+    victim = next(t for t in analysis.tasks if t.pid == 300).worst_preempt_wait
+    assert victim is not None and victim.lower_bound
+    waited = fmt_ms(victim.span.duration)
+    assert f"The worst wait: victim (pid 300) waited at least {waited}, {still} (its mean preemption wait" in (
+        hog.summary
+    ), hog.summary
+    assert hog.severity >= Severity.MEDIUM  # judged on the lower bound, past the CFS-behind-RT threshold
+
+
+def test_a_long_rt_run_open_at_the_windows_end_is_not_called_fine_as_if_complete(tmp_path: Path) -> None:
+    """A lower bound below the threshold is no verdict that all was well: with --latency-ms 1000 the 500 ms of the
+    window the tasks behind the RT hog waited (still waiting at its end) are under it.  It read "Long RT run: rt task
+    (prio 49) ran 500.000 ms on CPU1; others waited within their promise", "Every task that waited behind it got the
+    CPU within what its scheduling class promises": none had got it.  Now the run is "at least", the waits "so far",
+    lower bounds not judged complete; still information (no threshold is passed)."""
+    from tests.detectors.sched.traces import RT_HOG_TO_END_WINDOW, rt_hog_to_the_end_text
+
+    path = tmp_path / "rt_cut.txt"
+    path.write_text(rt_hog_to_the_end_text())
+    analysis = analyse_path(path, window=RT_HOG_TO_END_WINDOW)[0]
+    findings = detect(analysis._replace(thresholds=analysis.thresholds._replace(wakeup_latency=1.0)), str(path))
+    (hog,) = _by_kind(findings, "sched-rt-hog")
+    assert hog.severity is Severity.INFO
+    assert hog.title == (
+        "Long RT run: rt task (prio 49) ran at least 500.000 ms on CPU1 (still running at the window's end); others "
+        "waited within their promise so far"
+    ), hog.title
+    assert "got the CPU within" not in hog.summary, hog.summary
+    assert "may have gone on past it (lower bounds, not judged complete)" in hog.summary, hog.summary
+    assert hog.baseline is not None and hog.baseline.value == "none exceeded up to the window's end"
 
 
 def test_a_cpu_silent_after_switching_to_an_rt_hog_runs_it_to_the_end(tmp_path: Path) -> None:

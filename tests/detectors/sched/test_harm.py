@@ -17,6 +17,7 @@ from forensics.types.sched import (
     Move,
     SoftirqStats,
     Span,
+    SwitchOut,
     TaskStats,
     Thresholds,
     TraceAnalysis,
@@ -235,8 +236,10 @@ def _runner(pid: int, comm: str, run: float, waiter: TaskStats | None) -> TaskSt
     ref = EventRef(1, 100.0, 0, "x")
     worst = Span(run, 100.0, 0, ref, ref)
     victims = (Blame(waiter.pid, waiter.comm, run),) if waiter else ()
-    return _task(pid, comm)._replace(runs=IntervalStats(1, run, worst), hog_runs=1, delay_caused=run if waiter else 0.0,
-                                     victims=victims)  # fmt: skip
+    # Ended by its switch-out (to the idle task): a run without one is still open where the input ends, a lower bound
+    out = SwitchOut(pid, 120, "S", 0, 120)
+    return _task(pid, comm)._replace(runs=IntervalStats(1, run, worst, out), hog_runs=1,
+                                     delay_caused=run if waiter else 0.0, victims=victims)  # fmt: skip
 
 
 @pytest.mark.parametrize(

@@ -696,7 +696,8 @@ def test_a_window_carries_in_the_task_running_on_a_quiet_cpu(ftrace: Path, kf: R
     text = res.stdout
     assert "window 797.707000 .. 797.709700" in text and "stop reporting" not in text
     assert re.search(r"│ CPU0 │ no event in the window │ no event in the window │ 2\.700 ms │ 0\.000 ms │", text)
-    assert re.search(r"│ kf_hog\s+│ 15891 │ 120\s+│ 2\.700 ms │ 1\s+│ 2\.700 ms\s+│", text)
+    # its run, still running at the window's end, is a lower bound there
+    assert re.search(r"│ kf_hog\s+│ 15891 │ 120\s+│ 2\.700 ms │ 1\s+│ at least 2\.700 ms\s+│", text)
     assert "@797.707000 CPU0" in text
     doc = json.loads(run_once(kf, str(ftrace), "--window", "797.7070:797.7097", "-f", "json").stdout)
     assert doc["window"] == {"start": 797.707, "end": 797.7097} and doc["coverage"]["stopped"] == []
@@ -792,11 +793,14 @@ def test_a_task_waiting_all_through_the_window_has_its_wait_in_its_row(ftrace: P
     """``--window 797.7070:797.7097``: qemu-system-x86 15566 is preempted before the window and waits behind
     kf_hog all through it; kf_victim 15893 is preempted by kf_rthog in it and still waits at its end.  Their rows
     said "-" for the worst preemption wait (15566's row was all zeros); the waits open at the window's end are
-    counted up to it, as a run is."""
+    counted up to it, as a run is, lower bounds ("at least": they go on past it)."""
     res = kf(str(ftrace), "--window", "797.7070:797.7097", "-f", "md")
     assert res.returncode == 0, res.stderr
-    assert "| qemu-system-x86 | 15566 | 120 | 0.000 ms | 0 | - | 0 | - | 2.700 ms | - | - | - |" in res.stdout
-    assert "| kf_victim | 15893 | 120 | 0.000 ms | 0 | - | 0 | - | 2.076 ms | 0.331 ms | - | kf_rthogx1 |" in res.stdout
+    assert "| qemu-system-x86 | 15566 | 120 | 0.000 ms | 0 | - | 0 | - | at least 2.700 ms | - | - | - |" in res.stdout
+    assert (
+        "| kf_victim | 15893 | 120 | 0.000 ms | 0 | - | 0 | - | at least 2.076 ms | 0.331 ms | - | kf_rthogx1 |"
+        in res.stdout
+    )
     doc = json.loads(run_once(kf, str(ftrace), "--window", "797.7070:797.7097", "-f", "json").stdout)
     qemu = next(t for t in doc["tasks"] if t["pid"] == 15566)
     assert qemu["worst_preempt_wait"]["behind"] == [{"pid": 15891, "comm": "kf_hog", "ms": 2.7, "prio": 120, "cpu": 0}]
@@ -951,3 +955,32 @@ def test_the_json_and_the_task_table_tell_rt_throttling_from_preemption(tmp_path
     res = kf(str(path), "-f", "md")
     (row,) = [line for line in res.stdout.splitlines() if line.startswith("| rt task | 200 |")]
     assert row.rstrip(" |").rsplit("| ", 1)[1] == "migration/1x1; throttled for kworker/1:0x1"
+
+
+def test_waits_open_at_a_windows_end_are_lower_bounds_in_the_json_and_the_task_table(tmp_path: Path, kf: Run) -> None:
+    # ue21 #1's window: the tasks queued behind an RT hog still spinning at the window's end read "waited 500.000 ms"
+    # everywhere, as waits that ended.  The JSON's wait says it is a lower bound ("lower_bound", "open_at"), as the
+    # findings' facts do, the woken kworker's and the preempted victim's alike; the task table says "at least".
+    from tests.detectors.sched.traces import RT_HOG_TO_END_WINDOW, rt_hog_to_the_end_text
+
+    path = tmp_path / "rt_cut.txt"
+    path.write_text(rt_hog_to_the_end_text())
+    window = ("--window", "{}:{}".format(*RT_HOG_TO_END_WINDOW))
+    doc = json.loads(run_once(kf, str(path), *window, "-f", "json").stdout)
+    tasks = {t["pid"]: t for t in doc["tasks"]}
+    for pid, key in ((30, "worst_wakeup"), (300, "worst_preempt_wait")):
+        wait = tasks[pid][key]
+        assert (wait["ms"], wait["lower_bound"], wait["open_at"]) == (500.0, True, "window"), (pid, wait)
+    assert "lower_bound" not in tasks[400]["worst_wakeup"]  # the sleeper's waits ended in switch-ins
+    hog = tasks[200]["runs"]["worst"]  # its run, still running at the window's end, the same
+    assert (hog["ms"], hog["lower_bound"], hog["open_at"]) == (500.0, True, "window"), hog
+    assert "lower_bound" not in tasks[400]["runs"]["worst"]
+    (woken,) = [f for f in doc["incident"]["findings"] if f["title"].startswith("Wakeup latency: kworker/1:0")]
+    assert {"name": "worst wakeup latency", "value": "500.000 ms", "lower_bound": True} in woken["facts"]
+    res = kf(str(path), *window, "-f", "md")
+    (row,) = [line for line in res.stdout.splitlines() if line.startswith("| kworker/1:0 | 30 |")]
+    assert "| at least 500.000 ms behind rt task |" in row, row
+    (row,) = [line for line in res.stdout.splitlines() if line.startswith("| victim | 300 |")]
+    assert "| at least 500.000 ms |" in row, row
+    (row,) = [line for line in res.stdout.splitlines() if line.startswith("| rt task | 200 |")]
+    assert "| at least 500.000 ms @10.100000 CPU1 |" in row, row
