@@ -18,9 +18,10 @@ from detectors.dmesg.events import build_event
 from detectors.dmesg.findings import explain_reports
 from detectors.dmesg.lines import parse_line
 from detectors.dmesg.scanner import LogScanner, scan_chunks
+from detectors.dmesg.why import memory_pressure
 from forensics.model import NotAvailable
-from forensics.pipelines.dmesg import analyse_logs
-from forensics.types.dmesg import KernelReport, ReportKind
+from forensics.pipelines.dmesg import DmesgResult, analyse_logs
+from forensics.types.dmesg import PRESSURE_FACT, KernelReport, ReportKind, ZoneFree
 
 _TRACE = [
     "Call Trace:",
@@ -172,3 +173,102 @@ def test_the_builder_reads_a_list_of_lines_as_the_scanner_s_window() -> None:
         "failed": "vm_struct allocation failed",
         "gfp": "0xcc0(GFP_KERNEL)",
     }
+
+
+# ---------------------------------------------------------------- what the failure says of memory (review of 09900f47)
+#
+# Corpus syzkaller-linux-dev 198 (an 8 GiB vmalloc on a 6.2 GiB machine, zones far above their watermarks) was given
+# "memory exhaustion by a user-space workload" (0.50): any allocation failure counted as memory that ran out.  Its
+# next step spoke of the failed "order", which a vmalloc has none of.
+
+#: A DMA32 zone far above its watermarks (the 6.2 GiB machine of _MEM_INFO), and one at its min.
+_PLENTY = "Node 0 DMA32 free:2939248kB min:30316kB low:37892kB high:45468kB managed:3129216kB"
+_SHORT = "Node 0 DMA32 free:30100kB min:30316kB low:37892kB high:45468kB managed:3129216kB"
+
+
+def _analysed(tmp_path: Path, bodies: list[str]) -> DmesgResult:
+    log = tmp_path / "kern.log"
+    log.write_bytes(_log(bodies))
+    return analyse_logs([str(log)], live=False)
+
+
+def _statements(result: DmesgResult) -> list[str]:
+    return [h.statement for h in result.hypotheses]
+
+
+def test_a_vmalloc_larger_than_the_ram_is_an_unchecked_size_not_memory_exhaustion(tmp_path: Path) -> None:
+    header = "kf-prog: vmalloc: allocation failure: 8589934588 bytes, mode:0x14080c0(GFP_KERNEL|__GFP_ZERO)"
+    result = _analysed(tmp_path, [header, "CPU: 1 PID: 30482 Comm: kf-prog Not tainted 4.15.0+ #221", *_TRACE,
+                                  *_MEM_INFO])  # fmt: skip
+    said = _statements(result)
+    # Before: "memory exhaustion by a user-space workload (no kernel leak was measured)" among them.
+    assert not [s for s in said if "exhaustion" in s], said
+    (cause,) = (h for h in result.hypotheses if "vmalloc" in h.statement)
+    assert cause.statement.startswith("allocation failure: kf_table_alloc asked vmalloc for 8.0 GiB (8589934588 bytes)")
+    assert cause.statement.endswith(
+        "more than the machine's 6.2 GiB of RAM: an unchecked size from kf_table_alloc, not memory pressure"
+    ), cause.statement
+    # The next step: the size's origin and bounds check, in the caller and the function that called it.
+    assert "bounds check" in cause.next_command and "in kf_table_alloc and its caller kf_setsockopt" in (
+        cause.next_command
+    ), cause.next_command
+    (finding,) = result.incident.findings
+    assert str(finding.fact(PRESSURE_FACT)).startswith("no: free pages above the low watermark (DMA32 free 2939248 kB")
+    # The finding's step fits a vmalloc: its size, no order.  Before: "... the caller's GFP flags and order."
+    assert "order" not in " ".join(finding.next_steps) and "size" in finding.next_steps[0], finding.next_steps
+
+
+def test_a_page_allocation_failure_on_zones_at_their_watermark_is_memory_exhaustion(tmp_path: Path) -> None:
+    header = "kf-prog: page allocation failure: order:0, mode:0x480020(GFP_ATOMIC), nodemask=(null)"
+    mem_info = [_SHORT if line.startswith("Node 0 DMA32") else line for line in _MEM_INFO]
+    result = _analysed(tmp_path, [header, "CPU: 1 PID: 30482 Comm: kf-prog Not tainted 6.1.0 #1", *_TRACE, *mem_info])
+    (finding,) = result.incident.findings
+    pressure = str(finding.fact(PRESSURE_FACT))
+    assert pressure == "yes: every zone at or below its low watermark (DMA32 free 30100 kB, low watermark 37892 kB)"
+    said = _statements(result)
+    assert "memory exhaustion by a user-space workload (no kernel leak was measured)" in said, said
+    (cause,) = (s for s in said if s.startswith("allocation failure:"))
+    assert f"memory short: {pressure}" in cause, cause
+    # The page allocator's step keeps its order.
+    assert "order" in finding.next_steps[0], finding.next_steps
+
+
+def test_an_allocation_failure_without_its_mem_info_shows_no_pressure(tmp_path: Path) -> None:
+    header = "kf-prog: page allocation failure: order:4, mode:0x40dc0(GFP_KERNEL|__GFP_COMP), nodemask=(null)"
+    result = _analysed(tmp_path, [header, *_TRACE, "eth0: link up"])
+    (finding,) = result.incident.findings
+    assert finding.fact(PRESSURE_FACT) == "unknown (no Mem-Info in the log)"
+    said = _statements(result)
+    assert not [s for s in said if "exhaustion" in s], said  # not assumed
+    assert any("memory short: unknown (no Mem-Info in the log)" in s for s in said), said
+
+
+def test_the_pressure_judges_the_zones_besides_dma_and_names_the_nodes() -> None:
+    def zone(node: int, name: str, free: int, low: int | None, managed: int | None = 1000) -> ZoneFree:
+        return ZoneFree(node, name, free, 10, low, 20, managed, 0)
+
+    # DMA's pages are kept by lowmem_reserve: its free pages show nothing of the others.
+    said, judged = memory_pressure([zone(0, "DMA", 15908, 200), zone(0, "Normal", 40, 50)])
+    assert said.startswith("yes: ") and [z.zone for z in judged] == ["Normal"]
+    said, _ = memory_pressure([zone(0, "Normal", 40, 50), zone(1, "Normal", 900, 50), zone(1, "Movable", 0, 0, 0)])
+    assert said == "no: free pages above the low watermark (node 1 Normal free 900 kB, low watermark 50 kB)"
+    assert memory_pressure([zone(0, "DMA", 15908, 200)])[0].startswith("no: ")  # DMA alone is judged
+    assert memory_pressure([zone(0, "Movable", 0, 0, 0)])[0].startswith("unknown (")
+
+
+@pytest.mark.parametrize(
+    ("header", "words", "not_words"),
+    [
+        ("kf-prog: vmalloc error: size 4096, vm_struct allocation failed, mode:0xcc0(GFP_KERNEL)", "size", "order"),
+        (
+            "kf-prog: page allocation failure: order:4, mode:0x40dc0(GFP_KERNEL), nodemask=(null)",
+            "order",
+            "vmallocinfo",
+        ),
+    ],
+)
+def test_the_next_step_fits_the_kind_of_allocation(tmp_path: Path, header: str, words: str, not_words: str) -> None:
+    # Before: "Check memory fragmentation (/proc/buddyinfo) and the caller's GFP flags and order." for both.
+    (finding,) = _analysed(tmp_path, [header, *_TRACE]).incident.findings
+    steps = " ".join(finding.next_steps)
+    assert words in steps and not_words not in steps, steps
