@@ -244,10 +244,10 @@ class _Reading:
         return self.named_func or "an unknown function"
 
     def frame_above(self, function: str) -> str | None:
-        """The function that called ``function`` by the report's call trace: the first reliable frame after its own
-        (a ``?`` frame is a stale return address, no caller); None when the trace shows none."""
+        """The function that called ``function`` by the report's call trace: the first reliable frame after its
+        reliable one (a ``?`` frame is a stale return address, no caller); None when the trace shows none."""
         frames = self.report.trace
-        at = next((i for i, f in enumerate(frames) if f.function == function), None)
+        at = next((i for i, f in enumerate(frames) if f.function == function and f.reliable), None)
         if at is None:
             return None
         return next((f.function for f in frames[at + 1 :] if f.reliable and f.stack == frames[at].stack), None)
@@ -1079,6 +1079,11 @@ def _frame_at(r: _Reading, function: str) -> int:
                 unconfirmed = frame.at if unconfirmed is None else unconfirmed
     if unconfirmed is not None:
         return unconfirmed
+    # (a frame of the report's trace that its stack sections do not hold: an allocation failure's read below the
+    # header of another CPU's report that cut its trace short, detectors/dmesg/extract.py frames_below_cut)
+    traced = next((f.line for f in r.report.trace if f.function == function and f.reliable), None)
+    if traced is not None and traced >= r.first:
+        return traced - r.first
     past = r.report.frame_past
     return past[0] if past is not None and function == r.report.frame else 0
 

@@ -272,3 +272,48 @@ def test_the_next_step_fits_the_kind_of_allocation(tmp_path: Path, header: str, 
     (finding,) = _analysed(tmp_path, [header, *_TRACE]).incident.findings
     steps = " ".join(finding.next_steps)
     assert words in steps and not_words not in steps, steps
+
+
+def test_the_caller_of_a_trace_another_cpu_s_report_cut_short_is_read_below_its_header(tmp_path: Path) -> None:
+    # Corpus 198's shape: the failure's trace goes on between the fault's header and the fault's own stack (two CPUs,
+    # no caller ids).  Before: "vmalloc: allocation failure in corrupted", its cause "in an unknown function".
+    bodies = [
+        "kf-prog: vmalloc: allocation failure: 8589934588 bytes, mode:0x14080c0(GFP_KERNEL|__GFP_ZERO)",
+        "CPU: 1 PID: 30482 Comm: kf-prog Not tainted 4.15.0+ #221",
+        "Call Trace:",
+        " dump_stack+0x194/0x257",
+        " warn_alloc+0x19a/0x2b0",
+        "general protection fault: 0000 [#1] SMP KASAN",
+        " __vmalloc_node_range+0x4f0/0x650",
+        "Modules linked in:",
+        " ? kf_table_alloc+0x21/0x30",
+        "CPU: 0 PID: 30477 Comm: kf-other Not tainted 4.15.0+ #221",
+        " kvmalloc_node+0x82/0xd0",
+        "RIP: 0010:kf_do_table+0x132d/0x1a30",
+        " kf_table_alloc+0x21/0x30",
+        "RSP: 0018:ffff8801db406c20 EFLAGS: 00010246",
+        " ? kf_noise+0x1/0x2",
+        " kf_setsockopt+0x394/0x8d0",
+        "Call Trace:",
+        " <IRQ>",
+        *(f" kf_frame_{i}+0x10/0x20" for i in range(30)),
+        *_MEM_INFO,
+        "Kernel panic - not syncing: Fatal exception in interrupt",
+    ]
+    data = _log(bodies)
+    reports = list(scan_chunks([data]))
+    (event,) = (r for r in reports if r.is_event)
+    assert event.title == "vmalloc: allocation failure in kf_table_alloc"
+    assert [r.title for r in reports if not r.is_event] == ["general protection fault in kf_do_table"]
+    assert _fact(event, "caller") == "kf_table_alloc"
+    why = explain_reports([event])[event.start_line]
+    assert next(f.at for f in why.facts if f.name == "caller") == 12  # the reliable frame's line (13), not "?"'s
+    for size in (4096, 997, 61):
+        scanner = LogScanner()
+        got = [r for i in range(0, len(data), size) for r in scanner.feed(data[i : i + size])] + scanner.close()
+        assert [(r.title, r.start_line, r.end_line) for r in got] == [
+            (r.title, r.start_line, r.end_line) for r in reports
+        ], size
+    (cause,) = (h for h in _analysed(tmp_path, bodies).hypotheses if "vmalloc" in h.statement)
+    assert "an unchecked size from kf_table_alloc" in cause.statement, cause.statement
+    assert "in kf_table_alloc and its caller kf_setsockopt" in cause.next_command, cause.next_command
