@@ -4076,22 +4076,36 @@ def _alloc_cause(r: _Reading) -> Cause | None:
                   statement=statement)  # fmt: skip
 
 
+#: A vmalloc size from here up has the top bit of a 64-bit size_t set: a negative int passed as a size (no kernel's
+#: address space holds half of 2**64 bytes), whatever the RAM.
+_NEGATIVE_SIZE = 1 << 63
+
+
 def _vmalloc_cause(r: _Reading, size: FactValue) -> Cause:
     """A vmalloc() that failed: its size against the machine's RAM where the Mem-Info: dump gives it.
 
     A size above the RAM is no allocation any state of memory could meet: its caller passed a size nothing bounded
-    (a length from user space, an overflowed product), and the failure says nothing of memory pressure.  Otherwise
-    whether memory was short is the dump's (:func:`memory_pressure`), or unknown without it."""
-    asked = f"{human_bytes(size)} ({size} bytes)" if isinstance(size, int) else f"{size} bytes"
+    (a length from user space, an overflowed product), and the failure says nothing of memory pressure.  So is a
+    size with its top bit set (:data:`_NEGATIVE_SIZE`), the RAM printed or not.  Otherwise whether memory was short
+    is the dump's (:func:`memory_pressure`), or unknown without it."""
+    # (GiB at most: a negative length's 17179869184.0 GiB says less than its hex, given below)
+    asked = (
+        f"{human_bytes(size)} ({size} bytes)" if isinstance(size, int) and size < _NEGATIVE_SIZE else f"{size} bytes"
+    )
     task, caller = r.get("task"), r.named_func
     how = ", ".join(str(x) for x in (r.get("mode"), f"task {task}" if task else None, r.get("failed")) if x)
     who = caller or "an unknown function (its call trace names no caller)"
     statement = f"allocation failure: {who} asked vmalloc for {asked}" + (f" ({how})" if how else "")
     ram = r.get("RAM bytes")
     above = r.frame_above(caller) if caller else None
-    if isinstance(size, int) and isinstance(ram, int) and size > ram:
-        statement += (f", more than the machine's {human_bytes(ram)} of RAM: an unchecked size from "
-                      f"{'its caller' if caller is None else caller}, not memory pressure")  # fmt: skip
+    if isinstance(size, int) and ((isinstance(ram, int) and size > ram) or size >= _NEGATIVE_SIZE):
+        beyond = (
+            f"more than the machine's {human_bytes(ram)} of RAM"
+            if isinstance(ram, int) and size > ram
+            else f"a size with its top bit set ({size:#x}): a negative length taken as size_t"
+        )
+        statement += (f", {beyond}: an unchecked size from {'its caller' if caller is None else caller}, "
+                      "not memory pressure")  # fmt: skip
         where = (f"in {caller}" + (f" and its caller {above}" if above else "")) if caller else "in the allocating code"
         step = (
             f"find where the size comes from and the bounds check that should have refused it {where} "

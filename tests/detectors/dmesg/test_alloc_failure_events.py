@@ -317,3 +317,16 @@ def test_the_caller_of_a_trace_another_cpu_s_report_cut_short_is_read_below_its_
     (cause,) = (h for h in _analysed(tmp_path, bodies).hypotheses if "vmalloc" in h.statement)
     assert "an unchecked size from kf_table_alloc" in cause.statement, cause.statement
     assert "in kf_table_alloc and its caller kf_setsockopt" in cause.next_command, cause.next_command
+
+
+def test_a_vmalloc_of_a_negative_length_is_an_unchecked_size_without_its_mem_info(tmp_path: Path) -> None:
+    # -4 as size_t: no RAM figure is needed to tell it is no size memory could meet.  Before: stated with "memory
+    # short: unknown (no Mem-Info in the log)", as if memory might have been short.
+    header = "kf-prog: vmalloc error: size 18446744073709551612, vm_struct allocation failed, mode:0xcc0(GFP_KERNEL)"
+    (cause,) = (h for h in _analysed(tmp_path, [header, *_TRACE]).hypotheses if "vmalloc" in h.statement)
+    assert cause.statement.endswith(
+        "a size with its top bit set (0xfffffffffffffffc): a negative length taken as size_t: an unchecked size from "
+        "kf_table_alloc, not memory pressure"
+    ), cause.statement
+    assert "asked vmalloc for 18446744073709551612 bytes (0xcc0" in cause.statement  # not "17179869184.0 GiB"
+    assert "bounds check" in cause.next_command, cause.next_command
