@@ -78,7 +78,8 @@ def why_hypothesis(finding: Finding, stated: StatedCause) -> Hypothesis:
     )
 
 
-#: Oom-shaped findings: the memory ran out (a consequence, never a cause by itself).
+#: Oom-shaped findings: an OOM kill or an allocation failure (a consequence, never a cause by itself); which of them
+#: show that memory ran out is :func:`memory_ran_out`'s.
 OOM_KINDS = (FindingKind.DMESG_OOM, FindingKind.DMESG_ALLOC_FAILURE)
 #: Findings of memory that grew and was not given back: slab caches (alone or growing together) and the meminfo
 #: counters.  Without the group, a report of caches leaking together said "No hypothesis", and an OOM beside it
