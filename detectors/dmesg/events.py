@@ -13,7 +13,7 @@ import re
 from collections.abc import Iterator, Sequence
 from typing import NamedTuple
 
-from detectors.dmesg.extract import guilty_frame, line_context, report_extent, signature, wall_time
+from detectors.dmesg.extract import frames_below_cut, guilty_frame, line_context, report_extent, signature, wall_time
 from detectors.dmesg.lines import LogLine, Window
 from detectors.dmesg.rules import CALL_TRACE, TRACE, StackSpec
 from forensics import regexcache as rc
@@ -84,6 +84,11 @@ def build_event(window: Sequence[LogLine]) -> tuple[KernelReport, int] | None:
             end = own[-1].number - head.number
             resume = min(resume, end + 1)
         frame, trace = guilty_frame(own, _ALLOC_STACK)
+        if frame is None and trace and (below := frames_below_cut(window, end, context)):
+            # Its trace cut short by another CPU's report printed at once: its caller is among the frames below.
+            whole = [*own, *(window[i] for i in below)]
+            if (found := guilty_frame(whole, _ALLOC_STACK))[0] is not None:
+                (frame, trace), own, end = found, whole, below[-1]
         details: tuple[tuple[str, str], ...]
         if m.re is ALLOC_FAILURE:
             title = f"page allocation failure: order:{m.group(2)} in {frame or 'corrupted'}"

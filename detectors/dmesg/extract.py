@@ -267,6 +267,38 @@ def report_extent(
     return own, end, end + 1 if resume is None else min(resume, end + 1)
 
 
+#: How many lines below another report's header the frames of a trace it cut short are looked for (see
+#: :func:`frames_below_cut`): an oops's registers, Code: and module list stand before its own stack (~30 lines).
+CUT_TRACE_REACH = 100
+
+
+def frames_below_cut(window: Sequence[LogLine], end: int, context: str | None) -> list[int]:
+    """Indices in ``window`` of the frames of a call trace that another report's header cut short at
+    ``window[end + 1]``: the frame lines of ``context`` between that header and the first stack start (or end marker,
+    or further header) below it.
+
+    Two CPUs printing at once without caller ids interleave their lines: an allocation failure's trace goes on
+    between a general protection fault's header and its registers (corpus syzkaller-linux-dev 198: the failure's
+    caller, xt_alloc_entry_offsets, 15 lines below the fault's header).  The report whose header cut in prints no
+    frame before its own stack starts (its registers, Code:, modules), so the frames there are the cut trace's.
+    None when the line after ``end`` starts no report.
+    """
+    stop = min(len(window), end + 2 + CUT_TRACE_REACH)
+    if end + 1 >= stop or _line_kind(window[end + 1].body) & _HEADER != _STARTS:
+        return []
+    out = []
+    for i in range(end + 2, stop):
+        line = window[i]
+        if line_context(line) != context:
+            continue
+        kind = _line_kind(line.body)
+        if kind & (_OPENS | _END) or kind & _HEADER == _STARTS:
+            break
+        if kind & _FRAME:
+            out.append(i)
+    return out
+
+
 # What _line_kind says of a line, as bits of a small int (a cached int object, where a tuple was ~100 bytes a distinct
 # line held to the end of the run: 1.2 MiB of the corpus x4).  The header bits: none (0), a continuation, a report
 # start.  Final: compiled, each is a constant where it is read, not a look-up in the module's dict (~1% of the

@@ -81,7 +81,11 @@ _NEXT_STEPS: dict[ReportKind, tuple[str, ...]] = {
         "the grace-period kthread was starved, look at what ran on its CPU instead.",
     ),
     ReportKind.OOM: ("Check which task grew (Tasks state table) and the memory limits (cgroup, overcommit).",),
-    ReportKind.ALLOC_FAILURE: ("Check memory fragmentation (/proc/buddyinfo) and the caller's GFP flags and order.",),
+    # The page allocator's; a vmalloc failure's is _ALLOC_STEPS's (no order: it asks for a size, page by page).
+    ReportKind.ALLOC_FAILURE: (
+        "Check memory fragmentation (/proc/buddyinfo: free blocks of the failed order and above) and the caller's GFP "
+        "flags and order (kvmalloc() for a large buffer).",
+    ),
     ReportKind.LOCKDEP: ("Read both lock chains in the report; fix the lock order or the IRQ safety of the lock.",),
     ReportKind.HARDWARE: ("Run the platform's hardware diagnostics; decode the MCE banks with rasdaemon or mcelog.",),
     # The line names no task: the real-time tasks are found by their policy, their runs by a scheduler trace.
@@ -106,6 +110,19 @@ _NET_DROP_STEPS: dict[str, tuple[str, ...]] = {
         "whose buffers are not read.",
     ),
 }
+#: An allocation failure's steps by its title's start, where they differ from the page allocator's (_NEXT_STEPS): a
+#: vmalloc asks for a size, mapped from order-0 pages, so no order or fragmentation applies (review of 09900f47: its
+#: step said "GFP flags and order" for an 8 GiB vmalloc).
+_ALLOC_STEPS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    (
+        "vmalloc:",
+        (
+            "Check the size the caller passed to vmalloc: where it comes from and the bounds check that should limit "
+            "it, against the machine's RAM (the Mem-Info dump's pages RAM); then the vmalloc space in use "
+            "(/proc/vmallocinfo) and free memory (/proc/meminfo).",
+        ),
+    ),
+)
 _DEFAULT_STEPS = (
     "Search the title on the kernel mailing lists and syzbot; check the guilty function's recent changes.",
 )
@@ -135,6 +152,15 @@ _PANIC_TITLE_STEPS: tuple[tuple[str, tuple[str, ...]], ...] = (
 #: The same for a report the machine went down after without panicking on it (a dump's log: a later report took
 #: the dump): only a live command's step is replaced.
 _DOWN_STEPS: dict[ReportKind, tuple[str, ...]] = {ReportKind.HANG: (_HANG_DUMP_STEP,)}
+
+
+def _kind_steps(report: KernelReport) -> tuple[str, ...]:
+    """The steps of a report of its kind (:data:`_NEXT_STEPS`), an allocation failure's by its title's start
+    (:data:`_ALLOC_STEPS`: the page allocator's or vmalloc's)."""
+    steps = _NEXT_STEPS.get(report.kind, _DEFAULT_STEPS)
+    if report.kind is _RK_ALLOC_FAILURE:
+        return next((alloc for words, alloc in _ALLOC_STEPS if report.title.startswith(words)), steps)
+    return steps
 
 
 def _panicked_steps(report: KernelReport, down: bool) -> tuple[str, ...] | None:
@@ -350,6 +376,7 @@ _ID_DMESG: Final = IdFamily.DMESG
 _LK_LINE: Final = LocatorKind.LINE
 _RK_REBOOT: Final = ReportKind.REBOOT
 _RK_NET_DROP: Final = ReportKind.NET_DROP
+_RK_ALLOC_FAILURE: Final = ReportKind.ALLOC_FAILURE
 _SEV_CRITICAL: Final = Severity.CRITICAL
 _SK_CALL_TRACE: Final = StackKind.CALL_TRACE
 
@@ -684,7 +711,7 @@ def explained_finding(
         cut = len(evidence) - 1 if evidence[-1].locator.name == _BANNER else len(evidence)
         evidence.insert(cut, line_evidence(source, number, text, PANIC_EVIDENCE, first))
     chosen = _panicked_steps(first, down)
-    steps = chosen if chosen is not None else _NEXT_STEPS.get(first.kind, _DEFAULT_STEPS)
+    steps = chosen if chosen is not None else _kind_steps(first)
     if first.kind is _RK_NET_DROP:
         steps = _NET_DROP_STEPS.get(first.title, steps)
     # (by membership, not ``steps is _DEFAULT_STEPS``: compiled by mypyc, a module-level tuple read twice need not be

@@ -83,6 +83,7 @@ from forensics import regexcache as rc
 from forensics.model import NotAvailable
 from forensics.types.causes import Cause
 from forensics.types.dmesg import (
+    PRESSURE_FACT,
     CodeListing,
     FactValue,
     KernelReport,
@@ -241,6 +242,15 @@ class _Reading:
     def func(self) -> str:
         """:attr:`named_func` for a statement's words ("an unknown function" where the report names none)."""
         return self.named_func or "an unknown function"
+
+    def frame_above(self, function: str) -> str | None:
+        """The function that called ``function`` by the report's call trace: the first reliable frame after its
+        reliable one (a ``?`` frame is a stale return address, no caller); None when the trace shows none."""
+        frames = self.report.trace
+        at = next((i for i, f in enumerate(frames) if f.function == function and f.reliable), None)
+        if at is None:
+            return None
+        return next((f.function for f in frames[at + 1 :] if f.reliable and f.stack == frames[at].stack), None)
 
 
 def _past_64_bits(text: str) -> NotAvailable:
@@ -1069,6 +1079,11 @@ def _frame_at(r: _Reading, function: str) -> int:
                 unconfirmed = frame.at if unconfirmed is None else unconfirmed
     if unconfirmed is not None:
         return unconfirmed
+    # (a frame of the report's trace that its stack sections do not hold: an allocation failure's read below the
+    # header of another CPU's report that cut its trace short, detectors/dmesg/extract.py frames_below_cut)
+    traced = next((f.line for f in r.report.trace if f.function == function and f.reliable), None)
+    if traced is not None and traced >= r.first:
+        return traced - r.first
     past = r.report.frame_past
     return past[0] if past is not None and function == r.report.frame else 0
 
@@ -2288,10 +2303,47 @@ def _alloc_failure_parts(r: _Reading) -> None:
     dump = next((line for line in r.lines if line.body.startswith(MEM_INFO)), None)
     if dump is not None:
         r.add("memory state", "Mem-Info: printed with it", dump)
+        said, judged = memory_pressure(r.zones)
+        at = [z.at for z in judged] or [dump.number - r.first]
+        r.facts.append(_fact(PRESSURE_FACT, said, at[0], tuple(at[1:])))
     else:
         reason = (f"not in the log: no Mem-Info: dump of its context follows it within {MEM_INFO_REACH} lines "
                   "(warn_alloc() prints one at most once a second; or the log was cut)")  # fmt: skip
         r.facts.append(_fact("memory state", NotAvailable(reason), 0))
+        r.facts.append(_fact(PRESSURE_FACT, PRESSURE_UNKNOWN, 0))
+
+
+#: An allocation failure's pressure when its Mem-Info: dump is not in the log: nothing shows memory was short.
+PRESSURE_UNKNOWN = "unknown (no Mem-Info in the log)"
+
+
+def memory_pressure(zones: Sequence[ZoneFree]) -> tuple[str, list[ZoneFree]]:
+    """Whether memory was short when an allocation failed ("yes: ...", "no: ...", "unknown (why)"), from its
+    Mem-Info: dump's zones, and the zones judged.
+
+    The page allocator fails a request (after reclaim) when the zones it may use have no more free pages than their
+    min watermark; kswapd is woken below the low one (mm/page_alloc.c, Documentation/admin-guide/mm/concepts.rst).
+    Memory was short when every zone judged was at or below its low watermark (its min where the dump prints no
+    low): a zone with more free than that could have met an order-0 request.  DMA is left out beside other zones:
+    lowmem_reserve keeps its pages for the requests that can use nothing else, so its free pages say nothing of the
+    others.  A zone without managed pages or watermarks (an empty Movable zone) is not judged.
+    """
+    judged = [z for z in zones if z.managed_kb != 0 and (z.low_kb or z.min_kb)]
+    if len(judged) > 1 and any(z.zone != "DMA" for z in judged):
+        judged = [z for z in judged if z.zone != "DMA"]
+    if not judged:
+        return "unknown (its Mem-Info: dump prints no zone watermarks)", []
+
+    def said(z: ZoneFree) -> str:
+        mark, name = (z.low_kb, "low") if z.low_kb else (z.min_kb, "min")
+        node = f"node {z.node} " if z.node is not None and any(x.node != z.node for x in judged) else ""
+        return f"{node}{z.zone} free {z.free_kb} kB, {name} watermark {mark} kB"
+
+    short = [z for z in judged if z.free_kb <= (z.low_kb or z.min_kb or 0)]
+    if len(short) == len(judged):
+        return "yes: every zone at or below its low watermark (" + "; ".join(map(said, judged)) + ")", judged
+    above = [z for z in judged if z not in short]
+    return "no: free pages above the low watermark (" + "; ".join(map(said, above)) + ")", above
 
 
 # ---------------------------------------------------------------- atomic context: scheduling or sleeping in it
@@ -4017,25 +4069,54 @@ def _alloc_cause(r: _Reading) -> Cause | None:
     if r.zones:
         statement += "; free: " + ", ".join(f"{z.zone} {z.free_kb} kB" + (f" (min {z.min_kb} kB)" if z.min_kb else "")
                                             for z in r.zones[:4])  # fmt: skip
+    statement += f"; memory short: {r.get(PRESSURE_FACT)}"
     if isinstance(order, int) and order >= 3:
         statement += " — a high-order request fails on fragmented memory"
     return _cause("alloc_failure", r, 0.6, "cat /proc/buddyinfo; use kvmalloc() for large buffers", r.at("order"),
                   statement=statement)  # fmt: skip
 
 
+#: A vmalloc size from here up has the top bit of a 64-bit size_t set: a negative int passed as a size (no kernel's
+#: address space holds half of 2**64 bytes), whatever the RAM.
+_NEGATIVE_SIZE = 1 << 63
+
+
 def _vmalloc_cause(r: _Reading, size: FactValue) -> Cause:
-    """A vmalloc() that failed: its size against the machine's RAM where the Mem-Info: dump gives it."""
-    asked = f"{size} bytes ({human_bytes(size)})" if isinstance(size, int) else f"{size} bytes"
-    task = r.get("task")
-    statement = f"allocation failure: {task or 'a task'} asked vmalloc for {asked} ({r.get('mode')}) in {r.func}"
-    if r.get("failed"):
-        statement += f"; {r.get('failed')}"
+    """A vmalloc() that failed: its size against the machine's RAM where the Mem-Info: dump gives it.
+
+    A size above the RAM is no allocation any state of memory could meet: its caller passed a size nothing bounded
+    (a length from user space, an overflowed product), and the failure says nothing of memory pressure.  So is a
+    size with its top bit set (:data:`_NEGATIVE_SIZE`), the RAM printed or not.  Otherwise whether memory was short
+    is the dump's (:func:`memory_pressure`), or unknown without it."""
+    # (GiB at most: a negative length's 17179869184.0 GiB says less than its hex, given below)
+    asked = (
+        f"{human_bytes(size)} ({size} bytes)" if isinstance(size, int) and size < _NEGATIVE_SIZE else f"{size} bytes"
+    )
+    task, caller = r.get("task"), r.named_func
+    how = ", ".join(str(x) for x in (r.get("mode"), f"task {task}" if task else None, r.get("failed")) if x)
+    who = caller or "an unknown function (its call trace names no caller)"
+    statement = f"allocation failure: {who} asked vmalloc for {asked}" + (f" ({how})" if how else "")
     ram = r.get("RAM bytes")
-    if isinstance(size, int) and isinstance(ram, int) and size > ram:
-        statement += f" — more than the machine's RAM ({human_bytes(ram)}): a size no allocation can meet"
-    caller = r.named_func or "its caller (the call trace names none)"
-    return _cause("alloc_failure", r, 0.6, f"check the size {caller} passes to vmalloc (cat /proc/vmallocinfo)",
-                  r.at("size bytes"), r.at("RAM bytes") if ram is not None else None,
+    above = r.frame_above(caller) if caller else None
+    if isinstance(size, int) and ((isinstance(ram, int) and size > ram) or size >= _NEGATIVE_SIZE):
+        beyond = (
+            f"more than the machine's {human_bytes(ram)} of RAM"
+            if isinstance(ram, int) and size > ram
+            else f"a size with its top bit set ({size:#x}): a negative length taken as size_t"
+        )
+        statement += (f", {beyond}: an unchecked size from {'its caller' if caller is None else caller}, "
+                      "not memory pressure")  # fmt: skip
+        where = (f"in {caller}" + (f" and its caller {above}" if above else "")) if caller else "in the allocating code"
+        step = (
+            f"find where the size comes from and the bounds check that should have refused it {where} "
+            "(a length from user space, an unchecked multiplication)"
+        )
+        return _cause("alloc_failure", r, 0.6, step, r.at("size bytes"), r.at("RAM bytes"),
+                      statement=statement)  # fmt: skip
+    statement += f"; memory short: {r.get(PRESSURE_FACT)}"
+    step = f"check the size {caller or 'its caller (the call trace names none)'} passes to vmalloc and the vmalloc "
+    step += "space in use (cat /proc/vmallocinfo)"
+    return _cause("alloc_failure", r, 0.6, step, r.at("size bytes"), r.at("RAM bytes") if ram is not None else None,
                   statement=statement)  # fmt: skip
 
 

@@ -42,6 +42,7 @@ from forensics.types.dmesg import (
     KIND_BASELINES,
     PANIC_UNSEEN_FACT,
     PANICKED,
+    PRESSURE_FACT,
     WENT_DOWN,
     ReportKind,
 )
@@ -77,7 +78,8 @@ def why_hypothesis(finding: Finding, stated: StatedCause) -> Hypothesis:
     )
 
 
-#: Oom-shaped findings: the memory ran out (a consequence, never a cause by itself).
+#: Oom-shaped findings: an OOM kill or an allocation failure (a consequence, never a cause by itself); which of them
+#: show that memory ran out is :func:`memory_ran_out`'s.
 OOM_KINDS = (FindingKind.DMESG_OOM, FindingKind.DMESG_ALLOC_FAILURE)
 #: Findings of memory that grew and was not given back: slab caches (alone or growing together) and the meminfo
 #: counters.  Without the group, a report of caches leaking together said "No hypothesis", and an OOM beside it
@@ -85,6 +87,18 @@ OOM_KINDS = (FindingKind.DMESG_OOM, FindingKind.DMESG_ALLOC_FAILURE)
 LEAK_KINDS = (FindingKind.SLAB_LEAK, FindingKind.SLAB_LEAK_GROUP, FindingKind.KERNEL_MEMORY_LEAK)
 #: Findings of a CPU kept from other work.
 STARVATION_KINDS = (FindingKind.SCHED_RT_HOG, FindingKind.SCHED_CPU_HOG, FindingKind.SCHED_SOFTIRQ_STARVATION)
+
+
+def memory_ran_out(findings: tuple[Finding, ...]) -> list[Finding]:
+    """The findings that show memory ran out: OOM kills, and the allocation failures whose Mem-Info: dump showed
+    memory short (:data:`PRESSURE_FACT` "yes").  An allocation failure alone shows no exhaustion: an 8 GiB vmalloc
+    on a 6.2 GiB machine is a size no state of memory could meet, and a failure without its dump in the log shows
+    nothing of the memory (corpus syzkaller-linux-dev 198 was "memory exhaustion by a user-space workload")."""
+    return [
+        f
+        for f in _of_kind(findings, *OOM_KINDS)
+        if f.kind is not FindingKind.DMESG_ALLOC_FAILURE or str(f.fact(PRESSURE_FACT) or "").startswith("yes")
+    ]
 
 
 def _leaks(findings: tuple[Finding, ...]) -> list[Finding]:
@@ -213,7 +227,7 @@ def _lock_owner(findings: tuple[Finding, ...]) -> list[Hypothesis]:
 
 
 def _leak(findings: tuple[Finding, ...]) -> list[Hypothesis]:
-    ooms = _of_kind(findings, *OOM_KINDS)
+    ooms = memory_ran_out(findings)
     out = []
     for f in _leaks(findings):
         doubt: tuple[str, ...] = ("the growth may be a workload that keeps legitimate objects",)
@@ -238,7 +252,7 @@ def _outsized(findings: tuple[Finding, ...]) -> list[Hypothesis]:
 
 
 def _workload_oom(findings: tuple[Finding, ...]) -> list[Hypothesis]:
-    ooms = _of_kind(findings, *OOM_KINDS)
+    ooms = memory_ran_out(findings)
     if not ooms or _leaks(findings):
         return []
     return [Hypothesis(0, "memory exhaustion by a user-space workload (no kernel leak was measured)", 0.5,
@@ -441,7 +455,11 @@ def _dump_free(findings: tuple[Finding, ...]) -> tuple[str, bool] | None:
 def _memory_text(main: Finding, findings: tuple[Finding, ...]) -> str:
     """Leaking or exhausted, decided from the evidence: OOM reports, MemAvailable at the last
     sample, and the dump's own free pages at the crash."""
-    ooms = _of_kind(findings, *OOM_KINDS, FindingKind.OOM_USERS)
+    ooms = [
+        f
+        for f in _of_kind(findings, *OOM_KINDS, FindingKind.OOM_USERS)
+        if f.kind not in OOM_KINDS or memory_ran_out((f,))
+    ]
     called = main.severity >= Severity.HIGH
     held = held_by_process(main)
     if held is not None:
@@ -618,7 +636,7 @@ def main_problem(
     hits = [(f, row) for f, row in rows if f.severity >= Severity.MEDIUM]
     if not hits:
         return None
-    ooms = max((f.severity.rank for f in _of_kind(findings, *OOM_KINDS)), default=0)
+    ooms = max((f.severity.rank for f in memory_ran_out(findings)), default=0)
 
     def weight(f: Finding, row: int) -> int:
         return max(f.severity.rank, ooms) if row != STATED_ROW and _PLAIN[row][1] == LEAKING else f.severity.rank

@@ -33,6 +33,11 @@ PANIC_UNSEEN_FACT = "panic after it"
 #: (to kdump, or a reboot), or the kernel went on (:class:`Aftermath`, detectors/dmesg/aftermath.py).
 AFTER_FACT = "after it"
 OCCURRENCE_NAMES = (REPORT_EVIDENCE, ONE_OF, LAST_OF)
+#: The fact of an allocation failure saying whether memory was short when it failed, read from its Mem-Info: dump's
+#: zone watermarks (detectors/dmesg/why.py): "yes: ...", "no: ..." or "unknown (why)".  Only "yes" makes the failure
+#: a sign of memory exhaustion (detectors/incident/hypotheses.py): a request the machine could never meet is no sign
+#: of pressure, and a failure whose dump is not in the log shows none.
+PRESSURE_FACT = "memory pressure"
 
 
 FactValue = str | int

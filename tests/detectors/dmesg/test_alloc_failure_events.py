@@ -18,9 +18,10 @@ from detectors.dmesg.events import build_event
 from detectors.dmesg.findings import explain_reports
 from detectors.dmesg.lines import parse_line
 from detectors.dmesg.scanner import LogScanner, scan_chunks
+from detectors.dmesg.why import memory_pressure
 from forensics.model import NotAvailable
-from forensics.pipelines.dmesg import analyse_logs
-from forensics.types.dmesg import KernelReport, ReportKind
+from forensics.pipelines.dmesg import DmesgResult, analyse_logs
+from forensics.types.dmesg import PRESSURE_FACT, KernelReport, ReportKind, ZoneFree
 
 _TRACE = [
     "Call Trace:",
@@ -172,3 +173,160 @@ def test_the_builder_reads_a_list_of_lines_as_the_scanner_s_window() -> None:
         "failed": "vm_struct allocation failed",
         "gfp": "0xcc0(GFP_KERNEL)",
     }
+
+
+# ---------------------------------------------------------------- what the failure says of memory (review of 09900f47)
+#
+# Corpus syzkaller-linux-dev 198 (an 8 GiB vmalloc on a 6.2 GiB machine, zones far above their watermarks) was given
+# "memory exhaustion by a user-space workload" (0.50): any allocation failure counted as memory that ran out.  Its
+# next step spoke of the failed "order", which a vmalloc has none of.
+
+#: A DMA32 zone far above its watermarks (the 6.2 GiB machine of _MEM_INFO), and one at its min.
+_PLENTY = "Node 0 DMA32 free:2939248kB min:30316kB low:37892kB high:45468kB managed:3129216kB"
+_SHORT = "Node 0 DMA32 free:30100kB min:30316kB low:37892kB high:45468kB managed:3129216kB"
+
+
+def _analysed(tmp_path: Path, bodies: list[str]) -> DmesgResult:
+    log = tmp_path / "kern.log"
+    log.write_bytes(_log(bodies))
+    return analyse_logs([str(log)], live=False)
+
+
+def _statements(result: DmesgResult) -> list[str]:
+    return [h.statement for h in result.hypotheses]
+
+
+def test_a_vmalloc_larger_than_the_ram_is_an_unchecked_size_not_memory_exhaustion(tmp_path: Path) -> None:
+    header = "kf-prog: vmalloc: allocation failure: 8589934588 bytes, mode:0x14080c0(GFP_KERNEL|__GFP_ZERO)"
+    result = _analysed(tmp_path, [header, "CPU: 1 PID: 30482 Comm: kf-prog Not tainted 4.15.0+ #221", *_TRACE,
+                                  *_MEM_INFO])  # fmt: skip
+    said = _statements(result)
+    # Before: "memory exhaustion by a user-space workload (no kernel leak was measured)" among them.
+    assert not [s for s in said if "exhaustion" in s], said
+    (cause,) = (h for h in result.hypotheses if "vmalloc" in h.statement)
+    assert cause.statement.startswith("allocation failure: kf_table_alloc asked vmalloc for 8.0 GiB (8589934588 bytes)")
+    assert cause.statement.endswith(
+        "more than the machine's 6.2 GiB of RAM: an unchecked size from kf_table_alloc, not memory pressure"
+    ), cause.statement
+    # The next step: the size's origin and bounds check, in the caller and the function that called it.
+    assert "bounds check" in cause.next_command and "in kf_table_alloc and its caller kf_setsockopt" in (
+        cause.next_command
+    ), cause.next_command
+    (finding,) = result.incident.findings
+    assert str(finding.fact(PRESSURE_FACT)).startswith("no: free pages above the low watermark (DMA32 free 2939248 kB")
+    # The finding's step fits a vmalloc: its size, no order.  Before: "... the caller's GFP flags and order."
+    assert "order" not in " ".join(finding.next_steps) and "size" in finding.next_steps[0], finding.next_steps
+
+
+def test_a_page_allocation_failure_on_zones_at_their_watermark_is_memory_exhaustion(tmp_path: Path) -> None:
+    header = "kf-prog: page allocation failure: order:0, mode:0x480020(GFP_ATOMIC), nodemask=(null)"
+    mem_info = [_SHORT if line.startswith("Node 0 DMA32") else line for line in _MEM_INFO]
+    result = _analysed(tmp_path, [header, "CPU: 1 PID: 30482 Comm: kf-prog Not tainted 6.1.0 #1", *_TRACE, *mem_info])
+    (finding,) = result.incident.findings
+    pressure = str(finding.fact(PRESSURE_FACT))
+    assert pressure == "yes: every zone at or below its low watermark (DMA32 free 30100 kB, low watermark 37892 kB)"
+    said = _statements(result)
+    assert "memory exhaustion by a user-space workload (no kernel leak was measured)" in said, said
+    (cause,) = (s for s in said if s.startswith("allocation failure:"))
+    assert f"memory short: {pressure}" in cause, cause
+    # The page allocator's step keeps its order.
+    assert "order" in finding.next_steps[0], finding.next_steps
+
+
+def test_an_allocation_failure_without_its_mem_info_shows_no_pressure(tmp_path: Path) -> None:
+    header = "kf-prog: page allocation failure: order:4, mode:0x40dc0(GFP_KERNEL|__GFP_COMP), nodemask=(null)"
+    result = _analysed(tmp_path, [header, *_TRACE, "eth0: link up"])
+    (finding,) = result.incident.findings
+    assert finding.fact(PRESSURE_FACT) == "unknown (no Mem-Info in the log)"
+    said = _statements(result)
+    assert not [s for s in said if "exhaustion" in s], said  # not assumed
+    assert any("memory short: unknown (no Mem-Info in the log)" in s for s in said), said
+
+
+def test_the_pressure_judges_the_zones_besides_dma_and_names_the_nodes() -> None:
+    def zone(node: int, name: str, free: int, low: int | None, managed: int | None = 1000) -> ZoneFree:
+        return ZoneFree(node, name, free, 10, low, 20, managed, 0)
+
+    # DMA's pages are kept by lowmem_reserve: its free pages show nothing of the others.
+    said, judged = memory_pressure([zone(0, "DMA", 15908, 200), zone(0, "Normal", 40, 50)])
+    assert said.startswith("yes: ") and [z.zone for z in judged] == ["Normal"]
+    said, _ = memory_pressure([zone(0, "Normal", 40, 50), zone(1, "Normal", 900, 50), zone(1, "Movable", 0, 0, 0)])
+    assert said == "no: free pages above the low watermark (node 1 Normal free 900 kB, low watermark 50 kB)"
+    assert memory_pressure([zone(0, "DMA", 15908, 200)])[0].startswith("no: ")  # DMA alone is judged
+    assert memory_pressure([zone(0, "Movable", 0, 0, 0)])[0].startswith("unknown (")
+
+
+@pytest.mark.parametrize(
+    ("header", "words", "not_words"),
+    [
+        ("kf-prog: vmalloc error: size 4096, vm_struct allocation failed, mode:0xcc0(GFP_KERNEL)", "size", "order"),
+        (
+            "kf-prog: page allocation failure: order:4, mode:0x40dc0(GFP_KERNEL), nodemask=(null)",
+            "order",
+            "vmallocinfo",
+        ),
+    ],
+)
+def test_the_next_step_fits_the_kind_of_allocation(tmp_path: Path, header: str, words: str, not_words: str) -> None:
+    # Before: "Check memory fragmentation (/proc/buddyinfo) and the caller's GFP flags and order." for both.
+    (finding,) = _analysed(tmp_path, [header, *_TRACE]).incident.findings
+    steps = " ".join(finding.next_steps)
+    assert words in steps and not_words not in steps, steps
+
+
+def test_the_caller_of_a_trace_another_cpu_s_report_cut_short_is_read_below_its_header(tmp_path: Path) -> None:
+    # Corpus 198's shape: the failure's trace goes on between the fault's header and the fault's own stack (two CPUs,
+    # no caller ids).  Before: "vmalloc: allocation failure in corrupted", its cause "in an unknown function".
+    bodies = [
+        "kf-prog: vmalloc: allocation failure: 8589934588 bytes, mode:0x14080c0(GFP_KERNEL|__GFP_ZERO)",
+        "CPU: 1 PID: 30482 Comm: kf-prog Not tainted 4.15.0+ #221",
+        "Call Trace:",
+        " dump_stack+0x194/0x257",
+        " warn_alloc+0x19a/0x2b0",
+        "general protection fault: 0000 [#1] SMP KASAN",
+        " __vmalloc_node_range+0x4f0/0x650",
+        "Modules linked in:",
+        " ? kf_table_alloc+0x21/0x30",
+        "CPU: 0 PID: 30477 Comm: kf-other Not tainted 4.15.0+ #221",
+        " kvmalloc_node+0x82/0xd0",
+        "RIP: 0010:kf_do_table+0x132d/0x1a30",
+        " kf_table_alloc+0x21/0x30",
+        "RSP: 0018:ffff8801db406c20 EFLAGS: 00010246",
+        " ? kf_noise+0x1/0x2",
+        " kf_setsockopt+0x394/0x8d0",
+        "Call Trace:",
+        " <IRQ>",
+        *(f" kf_frame_{i}+0x10/0x20" for i in range(30)),
+        *_MEM_INFO,
+        "Kernel panic - not syncing: Fatal exception in interrupt",
+    ]
+    data = _log(bodies)
+    reports = list(scan_chunks([data]))
+    (event,) = (r for r in reports if r.is_event)
+    assert event.title == "vmalloc: allocation failure in kf_table_alloc"
+    assert [r.title for r in reports if not r.is_event] == ["general protection fault in kf_do_table"]
+    assert _fact(event, "caller") == "kf_table_alloc"
+    why = explain_reports([event])[event.start_line]
+    assert next(f.at for f in why.facts if f.name == "caller") == 12  # the reliable frame's line (13), not "?"'s
+    for size in (4096, 997, 61):
+        scanner = LogScanner()
+        got = [r for i in range(0, len(data), size) for r in scanner.feed(data[i : i + size])] + scanner.close()
+        assert [(r.title, r.start_line, r.end_line) for r in got] == [
+            (r.title, r.start_line, r.end_line) for r in reports
+        ], size
+    (cause,) = (h for h in _analysed(tmp_path, bodies).hypotheses if "vmalloc" in h.statement)
+    assert "an unchecked size from kf_table_alloc" in cause.statement, cause.statement
+    assert "in kf_table_alloc and its caller kf_setsockopt" in cause.next_command, cause.next_command
+
+
+def test_a_vmalloc_of_a_negative_length_is_an_unchecked_size_without_its_mem_info(tmp_path: Path) -> None:
+    # -4 as size_t: no RAM figure is needed to tell it is no size memory could meet.  Before: stated with "memory
+    # short: unknown (no Mem-Info in the log)", as if memory might have been short.
+    header = "kf-prog: vmalloc error: size 18446744073709551612, vm_struct allocation failed, mode:0xcc0(GFP_KERNEL)"
+    (cause,) = (h for h in _analysed(tmp_path, [header, *_TRACE]).hypotheses if "vmalloc" in h.statement)
+    assert cause.statement.endswith(
+        "a size with its top bit set (0xfffffffffffffffc): a negative length taken as size_t: an unchecked size from "
+        "kf_table_alloc, not memory pressure"
+    ), cause.statement
+    assert "asked vmalloc for 18446744073709551612 bytes (0xcc0" in cause.statement  # not "17179869184.0 GiB"
+    assert "bounds check" in cause.next_command, cause.next_command

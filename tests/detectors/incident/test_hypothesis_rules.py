@@ -23,6 +23,7 @@ from forensics.model import (
     Timestamp,
     finding_id,
 )
+from forensics.types.dmesg import PRESSURE_FACT
 
 LOG = "kern.log"
 
@@ -453,3 +454,26 @@ def test_a_deliberate_dump_crash_is_followed_up_in_the_tool_its_steps_are_for(
     marked = mark(crash)
     assert marked.next_steps[0].startswith(first)
     assert marked.next_steps[1:] == mark(_f("crash", crash.title, evidence=crash.evidence)).next_steps[1:]
+
+
+@pytest.mark.parametrize(
+    ("pressure", "ran_out"),
+    [
+        ("yes: every zone at or below its low watermark (DMA32 free 30100 kB, low watermark 37892 kB)", True),
+        ("no: free pages above the low watermark (DMA32 free 2939248 kB, low watermark 37892 kB)", False),
+        ("unknown (no Mem-Info in the log)", False),
+        (None, False),
+    ],
+)
+def test_an_allocation_failure_is_memory_that_ran_out_only_where_its_dump_shows_it(
+    pressure: str | None, ran_out: bool
+) -> None:
+    # An 8 GiB vmalloc on a 6.2 GiB machine (zones far above their watermarks) was "memory exhaustion by a user-space
+    # workload" (0.50), and a leak beside it "exhausted memory and led to the OOM killer".
+    facts = (Fact(PRESSURE_FACT, pressure),) if pressure else ()
+    failure = _f("dmesg.alloc-failure", "vmalloc: allocation failure in kf_table_alloc", *facts,
+                 severity=Severity.MEDIUM, confidence=0.9)  # fmt: skip
+    alone = [h.statement for h in rank_hypotheses((failure,))]
+    assert ("memory exhaustion by a user-space workload (no kernel leak was measured)" in alone) is ran_out, alone
+    leak = [h.statement for h in rank_hypotheses((failure, SLAB_LEAK)) if h.statement.startswith("memory leak")]
+    assert ("which exhausted memory" in leak[0]) is ran_out, leak
