@@ -470,6 +470,10 @@ class Examined:
     # What would make such an input usable: its error's hint ("use the vmlinux of the kernel that crashed; ..."); of
     # a dump read as its kernel log only (no debug info), where its debug info is had.
     hint: str = ""
+    # What of the input was not read because its file is cut short (an LTTng stream file that ends inside a packet, a
+    # perf.data shorter than its header announces), each among ``could_not`` too: a verdict of "no problem" holds for
+    # the part read only, so a report's first paragraph names it (review ue22 #10).
+    cut: tuple[str, ...] = ()
 
     @property
     def blind(self) -> bool:
@@ -482,6 +486,13 @@ def unusable_said(examined: tuple[Examined, ...]) -> str:
     """The inputs that could not be used, as a sentence after a verdict (" The crash dump d could not be used: ...");
     "" when every input was: a report that went on without its dump says so beside what it found."""
     return "".join(f" The {e.what} could not be used: {e.unusable.reason}." for e in examined if e.unusable)
+
+
+def cut_said(examined: tuple[Examined, ...]) -> str:
+    """What of the inputs was not read because a file is cut short, as a sentence after a verdict (" It could not
+    judge what was cut off: events after byte 49980 of channel0_1 (...)."); "" when no file was."""
+    cut = [why for e in examined for why in e.cut]
+    return f" It could not judge what was cut off: {'; '.join(cut)}." if cut else ""
 
 
 def unjudged_count(examined: tuple[Examined, ...]) -> str:

@@ -201,6 +201,7 @@ def incident_to_dict(incident: Incident, finding: Callable[[Finding], Any] = fin
             | ({"unusable": json_value(e.unusable)} if e.unusable is not None else {})
             | ({"input": e.input.value} if e.input is not None else {})
             | ({"hint": e.hint} if e.hint else {})
+            | ({"cut": list(e.cut)} if e.cut else {})
             for e in incident.examined
         ],
         "boot_time": json_value(incident.boot_time)
@@ -374,6 +375,7 @@ class _Reader:
         why = unusable.get("not_available") if isinstance(unusable, dict) else None
         kind = obj.get("input") if isinstance(obj, dict) else None  # older writers and usable inputs: none
         hint = obj.get("hint", "") if isinstance(obj, dict) else ""
+        cut = obj.get("cut", []) if isinstance(obj, dict) else []  # only an input whose file is cut short
         return Examined(
             self.get(obj, "what", str, where),
             tuple(str(x) for x in could_find),
@@ -382,6 +384,7 @@ class _Reader:
             unusable=NotAvailable(why) if isinstance(why, str) else None,
             input=InputKind(kind) if kind in _INPUT_KINDS else None,
             hint=hint if isinstance(hint, str) else "",
+            cut=tuple(str(x) for x in cut) if isinstance(cut, list) else (),
         )
 
     def subject(self, obj: object, where: str) -> Subject:

@@ -30,6 +30,7 @@ from forensics.model import (
     StatedCause,
     SubjectKind,
     below_problem,
+    cut_said,
     to_watch,
     unjudged,
     unjudged_count,
@@ -746,9 +747,10 @@ def plain_summary(
     problem; when the inputs told have none, the trace's problem is said first, as the trace's.  ``hypotheses``: the
     ranking the report shows (:func:`rank_hypotheses` of ``findings`` when None): the main problem is the one it
     ranks first, cited by its rank (:func:`main_problem`).  An input that could not be used (a dump that is none,
-    given beside a log) is said after it, with why.
+    given beside a log) is said after it, with why; so is what of an input was not read because its file is cut short
+    (an LTTng stream file ending inside a packet, a truncated perf.data): a verdict holds for the part read only.
     """
-    return _summary(findings, host, examined, apart, hypotheses) + unusable_said(examined)
+    return _summary(findings, host, examined, apart, hypotheses) + cut_said(examined) + unusable_said(examined)
 
 
 def _summary(

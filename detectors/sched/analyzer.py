@@ -440,7 +440,9 @@ class SchedAnalyzer:
         since = cur[1]
         recent = self.recent.get(cpu)
         if recent is None:
-            recent = self.recent[cpu] = deque(maxlen=rules.RECENT_RUNS)
+            recent = self.recent[cpu] = deque()
+        while recent and rules.drops_run(len(recent), recent[0][2], ts):
+            recent.popleft()
         recent.append((prev, since, ts))
         barrier = self.cpu_barrier(cpu)
         if since > barrier and since >= self.w0 and ts >= since:

@@ -158,6 +158,20 @@ class _Tables:
             self.dg_f,
         )
 
+    def _deepen_rings(self) -> None:
+        """Double the depth of every CPU's ring of runs (up to rules.RECENT_MAX), each ring's runs oldest first."""
+        depth = self.ring_i.shape[1]
+        new = min(2 * depth, rules.RECENT_MAX)
+        head, count = self.ring_h[:, 0], self.ring_h[:, 1]
+        order = (head[:, None] - count[:, None] + np.arange(depth)[None, :]) % depth  # oldest first, per ring
+        rows = np.arange(len(head))[:, None]
+        ring_i = np.zeros((len(head), new, 2), dtype=np.int64)
+        ring_f = np.zeros((len(head), new, 2))
+        ring_i[:, :depth] = self.ring_i[rows, order]
+        ring_f[:, :depth] = self.ring_f[rows, order]
+        self.ring_i, self.ring_f = ring_i, ring_f
+        self.ring_h[:, 0] = count % new  # the next run is written after the last kept
+
     def refs(self) -> Array:
         """Every event id the state refers to."""
         return self.kernels.state_refs(  # type: ignore[no-any-return]
@@ -212,6 +226,8 @@ class _Tables:
         if need & k.N_PID:
             n = min(k.PID_DIRECT, max(2 * len(self.pid_slot), int(si[k.S_NEED_PID])))
             self.pid_slot = _grow(self.pid_slot, n, -1)
+        if need & k.N_RUNS:
+            self._deepen_rings()
         if need & k.N_DEPTH:
             n = max(2 * self.stk_i.shape[1], int(si[k.S_NEED_DEPTH]))
             self.stk_i = _grow(self.stk_i, n, 0, axis=1)
@@ -481,10 +497,11 @@ class FastAnalyzer:
             if r < 0:  # no run ended there yet
                 continue
             head, count = ring_h[r].tolist()
-            order = [(head - count + j) % k.RING for j in range(count)]
+            depth = ring_i.shape[1]
+            order = [(head - count + j) % depth for j in range(count)]
             pids = ring_i[r, order, 0].tolist()
             spans = ring_f[r, order].tolist()
-            an.recent[cpu] = deque(((p, a, b) for p, (a, b) in zip(pids, spans, strict=True)), maxlen=rules.RECENT_RUNS)
+            an.recent[cpu] = deque((p, a, b) for p, (a, b) in zip(pids, spans, strict=True))
 
     def _export_preemptors(self, tasks: list[TaskState]) -> None:
         """Who preempted each task, and whom RT throttling switched it out for (keyed ~pid by the kernel)."""

@@ -18,7 +18,8 @@ The state, on arrays:
 - per CPU (a slot: the CPU number below :data:`CPU_DIRECT`, else mapped): the
   current run, the waiting-tasks integral, first/last event, times, IRQ stack,
   softirq and irq/preempt-off starts (``ci``/``cf`` columns ``C_*``/``F_*``);
-  the runs of the last :data:`RING` per CPU in a ring buffer;
+  each CPU's recent runs in a ring buffer (the runs :func:`rules.drops_run` keeps; it starts :data:`RING` deep
+  and doubles, up to ``rules.RECENT_MAX``, when a CPU keeps more);
 - per task (a slot, in the order SchedAnalyzer creates its TaskState): the
   comm as a reference to the event that set it (``eid * 2 + 1`` for next_comm),
   pending wakeup / preempted / blocked events, the runs, wakeup and
@@ -116,6 +117,7 @@ from detectors.sched.engine_layout import (
     N_PB,
     N_PID,
     N_RING,
+    N_RUNS,
     N_SLOTS,
     N_SOFT,
     N_TL,
@@ -126,7 +128,6 @@ from detectors.sched.engine_layout import (
     PID_DIRECT,
     Q_MOVE,
     Q_N,
-    RING,
     S_CPUHI,
     S_CURSEQ,
     S_DG,
@@ -234,6 +235,7 @@ _Z, _X = rules.GONE_LETTERS
 is_hog = njit(rules.is_hog)
 is_throttled = njit(rules.is_throttled)
 keeps_offtime = njit(rules.keeps_offtime)
+drops_run = njit(rules.drops_run)
 off_index = njit(rules.off_index)
 off_base = njit(rules.off_base)
 opens_offtime = njit(rules.opens_offtime)
@@ -412,6 +414,7 @@ def behind(
     ``disjoint`` parts, else the most of one part.
     """
     ring_i, ring_f, ring_h, pos = rings
+    cap = ring_i.shape[1]
     bi, bf, bn = blames
     bn[row] = 0
     nparts = parts_s.shape[0]
@@ -452,7 +455,7 @@ def behind(
             reached = False  # a run ending by t0 was met: the ring covers the whole part
             oldest = since if since < t1 else t1  # the start of the oldest run known there
             for k in range(cnt):
-                jr = (h - 1 - k + RING) % RING
+                jr = (h - 1 - k + cap) % cap
                 end = ring_f[r, jr, 1]
                 if end <= t0:
                     reached = True
@@ -728,14 +731,14 @@ def run_batch(
     rings = (ring_i, ring_f, ring_h, pos)  # the tuples of the rare paths (behind), built once
     wblames = (wb_i, wb_f, wb_n)
     sblames = (sw_i, sw_f, sw_n)
-    ch_slot = np.empty(RING + 1, np.int64)  # scratch of charge: who ran during one wait, and how long
-    ch_secs = np.empty(RING + 1, np.float64)
+    cap = ring_i.shape[1]  # the depth of each CPU's ring of runs (grown between calls: N_RUNS)
+    ch_slot = np.empty(cap + 1, np.int64)  # scratch of charge: who ran during one wait, and how long
+    ch_secs = np.empty(cap + 1, np.float64)
     # Rows the tables hold before a row may need to grow them (see room): the sizes do not change in a call.
     full_slots = min(ti.shape[0], pos.shape[0] - 1) - 2
     full_oacc = oi.shape[0] - 2
     full_irq = irq_i.shape[0] - 1
     full_soft = min(soft_i.shape[0], raised_eid.shape[1]) - 1
-    full_vic = vic_i.shape[0] - 2 * (RING + 1)  # a switch ends up to two waits, each charging up to RING + 1 tasks
     full_pb = pb_i.shape[0] - 1
     full_ring = ring_h.shape[0] - 1
     full_tl = tl_i.shape[0] - 1
@@ -808,7 +811,7 @@ def run_batch(
         if r >= 0:
             h = ring_h[r, 0]
             for k in range(ring_h[r, 1]):
-                j = (h - 1 - k + RING) % RING
+                j = (h - 1 - k + cap) % cap
                 end = ring_f[r, j, 1]
                 if end <= t0:
                     break
@@ -881,13 +884,15 @@ def run_batch(
             si[S_NRING] += 1
             ci[s, C_RING] = r
         h = ring_h[r, 0]
-        ring_i[r, h, 0] = prev
+        n = ring_h[r, 1]
+        while n and drops_run(n, ring_f[r, (h - n + cap) % cap, 1], ts):  # the oldest runs no longer kept
+            n -= 1
+        ring_i[r, h, 0] = prev  # room() saw to it that n < cap
         ring_i[r, h, 1] = ci[s, C_CUR_SLOT]
         ring_f[r, h, 0] = since
         ring_f[r, h, 1] = ts
-        ring_h[r, 0] = h + 1 if h + 1 < RING else 0
-        if ring_h[r, 1] < RING:
-            ring_h[r, 1] += 1
+        ring_h[r, 0] = h + 1 if h + 1 < cap else 0
+        ring_h[r, 1] = n + 1
         ok, start = clip(since, ts, cpu_barrier(sc, cf, s), w0)
         if not ok:
             return
@@ -1291,8 +1296,9 @@ def run_batch(
     def room(i: int, k: int, c: int, s: int) -> tuple[int, int]:
         """What must grow before row ``i`` may change the state (``N_*`` flags, 0: nothing), and the target CPU slot.
 
-        Room a row may need: 2 tasks, 1 accumulator (+1 off-time), 1 IRQ, 1 vector, 2 x (RING + 1) victims, 1 preemptor,
-        1 ring, 1 timeline run, 2 digest calls; its CPU slots, pid slots and IRQ depth.
+        Room a row may need: 2 tasks, 1 accumulator (+1 off-time), 1 IRQ, 1 vector, 2 x (tasks + 1) victims (a switch
+        ends up to two waits, each charging each task that ran meanwhile once), 1 preemptor, 1 ring and 1 more run
+        in its CPU's ring, 1 timeline run, 2 digest calls; its CPU slots, pid slots and IRQ depth.
         """
         need = 0
         if si[S_NSLOTS] > full_slots:
@@ -1303,12 +1309,17 @@ def run_batch(
             need |= N_IRQ
         if si[S_NSOFT] > full_soft:
             need |= N_SOFT
-        if si[S_NVIC] > full_vic:
+        if si[S_NVIC] > vic_i.shape[0] - 2 * (min(cap, si[S_NSLOTS] + 2) + 1):
             need |= N_VIC
         if si[S_NPB] > full_pb:
             need |= N_PB
         if si[S_NRING] > full_ring:
             need |= N_RING
+        if k == SWITCH and s < ncpu and ci[s, C_RING] >= 0:  # a full ring that keeps its oldest run deepens
+            r = ci[s, C_RING]
+            n = ring_h[r, 1]
+            if n == cap and not drops_run(n, ring_f[r, ring_h[r, 0], 1], tscol[i]):
+                need |= N_RUNS
         if si[S_TL] > full_tl:
             need |= N_TL
         if si[S_DG] > full_dg:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from detectors.sched import rules
 
-RING = rules.RECENT_RUNS  # the per-CPU ring of runs (SchedAnalyzer.recent's deque)
+RING = rules.RECENT_RUNS  # the first depth of the per-CPU rings of runs (SchedAnalyzer.recent's deques)
 CPU_DIRECT = 1024  # CPUs below this are their own slot
 VIC_DENSE = 512  # victims of task slots below this are found in an array, others in a dict
 PID_DIRECT = 1 << 20  # pids below this map to slots through an array, others through a dict
@@ -30,6 +30,7 @@ NSC = 7
 N_SLOTS, N_OACC, N_IRQ, N_SOFT, N_VIC, N_PB, N_RING, N_TL, N_DG, N_CPU, N_PID, N_DEPTH = (
     1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048
 )  # fmt: skip
+N_RUNS = 4096  # a CPU's ring of runs is full and keeps its oldest (rules.drops_run): every ring doubles its depth
 
 # per-CPU ints (ci) and floats (cf)
 (C_CUR_PID, C_CUR_SLOT, C_CUR_EID, C_CUR_SEQ, C_QPRES, C_RING, C_FIRST, C_LAST, C_SWITCHES, C_DEPTH, C_SOFT_EID,

@@ -9,6 +9,7 @@ wait, raise and entry of a softirq...).
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Final
 
 from detectors.sched import harm, rules
 from detectors.sched.harm import Judgement
@@ -109,19 +110,20 @@ def _confidence(analysis: TraceAnalysis, span: Span | None) -> tuple[float, str]
     return 0.95, "measured between the trace events that open and close the interval"
 
 
+#: Why runs that ended long before a wait's end are not known (rules.drops_run).
+_NOT_KEPT: Final = (
+    f"not kept (the analysis keeps a CPU's runs of the last {rules.RECENT_SECONDS:g} s, at least its last "
+    f"{rules.RECENT_RUNS}, at most {rules.RECENT_MAX:,})"
+)
+
+
 def _unseen_why(wait: Wait, analysis: TraceAnalysis) -> str:
     """Why who ran in the first ``wait.unseen`` seconds of a wait is not known (:func:`_unseen_why_cpu`)."""
     if wait.moved == MOVED_MIGRATED:  # summed over the CPUs it waited on
         cpus = ", ".join(f"CPU{c}" for c in _migrated_cpus(wait))
-        return (
-            f"on {cpus}, before a CPU's first sched_switch or older than the last {rules.RECENT_RUNS} runs the "
-            "analysis keeps"
-        )
+        return f"on {cpus}, before a CPU's first sched_switch or {_NOT_KEPT}"
     if wait.moved:  # the most of either CPU's: which one is not kept
-        return (
-            f"on CPU{wait.queued_cpu} or CPU{wait.span.cpu}, before its first sched_switch or older than the last "
-            f"{rules.RECENT_RUNS} runs the analysis keeps"
-        )
+        return f"on CPU{wait.queued_cpu} or CPU{wait.span.cpu}, before its first sched_switch or {_NOT_KEPT}"
     return _unseen_why_cpu(wait, analysis)
 
 
@@ -129,11 +131,11 @@ def _unseen_why_cpu(wait: Wait, analysis: TraceAnalysis) -> str:
     """Why who ran in the first ``wait.unseen`` seconds of a wait is not known: the wait began before its CPU's
     first sched_switch (a CPU with fewer switches than the analysis keeps runs dropped none of them; kworker/1:2's
     9.302 ms on bug446190, all before CPU1's first switch, had nobody "behind" and nothing unknown), else the runs
-    then are older than those kept."""
+    then are older than those kept, or before the first switch: which one the result does not tell."""
     cpu = wait.span.cpu
     if next((c.switches for c in analysis.cpus if c.cpu == cpu), 0) < rules.RECENT_RUNS:
         return f"it began before CPU{cpu}'s first sched_switch"
-    return f"the analysis keeps a CPU's last {rules.RECENT_RUNS} runs"
+    return f"before CPU{cpu}'s first sched_switch or {_NOT_KEPT}"
 
 
 def _unseen_text(wait: Wait, analysis: TraceAnalysis) -> str:
@@ -657,6 +659,17 @@ def _wait_began(span: Span) -> str:
     return f"{span.start:.6f}"
 
 
+def _culprit_title(wait: Wait) -> str:
+    """Whom a wait's title says it was spent behind: the task that ran at least half of it (Wait.culprit), else
+    that no one task did, or that who ran in most of it is not known (its unseen start)."""
+    top = wait.culprit()
+    if top is not None:
+        return f", behind {top.comm}"
+    if wait.unseen >= wait.span.duration / 2:
+        return ", behind unknown"
+    return ", behind several tasks" if len(wait.behind) > 1 else ""
+
+
 def wakeup_latency(analysis: TraceAnalysis, source: str) -> list[Finding]:
     """Tasks whose worst wakeup-to-run latency broke their class's promise, and who ran meanwhile."""
     limit = analysis.thresholds.wakeup_latency
@@ -673,7 +686,7 @@ def wakeup_latency(analysis: TraceAnalysis, source: str) -> list[Finding]:
         judged = harm.judge_wait(task, harm.as_judged(wait), analysis, by_pid, limit)
         if judged is None:  # within what the task's class is promised
             continue
-        culprit = f", behind {wait.behind[0].comm}" if wait.behind else ""
+        culprit = _culprit_title(wait)
         # Still waiting where the recording (ue21 #2: python3's 799 ms, queued behind a CPU's task to the end) or
         # the window ends (ue21 #1's window: "waited 500.000 ms ... switched in 500.000 ms later"): a lower bound.
         still = f" ({still_waiting(wait.open_at)})" if wait.lower_bound else ""

@@ -75,16 +75,17 @@ def examined_profile(
             f"what ran while perf lost {loss.said()}: its ring buffer was full, the shares are of the samples seen"
         )
     named = f"; its header names the system: {', '.join(repr(h) for h in profile.header)}" if profile.header else ""
-    cut = ""
+    cut, cut_off = "", ""
     if profile.cut is not None:
         # What "no problem found" rests on: a truncated perf.data read as a complete one (review ue19 #9: 69% of a
         # 10-s recording missing, said only in a note).
         after = f" after {profile.end:.6f} s" if profile.end is not None else ""
         cut = f"; cut off: {profile.cut.said()}, the samples{after} were not read"
-        could_not.append(
+        cut_off = (
             f"hotspots of the part cut off{after}: the perf.data file is truncated, so they could not be seen "
             "(copy the whole file, or re-record)"
         )
+        could_not.append(cut_off)
     if profile.recorded_elsewhere:
         # Review ue19 #10: a perf.data of another host was named from this machine's files without a word of it.
         could_not.append(
@@ -98,6 +99,7 @@ def examined_profile(
         (could,),
         tuple(could_not),
         named_by=_header_evidence(profile),
+        cut=(cut_off,) if cut_off else (),
     )
 
 

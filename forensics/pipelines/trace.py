@@ -16,7 +16,7 @@ from forensics import __version__
 from forensics.errors import InputError, UsageError
 from forensics.model import BootTime, Clock, Examined, Finding, Incident, NotAvailable, Timestamp, TimeWindow
 from forensics.pipelines.spans import SpanOptions
-from forensics.types.trace import ASIDE_SYSCALLS, Kind
+from forensics.types.trace import ASIDE_SYSCALLS, Kind, StreamCut
 from forensics.types.trace_result import TraceResult
 from forensics.units import first_of
 
@@ -188,11 +188,14 @@ def examined_trace(
     spans: SpanReport | None = None,
     slow_ms: float | None = None,
     syscalls: SyscallLatency | None = None,
+    cuts: tuple[StreamCut, ...] = (),
 ) -> Examined:
     """What the trace let the analysis see, and what it could not judge for lack of events.
 
     ``spans``: the request spans analysed beside it (an LTTng UST session's marks, ``--span``, ``--spans``):
-    "no problem found" on a user-space session listed only the kernel figures it could not judge.
+    "no problem found" on a user-space session listed only the kernel figures it could not judge.  ``cuts``: the
+    LTTng stream files that end inside a packet, each a thing it could not judge (Examined.cut: a report's verdict
+    names them).
     """
     win = analysis.window
     cpus = len(analysis.coverage.cpus_seen)
@@ -312,6 +315,8 @@ def examined_trace(
         )
     elif cov.lost_unknown:
         could_not.append(f"whether events were lost: unknown ({cov.lost_unknown})")
+    cut = tuple(c.said() for c in cuts)
+    could_not.extend(cut)
     kinds_said = f"; event kinds: {', '.join(present) or 'none the analysis uses'}"
     if read:  # a window: the kinds read in the trace, and which of them give figures in the window
         in_window = [
@@ -332,6 +337,7 @@ def examined_trace(
         ),
         tuple(could),
         tuple(could_not),
+        cut=cut,
     )
 
 
@@ -646,6 +652,7 @@ def analyse_trace_file(
             check_window(trace_file, trace_file, span, analysis, True)
     parse = analyzer.summary(counts)
     syscall_table = None if ctf is None else _syscall_latency(ctf, analysis)
+    cuts = () if ctf is None else ctf.session.cuts()
     judged = analysis  # --task narrows what is shown; the findings are judged on every task (select.py)
     if task:
         analysis = select_tasks(analysis, task)
@@ -700,7 +707,8 @@ def analyse_trace_file(
         tool_version=__version__,
         examined=(
             _with_system(
-                examined_trace(stream.name, analysis, parse, span_report, opts.slow_ms, syscall_table), stream.system
+                examined_trace(stream.name, analysis, parse, span_report, opts.slow_ms, syscall_table, cuts),
+                stream.system,
             ),
         ),
     )
@@ -733,4 +741,5 @@ def analyse_trace_file(
         figures,
         events,
         syscall_table,
+        cuts,
     )

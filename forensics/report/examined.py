@@ -6,7 +6,7 @@ with what was looked at and what the inputs could not show (``Incident.examined`
 
 from __future__ import annotations
 
-from forensics.model import PROBLEM, Incident, below_problem, to_watch, unjudged, unjudged_count
+from forensics.model import PROBLEM, Incident, below_problem, cut_said, to_watch, unjudged, unjudged_count
 
 
 def verdict_line(incident: Incident) -> str:
@@ -15,8 +15,13 @@ def verdict_line(incident: Incident) -> str:
 
     "No problem found" is said only where no finding asks to be watched: beside a low finding (worth a look) the
     verdict says there is nothing at medium or above and names the low ones, which a plain "No problem found"
-    contradicted ("SUnreclaim grows ... watch it" listed under it).
+    contradicted ("SUnreclaim grows ... watch it" listed under it).  What of an input was not read because its file
+    is cut short follows it (a verdict holds for the part read only).
     """
+    return _verdict(incident) + cut_said(incident.examined)
+
+
+def _verdict(incident: Incident) -> str:
     problems = incident.problems()
     if problems:
         said = f"{len(problems)} problem(s) found; the worst is {problems[0].severity.value}: {problems[0].title}."

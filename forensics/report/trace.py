@@ -78,11 +78,8 @@ def _table_rows(a: TraceAnalysis, top: int) -> list[tuple[str, list[str], list[l
                     # the moves read took it to too (away and back: CPU0->CPU1->CPU0)
                     f"{fmt_ms(wake.span.duration)}{mark(wake.span)} {_cpu_path(wake)}, behind unknown"
                     if wake.moved == MOVED_UNKNOWN
-                    else f"{fmt_ms(wake.span.duration)}{mark(wake.span)} behind {wake.behind[0].comm}"
-                    if wake.behind
-                    # none known ran there: who did is unknown when the wait began before what the trace shows
-                    else f"{fmt_ms(wake.span.duration)}{mark(wake.span)} behind unknown"
-                    if wake.unseen > 0
+                    else f"{fmt_ms(wake.span.duration)}{mark(wake.span)} behind {_behind_cell(wake)}"
+                    if wake.behind or wake.unseen > 0
                     else fmt_ms(wake.span.duration) + mark(wake.span)
                 )
                 + _unknown_wakeups(t)
@@ -556,3 +553,13 @@ def _cpu_path(wait: Wait) -> str:
     (``CPU0->CPU1->CPU0``; a CPU repeated in a row once)."""
     cpus = [wait.queued_cpu, *(m.to_cpu for m in wait.moves), wait.span.cpu]
     return "->".join(f"CPU{c}" for i, c in enumerate(cpus) if i == 0 or c != cpus[i - 1])
+
+
+def _behind_cell(wait: Wait) -> str:
+    """Whom the task table says a wait was spent behind: the task that ran at least half of it (Wait.culprit);
+    "unknown" when who ran in most of it is not known (the wait began before what the trace shows, or its start is
+    older than the runs kept); else "several" (no one task ran half of it)."""
+    top = wait.culprit()
+    if top is not None:
+        return top.comm
+    return "unknown" if wait.unseen >= wait.span.duration / 2 or not wait.behind else "several"

@@ -85,8 +85,9 @@ class Wait(NamedTuple):
     span: Span
     behind: tuple[Blame, ...]
     source: str  # the event that started the wait: sched_waking, sched_wakeup, sched_wakeup_new, preemption
-    # Seconds at the wait's start whose runs are not known: no longer kept (the CPU's last rules.RECENT_RUNS runs
-    # began later), or before the CPU's first sched_switch: ``behind`` names who ran in the rest only.
+    # Seconds at the wait's start whose runs are not known: no longer kept (older than the CPU's runs of its last
+    # rules.RECENT_SECONDS, past rules.RECENT_RUNS of them, or past rules.RECENT_MAX), or before the CPU's first
+    # sched_switch: ``behind`` names who ran in the rest only.
     unseen: float = 0.0
     # The waiter's kernel prio as the trace shows it at this wait, and the line it was read from: the switch-in
     # (next_prio) that ends it, else the event that began it (sched_waking/wakeup prio=, a preemption's
@@ -130,11 +131,22 @@ def still_waiting(open_at: str) -> str:
     """Where a wait open at ``open_at`` (Wait.open_at) still was, for its text: "" for a wait a switch-in ended."""
     return f"still waiting {open_where(open_at)}" if open_at else ""
 
+    def culprit(self) -> Blame | None:
+        """The task a title or table names as what the wait was spent behind: the one that ran the most meanwhile,
+        only when it ran at least CULPRIT_SHARE of the wait (cc1's 509.528 ms wait on big.ftrace.txt.gz was titled
+        "behind xz", which ran 7.869 ms of it among hundreds of tasks, ue22 #7); None when no task did."""
+        top = self.behind[0] if self.behind else None
+        if top is None or self.moved == MOVED_UNKNOWN or top.seconds < CULPRIT_SHARE * self.span.duration:
+            return None
+        return top
+
 
 #: Wait.moved of a wait switched in on another CPU than it was queued on, at a time the trace does not show.
 MOVED_UNKNOWN: Final = "unknown"
 #: Wait.moved of a wait whose moves between CPUs sched_migrate_task events recorded (Wait.moves).
 MOVED_MIGRATED: Final = "migrated"
+#: The share of a wait a task must have run for a title to say the wait was spent behind it (Wait.culprit).
+CULPRIT_SHARE: Final = 0.5
 
 #: The fact a CPU-hog or RT-hog finding carries when the task is a kernel thread (told by its name): the run was in
 #: kernel code, so the kernel is where the fault lies.  Without it the task may be a user process (a trace does not

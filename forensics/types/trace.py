@@ -179,3 +179,16 @@ class ParseCounts:
         """Note an event the analyses skip (its CPU's first and last such)."""
         self.skipped_first.setdefault(ev.cpu, ev)
         self.skipped_last[ev.cpu] = ev
+
+
+class StreamCut(NamedTuple):
+    """An LTTng stream file that ends inside a packet (a copy cut short, a disk that filled): its events up to the
+    cut were read, those after it were not (collectors.ctf.reader.Session.cuts)."""
+
+    stream: str  # the stream file, relative to the session's root (``kernel/channel0_1``)
+    at: int  # the byte the file ends at, inside a packet
+
+    def said(self) -> str:
+        """``events after byte 49980 of channel0_1 (the stream file ends inside a packet)``: what could not be
+        judged (the examined block's could-not-judge line, a report's first paragraph)."""
+        return f"events after byte {self.at} of {self.stream} (the stream file ends inside a packet)"

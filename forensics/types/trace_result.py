@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from forensics.types.sched import ParseSummary, TraceAnalysis
     from forensics.types.spans import SpanReport
     from forensics.types.syscalls import SyscallLatency
+    from forensics.types.trace import StreamCut
 
 
 @dataclass(frozen=True)
@@ -37,3 +38,5 @@ class TraceResult:
     events: Callable[[int], StreamEvent | None] | None = field(default=None, compare=False, repr=False)
     # An LTTng kernel session's syscall latency per syscall name (None: no syscall event declared, or a text trace).
     syscalls: SyscallLatency | None = None
+    # The LTTng stream files that end inside a packet: what of the trace was not read (also in the examined block).
+    cuts: tuple[StreamCut, ...] = ()

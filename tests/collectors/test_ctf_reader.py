@@ -27,10 +27,12 @@ from forensics.errors import InputError
 from forensics.model import NotAvailable
 from forensics.pipelines.spans import SpanOptions
 from forensics.pipelines.trace import analyse_trace_file
+from forensics.report.examined import verdict_line
 from forensics.report.spans_json import report_to_dict
 from tests.collectors import ctf_encoder as enc
 from tests.collectors.ctf_check import GENERAL_DECODED, extract_session, stream_events
 from tests.forensics.commands.test_trace_cli import run
+from tests.helpers import cli_run
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "lttng"
 TRACE = Path("uid/0/64-bit")
@@ -292,3 +294,30 @@ def test_an_empty_stream_file_is_a_warning(session: Path) -> None:
         f"{label}: an empty stream file (0 bytes, not even the packet LTTng writes at a stop): its events are missing"
         " (a copy cut short?) and its CPU is not among those counted"
     ) in result.notes
+
+
+def test_a_cut_stream_is_a_thing_not_judged_and_named_by_the_verdicts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """ue22 #10: a stream file that ends inside a packet gave "No problem found" from ``kforensic trace`` and "found no
+    known kernel problem" from ``kforensic report --trace``, the cut only in a warning line.  It is a thing the trace
+    could not judge (the examined block, the typed result) and both verdicts name it."""
+    root = extract_session(tmp_path / "cut")
+    stream = root / "kernel" / "kch_1"
+    data = stream.read_bytes()
+    stream.write_bytes(data[: len(data) // 2])
+    result = analyse_trace_file(str(root))
+    (cut,) = result.cuts
+    assert cut.stream == "kernel/kch_1" and 0 <= cut.at < len(data) // 2
+    said = f"events after byte {cut.at} of kernel/kch_1 (the stream file ends inside a packet)"
+    assert cut.said() == said
+    (examined,) = result.incident.examined
+    assert said in examined.could_not and examined.cut == (said,)
+    assert verdict_line(result.incident).endswith(f" It could not judge what was cut off: {said}.")
+    md = tmp_path / "r.md"
+    ran = cli_run(monkeypatch, capsys, "report", "--trace", root, "-o", md)
+    assert ran.returncode in (0, 1), ran.stderr
+    first = md.read_text().split("\n\n")[1]
+    assert f"It could not judge what was cut off: {said}." in first, first
+    whole = analyse_trace_file(str(extract_session(tmp_path / "whole")))
+    assert whole.cuts == () and whole.incident.examined[0].cut == ()

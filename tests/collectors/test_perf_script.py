@@ -20,6 +20,7 @@ from collectors import perf_script
 from collectors.perf_script import ScriptParser, find_perf, read_gzip_text, read_profile
 from detectors.profile.hotspots import byte_sorted, folded_lines, selected_stacks
 from forensics.errors import InputError
+from forensics.report.examined import verdict_line
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "profile"
 WORKLOADS = ("mixed", "contend", "kernel", "interp", "jit")
@@ -499,6 +500,9 @@ def test_a_perf_data_cut_in_its_samples_says_so_in_what_was_examined(tmp_path: P
     said = f"; cut off: the file has {end:,} of the {start + size:,} bytes its header announces ("
     assert said in examined.what and "the samples after " in examined.what, examined.what
     assert any(c.startswith("hotspots of the part cut off") for c in examined.could_not)
+    # the verdict names the cut too (Examined.cut, the same as a cut LTTng stream's: ue22 #10)
+    (cut_off,) = examined.cut
+    assert cut_off in examined.could_not and verdict_line(result.incident).endswith(f"cut off: {cut_off}.")
     host = result.incident.host
     assert isinstance(host, NotAvailable) and "cut off before the header sections" in str(host), host
     (entire,) = analyse_profile(str(whole)).incident.examined

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from detectors.sched import engine_kernels, rules
+from detectors.sched import engine_kernels, engine_layout, rules
 from detectors.sched.analyzer import SchedAnalyzer
 from forensics.types.sched import Thresholds
 from forensics.types.trace import Kind
@@ -46,7 +46,9 @@ def test_the_compiled_engine_uses_the_same_rules() -> None:
         assert engine_kernels.off_base(kind) == rules.off_base(kind)
         assert engine_kernels.off_index(kind) == rules.off_index(kind)
         assert engine_kernels.opens_offtime(kind) == rules.opens_offtime(kind)
-    assert engine_kernels.RING == rules.RECENT_RUNS
+    for count, oldest, ts in ((511, 0.0, 10.0), (512, 7.9, 10.0), (512, 8.0, 10.0), (rules.RECENT_MAX, 9.9, 10.0)):
+        assert engine_kernels.drops_run(count, oldest, ts) == rules.drops_run(count, oldest, ts)
+    assert engine_layout.RING == rules.RECENT_RUNS  # the rings' first depth: they deepen up to rules.RECENT_MAX
 
 
 def test_default_thresholds_are_the_rules() -> None:

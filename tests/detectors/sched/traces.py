@@ -202,20 +202,22 @@ def analyse_path(path: Path, chunk: int = 1 << 16, **options: Any) -> tuple[Trac
     return analyzer.result(parser.counts), parser.counts
 
 
-def busy_wait_text(switches: int, step: float = 0.2e-3) -> str:
-    """A raw tracefs trace of 2 CPUs in which ``waiter`` (pid 700) waits on CPU0 while ``ping`` and ``pong``
-    (nice 0) take ``switches`` turns of ``step`` seconds, then runs: more turns than the analysis keeps
-    (``rules.RECENT_RUNS``) leave the wait's start unattributed."""
-    ping, pong, waiter = ("ping", 710, 120), ("pong", 720, 120), ("waiter", 700, 120)
+def busy_wait_text(switches: int, step: float = 0.2e-3, turns: int = 2) -> str:
+    """A raw tracefs trace of 2 CPUs in which ``waiter`` (pid 700) waits on CPU0 while ``ping`` and ``pong`` (and
+    with ``turns`` 3, ``pung``; nice 0) take ``switches`` turns of ``step`` seconds in rotation, then runs: more
+    turns than the analysis keeps (``rules.drops_run``) leave the wait's start unattributed."""
+    waiter = ("waiter", 700, 120)
+    rota = [("ping", 710, 120), ("pong", 720, 120), ("pung", 730, 120)][:turns]
     events = [
-        _switch(9.9999, 0, IDLE0, "R", ping),
+        _switch(9.9999, 0, IDLE0, "R", rota[0]),
         _switch(9.9999, 1, IDLE1, "R", SLEEPER),
-        *_waking(10.0, 0, ping, waiter, 0),
+        *_waking(10.0, 0, rota[0], waiter, 0),
     ]
-    cur, other = ping, pong
+    cur = rota[0]
     for k in range(1, switches + 1):
+        other = rota[k % turns]
         events.append(_switch(10.0 + k * step, 0, cur, "R", other))
-        cur, other = other, cur
+        cur = other
     end = 10.0 + (switches + 1) * step
     events += [_switch(end, 0, cur, "R", waiter), _switch(end, 1, SLEEPER, "S", IDLE1)]
     return "".join(format_event(e, "ftrace") + "\n" for e in sorted(events, key=lambda e: e.ts))
