@@ -114,6 +114,15 @@ class Wait(NamedTuple):
         """Whether its length is a lower bound: it was still waiting where the window or the recording ends."""
         return bool(self.open_at)
 
+    def culprit(self) -> Blame | None:
+        """The task a title or table names as what the wait was spent behind: the one that ran the most meanwhile,
+        only when it ran at least CULPRIT_SHARE of the wait (cc1's 509.528 ms wait on big.ftrace.txt.gz was titled
+        "behind xz", which ran 7.869 ms of it among hundreds of tasks, ue22 #7); None when no task did."""
+        top = self.behind[0] if self.behind else None
+        if top is None or self.moved == MOVED_UNKNOWN or top.seconds < CULPRIT_SHARE * self.span.duration:
+            return None
+        return top
+
 
 #: Wait.open_at of a wait still open at the window's end (--window, --around): it waited at least that long.
 OPEN_WINDOW: Final = "window"
@@ -130,15 +139,6 @@ def open_where(open_at: str) -> str:
 def still_waiting(open_at: str) -> str:
     """Where a wait open at ``open_at`` (Wait.open_at) still was, for its text: "" for a wait a switch-in ended."""
     return f"still waiting {open_where(open_at)}" if open_at else ""
-
-    def culprit(self) -> Blame | None:
-        """The task a title or table names as what the wait was spent behind: the one that ran the most meanwhile,
-        only when it ran at least CULPRIT_SHARE of the wait (cc1's 509.528 ms wait on big.ftrace.txt.gz was titled
-        "behind xz", which ran 7.869 ms of it among hundreds of tasks, ue22 #7); None when no task did."""
-        top = self.behind[0] if self.behind else None
-        if top is None or self.moved == MOVED_UNKNOWN or top.seconds < CULPRIT_SHARE * self.span.duration:
-            return None
-        return top
 
 
 #: Wait.moved of a wait switched in on another CPU than it was queued on, at a time the trace does not show.
