@@ -310,7 +310,10 @@ def _examined(
                 replace(e, standing=standing([r.name])) for e, r in zip(examined, part.details.sources, strict=True)
             ]
             continue
-        sources = [e.source for f in part.incident.findings for e in f.evidence]
+        # (an input without findings, by the record that names its release: a trace's metadata)
+        sources = [e.source for f in part.incident.findings for e in f.evidence] or [
+            e.source for x in examined for e in x.named_by
+        ]
         out += [replace(e, standing=standing(sources)) for e in examined]
     for incident in loaded:
         sources = [e.source for f in incident.findings for e in f.evidence]

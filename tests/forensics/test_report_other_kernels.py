@@ -141,3 +141,27 @@ def test_inputs_of_one_boot_are_not_said_of_different_boots(tmp_path: Path, kf: 
     assert "different boots" not in doc["summary"], doc["summary"]
     assert "set apart" not in json.dumps(doc["incident"]["examined"])
     assert doc["incident"]["kernel_release"] == "6.1.192"
+
+
+def test_a_trace_without_findings_of_another_kernel_than_a_crash_log_is_set_apart_by_its_metadata(
+    tmp_path: Path,
+) -> None:
+    """The fixture's console log (6.1.192, a crash) beside lager's 6.1.0-57 trace had it no finding: cited by its
+    metadata's ``kernel_release = "..."`` line, set apart, neither its host nor its release the report's."""
+    from forensics.pipelines.report import build_story
+    from forensics.pipelines.sources import analyse_dmesg, analyse_trace
+
+    case, trace = _need("10-use-after-free"), _lager(tmp_path)
+    traced = analyse_trace(trace, None)
+    bare = replace(traced, incident=replace(traced.incident, findings=()))
+    story = build_story([analyse_dmesg((case.console_log,)), bare], [], "kforensic report")
+    metadata = str(trace / "metadata")
+    (found,) = [f for f in story.incident.findings if f.fact("other boot") == metadata]
+    cited = [e for e in found.evidence if e.source == metadata]
+    assert [e.excerpt for e in cited] == [f'kernel_release = "{TRACE_KERNEL}";'], found.evidence
+    assert_evidence_resolves([replace(found, evidence=tuple(cited))])
+    assert story.incident.host != "lager", story.incident.host
+    assert story.incident.kernel_release == "6.1.192"
+    assert f"{metadata} names kernel {TRACE_KERNEL} and host lager (set apart)" in story.summary, story.summary
+    (examined,) = [e for e in story.incident.examined if e.what.startswith(f"trace {trace}")]
+    assert examined.standing.startswith("set apart: it names kernel " + TRACE_KERNEL), examined.standing
