@@ -174,6 +174,22 @@ def _syslog_hosts(head: bytes) -> Iterator[bytes]:
 
 def read_identity(name: str) -> LogIdentity:
     """What the first :data:`HEAD_BYTES` of the log ``name`` (compressed or not) say of its kernel and host."""
+    return parse_identity(read_head(name))
+
+
+def banner_line(head: bytes, number: int, release: str) -> str | None:
+    """The text of line ``number`` of ``head`` when it is the boot banner of ``release`` (None: beyond the head, or
+    another line: a journal export's entries are not its lines): what names the release of a log no report of which
+    prints it."""
+    lines = head.split(b"\n", number)
+    if not 1 <= number < len(lines):  # (the head's last piece may be a line cut short: only whole lines)
+        return None
+    text = lines[number - 1].rstrip(b"\r").decode("utf-8", "replace")
+    return text if f"Linux version {release} (" in text else None
+
+
+def read_head(name: str) -> bytes:
+    """The first :data:`HEAD_BYTES` of the log ``name``, decompressed."""
     parts: list[bytes] = []
     size = 0
     with open_input(name) as tracked:
@@ -184,4 +200,4 @@ def read_identity(name: str) -> LogIdentity:
             size += len(parts[-1])
             if size >= HEAD_BYTES:
                 break
-    return parse_identity(b"".join(parts))
+    return b"".join(parts)

@@ -441,6 +441,11 @@ class InputKind(enum.StrEnum):
     FINDINGS = "findings file"
 
 
+#: How :attr:`Examined.standing` starts for an input set apart from the boot a report tells (another boot, host or
+#: kernel release), before why.
+SET_APART = "set apart: "
+
+
 @dataclass(frozen=True)
 class Examined:
     """What one analysis looked at, so that "nothing found" says what it could and could not have found.

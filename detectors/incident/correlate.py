@@ -556,11 +556,23 @@ def _home_of(incidents: tuple[Incident, ...]) -> _Home | None:
     named = [i for i in incidents if isinstance(i.kernel_release, str) and i.findings]
     crashed = [i for i in named if any(map(_log_crash_ending_boot, i.findings))]
     if not (crashed or named):
-        return None
+        # No input has a finding: the first whose record of its release is cited (a clean log's boot banner).
+        cited = next(((i, e) for i in incidents if (e := _cited_release(i)) is not None), None)
+        return None if cited is None else _Home(cited[0], cited[1], cited[1].source, dump=False)
     home = (crashed or named)[0]
     crash = next(filter(_log_crash_ending_boot, home.findings), home.findings[0])
     ev = next((e for e in crash.evidence if e.timestamp is not None), crash.evidence[0])
     return _Home(home, ev, ev.source, dump=False)
+
+
+def _cited_release(incident: Incident) -> Evidence | None:
+    """What cites the input ``incident`` for its kernel release: its first finding's first evidence, else, without a
+    finding, the record that names the release (:attr:`Examined.named_by`: a clean log's boot banner); None when
+    nothing does."""
+    if incident.findings:
+        return incident.findings[0].evidence[0]
+    release = incident.kernel_release
+    return _release_cited(incident, release) if isinstance(release, str) else None
 
 
 #: Where an input without a cited line naming its release read it, by the locator its evidence uses.
@@ -641,10 +653,12 @@ def other_kernels(incidents: tuple[Incident, ...], known: frozenset[str] = froze
     out = []
     for incident in incidents:
         release = incident.kernel_release
-        if incident is dump or not isinstance(release, str) or release == home or not incident.findings:
+        if incident is dump or not isinstance(release, str) or release == home:
             continue
-        first = incident.findings[0].evidence[0]
-        if first.source in known:
+        # An input without findings is set apart too, cited by what names its release (a clean 6.18 log beside a
+        # 3.10 trace was "no problem in the inputs from lager", the trace's host, both inputs one boot: ue22 #3).
+        first = _cited_release(incident)
+        if first is None or first.source in known:
             continue
         read_at = release_read_at(incident, release)
         out.append(
@@ -673,6 +687,28 @@ def other_kernels(incidents: tuple[Incident, ...], known: frozenset[str] = froze
             )
         )
     return out
+
+
+def inputs_named(incidents: tuple[Incident, ...], apart: Collection[str]) -> str:
+    """Which input names which kernel release and host, when they name two or more of either: inputs of different
+    boots (a release changes only with a boot) or machines, each said as what it names, not all as one host's (a
+    clean 6.18 log naming no host beside a 3.10 trace of "lager" was "no problem in the inputs from lager", ue22 #3).
+    ``apart``: the inputs set apart from the boot the report tells; "" when the inputs name one of each."""
+    named = []
+    for incident in incidents:
+        cited = _cited_release(incident)
+        source = cited.source if cited is not None else next((s.path for s in incident.sources), None)
+        release = incident.kernel_release if isinstance(incident.kernel_release, str) else None
+        if source is not None and (release is not None or _named_host(incident) is not None):
+            named.append((source, release, _named_host(incident)))
+    if len({r for _, r, _ in named if r}) < 2 and len({h for _, _, h in named if h}) < 2:
+        return ""
+    said = "; ".join(
+        f"{source} names {'no kernel release' if release is None else f'kernel {release}'} and "
+        f"{'no host' if host is None else f'host {host}'}{' (set apart)' if source in apart else ''}"
+        for source, release, host in dict.fromkeys(named)
+    )
+    return f"The inputs come from different boots or machines: {said}."
 
 
 #: Seconds past the crash's wall time (beyond the uncertainty of the dump's boot time) a sample may still be of it.

@@ -22,6 +22,7 @@ from detectors.incident.timeline import foreign_sources
 from forensics.model import (
     KERNEL_LOG_KINDS,
     PROBLEM,
+    SET_APART,
     Examined,
     Finding,
     FindingKind,
@@ -804,7 +805,12 @@ def _told(
     hypotheses: tuple[Hypothesis, ...] | None = None,
 ) -> str:
     """:func:`plain_summary` of the inputs told (``others``: beside a trace whose problem was said first)."""
-    inputs = "the other inputs" if others else "the inputs"
+    # Beside an input set apart (another boot, host or kernel), the host is the told boot's: "from lager" of a clean
+    # 6.18 log naming no host beside lager's 3.10 trace claimed the log for lager (ue22 #3).
+    told = (
+        "the inputs of the boot this report tells," if any(e.standing.startswith(SET_APART) for e in examined) else ""
+    )
+    inputs = "the other inputs" if others else told or "the inputs"
     blind = unjudged(examined)
     watch = to_watch(findings)
     if blind and all(e.blind for e in examined) and all(f.severity < PROBLEM for f in findings):

@@ -652,7 +652,8 @@ def narrative_sentences(
         if key.clock == INPUT_LANE:
             why = f": {lane.contradiction}" if lane is not None and lane.contradiction else ""
             out.append(f"The input {name} cannot come from {ours}{why}.")
-            out.append(f"Its {n} finding(s) are shown on its own clock, {apart}.")
+            # (an input without findings is on a lane by the record that names its release: a clean log's banner)
+            out.append(f"Its {n} finding(s) are shown on its own clock, {apart}." if n else "It has no finding.")
             if any(e.when.clock is Clock.MONOTONIC for e in events if e.lane == key):
                 out.append(_boot_order(name, lane.began if lane is not None else None, told_began, ours))
             continue
@@ -672,7 +673,12 @@ def narrative_sentences(
 def _boots_sentence(events: tuple[TimelineEvent, ...], told: LaneKey, others: list[LaneKey]) -> str:
     """Which input is of which boot: the told lane's inputs tell the story; each input of another boot (host or
     kernel) is told on its own clock.  Two inputs set apart may be of one other boot: "at least"."""
-    mine = ", ".join(dict.fromkeys(e.cite.split(" line ", 1)[0].split("#", 1)[0] for e in events if e.lane == told))
+    # (a trace's lane is its own source: its events' cites name streams and events, no line)
+    mine = (
+        told.source
+        if told.clock == TRACE_LANE
+        else ", ".join(dict.fromkeys(e.cite.split(" line ", 1)[0].split("#", 1)[0] for e in events if e.lane == told))
+    )
     count = "two" if len(others) == 1 else "at least two"
     names = ", ".join(k.source for k in others)
     return f"The inputs come from {count} different boots: the story above is of the boot of {mine}; {names} of " + (

@@ -4,18 +4,22 @@ from __future__ import annotations
 
 import dataclasses
 import gc
+import re
 from collections.abc import Collection, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from forensics import __version__
+from forensics.errors import KforensicError
 from forensics.model import (
     BootScope,
     BootTime,
     Clock,
+    Evidence,
     Examined,
     Finding,
     Incident,
+    Locator,
     LocatorKind,
     NotAvailable,
     Severity,
@@ -228,6 +232,31 @@ def _identities(
     if live is not None:
         out[-1] = live
     return out
+
+
+#: The printk time of a boot banner's line (``[    0.000000] Linux version ...``).
+_BANNER_TIME = re.compile(r"\[\s*(\d{1,12}\.\d{1,9})\] Linux version ")
+
+
+def _banner_cited(r: SourceResult, head: bytes | None) -> tuple[Evidence, ...]:
+    """The boot banner that names the release of a log no report of which prints it, cited (its first banner's line,
+    read again from the log's head when ``head`` is not given): what a contradiction of kernels cites for a clean log
+    beside a trace of another kernel, which said nothing of it (ue22 #3)."""
+    from collectors.log_identity import banner_line, read_head
+
+    if not r.banners or not Path(r.record.path).is_file():
+        return ()
+    number, release = r.banners[0]
+    try:
+        text = banner_line(head if head is not None else read_head(r.record.path), number, release)
+    except (OSError, KforensicError):  # gone since its analysis read it: nothing cited
+        return ()
+    if text is None:
+        return ()
+    # At its printk time: an input set apart keeps its contradiction on its own lane, at its own time.
+    stamp = _BANNER_TIME.search(text)
+    at = None if stamp is None else Timestamp(float(stamp.group(1)), Clock.MONOTONIC)
+    return (Evidence(r.name, Locator(LocatorKind.LINE, number, name="boot banner"), text, timestamp=at),)
 
 
 def _local_zone(r: SourceResult) -> tuple[str, ...]:
@@ -472,9 +501,10 @@ def ranked_incident(
                     "network drops (nf_conntrack table full, TCP out of memory), RT throttling",
                 ),
                 _could_not(r, identity),
-                named_by=release_lines(r.name, r.groups),
+                named_by=release_lines(r.name, r.groups)
+                or _banner_cited(r, heads[i] if heads and i < len(heads) else None),
             )
-            for r, identity in zip(results, identities, strict=True)
+            for i, (r, identity) in enumerate(zip(results, identities, strict=True))
         ),
     )
     return incident, hypotheses

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from forensics import __version__
 from forensics.errors import InputError
-from forensics.model import BootTime, Examined, Finding, FindingKind, Incident
+from forensics.model import SET_APART, BootTime, Examined, Finding, FindingKind, Incident
 from forensics.types.dmesg_result import DmesgResult
 from forensics.types.incident import Correlation, LogCut
 from forensics.types.results import IncidentStory, SourceAnalysis
@@ -122,15 +122,23 @@ def _crashed_boot(
     each input's, a run over several logs with the window of its logs of the crashed boot (``original``: as
     analysed; unchanged when no input is set apart, the merged incident is kept).
     """
-    ours = [
-        i for i in incidents if not (i.findings and all(e.source in elsewhere for f in i.findings for e in f.evidence))
-    ]
+    ours = [i for i in incidents if not _elsewhere(i, elsewhere)]
     if not elsewhere or ours == original or not ours:
         return incident
     home = Incident.merge(ours, tool_version=incident.tool_version)
     return replace(
         incident, host=home.host, kernel_release=home.kernel_release, boot_time=home.boot_time, window=home.window
     )
+
+
+def _elsewhere(incident: Incident, elsewhere: frozenset[str]) -> bool:
+    """Whether the input of ``incident`` is set apart: every source of its findings is; without findings, the record
+    that names its release is (a clean 6.18 log beside a 3.10 trace: its release made the Kernel row "inputs
+    disagree", the trace's host its host, ue22 #3)."""
+    if incident.findings:
+        return all(e.source in elsewhere for f in incident.findings for e in f.evidence)
+    named = [e.source for x in incident.examined for e in x.named_by]
+    return bool(named) and all(s in elsewhere for s in named)
 
 
 def build_story(
@@ -142,7 +150,7 @@ def build_story(
     that could not be used (a dump that is none, a log that is missing: sources.Unusable), said first under "Examined".
     """
     from detectors.incident.boot_identity import DUMP
-    from detectors.incident.correlate import after_the_crash, correlate, other_hosts, other_kernels
+    from detectors.incident.correlate import after_the_crash, correlate, inputs_named, other_hosts, other_kernels
     from detectors.incident.hypotheses import plain_summary, rank_hypotheses
     from detectors.incident.timeline import (
         build_timeline,
@@ -204,6 +212,9 @@ def build_story(
     summary = plain_summary(
         tuple(f for f in own if f.id not in beside), host_label(incident), incident.examined, apart_lanes, hypotheses
     )
+    # Inputs of different kernels or hosts: which names which, not all one host's (ue22 #3).
+    named = inputs_named(tuple(incidents), apart)
+    summary = f"{summary} {named}" if named else summary
     lanes = timeline_lanes(timeline, incident.findings, incident.boot_time, crashed, clocks, unsure, split)
     return IncidentStory(
         incident=incident,
@@ -286,7 +297,7 @@ def _examined(
     def standing(sources: list[str]) -> str:
         why = next((apart[s] for s in sources if s in apart), None)
         if why is not None:
-            return f"set apart: {why}"
+            return f"{SET_APART}{why}"
         check = next((checked[s] for s in sources if s in checked), None)
         return "" if check is None else f"boot: {check.why}"
 
@@ -299,7 +310,10 @@ def _examined(
                 replace(e, standing=standing([r.name])) for e, r in zip(examined, part.details.sources, strict=True)
             ]
             continue
-        sources = [e.source for f in part.incident.findings for e in f.evidence]
+        # (an input without findings, by the record that names its release: a trace's metadata)
+        sources = [e.source for f in part.incident.findings for e in f.evidence] or [
+            e.source for x in examined for e in x.named_by
+        ]
         out += [replace(e, standing=standing(sources)) for e in examined]
     for incident in loaded:
         sources = [e.source for f in incident.findings for e in f.evidence]

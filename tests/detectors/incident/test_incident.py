@@ -13,6 +13,7 @@ from forensics.model import (
     BootTime,
     Clock,
     Evidence,
+    Examined,
     Fact,
     Finding,
     FindingKind,
@@ -425,6 +426,23 @@ def test_a_verdict_without_a_problem_counts_the_findings_of_traces_on_their_own_
     assert said.startswith("kforensic found nothing at medium severity or above in the inputs from vm; 2 low findings "
                            "to watch: CPU hog: kf_a ran 8 ms; CPU hog: kf_b ran 8 ms; 3 finding(s) below medium: 2 low "
                            "(worth a look), 1 info (context)."), said  # fmt: skip
+
+
+def test_a_verdict_beside_an_input_set_apart_claims_only_the_told_boots_inputs_for_its_host(tmp_path: Path) -> None:
+    """ue22 #3: a clean 6.18 log (no host) set apart beside lager's 3.10 trace: "no problem in the inputs from lager"
+    claimed the log for lager; the host is the told boot's, said of its inputs."""
+    log, trace = _files(tmp_path)
+    info = _finding("sched-dstate", "D-state blocking: kf_a", (_ev(trace, 1, "sched_switch", 7.1, LocatorKind.EVENT),),
+                    severity=Severity.INFO)  # fmt: skip
+    examined = (
+        Examined(f"kernel log {log}", ("kernel reports",), standing="set apart: it names kernel 6.18.44, T 3.10.31"),
+        Examined(f"trace {trace}", ("CPU hogs",)),
+    )
+    said = plain_summary((info,), "lager", examined)
+    assert said.startswith("kforensic found no problem in the inputs of the boot this report tells, from lager: "), said
+    assert plain_summary((info,), "lager", examined[1:]).startswith(
+        "kforensic found no problem in the inputs from lager"
+    )
 
 
 def test_the_dump_and_the_log_reading_two_fault_addresses_is_a_contradiction(tmp_path: Path) -> None:
