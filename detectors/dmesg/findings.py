@@ -407,7 +407,7 @@ def _cited(
 
 def _fact(name: str, value: str) -> Fact:
     """``Fact(name, value)``."""
-    return _record(Fact, {"name": name, "value": value})
+    return _record(Fact, {"name": name, "value": value, "lower_bound": False})
 
 
 def _excerpt(text: str) -> str:
