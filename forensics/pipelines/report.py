@@ -11,10 +11,12 @@ from typing import TYPE_CHECKING
 
 from forensics import __version__
 from forensics.errors import InputError
-from forensics.model import SET_APART, BootTime, Examined, Finding, FindingKind, Incident
+from forensics.model import SET_APART, BootTime, Examined, Finding, FindingKind, Incident, NotAvailable
 from forensics.types.dmesg_result import DmesgResult
 from forensics.types.incident import Correlation, LogCut
+from forensics.types.profile_result import ProfileResult
 from forensics.types.results import IncidentStory, SourceAnalysis
+from forensics.types.trace_result import TraceResult
 
 if TYPE_CHECKING:
     from detectors.incident.boot_identity import BootCheck
@@ -131,6 +133,38 @@ def _crashed_boot(
     )
 
 
+def _without_traces(
+    incident: Incident, parts: list[SourceAnalysis], told: list[Incident], elsewhere: frozenset[str]
+) -> Incident:
+    """``incident`` with the host and boot time of the told boot's inputs that are no trace, when there are some.
+
+    A trace keeps its own clock beside a kernel log, a dump or a store (detectors/incident/timeline.py): nothing
+    shows it is of their boot, so its clock's offset dates none of their times and its host names none of their
+    machine (ue23 #1: a 2015 user-space LTTng session of "qemu1" dated this machine's RT throttling "2015-12-15
+    20:38:44 UTC ±1.0 s" and the headline said "On qemu1", beside "the trace ... on its own clock, apart from the
+    others").  ``told``: each input's incident, the parts' first (:func:`build_story`).  A profile is no anchor
+    (its own clock too): a trace beside profiles only still names its boot, as alone.
+    """
+    kept = [(k, t) for k, t in enumerate(told) if not _elsewhere(t, elsewhere)]
+    traces = [(parts[k].title, t) for k, t in kept if k < len(parts) and isinstance(parts[k].details, TraceResult)]
+    home = [t for k, t in kept if k >= len(parts) or not isinstance(parts[k].details, TraceResult)]
+    anchored = any(k >= len(parts) or not isinstance(parts[k].details, ProfileResult | TraceResult) for k, _ in kept)
+    if not traces or not anchored:
+        return incident
+    ours = Incident.merge(home, tool_version=incident.tool_version)
+    host, boot = ours.host, ours.boot_time
+    # Why the trace's names are not used, where the told inputs name nothing themselves.
+    named = [(title, t.host) for title, t in traces if isinstance(t.host, str) and t.host not in ("", "(none)")]
+    if isinstance(host, NotAvailable) and named:
+        said = "; ".join(f"the {title} names {name}" for title, name in named)
+        host = NotAvailable(f"{host.reason} ({said}, on its own clock: not shown to be of this boot)")
+    dated = [title for title, t in traces if isinstance(t.boot_time, BootTime)]
+    if isinstance(boot, NotAvailable) and dated:
+        said = ", ".join(dated)
+        boot = NotAvailable(f"{boot.reason} (the {said} dates its own clock only: not shown to be of this boot)")
+    return replace(incident, host=host, boot_time=boot)
+
+
 def _elsewhere(incident: Incident, elsewhere: frozenset[str]) -> bool:
     """Whether the input of ``incident`` is set apart: every source of its findings is; without findings, the record
     that names its release is (a clean 6.18 log beside a 3.10 trace: its release made the Kernel row "inputs
@@ -188,6 +222,7 @@ def build_story(
     unsure = {c.source: c.why for c in checks if c.other is None and c.against != DUMP and c.source not in apart}
     told = [_told_window(p, {**apart, **unsure}) for p in parts] + loaded
     incident = _crashed_boot(replace(merged, findings=findings), told, frozenset(apart) | unsure.keys(), incidents)
+    incident = _without_traces(incident, parts, told, frozenset(apart) | unsure.keys())
     examined = (*(e for i in unused for e in i.examined), *_examined(parts, loaded, apart, checks))
     incident = replace(incident, examined=examined)
     apart_why = tuple(
