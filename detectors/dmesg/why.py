@@ -3381,7 +3381,8 @@ def _sanitizer_double_free(r: _Reading) -> Cause | None:
     """KASAN's or KFENCE's free of an object already free.  KASAN before 5.x says "double-free or invalid-free"
     (kasan_report_invalid_free(): it does not tell them apart): a confidence below a plain "double-free"'s.  Where
     the object's allocation and first free are another owner's than the freeing path's (neither function on its
-    call trace, another task), the pointer it frees is stale, not its own object freed twice (:func:`_stale_free`).
+    call trace, another task), the pointer it frees is stale: its own object freed earlier with the slot reused, or
+    another owner's memory (:func:`_stale_free`).
     """
     bug = str(r.get("bug") or "")
     if r.get("tool") not in ("KASAN", "KFENCE") or "double-free" not in bug:
@@ -3396,11 +3397,40 @@ def _sanitizer_double_free(r: _Reading) -> Cause | None:
                   first_free=r.get("freed by"))  # fmt: skip
 
 
+#: The frames of an RCU callback's invocation (RCU's softirq, or its rcuc/rcuo kthreads) and of softirq's: a stack
+#: with one ran there, and KASAN's "Freed by task N" over it names whatever task the softirq interrupted.
+_RCU_CALLBACK_FRAME = rc.compile(
+    r"(?:rcu_do_batch|rcu_process_callbacks|rcu_core(?:_si)?|_*rcu_reclaim|rcu_cpu_kthread|nocb_cb_wait"
+    r"|rcu_nocb_cb_kthread)$"
+)
+_SOFTIRQ_FRAME = rc.compile(r"(?:_*do_softirq(?:_own_stack)?|handle_softirqs|run_ksoftirqd|_*irq_exit(?:_rcu)?)$")
+
+
+def _ran_from(stack: StackSection | None) -> tuple[str, int] | None:
+    """Where a recorded stack ran when its frames show it, and the frame's line: "from an RCU callback", "in softirq
+    context"; else None (process context, or not read).  Its "by task N" then names no actor, only the task the
+    softirq interrupted."""
+    frames = stack.frames if stack is not None else ()
+    for where, frame_pattern in (("from an RCU callback", _RCU_CALLBACK_FRAME), ("in softirq context", _SOFTIRQ_FRAME)):
+        frame = next((f for f in frames if frame_pattern.match(f.function)), None)
+        if frame is not None:
+            return where, frame.at
+    return None
+
+
+def _by(who: FactValue, task: FactValue | None, ran: tuple[str, int] | None) -> str:
+    """The words naming who made a recorded stack: ' by f (task N)', or ' by f (from an RCU callback)' where it
+    ran there."""
+    return f" by {who}" + (f" ({ran[0]})" if ran else f" (task {task})" if task is not None else "")
+
+
 def _stale_free(r: _Reading, either: bool) -> Cause | None:
     """A free of memory another owner allocated and freed: the function that allocated the object and the one that
     freed it first are not on the freeing call trace, and the tasks that did are not the freeing one (where both
-    are read).  The pointer it frees is stale (left after that memory was freed and reused), or wrong: an invalid
-    free of it, not "the same object freed twice" by its owner."""
+    are read).  The pointer it frees is stale.  KASAN's alloc and free stacks are the slot's last owner's, so the
+    log cannot tell the path's own object freed earlier (the slot then reused by that owner, and freed again here)
+    from a pointer to that owner's memory: both are said.  A task is named only for a stack run in process context
+    (:func:`_ran_from`)."""
     allocator, freer = r.get("allocated by"), r.get("freed by")
     trace = r.stack(_SK_CALL_TRACE)
     if allocator is None or freer is None or trace is None:
@@ -3411,17 +3441,15 @@ def _stale_free(r: _Reading, either: bool) -> Cause | None:
     task, pid = r.get("allocated by task"), r.report.pid
     if isinstance(pid, int) and task == pid:
         return None  # the freeing task allocated it: its own object, maybe freed twice
-    by = f" (task {task})" if task is not None else ""
-    freed_task = r.get("freed by task")
-    freed = f" by {freer}" + (f" (task {freed_task})" if freed_task is not None else "")
-    kasan = "KASAN cannot tell a double free from an invalid one here" if either else "KASAN found it already free"
-    statement = (f"invalid free in {r.func}: it frees memory last allocated by {allocator}{by} and already freed"
-                 f"{freed}: the pointer it holds is stale (not its own object freed twice; {kasan})")  # fmt: skip
-    step = (f"find where {r.func}'s caller got the pointer it frees: it should be memory of its own, not "
-            f"{allocator}'s; "
+    allocated, freed = _ran_from(r.stack(_SK_ALLOCATED)), _ran_from(r.stack(_SK_FREED))
+    statement = (f"stale pointer: {r.func} frees memory last allocated{_by(allocator, task, allocated)} "
+                 f"and already freed{_by(freer, r.get('freed by task'), freed)}: either its own object "
+                 "freed earlier and the slot reused, or a pointer to another owner's memory")  # fmt: skip
+    step = (f"find where {r.func}'s caller got the pointer it frees and whether that memory was freed before "
+            f"(the slot then reused by {allocator}), or is {allocator}'s own; "
             "look for the structure that held it freed earlier, or the pointer kept after its free")  # fmt: skip
     return _cause("invalid_free", r, 0.6 if either else 0.7, step, r.at("bug"), r.at("allocated by"),
-                  r.at("freed by"), statement=statement)  # fmt: skip
+                  r.at("freed by"), *(ran[1] for ran in (allocated, freed) if ran), statement=statement)  # fmt: skip
 
 
 def _trap_double_free(r: _Reading) -> Cause | None:
