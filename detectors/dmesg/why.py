@@ -162,6 +162,8 @@ class _Reading:
     tasks: list[StalledTask] = field(default_factory=list)
     consumers: list[MemoryConsumer] = field(default_factory=list)
     zones: list[ZoneFree] = field(default_factory=list)
+    #: The Mem-Info's per-order free lists read whole, one a zone: its name, (block kB, free blocks) each, offset.
+    free_lists: list[tuple[str, tuple[tuple[int, int], ...], int]] = field(default_factory=list)
     code: CodeListing | None = None
     rcu_check: FailedCheck | None = None  # the RCU check a "suspicious RCU usage" names, as read (its cause's)
     held_unread: str | None = None  # why a "#N:" entry of the locks-held list was not taken as its task's
@@ -2185,6 +2187,12 @@ _OOM_KILLED = rc.compile(
 )
 _ALLOC_FAIL = rc.compile(r"(\S+): page allocation failure: order:(\d+), mode:(0x[0-9a-f]+)(\([^)]*\))?"
                          r"(?:, nodemask=([^,\s]*))?")  # fmt: skip
+#: A zone's per-order free lists on one line (show_free_areas(): "Node 0 Normal: 3*4kB (UM) 0*8kB ... = 2789380kB");
+#: pr_cont()'d, so a line interleaved with other output is not one (its pieces are not read).
+_FREE_LISTS = rc.compile(
+    r"^\s*Node (\d+) (DMA32|DMA|Normal|HighMem|Movable|Device): ((?:\d+\*\d+kB (?:\([A-Z]+\) )?)+)= \d+kB\s*$"
+)
+_FREE_LIST = rc.compile(r"(\d+)\*(\d+)kB")
 _ZONE = rc.compile(
     r"^\s*(?:Node (\d+) )?(DMA32|DMA|Normal|HighMem|Movable|Device) free:(\d+)kB"
     r"(?:.*? min:(\d+)kB)?(?:.*? low:(\d+)kB)?(?:.*? high:(\d+)kB)?(?:.*? managed:(\d+)kB)?"
@@ -2242,6 +2250,9 @@ def _memory(r: _Reading) -> None:
                 r.zones.append(
                     _new_tuple(ZoneFree, (log_dec(g[0]) if g[0] else None, g[1], free, min_, low, high, managed, at))
                 )
+        elif "*" in body and "kB" in body and (m := _FREE_LISTS.match(body)) is not None:
+            lists = tuple((int(kb), int(n)) for n, kb in _FREE_LIST.findall(m.group(3)))
+            r.free_lists.append((m.group(2) if m.group(1) == "0" else f"node {m.group(1)} {m.group(2)}", lists, at))
         elif body.lstrip()[:1] == "[" and (m := _TASK_ROW.match(body)) is not None:
             rss, swap = _scaled(m.group(5), PAGE_SIZE), _scaled(m.group(7), PAGE_SIZE)
             size = _bounded(rss + swap) if rss is not None and swap is not None else None
@@ -4098,10 +4109,42 @@ def _alloc_cause(r: _Reading) -> Cause | None:
         statement += "; free: " + ", ".join(f"{z.zone} {z.free_kb} kB" + (f" (min {z.min_kb} kB)" if z.min_kb else "")
                                             for z in r.zones[:4])  # fmt: skip
     statement += f"; memory short: {r.get(PRESSURE_FACT)}"
-    if isinstance(order, int) and order >= 3:
-        statement += " — a high-order request fails on fragmented memory"
+    cited: tuple[int, ...] = ()
+    if isinstance(order, int) and order >= _COSTLY_ORDER:
+        said, cited = _fragmentation(r, order)
+        statement += f"; fragmentation: {said}"
     return _cause("alloc_failure", r, 0.6, "cat /proc/buddyinfo; use kvmalloc() for large buffers", r.at("order"),
-                  statement=statement)  # fmt: skip
+                  *cited, statement=statement)  # fmt: skip
+
+
+#: From this order up a request is "costly" (PAGE_ALLOC_COSTLY_ORDER is 3): it needs that many contiguous pages,
+#: which free memory may lack in one block.
+_COSTLY_ORDER = 3
+
+
+def _fragmentation(r: _Reading, order: int) -> tuple[str, tuple[int, ...]]:
+    """Whether the zones had a free block of the failed order or above, from the Mem-Info's per-order free lists
+    read whole (DMA left out beside other zones, as :func:`memory_pressure` does), and the lines read; "unknown
+    (why)" without them: free memory above the watermarks alone does not show it fragmented."""
+    lists = [z for z in r.free_lists if z[0] != "DMA"] or r.free_lists
+    if not lists:
+        why = (
+            "no Mem-Info in the log"
+            if r.get("memory state") is None
+            else "its per-order free lists are not in the log whole, a line a zone"
+        )
+        return f"unknown ({why})", ()
+    # A list's first block is one page (4 kB on x86, 16 or 64 kB on some arm64 kernels); order N is 2**N of them.
+    need = min(free[0][0] for _, free, _ in lists if free) << order
+    blocks = [(zone, sum(n for kb, n in free if kb >= need)) for zone, free, _ in lists]
+    at = tuple(z[2] for z in lists)
+    kb = f"{need} kB" if need < 1024 else f"{need // 1024} MB"
+    if not any(n for _, n in blocks):
+        zones = ", ".join(zone for zone, _ in blocks)
+        return f"yes: no free block of order {order} ({kb}) or above in {zones}, per its free lists", at
+    have = ", ".join(f"{zone} {n}" for zone, n in blocks if n)
+    return (f"no: free blocks of order {order} ({kb}) or above in its free lists ({have}); the request's zones or "
+            "migrate type may not reach them", at)  # fmt: skip
 
 
 #: A vmalloc size from here up has the top bit of a 64-bit size_t set: a negative int passed as a size (no kernel's
@@ -4126,13 +4169,15 @@ def _vmalloc_cause(r: _Reading, size: FactValue) -> Cause:
     statement = f"allocation failure: {who} asked vmalloc for {asked}" + (f" ({how})" if how else "")
     ram = r.get("RAM bytes")
     above = r.frame_above(caller) if caller else None
-    if isinstance(size, int) and ((isinstance(ram, int) and size > ram) or size >= _NEGATIVE_SIZE):
-        beyond = (
-            f"more than the machine's {human_bytes(ram)} of RAM"
-            if isinstance(ram, int) and size > ram
-            else f"a size with its top bit set ({size:#x}): a negative length taken as size_t"
-        )
-        statement += (f", {beyond}: an unchecked size from {'its caller' if caller is None else caller}, "
+    if isinstance(size, int) and ((isinstance(ram, int) and size > ram) or size >= _NEGATIVE_SIZE or size == 0):
+        if size == 0:
+            beyond = "a size of 0, which vmalloc refuses before allocating anything"
+        elif isinstance(ram, int) and size > ram:
+            beyond = f"more than the machine's {human_bytes(ram)} of RAM"
+        else:
+            beyond = f"a size with its top bit set ({size:#x}): a negative length taken as size_t"
+        bug = "a size bug in" if size == 0 else "an unchecked size from"
+        statement += (f", {beyond}: {bug} {'its caller' if caller is None else caller}, "
                       "not memory pressure")  # fmt: skip
         where = (f"in {caller}" + (f" and its caller {above}" if above else "")) if caller else "in the allocating code"
         step = (
