@@ -162,6 +162,8 @@ class _Reading:
     tasks: list[StalledTask] = field(default_factory=list)
     consumers: list[MemoryConsumer] = field(default_factory=list)
     zones: list[ZoneFree] = field(default_factory=list)
+    #: The Mem-Info's per-order free lists read whole, one a zone: its name, (block kB, free blocks) each, offset.
+    free_lists: list[tuple[str, tuple[tuple[int, int], ...], int]] = field(default_factory=list)
     code: CodeListing | None = None
     rcu_check: FailedCheck | None = None  # the RCU check a "suspicious RCU usage" names, as read (its cause's)
     held_unread: str | None = None  # why a "#N:" entry of the locks-held list was not taken as its task's
@@ -2185,6 +2187,12 @@ _OOM_KILLED = rc.compile(
 )
 _ALLOC_FAIL = rc.compile(r"(\S+): page allocation failure: order:(\d+), mode:(0x[0-9a-f]+)(\([^)]*\))?"
                          r"(?:, nodemask=([^,\s]*))?")  # fmt: skip
+#: A zone's per-order free lists on one line (show_free_areas(): "Node 0 Normal: 3*4kB (UM) 0*8kB ... = 2789380kB");
+#: pr_cont()'d, so a line interleaved with other output is not one (its pieces are not read).
+_FREE_LISTS = rc.compile(
+    r"^\s*Node (\d+) (DMA32|DMA|Normal|HighMem|Movable|Device): ((?:\d+\*\d+kB (?:\([A-Z]+\) )?)+)= \d+kB\s*$"
+)
+_FREE_LIST = rc.compile(r"(\d+)\*(\d+)kB")
 _ZONE = rc.compile(
     r"^\s*(?:Node (\d+) )?(DMA32|DMA|Normal|HighMem|Movable|Device) free:(\d+)kB"
     r"(?:.*? min:(\d+)kB)?(?:.*? low:(\d+)kB)?(?:.*? high:(\d+)kB)?(?:.*? managed:(\d+)kB)?"
@@ -2242,6 +2250,9 @@ def _memory(r: _Reading) -> None:
                 r.zones.append(
                     _new_tuple(ZoneFree, (log_dec(g[0]) if g[0] else None, g[1], free, min_, low, high, managed, at))
                 )
+        elif "*" in body and "kB" in body and (m := _FREE_LISTS.match(body)) is not None:
+            lists = tuple((int(kb), int(n)) for n, kb in _FREE_LIST.findall(m.group(3)))
+            r.free_lists.append((m.group(2) if m.group(1) == "0" else f"node {m.group(1)} {m.group(2)}", lists, at))
         elif body.lstrip()[:1] == "[" and (m := _TASK_ROW.match(body)) is not None:
             rss, swap = _scaled(m.group(5), PAGE_SIZE), _scaled(m.group(7), PAGE_SIZE)
             size = _bounded(rss + swap) if rss is not None and swap is not None else None
@@ -3381,7 +3392,8 @@ def _sanitizer_double_free(r: _Reading) -> Cause | None:
     """KASAN's or KFENCE's free of an object already free.  KASAN before 5.x says "double-free or invalid-free"
     (kasan_report_invalid_free(): it does not tell them apart): a confidence below a plain "double-free"'s.  Where
     the object's allocation and first free are another owner's than the freeing path's (neither function on its
-    call trace, another task), the pointer it frees is stale, not its own object freed twice (:func:`_stale_free`).
+    call trace, another task), the pointer it frees is stale: its own object freed earlier with the slot reused, or
+    another owner's memory (:func:`_stale_free`).
     """
     bug = str(r.get("bug") or "")
     if r.get("tool") not in ("KASAN", "KFENCE") or "double-free" not in bug:
@@ -3396,11 +3408,40 @@ def _sanitizer_double_free(r: _Reading) -> Cause | None:
                   first_free=r.get("freed by"))  # fmt: skip
 
 
+#: The frames of an RCU callback's invocation (RCU's softirq, or its rcuc/rcuo kthreads) and of softirq's: a stack
+#: with one ran there, and KASAN's "Freed by task N" over it names whatever task the softirq interrupted.
+_RCU_CALLBACK_FRAME = rc.compile(
+    r"(?:rcu_do_batch|rcu_process_callbacks|rcu_core(?:_si)?|_*rcu_reclaim|rcu_cpu_kthread|nocb_cb_wait"
+    r"|rcu_nocb_cb_kthread)$"
+)
+_SOFTIRQ_FRAME = rc.compile(r"(?:_*do_softirq(?:_own_stack)?|handle_softirqs|run_ksoftirqd|_*irq_exit(?:_rcu)?)$")
+
+
+def _ran_from(stack: StackSection | None) -> tuple[str, int] | None:
+    """Where a recorded stack ran when its frames show it, and the frame's line: "from an RCU callback", "in softirq
+    context"; else None (process context, or not read).  Its "by task N" then names no actor, only the task the
+    softirq interrupted."""
+    frames = stack.frames if stack is not None else ()
+    for where, frame_pattern in (("from an RCU callback", _RCU_CALLBACK_FRAME), ("in softirq context", _SOFTIRQ_FRAME)):
+        frame = next((f for f in frames if frame_pattern.match(f.function)), None)
+        if frame is not None:
+            return where, frame.at
+    return None
+
+
+def _by(who: FactValue, task: FactValue | None, ran: tuple[str, int] | None) -> str:
+    """The words naming who made a recorded stack: ' by f (task N)', or ' by f (from an RCU callback)' where it
+    ran there."""
+    return f" by {who}" + (f" ({ran[0]})" if ran else f" (task {task})" if task is not None else "")
+
+
 def _stale_free(r: _Reading, either: bool) -> Cause | None:
     """A free of memory another owner allocated and freed: the function that allocated the object and the one that
     freed it first are not on the freeing call trace, and the tasks that did are not the freeing one (where both
-    are read).  The pointer it frees is stale (left after that memory was freed and reused), or wrong: an invalid
-    free of it, not "the same object freed twice" by its owner."""
+    are read).  The pointer it frees is stale.  KASAN's alloc and free stacks are the slot's last owner's, so the
+    log cannot tell the path's own object freed earlier (the slot then reused by that owner, and freed again here)
+    from a pointer to that owner's memory: both are said.  A task is named only for a stack run in process context
+    (:func:`_ran_from`)."""
     allocator, freer = r.get("allocated by"), r.get("freed by")
     trace = r.stack(_SK_CALL_TRACE)
     if allocator is None or freer is None or trace is None:
@@ -3411,17 +3452,15 @@ def _stale_free(r: _Reading, either: bool) -> Cause | None:
     task, pid = r.get("allocated by task"), r.report.pid
     if isinstance(pid, int) and task == pid:
         return None  # the freeing task allocated it: its own object, maybe freed twice
-    by = f" (task {task})" if task is not None else ""
-    freed_task = r.get("freed by task")
-    freed = f" by {freer}" + (f" (task {freed_task})" if freed_task is not None else "")
-    kasan = "KASAN cannot tell a double free from an invalid one here" if either else "KASAN found it already free"
-    statement = (f"invalid free in {r.func}: it frees memory last allocated by {allocator}{by} and already freed"
-                 f"{freed}: the pointer it holds is stale (not its own object freed twice; {kasan})")  # fmt: skip
-    step = (f"find where {r.func}'s caller got the pointer it frees: it should be memory of its own, not "
-            f"{allocator}'s; "
+    allocated, freed = _ran_from(r.stack(_SK_ALLOCATED)), _ran_from(r.stack(_SK_FREED))
+    statement = (f"stale pointer: {r.func} frees memory last allocated{_by(allocator, task, allocated)} "
+                 f"and already freed{_by(freer, r.get('freed by task'), freed)}: either its own object "
+                 "freed earlier and the slot reused, or a pointer to another owner's memory")  # fmt: skip
+    step = (f"find where {r.func}'s caller got the pointer it frees and whether that memory was freed before "
+            f"(the slot then reused by {allocator}), or is {allocator}'s own; "
             "look for the structure that held it freed earlier, or the pointer kept after its free")  # fmt: skip
     return _cause("invalid_free", r, 0.6 if either else 0.7, step, r.at("bug"), r.at("allocated by"),
-                  r.at("freed by"), statement=statement)  # fmt: skip
+                  r.at("freed by"), *(ran[1] for ran in (allocated, freed) if ran), statement=statement)  # fmt: skip
 
 
 def _trap_double_free(r: _Reading) -> Cause | None:
@@ -4070,10 +4109,42 @@ def _alloc_cause(r: _Reading) -> Cause | None:
         statement += "; free: " + ", ".join(f"{z.zone} {z.free_kb} kB" + (f" (min {z.min_kb} kB)" if z.min_kb else "")
                                             for z in r.zones[:4])  # fmt: skip
     statement += f"; memory short: {r.get(PRESSURE_FACT)}"
-    if isinstance(order, int) and order >= 3:
-        statement += " — a high-order request fails on fragmented memory"
+    cited: tuple[int, ...] = ()
+    if isinstance(order, int) and order >= _COSTLY_ORDER:
+        said, cited = _fragmentation(r, order)
+        statement += f"; fragmentation: {said}"
     return _cause("alloc_failure", r, 0.6, "cat /proc/buddyinfo; use kvmalloc() for large buffers", r.at("order"),
-                  statement=statement)  # fmt: skip
+                  *cited, statement=statement)  # fmt: skip
+
+
+#: From this order up a request is "costly" (PAGE_ALLOC_COSTLY_ORDER is 3): it needs that many contiguous pages,
+#: which free memory may lack in one block.
+_COSTLY_ORDER = 3
+
+
+def _fragmentation(r: _Reading, order: int) -> tuple[str, tuple[int, ...]]:
+    """Whether the zones had a free block of the failed order or above, from the Mem-Info's per-order free lists
+    read whole (DMA left out beside other zones, as :func:`memory_pressure` does), and the lines read; "unknown
+    (why)" without them: free memory above the watermarks alone does not show it fragmented."""
+    lists = [z for z in r.free_lists if z[0] != "DMA"] or r.free_lists
+    if not lists:
+        why = (
+            "no Mem-Info in the log"
+            if r.get("memory state") is None
+            else "its per-order free lists are not in the log whole, a line a zone"
+        )
+        return f"unknown ({why})", ()
+    # A list's first block is one page (4 kB on x86, 16 or 64 kB on some arm64 kernels); order N is 2**N of them.
+    need = min(free[0][0] for _, free, _ in lists if free) << order
+    blocks = [(zone, sum(n for kb, n in free if kb >= need)) for zone, free, _ in lists]
+    at = tuple(z[2] for z in lists)
+    kb = f"{need} kB" if need < 1024 else f"{need // 1024} MB"
+    if not any(n for _, n in blocks):
+        zones = ", ".join(zone for zone, _ in blocks)
+        return f"yes: no free block of order {order} ({kb}) or above in {zones}, per its free lists", at
+    have = ", ".join(f"{zone} {n}" for zone, n in blocks if n)
+    return (f"no: free blocks of order {order} ({kb}) or above in its free lists ({have}); the request's zones or "
+            "migrate type may not reach them", at)  # fmt: skip
 
 
 #: A vmalloc size from here up has the top bit of a 64-bit size_t set: a negative int passed as a size (no kernel's
@@ -4098,13 +4169,15 @@ def _vmalloc_cause(r: _Reading, size: FactValue) -> Cause:
     statement = f"allocation failure: {who} asked vmalloc for {asked}" + (f" ({how})" if how else "")
     ram = r.get("RAM bytes")
     above = r.frame_above(caller) if caller else None
-    if isinstance(size, int) and ((isinstance(ram, int) and size > ram) or size >= _NEGATIVE_SIZE):
-        beyond = (
-            f"more than the machine's {human_bytes(ram)} of RAM"
-            if isinstance(ram, int) and size > ram
-            else f"a size with its top bit set ({size:#x}): a negative length taken as size_t"
-        )
-        statement += (f", {beyond}: an unchecked size from {'its caller' if caller is None else caller}, "
+    if isinstance(size, int) and ((isinstance(ram, int) and size > ram) or size >= _NEGATIVE_SIZE or size == 0):
+        if size == 0:
+            beyond = "a size of 0, which vmalloc refuses before allocating anything"
+        elif isinstance(ram, int) and size > ram:
+            beyond = f"more than the machine's {human_bytes(ram)} of RAM"
+        else:
+            beyond = f"a size with its top bit set ({size:#x}): a negative length taken as size_t"
+        bug = "a size bug in" if size == 0 else "an unchecked size from"
+        statement += (f", {beyond}: {bug} {'its caller' if caller is None else caller}, "
                       "not memory pressure")  # fmt: skip
         where = (f"in {caller}" + (f" and its caller {above}" if above else "")) if caller else "in the allocating code"
         step = (

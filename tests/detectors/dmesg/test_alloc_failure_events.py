@@ -319,14 +319,66 @@ def test_the_caller_of_a_trace_another_cpu_s_report_cut_short_is_read_below_its_
     assert "in kf_table_alloc and its caller kf_setsockopt" in cause.next_command, cause.next_command
 
 
-def test_a_vmalloc_of_a_negative_length_is_an_unchecked_size_without_its_mem_info(tmp_path: Path) -> None:
-    # -4 as size_t: no RAM figure is needed to tell it is no size memory could meet.  Before: stated with "memory
-    # short: unknown (no Mem-Info in the log)", as if memory might have been short.
-    header = "kf-prog: vmalloc error: size 18446744073709551612, vm_struct allocation failed, mode:0xcc0(GFP_KERNEL)"
+@pytest.mark.parametrize(
+    ("header", "said"),
+    [
+        # -4 as size_t: no RAM figure is needed to tell it is no size memory could meet.
+        (
+            "kf-prog: vmalloc error: size 18446744073709551612, vm_struct allocation failed, mode:0xcc0(GFP_KERNEL)",
+            "a size with its top bit set (0xfffffffffffffffc): a negative length taken as size_t: an unchecked size "
+            "from kf_table_alloc, not memory pressure",
+        ),
+        # vmalloc refuses a size of 0 before allocating anything (corpus 218's line 10 has one); review ue23 #9.
+        (
+            "kf-prog: vmalloc: allocation failure: 0 bytes, mode:0x14000c0(GFP_KERNEL), nodemask=(null)",
+            "a size of 0, which vmalloc refuses before allocating anything: a size bug in kf_table_alloc, not memory "
+            "pressure",
+        ),
+    ],
+)
+def test_a_vmalloc_of_no_possible_size_is_the_caller_s_without_its_mem_info(
+    tmp_path: Path, header: str, said: str
+) -> None:
+    # Before: stated with "memory short: unknown (no Mem-Info in the log)", as if memory might have been short.
     (cause,) = (h for h in _analysed(tmp_path, [header, *_TRACE]).hypotheses if "vmalloc" in h.statement)
-    assert cause.statement.endswith(
-        "a size with its top bit set (0xfffffffffffffffc): a negative length taken as size_t: an unchecked size from "
-        "kf_table_alloc, not memory pressure"
-    ), cause.statement
-    assert "asked vmalloc for 18446744073709551612 bytes (0xcc0" in cause.statement  # not "17179869184.0 GiB"
+    assert cause.statement.endswith(said), cause.statement
+    assert "memory short" not in cause.statement
+    if "18446744073709551612" in header:
+        assert "asked vmalloc for 18446744073709551612 bytes (0xcc0" in cause.statement  # not "17179869184.0 GiB"
     assert "bounds check" in cause.next_command, cause.next_command
+
+
+#: show_free_areas()'s per-order lines of a DMA and a DMA32 zone: DMA32's largest free block is of order 3 (32 kB);
+#: DMA's one order-10 block (4096 kB) is left out beside DMA32, as the pressure's judgement does.
+_DMA_LISTS = "Node 0 DMA: 1*4kB (U) 0*8kB 1*16kB (U) 3*4096kB (M) = 12308kB"
+_DMA32_LISTS = "Node 0 DMA32: 900*4kB (UME) 120*8kB (UME) 40*16kB (UM) 2*32kB (M) = 5264kB"
+
+
+@pytest.mark.parametrize(
+    ("order", "mem_info", "said"),
+    [
+        # Before: " — a high-order request fails on fragmented memory" in each, the free lists unread.
+        (4, [*_MEM_INFO, _DMA_LISTS, _DMA32_LISTS], "fragmentation: yes: no free block of order 4 (64 kB) or above in "
+         "DMA32, per its free lists"),
+        (3, [*_MEM_INFO, _DMA_LISTS, _DMA32_LISTS], "fragmentation: no: free blocks of order 3 (32 kB) or above in its "
+         "free lists (DMA32 2); the request's zones or migrate type may not reach them"),
+        # The pieces of a line interleaved with other output are not read: not a value, so unknown.
+        (4, [*_MEM_INFO, "Node 0 DMA32: 900*4kB (UME) ", "eth0: link up", "2*32kB (M) = 3664kB"],
+         "fragmentation: unknown (its per-order free lists are not in the log whole, a line a zone)"),
+        (4, [], "fragmentation: unknown (no Mem-Info in the log)"),
+    ],
+)  # fmt: skip
+def test_a_high_order_failure_says_what_its_free_lists_show(
+    tmp_path: Path, order: int, mem_info: list[str], said: str
+) -> None:
+    header = f"kf-prog: page allocation failure: order:{order}, mode:0x40dc0(GFP_KERNEL), nodemask=(null)"
+    log = [header, "CPU: 1 PID: 30482 Comm: kf-prog Not tainted 6.1.0 #1", *_TRACE, *mem_info]
+    (cause,) = (h for h in _analysed(tmp_path, log).hypotheses if h.statement.startswith("allocation failure:"))
+    assert cause.statement.endswith(said), cause.statement
+    assert "fragmented memory" not in cause.statement
+    if said.startswith("fragmentation: yes") or said.startswith("fragmentation: no"):
+        data = _log(log)
+        (event,) = _events(data)
+        why = explain_reports([event])[event.start_line]
+        lists = log.index(_DMA32_LISTS)
+        assert lists - (event.start_line - 1) in why.cause_at  # the free lists' line is cited
