@@ -267,6 +267,7 @@ def analyse(data: LeakInput, thresholds: LeakThresholds | None = None) -> LeakAn
         window_seconds=last.window_seconds if last and len(last.walls) > 1 else _no_interval(last),
         examined=examined,
         explained=_explained(meminfo, findings),
+        boot_ids=tuple(dict.fromkeys(m.boot_id for m in slab_mats or mem_mats)),
     )
 
 

@@ -968,7 +968,10 @@ def examined_record(e: ExaminedSeries, source: str) -> model.Examined:
     if not p.judgeable:
         return model.Examined(what, (), (f"any leak: {p.shortfall()}",))
     could = (
-        f"leaks of {kb(p.shown_rate)}/h or faster that last the whole {duration(p.span_seconds)} (slab caches "
+        f"leaks of {kb(p.shown_rate)}/h or faster that last the whole {duration(p.span_seconds)}"
+        + (" observed" if p.unobserved_seconds > 0 else "")
+        + (" of the longest boot" if len(p.boots) > 1 else "")
+        + " (slab caches "
         f"and kernel memory in meminfo){p.scatter_note()}; {p.later()}",
     )
     if p.full:

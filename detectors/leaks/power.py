@@ -102,10 +102,36 @@ def power_of(matrices: Sequence[SeriesMatrix], thresholds: LeakThresholds, mem_t
     """
     longest = max(matrices, key=lambda m: (len(m.walls), m.span_hours), default=None)
     samples = 0 if longest is None else len(longest.walls)
-    span = 0.0 if longest is None else longest.span_hours * 3600.0
+    # Observed time only: a suspend's 10 min counted as coverage ("would show in 46 samples over 11 min", ue23 #4).
+    span = 0.0 if longest is None else longest.observed_seconds
     interval = None if longest is None or samples < 2 else longest.interval_seconds
     margin = 0.0 if longest is None else _Z95 * math.sqrt(2.0) * median_noise(longest, thresholds.min_growth)
-    return _power(thresholds, mem_total, samples, span, interval, margin)
+    power = _power(thresholds, mem_total, samples, span, interval, margin)
+    if longest is None:
+        return power
+    return replace(
+        power,
+        unobserved_seconds=max(0.0, longest.span_hours * 3600.0 - span) if longest.observed_seconds > 0 else 0.0,
+        unmeasured=_step_back(longest),
+        boots=tuple((len(m.walls), m.observed_seconds) for m in matrices),
+    )
+
+
+def _step_back(matrix: SeriesMatrix) -> str:
+    """Why the stretch's span cannot be measured: its wall clock went back between two samples and no uptime placed
+    them (detectors/leaks/clock.py places them where every sample has one); "" where it did not."""
+    import numpy as np
+
+    steps = np.diff(matrix.walls)
+    back = np.flatnonzero(steps < 0)
+    if not len(back):
+        return ""
+    i = int(back[0])
+    more = f" (and {len(back) - 1} more time(s))" if len(back) > 1 else ""
+    return (
+        f"the wall clock went back {duration(-float(steps[i]))} between samples {int(matrix.sample_ids[i])} and"
+        f" {int(matrix.sample_ids[i + 1])}{more}: a clock step; no uptime in the store to measure across it"
+    )
 
 
 def planned(

@@ -146,7 +146,13 @@ def result_to_dict(result: LeaksResult) -> dict[str, Any]:
         "thresholds": dataclasses.asdict(result.thresholds),
         "power": {
             "samples": a.power.samples,
-            "span_seconds": _number(a.power.span_seconds),
+            "span_seconds": _number(a.power.span_seconds),  # observed: the gaps' seconds are not in it
+            "unobserved_seconds": _number(a.power.unobserved_seconds),
+            "unmeasured": a.power.unmeasured or None,  # why the span cannot be measured (a step back, no uptime)
+            "boots": [
+                {"boot_id": b, "samples": n, "observed_seconds": _number(seconds)}
+                for b, (n, seconds) in zip(a.boot_ids, a.power.boots, strict=False)
+            ],
             "needed_samples": a.power.needed_samples,
             "needed_seconds": _number(a.power.needed_seconds),
             "judgeable": a.power.judgeable,
@@ -234,10 +240,13 @@ def _across_gap(v: SeriesVerdict, gaps: tuple[SampleGap, ...]) -> str:
     return " (across a clock step)" if any(g.back for g in across) else " (across a gap)"
 
 
-def _rows(result: LeaksResult) -> list[tuple[str, str, str, str, str, str, str]]:
+def _rows(result: LeaksResult) -> list[tuple[str, ...]]:
     a = result.analysis
     meminfo_ids = {id(v) for v in a.meminfo}
-    rows = []
+    # Of a store of several boots each row names its boot, numbered as the examined line numbers them: filp,
+    # SUnreclaim and proc_inode_cache were listed twice with nothing saying which boot (ue23 #10).
+    boots = {b: str(i) for i, b in enumerate(a.boot_ids, 1)} if len(a.boot_ids) > 1 else None
+    rows: list[tuple[str, ...]] = []
     for v in a.flagged():
         f = v.features
         grade = v.grade.value
@@ -251,11 +260,17 @@ def _rows(result: LeaksResult) -> list[tuple[str, str, str, str, str, str, str]]
             grade += ", rose again after a fall"
             growth = v.again.again
         grade += _across_gap(v, a.examined.gaps)
-        rows.append((grade, v.name, _kb(v.rate), _kb(growth), f"{f.r2:.2f}", f"{f.tau:.2f}", _left(v, a.mem_available)))
+        named = (v.name,) if boots is None else (v.name, boots.get(v.boot_id, "?"))
+        rows.append((grade, *named, _kb(v.rate), _kb(growth), f"{f.r2:.2f}", f"{f.tau:.2f}", _left(v, a.mem_available)))
     return rows
 
 
 _HEADERS = ("grade", "series", "KB/h", "growth KB", "r²", "tau", "MemAvailable gone in")
+
+
+def _headers(result: LeaksResult) -> tuple[str, ...]:
+    """The table's headers: a boot column after the series where the store holds several boots."""
+    return _HEADERS if len(result.analysis.boot_ids) < 2 else (*_HEADERS[:2], "boot", *_HEADERS[2:])
 
 
 def _summary_line(result: LeaksResult) -> str:
@@ -279,8 +294,9 @@ def render_text(result: LeaksResult) -> str:
     rows = _rows(result)
     lines = [f"kforensic leaks: {result.store}", _summary_line(result), ""]
     if rows:
-        widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(_HEADERS)]
-        lines.append("  ".join(h.ljust(w) for h, w in zip(_HEADERS, widths, strict=True)))
+        headers = _headers(result)
+        widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(headers)]
+        lines.append("  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)))
         lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)) for r in rows]
     if not result.analysis.examined.flagged:
         lines.append(result.analysis.absence())
@@ -297,7 +313,7 @@ def leaks_document(result: LeaksResult, base: Path | None, plots: bool = True) -
     blocks: list[Block] = [Paragraph(f"Store `{md_escape(str(result.store))}`: {_summary_line(result)}.")]
     rows = _rows(result)
     if rows:
-        blocks.append(Table(_HEADERS, tuple(rows), escape="full"))
+        blocks.append(Table(_headers(result), tuple(rows), escape="full"))
     if not result.analysis.examined.flagged:
         blocks.append(Paragraph(md_escape(result.analysis.absence())))
     if plots and result.plots:

@@ -466,11 +466,20 @@ class Power:
     # What the noise of a window median can take off a growth measured between two of them (bytes): a leak at the
     # rate said falls short of the bar 5% of the time at most (detectors/leaks/power.py, median_noise).
     margin: float = 0.0
+    # Seconds of the stretch in gaps of its sampling (a suspend, a stopped sampler): not in ``span_seconds``, which
+    # is the time observed; a 10-min suspend was counted as coverage ("would show in 46 samples over 11 min", ue23 #4)
+    unobserved_seconds: float = 0.0
+    # Why the stretch's span cannot be measured at all (its wall clock went back, no uptime to measure across it);
+    # "" where it can.  A step back of 1 h said "46 samples over -3.6e+03 s" (ue23 #11).
+    unmeasured: str = ""
+    # Each boot's stretch, in the order sampled: (samples, seconds observed).  The figures above are the longest's;
+    # a store of two boots said "26 samples over 25 s" of 46 samples, the second boot judged too (ue23 #10).
+    boots: tuple[tuple[int, float], ...] = ()
 
     @property
     def judgeable(self) -> bool:
-        """Enough samples over a long enough span for the statistics."""
-        return self.samples >= self.needed_samples and self.span_seconds >= self.needed_seconds
+        """Enough samples over a long enough span for the statistics, and a span measured."""
+        return not self.unmeasured and self.samples >= self.needed_samples and self.span_seconds >= self.needed_seconds
 
     @property
     def full(self) -> bool:
@@ -518,8 +527,26 @@ class Power:
         return max(self.min_rate, rate)
 
     def seen(self) -> str:
-        """``121 samples over 10 min``."""
-        return f"{self.samples} sample{'s' if self.samples != 1 else ''} over {duration(self.span_seconds)}"
+        """``121 samples over 10 min``; with a gap ``46 samples over 44 s observed (10 min in gaps, not)``; of a
+        store of several boots each boot's (``46 samples of 2 boots: boot 1 26 over 25 s, boot 2 20 over 19 s``)."""
+        if len(self.boots) > 1:
+            each = ", ".join(f"boot {i} {n} over {duration(s)}" for i, (n, s) in enumerate(self.boots, 1))
+            return f"{sum(n for n, _ in self.boots)} samples of {len(self.boots)} boots: {each}"
+        return self.seen_longest()
+
+    def seen_longest(self) -> str:
+        """The longest boot's samples and the time they observed: ``46 samples over 44 s observed (10 min in gaps,
+        not)``; where its span cannot be measured, its samples alone."""
+        said = f"{self.samples} sample{'s' if self.samples != 1 else ''}"
+        if self.unmeasured:
+            return said
+        return f"{said} over {self.whole()}"
+
+    def whole(self) -> str:
+        """The time the longest boot's samples observed: ``44 s observed (10 min in gaps, not)``, or ``10 min``."""
+        if self.unobserved_seconds > 0:
+            return f"{duration(self.span_seconds)} observed ({duration(self.unobserved_seconds)} in gaps, not)"
+        return duration(self.span_seconds)
 
     def needed_span(self) -> str:
         """`` over >= 23 s``: the span the samples needed take; "" where no interval was measured (one sample) and
@@ -530,6 +557,8 @@ class Power:
 
     def shortfall(self) -> str:
         """``cannot judge yet: 4 samples over 3 s, needs >= 24 over >= 23 s``."""
+        if self.unmeasured:
+            return f"cannot judge: {self.seen()}; {self.unmeasured}"
         every = f" (at this {duration(self.interval_seconds)} interval)" if self.interval_seconds else ""
         return f"cannot judge yet: {self.seen()}, needs >= {self.needed_samples}{self.needed_span()}{every}"
 
@@ -599,7 +628,8 @@ class Power:
 
     def reach(self) -> str:
         """What a judgeable stretch can and cannot show, in one clause."""
-        whole = f"that lasts the whole {duration(self.span_seconds)} would show in {self.seen()}"
+        longest = "the longest boot's " if len(self.boots) > 1 else ""
+        whole = f"that lasts the whole {duration(self.span_seconds)} would show in {longest}{self.seen_longest()}"
         later = self.later()
         if self.full:
             return f"a leak of {kb_per_hour_up(self.min_rate)} or faster {whole}; {later}"
@@ -899,6 +929,8 @@ class LeakAnalysis:
     # meminfo series whose growth the flagged caches explain (their finding is info)
     explained: frozenset[str] = frozenset()
     mem_available_at: SampleRef | None = None  # the last MemAvailable read: where the runway is counted from
+    # The boots' ids in the order sampled: "boot 1", "boot 2" in the examined line and the table are these
+    boot_ids: tuple[str, ...] = ()
 
     @property
     def power(self) -> Power:

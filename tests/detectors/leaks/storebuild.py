@@ -6,13 +6,18 @@ the evidence the leak detectors cite must resolve against the stored rows.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 from collectors.procfs import CacheAttributes, HostIdentity, SlabAlias, SlabTopology, parse_meminfo, parse_slabinfo
 from collectors.slabstore import RunInfo, Sample, SlabStore
 from forensics.model import NotAvailable
+from tests.helpers import cli_in_process
 
 START = 1_780_000_000.0
 HEADER = (
@@ -142,3 +147,15 @@ def udp_leak_store(
 
     reclaim = {"ext4_inode_cache": True, "dentry": True}
     return write_store(path, caches, samples, interval, meminfo, reclaim=reclaim, late=late)
+
+
+def run_leaks(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], store: Path
+) -> tuple[str, dict[str, Any]]:
+    """``kforensic leaks`` on ``store``: its text (whitespace folded) and its JSON document."""
+    code, text = cli_in_process(monkeypatch, capsys, "leaks", "--store", str(store))
+    assert code in (0, 1), text
+    out = store.with_suffix(".json")
+    code, _ = cli_in_process(monkeypatch, capsys, "leaks", "--store", str(store), "-f", "json", "-o", str(out))
+    assert code in (0, 1)
+    return " ".join(text.split()), json.loads(out.read_text())

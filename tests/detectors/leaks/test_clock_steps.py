@@ -8,7 +8,6 @@ that store's was, the uptime left as recorded.
 
 from __future__ import annotations
 
-import json
 import sqlite3
 from pathlib import Path
 from typing import Any
@@ -16,7 +15,7 @@ from typing import Any
 import pytest
 
 from detectors.leaks.clock import on_uptime
-from tests.detectors.leaks.storebuild import udp_leak_store
+from tests.detectors.leaks.storebuild import run_leaks, udp_leak_store
 from tests.helpers import cli_in_process
 
 
@@ -29,17 +28,6 @@ def _store(path: Path, step: float = 0.0, reboot: bool = False) -> Path:
     return path
 
 
-def _leaks(
-    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], store: Path
-) -> tuple[str, dict[str, Any]]:
-    code, text = cli_in_process(monkeypatch, capsys, "leaks", "--store", str(store))
-    assert code in (0, 1), text
-    out = store.with_suffix(".json")
-    code, _ = cli_in_process(monkeypatch, capsys, "leaks", "--store", str(store), "-f", "json", "-o", str(out))
-    assert code in (0, 1)
-    return " ".join(text.split()), json.loads(out.read_text())
-
-
 def _udp(doc: dict[str, Any]) -> dict[str, Any]:
     [udp] = [s for s in doc["series"] if s["name"] == "UDP"]
     return udp
@@ -49,8 +37,8 @@ def _udp(doc: dict[str, Any]) -> dict[str, Any]:
 def test_a_wall_clock_step_within_a_boot_is_measured_by_uptime_and_said(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], step: float
 ) -> None:
-    _, plain = _leaks(monkeypatch, capsys, _store(tmp_path / "ok.sqlite"))
-    text, doc = _leaks(monkeypatch, capsys, _store(tmp_path / "step.sqlite", step))
+    _, plain = run_leaks(monkeypatch, capsys, _store(tmp_path / "ok.sqlite"))
+    text, doc = run_leaks(monkeypatch, capsys, _store(tmp_path / "step.sqlite", step))
     # The leak as without the step: its rate, grade and span measured on uptime, nothing marked across a gap.
     udp, ok = _udp(doc), _udp(plain)
     assert udp["grade"] == ok["grade"] == "leak", udp
@@ -112,7 +100,7 @@ def test_a_reboot_is_said_and_each_boot_judged_on_its_own(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """Across a reboot the wall clock is kept (each boot judged alone), and no step is made of its uptime going back."""
-    text, doc = _leaks(monkeypatch, capsys, _store(tmp_path / "reboot.sqlite", reboot=True))
+    text, doc = run_leaks(monkeypatch, capsys, _store(tmp_path / "reboot.sqlite", reboot=True))
     assert doc["boots"] == 2 and "clock_steps" in doc and doc["clock_steps"] == []
     assert {s["boot_id"] for s in doc["series"] if s["name"] == "UDP"} == {"boot-1", "boot-2"}
     assert "snapshot-clock-step" not in {f["kind"] for f in doc["incident"]["findings"]}
@@ -126,11 +114,47 @@ def test_a_gap_the_uptime_shows_is_said_as_no_clock_step(
     clock step" offered a step the uptime rules out.  Without uptimes the step stays possible, and is said."""
     store = tmp_path / "gap.sqlite"
     udp_leak_store(store, late=lambda i: 1800.0 if i >= 60 else 0.0)
-    text, doc = _leaks(monkeypatch, capsys, store)
+    text, doc = run_leaks(monkeypatch, capsys, store)
     assert "a 31 min gap in sampling from" in text, text
     assert "a suspend or a stopped sampler (the uptime passed as much as the wall clock: no clock step)" in text
     assert "or a clock step" not in text and doc["clock_steps"] == []
     with sqlite3.connect(store) as db:
         db.execute("UPDATE samples SET uptime = NULL")
-    text, _ = _leaks(monkeypatch, capsys, store)
+    text, _ = run_leaks(monkeypatch, capsys, store)
     assert "a suspend, a stopped sampler or a clock step" in text, text
+
+
+def test_a_step_back_in_a_store_without_uptime_is_said_and_no_span_is_made_of_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """ue23 #11: slab-import of timestamped files stores no uptime; a step back of 1 h said "46 samples over
+    -3.6e+03 s".  Without an uptime nothing measures across it: said, and not judged as a span."""
+    store = _store(tmp_path / "noup.sqlite", -3600.0)
+    with sqlite3.connect(store) as db:
+        db.execute("UPDATE samples SET uptime = NULL")
+    text, doc = run_leaks(monkeypatch, capsys, store)
+    said = (
+        "cannot judge: 121 samples; the wall clock went back 59 min between samples 60 and 61: a clock step; no"
+        " uptime in the store to measure across it"
+    )
+    assert said in text, text
+    assert "over -" not in text and "e+03" not in text
+    assert doc["power"]["judgeable"] is False and doc["power"]["unmeasured"] in said
+    assert doc["power"]["span_seconds"] >= 0
+
+
+def test_each_boot_is_counted_in_what_was_examined_and_named_in_the_table(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """ue23 #10: a store of two boots said "examined: 26 samples over 25 s" of 46 samples, and its table listed
+    the caches of both boots with nothing saying which."""
+    text, doc = run_leaks(monkeypatch, capsys, _store(tmp_path / "reboot.sqlite", reboot=True))
+    assert "121 samples of 2 boots: boot 1 60 over 59 min, boot 2 61 over 60 min" in text, text
+    assert "in the longest boot's 61 samples over 60 min" in text, text
+    assert [(b["boot_id"], b["samples"]) for b in doc["power"]["boots"]] == [("boot-1", 60), ("boot-2", 61)]
+    code, table = cli_in_process(monkeypatch, capsys, "leaks", "--store", str(tmp_path / "reboot.sqlite"))
+    assert code in (0, 1), table
+    header = next(line for line in table.splitlines() if line.startswith("grade"))
+    assert header.split()[:3] == ["grade", "series", "boot"], header
+    rows = [line.split() for line in table.splitlines() if " UDP " in f" {line} " and line.startswith("growing")]
+    assert sorted(r[r.index("UDP") + 1] for r in rows) == ["1", "2"], rows
