@@ -13,7 +13,16 @@ import re
 from collections.abc import Iterator, Sequence
 from typing import NamedTuple
 
-from detectors.dmesg.extract import frames_below_cut, guilty_frame, line_context, report_extent, signature, wall_time
+from detectors.dmesg.extract import (
+    ALLOC_FAILURE_WORDS,
+    foreign_trace,
+    frames_below_cut,
+    guilty_frame,
+    line_context,
+    report_extent,
+    signature,
+    wall_time,
+)
 from detectors.dmesg.lines import LogLine, Window
 from detectors.dmesg.rules import CALL_TRACE, TRACE, StackSpec
 from forensics import regexcache as rc
@@ -41,9 +50,8 @@ _ALLOC_STACK = StackSpec(
 )  # fmt: skip
 
 
-#: The words that open an allocation failure (warn_alloc()'s, see ALLOC_FAILURE and VMALLOC_FAILURE): in the scanner's
-#: trigger automaton, so that the header itself opens the event, whether its Mem-Info: dump follows or not.
-ALLOC_FAILURE_WORDS = ("page allocation failure:", "vmalloc: allocation failure:", "vmalloc error:")
+# ALLOC_FAILURE_WORDS (extract's): in the scanner's trigger automaton, so that the header itself opens the event,
+# whether its Mem-Info: dump follows or not.
 _EVENT_HEADERS = ("invoked oom-killer:", *ALLOC_FAILURE_WORDS)
 _EVENT_HEADER_BYTES = tuple(h.encode() for h in _EVENT_HEADERS)
 
@@ -84,7 +92,11 @@ def build_event(window: Sequence[LogLine]) -> tuple[KernelReport, int] | None:
             end = own[-1].number - head.number
             resume = min(resume, end + 1)
         frame, trace = guilty_frame(own, _ALLOC_STACK)
-        if frame is None and trace and (below := frames_below_cut(window, end, context)):
+        if foreign_trace(own, trace):
+            # Its own trace is not in the log (cut off): the lines below its header are the other report's.
+            frame, trace = None, []
+            own, end, resume = own[:1], 0, 1
+        elif frame is None and trace and (below := frames_below_cut(window, end, context)):
             # Its trace cut short by another CPU's report printed at once: its caller is among the frames below.
             whole = [*own, *(window[i] for i in below)]
             if (found := guilty_frame(whole, _ALLOC_STACK))[0] is not None:

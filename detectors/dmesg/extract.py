@@ -299,6 +299,63 @@ def frames_below_cut(window: Sequence[LogLine], end: int, context: str | None) -
     return out
 
 
+#: The words of warn_alloc()'s header (an allocation failure's: the page allocator's, vmalloc's up to 5.12 and since
+#: 5.13), see events.ALLOC_FAILURE and events.VMALLOC_FAILURE.
+ALLOC_FAILURE_WORDS: Final = ("page allocation failure:", "vmalloc: allocation failure:", "vmalloc error:")
+_ALLOC_HEADER: Final = rc.compile("|".join(map(re.escape, ALLOC_FAILURE_WORDS)))
+#: warn_alloc()'s frame (warn_alloc_failed before 4.9; ".cold" split out by newer compilers).
+_WARN_ALLOC_FRAME: Final = rc.compile(r"\bwarn_alloc(?:_failed)?(?:\.\w+)?\+0x")
+#: How far below an allocation failure's header its warn_alloc frame is looked for: its header, the cpuset and
+#: dump_stack's lines, and another report's lines printed at once between them.
+_WARN_ALLOC_REACH: Final = 60
+
+
+def foreign_trace(lines: Sequence[LogLine], trace: Sequence[Frame]) -> bool:
+    """Whether ``trace``, read from an allocation failure's ``lines``, is another report's: it has no warn_alloc
+    frame (every failure's trace since 3.1 has one) and another report's header stands among the lines (corpus
+    syzkaller-linux-dev 218: a vmalloc failure printed between a WARNING and its panic, whose trace is the panic's)."""
+    if not trace or any(_WARN_ALLOC_FRAME.search(f.function + "+0x") for f in trace):
+        return False
+    return any(_line_kind(x.body) & _HEADER for x in lines[1:])
+
+
+def _without(own: Sequence[LogLine], kinds: Sequence[int], drop: set[int]) -> tuple[list[LogLine], list[int]]:
+    """``own`` and its ``kinds`` without the lines at the indices ``drop``."""
+    keep = [i for i in range(len(own)) if i not in drop]
+    return [own[i] for i in keep], [kinds[i] for i in keep]
+
+
+def alloc_failure_stacks(own: Sequence[LogLine], kinds: Sequence[int]) -> tuple[set[int], int | None]:
+    """The indices in a report's ``own`` lines (``kinds``: of each) of the call traces of allocation failures
+    printed among them, and the line number of the first such failure's header (None when there is none).
+
+    Two tasks printing at once without caller ids interleave their lines: an allocation failure's header and its
+    call trace land inside another report's extent (corpus syzkaller-linux-dev 206: a vmalloc failure's trace,
+    dump_stack ... warn_alloc ... xt_alloc_entry_offsets, between a suspicious-RCU warning's header and its own
+    stack).  The failure's trace is the stack that holds warn_alloc's frame below its header: from the stack start
+    above that frame (or the header) to the next stack start, end marker or report header.  A failure whose
+    warn_alloc frame is not in the lines has no trace to take (its lines cut off): the header alone is returned.
+    """
+    foreign: set[int] = set()
+    first: int | None = None
+    for k in range(1, len(own)):
+        if _ALLOC_HEADER.search(own[k].body) is None:
+            continue
+        first = own[k].number if first is None else first
+        stop = min(len(own), k + 1 + _WARN_ALLOC_REACH)
+        at = next((j for j in range(k + 1, stop) if kinds[j] & _FRAME and _WARN_ALLOC_FRAME.search(own[j].body)), None)
+        if at is None:
+            continue
+        begin = next((j for j in range(at - 1, k, -1) if kinds[j] & _OPENS), k + 1)
+        foreign.add(begin)
+        for j in range(begin + 1, len(own)):
+            if kinds[j] & (_OPENS | _END) or kinds[j] & _HEADER == _STARTS:
+                break
+            if kinds[j] & _FRAME:
+                foreign.add(j)
+    return foreign, first
+
+
 # What _line_kind says of a line, as bits of a small int (a cached int object, where a tuple was ~100 bytes a distinct
 # line held to the end of the run: 1.2 MiB of the corpus x4).  The header bits: none (0), a continuation, a report
 # start.  Final: compiled, each is a constant where it is read, not a look-up in the module's dict (~1% of the
@@ -701,8 +758,12 @@ def build_report(
     frame: str | None = None
     trace: list[Frame] = []
     rest: Sequence[LogLine] = ()
+    # An allocation failure's call trace printed among the report's lines (no caller ids) is not its stack: the
+    # frames are read from the other lines (the failure is an event of its own, see events.build_event).
+    foreign, failure = alloc_failure_stacks(own, kinds) if rule.stack is not None else (set(), None)
+    mine, my_kinds = (own, kinds) if not foreign else _without(own, kinds, foreign)
     if rule.stack is not None:
-        frame, trace = guilty_frame(own, rule.stack, kinds)
+        frame, trace = guilty_frame(mine, rule.stack, my_kinds)
         if frame is None and head.context is not None:
             # With caller prefixes the lines of this CPU or task that follow another report's header
             # still belong to this report's stack (the other report is another CPU's or interleaved), as
@@ -710,7 +771,7 @@ def build_report(
             rest, _, _ = report_extent(window, line_context(head), stop_at_headers=False)
             frame, trace = guilty_frame(rest, rule.stack)
         if not trace:
-            trace = _all_frames(own, kinds)
+            trace = _all_frames(mine, my_kinds)
     else:
         trace = _all_frames(own, kinds)
     title = None
@@ -722,7 +783,7 @@ def build_report(
         if candidate is not rule:
             rule, header = candidate, match
             if rule.stack is not None:
-                frame, trace = guilty_frame(own, rule.stack, kinds)
+                frame, trace = guilty_frame(mine, rule.stack, my_kinds)
                 rest = ()  # the frame is read from the report's own lines
         title, frame = _format_title(rule, header, text, frame)
         break
@@ -739,6 +800,14 @@ def build_report(
         title = title.replace(f" in {frame}", " in corrupted") if frame else title
         frame = None
         corrupted_reason = "a fault injection stack (should_fail) is mixed into the report"
+    elif rule.stack is not None and frame is None and failure is not None:
+        corrupted_reason = (
+            f"the call trace among its lines is the allocation failure's printed with them (line {failure}, its "
+            "warn_alloc frame; no caller ids tell the two tasks' lines apart): its own stack is not in the log"
+            if foreign
+            else f"its frames are not told apart from those of the allocation failure printed among its lines "
+            f"(line {failure}; no caller ids tell the two tasks' lines apart)"
+        )
     elif rule.stack is not None and frame is None:
         corrupted_reason = "no frame of the call trace can be trusted"
     if corrupted_reason is None:
@@ -761,7 +830,7 @@ def build_report(
     # A log stamped with dated wall-clock times only: the report's time is its first line's (a printk time wins).
     start_wall, zone_unknown, untimed = wall_time(head, own, start_time is not None)
     # A stall's culprit from the lines its frame was read from: past another report's header, its CPU's.
-    culprit = _culprit(rest, rule, frame, None) if rest else _culprit(own, rule, frame, kinds)
+    culprit = _culprit(rest, rule, frame, None) if rest else _culprit(mine, rule, frame, my_kinds)
     report = KernelReport(
         title=title,
         kind=rule.kind,
@@ -769,7 +838,10 @@ def build_report(
         rule=rule.name,
         corrupted=corrupted_reason is not None,
         corrupted_reason=corrupted_reason,
-        frame=culprit or NotAvailable("no trustworthy frame in the report"),
+        frame=culprit
+        or NotAvailable(
+            corrupted_reason if failure is not None and corrupted_reason else "no trustworthy frame in the report"
+        ),
         trace=tuple(trace),
         cpu=_int_or_na(fields.get("cpu"), "no CPU: line in the report"),
         pid=_int_or_na(fields.get("pid"), "no PID in the report"),

@@ -20,7 +20,6 @@ from typing import Final
 from ahocorasick_rs import BytesAhoCorasick, Implementation, MatchKind
 
 from detectors.dmesg.events import (
-    ALLOC_FAILURE_WORDS,
     KILLED,
     MEM_INFO,
     ONE_LINE_WORDS,
@@ -29,7 +28,13 @@ from detectors.dmesg.events import (
     build_one_line_event,
     find_event_header,
 )
-from detectors.dmesg.extract import HEADER_HINT_SEARCH, build_report, match_header, quotes_header
+from detectors.dmesg.extract import (
+    ALLOC_FAILURE_WORDS,
+    HEADER_HINT_SEARCH,
+    build_report,
+    match_header,
+    quotes_header,
+)
 from detectors.dmesg.lines import LogLine, Window, parse_line, parse_raw, wall_zone_unknown
 from detectors.dmesg.memo import DIGITS_AS_ZERO, MAX_FULL_LINES, ReportMemo
 from detectors.dmesg.repeat import line_numbers
@@ -132,6 +137,16 @@ _NEAR_BYTES: Final = 1024  # the bytes just above a boot banner, searched first 
 _ALLOC_TOKEN: Final = b"allocation failure"  # LogScanner._event's token for an allocation failure's header
 
 
+def _memory_token(body: str) -> bytes | None:
+    """What a memory event's line holds (LogScanner._event's token): Mem-Info: (its header above), an OOM kill (b""),
+    an allocation failure's header (:data:`_ALLOC_TOKEN`); None for another line."""
+    if MEM_INFO in body:
+        return b"Mem-Info:"
+    if "Killed process" in body:
+        return b""
+    return _ALLOC_TOKEN if alloc_failure(body) is not None else None
+
+
 #: Kinds of report that never start the report of a continuation line found below them.
 _NOT_ABOVE: Final = (ReportKind.PANIC, ReportKind.REBOOT)
 _RAW_STAMP: Final = rc.compile(rb"\[\s*(\d+)\.(\d+)\]")
@@ -160,6 +175,10 @@ class LogScanner:
         self._buf = b""
         self._line0 = 1  # line number of the first line in _buf
         self._pos = 0  # where the prefilter search resumes in _buf
+        # Up to where (a byte of _buf) the lines are a built report's: only an allocation failure's header there is
+        # looked at (see _inside); past _pos only while such an event waits for more input.
+        self._inside_until = 0
+        self._event_claimed: set[int] = set()  # of _claimed, the lines an event took (a report's may hold an event)
         self._cut_line = False  # inside an over-long line whose rest is dropped
         self._claimed: set[int] = set()  # lines taken by a report, not to be scanned again
         self._last_end = 0  # last line of the last report built
@@ -463,14 +482,16 @@ class LogScanner:
         if self._starts_at < end:
             self._boot_starts(end)
         for hit in self._candidates(self._pos, end):
-            if hit < self._pos:
-                continue  # inside a report already built
             start = buf.rfind(b"\n", 0, hit) + 1
             line_end = buf.find(b"\n", hit, end)
             line_end = end if line_end < 0 else line_end
             number = self._line_at(start)
-            if number in self._claimed:
-                self._pos = line_end + 1
+            if hit < self._pos or hit < self._inside_until or number in self._claimed:
+                # Inside a report already built, or a report's line (another CPU's stall backtrace it took, corpus
+                # syzkaller-linux-dev 492): only an allocation failure's header there still opens its event.
+                if (inside := self._inside(number, start, line_end, end, final)) is None:
+                    return  # wait for more input
+                yield from inside
                 continue
             layout = buf[start:line_end].translate(DIGITS_AS_ZERO)
             kind = self._direct.get(layout)
@@ -491,17 +512,7 @@ class LogScanner:
                 if isinstance(one, KernelReport):
                     yield one
                 continue
-            body = head.body
-            # A memory event's line: Mem-Info: (its header above), an OOM kill, an allocation failure's header.
-            token = (
-                b"Mem-Info:"
-                if MEM_INFO in body
-                else b""
-                if "Killed process" in body
-                else _ALLOC_TOKEN
-                if alloc_failure(body) is not None
-                else None
-            )
+            token = _memory_token(head.body)
             if token is not None:
                 got = self._event(head, start, line_end, end, final, token)
                 if got is None:
@@ -946,6 +957,35 @@ class LogScanner:
                 return True
         return None
 
+    def _inside(self, number: int, start: int, line_end: int, end: int, final: bool) -> list[KernelReport] | None:
+        """Handle a trigger word on line ``number`` (bytes ``start`` to ``line_end``) inside a report already built
+        or among a report's lines: an allocation failure's header there opens its event all the same (its lines overlap
+        the report's: two tasks printed at once without caller ids, corpus syzkaller-linux-dev 206's vmalloc failure
+        among a suspicious-RCU warning's lines; another CPU's lines a stall report took, 492).
+
+        None means wait for more input (scanning resumes at the header, the lines up to the report's end still
+        inside), else the event made (none or one).  Scanning goes on where it was, or past the line where that is at
+        or before it."""
+        buf = self._buf
+        pos, until = self._pos, self._inside_until
+        after = max(pos, line_end + 1) if pos <= start else pos
+        if _ALLOC_TOKEN not in buf[start:line_end] and b"vmalloc error:" not in buf[start:line_end]:
+            self._pos = after
+            return []
+        head = parse_raw(number, buf[start:line_end])
+        if number in self._event_claimed or alloc_failure(head.body) is None:
+            self._pos = after
+            return []
+        got = self._event(head, start, line_end, end, final, _ALLOC_TOKEN)
+        if got is None:
+            self._inside_until = max(until, pos)  # self._pos is the header's start: resumed there
+            return None
+        self._pos, self._inside_until = after, until
+        if not isinstance(got, KernelReport):
+            return []
+        self._boot(got)
+        return [got]
+
     def _event(
         self, head: LogLine, start: int, line_end: int, end: int, final: bool, token: bytes
     ) -> KernelReport | bool | None:
@@ -985,7 +1025,9 @@ class LogScanner:
             self._pos = line_end + 1
             return False
         report, _ = got
-        self._claimed.update(line_numbers(report))
+        numbers = line_numbers(report)
+        self._claimed.update(numbers)
+        self._event_claimed.update(numbers)
         self._pos = line_end + 1
         return report
 
@@ -1020,6 +1062,7 @@ class LogScanner:
             self._number_starts(line)  # those above ``keep``, counted in the buffer they are offsets of
         self._buf = self._buf[keep:]
         self._pos -= keep
+        self._inside_until = max(0, self._inside_until - keep)
         self._line0 = line
         self._count_off, self._count_line = 0, line
         self._marks = []  # offsets of the buffer before the trim
@@ -1030,6 +1073,8 @@ class LogScanner:
             self._pending = [at - keep for at in self._pending]
         if self._claimed:
             self._claimed = {n for n in self._claimed if n >= line}
+        if self._event_claimed:
+            self._event_claimed = {n for n in self._event_claimed if n >= line}
         if self._known_lines:
             self._known_lines = {n: x for n, x in self._known_lines.items() if n >= line}
         self._split = []  # offsets of another buffer: split again when a window asks

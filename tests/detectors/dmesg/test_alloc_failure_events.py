@@ -382,3 +382,113 @@ def test_a_high_order_failure_says_what_its_free_lists_show(
         why = explain_reports([event])[event.start_line]
         lists = log.index(_DMA32_LISTS)
         assert lists - (event.start_line - 1) in why.cause_at  # the free lists' line is cited
+
+
+# Review ue23 #2 (corpus syzkaller-linux-dev 206's shape): a vmalloc failure printed at once with a suspicious-RCU
+# warning of another task, without caller ids.  The failure's header and trace stand between the warning's header and
+# its own stack.  Before: no event ("0 event(s) kept"), and the warning titled by the failure's caller.
+_RCU_HEAD = [
+    "=============================",
+    "WARNING: suspicious RCU usage",
+    "4.15.0+ #222 Not tainted",
+    "kf-prog: vmalloc: allocation failure: 17178296320 bytes, mode:0x14080c0(GFP_KERNEL|__GFP_ZERO), nodemask=(null)",
+    "-----------------------------",
+    "./include/linux/rcupdate.h:302 Illegal context switch in RCU read-side critical section!",
+    "other info that might help us debug this:",
+    "rcu_scheduler_active = 2, debug_locks = 1",
+    "1 lock held by kf-other/5953:",
+    "CPU: 0 PID: 5955 Comm: kf-prog Not tainted 4.15.0+ #222",
+    *_TRACE,
+    " do_syscall_64+0x282/0x940",
+    " entry_SYSCALL_64_after_hwframe+0x26/0x9b",
+    "RIP: 0033:0x453a59",
+    "RSP: 002b:00007fd7139c7c68 EFLAGS: 00000246 ORIG_RAX: 0000000000000036",
+]
+_RCU_OWN_STACK = [
+    "CPU: 1 PID: 5953 Comm: kf-other Not tainted 4.15.0+ #222",
+    "Call Trace:",
+    " dump_stack+0x194/0x257",
+    " lockdep_rcu_suspicious+0x123/0x170",
+    " ___might_sleep+0x385/0x470",
+    " __might_sleep+0x95/0x190",
+    " kmem_cache_alloc_trace+0x299/0x740",
+    " kf_conn_alloc+0xc8/0x380",
+    " kf_sendmsg+0xda3/0x2390",
+]
+
+
+def test_a_failure_header_inside_another_report_s_lines_opens_its_event_and_keeps_its_stack() -> None:
+    data = _log([*_RCU_HEAD, *_RCU_OWN_STACK])
+    for chunks in ([data], [data[i : i + 61] for i in range(0, len(data), 61)]):
+        found = list(scan_chunks(chunks))
+        (warning,) = (r for r in found if not r.is_event)
+        (event,) = (r for r in found if r.is_event)
+        # Before: "WARNING: suspicious RCU usage in kf_table_alloc" (the failure's caller), and no event.
+        assert warning.title == "WARNING: suspicious RCU usage in kf_conn_alloc"
+        assert warning.start_line == 2 and not any(f.function == "warn_alloc" for f in warning.trace)
+        assert event.title == "vmalloc: allocation failure in kf_table_alloc"
+        assert event.start_line == 4 and event.start_line < warning.end_line  # inside the warning's extent
+        assert [r.start_line for r in found] == sorted(r.start_line for r in found)  # log order
+
+
+def test_a_report_whose_only_stack_is_the_failure_s_says_why_its_frame_is_unknown() -> None:
+    found = list(scan_chunks([_log(_RCU_HEAD)]))
+    (warning,) = (r for r in found if not r.is_event)
+    # Before: the warning named kf_table_alloc, the failure's caller; now its frame is unknown, and why.
+    assert warning.title == "WARNING: suspicious RCU usage in corrupted"
+    assert isinstance(warning.frame, NotAvailable)
+    assert "allocation failure's" in warning.frame.reason and "line 4" in warning.frame.reason
+    assert warning.corrupted
+    assert [r.title for r in found if r.is_event] == ["vmalloc: allocation failure in kf_table_alloc"]
+
+
+def test_a_failure_header_among_another_cpu_s_report_lines_is_an_event() -> None:
+    # Corpus 492's shape: caller ids, the [C1] header among the lines of [C0]'s stall report that took [C1]'s
+    # backtrace.  Before: "1 report(s) and 0 event(s) kept".
+    bodies = [
+        "[    C0] rcu: INFO: rcu_preempt self-detected stall on CPU",
+        "[    C0] rcu: \t0-....: (10500 ticks this GP) idle=b06/1/0x4000000000000004 softirq=1/1 fqs=5240",
+        "[    C0] NMI backtrace for cpu 0",
+        "[    C0] CPU: 0 PID: 28547 Comm: kf-other Not tainted 5.3.0-rc6 #120",
+        "[    C0] Call Trace:",
+        "[    C0]  <IRQ>",
+        "[    C0]  dump_stack+0x172/0x1f0",
+        "[    C1] CPU: 1 PID: 30 Comm: kworker/u4:4 Not tainted 5.3.0-rc6 #120",
+        "[    C1] kworker/u4:4: page allocation failure: order:0, mode:0x40a20(GFP_ATOMIC|__GFP_COMP), nodemask=(null)",
+        "[    C0]  nmi_cpu_backtrace.cold+0x70/0xb2",
+        "[    C0]  rcu_dump_cpu_stacks+0x183/0x1cf",
+        "[    C0]  kf_ioctl+0x10/0x20",
+        "[    C0]  </IRQ>",
+    ]
+    data = "".join(f"[ 3239.{500000 + i:06d}]{body}\n" for i, body in enumerate(bodies)).encode()
+    found = list(scan_chunks([data]))
+    assert [r.is_event for r in found] == [False, True], [r.title for r in found]
+    assert found[1].title.startswith("page allocation failure: order:0 in ") and found[1].start_line == 9
+
+
+def test_a_failure_whose_trace_is_cut_off_takes_not_the_next_report_s_stack() -> None:
+    # Corpus 218's shape: the failure's header between a WARNING and its panic, its own trace not in the log.  Before:
+    # no event; with the event alone, "vmalloc: allocation failure in kf_obj_freed", the panic's frame.
+    data = _log(
+        [
+            "WARNING: CPU: 1 PID: 16250 at lib/debugobjects.c:291 debug_print_object+0x166/0x220",
+            "kf-prog: vmalloc: allocation failure: 0 bytes, mode:0x14000c0(GFP_KERNEL), nodemask=(null)",
+            "Kernel panic - not syncing: panic_on_warn set ...",
+            "CPU: 1 PID: 16250 Comm: kworker/u4:6 Not tainted 4.16.0-rc5+ #264",
+            "Call Trace:",
+            " dump_stack+0x194/0x24d",
+            " panic+0x1e4/0x41c",
+            " __warn+0x1dc/0x200",
+            " report_bug+0x1f4/0x2b0",
+            "RIP: 0010:debug_print_object+0x166/0x220",
+            " kf_obj_freed+0x662/0xf1f",
+            " kfree+0xc7/0x260",
+            " kf_work+0x2e7/0x6c0",
+        ]
+    )
+    found = list(scan_chunks([data]))
+    (event,) = (r for r in found if r.is_event)
+    assert event.title == "vmalloc: allocation failure in corrupted"
+    assert (event.start_line, event.end_line) == (2, 2) and not event.trace
+    (warning,) = (r for r in found if not r.is_event)
+    assert warning.title == "WARNING: ODEBUG bug in kf_obj_freed", warning.title  # its own frame, as before
