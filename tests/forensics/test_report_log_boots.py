@@ -164,6 +164,10 @@ def test_one_kern_log_across_a_reboot_after_a_crash_tells_the_latest_crash(tmp_p
     summary = doc["summary"]
     assert f"The report: {GPF}. In the boot from line 269 " in summary and "passed over" not in summary, summary
     assert "Hypothesis 1 of the ranking" in summary and "kf_conn_send" in doc["hypotheses"][0]["statement"], summary
+    # Each boot's crash is told: the boot before's BUG too, on its own clock (since its boot: not dated with the later
+    # boot's RTC line).
+    [bug] = [e for e in doc["timeline"] if e["title"] == BUG]
+    assert bug["wall"] is None and bug["since_boot"] == pytest.approx(2.212356), bug
     # The window is not computed across the two boots' clocks, and says so (the lines are stamped).
     why = doc["incident"]["window"]["not_available"]
     assert why.startswith(f"the printk time of {log} goes back between the reports at lines 234 and 515"), why
