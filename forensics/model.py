@@ -878,7 +878,10 @@ def _merge_windows(
     that window is on a tracer's clock and left out."""
     known = [w for w in windows if isinstance(w, TimeWindow)]
     if not known:
-        return NotAvailable("no input carries timestamps")
+        # An input's own why is kept (its printk time goes back: reports on two boots' clocks; syslog times without a
+        # year): "no input carries timestamps" was said of a kern.log of two boots, every line of it stamped.
+        reasons = list(dict.fromkeys(w.reason for w in windows if isinstance(w, NotAvailable)))
+        return NotAvailable("; ".join(reasons) if reasons else "no input carries timestamps")
     # A tracer's clock cannot be converted: it only spans the window when nothing else does.
     placed = [w for w in known if w.start.clock != Clock.TRACE]
     left_out: list[str] = [name for w in known for name in w.left_out]

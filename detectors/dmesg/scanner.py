@@ -125,6 +125,10 @@ _TRIGGER_SEARCH: Final = BytesAhoCorasick(
 _REBOOT_WORDS: Final = (
     b"Kernel panic", b"reboot: ", b"Restarting system", b"Power down", b"kexec", b"sysrq: ",
     b"Starting crashdump kernel", b"Rebooting in", b"Oops", b"BUG:", b"WARNING:", b"systemd-shutdown",
+    # die()'s headers that carry no "Oops"/"BUG:" word (x86's BUG_ON, GPF, other traps): with oops=panic or kdump the
+    # boot goes down on them, and a log of that boot's kern.log shows no panic line before the next banner.
+    b"kernel BUG at", b"general protection fault", b"invalid opcode: ", b"stack segment: ", b"divide error: ",
+    b"double fault",
 )  # fmt: skip
 _REACHED_TARGET: Final = len(_REBOOT_WORDS)
 #: Contiguous NFAs (this one, the preamble's): searches of a few kilobytes, whose automata are built at every start

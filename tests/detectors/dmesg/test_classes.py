@@ -433,6 +433,24 @@ def test_unexpected_reboot_is_reported_only_mid_log_and_unexplained() -> None:
 
 
 @pytest.mark.parametrize(
+    "header",
+    [
+        "kernel BUG at kf_buggy/kf_buggy.c:156!",
+        "general protection fault, probably for non-canonical address 0xdead000000000100: 0000 [#1] SMP",
+        "stack segment: 0000 [#1] PREEMPT SMP KASAN",
+    ],
+)
+def test_a_boot_after_a_crash_that_printed_no_panic_line_is_no_unexpected_reboot(header: str) -> None:
+    """oops=panic or kdump: die() goes to crash_kexec() and prints no "Kernel panic" line; a kern.log then holds the
+    crash's report and the next boot's banner.  x86's BUG_ON and GPF headers carry no "Oops" nor "BUG:": the next boot
+    was "unexpected kernel reboot" (high), the finding a report led with (review ue23 #3)."""
+    body = [f"filler line {i}" for i in range(30)]  # (a report's registers and frames: the header is 30 lines above)
+    crashed = _log(*_boot(0.0), start=0.0) + _log(header, *body, "Modules linked in: kf_buggy(O)", start=2.0)
+    titles = [r.title for r in scan_text(crashed + _log(*_boot(0.0), start=0.0))]
+    assert "unexpected kernel reboot" not in titles, titles
+
+
+@pytest.mark.parametrize(
     ("line", "title"),
     [
         ("VFS: Close: file count is 0", "VFS: Close: file count is 0"),
