@@ -385,7 +385,7 @@ def cpu_hogs(analysis: TraceAnalysis, source: str) -> list[Finding]:
                     "fair share (load)"
                 )
             baseline = _baseline(judged[0][2])
-            verdict = f"Tasks waited behind it: {victims}; the worst wait: {judged[0][2].why}."
+            verdict = f"Tasks waited behind it: {victims}; {_MOST_HARMFUL.lower()}: {judged[0][2].why}."
             advice = f"a trace does not tell user from kernel mode: perf record -g -p {task.pid} shows where it runs"
         else:
             severity = Severity.INFO
@@ -453,6 +453,12 @@ def _delay_facts(task: TaskStats) -> tuple[Fact, ...]:
             "exceed its own runtime",
         ),
     )
+
+
+#: How a hog's verdict names the first of its judged waits (harm.victim_harm: the most severe, then the longest).
+#: Its summary's "up to X in one wait" is the longest; both read "worst" until 2026-12-07, naming two different
+#: waits (rt_cut.dat: python3 "up to 799.264 ms", then "The worst wait: ksoftirqd/1 ... at least 788.295 ms", ue23 #8).
+_MOST_HARMFUL: Final = "The most harmful wait"
 
 
 def _victims_text(task: TaskStats) -> list[str]:
@@ -581,14 +587,14 @@ def rt_hogs(analysis: TraceAnalysis, source: str) -> list[Finding]:
                 verdict = (
                     f"Its longest run is cut by the end of the {open_at} with "
                     f"it still on the CPU (no switch-out recorded): it ran {fmt_ms(run.duration)} at least, within "
-                    f"{budget} as far as read, and the others were still waiting behind it there. The worst wait: "
+                    f"{budget} as far as read, and the others were still waiting behind it there. {_MOST_HARMFUL}: "
                     f"{_waited_behind(victim, wait, task)} ({_usual(victim, wait)}): {j.why}."
                 )
             else:
                 verdict = (
                     f"Its longest run stayed within {budget}, and ended with it "
                     + (f"switched out in state {ended.state}" if ended.pid == task.pid else "off the CPU")
-                    + ", so the others waited, not starved: they got the CPU when it gave it up. The worst wait: "
+                    + f", so the others waited, not starved: they got the CPU when it gave it up. {_MOST_HARMFUL}: "
                     f"{_waited_behind(victim, wait, task)} ({_usual(victim, wait)}): {j.why}."
                 )
         else:
