@@ -45,7 +45,7 @@ from forensics.types.sched import (
     open_where,
     still_waiting,
 )
-from forensics.types.trace import prio_known
+from forensics.types.trace import StreamCut, prio_known
 from forensics.units import first_of, fmt_ms
 
 DETECTOR = "detectors.sched"
@@ -1315,7 +1315,7 @@ def _gap_finding(analysis: TraceAnalysis, source: str, start: bool, left_out: li
         edge = window[1] if window else max(r.ts for r in refs)
         which = ", ".join(f"CPU{r.cpu} at {r.ts:.6f} ({fmt_ms(edge - r.ts)} before the end)" for r in refs)
         said = (
-            f"The trace holds no events of {which}, up to {edge:.6f}. Its buffer may have filled or stopped, "
+            f"The trace holds no events of {which}, up to {edge:.6f}. {_why_stopped(refs, cov.cuts)}, "
             "so waits and runs after that time may have been served or preempted there unseen: figures that "
             "reach past it are not findings."
         )
@@ -1324,6 +1324,16 @@ def _gap_finding(analysis: TraceAnalysis, source: str, start: bool, left_out: li
     if left_out:
         said += f" {len(left_out)} such figure(s) are not reported: {first_of(left_out, 5)}"
     verb = ("start" if start else "stop") + ("" if len(refs) > 1 else "s")
+    cut_cpus = {c.cpu for c in cov.cuts} & {r.cpu for r in refs} if not start else set()
+    buffer_step = (
+        # An LTTng session's buffers are its channel's sub-buffers, not trace-cmd's.
+        "record with larger sub-buffers (lttng enable-channel --kernel --subbuf-size 4M --num-subbuf 8 ...)"
+        + (" so no event is lost" if start else " or check the CPU was idle")
+        if not analysis.by_line
+        else "record with a larger buffer (trace-cmd record -b 20000, or buffer_size_kb) so no event is lost"
+        if start
+        else "record with a larger buffer (trace-cmd record -b 20000) or check the CPU was idle"
+    )
     return Finding(
         id=finding_id(FindingKind.TRACE_COVERAGE, *(("start",) if start else ()), *(str(r.cpu) for r in refs)),
         kind=FindingKind.TRACE_COVERAGE,
@@ -1341,16 +1351,33 @@ def _gap_finding(analysis: TraceAnalysis, source: str, start: bool, left_out: li
         evidence=tuple(_ref_evidence(source, r) for r in refs),
         baseline=_covered(start),
         next_steps=(
-            # An LTTng session's buffers are its channel's sub-buffers, not trace-cmd's.
-            "record with larger sub-buffers (lttng enable-channel --kernel --subbuf-size 4M --num-subbuf 8 ...)"
-            + (" so no event is lost" if start else " or check the CPU was idle")
-            if not analysis.by_line
-            else "record with a larger buffer (trace-cmd record -b 20000, or buffer_size_kb) so no event is lost"
-            if start
-            else "record with a larger buffer (trace-cmd record -b 20000) or check the CPU was idle",
+            *(("copy the session again whole (a stream file ends inside a packet)",) if cut_cpus else ()),
+            # every silent CPU's stream is cut: no buffer is in question
+            *((buffer_step,) if len(cut_cpus) < len({r.cpu for r in refs}) else ()),
         ),
         detector=DETECTOR,
     )
+
+
+def _why_stopped(refs: tuple[EventRef, ...], cuts: tuple[StreamCut, ...]) -> str:
+    """Why CPUs stop reporting: for one whose LTTng stream file is cut (Coverage.cuts), the cut, read; for the
+    others, a guess (a buffer filled or stopped).  A cut stream's CPU read "Its buffer may have filled or stopped"
+    until 2026-12-07, the cut said only in the examined block (bug446190, channel0_1 cut at byte 149976, ue23 #7)."""
+    cut = {c.cpu: c for c in cuts if c.cpu >= 0}
+    said = [
+        f"CPU{r.cpu}'s stream file {cut[r.cpu].stream} ends inside a packet at byte {cut[r.cpu].at}: its events after "
+        "that were not read"
+        for r in refs
+        if r.cpu in cut
+    ]
+    rest = [f"CPU{r.cpu}" for r in refs if r.cpu not in cut]
+    if rest:
+        said.append(
+            f"{', '.join(rest)}'s buffer may have filled or stopped"
+            if said
+            else "Its buffer may have filled or stopped"
+        )
+    return "; ".join(said)
 
 
 def _run_open(analysis: TraceAnalysis, task: TaskStats) -> str:

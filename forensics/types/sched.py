@@ -12,7 +12,7 @@ from collections.abc import Collection
 from typing import Final, NamedTuple
 
 from forensics.model import NotAvailable
-from forensics.types.trace import PRIO_UNKNOWN
+from forensics.types.trace import PRIO_UNKNOWN, StreamCut
 
 
 class EventRef(NamedTuple):
@@ -389,6 +389,9 @@ class Coverage(NamedTuple):
     recorder: tuple[RecorderStop, ...] = ()
     # CPUs silent at the end with a task still running there (not in ``stopped``: covered to the end by it)
     running: tuple[RunningAtEnd, ...] = ()
+    # The LTTng stream files that end inside a packet (the reader's, set by the pipeline): a ``stopped`` CPU whose
+    # stream is cut went silent at the cut, not because its buffer filled (ue23 #7)
+    cuts: tuple[StreamCut, ...] = ()
 
 
 class ClockStep(NamedTuple):
