@@ -108,6 +108,10 @@ class Wait(NamedTuple):
     # closed it, OPEN_RECORDING when the recording's end did (its CPU ran another task to the end: Coverage.running).
     # Then ``span.duration`` is a lower bound: the task was still runnable, not yet switched in.
     open_at: str = ""
+    # The tasks that ran meanwhile beyond ``behind`` (past rules.BLAMES; a task once per CPU) and their seconds: a
+    # text that lists a few says the rest is not listed (ue23 #6: cc1's 509.528 ms wait listed 26 ms as if all).
+    more: int = 0
+    more_seconds: float = 0.0
 
     @property
     def lower_bound(self) -> bool:
