@@ -1158,7 +1158,9 @@ class Session:
     def cuts(self) -> tuple[StreamCut, ...]:
         """The stream files that end inside a packet, where: what of the session was not read (a verdict on the
         rest says so; until 2026-12-07 only a warning line did, beside "No problem found", review ue22 #10)."""
-        return tuple(StreamCut(self.stream_label(i), s.cut_at) for i, s in enumerate(self.streams) if s.cut_at >= 0)
+        return tuple(
+            StreamCut(self.stream_label(i), s.cut_at, s.cpu) for i, s in enumerate(self.streams) if s.cut_at >= 0
+        )
 
     def notes(self) -> list[str]:
         """Warnings about what could not be read or was lost, per stream (for the report)."""

@@ -257,14 +257,15 @@ class SchedAnalyzer:
 
     def behind(
         self, parts: tuple[tuple[int, float, float], ...], victim: int, disjoint: bool = True
-    ) -> tuple[tuple[Blame, ...], float]:
+    ) -> tuple[tuple[Blame, ...], float, tuple[int, float]]:
         """Who ran on each part's CPU during its interval (``parts``: (cpu, t0, t1)), most time first, each task
         once per CPU; list task ``victim`` as theirs.  With it, the seconds no run known covers at a part's start
         (:meth:`_behind_part`): summed over ``disjoint`` parts, else (parts over one interval on several CPUs) the
         most of one.  The CPUs are taken in the order they first appear, each with all its parts (as the compiled
         engine merges a task's share per CPU).
 
-        ``victim`` < 0: the waiter is not a task (a softirq).
+        ``victim`` < 0: the waiter is not a task (a softirq).  Last, how many ran beyond the blames kept
+        (rules.BLAMES) and their seconds (Wait.more, more_seconds).
         """
         share: dict[tuple[int, int], float] = {}
         unseen = 0.0
@@ -274,11 +275,15 @@ class SchedAnalyzer:
                     u = self._behind_part(share, cpu, t0, t1, victim)
                     unseen = unseen + u if disjoint else max(unseen, u)
         blames = []
-        for (pid, cpu), seconds in sorted(share.items(), key=lambda kv: -kv[1])[: rules.BLAMES]:
+        ranked = sorted(share.items(), key=lambda kv: -kv[1])
+        for (pid, cpu), seconds in ranked[: rules.BLAMES]:
             task = self.tasks.get(pid)  # its prio now: as its own last naming event printed it
             prio = task.prio if task is not None and pid else PRIO_UNKNOWN
             blames.append(Blame(pid, self.comm(pid), seconds, prio, cpu))
-        return tuple(blames), unseen
+        rest = 0.0
+        for _key, seconds in ranked[rules.BLAMES :]:  # in the compiled engine's order: the same float sum
+            rest += seconds
+        return tuple(blames), unseen, (len(ranked) - len(blames), rest)
 
     def _behind_part(self, share: dict[tuple[int, int], float], cpu: int, t0: float, t1: float, victim: int) -> float:
         """Add who ran on ``cpu`` during ``[t0, t1]`` to ``share`` ((pid, cpu) -> seconds); the seconds from ``t0``
@@ -612,9 +617,11 @@ class SchedAnalyzer:
         source = "preemption" if fig is task.preempt_wait else WAKE_SOURCES[since.kind]
         hist = self.moves.get(pid) if waited_on >= 0 else None  # (a wait not queued: a former wait's moves)
         parts, disjoint, moved = wait_parts(hist, queued, waited_on, cpu, start, ts)
-        behind, unseen = self.behind(parts, pid, disjoint)
+        behind, unseen, more = self.behind(parts, pid, disjoint)
         moves = moves_of(hist) if moved != rules.MOVED_NO else ()
-        wait = task_wait(pid, start, ts, cpu, since, ev, behind, source, unseen, queued, rules.MOVED[moved], moves)
+        wait = task_wait(
+            pid, start, ts, cpu, since, ev, behind, source, unseen, queued, rules.MOVED[moved], moves, more
+        )
         if source == "preemption":
             task.worst_preempt_wait = wait
         else:
@@ -767,8 +774,9 @@ class SchedAnalyzer:
             if fig is None:
                 fig = self.soft_raise[vec] = Accumulator()
             if fig.add(start, ts, cpu, raised, ev):
-                behind, unseen = self.behind(((cpu, start, ts),), -1)
-                self.soft_raise_wait[vec] = Wait(span_of(start, ts, cpu, raised, ev), behind, "softirq_raise", unseen)
+                behind, unseen, (n, rest) = self.behind(((cpu, start, ts),), -1)
+                span = span_of(start, ts, cpu, raised, ev)
+                self.soft_raise_wait[vec] = Wait(span, behind, "softirq_raise", unseen, more=n, more_seconds=rest)
             return
         entry = self.soft_cur.pop(cpu, None)
         if entry is None or entry.pid != vec:

@@ -91,7 +91,7 @@ class _Tables:
         self.ti = _table(256, k.TI_DEFAULT, np.int64)
         self.tf = _table(256, k.TF_DEFAULT, np.float64)
         self.wb_i = np.zeros((512, 5, k.NB), dtype=np.int64)
-        self.wb_f = np.zeros((512, rules.BLAMES + 1))  # seconds, then Wait.unseen
+        self.wb_f = np.zeros((512, rules.BLAMES + 3))  # seconds, then Wait.unseen, more_seconds, more
         self.wb_n = np.zeros(512, dtype=np.int64)
         self.wb_q = np.zeros((512, k.NQ), dtype=np.int64)  # the CPU each worst wait was queued on, how it moved
         self.oi = _table(256, k.OI_DEFAULT, np.int64)
@@ -101,7 +101,7 @@ class _Tables:
         self.raised_eid = np.full((8, 16), -1, dtype=np.int64)
         self.raised_ts = np.zeros((8, 16))
         self.sw_i = np.zeros((16, 5, k.NB), dtype=np.int64)
-        self.sw_f = np.zeros((16, rules.BLAMES + 1))
+        self.sw_f = np.zeros((16, rules.BLAMES + 3))
         self.sw_n = np.zeros(16, dtype=np.int64)
         self.ow_i = np.zeros((2, rules.OFF_KEEP + 1, 3), dtype=np.int64)
         self.ow_f = np.zeros((2, rules.OFF_KEEP + 1, 2))
@@ -560,10 +560,11 @@ class FastAnalyzer:
                 )
             )
             unseen = float(blames[1][rules.BLAMES])
+            more = (int(blames[1][rules.BLAMES + 2]), float(blames[1][rules.BLAMES + 1]))
             end, (cpu, moved) = a.worst_end, queued
             return task_wait(
                 waiter, a.worst_start, end.ts, a.worst_cpu, a.worst_begin, end, behind, source, unseen, cpu,
-                rules.MOVED[moved], moves,
+                rules.MOVED[moved], moves, more,
             )  # fmt: skip
 
         tasks: list[TaskState] = []

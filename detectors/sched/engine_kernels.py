@@ -411,7 +411,8 @@ def behind(
     ring is of pid 0 (slot -1) or of a task (its slot): ``pos[slot + 1]`` finds a pid's share on the CPU being
     read.  The CPUs are read in the order they first appear, each with all its parts (SchedAnalyzer.behind).
     Column ``BLAMES`` of the row's seconds is the wait's unseen start (``Wait.unseen``): summed over
-    ``disjoint`` parts, else the most of one part.
+    ``disjoint`` parts, else the most of one part; ``BLAMES + 1`` and ``+ 2`` the seconds and the number of the
+    tasks beyond the ``BLAMES`` kept (``Wait.more_seconds``, ``more``).
     """
     ring_i, ring_f, ring_h, pos = rings
     cap = ring_i.shape[1]
@@ -491,6 +492,11 @@ def behind(
         bi[row, a, 2] = cs
         bi[row, a, B_CPU] = cpus[q]
         bf[row, a] = secs[q]
+    rest = 0.0
+    for a in range(take, m):  # in sorted order, as SchedAnalyzer.behind sums them
+        rest += secs[order[a]]
+    bf[row, BLAMES + 1] = rest
+    bf[row, BLAMES + 2] = m - take
     bn[row] = take
 
 

@@ -36,6 +36,7 @@ from forensics.types.sched import (
     MOVED_MIGRATED,
     OPEN_RECORDING,
     OPEN_WINDOW,
+    Blame,
     ClockCheck,
     EventRef,
     Span,
@@ -45,7 +46,7 @@ from forensics.types.sched import (
     open_where,
     still_waiting,
 )
-from forensics.types.trace import prio_known
+from forensics.types.trace import StreamCut, prio_known
 from forensics.units import first_of, fmt_ms
 
 DETECTOR = "detectors.sched"
@@ -212,35 +213,71 @@ def _migrated_how(wait: Wait) -> str:
     return f"it moved {moves}"
 
 
+#: The tasks a wait's text names of those that ran meanwhile (per CPU for a moved wait), most time first.
+_LISTED: Final = 3
+
+
+def _listed(wait: Wait) -> list[Blame]:
+    """The tasks a wait's text and facts name: the first _LISTED of ``behind`` (of each CPU's, for a moved wait)."""
+    if not wait.moved:
+        return list(wait.behind[:_LISTED])
+    per_cpu: dict[int, list[Blame]] = {}
+    for b in wait.behind:
+        per_cpu.setdefault(b.cpu, []).append(b)
+    return [b for _cpu, ran in sorted(per_cpu.items()) for b in ran[:_LISTED]]
+
+
+def _not_listed(wait: Wait) -> tuple[str, str]:
+    """What the tasks named cover of a wait, and the others (``behind`` past _LISTED, then Wait.more): for its
+    text (``; those listed ran 26.235 ms of the 509.528 ms wait (5 %); the 244 other tasks that ran, 455.108 ms
+    in all, are not listed``) and its fact; ("", "") when every task that ran is named.  Until 2026-12-07 the list
+    was cut to three without a word: cc1's 509.528 ms wait on big.ftrace.txt.gz read as if 26 ms were all (ue23 #6)."""
+    listed = _listed(wait)
+    others = len(wait.behind) - len(listed) + wait.more
+    if others <= 0:
+        return "", ""
+    shown = sum(b.seconds for b in listed)
+    rest = sum(b.seconds for b in wait.behind) - shown + wait.more_seconds
+    share = f" ({100 * shown / wait.span.duration:.0f} %)" if wait.span.duration > 0 else ""
+    fact = f"{others} other task(s), {fmt_ms(rest)} in all"
+    text = (
+        f"those listed ran {fmt_ms(shown)} of the {fmt_ms(wait.span.duration)} wait{share}; the {others} other "
+        f"task(s) that ran, {fmt_ms(rest)} in all, are not listed"
+    )
+    return text, fact
+
+
 def _moved_context(wait: Wait) -> dict[int, str]:
     """What ran on each CPU during a wait that moved (while it waited there, for one sched_migrate_task events
     moved; during the whole wait, for one that moved at an unknown time): CPU -> ``a (pid 1) 2.000 ms, ...``."""
     per_cpu: dict[int, list[str]] = {}
-    for b in wait.behind:
+    for b in _listed(wait):
         per_cpu.setdefault(b.cpu, []).append(f"{b.comm} (pid {b.pid}) {fmt_ms(b.seconds)}")
-    return {cpu: ", ".join(ran[:3]) for cpu, ran in sorted(per_cpu.items())}
+    return {cpu: ", ".join(ran) for cpu, ran in sorted(per_cpu.items())}
 
 
 def _behind_text(wait: Wait, analysis: TraceAnalysis) -> str:
     unseen = f"; {_unseen_text(wait, analysis)}" if wait.unseen > 0 else ""
+    rest = _not_listed(wait)[0]
+    tail = f"; {rest}{unseen}" if rest else unseen  # the tasks not listed, then the start not known
     if wait.moved == MOVED_MIGRATED:  # who delayed it on each CPU it waited on
         ran = "; ".join(f"CPU{cpu} ran {who}" for cpu, who in _moved_context(wait).items())
-        return f"{_migrated_how(wait)}; while it waited there {ran or 'no other task ran'}{unseen}"
+        return f"{_migrated_how(wait)}; while it waited there {ran or 'no other task ran'}{tail}"
     if wait.moved:  # who delayed it is not known: what ran on both CPUs is context, not a cause
         context = "; ".join(f"CPU{cpu} ran {ran}" for cpu, ran in _moved_context(wait).items())
         meanwhile = f"; during the wait (context, not the cause) {context}" if context else ""
-        return f"{_moved_where(wait, analysis)[2]}: who delayed it is not known{meanwhile}{unseen}"
+        return f"{_moved_where(wait, analysis)[2]}: who delayed it is not known{meanwhile}{tail}"
     if not wait.behind:
         if unseen:
             return _unseen_text(wait, analysis)
         return "no other task ran on that CPU meanwhile (IRQs, softirqs or the CPU was idle)"
-    parts = [f"{b.comm} (pid {b.pid}) {fmt_ms(b.seconds)}" for b in wait.behind[:3]]
+    parts = [f"{b.comm} (pid {b.pid}) {fmt_ms(b.seconds)}" for b in _listed(wait)]
     lead = "in the rest of the wait" if unseen else "meanwhile"
-    return f"{lead} the CPU ran " + ", ".join(parts) + unseen
+    return f"{lead} the CPU ran " + ", ".join(parts) + tail
 
 
 def _behind_facts(wait: Wait, analysis: TraceAnalysis) -> tuple[Fact, ...]:
-    ran = tuple(Fact("ran meanwhile", f"{b.comm} (pid {b.pid}) {fmt_ms(b.seconds)}") for b in wait.behind[:3])
+    ran = tuple(Fact("ran meanwhile", f"{b.comm} (pid {b.pid}) {fmt_ms(b.seconds)}") for b in _listed(wait))
     if wait.moved == MOVED_MIGRATED:
         woken = "preempted on" if wait.source == "preemption" else "woken onto"
         ran = (
@@ -256,6 +293,9 @@ def _behind_facts(wait: Wait, analysis: TraceAnalysis) -> tuple[Fact, ...]:
             Fact("moved", f"{_moved_where(wait, analysis)[2]}: who delayed it is not known"),
             *(Fact(f"ran on CPU{cpu} meanwhile (context)", ran) for cpu, ran in _moved_context(wait).items()),
         )
+    rest = _not_listed(wait)[1]
+    if rest:
+        ran = (*ran, Fact("not listed", rest))
     if wait.unseen <= 0:
         return ran
     return (
@@ -385,7 +425,7 @@ def cpu_hogs(analysis: TraceAnalysis, source: str) -> list[Finding]:
                     "fair share (load)"
                 )
             baseline = _baseline(judged[0][2])
-            verdict = f"Tasks waited behind it: {victims}; the worst wait: {judged[0][2].why}."
+            verdict = f"Tasks waited behind it: {victims}; {_MOST_HARMFUL.lower()}: {judged[0][2].why}."
             advice = f"a trace does not tell user from kernel mode: perf record -g -p {task.pid} shows where it runs"
         else:
             severity = Severity.INFO
@@ -453,6 +493,12 @@ def _delay_facts(task: TaskStats) -> tuple[Fact, ...]:
             "exceed its own runtime",
         ),
     )
+
+
+#: How a hog's verdict names the first of its judged waits (harm.victim_harm: the most severe, then the longest).
+#: Its summary's "up to X in one wait" is the longest; both read "worst" until 2026-12-07, naming two different
+#: waits (rt_cut.dat: python3 "up to 799.264 ms", then "The worst wait: ksoftirqd/1 ... at least 788.295 ms", ue23 #8).
+_MOST_HARMFUL: Final = "The most harmful wait"
 
 
 def _victims_text(task: TaskStats) -> list[str]:
@@ -581,14 +627,14 @@ def rt_hogs(analysis: TraceAnalysis, source: str) -> list[Finding]:
                 verdict = (
                     f"Its longest run is cut by the end of the {open_at} with "
                     f"it still on the CPU (no switch-out recorded): it ran {fmt_ms(run.duration)} at least, within "
-                    f"{budget} as far as read, and the others were still waiting behind it there. The worst wait: "
+                    f"{budget} as far as read, and the others were still waiting behind it there. {_MOST_HARMFUL}: "
                     f"{_waited_behind(victim, wait, task)} ({_usual(victim, wait)}): {j.why}."
                 )
             else:
                 verdict = (
                     f"Its longest run stayed within {budget}, and ended with it "
                     + (f"switched out in state {ended.state}" if ended.pid == task.pid else "off the CPU")
-                    + ", so the others waited, not starved: they got the CPU when it gave it up. The worst wait: "
+                    + f", so the others waited, not starved: they got the CPU when it gave it up. {_MOST_HARMFUL}: "
                     f"{_waited_behind(victim, wait, task)} ({_usual(victim, wait)}): {j.why}."
                 )
         else:
@@ -1309,7 +1355,7 @@ def _gap_finding(analysis: TraceAnalysis, source: str, start: bool, left_out: li
         edge = window[1] if window else max(r.ts for r in refs)
         which = ", ".join(f"CPU{r.cpu} at {r.ts:.6f} ({fmt_ms(edge - r.ts)} before the end)" for r in refs)
         said = (
-            f"The trace holds no events of {which}, up to {edge:.6f}. Its buffer may have filled or stopped, "
+            f"The trace holds no events of {which}, up to {edge:.6f}. {_why_stopped(refs, cov.cuts)}, "
             "so waits and runs after that time may have been served or preempted there unseen: figures that "
             "reach past it are not findings."
         )
@@ -1318,6 +1364,16 @@ def _gap_finding(analysis: TraceAnalysis, source: str, start: bool, left_out: li
     if left_out:
         said += f" {len(left_out)} such figure(s) are not reported: {first_of(left_out, 5)}"
     verb = ("start" if start else "stop") + ("" if len(refs) > 1 else "s")
+    cut_cpus = {c.cpu for c in cov.cuts} & {r.cpu for r in refs} if not start else set()
+    buffer_step = (
+        # An LTTng session's buffers are its channel's sub-buffers, not trace-cmd's.
+        "record with larger sub-buffers (lttng enable-channel --kernel --subbuf-size 4M --num-subbuf 8 ...)"
+        + (" so no event is lost" if start else " or check the CPU was idle")
+        if not analysis.by_line
+        else "record with a larger buffer (trace-cmd record -b 20000, or buffer_size_kb) so no event is lost"
+        if start
+        else "record with a larger buffer (trace-cmd record -b 20000) or check the CPU was idle"
+    )
     return Finding(
         id=finding_id(FindingKind.TRACE_COVERAGE, *(("start",) if start else ()), *(str(r.cpu) for r in refs)),
         kind=FindingKind.TRACE_COVERAGE,
@@ -1335,16 +1391,33 @@ def _gap_finding(analysis: TraceAnalysis, source: str, start: bool, left_out: li
         evidence=tuple(_ref_evidence(source, r) for r in refs),
         baseline=_covered(start),
         next_steps=(
-            # An LTTng session's buffers are its channel's sub-buffers, not trace-cmd's.
-            "record with larger sub-buffers (lttng enable-channel --kernel --subbuf-size 4M --num-subbuf 8 ...)"
-            + (" so no event is lost" if start else " or check the CPU was idle")
-            if not analysis.by_line
-            else "record with a larger buffer (trace-cmd record -b 20000, or buffer_size_kb) so no event is lost"
-            if start
-            else "record with a larger buffer (trace-cmd record -b 20000) or check the CPU was idle",
+            *(("copy the session again whole (a stream file ends inside a packet)",) if cut_cpus else ()),
+            # every silent CPU's stream is cut: no buffer is in question
+            *((buffer_step,) if len(cut_cpus) < len({r.cpu for r in refs}) else ()),
         ),
         detector=DETECTOR,
     )
+
+
+def _why_stopped(refs: tuple[EventRef, ...], cuts: tuple[StreamCut, ...]) -> str:
+    """Why CPUs stop reporting: for one whose LTTng stream file is cut (Coverage.cuts), the cut, read; for the
+    others, a guess (a buffer filled or stopped).  A cut stream's CPU read "Its buffer may have filled or stopped"
+    until 2026-12-07, the cut said only in the examined block (bug446190, channel0_1 cut at byte 149976, ue23 #7)."""
+    cut = {c.cpu: c for c in cuts if c.cpu >= 0}
+    said = [
+        f"CPU{r.cpu}'s stream file {cut[r.cpu].stream} ends inside a packet at byte {cut[r.cpu].at}: its events after "
+        "that were not read"
+        for r in refs
+        if r.cpu in cut
+    ]
+    rest = [f"CPU{r.cpu}" for r in refs if r.cpu not in cut]
+    if rest:
+        said.append(
+            f"{', '.join(rest)}'s buffer may have filled or stopped"
+            if said
+            else "Its buffer may have filled or stopped"
+        )
+    return "; ".join(said)
 
 
 def _run_open(analysis: TraceAnalysis, task: TaskStats) -> str:

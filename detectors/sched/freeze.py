@@ -104,7 +104,7 @@ class SchedAnalyzer(Protocol):
 
     def behind(
         self, parts: tuple[tuple[int, float, float], ...], victim: int, disjoint: bool = True
-    ) -> tuple[tuple[Blame, ...], float]: ...
+    ) -> tuple[tuple[Blame, ...], float, tuple[int, float]]: ...
 
     def clip(self, start: float, end: float) -> float | None: ...
 
@@ -250,10 +250,12 @@ def _close_open_waits(an: SchedAnalyzer, tasks: dict[int, TaskState], to_end: To
             continue
         fig.set_worst(start, w1, cpu, since, end_ev)
         parts, disjoint, moved = wait_parts(hist, queued, cpu, cpu, start, w1)
-        behind, unseen = an.behind(parts, pid, disjoint)
+        behind, unseen, more = an.behind(parts, pid, disjoint)
         moves = moves_of(hist) if moved != rules.MOVED_NO else ()
         source = "preemption" if preempted else rules.WAKE_SOURCES[since.kind]
-        wait = task_wait(pid, start, w1, cpu, since, end_ev, behind, source, unseen, queued, rules.MOVED[moved], moves)
+        wait = task_wait(
+            pid, start, w1, cpu, since, end_ev, behind, source, unseen, queued, rules.MOVED[moved], moves, more
+        )
         # Still runnable there, not switched in: its length is a lower bound (until 2026-12-07 a wait open at a
         # window's end read "waited 500.000 ms ... switched in on CPU1 500.000 ms later", ue21 #1's window).
         wait = wait._replace(open_at=open_at)

@@ -566,7 +566,7 @@ def as_judged(wait: Wait) -> Wait:
     """The wait as its harm is judged: one that moved between CPUs at a time the trace does not show (Wait.moved)
     has no known culprit, so what ran on either CPU (context only) neither excuses nor worsens it.  One whose moves
     sched_migrate_task events recorded is judged on who ran on each CPU while it waited there."""
-    return wait._replace(behind=()) if wait.moved == MOVED_UNKNOWN else wait
+    return wait._replace(behind=(), more=0, more_seconds=0.0) if wait.moved == MOVED_UNKNOWN else wait
 
 
 def worst_wait_behind(victim: TaskStats, culprit: int) -> Wait | None:

@@ -42,17 +42,21 @@ def task_wait(
     queued: int = -1,
     moved: str = "",
     moves: tuple[Move, ...] = (),
+    more: tuple[int, float] = (0, 0.0),
 ) -> Wait:
     """Task ``pid``'s wait from ``begin`` to ``finish``, with its prio as the trace shows it then: from the
     switch-in that ends it (next_prio), else (a wait closed at a window's end) from the event that began it.
     ``pid`` < 0: not a task's wait (a softirq's), no prio.  ``queued``, ``moved``, ``moves``: Wait.queued_cpu, moved,
-    moves."""
+    moves; ``more``: Wait.more, more_seconds."""
     span = span_of(start, end, cpu, begin, finish)
+    n, rest = more
     if pid < 0:
-        return Wait(span, behind, source, unseen)
+        return Wait(span, behind, source, unseen, more=n, more_seconds=rest)
     if finish.kind == SWITCH and finish.next_pid == pid:
-        return Wait(span, behind, source, unseen, finish.next_prio, span.end, queued, moved, moves)
-    return Wait(span, behind, source, unseen, begin.prio, span.begin, queued, moved, moves)
+        return Wait(
+            span, behind, source, unseen, finish.next_prio, span.end, queued, moved, moves, more=n, more_seconds=rest
+        )
+    return Wait(span, behind, source, unseen, begin.prio, span.begin, queued, moved, moves, more=n, more_seconds=rest)
 
 
 Part = tuple[int, float, float]  # (cpu, t0, t1): a part of a wait, on one CPU

@@ -685,7 +685,8 @@ def analyse_trace_file(
         analysis = analyzer.result(counts)
         # a UST stream's losses one row per gap, with its packets' window (the analysis adds them up per CPU)
         clock = per_packet(analysis.clock, ctf.session.packet_losses(), analysis.coverage.cpus_seen, analysis.window)
-        analysis = analysis._replace(clock=clock)
+        # Where a stream file is cut: its CPU's silence after the cut is the cut's (the coverage finding says it)
+        analysis = analysis._replace(clock=clock, coverage=analysis.coverage._replace(cuts=ctf.session.cuts()))
         if math.isfinite(span[0]) or math.isfinite(span[1]):
             check_window(trace_file, trace_file, span, analysis, True)
     parse = analyzer.summary(counts)

@@ -113,6 +113,10 @@ def wait_to_dict(wait: Wait | None, named: Named = None) -> JsonDict | None:
             "unseen_ms": ms(wait.unseen),
         }
         | (
+            # the tasks that ran meanwhile past those in "behind" (a task once per CPU), not listed (ue23 #6)
+            {"behind_more": {"tasks": wait.more, "ms": ms(wait.more_seconds)}} if wait.more else {}
+        )
+        | (
             # still waiting where the window ("window") or the recording ("recording") ends, not switched in:
             # "ms" is a lower bound (a finding's fact says the same: "lower_bound": true)
             {"lower_bound": True, "open_at": wait.open_at} if wait.lower_bound else {}

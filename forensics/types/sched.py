@@ -12,7 +12,7 @@ from collections.abc import Collection
 from typing import Final, NamedTuple
 
 from forensics.model import NotAvailable
-from forensics.types.trace import PRIO_UNKNOWN
+from forensics.types.trace import PRIO_UNKNOWN, StreamCut
 
 
 class EventRef(NamedTuple):
@@ -108,6 +108,10 @@ class Wait(NamedTuple):
     # closed it, OPEN_RECORDING when the recording's end did (its CPU ran another task to the end: Coverage.running).
     # Then ``span.duration`` is a lower bound: the task was still runnable, not yet switched in.
     open_at: str = ""
+    # The tasks that ran meanwhile beyond ``behind`` (past rules.BLAMES; a task once per CPU) and their seconds: a
+    # text that lists a few says the rest is not listed (ue23 #6: cc1's 509.528 ms wait listed 26 ms as if all).
+    more: int = 0
+    more_seconds: float = 0.0
 
     @property
     def lower_bound(self) -> bool:
@@ -389,6 +393,9 @@ class Coverage(NamedTuple):
     recorder: tuple[RecorderStop, ...] = ()
     # CPUs silent at the end with a task still running there (not in ``stopped``: covered to the end by it)
     running: tuple[RunningAtEnd, ...] = ()
+    # The LTTng stream files that end inside a packet (the reader's, set by the pipeline): a ``stopped`` CPU whose
+    # stream is cut went silent at the cut, not because its buffer filled (ue23 #7)
+    cuts: tuple[StreamCut, ...] = ()
 
 
 class ClockStep(NamedTuple):

@@ -187,6 +187,7 @@ class StreamCut(NamedTuple):
 
     stream: str  # the stream file, relative to the session's root (``kernel/channel0_1``)
     at: int  # the byte the file ends at, inside a packet
+    cpu: int = -1  # the cpu_id its packets name (-1: none says): a CPU silent after the cut is silent for it
 
     def said(self) -> str:
         """``events after byte 49980 of channel0_1 (the stream file ends inside a packet)``: what could not be

@@ -309,6 +309,8 @@ def test_a_cut_stream_is_a_thing_not_judged_and_named_by_the_verdicts(
     result = analyse_trace_file(str(root))
     (cut,) = result.cuts
     assert cut.stream == "kernel/kch_1" and 0 <= cut.at < len(data) // 2
+    # its CPU, held by the analysis's coverage: a coverage finding of CPU1 says the cut, not a full buffer (ue23 #7)
+    assert cut.cpu == 1 and result.analysis.coverage.cuts == result.cuts
     said = f"events after byte {cut.at} of kernel/kch_1 (the stream file ends inside a packet)"
     assert cut.said() == said
     (examined,) = result.incident.examined

@@ -229,6 +229,32 @@ def test_the_runs_kept_cover_a_long_wait_on_a_busy_cpu() -> None:
     assert charged == pytest.approx(wait.span.duration)
 
 
+def test_a_waits_text_says_what_the_tasks_it_lists_cover_and_the_others_not_listed() -> None:
+    """ue23 #6: a wait's text lists the three tasks that ran the most meanwhile; cc1's 509.528 ms wait on
+    big.ftrace.txt.gz listed 26 ms of it (3 of 160 tasks on CPU0) as if that were all.  Both engines count the tasks
+    past the blames kept (Wait.more, more_seconds), and the text says the share listed and the others: here 10 tasks
+    of 20 ms each ran during waiter's 200 ms wait (9 of them whole, ping 20 ms from the wakeup on)."""
+    from detectors.sched.findings import detect
+    from forensics.report.trace_json import wait_to_dict
+
+    lists, counts = parse(busy_wait_text(9, step=20e-3, turns=10).encode(), 1 << 12)
+    got = compare(lists, counts)
+    (waiter,) = (t for t in got.tasks if t.comm == "waiter")
+    wait = waiter.worst_wakeup
+    assert wait is not None and len(wait.behind) == rules.BLAMES
+    assert (wait.more, wait.more_seconds) == (5, pytest.approx(0.1))
+    (found,) = (f for f in detect(got, "busy.txt") if f.kind == "sched-wakeup-latency" and "waiter" in f.title)
+    said = (
+        "meanwhile the CPU ran task3 (pid 743) 20.000 ms, pung (pid 730) 20.000 ms, task6 (pid 746) 20.000 ms; those "
+        "listed ran 60.000 ms of the 200.000 ms wait (30 %); the 7 other task(s) that ran, 140.000 ms in all, are not "
+        "listed. "
+    )
+    assert said in found.summary, found.summary
+    assert ("not listed", "7 other task(s), 140.000 ms in all") in [(x.name, x.value) for x in found.facts]
+    doc = wait_to_dict(wait)
+    assert doc is not None and doc["behind_more"] == {"tasks": 5, "ms": 100.0}
+
+
 def test_a_cpu_running_its_task_to_the_end_closes_its_run_and_the_waits_there_at_the_end() -> None:
     """ue21 #2: CPU1 silent after its switch to an RT hog, no event lost: both engines close the hog's run and the
     wait queued behind it at the trace's end (10.96, CPU0's last event), not at CPU1's last event (the switch)."""

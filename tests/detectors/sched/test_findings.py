@@ -227,7 +227,7 @@ def test_an_rt_hog_names_what_each_task_lost_behind_it(tmp_path: Path) -> None:
         "within RT throttling's default budget (sched_rt_runtime_us 950000 of sched_rt_period_us 1000000" in rt.summary
     )
     assert (
-        "The worst wait: cc1 (pid 650) waited 8.490 ms, 7.990 ms of it behind rthog (its mean preemption wait "
+        "The most harmful wait: cc1 (pid 650) waited 8.490 ms, 7.990 ms of it behind rthog (its mean preemption wait "
         in rt.summary
     )
     assert_evidence_resolves([rt])
@@ -499,8 +499,9 @@ def test_waits_behind_an_rt_hog_spinning_at_the_recordings_end_are_judged(tmp_pa
     assert "ran at least 500.000 ms on CPU1 (still running at the window's end)" in hog.title, hog.title
     (longest,) = [x for x in hog.facts if x.name == "longest run"]
     assert longest.lower_bound and longest.said == "at least 500.000 ms"
-    assert "The worst wait: kworker/1:0 (pid 30) waited at least 500.000 ms, still waiting at the window's end" in (
-        hog.summary
+    assert (
+        "The most harmful wait: kworker/1:0 (pid 30) waited at least 500.000 ms, still waiting at the window's end"
+        in (hog.summary)
     ), hog.summary
 
 
@@ -528,7 +529,7 @@ def test_a_preemption_wait_open_at_the_end_says_still_waiting_as_a_wakeup_does(
     victim = next(t for t in analysis.tasks if t.pid == 300).worst_preempt_wait
     assert victim is not None and victim.lower_bound
     waited = fmt_ms(victim.span.duration)
-    assert f"The worst wait: victim (pid 300) waited at least {waited}, {still} (its mean preemption wait" in (
+    assert f"The most harmful wait: victim (pid 300) waited at least {waited}, {still} (its mean preemption wait" in (
         hog.summary
     ), hog.summary
     assert hog.severity >= Severity.MEDIUM  # judged on the lower bound, past the CFS-behind-RT threshold
@@ -598,3 +599,17 @@ def test_a_cpu_silent_after_a_switch_keeps_its_stop_when_events_were_lost(tmp_pa
     findings = detect(analysis, str(path))
     assert analysis.coverage.running == ()
     assert not [f for f in findings if "still running" in f.title]
+
+
+def test_an_rt_hogs_text_names_one_worst_wait(tmp_path: Path) -> None:
+    """ue23 #8: the RT hog's summary said "up to 580.000 ms in one wait: victim ..." (the longest), then "The worst
+    wait: kworker/1:0 ... at least 550.000 ms" (the most severe: a kernel thread's): two different "worst" waits.
+    The longest is "up to"; the one the severity comes from is "the most harmful"."""
+    from tests.detectors.sched.traces import rt_hog_to_the_end_text
+
+    path = tmp_path / "rt_open.txt"
+    path.write_text(rt_hog_to_the_end_text())
+    (hog,) = _by_kind(_findings(path, window=(10.02, 10.6)), "sched-rt-hog")
+    assert "up to 580.000 ms in one wait: victim (pid 300)" in hog.summary, hog.summary
+    assert "The most harmful wait: kworker/1:0 (pid 30) waited at least 550.000 ms" in hog.summary, hog.summary
+    assert "worst wait" not in hog.summary, hog.summary

@@ -648,3 +648,29 @@ def test_a_cpu_silenced_by_the_recorder_at_the_end_is_said_so_not_a_buffer_that_
     assert_evidence_resolves(findings)
     ran = kf("trace", path, "--fail-on", "low")
     assert "CPU0 stops reporting when the recorder (perf)" in ran.stdout
+
+
+def test_a_cpu_silent_after_its_stream_file_is_cut_says_the_cut_not_a_full_buffer(tmp_path: Path) -> None:
+    """ue23 #7: an LTTng session with channel0_1 cut inside a packet had "could not judge: events after byte 149976 of
+    channel0_1" in its examined block, yet its coverage finding guessed "CPU1 ... Its buffer may have filled or
+    stopped".  The cut is known (Coverage.cuts, as the pipeline sets it from the reader): it is said instead."""
+    from forensics.types.trace import StreamCut
+
+    head, body = _lines(tmp_path)
+    t0, t1 = _ts(body[0]), _ts(body[-1])
+    kept = [line for line in body if "[000]" not in line or _ts(line) <= (t0 + t1) / 2]
+    path = _write(tmp_path, "cpu0-cut.txt", head, kept)
+    analysis, _findings = _both(path)
+    cut = StreamCut("kernel/channel0_0", 149976, 0)
+    analysis = analysis._replace(coverage=analysis.coverage._replace(cuts=(cut,)))
+    (stop,) = [f for f in detect(analysis, str(path)) if f.kind == "trace-coverage" and "stop" in f.title]
+    assert (
+        "CPU0's stream file kernel/channel0_0 ends inside a packet at byte 149976: its events after that were not read"
+        in stop.summary
+    ), stop.summary
+    assert "buffer may have filled" not in stop.summary, stop.summary
+    assert stop.next_steps == ("copy the session again whole (a stream file ends inside a packet)",)
+    # another CPU's cut says nothing of CPU0's silence: the guess stays
+    other = analysis._replace(coverage=analysis.coverage._replace(cuts=(cut._replace(cpu=1),)))
+    (stop,) = [f for f in detect(other, str(path)) if f.kind == "trace-coverage" and "stop" in f.title]
+    assert "Its buffer may have filled or stopped" in stop.summary, stop.summary

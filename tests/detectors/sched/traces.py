@@ -204,10 +204,12 @@ def analyse_path(path: Path, chunk: int = 1 << 16, **options: Any) -> tuple[Trac
 
 def busy_wait_text(switches: int, step: float = 0.2e-3, turns: int = 2) -> str:
     """A raw tracefs trace of 2 CPUs in which ``waiter`` (pid 700) waits on CPU0 while ``ping`` and ``pong`` (and
-    with ``turns`` 3, ``pung``; nice 0) take ``switches`` turns of ``step`` seconds in rotation, then runs: more
-    turns than the analysis keeps (``rules.drops_run``) leave the wait's start unattributed."""
+    with ``turns`` 3, ``pung``, past it ``task0``, ``task1`` ...; nice 0) take ``switches`` turns of ``step``
+    seconds in rotation, then runs: more turns than the analysis keeps (``rules.drops_run``) leave the wait's start
+    unattributed."""
     waiter = ("waiter", 700, 120)
-    rota = [("ping", 710, 120), ("pong", 720, 120), ("pung", 730, 120)][:turns]
+    named = [("ping", 710, 120), ("pong", 720, 120), ("pung", 730, 120)]
+    rota = [*named, *((f"task{k}", 740 + k, 120) for k in range(turns - len(named)))][:turns]
     events = [
         _switch(9.9999, 0, IDLE0, "R", rota[0]),
         _switch(9.9999, 1, IDLE1, "R", SLEEPER),
