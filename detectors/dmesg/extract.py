@@ -339,7 +339,10 @@ def alloc_failure_stacks(own: Sequence[LogLine], kinds: Sequence[int]) -> tuple[
     foreign: set[int] = set()
     first: int | None = None
     for k in range(1, len(own)):
-        if _ALLOC_HEADER.search(own[k].body) is None:
+        body = own[k].body
+        # Every header word holds "alloc": a substring test passes over the other lines (the regex on each line of
+        # every report cost the corpus x4 ~3.7% more instructions, as source).
+        if "alloc" not in body or _ALLOC_HEADER.search(body) is None:
             continue
         first = own[k].number if first is None else first
         stop = min(len(own), k + 1 + _WARN_ALLOC_REACH)
