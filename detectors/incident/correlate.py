@@ -703,10 +703,16 @@ def inputs_named(incidents: tuple[Incident, ...], apart: Collection[str]) -> str
             named.append((source, release, _named_host(incident)))
     if len({r for _, r, _ in named if r}) < 2 and len({h for _, _, h in named if h}) < 2:
         return ""
+    # Inputs that name the same kernel and host are said together: a dump, its dmesg.txt and its console log read as
+    # three boots when each was said apart (ue23 #12).
+    groups: dict[tuple[str | None, str | None, bool], list[str]] = {}
+    for source, release, host in dict.fromkeys(named):
+        groups.setdefault((release, host, source in apart), []).append(source)
     said = "; ".join(
-        f"{source} names {'no kernel release' if release is None else f'kernel {release}'} and "
-        f"{'no host' if host is None else f'host {host}'}{' (set apart)' if source in apart else ''}"
-        for source, release, host in dict.fromkeys(named)
+        f"{' and '.join(sources)} name{'s' if len(sources) == 1 else ''} "
+        f"{'no kernel release' if release is None else f'kernel {release}'} and "
+        f"{'no host' if host is None else f'host {host}'}{' (set apart)' if set_apart else ''}"
+        for (release, host, set_apart), sources in groups.items()
     )
     return f"The inputs come from different boots or machines: {said}."
 

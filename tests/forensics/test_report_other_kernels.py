@@ -131,6 +131,13 @@ def test_a_crash_log_and_a_dump_beside_a_trace_of_another_kernel_say_each_kernel
         in (doc["summary"])
     ), doc["summary"]
     assert doc["incident"]["kernel_release"] == "6.1.192"
+    # The dump and its own console log, one boot: said together, not as if each were a boot of its own (ue23 #12).
+    (tmp_path / "both").mkdir()
+    doc = _report(kf, tmp_path / "both", "--vmcore", case.directory, "--vmlinux", case.vmlinux, "--dmesg",
+                  case.console_log, "--trace", trace)  # fmt: skip
+    said = doc["summary"]
+    assert f" and {case.console_log} name kernel 6.1.192 and no host; {trace} names kernel {TRACE_KERNEL}" in said, said
+    assert said.count("6.1.192 and no host") == 1, said
 
 
 def test_inputs_of_one_boot_are_not_said_of_different_boots(tmp_path: Path, kf: Any) -> None:
