@@ -353,7 +353,7 @@ def rank_hypotheses(findings: tuple[Finding, ...], examined: tuple[Examined, ...
     for _name, rule in RULES:
         for h in rule(mine):
             out.setdefault(h.statement, h)
-    ranked = _after_roots(sorted(out.values(), key=lambda h: -h.confidence), mine)
+    ranked = _after_roots(_after_went_down(sorted(out.values(), key=lambda h: -h.confidence), mine), mine)
     # Each made anew with its rank and rounded confidence, as dataclasses.replace makes it (without its look at the
     # fields, ~2.5 us a hypothesis: 292 of the corpus x4's log).
     return tuple(
@@ -362,6 +362,66 @@ def rank_hypotheses(findings: tuple[Finding, ...], examined: tuple[Examined, ...
                    first if h.next_command.startswith(DUMP_PROMPTS) else "")
         for i, h in enumerate(ranked, 1)
     )  # fmt: skip
+
+
+def _report_lines(finding: Finding) -> tuple[str, int, int] | None:
+    """The source and the first and last lines of a kernel log finding's report (its "report" evidence)."""
+    ev = next((e for e in finding.evidence if e.locator.name == "report"), None)
+    if ev is None:
+        return None
+    return ev.source, ev.locator.start, ev.locator.end or ev.locator.start
+
+
+def _states(down: Finding, side: Finding, start: int) -> bool:
+    """Whether ``down``'s report states ``side`` as its cause: its cause is read from ``side``'s header line
+    (``start``), or both name one guilty frame (a WARNING raised by the allocation that failed, in its caller)."""
+    if any(e.locator.name == "cause" and e.locator.start == start for e in down.evidence):
+        return True
+    frame = down.fact("guilty frame")
+    return frame is not None and frame == side.fact("guilty frame")
+
+
+def _side_findings(down: Finding, findings: tuple[Finding, ...]) -> dict[str, Finding]:
+    """The findings, by id, printed inside the lines of ``down``'s report (their header among them) and less severe
+    than it, that its report does not state as its cause."""
+    lines = _report_lines(down)
+    if lines is None:
+        return {}
+    source, first, last = lines
+    out = {}
+    for f in findings:
+        at = _report_lines(f) if f.severity < down.severity and f.kind in KERNEL_LOG_KINDS else None
+        if at is not None and at[0] == source and first <= at[1] <= last and not _states(down, f, at[1]):
+            out[f.id] = f
+    return out
+
+
+def _after_went_down(ranked: list[Hypothesis], findings: tuple[Finding, ...]) -> list[Hypothesis]:
+    """``ranked`` (by confidence) with each hypothesis that names only side findings of a report the machine went down
+    on (:func:`_side_findings`: printed inside its lines, less severe, not the cause it states) ranked just below that
+    report's best hypothesis, its confidence capped below that one's and the reason said against it.
+
+    The report the boot ended on is the crash the log's title names (syzbot's, crash's): an event printed amid its
+    lines by another task is no likelier the crash's cause for its own reading's confidence.  Corpus log 218's
+    0-byte vmalloc failure, printed inside a WARNING that panicked (panic_on_warn), was hypothesis 1 (0.60) over the
+    WARNING (0.50); 346's RCU stall (0.65) over the WARNING that panicked, which the log's title names.
+    """
+    out = list(ranked)
+    for down in _of_kind(findings, KERNEL_LOG_KINDS):
+        if down.severity is not Severity.CRITICAL or not _went_down(down):
+            continue
+        side = _side_findings(down, findings)
+        top = next((h for h in out if down.id in h.finding_ids), None)
+        if not side or top is None:
+            continue
+        said = f"it was printed inside the lines of {down.title}, the report the machine went down on"
+        moved = [h for h in out[: out.index(top)] if h.finding_ids and all(i in side for i in h.finding_ids)]
+        out = [h for h in out if h not in moved]
+        at = out.index(top) + 1
+        out[at:at] = [
+            replace(h, confidence=min(h.confidence, top.confidence - 0.01), against=(*h.against, said)) for h in moved
+        ]
+    return out
 
 
 def _after_roots(ranked: list[Hypothesis], findings: tuple[Finding, ...]) -> list[Hypothesis]:
