@@ -197,3 +197,88 @@ def interleaved_stacks(reports: Sequence[KernelReport], whys: Mapping[int, Repor
         gone = tuple(WhyFact(f"{s.kind.value} stack", reason, at) for s in why.stacks)
         done[id(why)] = out[report.start_line] = why._replace(facts=(*why.facts, *gone), stacks=())
     return out
+
+
+#: dump_stack()'s header line, which names the task whose stack follows: its CPU, pid and comm.
+_TASK_LINE: Final = re.compile(r"\bCPU: \d+ (?:UID: \d+ )?PID: (\d+) Comm: (\S+)")
+#: A pid a report's header names as its own task's (``WARNING: CPU: 1 PID: 5 at ...``, ``... pid: 5, name: x``).
+_HEADER_PID: Final = re.compile(r"\bPID: (\d+) at |\bpid: (\d+), name: ")
+#: What an event is called where a report's stack is said to be its task's, by the event's kind.
+_EVENT_WORDS: Final = {ReportKind.ALLOC_FAILURE: "allocation failure", ReportKind.OOM: "OOM kill"}
+
+
+def _task_lines(report: KernelReport) -> list[tuple[int, int, str]]:
+    """The report's dump_stack() header lines, as (line number, pid, comm)."""
+    return [
+        (number, int(m.group(1)), m.group(2))
+        for number, text in report.lines
+        if "PID: " in text and (m := _TASK_LINE.search(text)) is not None
+    ]
+
+
+def _event_pid(event: KernelReport, why: ReportWhy | None) -> int | None:
+    """The pid of the task an event is, read from its lines: its own pid where it prints one, else the
+    dump_stack() header above the first frame of its trace that names the task its header names (the
+    ``task`` its reading took from warn_alloc's ``comm: vmalloc: ...``); None when none tells."""
+    if isinstance(event.pid, int):
+        return event.pid
+    task = next((f.value for f in why.facts if f.name == "task"), None) if why is not None else None
+    if not event.trace or not isinstance(task, str):
+        return None
+    above = [(n, pid) for n, pid, comm in _task_lines(event) if n < event.trace[0].line and comm == task]
+    return above[-1][1] if above else None
+
+
+def event_stacks(reports: Sequence[KernelReport], whys: Mapping[int, ReportWhy]) -> dict[int, ReportWhy]:
+    """``whys`` (by report first line) without the stacks of a report that an event printed amid its lines is the
+    task of, each said in its place; a stack whose task cannot be told, said unknown.
+
+    Without caller ids the scanner gives a report every line in its span, an event's too: corpus log 206's
+    suspicious-RCU warning (pid 5953) listed among its stacks the call trace of pid 5955's vmalloc failure
+    (warn_alloc, __vmalloc_node_range, xt_alloc_entry_offsets), printed between its header and its own.  A stack is
+    the task's its dump_stack() header (``CPU: N PID: P Comm: C``, the last above it in the report's lines) names:
+    the event's when that is the event's task (its pid, or the header above its own trace naming the task its header
+    names) and not the report's own (a pid its header names).  Any other inside the event's lines whose frames are
+    lines the event read as its trace cannot be told: unknown.
+    """
+    out = dict(whys)
+    events = [e for e in reports if e.is_event and e.context is None and e.trace]
+    for report in reports:
+        why = out.get(report.start_line)
+        if why is None or not why.stacks or report.is_event or report.context is not None:
+            continue
+        for event in events:
+            if event.end_line >= report.start_line and event.start_line <= report.end_line:
+                why = _without_event_stacks(report, why, event, _event_pid(event, out.get(event.start_line)))
+        out[report.start_line] = why
+    return out
+
+
+def _without_event_stacks(report: KernelReport, why: ReportWhy, event: KernelReport, pid: int | None) -> ReportWhy:
+    """``why`` without the stacks :func:`event_stacks` tells are ``event``'s (``pid``: its task's) or cannot tell."""
+    own = _HEADER_PID.search(report.header)
+    if own is not None and pid is not None and int(own.group(1) or own.group(2)) == pid:
+        return why  # the report is the event's task's own: its stacks are that task's
+    first = report.start_line
+    what = _EVENT_WORDS.get(event.kind, "event")
+    whose = f"pid {pid}'s {what}" if pid is not None else f"the {what}"
+    traced = {frame.line for frame in event.trace}
+    tasks = _task_lines(report)
+    kept, said = [], []
+    for stack in why.stacks:
+        heading = first + stack.at
+        above = [(n, p) for n, p, _ in tasks if n < heading]
+        reason = None
+        if event.start_line <= heading <= event.end_line:
+            if above and pid is not None and above[-1][1] == pid:
+                reason = (
+                    f"another task's: its dump_stack() header (line {above[-1][0]}) names pid {pid}, whose {what} "
+                    f"(line {event.start_line}) printed it amid this report's lines"
+                )
+            elif any(first + f.at in traced for f in stack.frames):
+                reason = f"unknown (interleaved with {whose}, line {event.start_line})"
+        if reason is None:
+            kept.append(stack)
+        else:
+            said.append(WhyFact(f"{stack.kind.value} stack", NotAvailable(reason), stack.at))
+    return why._replace(facts=(*why.facts, *said), stacks=tuple(kept)) if said else why

@@ -179,10 +179,11 @@ def source_result(
         from detectors.dmesg.findings import explain_reports, lock_cycle_causes
 
         whys = explain_reports(kept, grouper.kaslr)
-        from detectors.dmesg.interleaved import interleaved_stacks, unread_facts
+        from detectors.dmesg.interleaved import event_stacks, interleaved_stacks, unread_facts
 
         if len(kept) > 1:  # facts of lines two reports interleaved in, without caller ids: not this report's
             whys = unread_facts(kept, whys)
+            whys = event_stacks(kept, whys)  # a stack an event's task printed amid a report's lines: the event's
         whys = interleaved_stacks(kept, whys)  # an oops's stack amid another task's, without caller ids
         group_causes = lock_cycle_causes(kept, whys)
     return SourceResult(
