@@ -529,6 +529,11 @@ _IRQ_ENTRY = _p(
 _ENTRY_BIT = 1 << len(RULES)  # in a frame's mask: the frame is an interrupt entry
 #: The rules whose code keeps a sample that interrupted it (HotspotRule.keeps_interrupted).
 _KEEPS = sum(1 << i for i, rule in enumerate(RULES) if rule.keeps_interrupted)
+#: The interrupt classes (irq-work, irq-timer, irq-ipi, ...).  An interrupt may interrupt another (an IPI taken inside
+#: the tick's handler, a tick inside a device interrupt's softirq work): the CPU was running the innermost one, so
+#: these rules look only at the frames from the chain's last interrupt entry to the leaf (the whole chain without
+#: one).  Matched anywhere, the table's order named the tick for an IPI sampled inside it.
+_INTERRUPTS = sum(1 << i for i, rule in enumerate(RULES) if rule.name.startswith("irq-"))
 
 _MASKS: dict[str, int] = {}
 
@@ -573,6 +578,13 @@ def classify_chains(names: ChainNames, leaf_kernel: Any) -> Any:
     interrupted = np.zeros(n, np.int64)
     interrupted[full] = np.bitwise_or.reduceat(np.where(at < chain_first, frame_masks, 0), names.starts[full])
     kept = (interrupted & _KEEPS) != 0
+    # The innermost interrupt's frames: from each chain's last interrupt entry to its leaf (all, without one).
+    last = np.maximum.reduceat(np.where(frame_masks & _ENTRY_BIT, at, -1), names.starts[full])
+    last = np.where(last < 0, names.starts[full], last)
+    chain_last = np.repeat(last, names.lengths[full])
+    innermost = np.zeros(n, np.int64)
+    innermost[full] = np.bitwise_or.reduceat(np.where(at >= chain_last, frame_masks, 0), names.starts[full])
+    anywhere = (anywhere & ~_INTERRUPTS) | (innermost & _INTERRUPTS)
     for i, rule in enumerate(RULES):
         bit = 1 << i
         hit = ((leaf if rule.where == "leaf" else anywhere) & bit) != 0
@@ -600,6 +612,9 @@ def classify(frames: tuple[str, ...], leaf_kernel: bool | None = None) -> Hotspo
     # As classify_chains: the code the first interrupt entry stopped (the whole chain without one).
     entry = next((i for i, m in enumerate(masks) if m & _ENTRY_BIT), len(masks))
     kept = bool(reduce(or_, masks[:entry], 0) & _KEEPS)
+    # As classify_chains: the interrupt classes only from the innermost interrupt entry on.
+    last = next((i for i in range(len(masks) - 1, -1, -1) if masks[i] & _ENTRY_BIT), 0)
+    anywhere = (anywhere & ~_INTERRUPTS) | (reduce(or_, masks[last:]) & _INTERRUPTS)
     for i, rule in enumerate(RULES):
         bit = 1 << i
         if rule.where == "leaf":

@@ -142,14 +142,16 @@ def _without_traces(
     shows it is of their boot, so its clock's offset dates none of their times and its host names none of their
     machine (ue23 #1: a 2015 user-space LTTng session of "qemu1" dated this machine's RT throttling "2015-12-15
     20:38:44 UTC ±1.0 s" and the headline said "On qemu1", beside "the trace ... on its own clock, apart from the
-    others").  ``told``: each input's incident, the parts' first (:func:`build_story`).  A profile is no anchor
-    (its own clock too): a trace beside profiles only still names its boot, as alone.
+    others").  A profile is on its own clock too: its perf header's host named a log that names none (ue24 F1: "On
+    qemu1, real-time tasks ran ..." from a perf.data of qemu1 beside this machine's dmesg).  ``told``: each input's
+    incident, the parts' first (:func:`build_story`).  Traces and profiles without another input still name their
+    boot, as alone.
     """
     kept = [(k, t) for k, t in enumerate(told) if not _elsewhere(t, elsewhere)]
-    traces = [(parts[k].title, t) for k, t in kept if k < len(parts) and isinstance(parts[k].details, TraceResult)]
-    home = [t for k, t in kept if k >= len(parts) or not isinstance(parts[k].details, TraceResult)]
-    anchored = any(k >= len(parts) or not isinstance(parts[k].details, ProfileResult | TraceResult) for k, _ in kept)
-    if not traces or not anchored:
+    own_clock = [k < len(parts) and isinstance(parts[k].details, ProfileResult | TraceResult) for k in range(len(told))]
+    traces = [(parts[k].title, t) for k, t in kept if own_clock[k]]
+    home = [t for k, t in kept if not own_clock[k]]
+    if not traces or not home:
         return incident
     ours = Incident.merge(home, tool_version=incident.tool_version)
     host, boot = ours.host, ours.boot_time

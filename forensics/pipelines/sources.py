@@ -57,14 +57,8 @@ def analyse_vmcore(
     for d in source_dirs:
         args += ["--source-dir", d]
     title = f"vmcore {path}" + (" (its kernel log only: no debug info)" if isinstance(result, DumpLogResult) else "")
-    incident = result.incident
-    if isinstance(result, VmcoreResult):
-        # What the dump's analysis read, first among what the report examined (a report listed the log and the
-        # trace beside the dump, not the dump); the log-only analysis states its own (forensics/pipelines/vmcore.py).
-        # A log found beside the dump and not read (another crash's): said where the inputs are, as without debug info.
-        passed_over = (Examined(result.dmesg_not_used),) if result.dmesg_not_used else ()
-        incident = replace(incident, examined=(dump_examined(result), *passed_over, *incident.examined))
-    return SourceAnalysis(incident, title, result, (), _cmd(*args))
+    # What the dump's analysis read is its incident's (forensics/pipelines/vmcore.py), as the log-only analysis's.
+    return SourceAnalysis(result.incident, title, result, (), _cmd(*args))
 
 
 T = TypeVar("T")
@@ -137,28 +131,6 @@ def attempt(kind: InputKind, path: Path, analyse: Callable[[], T]) -> T | Unusab
         return analyse()
     except InputError as exc:
         return Unusable(kind, path, exc)
-
-
-#: What an analysis of a dump with its kernel's debug info could have found (detectors/vmcore/).
-DUMP_COULD_FIND = (
-    "the crash: its site, registers, faulting instruction, NULL members, freed or poisoned memory",
-    "locks held and their owners, tasks blocked in D state, lock cycles",
-    "memory: outsized slab caches, memory totals, the largest users at an OOM",
-    "the kernel's own log (its printk records) and taint",
-)
-
-
-def dump_examined(result: VmcoreResult) -> Examined:
-    """What the analysis of the dump read: its kernel, crash time, log, tasks, caches and modules."""
-    snap = result.snapshot
-    at = f", crashed {snap.uptime:.3f} s after boot" if isinstance(snap.uptime, float) else ""
-    return Examined(
-        f"crash dump {snap.dump_path}: kernel {snap.kernel_release}{at}; {len(snap.log):,} printk record(s), "
-        f"{len(snap.tasks):,} task(s), {len(snap.slab_caches):,} slab cache(s), {len(snap.modules):,} module(s)",
-        DUMP_COULD_FIND,
-        # A cut dump: what lay on its lost pages could not be found (their reads say "not in dump").
-        (f"what the lost pages held: the dump is cut short, {snap.cut}",) if snap.cut is not None else (),
-    )
 
 
 def analyse_dmesg(paths: tuple[Path, ...]) -> SourceAnalysis:

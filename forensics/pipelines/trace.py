@@ -587,6 +587,15 @@ def _uncovered(analysis: TraceAnalysis) -> tuple[tuple[float, float, str], ...]:
     return losses + holes
 
 
+def _kernel_said(kernel: str | NotAvailable, declared: str) -> str | NotAvailable:
+    """The trace's kernel release; where it names none, the release the analysis judged with (--kernel-release, a
+    report's kernel log) said beside "not available", which alone read as if none had been used (ue24 F4).  Not the
+    trace's own, so never its kernel_release."""
+    if isinstance(kernel, NotAvailable) and declared:
+        return NotAvailable(f"{kernel.reason}; judged as kernel {declared} (declared, not read from the trace)")
+    return kernel
+
+
 def analyse_trace_file(
     trace_file: str,
     *,
@@ -737,7 +746,7 @@ def analyse_trace_file(
     win = analysis.window
     incident = Incident(
         host=host,
-        kernel_release=kernel,
+        kernel_release=_kernel_said(kernel, kernel_release),
         window=win
         if isinstance(win, NotAvailable)
         else TimeWindow(Timestamp(win[0], Clock.TRACE), Timestamp(win[1], Clock.TRACE)),

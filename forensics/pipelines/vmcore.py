@@ -6,9 +6,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from forensics.model import NotAvailable
+from forensics.model import Examined, NotAvailable
 from forensics.types.results import NEEDS_DEBUG_INFO, DumpLogResult, LogBeside, LogExtracted, VmcoreResult
-from forensics.types.vmcore import Taint
+from forensics.types.vmcore import CrashSnapshot, Taint
 
 if TYPE_CHECKING:
     from forensics.errors import DebugInfoMismatchError, NoDebugInfoError
@@ -226,6 +226,10 @@ def analyse_dump(
     else:
         window = NotAvailable("the dump records no crash time")
         boot = NotAvailable("the dump records no crash time")
+    # What the analysis read, for `kforensic vmcore` as for a report (which listed it alone until ue24 F10: the command
+    # said "Nothing at medium severity or above" without what it had looked at); a log found beside the dump and not
+    # read (another crash's) is said there too, as without debug info.
+    passed_over = (Examined(extract.dmesg_not_used),) if extract.dmesg_not_used else ()
     incident = Incident(
         host=extract.host,
         kernel_release=snapshot.kernel_release,
@@ -234,12 +238,34 @@ def analyse_dump(
         findings=analysis.findings,
         tool_version=__version__,
         boot_time=boot,
+        examined=(dump_examined(snapshot), *passed_over),
     )
     dmesg = str(extract.dmesg_path) if extract.dmesg_path else None
     taint: Taint | NotAvailable = (
         snapshot.taint_mask if isinstance(snapshot.taint_mask, NotAvailable) else _taint(snapshot.taint_mask)
     )
     return VmcoreResult(snapshot, analysis, fault, tuple(reports), incident, dmesg, taint, extract.dmesg_not_used)
+
+
+#: What an analysis of a dump with its kernel's debug info could have found (detectors/vmcore/).
+DUMP_COULD_FIND = (
+    "the crash: its site, registers, faulting instruction, NULL members, freed or poisoned memory",
+    "locks held and their owners, tasks blocked in D state, lock cycles",
+    "memory: outsized slab caches, memory totals, the largest users at an OOM",
+    "the kernel's own log (its printk records) and taint",
+)
+
+
+def dump_examined(snap: CrashSnapshot) -> Examined:
+    """What the analysis of the dump read: its kernel, crash time, log, tasks, caches and modules."""
+    at = f", crashed {snap.uptime:.3f} s after boot" if isinstance(snap.uptime, float) else ""
+    return Examined(
+        f"crash dump {snap.dump_path}: kernel {snap.kernel_release}{at}; {len(snap.log):,} printk record(s), "
+        f"{len(snap.tasks):,} task(s), {len(snap.slab_caches):,} slab cache(s), {len(snap.modules):,} module(s)",
+        DUMP_COULD_FIND,
+        # A cut dump: what lay on its lost pages could not be found (their reads say "not in dump").
+        (f"what the lost pages held: the dump is cut short, {snap.cut}",) if snap.cut is not None else (),
+    )
 
 
 def _taint(mask: int) -> Taint:

@@ -55,3 +55,45 @@ def test_a_user_space_trace_dates_and_names_no_kernel_log(
     assert doc["summary"].startswith("On the machine, "), doc["summary"]
     assert "First (19181.168 s since boot): sched: RT throttling activated." in doc["narrative"], doc["narrative"]
     assert f"The trace {trace} has 2 finding(s) on its own clock, apart from the others." in doc["narrative"]
+
+
+def test_a_profile_names_no_host_for_a_kernel_log(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A perf.data's header names its machine (``# hostname``), on perf's own clock: beside a log that names no host
+    it lent the log its host ("On qemu1, real-time tasks ran ...", review ue24 F1).  Recorded now: its header names
+    this machine, which the log (the healthy 6.18 log) does not."""
+    import platform
+    import shutil
+    import socket
+    import subprocess
+
+    from collectors.perf_script import find_perf
+
+    perf = find_perf()
+    if perf is None:
+        pytest.skip("perf is not installed")
+    data = tmp_path / "perf.data"
+    spin = [
+        shutil.which("python3") or "python3",
+        "-c",
+        "import time\nt = time.time() + 0.3\nwhile time.time() < t: pass",
+    ]
+    rec = subprocess.run(
+        [perf, "record", "-q", "-F", "999", "-o", str(data), "--", *spin], capture_output=True, check=False
+    )
+    if rec.returncode != 0 or not data.exists():
+        pytest.skip(f"perf record is not allowed here: {rec.stderr.decode(errors='replace')[:200]}")
+    # The log of the kernel the profile names (its header's os release, this machine's): not set apart by release.
+    healthy = gzip.decompress((DATA / "healthy" / "dmesg.txt.gz").read_bytes()).decode()
+    log = tmp_path / "dmesg.txt"
+    log.write_text(
+        healthy.replace("Linux version 6.18.44-fc-v1252 ", f"Linux version {platform.release()} ") + THROTTLED + "\n"
+    )
+    alone = _report(monkeypatch, capsys, tmp_path, "--profile", data)["incident"]
+    host = alone["host"]
+    assert host == socket.gethostname(), alone  # the premise: alone, the profile names its machine
+    doc = _report(monkeypatch, capsys, tmp_path, "--dmesg", log, "--profile", data)
+    said = doc["incident"]["host"]
+    assert "not_available" in said and f"the CPU profile {data} names {host}, on its own clock" in said["not_available"]
+    assert doc["summary"].startswith("On the machine, "), doc["summary"]

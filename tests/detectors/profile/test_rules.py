@@ -297,6 +297,34 @@ def test_a_tick_or_ipi_that_interrupted_io_code_is_the_ticks_not_the_ios(interru
     assert classify((*interrupted, *completion)) is _rule("filesystem" if fs else "network")
 
 
+_IPI = ("asm_sysvec_reschedule_ipi", "sysvec_reschedule_ipi", "irqentry_exit", "schedule")
+_DEVICE = ("asm_common_interrupt", "common_interrupt", "handle_irq_event", "nvme_irq")
+
+
+@pytest.mark.parametrize(
+    ("outer", "inner", "name"),
+    [(_TICK, _IPI, "irq-ipi"), (_IPI, _TICK, "irq-timer"), (_TICK, _DEVICE, "irq-device")],
+    ids=["ipi-in-tick", "tick-in-ipi", "device-in-tick"],
+)
+def test_an_interrupt_taken_inside_another_is_the_innermost_ones(
+    outer: tuple[str, ...], inner: tuple[str, ...], name: str
+) -> None:
+    """A reschedule IPI sampled inside the tick's handler was the tick's ("irq-timer"), whichever ran: the first
+    interrupt rule of the table that matched any frame won (seen on a recording of the contend workload, the
+    recorded-mutex test below failed once).  The CPU was running the innermost interrupt: its class is the
+    sample's, in classify and in classify_chains alike."""
+    import numpy as np
+
+    from forensics.types.profile import ProfileFrame, StackTable
+
+    names = ("main", "parse", *outer, "irq_exit_rcu", *inner)
+    assert classify(names, leaf_kernel=True) is _rule(name)
+    chain = tuple(ProfileFrame(n, "x", i > 1, False, False) for i, n in enumerate(names))
+    empty = np.zeros(0, np.int64)
+    table = StackTable([chain], empty, [], empty, empty, empty)
+    assert RULES[int(classify_chains(table.names, np.array([True]))[0])] is _rule(name)
+
+
 @pytest.mark.parametrize(
     ("vector", "name"),
     [

@@ -160,6 +160,17 @@ def test_the_kernel_release_sets_the_fair_class_a_cfs_wait_is_judged_by(ftrace: 
     )
 
 
+def test_a_declared_kernel_release_is_said_beside_the_traces_own_none(ftrace: Path, kf: Run) -> None:
+    # The header said "kernel not available: trace text names no host or kernel" while the findings were judged
+    # against 6.18.44's EEVDF slices (ue24 F4): the release judged with is said, as declared, not as the trace's.
+    doc = json.loads(kf(str(ftrace), "-f", "json", "--kernel-release", "6.18.44").stdout)["incident"]
+    said = doc["kernel_release"]["not_available"]
+    assert said.startswith("trace text names no host or kernel"), said
+    assert said.endswith("; judged as kernel 6.18.44 (declared, not read from the trace)"), said
+    alone = json.loads(kf(str(ftrace), "-f", "json").stdout)["incident"]["kernel_release"]["not_available"]
+    assert "judged as" not in alone, alone
+
+
 def test_a_kernel_release_that_names_no_version_is_a_usage_error(ftrace: Path, kf: Run) -> None:
     # Unread, the trace would be judged as if no release were given and say the trace names none: refused instead.
     for release in ("banana", "6", "v6.6"):

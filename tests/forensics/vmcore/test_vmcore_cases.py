@@ -373,3 +373,19 @@ def test_what_the_dump_lacks_is_said_with_its_page_and_reason(name: str) -> None
             assert "was not captured (filtered by makedumpfile or not present)" not in warning, warning
             assert "page frame" in warning or "no page maps it" in warning, warning
     assert result.snapshot.tasks, "the task list is kept whatever pages are missing"
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_the_command_says_what_it_examined_and_could_have_found(name: str) -> None:
+    """``kforensic vmcore`` said "Nothing at medium severity or above" on the sysrq crash without what it had looked
+    at; only ``report --vmcore`` listed the dump as examined (ue24 F10).  The dump's analysis states it itself: its
+    kernel, tasks and caches counted from the snapshot, in the JSON and the markdown."""
+    _, result = _case(name)
+    snap = result.snapshot
+    dump = result.incident.examined[0]
+    assert dump.what.startswith(f"crash dump {snap.dump_path}: kernel {snap.kernel_release}"), dump.what
+    assert f"{len(snap.tasks):,} task(s), {len(snap.slab_caches):,} slab cache(s)" in dump.what, dump.what
+    assert any("lock cycles" in c for c in dump.could_find), dump.could_find
+    (said,) = [x for x in to_document(result)["incident"]["examined"] if x["what"] == dump.what]
+    assert said["could_find"] == list(dump.could_find)
+    assert f"examined: {dump.what}" in render_vmcore_markdown(result).replace("\n", " ")
