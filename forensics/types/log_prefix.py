@@ -25,3 +25,8 @@ UNTIMED: Final = f"(?:{SHORT}|{SHORT_FULL})"
 ISO: Final = r"\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?"
 #: journalctl short-monotonic: ``[   12.345678]``, the time since boot.
 MONOTONIC: Final = r"\[\s*\d+\.\d+\]"
+#: A syslog line another program wrote: its stamp and host, then a tag that is not the kernel's (``Dec  7 10:00:00 host
+#: abrt-notification[812]: ...``).  The kernel's messages reach syslog and the journal under the tag ``kernel`` alone,
+#: so a report's title in such a line is a program quoting it (detectors.dmesg.extract), and such a line is no kernel
+#: log line (collectors.kernel_log: a file of them quoting titles was read as a kernel log, ue23 #13).
+FOREIGN_SYSLOG: Final = f"(?:{SHORT}|{ISO}|{SHORT_FULL})" r" \S+ (?!kernel:)[^\s:\[\]]+(?:\[\d+\])?: "
