@@ -127,12 +127,14 @@ def _json_refusal(source: str, head: bytes) -> InputError | None:
 KERNEL_LOG = TextInput("a kernel log", "the log", "kforensic dmesg reads dmesg/journalctl -k/console text")
 
 
-#: A line only a kernel log has: printk's "[ sec.usec]" stamp (maybe after a "<level>"), a /dev/kmsg record, ``dmesg
+#: A line only a kernel log has: printk's "[ sec.usec]" stamp (maybe after a "<level>" or a capture tool's stamp), a
+#: /dev/kmsg record, ``dmesg
 #: -T``'s "[Mon Nov 30 06:55:29 2026]", ``dmesg -x``'s "kern  :warn  :" at a line's start (:data:`_LINE_PREFIXES`);
 #: syslog's and the journal's "host kernel:", or the words of a kernel report or boot banner anywhere
 #: (:data:`_LINE_WORDS`, :data:`_BANNER`).  :func:`_kernel_line_in` searches a text for one.
 _LINE_PREFIXES = (
-    rb"(?:<\d{1,3}>)?\[ *\d+\.\d+\]",
+    # maybe after a capture tool's stamp (log_prefix.CAPTURE: ts, minicom, grabserial)
+    rb"(?:" + log_prefix.CAPTURE.encode() + rb")?(?:<\d{1,3}>)?\[ *\d+\.\d+\]",
     rb"\d{1,3},\d+,\d+,[^;\n]{0,8};",
     rb"<\d>",
     rb"\[[A-Z][a-z]{2} [A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \d{4}\]",
@@ -226,7 +228,8 @@ _OTHER_TEXT_SAMPLE = 16 << 10  # the bytes of a log's start kept to tell what it
 #: not (a word, a space, words; a line that starts with a space, a tab or "#"), nor an e-mail's header lines, which
 #: have the same shape ("Subject: server down").
 _KERNEL_MESSAGE = re.compile(
-    rb"(?m)^(?!(?:From|To|Cc|Bcc|Subject|Date|Reply-To|In-Reply-To|Message-I[Dd]|Received|Return-Path|MIME-Version"
+    rb"(?m)^(?:" + log_prefix.CAPTURE.encode() + rb")?"  # maybe after a capture tool's stamp (minicom's, ts's)
+    rb"(?!(?:From|To|Cc|Bcc|Subject|Date|Reply-To|In-Reply-To|Message-I[Dd]|Received|Return-Path|MIME-Version"
     rb"|Content-[\w-]+|X-[\w-]+): )[A-Za-z][\w.-]*(?: \(?[\w.:-]+\)?)?: \S"
 )
 #: The share of a text's non-blank lines that must be shaped as kernel messages for it to be a console without time

@@ -268,7 +268,7 @@ def test_other_programs_syslog_lines_quoting_reports_are_not_a_kernel_log(tmp_pa
     assert "kernel BUG in kf_buffer_put" in done.stdout and "host kfhost" in done.stdout
 
 
-@pytest.mark.parametrize("form", ["printk", "iso", "dmesg -T", "dmesg -x", "bare"])
+@pytest.mark.parametrize("form", ["printk", "iso", "dmesg -T", "dmesg -x", "bare", "captured"])
 def test_a_kernel_log_without_reports_is_read_and_says_what_was_examined(
     tmp_path: Path, log_text: bytes, form: str
 ) -> None:
@@ -287,6 +287,7 @@ def test_a_kernel_log_without_reports_is_read_and_says_what_was_examined(
             "dmesg -T": f"[Thu Dec  3 15:15:11 2026] {body}",
             "dmesg -x": f"kern  :info  : {line}",
             "bare": body,
+            "captured": f"[2026-12-03 15:15:11.123] {line}",  # minicom's stamp of the console line
         }[form]
 
     path = tmp_path / "boot.log"
