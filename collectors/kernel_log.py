@@ -28,6 +28,7 @@ from collectors.inputs import TrackedInput, open_input
 from forensics.errors import CollectionError, EmptyLogError, InputError
 from forensics.model import NotAvailable, SourceRecord
 from forensics.textcodec import TextNormalizer
+from forensics.types import log_prefix
 
 if TYPE_CHECKING:
     from collectors.log_identity import LogIdentity
@@ -126,12 +127,14 @@ def _json_refusal(source: str, head: bytes) -> InputError | None:
 KERNEL_LOG = TextInput("a kernel log", "the log", "kforensic dmesg reads dmesg/journalctl -k/console text")
 
 
-#: A line only a kernel log has: printk's "[ sec.usec]" stamp (maybe after a "<level>"), a /dev/kmsg record, ``dmesg
+#: A line only a kernel log has: printk's "[ sec.usec]" stamp (maybe after a "<level>" or a capture tool's stamp), a
+#: /dev/kmsg record, ``dmesg
 #: -T``'s "[Mon Nov 30 06:55:29 2026]", ``dmesg -x``'s "kern  :warn  :" at a line's start (:data:`_LINE_PREFIXES`);
 #: syslog's and the journal's "host kernel:", or the words of a kernel report or boot banner anywhere
 #: (:data:`_LINE_WORDS`, :data:`_BANNER`).  :func:`_kernel_line_in` searches a text for one.
 _LINE_PREFIXES = (
-    rb"(?:<\d{1,3}>)?\[ *\d+\.\d+\]",
+    # maybe after a capture tool's stamp (log_prefix.CAPTURE: ts, minicom, grabserial)
+    rb"(?:" + log_prefix.CAPTURE.encode() + rb")?(?:<\d{1,3}>)?\[ *\d+\.\d+\]",
     rb"\d{1,3},\d+,\d+,[^;\n]{0,8};",
     rb"<\d>",
     rb"\[[A-Z][a-z]{2} [A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \d{4}\]",
@@ -148,14 +151,43 @@ _PREFIX_AT_START = re.compile(b"(?:" + b"|".join(_LINE_PREFIXES) + b")")
 _PREFIX_AFTER_NEWLINE = re.compile(b"\n(?:" + b"|".join(_LINE_PREFIXES) + b")")
 
 
+#: Another program's syslog line (``Dec  7 10:00:00 host kdumpctl[812]: kernel BUG at ...``): the words of a report
+#: in it are that program quoting one, not the kernel's (a file of two such lines was read as a kernel log, "No
+#: problem found", where 50 cron lines were refused: ue23 #13).
+_FOREIGN_SYSLOG = re.compile(rb"(?:<\d{1,3}>)?" + log_prefix.FOREIGN_SYSLOG.encode())
+
+
 def _kernel_line_in(text: bytes) -> bool:
-    """Whether ``text`` holds a kernel log line: a prefix at its start or a line's, or the words anywhere."""
+    """Whether ``text`` holds a kernel log line: a prefix at its start or a line's, or the words anywhere but in
+    another program's syslog line (:data:`_FOREIGN_SYSLOG`)."""
     return (
         _PREFIX_AT_START.match(text) is not None
         or _PREFIX_AFTER_NEWLINE.search(text) is not None
-        or any(word in text for word in _LINE_WORDS)
-        or _BANNER.search(text) is not None
+        or any(_word_in(text, word) for word in _LINE_WORDS)
+        or _banner_in(text)
     )
+
+
+def _word_in(text: bytes, word: bytes) -> bool:
+    """Whether ``word`` is in ``text`` on a line that is not another program's syslog line: found by bytes' search,
+    each line it is found on then looked at (a text without it is searched once, as before)."""
+    at = text.find(word)
+    while at >= 0:
+        if not _foreign_line_at(text, at):
+            return True
+        end = text.find(b"\n", at)
+        at = -1 if end < 0 else text.find(word, end)
+    return False
+
+
+def _banner_in(text: bytes) -> bool:
+    """Whether the boot banner (:data:`_BANNER`) is in ``text`` on a line that is not another program's syslog's."""
+    return any(not _foreign_line_at(text, m.start()) for m in _BANNER.finditer(text))
+
+
+def _foreign_line_at(text: bytes, at: int) -> bool:
+    """Whether the line of ``text`` holding offset ``at`` is another program's syslog line."""
+    return _FOREIGN_SYSLOG.match(text, text.rfind(b"\n", 0, at) + 1) is not None
 
 
 #: Text of the other kinds most often given to ``dmesg`` by mistake, by what their lines look like, with the command
@@ -196,7 +228,8 @@ _OTHER_TEXT_SAMPLE = 16 << 10  # the bytes of a log's start kept to tell what it
 #: not (a word, a space, words; a line that starts with a space, a tab or "#"), nor an e-mail's header lines, which
 #: have the same shape ("Subject: server down").
 _KERNEL_MESSAGE = re.compile(
-    rb"(?m)^(?!(?:From|To|Cc|Bcc|Subject|Date|Reply-To|In-Reply-To|Message-I[Dd]|Received|Return-Path|MIME-Version"
+    rb"(?m)^(?:" + log_prefix.CAPTURE.encode() + rb")?"  # maybe after a capture tool's stamp (minicom's, ts's)
+    rb"(?!(?:From|To|Cc|Bcc|Subject|Date|Reply-To|In-Reply-To|Message-I[Dd]|Received|Return-Path|MIME-Version"
     rb"|Content-[\w-]+|X-[\w-]+): )[A-Za-z][\w.-]*(?: \(?[\w.:-]+\)?)?: \S"
 )
 #: The share of a text's non-blank lines that must be shaped as kernel messages for it to be a console without time
@@ -332,6 +365,14 @@ class TextCheck:
             looks = (
                 "; it looks like key: value lines (a /proc or tracefs file such as /proc/meminfo, or a configuration)"
             )
+        if foreign := _foreign_lines(self._start, lines):
+            # Other programs' syslog lines (/var/log/messages, or lines of it quoting a report's title) were said to
+            # lack a "syslog or journal 'kernel:' prefix": neither that they are syslog's, nor what to give instead.
+            raise InputError(
+                f"{self.source}: not a kernel log: none of its {lines:,} lines is a kernel log line ({foreign})",
+                hint="give the kernel's own lines: `journalctl -k`, dmesg, or the syslog lines tagged 'HOST kernel:' "
+                "(/var/log/kern.log, `grep ' kernel: ' /var/log/messages`)",
+            )
         raise InputError(
             f"{self.source}: not a kernel log: none of its {lines:,} lines is a kernel log line (no printk time stamp, "
             f"/dev/kmsg record, syslog or journal 'kernel:' prefix, boot banner, kernel report or message){looks}",
@@ -344,6 +385,24 @@ class TextCheck:
         if _kernel_line_in(window):
             self.kernel_line = True
         self._tail = window[-_KERNEL_LINE_TAIL:]
+
+
+def _foreign_lines(start: bytes, lines: int) -> str | None:
+    """What share of a text's lines are other programs' syslog lines (:data:`_FOREIGN_SYSLOG`), said for its
+    refusal: of its ``lines`` lines when ``start``, its first bytes, holds it whole, else of the lines of ``start``;
+    None when none is."""
+    whole = len(start) < _OTHER_TEXT_SAMPLE
+    if not whole:
+        start = start[: start.rfind(b"\n") + 1]  # the sample's last line may be cut: not counted
+    seen = lines if whole else start.count(b"\n")
+    count = sum(1 for line in start.splitlines() if _FOREIGN_SYSLOG.match(line) is not None)
+    if not count:
+        return None
+    said = f"{count:,} {'is' if count == 1 else 'are'}" + ("" if whole else f" of its first {seen:,}")
+    said += " other programs' syslog lines, whose tag is not 'kernel:'"
+    if count < seen:
+        said += "; the others have no printk time stamp, syslog 'kernel:' tag, boot banner or kernel message"
+    return said
 
 
 def _key_value_text(start: bytes) -> bool:

@@ -34,7 +34,11 @@ _DYNAMIC = rc.compile(rb"Dynamic Preempt: (\w+)")
 #: message text holding ``[1.5]`` is not taken for one.
 #: Numbers of at most 20 digits, as detectors.dmesg.lines reads them (a kernel prints 64 bits): a longer run is no
 #: stamp, and is never converted (Python refuses a string of more than 4,300 digits).
-_STAMP = rc.compile(rb"^[^\[\n]*\[\s*(\d{1,20}\.\d{1,20})\]([^\n]*)", re.M)
+#: A capture tool's stamp before it (log_prefix.CAPTURE: ts, minicom) is passed over: its "[" was taken for the line's
+#: first, and a capture started after boot was not said to be cut.
+_STAMP = rc.compile(
+    rb"^(?:" + log_prefix.CAPTURE.encode() + rb")?[^\[\n]*\[\s*(?P<time>\d{1,20}\.\d{1,20})\](?P<rest>[^\n]*)", re.M
+)
 #: A log whose first stamped line is later than this after boot and is not the boot banner does not hold its
 #: boot's start: the kernel prints the banner first, at 0.000000 (init/main.c start_kernel).
 CUT_AFTER_SECONDS = 1.0
@@ -85,9 +89,9 @@ def _starts_after(head: bytes) -> float | None:
     """When after its boot the log's first stamped line was printed, if it is not the boot's start."""
     kmsg = _KMSG_RECORD.match(head)
     m = kmsg or _STAMP.search(head)
-    if m is None or b"Linux version " in m.group(2):
+    if m is None or b"Linux version " in (m.group(2) if kmsg else m["rest"]):
         return None
-    seconds = int(m.group(1)) / 1e6 if kmsg else float(m.group(1))
+    seconds = int(m.group(1)) / 1e6 if kmsg else float(m["time"])
     return seconds if seconds > CUT_AFTER_SECONDS else None
 
 

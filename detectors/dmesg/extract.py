@@ -131,14 +131,9 @@ def match_header(body: str) -> tuple[Rule, re.Match[str]] | None:
     return None
 
 
-#: A syslog line another program wrote: its stamp and host, then a tag that is not the kernel's (``Dec  7 10:00:00 host
-#: abrt-notification[812]: ...``).  The kernel's messages reach syslog and the journal under the tag ``kernel`` alone
-#: (lines.py reads them), so a report title in such a line is a program quoting it (abrt's notice of the oops beside
-#: it), not a report.
-_FOREIGN_SYSLOG: Final = rc.compile(
-    f"(?:{log_prefix.SHORT}|{log_prefix.ISO}|{log_prefix.SHORT_FULL})"
-    r" \S+ (?!kernel:)[^\s:\[\]]+(?:\[\d+\])?: "
-)
+#: A syslog line another program wrote (``Dec  7 10:00:00 host abrt-notification[812]: ...``): a report title in it is
+#: a program quoting it (abrt's notice of the oops beside it), not a report.
+_FOREIGN_SYSLOG: Final = rc.compile(log_prefix.FOREIGN_SYSLOG)
 #: A field label in capitals alone before the header on a line without a kernel prefix (``TITLE: BUG: soft lockup in
 #: f``, ``ALT: ...``: syzkaller's annotated test logs; a form or a summary quoting a title): no kernel message starts
 #: so; a subsystem's own prefix before a header is lower case or more than one word (``watchdog: BUG:``, ``rcu:

@@ -227,7 +227,48 @@ def test_text_without_a_kernel_line_is_not_a_kernel_log(tmp_path: Path, name: st
         assert f"read it with `{reader}`" in kforensic("dmesg", str(path)).stderr
 
 
-@pytest.mark.parametrize("form", ["printk", "iso", "dmesg -T", "dmesg -x", "bare"])
+def _report_bodies() -> list[str]:
+    """The header lines of the fixtures' reports, without their printk time: what a crash notifier quotes."""
+    bodies = []
+    for case in ("01-null-member", "02-bug-on", "03-warn-on"):
+        path = ROOT / "vmcore_fixtures/cases" / case / "dmesg.txt"
+        if not path.is_file():
+            pytest.skip("no fixture dmesg")
+        bodies += [
+            line.split("] ", 1)[1]
+            for line in path.read_text().splitlines()
+            if re.search(r"\] (?:BUG: |kernel BUG at |WARNING: |Oops: )", line)
+        ]
+    return bodies
+
+
+def test_other_programs_syslog_lines_quoting_reports_are_not_a_kernel_log(tmp_path: Path) -> None:
+    """Syslog lines of other programs (kdumpctl, abrt) quoting reports' titles were counted as kernel log lines by
+    their words ("BUG: ", "WARNING: "): "No problem found", exit 0, and "the log has no syslog prefixes naming the
+    host" where they all name one (ue23 #13), while 50 cron lines were refused.  Now refused, exit 3, saying what
+    its lines are and what to give."""
+    bodies = _report_bodies()
+    assert len(bodies) >= 4
+    path = tmp_path / "user.log"
+    path.write_text("".join(f"Dec  7 10:00:0{i % 10} kfhost kdumpctl[812]: {b}\n" for i, b in enumerate(bodies)))
+    for command in (("dmesg",), ("report", "--dmesg")):
+        done = kforensic(*command, str(path))
+        assert done.returncode == 3, (command, done.stdout, done.stderr)
+        first = done.stderr.splitlines()[0]
+        assert first.endswith(
+            f"none of its {len(bodies)} lines is a kernel log line ({len(bodies)} are other programs' syslog lines, "
+            "whose tag is not 'kernel:')"
+        ), first
+        assert "journalctl -k" in done.stderr
+    # The same lines among the kernel's own, tagged "kernel:": the kernel's report is read, its host said.
+    log = (ROOT / "vmcore_fixtures/cases/02-bug-on/dmesg.txt").read_text().splitlines()
+    path.write_text(path.read_text() + "".join(f"Dec  7 10:00:10 kfhost kernel: {line}\n" for line in log))
+    done = kforensic("dmesg", str(path))
+    assert done.returncode == 0, done.stderr
+    assert "kernel BUG in kf_buffer_put" in done.stdout and "host kfhost" in done.stdout
+
+
+@pytest.mark.parametrize("form", ["printk", "iso", "dmesg -T", "dmesg -x", "bare", "captured"])
 def test_a_kernel_log_without_reports_is_read_and_says_what_was_examined(
     tmp_path: Path, log_text: bytes, form: str
 ) -> None:
@@ -246,6 +287,7 @@ def test_a_kernel_log_without_reports_is_read_and_says_what_was_examined(
             "dmesg -T": f"[Thu Dec  3 15:15:11 2026] {body}",
             "dmesg -x": f"kern  :info  : {line}",
             "bare": body,
+            "captured": f"[2026-12-03 15:15:11.123] {line}",  # minicom's stamp of the console line
         }[form]
 
     path = tmp_path / "boot.log"
