@@ -439,6 +439,7 @@ class InputKind(enum.StrEnum):
     TRACE = "trace"
     PROFILE = "profile"
     FINDINGS = "findings file"
+    KDUMP = "kdump check"  # (read from a findings file: `kdump check -f json`; a report of it alone tells readiness)
 
 
 #: How :attr:`Examined.standing` starts for an input set apart from the boot a report tells (another boot, host or

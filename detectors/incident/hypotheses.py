@@ -18,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from detectors.incident.deliberate import NEXT_STEPS, configured_panic, deliberate_crash, is_deliberate
+from detectors.incident.readiness import incident_findings, readiness_only, readiness_sentence
 from detectors.incident.timeline import foreign_sources
 from forensics.model import (
     KERNEL_LOG_KINDS,
@@ -810,8 +811,13 @@ def plain_summary(
     ranks first, cited by its rank (:func:`main_problem`).  An input that could not be used (a dump that is none,
     given beside a log) is said after it, with why; so is what of an input was not read because its file is cut short
     (an LTTng stream file ending inside a packet, a truncated perf.data): a verdict holds for the part read only.
+    A kdump check's readiness findings are no event of the boot told: left out here (the verdict says them after
+    the story: :func:`detectors.incident.readiness.readiness_sentence`), unless a check is all there is to tell.
     """
-    return _summary(findings, host, examined, apart, hypotheses) + cut_said(examined) + unusable_said(examined)
+    if readiness_only(findings, examined):
+        return f"On {host}, {readiness_sentence(findings)}" + cut_said(examined) + unusable_said(examined)
+    told = incident_findings(findings)
+    return _summary(told, host, examined, apart, hypotheses) + cut_said(examined) + unusable_said(examined)
 
 
 def _summary(

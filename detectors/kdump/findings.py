@@ -1,4 +1,11 @@
-"""Checklist lines as :class:`Finding` records, so ``kforensic report`` can merge them."""
+"""Checklist lines as :class:`Finding` records, so ``kforensic report`` can merge them.
+
+A readiness gap is harm that has not happened: the next crash's dump would be lost or damaged, while on the machine
+checked nothing waited and nothing broke.  So no readiness finding reaches medium, the line of a problem
+(docs/severity.md, "kdump readiness"): a failing check is low, a warning at most low, each judged against what a
+machine ready to capture a crash has for that check (:data:`READY_BASELINES`).  Until 2026-12-07 a fail was high and a
+warn medium, so a healthy machine's report led with "2 high" kdump findings, none with a baseline (review ue24 F2).
+"""
 
 from __future__ import annotations
 
@@ -60,6 +67,78 @@ FAULT_TITLES: tuple[tuple[str, str, str], ...] = (
 )
 
 
+#: The severity of a failing or warning line's finding: what a fault does to the next crash's dump (the line's weight,
+#: :attr:`CheckLine.severity`, which also decides which unread lines hold the verdict back), capped here, since it is
+#: harm still to come.  A fail (weight high: the dump would be lost) and a warn that damages the dump (medium) are low,
+#: worth a look; a warn of weight low stays low, one of weight info (another boot entry's size) info.
+READINESS_CAP = Severity.LOW
+
+#: What a machine ready to capture a crash has for each check (the baseline of its finding), by line id prefix:
+#: (prefix, what it has, where that comes from).  First match wins.
+READY_NAME = "a machine ready for kdump"
+_KDUMP_DOC = "Documentation/admin-guide/kdump/kdump.rst"
+_TOOLING_DOC = "the distribution's kdump documentation (Debian kdump-tools, RHEL kexec-tools)"
+READY_BASELINES: tuple[tuple[str, str, str], ...] = (
+    ("distro", "a distribution whose kdump tooling the checks know (Debian/Ubuntu, RHEL/Fedora)", "docs/kdump.md"),
+    (
+        "crashkernel-cmdline",
+        "crashkernel= on the running kernel's command line, reserving memory for its RAM",
+        _KDUMP_DOC,
+    ),
+    ("crashkernel-boot", "crashkernel= in the boot configuration, so every boot reserves it", _TOOLING_DOC),
+    (
+        "crashkernel-generated",
+        "the boot entry the boot loader boots carries the configuration's crashkernel=",
+        _TOOLING_DOC,
+    ),
+    ("crashkernel-entries", "every boot entry offered reserves the same crash kernel memory", _TOOLING_DOC),
+    (
+        "crash-reservation",
+        "a kernel built with kexec crash support (CONFIG_KEXEC, CONFIG_CRASH_DUMP), crash kernel memory reserved "
+        "(/sys/kernel/kexec_crash_size above 0), at least the recommended size",
+        _KDUMP_DOC,
+    ),
+    ("crash-loaded", "a crash kernel loaded (/sys/kernel/kexec_crash_loaded 1)", _KDUMP_DOC),
+    (
+        "kdump-tooling",
+        "the kdump tooling installed (kdump-config or kdumpctl, makedumpfile) and its service loaded",
+        _TOOLING_DOC,
+    ),
+    ("kdump-config", "a kdump configuration its tooling accepts", _TOOLING_DOC),
+    ("kdump-enabled", "kdump enabled in its configuration", _TOOLING_DOC),
+    ("kdump-service", "the kdump service started at every boot", _TOOLING_DOC),
+    ("dump-space", "room at the dump target for a dump of this machine's memory", _TOOLING_DOC),
+    ("ssh-key", "an SSH key the dump host accepts, for a dump written over SSH", _TOOLING_DOC),
+    ("makedumpfile", "makedumpfile writing a complete dump in a format crash and drgn open", "makedumpfile(8)"),
+    (
+        "sysctl:kernel.sysrq",
+        "SysRq-c allowed, to force a dump of a hung machine",
+        "Documentation/admin-guide/sysrq.rst",
+    ),
+    (
+        "sysctl:",
+        "the failures its owner wants dumped made to panic (kforensic kdump setup --policy)",
+        "Documentation/admin-guide/sysctl/kernel.rst",
+    ),
+    ("debuginfo", "the running kernel's debug info at hand (its vmlinux, or a debuginfod server)", "crash(8), drgn"),
+    ("unreadable:", "every file the checks need readable", "docs/kdump.md"),
+)
+
+#: The harm a failing or warning line's finding states (fact ``harm``): none yet, and what the next crash would lose.
+HARM_NOT_YET = {
+    Status.FAIL: "not yet: the next crash's dump would be lost",
+    Status.WARN: "not yet: the next crash would be captured with this gap",
+}
+
+
+def ready_baseline(line_id: str) -> Baseline:
+    """What a machine ready for kdump has for the check ``line_id``: its finding's baseline."""
+    for prefix, value, source in READY_BASELINES:
+        if line_id.startswith(prefix):
+            return Baseline(READY_NAME, value, source)
+    return Baseline(READY_NAME, "this check passing", "docs/kdump.md")
+
+
 def fault_title(line_id: str, title: str, status: Status, state: KdumpState) -> str:
     """What is wrong, for a failing or warning line (the check's name and status otherwise): a failed root cause's
     deeper fault when it has one (:func:`detectors.kdump.dependencies.cause_fault`), else :data:`FAULT_TITLES`'."""
@@ -101,10 +180,12 @@ def line_finding(line: CheckLine, state: KdumpState) -> Finding | None:
         return None
     summary = f"{line.detail}. {line.why}." if line.why else line.detail
     facts: tuple[Fact, ...] = (Fact("status", line.status.value), Fact("check", line.id))
-    baseline = None
+    if line.status in HARM_NOT_YET:
+        facts += (Fact("harm", HARM_NOT_YET[line.status]),)
+    baseline = ready_baseline(line.id)
     consequence = None
     title = fault_title(line.id, line.title, line.status, state)
-    severity = line.severity
+    severity = min(line.severity, READINESS_CAP)
     confidence_reason = "read directly from the system's configuration, /proc and /sys"
     if line.status is Status.UNKNOWN:
         # Not a problem: nothing was judged.  Counted apart ("could not be judged"); the harm a bad value would do is
@@ -122,7 +203,9 @@ def line_finding(line: CheckLine, state: KdumpState) -> Finding | None:
         summary = f"Blocked by: {blocker.reason}. {summary}"
         facts += (Fact("blocked_by", blocker.line_id),)
         # Info, not its own harm: the harm is counted once, on the cause's finding.
-        baseline = Baseline("the root cause, counted once", f"{consequence.title} (high)", "kdump check dependencies")
+        baseline = Baseline(
+            "the root cause, counted once", f"{consequence.title} ({READINESS_CAP.value})", "kdump check dependencies"
+        )
     return Finding(
         id=finding_id(IdFamily.KDUMP, line.id),
         kind=FindingKind.KDUMP_READINESS,

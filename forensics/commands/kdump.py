@@ -46,13 +46,15 @@ RootOption = Annotated[
 
 # kdump check is a readiness gate: not ready exits 1 whatever the threshold (docs/kdump.md, "Exit status"), so
 # --fail-on can only add failures; the shared option's help ("Exit 1 when a finding is at or above") read as if
-# `--fail-on critical` let a machine that cannot capture a dump pass.
+# `--fail-on critical` let a machine that cannot capture a dump pass.  Since review ue24 F2 a failing check is a low
+# finding (harm still to come: docs/severity.md), so this rule, not a severity, is what makes the check a gate.
 CheckFailOnOption = Annotated[
     Severity | None,
     typer.Option(
         "--fail-on",
         help="Also exit 1 when a finding is at or above this severity (info, low, medium, high, critical); "
-        "a machine not ready to capture a dump exits 1 whatever it is.",
+        "a machine not ready to capture a dump exits 1 whatever it is. Readiness findings are at most low "
+        "(no harm yet): low also fails on warnings.",
         case_sensitive=False,
     ),
 ]

@@ -156,6 +156,7 @@ OPTION = {
     InputKind.TRACE: "--trace",
     InputKind.PROFILE: "--profile",
     InputKind.FINDINGS: "--from",
+    InputKind.KDUMP: "--from",
 }
 
 

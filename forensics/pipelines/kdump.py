@@ -54,7 +54,7 @@ def _examined(state: KdumpState, checklist: Checklist) -> Examined:
     """What the check read and could judge, and each check whose value was not read (with why): the incident of a
     root where nothing could be read had no finding and no examined item, and ``report --from`` made "no known
     kernel problem" of "NOT KNOWN TO BE READY" (review ue15 #6)."""
-    from forensics.model import Examined
+    from forensics.model import Examined, InputKind
     from forensics.types.kdump import Status
 
     where = "this machine" if Path(state.root).resolve() == Path("/") else f"the root {state.root}"
@@ -62,7 +62,9 @@ def _examined(state: KdumpState, checklist: Checklist) -> Examined:
     judged = [line.title for line in checklist.lines if line.status is not Status.UNKNOWN]
     what = f"kdump check of {where}: {len(state.sources)} file(s) read, {len(checklist.lines)} checks ({counts})"
     could = (f"whether the next crash is captured, by: {', '.join(judged)}",) if judged else ()
-    return Examined(what, could, tuple(f"{x.title}: {x.detail}" for x in checklist.lines if x.status is Status.UNKNOWN))
+    unread = tuple(f"{x.title}: {x.detail}" for x in checklist.lines if x.status is Status.UNKNOWN)
+    # Its kind tells a report of a kdump check alone: it says the readiness (detectors/incident/readiness.py)
+    return Examined(what, could, unread, input=InputKind.KDUMP)
 
 
 def _run(command: Command) -> int:

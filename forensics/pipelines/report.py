@@ -188,6 +188,7 @@ def build_story(
     from detectors.incident.boot_identity import DUMP
     from detectors.incident.correlate import after_the_crash, correlate, inputs_named, other_hosts, other_kernels
     from detectors.incident.hypotheses import plain_summary, rank_hypotheses
+    from detectors.incident.readiness import readiness_after
     from detectors.incident.timeline import (
         build_timeline,
         elsewhere_inputs,
@@ -268,6 +269,7 @@ def build_story(
         apart=apart_ids,
         apart_why=apart_why,
         crashed=crashed,
+        readiness=readiness_after(own, incident.examined),
     )
 
 

@@ -61,8 +61,10 @@ def incident_document(story: IncidentStory) -> dict[str, Any]:
 
 def verdict_sentences(story: IncidentStory) -> tuple[str, ...]:
     """The opening paragraph's sentences: the summary, then the story in plain short sentences (the summary alone
-    when no finding is a problem: what was examined then tells the rest, :func:`verdict_examined`)."""
-    return story.story if own_incident(story).problems() else (story.summary,)
+    when no finding is a problem: what was examined then tells the rest, :func:`verdict_examined`), then the
+    readiness of a kdump check given, in one sentence of its own (``story.readiness``)."""
+    told = story.story if own_incident(story).problems() else (story.summary,)
+    return (*told, story.readiness) if story.readiness else told
 
 
 def verdict_examined(story: IncidentStory) -> bool:
@@ -335,6 +337,7 @@ def story_to_dict(story: IncidentStory, base: Path | None = None) -> dict[str, A
         "schema": REPORT_SCHEMA,
         "summary": story.summary,
         "narrative": " ".join(story.narrative),
+        "readiness": story.readiness,
         "lanes": [{"key": str(lane.key), "label": lane.label, "converted": lane.converted,
                    "contradiction": lane.contradiction} for lane in story.lanes],
         "timeline": [

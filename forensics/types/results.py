@@ -219,3 +219,6 @@ class IncidentStory:
     # documents and the digest say it beside the finding.
     apart_why: tuple[tuple[str, str], ...] = ()
     crashed: bool = True  # whether an input of the boot told shows a crash ("the crashed boot", else "the boot")
+    # A kdump check's readiness findings in one sentence, said after the story ("" without, or when the summary is it):
+    # a readiness gap is no event of the boot told, nor counted among its problems (detectors/incident/readiness.py).
+    readiness: str = ""

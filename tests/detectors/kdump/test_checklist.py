@@ -100,7 +100,8 @@ def test_findings_cite_real_lines(tmp_path: Path, scenario: str) -> None:
     findings = checklist_findings(checklist, state)
     assert_evidence_resolves(findings)
     failing = sum(1 for line in checklist.lines if line.status is Status.FAIL)
-    assert sum(1 for f in findings if f.severity is Severity.HIGH) == failing
+    # One finding per failing check, low: the next crash's dump would be lost, no harm yet (high until ue24 F2).
+    assert sum(1 for f in findings if f.fact("status") == "fail" and f.severity is Severity.LOW) == failing
     assert len({f.id for f in findings}) == len(findings)
 
 
