@@ -40,6 +40,26 @@ from forensics.units import iso_utc
 
 VMCORE_SCHEMA = "kforensic.vmcore/1"
 LOG_TAIL = 25
+#: The log excerpt of the markdown: from the first report's header to the end, its head and tail kept when longer.
+EXCERPT_HEAD, EXCERPT_TAIL = 45, 15
+
+
+def log_excerpt(result: VmcoreResult) -> tuple[int, list[str]]:
+    """The log lines shown under "Kernel log in the dump" (1-based number of the first, the lines): from the first
+    report's header to the log's end, so the report is read whole, its BUG and RIP lines with it; the last 25
+    lines started inside the register dump, its second CR2 unexplained (ue24 F9).  Without a report, the last
+    lines.  A longer stretch keeps its head and its tail, a line saying how many lie between."""
+    log = result.snapshot.log
+    first = min(r.start_line for r in result.reports) if result.reports else max(1, len(log) - LOG_TAIL + 1)
+    lines = [f"{r.stamp()} {r.text}" for r in log[first - 1 :]]
+    if len(lines) > EXCERPT_HEAD + EXCERPT_TAIL + 1:
+        left = len(lines) - EXCERPT_HEAD - EXCERPT_TAIL
+        lines = [
+            *lines[:EXCERPT_HEAD],
+            f"... ({left} lines: kforensic dmesg on the dump's log shows them)",
+            *lines[-EXCERPT_TAIL:],
+        ]
+    return first, lines
 
 
 def _frame(f: Frame, s: CrashSnapshot) -> dict[str, Any]:
@@ -424,6 +444,7 @@ def to_document(result: VmcoreResult) -> dict[str, Any]:
                 for r in result.reports
             ],
             "tail": [f"{r.stamp()} {r.text}" for r in s.log[-LOG_TAIL:]],
+            "excerpt": dict(zip(("first_line", "lines"), log_excerpt(result), strict=True)),
         },
         "hypotheses": [
             {
@@ -716,8 +737,12 @@ def vmcore_document(result: VmcoreResult) -> Document:
     )
     blocks.append(Section("Modules", (BulletList(modules) if modules else Paragraph("none"),)))
     reports = tuple(f"line {r.start_line}: {md_escape(r.title)}" for r in result.reports)
-    tail = Code("\n".join(f"{r.stamp()} {r.text}" for r in s.log[-LOG_TAIL:]) or "empty")
-    log: list[Block] = [BulletList(reports) if reports else Paragraph("no kernel reports found in the log"), tail]
+    first, shown = log_excerpt(result)
+    said = Paragraph(
+        f"Lines {first}-{len(s.log)} of {len(s.log)}" + (", from the first report's header:" if result.reports else ":")
+    )
+    tail = Code("\n".join(shown) or "empty")
+    log: list[Block] = [BulletList(reports) if reports else Paragraph("no kernel reports found in the log"), said, tail]
     blocks.append(Section("Kernel log in the dump", tuple(log)))
     if s.warnings:
         blocks.append(Section("Warnings", (BulletList(tuple(md_escape(w) for w in s.warnings)),)))

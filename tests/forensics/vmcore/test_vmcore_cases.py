@@ -389,3 +389,20 @@ def test_the_command_says_what_it_examined_and_could_have_found(name: str) -> No
     (said,) = [x for x in to_document(result)["incident"]["examined"] if x["what"] == dump.what]
     assert said["could_find"] == list(dump.could_find)
     assert f"examined: {dump.what}" in render_vmcore_markdown(result).replace("\n", " ")
+
+
+@pytest.mark.parametrize("kernel", kernels_of("01-null-member"))
+def test_the_log_excerpt_holds_the_report_from_its_header(kernel: str) -> None:
+    """The markdown's "Kernel log in the dump" was the log's last 25 lines: it began inside the register dump, with
+    the opcode-fetch CR2 and without the BUG and RIP lines that explain it (ue24 F9).  It starts at the report's
+    header now, the RIP line with it, and runs to the log's end."""
+    _, result = _need("01-null-member", kernel)
+    (report,) = [r for r in result.reports if "NULL pointer" in r.title]
+    md = render_vmcore_markdown(result)
+    excerpt = md.split("## Kernel log in the dump", 1)[1].split("```text\n", 1)[1].split("\n```", 1)[0].splitlines()
+    log = result.snapshot.log
+    assert excerpt[0].endswith(log[report.start_line - 1].text), (excerpt[0], report.start_line)
+    assert any(" RIP: " in line for line in excerpt), excerpt
+    assert excerpt[-1].endswith(log[-1].text)
+    doc = to_document(result)["log"]["excerpt"]
+    assert doc["first_line"] == report.start_line and doc["lines"] == excerpt
