@@ -199,3 +199,27 @@ def test_the_reports_boot_time_of_a_store_of_two_boots_says_whose_it_is(
     assert code in (0, 1), text
     [row] = [line for line in out.read_text().splitlines() if line.startswith("| Boot time |")]
     assert "of the last of its 2 boots (samples 61 to 121); the others booted: boot 1 (samples 1 to 60) at 20" in row
+
+
+def test_a_small_step_back_under_the_step_rule_is_placed_on_the_uptime(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The wall clock set back 1.5 s between two 1-s samples, every sample with its uptime: under the step rule's 2 s,
+    the later sample read 0.5 s before the earlier one, and the store said "cannot judge: 120 samples; the wall clock
+    went back 0.5 s ...: no uptime in the store to measure across it" (it had one) beside findings at 0.5 "measured
+    across a 0.5 s step back".  A clock that reads earlier than the sample before was stepped: placed on the uptime,
+    the leak read as without the step."""
+    plain, stepped = tmp_path / "plain.sqlite", tmp_path / "back.sqlite"
+    for store in (plain, stepped):
+        udp_leak_store(store, samples=120, interval=1.0, sockets_per_hour=1_200_000)
+    with sqlite3.connect(stepped) as db:
+        db.execute("UPDATE samples SET wall = wall - 1.5 WHERE id > 60")
+    _, ok = run_leaks(monkeypatch, capsys, plain)
+    text, doc = run_leaks(monkeypatch, capsys, stepped)
+    assert "cannot judge" not in text and "no uptime in the store" not in text, text
+    assert "the wall clock stepped -1.5 s between samples 60 and 61" in text, text
+    assert [s["after"] for s in doc["clock_steps"]] == [61]
+    udp, udp_ok = _udp(doc), _udp(ok)
+    assert udp["grade"] == udp_ok["grade"] == "leak" and udp["across"] == [], udp
+    assert udp["rate_bytes_per_hour"] == pytest.approx(udp_ok["rate_bytes_per_hour"], rel=0.001)
+    assert not [f["title"] for f in doc["incident"]["findings"] if "(measured across" in f["title"]]
