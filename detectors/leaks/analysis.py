@@ -33,7 +33,7 @@ from detectors.leaks.meminfo import MEMINFO_FIELDS, UNACCOUNTED, decline_rate, l
 from detectors.leaks.pagecache import page_cache_on
 from detectors.leaks.power import power_of
 from detectors.leaks.series import FloatArray, SeriesMatrix, counter_matrices, counter_units, slab_extent, slab_matrices
-from forensics.model import Fact, Finding, FindingKind, NotAvailable, Severity, finding_id
+from forensics.model import Fact, Finding, FindingKind, LocatorKind, NotAvailable, Severity, finding_id
 from forensics.types.leaks import (
     ClockStep,
     CoGrowth,
@@ -316,8 +316,20 @@ def _gap_caveats(finding: Finding, gaps: tuple[SampleGap, ...]) -> Finding:
     walls = [e.timestamp.seconds for e in finding.evidence if e.timestamp is not None]
     if not walls or finding.kind is FindingKind.LEAK_COVERAGE:
         return finding
-    # A step back judged apart is no figure's: no stretch holds samples on both sides of it (a finding of a series
-    # found on both sides is two judgements, merged).
+    # A step back judged apart is no figure's: no stretch holds samples on both sides of it.  A finding of a series
+    # found on both sides is two judgements merged: its rates are each side's, but the span of its evidence is
+    # across the step (the report read "for 89.0 s" of two 59-s stretches with a 29 s step back between them).
+    ids = [e.locator.start for e in finding.evidence if e.locator.kind is LocatorKind.SAMPLE]
+    apart = [g for g in gaps if g.apart and ids and min(ids) <= g.before and max(ids) >= g.after]
+    if apart:
+        finding = dataclasses.replace(
+            finding,
+            title=f"{finding.title} (found on each side of {apart[0].short()}, judged apart: its span not a fact)",
+            facts=(
+                *(Fact("caveat", f"found on each side of {g.said()}: each side judged on its own") for g in apart),
+                *finding.facts,
+            ),
+        )
     across = [g for g in gaps if not g.apart and max(g.start, g.end) > min(walls) and min(g.start, g.end) < max(walls)]
     if not across:
         return finding

@@ -51,6 +51,11 @@ def test_each_side_of_a_step_back_without_uptime_is_judged_apart_and_no_rate_is_
     assert udps[0]["rate_bytes_per_hour"] == pytest.approx(udps[1]["rate_bytes_per_hour"], rel=0.01)
     group = next(f for f in findings if f["title"].startswith("UDP sockets leak"))
     assert group["severity"] == "high" and group["confidence"] > 0.5, group
+    # Found on both sides, merged: its rates are each side's, the span of its evidence is across the step (the
+    # report read "for 89.0 s" of it, unmarked).
+    assert group["title"].endswith(
+        "(found on each side of a 29 s step back of the wall clock, judged apart: its span not a fact)"
+    ), group["title"]
     power = doc["power"]
     assert power["unmeasured"] is None and power["judgeable"] is True
     assert [(b["part"], b["first_sample"], b["last_sample"]) for b in power["boots"]] == [(0, 1, 60), (1, 61, 120)]
