@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -232,6 +233,9 @@ def analyse(data: LeakInput, thresholds: LeakThresholds | None = None) -> LeakAn
     findings = _findings(caches, groups, meminfo, ctx, lambda name: in_sreclaimable(name, data.reclaim_account))
     if data.gap_caveats:
         findings = tuple(_gap_caveats(f, gaps) for f in findings)
+    breaks = [Break(g.before, g.after, g.short(), g.said()) for g in gaps if g.apart]
+    breaks += [Break(r.before, r.after, "a reboot", r.said()) for r in data.reboots if r.boot_changed]
+    findings = tuple(_judged_apart(f, breaks) for f in findings)
     if data.clock_steps:
         refs_at, cited_name = _step_refs(data.clock_steps, slab_mats, mem_mats, units)
         findings += (clock_step_finding(data.clock_steps, data.source, cited_name, refs_at),)
@@ -316,20 +320,7 @@ def _gap_caveats(finding: Finding, gaps: tuple[SampleGap, ...]) -> Finding:
     walls = [e.timestamp.seconds for e in finding.evidence if e.timestamp is not None]
     if not walls or finding.kind is FindingKind.LEAK_COVERAGE:
         return finding
-    # A step back judged apart is no figure's: no stretch holds samples on both sides of it.  A finding of a series
-    # found on both sides is two judgements merged: its rates are each side's, but the span of its evidence is
-    # across the step (the report read "for 89.0 s" of two 59-s stretches with a 29 s step back between them).
-    ids = [e.locator.start for e in finding.evidence if e.locator.kind is LocatorKind.SAMPLE]
-    apart = [g for g in gaps if g.apart and ids and min(ids) <= g.before and max(ids) >= g.after]
-    if apart:
-        finding = dataclasses.replace(
-            finding,
-            title=f"{finding.title} (found on each side of {apart[0].short()}, judged apart: its span not a fact)",
-            facts=(
-                *(Fact("caveat", f"found on each side of {g.said()}: each side judged on its own") for g in apart),
-                *finding.facts,
-            ),
-        )
+    # A step back judged apart is no figure's: no stretch holds samples on both sides of it (_judged_apart).
     across = [g for g in gaps if not g.apart and max(g.start, g.end) > min(walls) and min(g.start, g.end) < max(walls)]
     if not across:
         return finding
@@ -343,6 +334,34 @@ def _gap_caveats(finding: Finding, gaps: tuple[SampleGap, ...]) -> Finding:
         facts=(*(Fact("caveat", n) for n in notes), *finding.facts),
         confidence=confidence,
         confidence_reason=finding.confidence_reason + "; the rate is " + "; ".join(notes) + lowered,
+    )
+
+
+class Break(NamedTuple):
+    """Where the samples are cut into stretches judged apart: a reboot, or a step back no uptime measured."""
+
+    before: int  # the last sample before it (store id)
+    after: int  # the first after it
+    short: str  # "a reboot", "a 29 s step back of the wall clock"
+    said: str  # the whole of it, as the examined line says it
+
+
+def _judged_apart(finding: Finding, breaks: list[Break]) -> Finding:
+    """The finding, its title and facts saying so where its evidence cites samples on both sides of a break.
+
+    A series found on both sides is two judgements merged by id: its rates are each side's, but the span of its
+    evidence crosses the break.  The report read "for 89.0 s" of two 59-s stretches with a 29 s step back between
+    them, and "Slab cache UDP grows 3,954 KB/h, too short to call ... 2.0 h" of two boots of 1 h each."""
+    ids = [e.locator.start for e in finding.evidence if e.locator.kind is LocatorKind.SAMPLE]
+    if not ids or finding.kind is FindingKind.LEAK_COVERAGE:
+        return finding
+    crossed = [b for b in breaks if min(ids) <= b.before and max(ids) >= b.after]
+    if not crossed:
+        return finding
+    return dataclasses.replace(
+        finding,
+        title=f"{finding.title} (found on each side of {crossed[0].short}, judged apart: its span not a fact)",
+        facts=(*(Fact("caveat", f"found on each side of {b.said}") for b in crossed), *finding.facts),
     )
 
 

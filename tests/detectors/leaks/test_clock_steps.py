@@ -223,3 +223,18 @@ def test_a_small_step_back_under_the_step_rule_is_placed_on_the_uptime(
     assert udp["grade"] == udp_ok["grade"] == "leak" and udp["across"] == [], udp
     assert udp["rate_bytes_per_hour"] == pytest.approx(udp_ok["rate_bytes_per_hour"], rel=0.001)
     assert not [f["title"] for f in doc["incident"]["findings"] if "(measured across" in f["title"]]
+
+
+def test_a_finding_found_in_both_boots_says_its_span_crosses_the_reboot(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Each boot is judged on its own, and a series found in both merges into one finding: `kforensic report` gave
+    "Slab cache UDP grows 3,954 KB/h, too short to call" an interval of 2.0 h across the reboot, of two boots of 1 h
+    each, unmarked."""
+    _, doc = run_leaks(monkeypatch, capsys, _store(tmp_path / "reboot.sqlite", reboot=True))
+    [udp] = [f for f in doc["incident"]["findings"] if f["title"].startswith("Slab cache UDP")]
+    assert udp["title"].endswith("(found on each side of a reboot, judged apart: its span not a fact)"), udp["title"]
+    assert any(
+        f["name"] == "caveat" and f["value"].startswith("found on each side of a reboot between samples 60 and 61")
+        for f in udp["facts"]
+    ), udp["facts"]
