@@ -958,8 +958,7 @@ def examined_record(e: ExaminedSeries, source: str) -> model.Examined:
     """What the analysis examined, for the incident (said with "no problem found")."""
     p = e.power
     what = (
-        f"slab samples {source}: {p.seen()}"
-        + (f" every {duration(p.interval_seconds)}" if p.interval_seconds else "")
+        f"slab samples {source}: {p.seen(cadence=True)}"
         + f", {e.caches} slab caches ({e.judged} moved enough to judge), {e.meminfo} meminfo series"
         + (f"; {e.gap_note()}" if e.gaps else "")
         + (f"; {e.step_note()}" if e.steps else "")
@@ -970,7 +969,7 @@ def examined_record(e: ExaminedSeries, source: str) -> model.Examined:
     could = (
         f"leaks of {kb(p.shown_rate)}/h or faster that last the whole {duration(p.span_seconds)}"
         + (" observed" if p.unobserved_seconds > 0 else "")
-        + (" of the longest boot" if len(p.boots) > 1 else "")
+        + (f" of the longest {p.unit}" if len(p.boots) > 1 else "")
         + " (slab caches "
         f"and kernel memory in meminfo){p.scatter_note()}; {p.later()}",
     )
@@ -1009,11 +1008,15 @@ def coverage_finding(e: ExaminedSeries, source: str) -> Finding:
     if e.gaps:
         longest = max(e.gaps, key=lambda g: (g.back, abs(g.seconds)))  # a step back first: its times are wrong
         title += f" (with {longest.short()}, samples {longest.before} to {longest.after}: " + (
-            "times across it not facts)" if longest.back else "not observed)"
+            "each side judged apart)"
+            if longest.apart
+            else "times across it not facts)"
+            if longest.back
+            else "not observed)"
         )
     facts = [
         Fact("examined", f"{e.caches} slab caches ({e.judged} moved enough to judge), {e.meminfo} meminfo series"),
-        Fact("samples", p.seen() + (f" every {duration(p.interval_seconds)}" if p.interval_seconds else "")),
+        Fact("samples", p.seen(cadence=True)),
         Fact("statistics need", f">= {p.needed_samples} samples{p.needed_span()}"),
         Fact(
             "could have shown",

@@ -378,6 +378,7 @@ def judge_column(
         fall=largest_fall(matrix, column, excerpt_of),
         onset=rise,
         excursion=None if returned is None else returned.excursion(t0),
+        part=matrix.part,
         held=held if verdict.rule == HELD_RISE else None,
     )
 

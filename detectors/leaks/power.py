@@ -16,7 +16,15 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from forensics.types.leaks import LeakThresholds, Power, duration, duration_up, kb_per_hour, kb_per_hour_up
+from forensics.types.leaks import (
+    LeakThresholds,
+    Power,
+    Stretch,
+    duration,
+    duration_up,
+    kb_per_hour,
+    kb_per_hour_up,
+)
 
 if TYPE_CHECKING:  # only a type here: slab-watch's plan check must not import pandas to warn
     from detectors.leaks.series import SeriesMatrix
@@ -109,12 +117,38 @@ def power_of(matrices: Sequence[SeriesMatrix], thresholds: LeakThresholds, mem_t
     power = _power(thresholds, mem_total, samples, span, interval, margin)
     if longest is None:
         return power
+    # The span in hours and back loses the last digits: 59 s of 1-s samples left 1e-14 s "unobserved", and the
+    # coverage read "the whole 59 s observed" of a stretch with no gap.  A gap is over 2.5 intervals, never a ms.
+    unobserved = longest.span_hours * 3600.0 - span if longest.observed_seconds > 0 else 0.0
     return replace(
         power,
-        unobserved_seconds=max(0.0, longest.span_hours * 3600.0 - span) if longest.observed_seconds > 0 else 0.0,
+        unobserved_seconds=unobserved if unobserved > 1e-3 else 0.0,
         unmeasured=_step_back(longest),
-        boots=tuple((len(m.walls), m.observed_seconds) for m in matrices),
+        boots=stretches(matrices),
     )
+
+
+def stretches(matrices: Sequence[SeriesMatrix]) -> tuple[Stretch, ...]:
+    """Each matrix's stretch, its boot numbered from 1 in the order sampled, with its own interval and windows."""
+    numbers: dict[str, int] = {}
+    out = []
+    for m in matrices:
+        boot = numbers.setdefault(m.boot_id, len(numbers) + 1)
+        several = len(m.walls) > 1
+        out.append(
+            Stretch(
+                m.boot_id,
+                boot,
+                m.part,
+                int(m.sample_ids[0]) if len(m.sample_ids) else 0,
+                int(m.sample_ids[-1]) if len(m.sample_ids) else 0,
+                len(m.walls),
+                m.observed_seconds,
+                m.interval_seconds if several else None,
+                m.window_seconds if several else None,
+            )
+        )
+    return tuple(out)
 
 
 def _step_back(matrix: SeriesMatrix) -> str:

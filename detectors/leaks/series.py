@@ -3,7 +3,10 @@
 The input is what the slab-watch store holds, one row per sample and cache
 (or counter).  A change of boot id is a series break (counters restart at a
 reboot), so every boot's stretch of samples becomes its own
-:class:`SeriesMatrix` and is judged on its own.
+:class:`SeriesMatrix` and is judged on its own.  Where asked (the samples carry
+no uptime to place them), a step back of the wall clock within a boot is a break
+too: nothing measures the time that passed across it, so the samples on each
+side are judged apart, as a boot's are (``part`` counts the steps before them).
 
 Within a stretch the series are resampled to medians of fixed windows: a
 median ignores the odd sample taken while a burst was in flight, and the
@@ -58,6 +61,14 @@ class SeriesMatrix:
     interval_seconds: float
     extra: dict[str, FloatArray]
     grid_extra: dict[str, FloatArray]
+    # Which stretch of its boot: 0 from its first sample, n after the n-th step back of the wall clock that no
+    # uptime measured across (its samples judged apart from the ones before, ue23 #11)
+    part: int = 0
+
+    @property
+    def stretch(self) -> tuple[str, int]:
+        """The stretch's key: its boot id and part (two parts of one boot are judged apart, as two boots are)."""
+        return self.boot_id, self.part
 
     def column(self, name: str) -> int:
         """Index of a series by name."""
@@ -102,13 +113,20 @@ def observed_span(walls: FloatArray, interval: float) -> float:
     return float(np.sum(steps[(steps > 0) & ~is_gap(steps, interval)]))
 
 
-def _stretches(boot_ids: npt.NDArray[Any]) -> list[tuple[int, int]]:
-    """[start, end) index ranges of consecutive samples with the same boot id."""
+def _stretches(boot_ids: npt.NDArray[Any], walls: FloatArray | None = None) -> list[tuple[int, int, int]]:
+    """[start, end) index ranges of consecutive samples with the same boot id, each with its part (0 from the boot's
+    first sample); with ``walls`` a step back of the wall clock also starts a new part of the same boot."""
     if len(boot_ids) == 0:
         return []
-    change = np.flatnonzero(boot_ids[1:] != boot_ids[:-1]) + 1
+    cut = boot_ids[1:] != boot_ids[:-1]
+    back = np.zeros_like(cut) if walls is None else np.diff(walls) < 0
+    change = np.flatnonzero(cut | back) + 1
     edges = [0, *change.tolist(), len(boot_ids)]
-    return list(itertools.pairwise(edges))
+    out, part = [], 0
+    for start, end in itertools.pairwise(edges):
+        part = part + 1 if start and not cut[start - 1] else 0
+        out.append((start, end, part))
+    return out
 
 
 def _medians_of_rows(values: FloatArray) -> FloatArray:
@@ -201,6 +219,7 @@ def _matrix(
     extras: dict[str, FloatArray],
     resampled: tuple[str, ...],
     min_range: float,
+    part: int = 0,
 ) -> SeriesMatrix:
     """One boot stretch's matrix: the sampled series and their window medians."""
     interval = sampling_interval(walls)
@@ -223,6 +242,7 @@ def _matrix(
         interval_seconds=interval,
         extra=extras,
         grid_extra=grid_extra,
+        part=part,
     )
 
 
@@ -233,6 +253,7 @@ def build_matrices(
     extra: dict[str, FloatArray] | None = None,
     resampled: tuple[str, ...] = (),
     min_range: float = 0.0,
+    apart: bool = False,
 ) -> list[SeriesMatrix]:
     """Cut a long frame (one row per sample and name) into one matrix per boot stretch.
 
@@ -240,7 +261,7 @@ def build_matrices(
     the extras named in ``resampled`` also get window medians.  Series whose
     samples move less than ``min_range`` get window means instead of medians
     (cheap; they are too flat to be judged anyway).  Samples without a boot id
-    count as one boot.
+    count as one boot.  ``apart``: a step back of the wall clock also cuts a stretch (:func:`_stretches`).
     """
     order = _sorted_by_sample(frame)
 
@@ -265,7 +286,7 @@ def build_matrices(
     sample_boots = boot_codes[firsts]
 
     matrices = []
-    for start, end in _stretches(sample_boots):
+    for start, end, part in _stretches(sample_boots, sample_walls if apart else None):
         rows = slice(int(bounds[start]), int(bounds[end]))
         n_s = end - start
         walls = sample_walls[start:end]
@@ -287,32 +308,38 @@ def build_matrices(
             extras = {k: _pivot(s_codes, codes, n_s, len(names), v[rows]) for k, v in extra_sorted.items()}
         boot = int(sample_boots[start])
         boot_id = str(boot_names[boot]) if boot >= 0 else ""
-        matrices.append(_matrix(boot_id, names, sample_ids[start:end], walls, raw, extras, resampled, min_range))
+        matrices.append(_matrix(boot_id, names, sample_ids[start:end], walls, raw, extras, resampled, min_range, part))
     return matrices
 
 
-def slab_matrices(slabs: pd.DataFrame | SlabTable, min_range: float = 0.0) -> list[SeriesMatrix]:
+def slab_matrices(slabs: pd.DataFrame | SlabTable, min_range: float = 0.0, apart: bool = False) -> list[SeriesMatrix]:
     """Per-boot matrices of cache bytes (num_objs x objsize), with objects (resampled) and active objects as extras.
 
     ``slabs``: the long frame (one row per sample and cache), or the same samples as a
     :class:`~forensics.types.slab.SlabTable` (the store's matrices: no long frame at all).
-    ``min_range``: see :func:`build_matrices`.
+    ``min_range``, ``apart``: see :func:`build_matrices`.
     """
     if isinstance(slabs, SlabTable):
-        return _table_matrices(slabs, min_range)
+        return _table_matrices(slabs, min_range, apart)
     require_columns(slabs, SLAB_COLUMNS, "slab")
     objsize = slabs["objsize"].to_numpy(dtype=np.float64)
     num = slabs["num_objs"].to_numpy(dtype=np.float64)
     active = slabs["active_objs"].to_numpy(dtype=np.float64)
     return build_matrices(
-        slabs, "cache", num * objsize, {"objects": num, "active_objs": active}, ("objects", "active_objs"), min_range
+        slabs,
+        "cache",
+        num * objsize,
+        {"objects": num, "active_objs": active},
+        ("objects", "active_objs"),
+        min_range,
+        apart,
     )
 
 
-def _table_matrices(table: SlabTable, min_range: float) -> list[SeriesMatrix]:
+def _table_matrices(table: SlabTable, min_range: float, apart: bool) -> list[SeriesMatrix]:
     """:func:`slab_matrices` of a SlabTable: the same matrices as from its long frame, cut per boot stretch."""
     matrices = []
-    for start, end in _stretches(table.boot_codes):
+    for start, end, part in _stretches(table.boot_codes, table.walls if apart else None):
         rows = slice(start, end)
         present = ~np.isnan(table.num_objs[rows]).all(axis=0)
         if bool(present.all()):  # the usual case: views, no copies
@@ -333,6 +360,7 @@ def _table_matrices(table: SlabTable, min_range: float) -> list[SeriesMatrix]:
                 extras,
                 ("objects", "active_objs"),
                 min_range,
+                part,
             )
         )
     return matrices
@@ -351,20 +379,23 @@ def slab_extent(slabs: pd.DataFrame | SlabTable) -> tuple[int, int, FloatArray]:
     )
 
 
-def counter_matrices(counters: pd.DataFrame | CounterTable, source: str = "meminfo") -> list[SeriesMatrix]:
-    """Per-boot matrices of one counter source (meminfo by default), sizes in bytes."""
+def counter_matrices(
+    counters: pd.DataFrame | CounterTable, source: str = "meminfo", apart: bool = False
+) -> list[SeriesMatrix]:
+    """Per-boot matrices of one counter source (meminfo by default), sizes in bytes; ``apart``: see
+    :func:`build_matrices`."""
     if isinstance(counters, CounterTable):
-        return _counter_table_matrices(counters, source)
+        return _counter_table_matrices(counters, source, apart)
     require_columns(counters, COUNTER_COLUMNS, "counter")
     rows = counters[counters["source"] == source]
     if rows.empty:
         return []
     scale = np.where(rows["unit"].to_numpy(dtype=object) == "kB", 1024.0, 1.0)
     raw_value = rows["value"].to_numpy(dtype=np.float64)
-    return build_matrices(rows, "name", raw_value * scale, {"stored": raw_value})
+    return build_matrices(rows, "name", raw_value * scale, {"stored": raw_value}, apart=apart)
 
 
-def _counter_table_matrices(table: CounterTable, source: str) -> list[SeriesMatrix]:
+def _counter_table_matrices(table: CounterTable, source: str, apart: bool) -> list[SeriesMatrix]:
     """:func:`counter_matrices` of a CounterTable: the same matrices as from its long frame."""
     columns = sorted((j for j in range(len(table.names)) if table.sources[j] == source), key=lambda j: table.names[j])
     present = table.present[:, columns]
@@ -376,7 +407,7 @@ def _counter_table_matrices(table: CounterTable, source: str) -> list[SeriesMatr
     scale = np.array([1024.0 if table.units[j] == "kB" else 1.0 for j in columns])
     boots = table.boot_codes[sampled]
     matrices = []
-    for start, end in _stretches(boots):
+    for start, end, part in _stretches(boots, table.walls[sampled] if apart else None):
         used = np.flatnonzero(present[sampled[start:end]].any(axis=0))
         stored = values[start:end][:, used]
         boot = int(boots[start])
@@ -390,6 +421,7 @@ def _counter_table_matrices(table: CounterTable, source: str) -> list[SeriesMatr
                 {"stored": stored},
                 (),
                 0.0,
+                part,
             )
         )
     return matrices
@@ -421,4 +453,5 @@ def with_column(matrix: SeriesMatrix, name: str, raw: FloatArray) -> SeriesMatri
         interval_seconds=matrix.interval_seconds,
         extra={k: np.hstack([v, np.full((len(raw), 1), np.nan)]) for k, v in matrix.extra.items()},
         grid_extra={k: np.hstack([v, np.full((len(grid), 1), np.nan)]) for k, v in matrix.grid_extra.items()},
+        part=matrix.part,
     )

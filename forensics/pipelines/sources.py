@@ -168,8 +168,11 @@ def _dmesg_of(paths: tuple[Path, ...], results: list[SourceResult]) -> SourceAna
 
 
 def store_boot_time(store_path: Path) -> BootTime | NotAvailable:
-    """When the sampled kernel booted: the last sample's wall time minus its uptime."""
+    """When the sampled kernel booted: the last sample's wall time minus its uptime.  Of a store of several boots
+    it is the last boot's, said so with the others' (the report's table gave the last one's alone beside a time
+    window spanning both, ue23 #10's store)."""
     from collectors.slabstore import SlabStore
+    from forensics.units import iso_utc
 
     with SlabStore.open(store_path, readonly=True) as store:
         rows = [s for s in store.samples() if isinstance(s.uptime, float)]
@@ -177,7 +180,23 @@ def store_boot_time(store_path: Path) -> BootTime | NotAvailable:
         return NotAvailable("the store's samples carry no uptime")
     last = rows[-1]
     assert isinstance(last.uptime, float)
-    return BootTime(last.wall - last.uptime, 0.5, "slab store: sample wall time minus /proc/uptime")
+    basis = "slab store: sample wall time minus /proc/uptime"
+    boots: dict[str | None, list[int]] = {}
+    for row in rows:
+        boots.setdefault(row.boot_id, []).append(row.id)
+    if len(boots) > 1:
+        firsts = {row.boot_id: row for row in reversed(rows)}  # each boot's first sample
+        others = [
+            f"boot {i} (samples {ids[0]} to {ids[-1]}) at {iso_utc(firsts[b].wall - (firsts[b].uptime or 0.0))}"
+            for i, (b, ids) in enumerate(boots.items(), 1)
+            if b != last.boot_id
+        ]
+        mine = boots[last.boot_id]
+        basis += (
+            f", of the last of its {len(boots)} boots (samples {mine[0]} to {mine[-1]}); the others booted: "
+            + ", ".join(others)
+        )
+    return BootTime(last.wall - last.uptime, 0.5, basis)
 
 
 def analyse_store(store_path: Path, plots_dir: Path | None) -> SourceAnalysis:

@@ -15,7 +15,7 @@ from forensics.types.leaks import OBJECTS_IN_USE, Grade, duration
 from forensics.types.results import LeaksResult
 
 if TYPE_CHECKING:
-    from forensics.types.leaks import SampleGap, SeriesVerdict
+    from forensics.types.leaks import Power, SampleGap, SeriesVerdict
 
 
 LEAKS_SCHEMA = "kforensic.leaks/1"
@@ -42,6 +42,8 @@ def series_to_dict(
         "kind": kind,
         "name": v.name,
         "boot_id": v.boot_id,
+        # Which stretch of its boot (power.boots' part): > 0 after a step back of the wall clock no uptime measured
+        "part": v.part,
         "grade": v.grade.value,
         "rule": v.verdict.rule,
         "reason": v.verdict.reason,
@@ -149,9 +151,20 @@ def result_to_dict(result: LeaksResult) -> dict[str, Any]:
             "span_seconds": _number(a.power.span_seconds),  # observed: the gaps' seconds are not in it
             "unobserved_seconds": _number(a.power.unobserved_seconds),
             "unmeasured": a.power.unmeasured or None,  # why the span cannot be measured (a step back, no uptime)
+            # Each stretch judged on its own: a boot's, or a part of one cut by a step back of the wall clock that no
+            # uptime measured across (``part`` > 0), with its own interval and windows.
             "boots": [
-                {"boot_id": b, "samples": n, "observed_seconds": _number(seconds)}
-                for b, (n, seconds) in zip(a.boot_ids, a.power.boots, strict=False)
+                {
+                    "boot_id": b.boot_id,
+                    "part": b.part,
+                    "first_sample": b.first,
+                    "last_sample": b.last,
+                    "samples": b.samples,
+                    "observed_seconds": _number(b.observed_seconds),
+                    "interval_seconds": _number(b.interval_seconds),
+                    "window_seconds": _number(b.window_seconds),
+                }
+                for b in a.power.boots
             ],
             "needed_samples": a.power.needed_samples,
             "needed_seconds": _number(a.power.needed_seconds),
@@ -228,7 +241,8 @@ def _gaps_across(v: SeriesVerdict, gaps: tuple[SampleGap, ...]) -> list[SampleGa
     if not walls:
         return []
     first, last = min(v.since_wall, *walls), max(walls)
-    return [g for g in gaps if max(g.start, g.end) > first and min(g.start, g.end) < last]
+    # A step back judged apart is between two stretches, never within one's figures.
+    return [g for g in gaps if not g.apart and max(g.start, g.end) > first and min(g.start, g.end) < last]
 
 
 def _across_gap(v: SeriesVerdict, gaps: tuple[SampleGap, ...]) -> str:
@@ -244,8 +258,9 @@ def _rows(result: LeaksResult) -> list[tuple[str, ...]]:
     a = result.analysis
     meminfo_ids = {id(v) for v in a.meminfo}
     # Of a store of several boots each row names its boot, numbered as the examined line numbers them: filp,
-    # SUnreclaim and proc_inode_cache were listed twice with nothing saying which boot (ue23 #10).
-    boots = {b: str(i) for i, b in enumerate(a.boot_ids, 1)} if len(a.boot_ids) > 1 else None
+    # SUnreclaim and proc_inode_cache were listed twice with nothing saying which boot (ue23 #10); of a boot cut at a
+    # step back of its wall clock, each side's samples.
+    boots = _stretch_tags(a.power) if len(a.power.boots) > 1 else None
     rows: list[tuple[str, ...]] = []
     for v in a.flagged():
         f = v.features
@@ -260,7 +275,7 @@ def _rows(result: LeaksResult) -> list[tuple[str, ...]]:
             grade += ", rose again after a fall"
             growth = v.again.again
         grade += _across_gap(v, a.examined.gaps)
-        named = (v.name,) if boots is None else (v.name, boots.get(v.boot_id, "?"))
+        named = (v.name,) if boots is None else (v.name, boots.get(v.stretch, "?"))
         rows.append((grade, *named, _kb(v.rate), _kb(growth), f"{f.r2:.2f}", f"{f.tau:.2f}", _left(v, a.mem_available)))
     return rows
 
@@ -268,22 +283,53 @@ def _rows(result: LeaksResult) -> list[tuple[str, ...]]:
 _HEADERS = ("grade", "series", "KB/h", "growth KB", "r²", "tau", "MemAvailable gone in")
 
 
+def _stretch_tags(power: Power) -> dict[tuple[str, int], str]:
+    """Each stretch's short name in the table (``2``, ``46-90``), by its (boot id, part)."""
+    boots = len({b.boot_id for b in power.boots})
+    return {(b.boot_id, b.part): b.tag(boots, power.cut) for b in power.boots}
+
+
 def _headers(result: LeaksResult) -> tuple[str, ...]:
-    """The table's headers: a boot column after the series where the store holds several boots."""
-    return _HEADERS if len(result.analysis.boot_ids) < 2 else (*_HEADERS[:2], "boot", *_HEADERS[2:])
+    """The table's headers: a boot (or stretch) column after the series where several are judged apart."""
+    power = result.analysis.power
+    return _HEADERS if len(power.boots) < 2 else (*_HEADERS[:2], power.unit, *_HEADERS[2:])
+
+
+def _cadence(result: LeaksResult) -> str:
+    """``every 1 s (medians of 1.8 s windows)``; of stretches sampled at different intervals each one's (the last
+    one's was said of a whole store of two boots, one sampled every second, the other every 10 s)."""
+    a = result.analysis
+    power = a.power
+    # As said: intervals measured 1.000002 s and 1.000004 s are one cadence.
+    cadences = {(duration(b.interval_seconds or 0.0), duration(b.window_seconds or 0.0)) for b in power.boots}
+    if len(cadences) > 1:
+        boots = len({b.boot_id for b in power.boots})
+        return (
+            "("
+            + "; ".join(
+                f"{b.label(boots, power.cut)} every {duration(b.interval_seconds)},"
+                f" medians of {duration(b.window_seconds or b.interval_seconds)} windows"
+                if b.interval_seconds
+                else f"{b.label(boots, power.cut)}: one sample"
+                for b in power.boots
+            )
+            + ")"
+        )
+    if isinstance(a.interval_seconds, float) and isinstance(a.window_seconds, float):
+        return f"every {duration(a.interval_seconds)} (medians of {duration(a.window_seconds)} windows)"
+    # never a made-up interval: one sample has none
+    reason = a.interval_seconds.reason if isinstance(a.interval_seconds, NotAvailable) else "not known"
+    return f"(interval unknown: {reason})"
 
 
 def _summary_line(result: LeaksResult) -> str:
     a = result.analysis
-    if isinstance(a.interval_seconds, float) and isinstance(a.window_seconds, float):
-        cadence = f"every {duration(a.interval_seconds)} (medians of {duration(a.window_seconds)} windows)"
-    else:  # never a made-up interval: one sample has none
-        reason = a.interval_seconds.reason if isinstance(a.interval_seconds, NotAvailable) else "not known"
-        cadence = f"(interval unknown: {reason})"
+    cadence = _cadence(result)
     leaks = sum(1 for v in a.flagged() if v.grade.rank >= 2)
+    apart = f" in {len(a.power.boots)} stretches judged apart" if a.power.cut else ""
     return (
-        f"{a.samples} samples {cadence}, {a.boots} boot(s), "
-        f"{a.cache_names} caches ({len(a.caches)} moved enough to judge), {len(a.meminfo)} meminfo series; "
+        f"{a.samples} samples {cadence}, {a.boots} boot(s){apart}, "
+        f"{a.cache_names} caches ({a.examined.judged} moved enough to judge), {a.examined.meminfo} meminfo series; "
         f"{leaks} leaking or suspect, "
         f"{len(a.groups)} co-growth group(s)"
     )

@@ -275,6 +275,14 @@ class SeriesVerdict:
     excursion: Excursion | None = None
     # A rise that stopped and is held at its level to the store's end (rule held-rise, docs/leaks.md).
     held: Held | None = None
+    # The part of its boot (detectors/leaks/series.py, SeriesMatrix.part): n after the n-th step back of the wall
+    # clock that no uptime measured across, judged apart from the samples before it
+    part: int = 0
+
+    @property
+    def stretch(self) -> tuple[str, int]:
+        """The stretch it was judged on: its boot id and part."""
+        return self.boot_id, self.part
 
     @property
     def grade(self) -> Grade:
@@ -441,6 +449,36 @@ def centres_apart(span_seconds: float, window: float) -> float:
     return max(0.0, (last_start + span_seconds) / 2.0 - window / 2.0)
 
 
+class Stretch(NamedTuple):
+    """One stretch of samples judged on its own: a boot's, or a part of one cut by a step back of its wall clock
+    that no uptime measured across (detectors/leaks/series.py)."""
+
+    boot_id: str
+    boot: int  # 1 for the store's first boot
+    part: int  # 0 from the boot's first sample; n after its n-th step back judged apart
+    first: int  # its first sample (store id)
+    last: int  # its last sample
+    samples: int
+    observed_seconds: float
+    interval_seconds: float | None  # None: one sample
+    window_seconds: float | None
+
+    def label(self, boots: int, parts: bool) -> str:
+        """``boot 2``, ``samples 46 to 90``, or ``boot 2 samples 46 to 90``: as much as tells it from the others
+        (``boots``: the store's boots; ``parts``: whether a boot was cut)."""
+        said = [f"boot {self.boot}"] if boots > 1 else []
+        if parts:
+            said.append(f"samples {self.first} to {self.last}")
+        return " ".join(said)
+
+    def tag(self, boots: int, parts: bool) -> str:
+        """The table's short form of :meth:`label`: ``2``, ``46-90`` or ``2:46-90``."""
+        said = [str(self.boot)] if boots > 1 else []
+        if parts:
+            said.append(f"{self.first}-{self.last}")
+        return ":".join(said)
+
+
 @dataclass(frozen=True)
 class Power:
     """What the longest boot stretch of samples can show.
@@ -472,9 +510,11 @@ class Power:
     # Why the stretch's span cannot be measured at all (its wall clock went back, no uptime to measure across it);
     # "" where it can.  A step back of 1 h said "46 samples over -3.6e+03 s" (ue23 #11).
     unmeasured: str = ""
-    # Each boot's stretch, in the order sampled: (samples, seconds observed).  The figures above are the longest's;
-    # a store of two boots said "26 samples over 25 s" of 46 samples, the second boot judged too (ue23 #10).
-    boots: tuple[tuple[int, float], ...] = ()
+    # Each stretch judged on its own (a boot's, or a part of one cut by a step back of the wall clock no uptime
+    # measured), in the order sampled.  The figures above are the longest's; a store of two boots said "26 samples
+    # over 25 s" of 46 samples, the second boot judged too (ue23 #10), and "every 10 s" of both where one was
+    # sampled every second.
+    boots: tuple[Stretch, ...] = ()
 
     @property
     def judgeable(self) -> bool:
@@ -526,13 +566,38 @@ class Power:
             rate = max(rate, min((self.short_growth + self.margin) / hours, harmful))
         return max(self.min_rate, rate)
 
-    def seen(self) -> str:
+    @property
+    def cut(self) -> bool:
+        """Whether a boot's samples were cut by a step back of the wall clock into stretches judged apart."""
+        return any(b.part for b in self.boots)
+
+    @property
+    def unit(self) -> str:
+        """What a stretch is called where several are judged: ``boot``, or ``stretch`` where a boot was cut."""
+        return "stretch" if self.cut else "boot"
+
+    def seen(self, cadence: bool = False) -> str:
         """``121 samples over 10 min``; with a gap ``46 samples over 44 s observed (10 min in gaps, not)``; of a
-        store of several boots each boot's (``46 samples of 2 boots: boot 1 26 over 25 s, boot 2 20 over 19 s``)."""
+        store of several boots each boot's with its own interval (``46 samples of 2 boots: boot 1 (26 over 25 s
+        every 1 s), boot 2 (20 over 3 min every 10 s)``); of a boot cut by a step back of its wall clock no uptime
+        measured, each side's (``90 samples judged in 2 stretches apart: samples 1 to 45 (45 over 44 s every 1 s),
+        ...``).  ``cadence``:
+        the one stretch's interval too (``... every 1 s``)."""
         if len(self.boots) > 1:
-            each = ", ".join(f"boot {i} {n} over {duration(s)}" for i, (n, s) in enumerate(self.boots, 1))
-            return f"{sum(n for n, _ in self.boots)} samples of {len(self.boots)} boots: {each}"
-        return self.seen_longest()
+            boots = len({b.boot_id for b in self.boots})
+            each = ", ".join(
+                f"{b.label(boots, self.cut)} ({b.samples} over {duration(b.observed_seconds)}"
+                + (f" every {duration(b.interval_seconds)}" if b.interval_seconds else "")
+                + ")"
+                for b in self.boots
+            )
+            total = sum(b.samples for b in self.boots)
+            if self.cut:
+                of = f" of {boots} boots" if boots > 1 else ""
+                return f"{total} samples{of} judged in {len(self.boots)} stretches apart: {each}"
+            return f"{total} samples of {boots} boots: {each}"
+        every = f" every {duration(self.interval_seconds)}" if cadence and self.interval_seconds else ""
+        return self.seen_longest() + every
 
     def seen_longest(self) -> str:
         """The longest boot's samples and the time they observed: ``46 samples over 44 s observed (10 min in gaps,
@@ -628,7 +693,7 @@ class Power:
 
     def reach(self) -> str:
         """What a judgeable stretch can and cannot show, in one clause."""
-        longest = "the longest boot's " if len(self.boots) > 1 else ""
+        longest = f"the longest {self.unit}'s " if len(self.boots) > 1 else ""
         whole = f"that lasts the whole {duration(self.span_seconds)} would show in {longest}{self.seen_longest()}"
         later = self.later()
         if self.full:
@@ -739,6 +804,9 @@ class SampleGap(NamedTuple):
     seconds: float  # negative: the wall clock went back between the two samples (NTP stepped it, or a hand)
     start: float  # wall time of the sample before
     end: float  # wall time of the sample after
+    # A step back with no uptime to measure across it: the samples on each side were judged apart, no figure is
+    # measured across it (ue23 #11: a figure at 0.5 was given across it beside "cannot judge")
+    apart: bool = False
 
     @property
     def back(self) -> bool:
@@ -754,6 +822,7 @@ class SampleGap(NamedTuple):
             return (
                 f"a {duration(-self.seconds)} step back of the wall clock between samples {self.before} and"
                 f" {self.after} ({iso_utc(self.start)}, then {iso_utc(self.end)})"
+                + (" and the samples carry no uptime to measure across it" if self.apart else "")
             )
         return (
             f"a {duration(self.seconds)} gap in sampling from {iso_utc(self.start)} to {iso_utc(self.end)}"
@@ -881,14 +950,27 @@ class ExaminedSeries:
                 + "; growth during a gap was not observed, so rates and"
                 " spans measured across one are not facts and a leak may be missed"
             )
-        if steps:
+        for said, these in (
             # Samples are kept in the order taken: on both sides of a step back their times overlap, and a span or
             # rate measured on the wall clock across it is wrong, not merely unobserved.
-            notes.append(
-                "; ".join(g.said() for g in steps[:GAPS_SAID_ONE_BY_ONE])
-                + (f" and {len(steps) - GAPS_SAID_ONE_BY_ONE} more" if len(steps) > GAPS_SAID_ONE_BY_ONE else "")
-                + ": the clock was set back (NTP or by hand); times, spans and rates measured across it are not facts"
-            )
+            (
+                ": the clock was set back (NTP or by hand); times, spans and rates measured across it are not facts",
+                [g for g in steps if not g.apart],
+            ),
+            # With no uptime nothing measures across it: each side judged on its own, no figure across it (ue23 #11).
+            (
+                ": the clock was set back (NTP or by hand); the samples on each side judged apart, no span or rate"
+                " measured across it",
+                [g for g in steps if g.apart],
+            ),
+        ):
+            if these:
+                more = len(these) - GAPS_SAID_ONE_BY_ONE
+                notes.append(
+                    "; ".join(g.said() for g in these[:GAPS_SAID_ONE_BY_ONE])
+                    + (f" and {more} more" if more > 0 else "")
+                    + said
+                )
         return "; ".join(notes)
 
     def absence(self) -> str:

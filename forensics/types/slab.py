@@ -182,8 +182,13 @@ STEP_SHARE = 0.01
 
 def clock_stepped(moved: float, uptime_passed: float) -> bool:
     """Whether a wall clock that moved ``moved`` seconds off the ``uptime_passed`` between two samples was stepped
-    (slab-watch and slab-import when they store samples, the leak analysis when it reads them)."""
-    return abs(moved) > STEP_TOLERANCE + STEP_SHARE * uptime_passed
+    (slab-watch and slab-import when they store samples, the leak analysis when it reads them).
+
+    One that reads earlier than the sample before (``moved < -uptime_passed``) was stepped however little: time
+    does not go back, and a clock set back 1.5 s between 1-s samples, under the tolerance, left the later sample
+    0.5 s before the earlier one, so the store read "cannot judge ... no uptime in the store to measure across it"
+    of samples that all had one, with findings "measured across a 0.5 s step back" at 0.5 beside it."""
+    return abs(moved) > STEP_TOLERANCE + STEP_SHARE * uptime_passed or moved < -uptime_passed
 
 
 @dataclass(frozen=True)
