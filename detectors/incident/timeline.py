@@ -229,7 +229,7 @@ def _lane_of(
         return Lane(key, f"Input {source}", label, on_wall, elsewhere.get(source), unsure=unsure)
     if key.clock == BOOT_LANE:
         assert isinstance(boot, BootTime)
-        when = iso_utc(boot.wall)
+        when = iso_utc(round(boot.wall))  # rounded, as the times converted with it (forensics/types/incident.py)
         return Lane(key, "Boot (wall clock)", f"wall clock (UTC); times since boot converted with the boot at {when} ±"
                     f"{boot.uncertainty:.1f} s ({boot.basis})", True, began=boot)  # fmt: skip
     if key.clock == WALL_LANE:

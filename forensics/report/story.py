@@ -126,7 +126,7 @@ def detail_sections(story: IncidentStory) -> tuple[Section, ...]:
 def _boot_text(incident: Incident) -> str:
     boot = incident.boot_time
     if isinstance(boot, BootTime):
-        when = iso_utc(boot.wall)
+        when = iso_utc(round(boot.wall))  # rounded, as the times converted with it (forensics/types/incident.py)
         return f"{when} ±{boot.uncertainty:.1f} s ({boot.basis})"
     return str(boot)
 
