@@ -891,8 +891,9 @@ def _told(
     requested = deliberate_crash(findings)
     if worst < PROBLEM and requested is not None:  # a crash asked for is no problem, but it is what happened
         return (
-            f"The Linux kernel on {host} was crashed on purpose with sysrq ({requested.title}): a kdump test, an "
-            f"operator or a watchdog. No problem at {PROBLEM.value} severity or above was found."
+            f"The Linux kernel on {host} was crashed on request with sysrq ({requested.title}): a kdump test, an "
+            f"operator, a watchdog or a write to /proc/sysrq-trigger by mistake. No problem at {PROBLEM.value} "
+            "severity or above was found."
         )
     if worst < PROBLEM and watch:  # a low finding is below a problem but worth a look: named, not "no problem"
         said = (
@@ -936,7 +937,8 @@ def _told(
         else "oopsed; whether it then went down is unknown (the log's lines after it were not read)"
     )
     crashed = (
-        f"was crashed on purpose with sysrq ({requested.title}): a kdump test, an operator or a watchdog"
+        f"was crashed on request with sysrq ({requested.title}): a kdump test, an operator, a watchdog or a write "
+        "to /proc/sysrq-trigger by mistake"
         if requested is not None
         else f"{went} ({crash.title})"
         if crash is not None

@@ -80,7 +80,7 @@ def _refuse_fleet(doc: object, path: Path) -> None:
 
     ``dmesg --signatures`` over the 14 fixture guests' logs, given to ``report --from``, was told as one machine's
     story: 'First (2.207 s since boot): general protection fault ... Then: kernel BUG ...', each from another
-    guest, and 'The Linux kernel on the machine was crashed on purpose with sysrq'.
+    guest, and 'The Linux kernel on the machine was crashed on request with sysrq'.
     """
     from forensics.types.fleet import FLEET_LEAKS_SCHEMA, SIGNATURES_SCHEMA
 

@@ -517,7 +517,7 @@ def test_a_later_crash_not_the_survived_oops_took_the_machine_to_kdump(tmp_path:
         assert "went down" not in said, said
         # What took the machine down comes first: the sysrq crash, not the BUG (it said "had a problem").
         assert said.startswith(
-            "The Linux kernel on web-03 was crashed on purpose with sysrq (kernel panic: sysrq triggered crash): "
+            "The Linux kernel on web-03 was crashed on request with sysrq (kernel panic: sysrq triggered crash): "
         ), said
         assert "The finding: kernel BUG in kf_buffer_put (critical)." in said, said
 

@@ -204,8 +204,9 @@ def test_a_panic_a_setting_asked_for_is_no_kernel_bug(title: str, setting: str) 
 def test_a_crash_forced_with_sysrq_below_medium_is_said_as_such() -> None:
     low = replace(SYSRQ_CRASH, severity=Severity.LOW)
     assert plain_summary((low,), "web1") == (
-        "The Linux kernel on web1 was crashed on purpose with sysrq (kernel panic: sysrq triggered crash): a kdump "
-        "test, an operator or a watchdog. No problem at medium severity or above was found."
+        "The Linux kernel on web1 was crashed on request with sysrq (kernel panic: sysrq triggered crash): a kdump "
+        "test, an operator, a watchdog or a write to /proc/sysrq-trigger by mistake. No problem at medium severity or "
+        "above was found."
     )
 
 
@@ -301,7 +302,7 @@ def test_a_sysrq_crash_is_deliberate_in_the_log_alone_and_after_correlation() ->
         assert "not a kernel bug" in f.summary
     plain = plain_summary(merged, "db7")
     assert plain.startswith(
-        "The Linux kernel on db7 was crashed on purpose with sysrq (kernel panic: sysrq triggered crash)"
+        "The Linux kernel on db7 was crashed on request with sysrq (kernel panic: sysrq triggered crash)"
     )
     assert "No other problem at medium or above" in plain
 
