@@ -535,7 +535,7 @@ def test_a_wrong_file_given_does_not_fail_the_report_at_medium(tmp_path: Path, k
         doc = json.loads((tmp_path / "incident.json").read_text())
         said = [f for f in doc["incident"]["findings"] if f["kind"] == "contradiction"]
         assert [f["severity"] for f in said] == ["low"], said
-        assert doc["set_apart"] and doc["summary"].startswith("The Linux kernel on the machine was crashed on purpose")
+        assert doc["set_apart"] and doc["summary"].startswith("The Linux kernel on the machine was crashed on request")
         assert "No problem at medium severity or above was found" in doc["summary"], doc["summary"]
         examined = (tmp_path / "incident.md").read_text().split("\n\n", 3)[2]  # under the verdict: what was examined
         assert f"- examined: kernel log {log}: " in examined and "\n  - set apart: " in examined, examined
