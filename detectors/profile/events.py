@@ -23,6 +23,16 @@ from forensics.types.profile import CPU_TIME, SampledEvent
 
 #: Events whose samples measure CPU time (perf list: the hardware cycle counters and the software clocks).
 CPU_TIME_EVENTS = frozenset({"cycles", "cpu-cycles", "ref-cycles", "cpu-clock", "task-clock", "bus-cycles"})
+#: What one unit of a CPU-time event's period is (perf's software clocks count nanoseconds, the PMU's counters
+#: their cycles): "period 7,973,947,832" of cpu-clock said no unit (ue24 note).
+PERIOD_UNITS = {
+    "cycles": "cycles",
+    "cpu-cycles": "cycles",
+    "ref-cycles": "reference cycles",
+    "bus-cycles": "bus cycles",
+    "cpu-clock": "ns",
+    "task-clock": "ns",
+}
 #: What one unit of an event's count is, for the events people record with -g (perf list's software events and
 #: the tracepoints that stand for them); any other event's unit is "NAME events".
 EVENT_UNITS = {
@@ -92,7 +102,7 @@ def sampled_event(named: str, recorded: Iterable[str] = (), first_headers: Itera
             named, by = found[0], "the samples' tracepoint field"
     base = base_name(named)
     if base in CPU_TIME_EVENTS:
-        return SampledEvent(named, "CPU time", True, by)
+        return SampledEvent(named, "CPU time", True, by, PERIOD_UNITS[base])
     return SampledEvent(named, EVENT_UNITS.get(base, f"{named} events"), False, by)
 
 

@@ -133,8 +133,10 @@ def _head(result: ProfileResult) -> str:
     hot, p = result.hot, result.profile
     span = f", {p.start:.6f}-{p.end:.6f} s" if p.start is not None and p.end is not None else ""
     # perf report's "Samples: N of event 'E'" and "Event count": of an event not of CPU time, the shares are of it.
+    unit = hot.sampled.period_unit
+    seconds = f" ({hot.total_period / 1e9:,.3f} s of CPU time)" if unit == "ns" else ""
     counted = (
-        f"period {hot.total_period:,}"
+        f"period {hot.total_period:,}" + (f" {unit}{seconds}" if unit else "")
         if hot.sampled.cpu_time
         else f"counts of {hot.sampled.unit}, not CPU time; event count {hot.total_period:,}"
     )
@@ -264,6 +266,7 @@ def to_document(result: ProfileResult, deltas: list[SymbolDelta] | None, budget:
             if p.loss is None
             else {"samples": p.loss.lost, "seen": p.loss.seen, "pct": p.loss.share, "chunks": p.loss.chunks},
             "period": hot.total_period,
+            "period_unit": hot.sampled.period_unit or None,
             "span": [p.start, p.end] if p.start is not None else None,
             "notes": p.notes,
             "kernel_pct": round(hot.kernel.share, 2),

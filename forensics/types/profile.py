@@ -565,6 +565,9 @@ class SampledEvent:
     )
     cpu_time: bool = True
     named_by: str = ""  # where the name was read when the samples' headers do not name it ("" where they do)
+    # What one unit of a CPU-time event's period is: "ns" (cpu-clock, task-clock: perf's software clocks count
+    # nanoseconds), "cycles"; "" where not known (folded stacks, events of another kind, whose unit is ``unit``).
+    period_unit: str = ""
 
 
 #: Samples of an event that measures CPU time, or naming none (perf record's default event is CPU time).

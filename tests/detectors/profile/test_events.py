@@ -301,3 +301,18 @@ def test_an_unnamed_event_is_named_by_the_header_or_stays_cpu_time() -> None:
     both = sampled_event("", ("sched:sched_switch", "sched:sched_wakeup"))
     assert (both.name, both.unit, both.cpu_time) == ("sched:sched_switch, sched:sched_wakeup", "events", False)
     assert base_name("sched:sched_switch") == "sched:sched_switch" and base_name("cycles:u") == "cycles"
+
+
+def test_a_cpu_time_period_says_its_unit() -> None:
+    """The header's "period 7,973,947,832" of cpu-clock said no unit (ue24 note): perf's software clocks count
+    nanoseconds, said with the seconds they make; a cycle counter's period is cycles; folded stacks name no unit."""
+    assert (sampled_event("cpu-clock:ppp").period_unit, sampled_event("cycles:P").period_unit) == ("ns", "cycles")
+    assert sampled_event("").period_unit == "" and sampled_event("page-faults").period_unit == ""
+    data = record("spin", "fp", 0.6)  # perf record -g -F 999: cpu-clock where the machine has no PMU, else cycles
+    result = analyse_profile(str(data))
+    head = render_tables(result, markdown=False, top=5).splitlines()[0]
+    period = result.hot.total_period
+    if result.hot.sampled.period_unit == "ns":
+        assert f"period {period:,} ns ({period / 1e9:,.3f} s of CPU time)" in head, head
+    else:
+        assert f"period {period:,} {result.hot.sampled.period_unit}," in head, head
