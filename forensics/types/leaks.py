@@ -588,7 +588,7 @@ class Power:
     def seen(self, cadence: bool = False) -> str:
         """``121 samples over 10 min``; with a gap ``46 samples over 44 s observed (plus 10 min in gaps, not
         observed)``; of a store of several boots each boot's with its own interval (``46 samples of 2 boots:
-        boot 1 (26 over 25 s every 1 s), boot 2 (20 over 3 min every 10 s)``); of a boot cut by a step back of
+        boot 1 (26 over 25 s every 1 s), boot 2 (20 over 3.2 min every 10 s)``); of a boot cut by a step back of
         its wall clock no uptime measured, each side's (``90 samples judged in 2 stretches apart: samples 1 to 45
         (45 over 44 s every 1 s), ...``).  ``cadence``: the one stretch's interval too (``... every 1 s``)."""
         if len(self.boots) > 1:
