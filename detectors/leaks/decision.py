@@ -125,6 +125,10 @@ class Context:
     with_processes: bool = False  # its objects live as long as processes (detectors/leaks/attribution.py)
     held: Held | None = None  # a rise that stopped and is held at its level to the store's end (judge.py)
     origin: float | None = None  # the wall time (epoch s) of hour 0 of the features' times, None when not known
+    # The time the raw samples behind the window medians observed (gaps left out, as the coverage counts it), None
+    # when not known: the features' span is the window medians', shorter by about a window (ue24 F6: "13 samples
+    # over 57 s" of samples the coverage said "over 60 s")
+    samples_seconds: float | None = None
 
     @property
     def rate(self) -> float:
@@ -182,11 +186,16 @@ def _short_of_power(c: Context) -> str | None:
     """Why the stretch is too short for the statistics (samples, window medians, hours), None when it is not."""
     f, th = c.features, c.thresholds
     if c.samples is not None and c.samples < th.min_samples:
-        return f"{c.samples} samples over {_hours(f.span_hours)}, needs >= {th.min_samples}"
+        # The samples' own span, as the coverage says it; the window medians' is said where it is what falls short.
+        over = "" if c.samples_seconds is None else f" over {duration(c.samples_seconds)}"
+        return f"{c.samples} samples{over}, needs >= {th.min_samples}"
     if f.points < th.min_points:
         return f"{f.points} window medians, needs >= {th.min_points}"
     if f.span_hours < th.min_hours:
-        return f"{_hours(f.span_hours)} of samples, needs >= {duration_up(th.min_hours * 3600.0)}"
+        return (
+            f"{_hours(f.span_hours)} from the first to the last window median, needs >= "
+            f"{duration_up(th.min_hours * 3600.0)}"
+        )
     return None
 
 

@@ -476,13 +476,23 @@ def fell_in_gap(v: SeriesVerdict, gaps: Sequence[SampleGap]) -> SampleGap | None
     return next((g for g in gaps if not g.back and g.end > peak and g.start < back), None)
 
 
-def grows(v: SeriesVerdict) -> str:
-    """How a growing series is said in a title: "grows 1,234 KB/h", or, where it fell back near its baseline and
+def grows(v: SeriesVerdict, th: LeakThresholds) -> str:
+    """How a growing series is said in a title: "grows 1,234 KB/h"; where it fell back near its baseline and
     rose again (its rate is that of the rise again only), "rose 7,875 KB in 40 s after it fell back": "grows
-    676,100 KB/h" stood beside "total growth: -3,197 KB" (ue21 #10)."""
+    676,100 KB/h" stood beside "total growth: -3,197 KB" (ue21 #10); where it gave back more of its range than a
+    leak may (``th.max_leak_drawdown``), "moves up and down (+76,209 KB/h fitted, gave back 100% of its rise)":
+    its fitted slope is no growth it kept (ue24 F7: "grows 76,209 KB/h" of a series back below its start)."""
     e = v.again
     if e is not None:
         return f"rose {kb(e.again)} in {duration(e.again_for)} after it fell back"
+    if v.features.drawdown > th.max_leak_drawdown:
+        fall = v.fall
+        back = (
+            f"{v.features.drawdown:.0%} of its range"
+            if fall is None or _jitter(v)
+            else f"{min(fall.share, 1.0):.0%} of its rise"
+        )
+        return f"moves up and down ({v.rate / 1024:+,.0f} KB/h fitted, gave back {back})"
     return f"grows {kb(v.rate)}/h"
 
 
@@ -529,7 +539,8 @@ def cache_finding(v: SeriesVerdict, ctx: FindingContext) -> Finding:
         + f" ({who.subject})",
         Grade.GIVEN_BACK: f"Slab cache {v.name} grows {rate} but gave back {v.features.drawdown:.0%} of its range "
         f"({who.subject})",
-        Grade.UNDECIDED: f"Slab cache {v.name} {grows(v)}{_beside(v)}, too short to call ({who.subject})",
+        Grade.UNDECIDED: f"Slab cache {v.name} {grows(v, ctx.thresholds)}{_beside(v)}, too short to call "
+        f"({who.subject})",
     }
     facts = _series_facts(v, ctx)
     if v.objects_rate is not None and v.objsize:
@@ -882,7 +893,7 @@ def meminfo_finding(
     }[v.grade]
     title = f"{info.name} ({info.subject}) {word} {rate}"
     if v.grade is Grade.UNDECIDED:
-        title = f"{info.name} ({info.subject}) {grows(v)}{_beside(v)}, too short to call"
+        title = f"{info.name} ({info.subject}) {grows(v, ctx.thresholds)}{_beside(v)}, too short to call"
     if v.verdict.rule == HELD_RISE:
         title = f"{info.name} ({info.subject}) rose {kb(v.features.growth)}, then held flat at the end: not growing"
     mostly = f", mostly {', '.join(p.name for p in parts)}" if _parts_explain(parts, v.growth) else ""
@@ -892,7 +903,7 @@ def meminfo_finding(
     elif mostly:
         title += mostly
     if explained_by:
-        title = f"{info.name} ({info.subject}) {grows(v)}, explained by {', '.join(explained_by)}"
+        title = f"{info.name} ({info.subject}) {grows(v, ctx.thresholds)}, explained by {', '.join(explained_by)}"
     summary = f"{_growth_said(v, rate)}: {v.verdict.reason}. It is grown by {info.grown_by}."
     if explained_by and explained_share > 1.0:
         summary += (

@@ -21,7 +21,7 @@ from detectors.leaks.decision import (
 )
 from detectors.leaks.features import features, median_slope
 from detectors.leaks.pagecache import interpolated, tie
-from detectors.leaks.series import FloatArray, SeriesMatrix, resample, sampling_interval
+from detectors.leaks.series import FloatArray, SeriesMatrix, observed_span, resample, sampling_interval
 from forensics.types.leaks import (
     BYTES,
     OBJECTS_IN_USE,
@@ -321,7 +321,8 @@ def judge_column(
     if active_rate is not None and objsize and feats.ts_slope > 0:
         share = active_rate * objsize / feats.ts_slope
     raw = matrix.raw[:, column]
-    samples = int(np.count_nonzero(~np.isnan(raw) & (matrix.walls >= since)))
+    counted = ~np.isnan(raw) & (matrix.walls >= since)
+    samples = int(np.count_nonzero(counted))
     beside = None
     # Only a cache file I/O can grow is tied to the page cache: a VMA leak beside the machine's file writers (its
     # process and theirs running at the same moments under load) was "growing with the page cache" in a make test.
@@ -354,6 +355,7 @@ def judge_column(
         who.with_processes,
         held,
         t0,
+        samples_seconds=observed_span(matrix.walls[counted], matrix.interval_seconds),
     )
     verdict = decide(context)
     # Back at its baseline and rising again: the rate said is that of the new rise, not a line through the fall.

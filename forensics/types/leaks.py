@@ -305,16 +305,25 @@ class SeriesVerdict:
 
 
 def duration(seconds: float) -> str:
-    """A duration in the unit a reader expects: 3 s, 10 min, 2.0 h, 1.5 days."""
+    """A duration in the unit a reader expects: 3 s, 2.5 min, 10 min, 2.0 h, 1.5 days; never more than 5% off.
+
+    Under 10 min, minutes keep a tenth: 150 s read "3 min", 20% over (ue24).
+    """
     if seconds < 10:
         return f"{seconds:.2g} s"  # a sub-second interval is not "0 s"
     if seconds < 120:
         return f"{seconds:.0f} s"
+    if seconds < 600:
+        return f"{seconds / 60:.1f}".removesuffix(".0") + " min"
     if seconds < 7200:
         return f"{seconds / 60:.0f} min"
     hours = seconds / 3600.0
     return f"{hours:.1f} h" if hours < 48 else f"{hours / 24:.1f} days"
 
+
+#: The precision :func:`duration` says a span at from 10 s on (up to the first bound, in seconds): 1 s, a tenth of
+#: a minute, a minute, a tenth of an hour, a tenth of a day.
+_SAID_STEPS = ((120.0, 1.0), (600.0, 6.0), (7200.0, 60.0), (48 * 3600.0, 360.0), (math.inf, 8640.0))
 
 #: A measured span or interval within this share of a round figure is that figure (a sampler's few ms late).
 JITTER = 1e-3
@@ -322,7 +331,7 @@ JITTER = 1e-3
 
 def duration_up(seconds: float) -> str:
     """A least span (``needs >= ...``) as :func:`duration` says it, rounded up at the precision said: 1.83 h is
-    "1.9 h" (as "1.8 h" it would fall short), 126.5 s "3 min".  Sampling jitter (under 0.1% of the span) is not
+    "1.9 h" (as "1.8 h" it would fall short), 126.5 s "2.2 min".  Sampling jitter (under 0.1% of the span) is not
     raised: 24 samples at a measured 5.003 s interval take 115.07 s, "115 s" as the plan at 5 s said, not
     "116 s" beside "at this 5 s interval"."""
     if not math.isfinite(seconds) or seconds <= 0:
@@ -330,7 +339,7 @@ def duration_up(seconds: float) -> str:
     if seconds < 10:
         step = 10.0 ** (math.floor(math.log10(seconds)) - 1)  # two significant figures
     else:
-        step = 1.0 if seconds < 120 else 60.0 if seconds < 7200 else 360.0 if seconds < 48 * 3600 else 8640.0
+        step = next(step for below, step in _SAID_STEPS if seconds < below)
     return duration(math.ceil(seconds * (1.0 - JITTER) / step) * step)
 
 
@@ -577,12 +586,11 @@ class Power:
         return "stretch" if self.cut else "boot"
 
     def seen(self, cadence: bool = False) -> str:
-        """``121 samples over 10 min``; with a gap ``46 samples over 44 s observed (10 min in gaps, not)``; of a
-        store of several boots each boot's with its own interval (``46 samples of 2 boots: boot 1 (26 over 25 s
-        every 1 s), boot 2 (20 over 3 min every 10 s)``); of a boot cut by a step back of its wall clock no uptime
-        measured, each side's (``90 samples judged in 2 stretches apart: samples 1 to 45 (45 over 44 s every 1 s),
-        ...``).  ``cadence``:
-        the one stretch's interval too (``... every 1 s``)."""
+        """``121 samples over 10 min``; with a gap ``46 samples over 44 s observed (plus 10 min in gaps, not
+        observed)``; of a store of several boots each boot's with its own interval (``46 samples of 2 boots:
+        boot 1 (26 over 25 s every 1 s), boot 2 (20 over 3.2 min every 10 s)``); of a boot cut by a step back of
+        its wall clock no uptime measured, each side's (``90 samples judged in 2 stretches apart: samples 1 to 45
+        (45 over 44 s every 1 s), ...``).  ``cadence``: the one stretch's interval too (``... every 1 s``)."""
         if len(self.boots) > 1:
             boots = len({b.boot_id for b in self.boots})
             each = ", ".join(
@@ -600,17 +608,19 @@ class Power:
         return self.seen_longest() + every
 
     def seen_longest(self) -> str:
-        """The longest boot's samples and the time they observed: ``46 samples over 44 s observed (10 min in gaps,
-        not)``; where its span cannot be measured, its samples alone."""
+        """The longest boot's samples and the time they observed: ``46 samples over 44 s observed (plus 10 min in
+        gaps, not observed)``; where its span cannot be measured, its samples alone."""
         said = f"{self.samples} sample{'s' if self.samples != 1 else ''}"
         if self.unmeasured:
             return said
         return f"{said} over {self.whole()}"
 
     def whole(self) -> str:
-        """The time the longest boot's samples observed: ``44 s observed (10 min in gaps, not)``, or ``10 min``."""
+        """The time the longest boot's samples observed: ``44 s observed (plus 10 min in gaps, not observed)``, or
+        ``10 min``."""
         if self.unobserved_seconds > 0:
-            return f"{duration(self.span_seconds)} observed ({duration(self.unobserved_seconds)} in gaps, not)"
+            gaps = duration(self.unobserved_seconds)
+            return f"{duration(self.span_seconds)} observed (plus {gaps} in gaps, not observed)"
         return duration(self.span_seconds)
 
     def needed_span(self) -> str:

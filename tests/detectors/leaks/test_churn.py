@@ -178,7 +178,7 @@ def test_a_burst_given_back_says_one_rise_from_one_named_baseline(tmp_path: Path
                     finding.fact("held at its peak") or "")  # fmt: skip
     assert held is not None and held[2] == rise[1], finding
     assert abs(int(held[1].replace(",", "")) - int(held[3].replace(",", "")) - int(rise[1][:-3].replace(",", ""))) <= 1
-    assert "(+" not in finding.summary and "in 4 min, then fell back to 4,375 KB in 15 s" in finding.summary, finding
+    assert "(+" not in finding.summary and "in 3.7 min, then fell back to 4,375 KB in 15 s" in finding.summary, finding
     # Its largest fall between samples is a share of the rise from its lowest raw sample before it: that is named.
     back = re.search(r"of its rise before it \(from [\d,]+ KB, sample (\d+)\)$", finding.fact("given back") or "")
     assert back is not None and int(back[1]) in {e.locator.start for e in finding.evidence}, finding

@@ -215,11 +215,11 @@ def test_a_reason_says_which_growth_it_judged(imported: Imported) -> None:
     seen = f"{kmalloc.growth / 1024:,.0f} KB"
     fitted = f"{kmalloc.rate * kmalloc.features.span_hours / 1024:,.0f} KB"
     assert (seen, fitted) == ("2,216 KB", "2,398 KB")
-    assert kmalloc.verdict.reason.startswith(f"grew {seen} ({fitted} at its fitted rate) in 4 min")
+    assert kmalloc.verdict.reason.startswith(f"grew {seen} ({fitted} at its fitted rate) in 3.9 min")
     finding = next(f for f in result.incident.findings if "kmalloc-512" in f.title)
     assert finding.summary.startswith(f"kmalloc-512 grew {seen} in ")
     tw = next(v for v in result.analysis.caches if v.name == "tw_sock_TCP")
-    assert "but only 12 KB (13 KB at its fitted rate) in 3 min" in tw.verdict.reason
+    assert "but only 12 KB (13 KB at its fitted rate) in 2.9 min" in tw.verdict.reason
 
 
 def test_a_real_udp_socket_leak_is_a_group_and_no_pinned_cache_is_called_reclaimable(imported: Imported) -> None:

@@ -35,6 +35,7 @@ def test_a_leak_seen_rising_on_both_sides_of_a_suspend_is_found_and_the_gap_is_n
     power = doc["power"]
     assert power["span_seconds"] == pytest.approx(44.0)
     assert power["unobserved_seconds"] == pytest.approx(601.0)
-    assert "46 samples over 44 s observed (10 min in gaps, not)" in text, text
+    # It read "(10 min in gaps, not)", which did not say what was not (ue24 F5).
+    assert "46 samples over 44 s observed (plus 10 min in gaps, not observed)" in text, text
     assert "in 46 samples over 11 min" not in text and "the whole 11 min" not in text
     assert "the whole 44 s observed" in text
