@@ -173,6 +173,7 @@ def _close_open_runs(
             task = tasks[pid] = task.copy()
         task.runtime += end - start
         busy[cpu] = busy.get(cpu, 0.0) + (end - start)
+        task.runs.open += 1  # still running where it is closed: its total is a lower bound (IntervalStats.open)
         if task.runs.add(start, end, cpu, ev, end_ev):
             # Still running there: a lower bound (the window's end, or the trace's or its CPU's last event)
             window = at_window_end or (an.w0 > -math.inf and cpu not in to_end)
@@ -228,6 +229,7 @@ def _close_open_waits(an: SchedAnalyzer, tasks: dict[int, TaskState], to_end: To
             fig = task.wakeup = task.wakeup.copy()
         waited = w1 - start
         fig.count += 1
+        fig.open += 1  # counted to where it was still open: the task's total and mean are lower bounds
         fig.total += waited
         # Its part on that CPU, charged as at a switch-in (SchedAnalyzer._charge), one wait with the parts its moves
         # charged (their key: the wait's start).
@@ -245,7 +247,7 @@ def _close_open_waits(an: SchedAnalyzer, tasks: dict[int, TaskState], to_end: To
             tally = culprit.victims.get(pid)
             if tally is None:
                 tally = culprit.victims[pid] = VictimTally()
-            tally.add(seconds, key)
+            tally.add(seconds, key, open_at)
         if waited <= fig.worst:
             continue
         fig.set_worst(start, w1, cpu, since, end_ev)
@@ -470,11 +472,14 @@ def _freeze_task(an: SchedAnalyzer, pid: int, t: TaskState) -> TaskStats:
         preempted_by=_preemptors(an, t.preempted_by),
         throttled_for=_preemptors(an, t.throttled_for),
         delay_caused=t.delay_caused,
-        victims=tuple(Victim(p, an.comm(p), v.seconds, v.waits, v.worst) for p, v in victims[: rules.PREEMPTORS]),
+        victims=tuple(
+            Victim(p, an.comm(p), v.seconds, v.waits, v.worst, v.open_at) for p, v in victims[: rules.PREEMPTORS]
+        ),
         wakeups_unknown=t.unseen_wakes,
         wakeup_unknown_why=_unseen_why(an, t.unseen_cpu) if t.unseen_wakes else None,
         more_victims=len(victims[rules.PREEMPTORS :]),
         more_victims_seconds=sum(v.seconds for _p, v in victims[rules.PREEMPTORS :]),
+        more_victims_open=next((v.open_at for _p, v in victims[rules.PREEMPTORS :] if v.open_at), ""),
     )
 
 
