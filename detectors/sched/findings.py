@@ -644,6 +644,17 @@ def rt_hogs(analysis: TraceAnalysis, source: str) -> list[Finding]:
                     f"once the CPU's RT tasks had used up {budget}{by_server}; the CPU's "
                     "other tasks got only the rest."
                 )
+            elif open_at:
+                # No switch-out read: that RT throttling stopped it is inferred, not seen (until 2026-12-07 a run still
+                # open at the trace's end "had to" be stopped by it: the budget is the default's, not the machine's,
+                # and the trace ends first).
+                ends = "the trace" if open_at == OPEN_RECORDING else "the window"
+                verdict = (
+                    f"It ran at least {fmt_ms(run.duration)} on CPU{run.cpu} without a switch, "
+                    f"{_still_running(open_at)}, which reaches {budget}: no other task ran there meanwhile. Whether "
+                    f"RT throttling then stopped it is unknown ({ends} ends first); with that budget it is the likely "
+                    "outcome" + (f" (or {server}, which lets CFS tasks in)." if server else ".")
+                )
             else:
                 verdict = (
                     f"Its run reached {budget}: with that budget RT throttling had to stop "

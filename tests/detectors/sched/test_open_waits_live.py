@@ -161,3 +161,33 @@ def test_a_victims_wait_open_at_a_windows_end_makes_the_hogs_delay_and_its_mean_
     assert wakeup["open"] == 1 and wakeup["lower_bound"] is True, wakeup
     woken = _finding(doc, "sched-wakeup-latency", r.sleeper)
     assert re.search(r"Mean wakeup latency at least \d+\.\d{3} ms over 1 wakeups", woken["summary"]), woken["summary"]
+
+
+def test_a_run_at_the_rt_budget_open_at_the_traces_end_is_not_said_stopped_by_throttling(
+    recording: Recording, tmp_path: Path
+) -> None:
+    """The report with CPU1's events after the hog's switch-in cut out: CPU1 ran the hog to the trace's end, over
+    950 ms.  That RT throttling stopped it is not seen: what was seen is said (it ran at least N ms without a
+    switch, at the budget), and whether throttling stopped it is unknown, the likely outcome.  The sleeper's wait,
+    queued on CPU1, is open to the trace's end: the hog's delay is "at least"."""
+    r = recording
+    lines = r.text.splitlines(keepends=True)
+    cut = [ln for i, ln in enumerate(lines) if i <= r.hog_in or "[001]" not in ln]
+    path = tmp_path / "cpu1_cut.txt"
+    path.write_text("".join(cut))
+    doc = _trace_json(path)
+    hog = _finding(doc, "sched-rt-hog", r.hog)
+    assert "(still running when the recording stopped)" in hog["title"], hog["title"]
+    (longest,) = _facts(hog, "longest run")
+    assert longest.get("lower_bound") is True
+    ran = float(longest["value"].split()[0])
+    assert ran >= 950.0, longest  # at the budget
+    summary = hog["summary"]
+    assert "had to stop" not in summary, summary
+    assert f"It ran at least {ran:.3f} ms on CPU1 without a switch, still running when the recording stopped" in (
+        summary
+    ), summary
+    assert "Whether RT throttling then stopped it is unknown (the trace ends first)" in summary, summary
+    assert "it is the likely outcome" in summary, summary
+    assert re.search(r"waited at least \d+\.\d{3} ms in all behind it", summary), summary
+    assert "waits still open when the recording stopped counted up to there" in summary, summary
