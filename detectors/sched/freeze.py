@@ -350,7 +350,8 @@ def _to_end(an: SchedAnalyzer, counts: ParseCounts, last: dict[int, TraceEvent],
     out: ToEnd = {}
     for cpu, (pid, since, _ev, _area) in an.cur.items():
         ev = last.get(cpu)
-        if pid == 0 or ev is None or cpu in an.after or ev.ts >= trace_end - rules.STOP_GAP:
+        # (a CPU whose stream file is cut is silent after the cut for events not read: not known to run on)
+        if pid == 0 or ev is None or cpu in an.after or cpu in counts.cut_cpus or ev.ts >= trace_end - rules.STOP_GAP:
             continue
         if _recorder_at_end(an, cpu) is None and not _seen_off(an, cpu, pid, since):
             out[cpu] = (trace_end, end_ev)
@@ -597,8 +598,12 @@ def _coverage(
     # tickless idle CPU writes none until something wakes it (this machine's idle 2 s of sched events: CPU0
     # "stopped reporting" 2.07 ms before the end, every finding's confidence lowered for it).  A buffer that
     # filled would have lost events (lost-event markers, entries-written above entries-in-buffer).
+    # (Not a CPU whose stream file is cut: its silence after the cut is events not read, ParseCounts.cut_cpus.)
     if not counts.overwritten and not an.lost_markers:
-        ends = [trace_end if c not in an.after and _idle_at_end(an, c) else e for c, e in zip(seen, ends, strict=True)]
+        ends = [
+            trace_end if c not in an.after and c not in counts.cut_cpus and _idle_at_end(an, c) else e
+            for c, e in zip(seen, ends, strict=True)
+        ]
     # The same for a CPU running a task to the end (_to_end): its silence is that task's run, not a stopped buffer.
     ends = [trace_end if c in to_end else e for c, e in zip(seen, ends, strict=True)]
     running = tuple(
