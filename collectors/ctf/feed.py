@@ -285,6 +285,8 @@ def _note_reported(session: Session, counts: ParseCounts, analysed: _Extent) -> 
         t = session.traces[s.trace]
         if t.meta.domain != "kernel" or s.cpu < 0:
             continue
+        if s.cut_at >= 0:
+            counts.cut_cpus.add(s.cpu)
         if s.packet_begin >= 0:
             begin, end = (t.ns_num * c // t.ns_den / 1e9 for c in (s.packet_begin, s.packet_end))
             known = counts.packet_span.get(s.cpu)

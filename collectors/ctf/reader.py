@@ -789,7 +789,11 @@ class Session:
             lost = True
         if s.packet_begin < 0:
             s.packet_begin = pk[ly.P_TSB]
-        s.packet_end = max(s.packet_end, pk[ly.P_TSE])
+        # A packet the file ends inside covers only up to its last event read: its timestamp_end is where the
+        # buffer's packet ended, past events not in the file (until 2026-12-07 the session's kch_1 cut at byte
+        # 400100, its last event at 25.649627, was covered to the trace's end, 26.813065: no CPU "stopped").
+        end = pk[ly.P_TSE] if pk[ly.P_STATUS] != ly.ST_TRUNCATED else max(pk[ly.P_TSB], s.last_clock)
+        s.packet_end = max(s.packet_end, end)
         return lost
 
     def _first_event_ns(self, t: CtfTrace, s: StreamFile, pks: npt.NDArray[np.int64]) -> int:

@@ -39,6 +39,7 @@ from forensics.types.sched import (
     Blame,
     ClockCheck,
     EventRef,
+    IntervalStats,
     Span,
     TaskStats,
     TraceAnalysis,
@@ -454,8 +455,8 @@ def cpu_hogs(analysis: TraceAnalysis, source: str) -> list[Finding]:
                         if open_at
                         else f"lasted {fmt_ms(run.duration)}"
                     )
-                    + ". Other tasks "
-                    f"on that CPU waited {fmt_ms(task.delay_resolved)} in total while it ran"
+                    + f". Other tasks on that CPU waited {_delay_said(task)} in total while it ran"
+                    + _delay_open(task)
                     + (f" ({rest})" if rest else "")
                     + f". {verdict}"
                 ),
@@ -486,7 +487,7 @@ def _delay_facts(task: TaskStats) -> tuple[Fact, ...]:
     runtime (callgrind-amd64 on ue19 healthy.dat: 14702.554 ms caused, 6861.880 ms run).  Until 2026-12-07 the
     figure was given alone, read as time the task took from others."""
     return (
-        Fact("delay caused to others", fmt_ms(task.delay_resolved)),
+        Fact("delay caused to others", fmt_ms(task.delay_resolved), lower_bound=bool(task.delay_open)),
         Fact(
             "delay counted as",
             "each waiting task's time while it ran, summed over the tasks: waits that overlap each count, so it can "
@@ -505,13 +506,37 @@ def _victims_text(task: TaskStats) -> list[str]:
     """Each task that waited behind ``task``: in all, in how many waits, the most of one; then the rest, and what
     the waiting integrated over its runs holds beyond them, not in the delay said (:func:`_not_counted`)."""
     parts = [
-        f"{v.comm} (pid {v.pid}) {fmt_ms(v.seconds)} in {v.waits} wait(s), at most {fmt_ms(v.worst)} in one"
+        f"{v.comm} (pid {v.pid}) {_least(v.open_at)}{fmt_ms(v.seconds)} in {v.waits} wait(s), "
+        + (
+            f"the longest at least {fmt_ms(v.worst)} (one {still_waiting(v.open_at)})"
+            if v.lower_bound
+            else f"at most {fmt_ms(v.worst)} in one"
+        )
         for v in task.victims
     ]
     if task.more_victims:
-        parts.append(f"and {task.more_victims} more, {fmt_ms(task.more_victims_seconds)}")
+        more = task.more_victims_open
+        parts.append(f"and {task.more_victims} more, {_least(more)}{fmt_ms(task.more_victims_seconds)}")
     rest = _not_counted(task)
     return [*parts, rest] if rest else parts
+
+
+def _least(open_at: str) -> str:
+    """ "at least " before a figure that counts an interval still open at ``open_at`` (Wait.open_at), else ""."""
+    return "at least " if open_at else ""
+
+
+def _delay_said(task: TaskStats) -> str:
+    """The delay a hog caused (its victims' waits resolved in the trace), "at least" when one of them was still
+    open where it was counted to (TaskStats.delay_open)."""
+    return _least(task.delay_open) + fmt_ms(task.delay_resolved)
+
+
+def _delay_open(task: TaskStats) -> str:
+    """What makes the delay a hog caused a lower bound, said after it: its waits still open, counted up to there
+    (until 2026-12-07 rt_cut.dat's rthog "waited 2661.218 ms in all behind it, up to 799.264 ms in one wait", with
+    three of those waits still open when the recording stopped)."""
+    return f" (waits still open {open_where(task.delay_open)} counted up to there)" if task.delay_open else ""
 
 
 def _not_counted(task: TaskStats) -> str:
@@ -546,7 +571,13 @@ def _usual(task: TaskStats, wait: Wait) -> str:
     fig, what = (
         (task.preempt_wait, "preemption wait") if wait.source == "preemption" else (task.wakeup, "wakeup latency")
     )
-    return f"its mean {what} {fmt_ms(fig.mean)} over {fig.n}"
+    return f"its mean {what} {_mean_said(fig)} over {fig.n}"
+
+
+def _mean_said(fig: IntervalStats) -> str:
+    """A mean of waits, "at least" when one counted in it was still open (IntervalStats.lower_bound: rt_cut.dat's
+    ksoftirqd/1 "its mean wakeup latency 788.295 ms over 1", that one wait still open, until 2026-12-07)."""
+    return ("at least " if fig.lower_bound else "") + fmt_ms(fig.mean)
 
 
 def rt_hogs(analysis: TraceAnalysis, source: str) -> list[Finding]:
@@ -579,6 +610,8 @@ def rt_hogs(analysis: TraceAnalysis, source: str) -> list[Finding]:
                 evidence.extend(e for e in _evidence(source, wait.span) if e.locator.start not in cited)
         waited = len(task.victims) + task.more_victims
         longest = max((v.worst for v in task.victims), default=0.0)
+        # the longest "at least" when a wait counted was still open (it may be longer than any that ended)
+        up_to = f"the longest at least {fmt_ms(longest)}" if task.delay_open else f"up to {fmt_ms(longest)} in one wait"
         budget = harm.rt_budget("RT throttling's")
         server = harm.fair_server(analysis.kernel_release)
         ended = task.runs.worst_out  # the switch-out of its longest run
@@ -610,6 +643,17 @@ def rt_hogs(analysis: TraceAnalysis, source: str) -> list[Finding]:
                     f"{run.end.said(analysis.by_line)}) for {named}, which is not an RT task: RT throttling stopped it "
                     f"once the CPU's RT tasks had used up {budget}{by_server}; the CPU's "
                     "other tasks got only the rest."
+                )
+            elif open_at:
+                # No switch-out read: that RT throttling stopped it is inferred, not seen (until 2026-12-07 a run still
+                # open at the trace's end "had to" be stopped by it: the budget is the default's, not the machine's,
+                # and the trace ends first).
+                ends = "the trace" if open_at == OPEN_RECORDING else "the window"
+                verdict = (
+                    f"It ran at least {fmt_ms(run.duration)} on CPU{run.cpu} without a switch, "
+                    f"{_still_running(open_at)}, which reaches {budget}: no other task ran there meanwhile. Whether "
+                    f"RT throttling then stopped it is unknown ({ends} ends first); with that budget it is the likely "
+                    "outcome" + (f" (or {server}, which lets CFS tasks in)." if server else ".")
                 )
             else:
                 verdict = (
@@ -662,8 +706,9 @@ def rt_hogs(analysis: TraceAnalysis, source: str) -> list[Finding]:
                 confidence_reason=reason,
                 summary=(
                     f"Real-time task {_task_label(task)} ran {task.hog_runs} time(s) longer than {fmt_ms(limit)} "
-                    f"(longest {fmt_ms(run.duration)} from {run.start:.6f} on CPU{run.cpu}); {waited} other task(s) "
-                    f"waited {fmt_ms(task.delay_resolved)} in all behind it, up to {fmt_ms(longest)} in one wait"
+                    f"(longest {_least(open_at)}{fmt_ms(run.duration)} from {run.start:.6f} on CPU{run.cpu}); {waited} "
+                    "other task(s) "
+                    f"waited {_delay_said(task)} in all behind it, {up_to}{_delay_open(task)}"
                     + (f": {'; '.join(victims)}. " if victims else ". ")
                     + verdict
                 ),
@@ -689,11 +734,11 @@ def rt_hogs(analysis: TraceAnalysis, source: str) -> list[Finding]:
     return out
 
 
-def _trace_mean_wakeup(analysis: TraceAnalysis) -> tuple[float, int]:
-    """Mean wakeup latency of the trace's CFS tasks and how many wakeups: the trace's own distribution."""
-    n = sum(t.wakeup.n for t in analysis.tasks if not t.is_rt)
-    total = sum(t.wakeup.total for t in analysis.tasks if not t.is_rt)
-    return (total / n if n else 0.0), n
+def _trace_mean_wakeup(analysis: TraceAnalysis) -> IntervalStats:
+    """The wakeup latencies of the trace's CFS tasks together (count, total, how many still open: its mean a lower
+    bound then): the trace's own distribution."""
+    cfs = [t.wakeup for t in analysis.tasks if not t.is_rt]
+    return IntervalStats(sum(f.n for f in cfs), sum(f.total for f in cfs), None, open=sum(f.open for f in cfs))
 
 
 def _wait_began(span: Span) -> str:
@@ -722,7 +767,7 @@ def wakeup_latency(analysis: TraceAnalysis, source: str) -> list[Finding]:
     slow = [t for t in analysis.tasks if t.worst_wakeup and t.worst_wakeup.span.duration > limit]
     slow.sort(key=lambda t: -(t.worst_wakeup.span.duration if t.worst_wakeup else 0.0))
     by_pid = {t.pid: t for t in analysis.tasks}
-    mean, count = _trace_mean_wakeup(analysis)
+    trace_mean = _trace_mean_wakeup(analysis)
     out = []
     for task in slow:
         wait = task.worst_wakeup
@@ -761,8 +806,9 @@ def wakeup_latency(analysis: TraceAnalysis, source: str) -> list[Finding]:
                         else f"switched in on CPU{wait.span.cpu} {fmt_ms(wait.span.duration)} later"
                     )
                     + f"; {_behind_text(wait, analysis)}. "
-                    f"Mean wakeup latency {fmt_ms(task.wakeup.mean)} over {task.wakeup.n} wakeups "
-                    f"(the trace's CFS tasks: {fmt_ms(mean)} over {count}). Judged as {_prio_text(task, wait)}: "
+                    f"Mean wakeup latency {_mean_said(task.wakeup)} over {task.wakeup.n} wakeups "
+                    f"(the trace's CFS tasks: {_mean_said(trace_mean)} over {trace_mean.n}). Judged as "
+                    f"{_prio_text(task, wait)}: "
                     f"{judged.why}."
                 ),
                 evidence=_evidence(
@@ -775,7 +821,11 @@ def wakeup_latency(analysis: TraceAnalysis, source: str) -> list[Finding]:
                     Fact("worst wakeup latency", fmt_ms(wait.span.duration), lower_bound=wait.lower_bound),
                     Fact("measured from", wait.source),
                     Fact("judged as", _prio_text(task, wait, line=True)),
-                    Fact("trace mean (CFS tasks)", f"{fmt_ms(mean)} over {count} wakeups"),
+                    Fact(
+                        "trace mean (CFS tasks)",
+                        f"{fmt_ms(trace_mean.mean)} over {trace_mean.n} wakeups",
+                        lower_bound=trace_mean.lower_bound,
+                    ),
                     *_behind_facts(wait, analysis),
                 ),
                 next_steps=(f"kforensic trace --around {wait.span.start + wait.span.duration:.6f}:20 <trace>",),

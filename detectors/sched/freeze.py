@@ -173,6 +173,7 @@ def _close_open_runs(
             task = tasks[pid] = task.copy()
         task.runtime += end - start
         busy[cpu] = busy.get(cpu, 0.0) + (end - start)
+        task.runs.open += 1  # still running where it is closed: its total is a lower bound (IntervalStats.open)
         if task.runs.add(start, end, cpu, ev, end_ev):
             # Still running there: a lower bound (the window's end, or the trace's or its CPU's last event)
             window = at_window_end or (an.w0 > -math.inf and cpu not in to_end)
@@ -228,6 +229,7 @@ def _close_open_waits(an: SchedAnalyzer, tasks: dict[int, TaskState], to_end: To
             fig = task.wakeup = task.wakeup.copy()
         waited = w1 - start
         fig.count += 1
+        fig.open += 1  # counted to where it was still open: the task's total and mean are lower bounds
         fig.total += waited
         # Its part on that CPU, charged as at a switch-in (SchedAnalyzer._charge), one wait with the parts its moves
         # charged (their key: the wait's start).
@@ -245,7 +247,7 @@ def _close_open_waits(an: SchedAnalyzer, tasks: dict[int, TaskState], to_end: To
             tally = culprit.victims.get(pid)
             if tally is None:
                 tally = culprit.victims[pid] = VictimTally()
-            tally.add(seconds, key)
+            tally.add(seconds, key, open_at)
         if waited <= fig.worst:
             continue
         fig.set_worst(start, w1, cpu, since, end_ev)
@@ -348,7 +350,8 @@ def _to_end(an: SchedAnalyzer, counts: ParseCounts, last: dict[int, TraceEvent],
     out: ToEnd = {}
     for cpu, (pid, since, _ev, _area) in an.cur.items():
         ev = last.get(cpu)
-        if pid == 0 or ev is None or cpu in an.after or ev.ts >= trace_end - rules.STOP_GAP:
+        # (a CPU whose stream file is cut is silent after the cut for events not read: not known to run on)
+        if pid == 0 or ev is None or cpu in an.after or cpu in counts.cut_cpus or ev.ts >= trace_end - rules.STOP_GAP:
             continue
         if _recorder_at_end(an, cpu) is None and not _seen_off(an, cpu, pid, since):
             out[cpu] = (trace_end, end_ev)
@@ -470,11 +473,14 @@ def _freeze_task(an: SchedAnalyzer, pid: int, t: TaskState) -> TaskStats:
         preempted_by=_preemptors(an, t.preempted_by),
         throttled_for=_preemptors(an, t.throttled_for),
         delay_caused=t.delay_caused,
-        victims=tuple(Victim(p, an.comm(p), v.seconds, v.waits, v.worst) for p, v in victims[: rules.PREEMPTORS]),
+        victims=tuple(
+            Victim(p, an.comm(p), v.seconds, v.waits, v.worst, v.open_at) for p, v in victims[: rules.PREEMPTORS]
+        ),
         wakeups_unknown=t.unseen_wakes,
         wakeup_unknown_why=_unseen_why(an, t.unseen_cpu) if t.unseen_wakes else None,
         more_victims=len(victims[rules.PREEMPTORS :]),
         more_victims_seconds=sum(v.seconds for _p, v in victims[rules.PREEMPTORS :]),
+        more_victims_open=next((v.open_at for _p, v in victims[rules.PREEMPTORS :] if v.open_at), ""),
     )
 
 
@@ -592,8 +598,12 @@ def _coverage(
     # tickless idle CPU writes none until something wakes it (this machine's idle 2 s of sched events: CPU0
     # "stopped reporting" 2.07 ms before the end, every finding's confidence lowered for it).  A buffer that
     # filled would have lost events (lost-event markers, entries-written above entries-in-buffer).
+    # (Not a CPU whose stream file is cut: its silence after the cut is events not read, ParseCounts.cut_cpus.)
     if not counts.overwritten and not an.lost_markers:
-        ends = [trace_end if c not in an.after and _idle_at_end(an, c) else e for c, e in zip(seen, ends, strict=True)]
+        ends = [
+            trace_end if c not in an.after and c not in counts.cut_cpus and _idle_at_end(an, c) else e
+            for c, e in zip(seen, ends, strict=True)
+        ]
     # The same for a CPU running a task to the end (_to_end): its silence is that task's run, not a stopped buffer.
     ends = [trace_end if c in to_end else e for c, e in zip(seen, ends, strict=True)]
     running = tuple(

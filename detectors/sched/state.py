@@ -102,10 +102,21 @@ def move_of(ev: TraceEvent, from_cpu: int, to_cpu: int) -> Move:
 class Accumulator:
     """Mutable count/total/worst accumulator."""
 
-    __slots__ = ("count", "total", "worst", "worst_begin", "worst_cpu", "worst_end", "worst_open", "worst_start")
+    __slots__ = (
+        "count",
+        "open",
+        "total",
+        "worst",
+        "worst_begin",
+        "worst_cpu",
+        "worst_end",
+        "worst_open",
+        "worst_start",
+    )
 
     def __init__(self) -> None:
         self.count = 0
+        self.open = 0  # of ``count``, the intervals still open where they were counted to (IntervalStats.open)
         self.total = 0.0
         self.worst = -1.0
         self.worst_start = 0.0
@@ -137,6 +148,7 @@ class Accumulator:
         """An independent copy (the events are shared: they are immutable)."""
         out = Accumulator()
         out.count, out.total, out.worst, out.worst_start = self.count, self.total, self.worst, self.worst_start
+        out.open = self.open
         out.worst_cpu, out.worst_begin, out.worst_end = self.worst_cpu, self.worst_begin, self.worst_end
         out.worst_open = self.worst_open
         return out
@@ -153,18 +165,21 @@ class Accumulator:
             if end.kind == SWITCH and end.cpu == self.worst_cpu:
                 state = end.state.decode("utf-8", "replace")
                 out = SwitchOut(end.pid, end.prio, state, end.next_pid, end.next_prio)
-        return IntervalStats(self.count, self.total, worst, out, self.worst_open if worst is not None else "")
+        return IntervalStats(
+            self.count, self.total, worst, out, self.worst_open if worst is not None else "", self.open
+        )
 
 
 class VictimTally:
     """What one task's waits for a CPU lost to another task that ran there (forensics.types.sched.Victim)."""
 
-    __slots__ = ("key", "running", "seconds", "waits", "worst")
+    __slots__ = ("key", "open_at", "running", "seconds", "waits", "worst")
 
     def __init__(self) -> None:
         self.seconds = 0.0
         self.waits = 0
         self.worst = 0.0
+        self.open_at = ""  # Victim.open_at: where a wait counted here was still open ("" none)
         self.key = math.nan  # the start of the last wait added, when it moved between CPUs (NaN: none)
         self.running = 0.0  # the seconds of that wait so far
 
@@ -172,14 +187,16 @@ class VictimTally:
         """An independent copy."""
         out = VictimTally()
         out.seconds, out.waits, out.worst = self.seconds, self.waits, self.worst
-        out.key, out.running = self.key, self.running
+        out.key, out.running, out.open_at = self.key, self.running, self.open_at
         return out
 
-    def add(self, seconds: float, key: float = math.nan) -> None:
+    def add(self, seconds: float, key: float = math.nan, open_at: str = "") -> None:
         """One more wait, ``seconds`` of it while the task ran; or, with the ``key`` (the wait's start) of the last
         one, another part of that wait (it moved between CPUs and the task ran on both): one wait, its parts summed
-        (NaN: a wait that did not move, never a part of another)."""
+        (NaN: a wait that did not move, never a part of another).  ``open_at``: the wait was still open there
+        (Wait.open_at), counted up to it: the tally's seconds and worst become lower bounds."""
         self.seconds += seconds
+        self.open_at = open_at or self.open_at
         if key == self.key:
             self.running += seconds
             self.worst = max(self.worst, self.running)

@@ -89,7 +89,10 @@ def intervals_to_dict(fig: IntervalStats, named: Named = None) -> JsonDict:
     worst = span_to_dict(fig.worst, named)
     if worst is not None and fig.worst_open:  # a run still open where the window or the recording ends: a floor
         worst |= {"lower_bound": True, "open_at": fig.worst_open}
-    return {"count": fig.n, "total_ms": ms(fig.total), "mean_ms": ms(fig.mean), "worst": worst}
+    # intervals still open where they were counted to (waits closed at the window's or the recording's end): the
+    # total and the mean are floors
+    floor = {"open": fig.open, "lower_bound": True} if fig.open else {}
+    return {"count": fig.n, "total_ms": ms(fig.total), "mean_ms": ms(fig.mean), "worst": worst} | floor
 
 
 def _prio(prio: int) -> int | JsonDict:
@@ -176,12 +179,19 @@ def task_to_dict(t: TaskStats, named: Named = None) -> JsonDict:
             "delay_caused_ms": ms(t.delay_caused),
             "victims": [
                 {"pid": v.pid, "comm": v.comm, "ms": ms(v.seconds), "waits": v.waits, "worst_ms": ms(v.worst)}
+                # a wait counted still open where the window or the recording ends: "ms" and "worst_ms" are floors
+                | ({"lower_bound": True, "open_at": v.open_at} if v.open_at else {})
                 for v in t.victims
             ],
         }
         | (
             # the victims beyond those listed: how many and their time (only when there are some)
-            {"victims_more": {"count": t.more_victims, "ms": ms(t.more_victims_seconds)}} if t.more_victims else {}
+            {
+                "victims_more": {"count": t.more_victims, "ms": ms(t.more_victims_seconds)}
+                | ({"lower_bound": True, "open_at": t.more_victims_open} if t.more_victims_open else {})
+            }
+            if t.more_victims
+            else {}
         )
         | (
             # only when some wakeup's switch-in could not be seen (documents of whole traces are as they were)

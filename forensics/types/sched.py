@@ -68,6 +68,16 @@ class Victim(NamedTuple):
     seconds: float  # waited in all while the task ran
     waits: int  # of its waits (wakeup or preemption) during which the task ran
     worst: float  # the most seconds of one such wait
+    # Where one of those waits was still open (Wait.open_at: OPEN_WINDOW, OPEN_RECORDING), counted up to there; ""
+    # when all ended in a switch-in.  Then ``seconds`` and ``worst`` are lower bounds (the open wait went on, and
+    # may be longer than the longest that ended): rt_cut.dat's python3 "799.519 ms in 2 wait(s), at most 799.264 ms
+    # in one", its 799.264 ms wait still open when the recording stopped, was said as complete until 2026-12-07.
+    open_at: str = ""
+
+    @property
+    def lower_bound(self) -> bool:
+        """Whether ``seconds`` and ``worst`` are lower bounds: a wait counted in them was still open."""
+        return bool(self.open_at)
 
 
 class Move(NamedTuple):
@@ -184,11 +194,21 @@ class IntervalStats(NamedTuple):
     # window or the recording ends, closed there by freeze._close_open_runs), "" when its own end closed it: then
     # ``worst.duration`` is a lower bound.
     worst_open: str = ""
+    # Of the ``n`` intervals, how many were still open where they were counted to (a wait closed at the window's or
+    # the recording's end, freeze._close_open_waits): then ``total`` and :attr:`mean` are lower bounds
+    # (:attr:`lower_bound`; rt_cut.dat's ksoftirqd/1 "Mean wakeup latency 788.295 ms over 1", its one wait open,
+    # read as complete until 2026-12-07).
+    open: int = 0
 
     @property
     def mean(self) -> float:
         """Average duration (0.0 when there are none)."""
         return self.total / self.n if self.n else 0.0
+
+    @property
+    def lower_bound(self) -> bool:
+        """Whether ``total`` and :attr:`mean` are lower bounds: an interval counted in them was still open."""
+        return self.open > 0
 
 
 class StateTime(NamedTuple):
@@ -229,9 +249,11 @@ class TaskStats(NamedTuple):
     # sched_switch of that CPU read before it was switched in elsewhere), so how long it waited is not known.
     wakeups_unknown: int = 0
     wakeup_unknown_why: NotAvailable | None = None
-    # The victims beyond ``victims``: how many, and their seconds in all.
+    # The victims beyond ``victims``: how many, and their seconds in all; where a wait of theirs was still open
+    # (Victim.open_at), "" when none: their seconds are then a lower bound.
     more_victims: int = 0
     more_victims_seconds: float = 0.0
+    more_victims_open: str = ""
     # Its prio on the switch-in of its longest run (``runs.worst``): whether that run was an RT task's is told
     # from it, not from the task's last prio (a task made SCHED_FIFO after a 10 ms CFS run was an "RT hog").
     run_prio: int = PRIO_UNKNOWN
@@ -302,6 +324,12 @@ class TaskStats(NamedTuple):
         the end of the trace), waits behind runs older than the CPU's kept ones, and waits that moved to another
         CPU at a time the trace does not show (Wait.moved: who delayed them is not known)."""
         return sum(v.seconds for v in self.victims) + self.more_victims_seconds
+
+    @property
+    def delay_open(self) -> str:
+        """Where a wait counted in :attr:`delay_resolved` was still open (Victim.open_at; "" when every one ended in a
+        switch-in): then that delay, and the longest of its waits, are lower bounds."""
+        return next((v.open_at for v in self.victims if v.open_at), self.more_victims_open)
 
 
 class CpuStats(NamedTuple):

@@ -164,6 +164,9 @@ class ParseCounts:
     # An LTTng CPU's buffer: the begin of its first packet and the end of its last (seconds; timestamp_begin and
     # timestamp_end of the packet contexts).  It covered that time, whether the CPU had events in it or not.
     packet_span: dict[int, tuple[float, float]] = field(default_factory=dict)
+    # The CPUs whose LTTng stream file ends inside a packet (StreamCut.cpu): their events after the cut were not read,
+    # so a silence after it is the cut, not the CPU idle or running one task to the end (detectors.sched.freeze).
+    cut_cpus: set[int] = field(default_factory=set)
     # The trace-cmd buffers (``record -B``; "" the top one) read as one stream that record the same events, and
     # those events (collectors.trace_input.shared_buffers): an event both traced is read twice.
     shared_buffers: tuple[str, ...] = ()

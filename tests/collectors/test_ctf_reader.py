@@ -323,3 +323,40 @@ def test_a_cut_stream_is_a_thing_not_judged_and_named_by_the_verdicts(
     assert f"It could not judge what was cut off: {said}." in first, first
     whole = analyse_trace_file(str(extract_session(tmp_path / "whole")))
     assert whole.cuts == () and whole.incident.examined[0].cut == ()
+
+
+@pytest.mark.parametrize(
+    ("size", "how"),
+    [
+        # its last switch before the cut put a task on CPU1: it was taken to run it to the end ("still running
+        # when the recording stopped", freeze._to_end), its run and the waits behind it counted to 26.813065
+        (100100, "a task"),
+        # the cut packet's timestamp_end (26.8 s) was taken as where CPU1's buffer covered to: no CPU stopped
+        (400100, "the cut packet's end"),
+    ],
+)
+def test_a_cpu_whose_stream_file_is_cut_is_covered_only_to_its_last_event(tmp_path: Path, size: int, how: str) -> None:
+    """A cut CPU's silence after the cut is events not read: until 2026-12-07 CPU1 of the project's session with
+    kch_1 cut there (its last event read 24.052079 or 25.649627) was covered to the trace's end (26.813065), by
+    {how}; no CPU was said to stop reporting and cross-CPU figures reached into the time CPU1 was not read.  Now it
+    stops at its last event: the coverage's common end is there, CPU1 is stopped, not running to the end."""
+    root = extract_session(tmp_path / "cut")
+    stream = root / "kernel" / "kch_1"
+    data = stream.read_bytes()
+    stream.write_bytes(data[:size])
+    result = analyse_trace_file(str(root))
+    (cut,) = result.cuts
+    assert cut.cpu == 1, how
+    analysis = result.analysis
+    cov = analysis.coverage
+    (cpu1,) = [c for c in analysis.cpus if c.cpu == 1]
+    (cpu0,) = [c for c in analysis.cpus if c.cpu == 0]
+    assert isinstance(cpu1.last_ts, float) and isinstance(cpu0.last_ts, float)
+    assert cpu0.last_ts - cpu1.last_ts > 0.5  # CPU0 read on past the cut, up to the trace's end
+    assert [r.cpu for r in cov.stopped] == [1], cov.note
+    assert cov.running == (), cov.note
+    assert isinstance(cov.common_end, float) and cov.common_end < cpu1.last_ts + 1e-3, (cov.common_end, cpu1.last_ts)
+    # its busy and idle time end at its last event read, not at the trace's end
+    assert isinstance(cpu1.busy, float) and isinstance(cpu1.idle, float)
+    assert isinstance(cpu1.first_ts, float) and cpu1.busy + cpu1.idle <= cpu1.last_ts - cpu1.first_ts + 1e-6
+    assert not [f for f in result.incident.findings if "still running" in f.title], how

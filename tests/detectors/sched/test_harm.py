@@ -21,6 +21,7 @@ from forensics.types.sched import (
     TaskStats,
     Thresholds,
     TraceAnalysis,
+    Victim,
     Wait,
 )
 
@@ -235,7 +236,7 @@ def test_kernel_threads_and_latency_sensitive_tasks() -> None:
 def _runner(pid: int, comm: str, run: float, waiter: TaskStats | None) -> TaskStats:
     ref = EventRef(1, 100.0, 0, "x")
     worst = Span(run, 100.0, 0, ref, ref)
-    victims = (Blame(waiter.pid, waiter.comm, run),) if waiter else ()
+    victims = (Victim(waiter.pid, waiter.comm, run, 1, run),) if waiter else ()
     # Ended by its switch-out (to the idle task): a run without one is still open where the input ends, a lower bound
     out = SwitchOut(pid, 120, "S", 0, 120)
     return _task(pid, comm)._replace(runs=IntervalStats(1, run, worst, out), hog_runs=1,

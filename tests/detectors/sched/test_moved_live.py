@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 import time
@@ -20,22 +19,15 @@ from pathlib import Path
 
 import pytest
 
-TRACEFS = Path("/sys/kernel/tracing")
+from tests.detectors.sched.tracefs_instance import MARKS, extract, fifo_hog_on, instance, sleeper_on, wake
+
 EVENTS = ("sched/sched_switch", "sched/sched_waking", "sched/sched_wakeup")
 HOG_S = 0.9  # the SCHED_FIFO hog's longest run on CPU0 (under RT throttling's 0.95 s); it stops once told
 QUEUED_S = 0.08  # how long the sleeper is left queued behind it before it is moved to CPU1
 
-pytestmark = [
-    pytest.mark.live,
-    pytest.mark.skipif(shutil.which("trace-cmd") is None, reason="trace-cmd is not installed"),
-    pytest.mark.skipif(
-        os.geteuid() != 0 or not (TRACEFS / "instances").is_dir(), reason="needs root and tracefs instances"
-    ),
-    pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2 or not {0, 1} <= os.sched_getaffinity(0), reason="2 CPUs"),
-]
+pytestmark = MARKS
 
-# Each says when it is ready on its stdout: the sleeper about to block on its read, the hog holding CPU0.
-SLEEPER = "import sys\nprint(flush=True)\nsys.stdin.buffer.read(1)\nsum(range(200000))\n"
+# The hog says when it is ready on its stdout (tracefs_instance.fifo_hog_on), holding CPU0.
 # The hog spins until this process has moved the sleeper (its flag file made), not for a fixed time: on a loaded
 # machine (CI, three workers) this process was once kept off CPU1 past a 0.4 s hog's end, and the sleeper, woken
 # after it, ran at once: no wait to find.
@@ -47,49 +39,32 @@ HOG = (
 
 def _record(tmp: Path, migrate: bool) -> tuple[Path, int, int]:
     """trace.dat of one cross-CPU wakeup, its sleeper's and hog's pids; the instance is removed whatever happens."""
-    inst = TRACEFS / "instances" / f"kforensic_moved_{os.getpid()}_{'m' if migrate else 'n'}x"
-    inst.mkdir()
     mine = os.sched_getaffinity(0)
     sleeper = hog = None
-    try:
-        (inst / "tracing_on").write_text("0")  # a new instance traces from its creation: from the wakeup on only
-        (inst / "buffer_size_kb").write_text("2048")
-        for e in (*EVENTS, *(("sched/sched_migrate_task",) if migrate else ())):
-            (inst / "events" / e / "enable").write_text("1")
-        os.sched_setaffinity(0, {1})
-        sleeper = subprocess.Popen(
-            ["taskset", "-c", "0", sys.executable, "-c", SLEEPER], stdin=subprocess.PIPE, stdout=subprocess.PIPE
-        )
-        assert sleeper.stdin is not None and sleeper.stdout is not None
-        sleeper.stdout.readline()
-        time.sleep(0.05)  # blocked on its read
-        (inst / "tracing_on").write_text("1")
-        flag = tmp / f"moved-{'m' if migrate else 'n'}.flag"
-        hog = subprocess.Popen(
-            ["chrt", "-f", "10", "taskset", "-c", "0", sys.executable, "-c", HOG, str(flag)], stdout=subprocess.PIPE
-        )
-        assert hog.stdout is not None
-        hog.stdout.readline()  # the hog holds CPU0
-        sleeper.stdin.write(b"x")
-        sleeper.stdin.flush()  # the wakeup: from CPU1, onto CPU0 (its only CPU), behind the hog
-        time.sleep(QUEUED_S)
-        os.sched_setaffinity(sleeper.pid, {1})  # moved while queued: it runs on CPU1
-        flag.touch()  # the hog may stop
-        sleeper.wait(timeout=10)
-        hog.wait(timeout=10)
-        (inst / "tracing_on").write_text("0")
-        dat = tmp / f"moved-{'m' if migrate else 'n'}.dat"
-        subprocess.run(["trace-cmd", "extract", "-B", inst.name, "-o", str(dat)], check=True, capture_output=True)
-        return dat, sleeper.pid, hog.pid
-    finally:
-        os.sched_setaffinity(0, mine)
-        for p in (sleeper, hog):
-            if p is not None and p.poll() is None:
-                p.kill()
-                p.wait()
-        if inst.is_dir():  # trace-cmd extract -B may have removed it
+    name = f"kforensic_moved_{os.getpid()}_{'m' if migrate else 'n'}x"
+    # traced from the wakeup on only (the instance's tracing is off until then)
+    with instance(name, (*EVENTS, *(("sched/sched_migrate_task",) if migrate else ()))) as inst:
+        try:
+            os.sched_setaffinity(0, {1})
+            sleeper = sleeper_on(0)
+            (inst / "tracing_on").write_text("1")
+            flag = tmp / f"moved-{'m' if migrate else 'n'}.flag"
+            hog = fifo_hog_on(0, HOG, str(flag))  # the hog holds CPU0
+            wake(sleeper)  # the wakeup: from CPU1, onto CPU0 (its only CPU), behind the hog
+            time.sleep(QUEUED_S)
+            os.sched_setaffinity(sleeper.pid, {1})  # moved while queued: it runs on CPU1
+            flag.touch()  # the hog may stop
+            sleeper.wait(timeout=10)
+            hog.wait(timeout=10)
             (inst / "tracing_on").write_text("0")
-            inst.rmdir()
+            dat = extract(inst, tmp / f"moved-{'m' if migrate else 'n'}.dat")
+            return dat, sleeper.pid, hog.pid
+        finally:
+            os.sched_setaffinity(0, mine)
+            for p in (sleeper, hog):
+                if p is not None and p.poll() is None:
+                    p.kill()
+                    p.wait()
 
 
 def _sleeper_finding(dat: Path, pid: int, *options: str) -> dict[str, object]:
