@@ -14,6 +14,7 @@ Findings of an input that cannot belong to the crashed boot or host (see
 
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
@@ -382,18 +383,35 @@ def _states(down: Finding, side: Finding, start: int) -> bool:
     return frame is not None and frame == side.fact("guilty frame")
 
 
-def _side_findings(down: Finding, findings: tuple[Finding, ...]) -> dict[str, Finding]:
-    """The findings, by id, printed inside the lines of ``down``'s report (their header among them) and less severe
-    than it, that its report does not state as its cause."""
-    lines = _report_lines(down)
-    if lines is None:
-        return {}
+def _side_findings(down: Finding, lines: tuple[str, int, int], starts: _ReportStarts) -> dict[str, Finding]:
+    """The findings, by id, printed inside ``lines`` (the source, first and last lines of ``down``'s report: their
+    header among them) and less severe than it, that its report does not state as its cause."""
     source, first, last = lines
+    at, found = starts.get(source, ([], []))
     out = {}
-    for f in findings:
-        at = _report_lines(f) if f.severity < down.severity and f.kind in KERNEL_LOG_KINDS else None
-        if at is not None and at[0] == source and first <= at[1] <= last and not _states(down, f, at[1]):
+    for i in range(bisect_left(at, first), bisect_right(at, last)):
+        f = found[i]
+        if f.severity < down.severity and not _states(down, f, at[i]):
             out[f.id] = f
+    return out
+
+
+#: The kernel log findings of each source by their report's first line, ascending: (lines, findings).
+_ReportStarts = dict[str, tuple[list[int], list[Finding]]]
+
+
+def _report_starts(findings: list[Finding]) -> _ReportStarts:
+    """:data:`_ReportStarts` of ``findings``: each report's lines are then found by bisection, not by a walk over
+    every finding for each report the machine went down on (the corpus x4's: 1.6 M comparisons, +4% of its CPU)."""
+    by_source: dict[str, list[tuple[int, int, Finding]]] = {}
+    for n, f in enumerate(findings):
+        lines = _report_lines(f)
+        if lines is not None:
+            by_source.setdefault(lines[0], []).append((lines[1], n, f))
+    out: _ReportStarts = {}
+    for source, rows in by_source.items():
+        rows.sort(key=lambda r: (r[0], r[1]))
+        out[source] = ([r[0] for r in rows], [r[2] for r in rows])
     return out
 
 
@@ -408,11 +426,14 @@ def _after_went_down(ranked: list[Hypothesis], findings: tuple[Finding, ...]) ->
     WARNING (0.50); 346's RCU stall (0.65) over the WARNING that panicked, which the log's title names.
     """
     out = list(ranked)
-    for down in _of_kind(findings, KERNEL_LOG_KINDS):
-        if down.severity is not Severity.CRITICAL or not _went_down(down):
-            continue
-        side = _side_findings(down, findings)
-        top = next((h for h in out if down.id in h.finding_ids), None)
+    logged = _of_kind(findings, KERNEL_LOG_KINDS)
+    downs = [
+        (f, lines) for f in logged if f.severity is Severity.CRITICAL and _went_down(f) and (lines := _report_lines(f))
+    ]
+    starts = _report_starts(logged) if downs else {}
+    for down, lines in downs:
+        side = _side_findings(down, lines, starts)
+        top = next((h for h in out if down.id in h.finding_ids), None) if side else None
         if not side or top is None:
             continue
         said = f"it was printed inside the lines of {down.title}, the report the machine went down on"
