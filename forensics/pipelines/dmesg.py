@@ -488,7 +488,7 @@ def ranked_incident(
         host=host,
         kernel_release=release,
         window=window,
-        sources=tuple(r.record for r in results),
+        sources=tuple(_each_boot_dated(r) for r in results),
         findings=tuple(findings),
         tool_version=__version__,
         boot_time=_boot_time(_readings(results), _told_line(findings, hypotheses)),
@@ -645,6 +645,22 @@ def own_boot_times(result: DmesgResult) -> dict[str, BootTime]:
         if isinstance(found, BootTime):
             out[r.name] = found
     return out
+
+
+def _each_boot_dated(r: SourceResult) -> SourceRecord:
+    """The log's record with when each of its boots began, where that boot's own readings date it (a log of several
+    boots only): the report puts each boot other than the told one on a lane of its own, on its own clock, from the
+    record alone (a findings file's too: ``report --from`` renders what the run on the log renders)."""
+    record = r.record
+    if len(record.boot_lines) < 2 and not (record.boot_lines and record.boot_lines[0] > 1):
+        return record  # (one boot: the incident's boot time is its)
+    by_boot: dict[int, list[_Reading]] = {}
+    for reading in _readings([r]):
+        if reading[2]:  # (an estimate of an older writer's, of no known line: of no known boot)
+            by_boot.setdefault(record.boot_of(reading[2]), []).append(reading)
+    dated = (_boot_time(readings) for _, readings in sorted(by_boot.items()))
+    times = tuple(t for t in dated if isinstance(t, BootTime) and t.holds_for is not None)
+    return dataclasses.replace(record, boot_times=times) if times else record
 
 
 #: A reading of when a boot began: (log, its record, line, epoch seconds of the boot, what was read: a key of

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import shlex
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -19,7 +19,7 @@ from forensics.types.results import IncidentStory, SourceAnalysis
 from forensics.types.trace_result import TraceResult
 
 if TYPE_CHECKING:
-    from detectors.incident.boot_identity import BootCheck
+    from detectors.incident.boot_identity import BootCheck, OtherBoot
 
 
 def load_findings_file(path: Path) -> Incident:
@@ -236,6 +236,7 @@ def build_story(
     # A log of the told boot may hold other boots too (kern.log.1: the boot before the crash's, then the crash's
     # first lines): those a check separates are each on a lane of their own, on their own clock.
     split = {c.source: c.others for c in checks if c.other is False and c.others}
+    split |= _told_logs_boots(incident, {*split, *apart}, crashed)
     timeline = build_timeline(incident.sorted_findings(), incident.boot_time, boots, clocks, unsure, split)
     # The first sentence is of the boot told: an input set apart named "the main problem" (another boot's fault), and
     # a trace on its own clock beside a kernel log "the machine's" problem, over the log's high RCU stall.
@@ -267,6 +268,24 @@ def build_story(
         apart_why=apart_why,
         crashed=crashed,
     )
+
+
+def _told_logs_boots(incident: Incident, known: Collection[str], crashed: bool) -> dict[str, tuple[OtherBoot, ...]]:
+    """The other boots of the log whose boot the incident's boot time dates (its ``holds_for``), each on a lane of its
+    own, on its own clock: read from the incident's records alone, so that a findings file (``report --from``) gives
+    them as the log itself does.  ``known``: the logs a boot check already split, or set apart."""
+    from detectors.incident.boot_identity import told_logs_boots
+    from detectors.incident.timeline import told_boot
+
+    boot = incident.boot_time
+    scope = boot.holds_for if isinstance(boot, BootTime) else None
+    if scope is None or scope.source in known:
+        return {}
+    record = next((s for s in incident.sources if s.path == scope.source), None)
+    if record is None or not record.boot_lines:
+        return {}
+    others = told_logs_boots(record, scope, told_boot(crashed))
+    return {scope.source: others} if others else {}
 
 
 def _told_window(part: SourceAnalysis, apart: Mapping[str, str]) -> Incident:

@@ -114,8 +114,11 @@ def test_a_findings_file_keeps_which_boot_a_reading_dates(
     again = cli_run(monkeypatch, capsys, "report", "--from", findings, "-f", "md")
     assert again.returncode == 0, again.stderr
     assert again.stdout.split("## Hypotheses")[0] == _report(monkeypatch, capsys, log).split("## Hypotheses")[0]
-    assert "First (5000.000 s since boot): WARNING in corrupted." in again.stdout
-    assert "on a new clock (10:01:41 UTC ±1.0 s): WARNING in evict." in again.stdout
+    # Boot 2's warning is the story, dated; boot 1's on a lane of its own, since its boot (it was "First (5000.000 s
+    # since boot): WARNING in corrupted", then "on a new clock" boot 2's).
+    assert "First (2026-12-07 10:01:41 UTC ±1.0 s): WARNING in evict." in again.stdout
+    lane = again.stdout.split(f"### Input {log} (its boot from line 1)\n", 1)[1].split("\n## ", 1)[0]
+    assert "| 5000.000001 s |  | instant | WARNING in corrupted |" in lane, lane
 
 
 def test_a_secondary_cpus_zero_stamp_is_no_new_boot(tmp_path: Path) -> None:
