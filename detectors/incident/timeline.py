@@ -168,12 +168,11 @@ def foreign_sources(findings: tuple[Finding, ...]) -> dict[str, tuple[Evidence, 
 
 
 def elsewhere_inputs(findings: tuple[Finding, ...]) -> dict[str, str]:
-    """Inputs that cannot belong to the crashed boot, with why: their times since boot lie after the crash
-    (:func:`foreign_sources`), or a contradiction names them (``other host``, ``other boot``: another kernel)."""
-    out = {}
-    for source, (ev, end) in foreign_sources(findings).items():
-        assert ev.timestamp is not None
-        out[source] = f"its times start at {ev.timestamp.seconds:.3f} s since boot, after the crash at {end:.3f} s"
+    """Inputs that cannot belong to the crashed boot, with why: a contradiction names them (``other host``, ``other
+    boot``: another kernel), else their times since boot lie after the crash (:func:`foreign_sources`).  A trace of
+    another kernel and host was "cannot come from the crashed boot: its times start at 7633.691 s since boot" where
+    its release, set apart first, says it outright (review ue23 #12)."""
+    out: dict[str, str] = {}
     for f in findings:
         if f.kind is not FindingKind.CONTRADICTION:
             continue
@@ -188,6 +187,11 @@ def elsewhere_inputs(findings: tuple[Finding, ...]) -> dict[str, str]:
             out.setdefault(
                 str(other), f"its times start at {f.fact('starts at')}, after the crash at {f.fact('crash at')}"
             )
+    for source, (ev, end) in foreign_sources(findings).items():
+        assert ev.timestamp is not None
+        out.setdefault(
+            source, f"its times start at {ev.timestamp.seconds:.3f} s since boot, after the crash at {end:.3f} s"
+        )
     return out
 
 
