@@ -398,7 +398,7 @@ def ranked_incident(
     results: list[SourceResult], live: LogIdentity | None = None, heads: list[bytes] | None = None
 ) -> tuple[Incident, tuple[Hypothesis, ...]]:
     """:func:`build_incident` with its findings' ranked hypotheses: the boot time is of the boot of the report the
-    incident is about, the one the best-ranked hypothesis names when no crash ended a boot (:func:`_told_line`)."""
+    incident is about, the one the best-ranked hypothesis names when no crash ended a boot (:func:`told_line`)."""
     from detectors.dmesg.findings import explained_finding, release_lines, report_boot
     from detectors.incident.hypotheses import rank_hypotheses
 
@@ -491,7 +491,7 @@ def ranked_incident(
         sources=tuple(_each_boot_dated(r) for r in results),
         findings=tuple(findings),
         tool_version=__version__,
-        boot_time=_boot_time(_readings(results), _told_line(findings, hypotheses)),
+        boot_time=_boot_time(_readings(results), told_line(findings, hypotheses)),
         examined=tuple(
             Examined(
                 f"kernel log {r.name}: {r.lines:,} lines, {len(r.reports)} report(s) and {len(r.events)} event(s) kept",
@@ -570,7 +570,7 @@ _CLOCK_READ = {
 }
 
 
-def _told_line(
+def told_line(
     findings: list[Finding], hypotheses: tuple[Hypothesis, ...] = ()
 ) -> tuple[str, tuple[int, ...], str] | None:
     """Where the report the incident is about is: the lines its log cites (log, lines, the first first; title) of the
@@ -610,12 +610,12 @@ def _told_line(
 
 
 def told_report(result: DmesgResult) -> tuple[str, tuple[int, ...], str] | None:
-    """Where the report the logs' incident is about is (:func:`_told_line`: log, its lines, title): the log whose boot
+    """Where the report the logs' incident is about is (:func:`told_line`: log, its lines, title): the log whose boot
     the report tells, and whose boot time it gives."""
     from detectors.incident.hypotheses import rank_hypotheses
 
     findings = result.incident.findings
-    return _told_line(list(findings), result.hypotheses or rank_hypotheses(findings))
+    return told_line(list(findings), result.hypotheses or rank_hypotheses(findings))
 
 
 def window_without(result: DmesgResult, apart: Collection[str]) -> Incident:
@@ -641,7 +641,7 @@ def own_boot_times(result: DmesgResult) -> dict[str, BootTime]:
     out = {}
     for r in result.sources:
         findings = [f for f in result.incident.findings if f.evidence and f.evidence[0].source == r.name]
-        found = _boot_time(_readings([r]), _told_line(findings, rank_hypotheses(tuple(findings))))
+        found = _boot_time(_readings([r]), told_line(findings, rank_hypotheses(tuple(findings))))
         if isinstance(found, BootTime):
             out[r.name] = found
     return out
@@ -687,7 +687,7 @@ def _boot_time(
     they agree within a minute; else unknown, with why.
 
     A reading holds for the boot of the log it was read in (its :class:`BootScope`): of the boot of the report the
-    incident is about (``told``: log, line, title, :func:`_told_line`), not of another boot of the log, which began at
+    incident is about (``told``: log, line, title, :func:`told_line`), not of another boot of the log, which began at
     another time; a report repeated in boots that began apart leaves it unknown.  The syslog-dated lines' estimates
     too: pooled over a log's boots, two boots two hours apart left it unknown ("several boots?"), and a boot without
     dated lines was dated by the boot before it."""

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from forensics import __version__
 from forensics.errors import InputError
-from forensics.model import SET_APART, BootTime, Examined, Finding, FindingKind, Incident, NotAvailable
+from forensics.model import SET_APART, BootScope, BootTime, Examined, Finding, FindingKind, Incident, NotAvailable
 from forensics.types.dmesg_result import DmesgResult
 from forensics.types.incident import Correlation, LogCut
 from forensics.types.profile_result import ProfileResult
@@ -236,7 +236,7 @@ def build_story(
     # A log of the told boot may hold other boots too (kern.log.1: the boot before the crash's, then the crash's
     # first lines): those a check separates are each on a lane of their own, on their own clock.
     split = {c.source: c.others for c in checks if c.other is False and c.others}
-    split |= _told_logs_boots(incident, {*split, *apart}, crashed)
+    split |= _told_logs_boots(incident, own, {*split, *apart}, crashed)
     timeline = build_timeline(incident.sorted_findings(), incident.boot_time, boots, clocks, unsure, split)
     # The first sentence is of the boot told: an input set apart named "the main problem" (another boot's fault), and
     # a trace on its own clock beside a kernel log "the machine's" problem, over the log's high RCU stall.
@@ -270,15 +270,18 @@ def build_story(
     )
 
 
-def _told_logs_boots(incident: Incident, known: Collection[str], crashed: bool) -> dict[str, tuple[OtherBoot, ...]]:
-    """The other boots of the log whose boot the incident's boot time dates (its ``holds_for``), each on a lane of its
-    own, on its own clock: read from the incident's records alone, so that a findings file (``report --from``) gives
-    them as the log itself does.  ``known``: the logs a boot check already split, or set apart."""
+def _told_logs_boots(
+    incident: Incident, own: tuple[Finding, ...], known: Collection[str], crashed: bool
+) -> dict[str, tuple[OtherBoot, ...]]:
+    """The other boots of the log of the told boot, each on a lane of its own, on its own clock: the boot the
+    incident's boot time dates (its ``holds_for``), else, undated, the boot of the report the findings not set apart
+    (``own``) tell.  Read from the incident alone, so that a findings file (``report --from``) gives them as the log
+    itself does.  ``known``: the logs a boot check already split, or set apart."""
     from detectors.incident.boot_identity import told_logs_boots
     from detectors.incident.timeline import told_boot
 
     boot = incident.boot_time
-    scope = boot.holds_for if isinstance(boot, BootTime) else None
+    scope = boot.holds_for if isinstance(boot, BootTime) else _undated_told_boot(incident, own)
     if scope is None or scope.source in known:
         return {}
     record = next((s for s in incident.sources if s.path == scope.source), None)
@@ -286,6 +289,20 @@ def _told_logs_boots(incident: Incident, known: Collection[str], crashed: bool) 
         return {}
     others = told_logs_boots(record, scope, told_boot(crashed))
     return {scope.source: others} if others else {}
+
+
+def _undated_told_boot(incident: Incident, own: tuple[Finding, ...]) -> BootScope | None:
+    """The lines of the boot of the report the findings ``own`` tell, in a log of several boots that dates none of
+    them (the one the boot time would be of: forensics/pipelines/dmesg.py told_line); None when no log of several
+    boots holds it."""
+    from detectors.incident.hypotheses import rank_hypotheses
+    from forensics.pipelines.dmesg import told_line
+
+    told = told_line(list(own), rank_hypotheses(own))
+    record = None if told is None else next((s for s in incident.sources if s.path == told[0]), None)
+    if told is None or record is None or not record.boot_lines:  # (a log of one boot: none other to split)
+        return None
+    return BootScope(told[0], record.boot_of(told[1][0]), record.next_boot(told[1][0]))
 
 
 def _told_window(part: SourceAnalysis, apart: Mapping[str, str]) -> Incident:
