@@ -13,7 +13,7 @@ from forensics import __version__
 from forensics.errors import InputError
 from forensics.model import SET_APART, BootScope, BootTime, Examined, Finding, FindingKind, Incident, NotAvailable
 from forensics.types.dmesg_result import DmesgResult
-from forensics.types.incident import Correlation, LogCut
+from forensics.types.incident import Correlation, Hypothesis, LogCut
 from forensics.types.profile_result import ProfileResult
 from forensics.types.results import IncidentStory, SourceAnalysis
 from forensics.types.trace_result import TraceResult
@@ -236,15 +236,15 @@ def build_story(
     # A log of the told boot may hold other boots too (kern.log.1: the boot before the crash's, then the crash's
     # first lines): those a check separates are each on a lane of their own, on their own clock.
     split = {c.source: c.others for c in checks if c.other is False and c.others}
-    split |= _told_logs_boots(incident, own, {*split, *apart}, crashed)
+    # The headline's main problem is the one the ranking shown below puts first, cited by its rank there.
+    hypotheses = rank_hypotheses(incident.sorted_findings(), incident.examined)
+    split |= _told_logs_boots(incident, (own, hypotheses), {*split, *apart}, crashed)
     timeline = build_timeline(incident.sorted_findings(), incident.boot_time, boots, clocks, unsure, split)
     # The first sentence is of the boot told: an input set apart named "the main problem" (another boot's fault), and
     # a trace on its own clock beside a kernel log "the machine's" problem, over the log's high RCU stall.
     traces = traces_apart(timeline)
     beside = frozenset(i for _, ids in traces for i in ids)
     apart_lanes = tuple((name, tuple(f for f in own if f.id in ids)) for name, ids in traces)
-    # The headline's main problem is the one the ranking shown below puts first, cited by its rank there.
-    hypotheses = rank_hypotheses(incident.sorted_findings(), incident.examined)
     summary = plain_summary(
         tuple(f for f in own if f.id not in beside), host_label(incident), incident.examined, apart_lanes, hypotheses
     )
@@ -271,17 +271,21 @@ def build_story(
 
 
 def _told_logs_boots(
-    incident: Incident, own: tuple[Finding, ...], known: Collection[str], crashed: bool
+    incident: Incident,
+    ranked: tuple[tuple[Finding, ...], tuple[Hypothesis, ...]],
+    known: Collection[str],
+    crashed: bool,
 ) -> dict[str, tuple[OtherBoot, ...]]:
     """The other boots of the log of the told boot, each on a lane of its own, on its own clock: the boot the
     incident's boot time dates (its ``holds_for``), else, undated, the boot of the report the findings not set apart
-    (``own``) tell.  Read from the incident alone, so that a findings file (``report --from``) gives them as the log
-    itself does.  ``known``: the logs a boot check already split, or set apart."""
+    tell, as ranked (``ranked``: those findings and the report's hypotheses).  Read from the incident alone, so that a
+    findings file (``report --from``) gives them as the log itself does.  ``known``: the logs a boot check already
+    split, or set apart."""
     from detectors.incident.boot_identity import told_logs_boots
     from detectors.incident.timeline import told_boot
 
     boot = incident.boot_time
-    scope = boot.holds_for if isinstance(boot, BootTime) else _undated_told_boot(incident, own)
+    scope = boot.holds_for if isinstance(boot, BootTime) else _undated_told_boot(incident, *ranked)
     if scope is None or scope.source in known:
         return {}
     record = next((s for s in incident.sources if s.path == scope.source), None)
@@ -291,14 +295,17 @@ def _told_logs_boots(
     return {scope.source: others} if others else {}
 
 
-def _undated_told_boot(incident: Incident, own: tuple[Finding, ...]) -> BootScope | None:
-    """The lines of the boot of the report the findings ``own`` tell, in a log of several boots that dates none of
-    them (the one the boot time would be of: forensics/pipelines/dmesg.py told_line); None when no log of several
-    boots holds it."""
-    from detectors.incident.hypotheses import rank_hypotheses
+def _undated_told_boot(
+    incident: Incident, own: tuple[Finding, ...], ranked: tuple[Hypothesis, ...]
+) -> BootScope | None:
+    """The lines of the boot of the report the findings ``own`` tell (by the ``ranked`` hypotheses), in a log of
+    several boots that dates none of them (the one the boot time would be of: forensics/pipelines/dmesg.py
+    told_line); None when no log of several boots holds it."""
     from forensics.pipelines.dmesg import told_line
 
-    told = told_line(list(own), rank_hypotheses(own))
+    if not any(s.boot_lines for s in incident.sources):  # (most inputs: one boot, nothing to look for)
+        return None
+    told = told_line(list(own), ranked)
     record = None if told is None else next((s for s in incident.sources if s.path == told[0]), None)
     if told is None or record is None or not record.boot_lines:  # (a log of one boot: none other to split)
         return None
