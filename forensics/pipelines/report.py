@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import shlex
 from collections.abc import Collection, Mapping
@@ -11,7 +12,20 @@ from typing import TYPE_CHECKING
 
 from forensics import __version__
 from forensics.errors import InputError
-from forensics.model import SET_APART, BootScope, BootTime, Examined, Finding, FindingKind, Incident, NotAvailable
+from forensics.model import (
+    SET_APART,
+    BootScope,
+    BootTime,
+    Clock,
+    Examined,
+    Finding,
+    FindingKind,
+    Incident,
+    LocatorKind,
+    NotAvailable,
+    Timestamp,
+    TimeWindow,
+)
 from forensics.types.dmesg_result import DmesgResult
 from forensics.types.incident import Correlation, Hypothesis, LogCut
 from forensics.types.profile_result import ProfileResult
@@ -238,7 +252,11 @@ def build_story(
     split = {c.source: c.others for c in checks if c.other is False and c.others}
     # The headline's main problem is the one the ranking shown below puts first, cited by its rank there.
     hypotheses = rank_hypotheses(incident.sorted_findings(), incident.examined)
-    split |= _told_logs_boots(incident, (own, hypotheses), {*split, *apart}, crashed)
+    scope, others = _told_logs_boots(incident, (own, hypotheses), {*split, *apart}, crashed)
+    if others:
+        assert scope is not None
+        split[scope.source] = others
+        incident = _told_boot_window(incident, own, scope)
     timeline = build_timeline(incident.sorted_findings(), incident.boot_time, boots, clocks, unsure, split)
     # The first sentence is of the boot told: an input set apart named "the main problem" (another boot's fault), and
     # a trace on its own clock beside a kernel log "the machine's" problem, over the log's high RCU stall.
@@ -275,24 +293,49 @@ def _told_logs_boots(
     ranked: tuple[tuple[Finding, ...], tuple[Hypothesis, ...]],
     known: Collection[str],
     crashed: bool,
-) -> dict[str, tuple[OtherBoot, ...]]:
+) -> tuple[BootScope | None, tuple[OtherBoot, ...]]:
     """The other boots of the log of the told boot, each on a lane of its own, on its own clock: the boot the
     incident's boot time dates (its ``holds_for``), else, undated, the boot of the report the findings not set apart
     tell, as ranked (``ranked``: those findings and the report's hypotheses).  Read from the incident alone, so that a
     findings file (``report --from``) gives them as the log itself does.  ``known``: the logs a boot check already
-    split, or set apart."""
+    split, or set apart.  Returns the told boot's lines and the others."""
     from detectors.incident.boot_identity import told_logs_boots
     from detectors.incident.timeline import told_boot
 
     boot = incident.boot_time
     scope = boot.holds_for if isinstance(boot, BootTime) else _undated_told_boot(incident, *ranked)
     if scope is None or scope.source in known:
-        return {}
+        return None, ()
     record = next((s for s in incident.sources if s.path == scope.source), None)
     if record is None or not record.boot_lines:
-        return {}
-    others = told_logs_boots(record, scope, told_boot(crashed))
-    return {scope.source: others} if others else {}
+        return None, ()
+    return scope, told_logs_boots(record, scope, told_boot(crashed))
+
+
+def _told_boot_window(incident: Incident, own: tuple[Finding, ...], scope: BootScope) -> Incident:
+    """``incident`` with the window since boot of the told boot's reports (``scope``: its lines of its log), where the
+    log's window spanned its boots' clocks ("the printk time of kern.log goes back ...": not available): its two
+    halves given as kern.log.1 and kern.log gave the told one's.  Unchanged when another input has times since boot,
+    or the printk time goes back within the told boot too (:data:`JUMP_SECONDS`)."""
+    from detectors.incident.timeline import JUMP_SECONDS
+    from forensics.types.dmesg import OCCURRENCE_NAMES
+
+    if not isinstance(incident.window, NotAvailable):
+        return incident
+    points = []
+    for ev in (e for f in own for e in f.evidence):
+        ts = ev.timestamp
+        if ts is None or ts.clock is not Clock.MONOTONIC or ev.locator.kind is not LocatorKind.LINE:
+            continue
+        if ev.source != scope.source:
+            return incident  # (another input's times since boot: the window is not this log's alone)
+        if scope.covers(ev.source, ev.locator.start) and (ev.locator.name or "").startswith(OCCURRENCE_NAMES):
+            points.append((ev.locator.start, ts.seconds))
+    points.sort()
+    if not points or any(now < was - JUMP_SECONDS for (_, was), (_, now) in itertools.pairwise(points)):
+        return incident
+    times = [t for _, t in points]
+    return replace(incident, window=TimeWindow(Timestamp(min(times)), Timestamp(max(times))))
 
 
 def _undated_told_boot(
