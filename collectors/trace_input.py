@@ -79,6 +79,10 @@ class NamedSystem(NamedTuple):
     host: str
     release: str
     where: str  # "its UNAME option (trace-cmd dump --options)"
+    # A trace.dat's: the line of ``trace-cmd dump --options`` that prints the UNAME option's text (1-based), and that
+    # text: what a contradiction of kernels cites for a trace.dat without findings (0, "": none to cite).
+    line: int = 0
+    text: str = ""
 
 
 #: Why a text trace names no machine: its lines hold none (a trace.dat, an LTTng trace's metadata do).
@@ -87,6 +91,8 @@ TEXT_NAMES_NONE = (
     "metadata do)"
 )
 UNAME_OPTION = "[Option UNAME"  # trace-cmd dump --options: the line before the text of uname -s -n -r -m
+#: The locator name of a line of ``trace-cmd dump --options`` (a trace.dat's UNAME option's text), not of its report.
+OPTIONS_LINE = "trace-cmd dump --options line"
 
 
 def trace_dat_system(path: Path) -> NamedSystem | NotAvailable:
@@ -107,8 +113,9 @@ def trace_dat_system(path: Path) -> NamedSystem | NotAvailable:
     words = lines[at + 1].split()
     if len(words) < 3:
         return NotAvailable(f"the trace.dat's UNAME option {lines[at + 1].strip()!r} names no host and release")
+    said = lines[at + 1].strip()
     return NamedSystem(
-        words[1], words[2], f"the trace.dat's UNAME option {lines[at + 1].strip()!r} (trace-cmd dump --options)"
+        words[1], words[2], f"the trace.dat's UNAME option {said!r} (trace-cmd dump --options)", at + 2, said
     )
 
 

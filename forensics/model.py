@@ -736,6 +736,10 @@ class SourceRecord:
     # A kernel log's: the first line of each boot it holds (a boot banner, or the printk time restarting at 0.000000
     # without one), in log order: the times either side of one are of two boots' clocks (ClockJump's boot).
     boot_lines: tuple[int, ...] = ()
+    # A kernel log of several boots: when each boot its own lines date began (its RTC line, a dated banner, its
+    # syslog-dated reports), each holding for that boot's lines only (BootTime.holds_for), in log order.  Carried in
+    # a findings file so that ``report --from`` puts each boot on its own clock as the run on the log itself does.
+    boot_times: tuple[BootTime, ...] = ()
 
     def boot_of(self, line: int) -> int:
         """The first line of the boot ``line`` is in (0: the boot the log starts in, whose start it lacks)."""

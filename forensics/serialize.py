@@ -189,6 +189,7 @@ def incident_to_dict(incident: Incident, finding: Callable[[Finding], Any] = fin
                 "error": s.error,
             }
             | ({"boot_lines": list(s.boot_lines)} if s.boot_lines else {})
+            | ({"boot_times": [_boot_time(t) for t in s.boot_times]} if s.boot_times else {})
             for s in incident.sources
         ],
         "findings": [finding(f) for f in findings],
@@ -206,17 +207,18 @@ def incident_to_dict(incident: Incident, finding: Callable[[Finding], Any] = fin
         ],
         "boot_time": json_value(incident.boot_time)
         if isinstance(incident.boot_time, NotAvailable)
-        else {
-            "wall": incident.boot_time.wall,
-            "uncertainty": incident.boot_time.uncertainty,
-            "basis": incident.boot_time.basis,
-        }
-        | (
-            {}
-            if (scope := incident.boot_time.holds_for) is None
-            else {"holds_for": {"source": scope.source, "first_line": scope.first, "end_line": scope.end}}
-        ),
+        else _boot_time(incident.boot_time),
     }
+
+
+def _boot_time(boot: BootTime) -> dict[str, Any]:
+    """A boot time as a findings file holds it: the incident's, or one boot's of a log of several."""
+    scope = boot.holds_for
+    return {"wall": boot.wall, "uncertainty": boot.uncertainty, "basis": boot.basis} | (
+        {}
+        if scope is None
+        else {"holds_for": {"source": scope.source, "first_line": scope.first, "end_line": scope.end}}
+    )
 
 
 class _Reader:
@@ -259,20 +261,20 @@ class _Reader:
         except ValueError:
             raise self.fail(f"{where}.clock", f"unknown clock {clock!r}") from None
 
-    def boot_time(self, obj: object) -> BootTime | NotAvailable:
+    def boot_time(self, obj: object, where: str = "$.boot_time") -> BootTime | NotAvailable:
         if obj is None:  # optional: documents of older writers have none
             return NotAvailable("no input records when the kernel booted")
         if isinstance(obj, dict) and "not_available" in obj:
             return NotAvailable(str(obj["not_available"]))
         scope = obj.get("holds_for") if isinstance(obj, dict) else None  # (optional: older writers have none)
-        at = "$.boot_time.holds_for"
+        at = f"{where}.holds_for"
         end = scope.get("end_line") if isinstance(scope, dict) else None
         if end is not None and not isinstance(end, int):
             raise self.fail(f"{at}.end_line", "is not an integer")
         return BootTime(
-            float(self.get(obj, "wall", (int, float), "$.boot_time")),
-            float(self.get(obj, "uncertainty", (int, float), "$.boot_time")),
-            str(self.get(obj, "basis", str, "$.boot_time")),
+            float(self.get(obj, "wall", (int, float), where)),
+            float(self.get(obj, "uncertainty", (int, float), where)),
+            str(self.get(obj, "basis", str, where)),
             None
             if scope is None
             else BootScope(self.get(scope, "source", str, at), self.get(scope, "first_line", int, at), end),
@@ -403,7 +405,21 @@ class _Reader:
             seconds=float(self.get(obj, "seconds", (int, float), where)),
             error=error if isinstance(error, str) else None,
             boot_lines=self.boot_lines(obj, where),
+            boot_times=self.boot_times(obj, where),
         )
+
+    def boot_times(self, obj: object, where: str) -> tuple[BootTime, ...]:
+        """A log's boot times, one per boot its lines date (optional: older writers have none)."""
+        times = obj.get("boot_times", []) if isinstance(obj, dict) else []
+        if not isinstance(times, list):
+            raise self.fail(f"{where}.boot_times", "is not a list of boot times")
+        out = []
+        for i, t in enumerate(times):
+            read = self.boot_time(t, f"{where}.boot_times[{i}]") if isinstance(t, dict) else None
+            if not isinstance(read, BootTime) or read.holds_for is None:  # (one boot's: its scope says which)
+                raise self.fail(f"{where}.boot_times[{i}]", "is not a boot time with the lines it holds for")
+            out.append(read)
+        return tuple(out)
 
     def boot_lines(self, obj: object, where: str) -> tuple[int, ...]:
         lines = obj.get("boot_lines", []) if isinstance(obj, dict) else []  # (optional: older writers have none)

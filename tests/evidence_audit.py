@@ -558,6 +558,25 @@ def _perf_header_lines(perf_data: Path) -> list[str]:
     return out.stdout.decode("utf-8", "replace").split("\n")
 
 
+def add_trace_dat(inputs: Inputs, dat: Path) -> None:
+    """Read a trace.dat's evidence: the lines of its ``trace-cmd report`` text, and those of ``trace-cmd dump
+    --options`` where the locator says so (its UNAME option's, the kernel release's)."""
+    import subprocess
+
+    from collectors.trace_input import OPTIONS_LINE
+
+    source = f"{dat} (trace-cmd report)"
+    options = subprocess.run(["trace-cmd", "dump", "--options", "-i", str(dat)], capture_output=True, check=True)
+    dumped = options.stdout.decode("utf-8", "replace").split("\n")
+
+    def resolve(ev: Evidence) -> str | None:
+        n = ev.locator.start
+        lines = dumped if ev.locator.name == OPTIONS_LINE else inputs.lines(source) or []
+        return lines[n - 1] if 0 < n <= len(lines) else None
+
+    inputs.source_resolvers[source] = resolve
+
+
 def add_perf_data(inputs: Inputs, perf_data: Path) -> None:
     """Read a perf.data's samples: the lines of its ``perf script`` text (the product's own reading of it)."""
     from collectors.perf_script import perf_script_lines

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from forensics.model import Clock, Evidence, Locator, LocatorKind, Timestamp
+from forensics.model import BootScope, BootTime, Clock, Evidence, Locator, LocatorKind, SourceRecord, Timestamp
 from forensics.types.boots import LoggedBoot, LoggedLine
 from forensics.units import iso_utc
 
@@ -65,15 +65,15 @@ def log_reference(log: str, first_line: int) -> Reference:
 
 @dataclass(frozen=True)
 class OtherBoot:
-    """A boot of a log of the dumped (or told) boot that a check separates from it: the log's lines ``first`` to
-    before ``end`` (None: the log's end), why, and when it began by its own RTC line (``clock``, ``began``).  A
-    kern.log.1 holds the boot before the crash's and the first lines of the crash's own."""
+    """A boot of a log of the dumped (or told) boot that a check or its boot banner separates from it: the log's lines
+    ``first`` to before ``end`` (None: the log's end), why, and when it began by its own lines (``began``: its RTC
+    line's reading, of its lines only).  A kern.log.1 holds the boot before the crash's and the first lines of the
+    crash's own; one kern.log across a reboot, every boot."""
 
     first: int
     end: int | None
     why: str
-    clock: LoggedLine | None = None
-    began: float | None = None
+    began: BootTime | None = None
 
 
 @dataclass(frozen=True)
@@ -173,6 +173,46 @@ def _panicked(
     ), later, panic  # fmt: skip
 
 
+def _began(boot: LoggedBoot, end: int | None) -> BootTime | None:
+    """When ``boot`` began by its own RTC line (its lines up to ``end`` only), None when it prints none."""
+    if boot.clock is None or boot.began is None:
+        return None
+    basis = f"{boot.source} line {boot.clock.number}: the RTC's time the kernel set its clock to, less that line's "
+    basis += "printk time"
+    return BootTime(boot.began, 1.0, basis, BootScope(boot.source, boot.first_line, end))
+
+
+def _lines(first: int, end: int | None) -> str:
+    """Lines ``first`` (0: the log's start) to before ``end`` (None: the log's end), for a sentence."""
+    return f"{max(first, 1)}-{end - 1}" if end is not None else f"{max(first, 1)} to the log's end"
+
+
+def told_logs_boots(record: SourceRecord, told: BootScope, boot: str) -> tuple[OtherBoot, ...]:
+    """The boots of the told log (``record``) other than the told one (``told``: the lines the incident's boot time
+    holds for; ``boot``: how sentences name it), each dated by its own readings (``record.boot_times``).
+
+    One kern.log across a reboot: its boot banner begins each boot, so the boot before the crash's is another boot,
+    as the same lines in a kern.log.1 beside it are (a check of that log says so); it was the told boot's lane's
+    "2.212 s since boot", above a clock jump row, not dated by its own RTC line.
+    """
+    starts = [*record.boot_lines]
+    if starts and starts[0] > 1:
+        starts.insert(0, 0)  # (the boot the log starts in, whose banner it lacks)
+    ends = [*starts[1:], None]
+    dated = {t.holds_for.first: t for t in record.boot_times if t.holds_for is not None}
+    out = []
+    for first, end in zip(starts, ends, strict=True):
+        if first == told.first:
+            continue
+        # (where the log goes from one to the other: the later of the two boots' starts)
+        why = (
+            f"its lines {_lines(first, end)} are of another boot than {boot} (lines {_lines(told.first, told.end)}): "
+            f"a boot begins at line {max(first, told.first)} (a boot banner, or the printk time back at zero)"
+        )
+        out.append(OtherBoot(first, end, why, dated.get(first)))
+    return tuple(out)
+
+
 def check_boot(dump: LoggedBoot, boots: tuple[LoggedBoot, ...], ref: Reference = DUMP) -> BootCheck | None:
     """Whether the log of ``boots`` comes from the dumped boot (``dump``: the dump's log, every record in
     ``lines``; or the told log's boot, named by ``ref``); None for a log without a stamped line."""
@@ -190,7 +230,7 @@ def check_boot(dump: LoggedBoot, boots: tuple[LoggedBoot, ...], ref: Reference =
         found = _separated(dump, boot, by_time, ref)
         if found is not None:
             separated.append(found)
-            apart.append(OtherBoot(boot.first_line, end, found.why, boot.clock, boot.began))
+            apart.append(OtherBoot(boot.first_line, end, found.why, _began(boot, end)))
             continue
         shared = [
             line

@@ -313,11 +313,15 @@ RULES: tuple[tuple[str, Rule], ...] = (
 )
 
 
-def _contradictions(by_id: dict[str, Finding], away: Callable[[Finding], bool]) -> list[Finding]:
+def _contradictions(
+    by_id: dict[str, Finding], away: Callable[[Finding], bool], known: Collection[str] = ()
+) -> list[Finding]:
     """The dump and a log that disagree on the crash, and the inputs whose times lie past it.
 
     A log already set apart (``away``: another boot, host or release) is no view of this crash: its panic is not
     said to "disagree" with the dump's (the other kernel's OOM panic did, at medium, beside its own contradiction).
+    ``known``: the inputs a contradiction already sets apart (another release or host), not set apart again by their
+    times.
     """
     crashes = [f for f in by_id.values() if f.kind is FindingKind.CRASH]
     logs = [f for f in by_id.values() if _log_crash_ending_boot(f) and not away(f)]
@@ -346,7 +350,7 @@ def _contradictions(by_id: dict[str, Finding], away: Callable[[Finding], bool]) 
                     ),
                 )
             )
-    out += _other_boots(tuple(by_id.values()))
+    out += _other_boots(tuple(by_id.values()), known)
     return out
 
 
@@ -383,13 +387,17 @@ def _fault_addresses_differ(crash: Finding, log: Finding) -> Finding | None:
     )
 
 
-def _other_boots(findings: tuple[Finding, ...]) -> list[Finding]:
-    """An input whose times since boot are past the crash cannot come from the crashed boot."""
+def _other_boots(findings: tuple[Finding, ...], known: Collection[str] = ()) -> list[Finding]:
+    """An input whose times since boot are past the crash cannot come from the crashed boot, unless a contradiction
+    already sets it apart (``known``): a 3.10.31-ltsi trace beside a 6.1.192 dump was set apart twice, as two
+    findings, by its release and by its times (review ue23 #12)."""
     out = []
     crash = next((f for f in findings if f.kind is FindingKind.CRASH), None) or next(
         (f for f in findings if _log_crash_ending_boot(f)), None
     )
     for source, (ev, end) in foreign_sources(findings).items():
+        if source in known:
+            continue
         assert ev.timestamp is not None
         crash_ev = next((e for e in crash.evidence if e.timestamp is not None), None) if crash else None
         out.append(
@@ -828,7 +836,7 @@ def correlate(
                 correlations.append(
                     Correlation("contradiction", differ.id, (differ.id,), differ.title, contradiction=True)
                 )
-    for f in _contradictions(current, away):
+    for f in _contradictions(current, away, frozenset(elsewhere)):
         current[f.id] = f
         correlations.append(Correlation("contradiction", f.id, (f.id,), f.title, contradiction=True))
     # The log's reports merged into a dump's consequences stay linked to their root, and a log's report of a

@@ -25,7 +25,6 @@ from collections.abc import Mapping, Sequence
 from detectors.incident.boot_identity import OtherBoot
 from forensics.model import (
     PROBLEM,
-    BootScope,
     BootTime,
     Clock,
     Evidence,
@@ -73,13 +72,24 @@ def split_boots(split: Mapping[str, Sequence[OtherBoot]] | None) -> tuple[dict[s
         for other in others:
             name = boot_lane_name(source, other)
             why[name] = other.why
-            if other.began is not None and other.clock is not None:
-                basis = (
-                    f"{source} line {other.clock.number}: the RTC's time the kernel set its clock to, less that "
-                    "line's printk time"
-                )
-                began[name] = BootTime(other.began, 1.0, basis, BootScope(source, other.first, other.end))
+            if other.began is not None:
+                began[name] = other.began
     return why, began
+
+
+def _within_boots(
+    jumps: dict[str, tuple[ClockJump, ...]], split: Mapping[str, Sequence[OtherBoot]]
+) -> dict[str, tuple[ClockJump, ...]]:
+    """The jumps of each log bar those at a start or end of its boots on lanes of their own (``split``): the rows
+    either side are on two lanes, each on its own clock (kept, the told boot's lane began with a "clock jump" row
+    with no row above it)."""
+    out = {}
+    for source, found in jumps.items():
+        bounds = {b for o in split.get(source, ()) for b in (o.first, o.end) if b is not None}
+        kept = tuple(j for j in found if not any(j.before < b <= j.after for b in bounds))
+        if kept:
+            out[source] = kept
+    return out
 
 
 def _lane_key(
@@ -158,12 +168,11 @@ def foreign_sources(findings: tuple[Finding, ...]) -> dict[str, tuple[Evidence, 
 
 
 def elsewhere_inputs(findings: tuple[Finding, ...]) -> dict[str, str]:
-    """Inputs that cannot belong to the crashed boot, with why: their times since boot lie after the crash
-    (:func:`foreign_sources`), or a contradiction names them (``other host``, ``other boot``: another kernel)."""
-    out = {}
-    for source, (ev, end) in foreign_sources(findings).items():
-        assert ev.timestamp is not None
-        out[source] = f"its times start at {ev.timestamp.seconds:.3f} s since boot, after the crash at {end:.3f} s"
+    """Inputs that cannot belong to the crashed boot, with why: a contradiction names them (``other host``, ``other
+    boot``: another kernel), else their times since boot lie after the crash (:func:`foreign_sources`).  A trace of
+    another kernel and host was "cannot come from the crashed boot: its times start at 7633.691 s since boot" where
+    its release, set apart first, says it outright (review ue23 #12)."""
+    out: dict[str, str] = {}
     for f in findings:
         if f.kind is not FindingKind.CONTRADICTION:
             continue
@@ -178,6 +187,11 @@ def elsewhere_inputs(findings: tuple[Finding, ...]) -> dict[str, str]:
             out.setdefault(
                 str(other), f"its times start at {f.fact('starts at')}, after the crash at {f.fact('crash at')}"
             )
+    for source, (ev, end) in foreign_sources(findings).items():
+        assert ev.timestamp is not None
+        out.setdefault(
+            source, f"its times start at {ev.timestamp.seconds:.3f} s since boot, after the crash at {end:.3f} s"
+        )
     return out
 
 
@@ -478,7 +492,7 @@ def build_timeline(
     why, began = split_boots(split)
     elsewhere = {**elsewhere_inputs(findings), **why}
     own = {**(own or {}), **began}
-    jumps = clock_jumps(findings, boots)
+    jumps = _within_boots(clock_jumps(findings, boots), split or {})
     events = [
         e
         for f in findings
@@ -703,7 +717,9 @@ def _boot_order(name: str, began: BootTime | None, told: BootTime | None, ours: 
     said = f"{iso_utc(began.wall)} ±{began.uncertainty:.1f} s, {ours} at {iso_utc(told.wall)} ±{told.uncertainty:.1f} s"
     if abs(gap) <= slack:
         return f"Its boot began at {said}: which came first is unknown (within the two readings' uncertainty)."
-    return f"Its boot began {abs(gap):.0f} s {'before' if gap < 0 else 'after'} {ours}'s ({said})."
+    # ("the boot this report tells's" was said of crash-free inputs)
+    theirs = f"{ours}'s" if ours.endswith("boot") else f"that of {ours}"
+    return f"Its boot began {abs(gap):.0f} s {'before' if gap < 0 else 'after'} {theirs} ({said})."
 
 
 def narrative(events: tuple[TimelineEvent, ...], limit: int = 4) -> str:

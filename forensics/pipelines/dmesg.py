@@ -399,7 +399,7 @@ def ranked_incident(
     results: list[SourceResult], live: LogIdentity | None = None, heads: list[bytes] | None = None
 ) -> tuple[Incident, tuple[Hypothesis, ...]]:
     """:func:`build_incident` with its findings' ranked hypotheses: the boot time is of the boot of the report the
-    incident is about, the one the best-ranked hypothesis names when no crash ended a boot (:func:`_told_line`)."""
+    incident is about, the one the best-ranked hypothesis names when no crash ended a boot (:func:`told_line`)."""
     from detectors.dmesg.findings import explained_finding, release_lines, report_boot
     from detectors.incident.hypotheses import rank_hypotheses
 
@@ -489,10 +489,10 @@ def ranked_incident(
         host=host,
         kernel_release=release,
         window=window,
-        sources=tuple(r.record for r in results),
+        sources=tuple(_each_boot_dated(r) for r in results),
         findings=tuple(findings),
         tool_version=__version__,
-        boot_time=_boot_time(_readings(results), _told_line(findings, hypotheses)),
+        boot_time=_boot_time(_readings(results), told_line(findings, hypotheses)),
         examined=tuple(
             Examined(
                 f"kernel log {r.name}: {r.lines:,} lines, {len(r.reports)} report(s) and {len(r.events)} event(s) kept",
@@ -571,7 +571,7 @@ _CLOCK_READ = {
 }
 
 
-def _told_line(
+def told_line(
     findings: list[Finding], hypotheses: tuple[Hypothesis, ...] = ()
 ) -> tuple[str, tuple[int, ...], str] | None:
     """Where the report the incident is about is: the lines its log cites (log, lines, the first first; title) of the
@@ -611,12 +611,12 @@ def _told_line(
 
 
 def told_report(result: DmesgResult) -> tuple[str, tuple[int, ...], str] | None:
-    """Where the report the logs' incident is about is (:func:`_told_line`: log, its lines, title): the log whose boot
+    """Where the report the logs' incident is about is (:func:`told_line`: log, its lines, title): the log whose boot
     the report tells, and whose boot time it gives."""
     from detectors.incident.hypotheses import rank_hypotheses
 
     findings = result.incident.findings
-    return _told_line(list(findings), result.hypotheses or rank_hypotheses(findings))
+    return told_line(list(findings), result.hypotheses or rank_hypotheses(findings))
 
 
 def window_without(result: DmesgResult, apart: Collection[str]) -> Incident:
@@ -642,10 +642,26 @@ def own_boot_times(result: DmesgResult) -> dict[str, BootTime]:
     out = {}
     for r in result.sources:
         findings = [f for f in result.incident.findings if f.evidence and f.evidence[0].source == r.name]
-        found = _boot_time(_readings([r]), _told_line(findings, rank_hypotheses(tuple(findings))))
+        found = _boot_time(_readings([r]), told_line(findings, rank_hypotheses(tuple(findings))))
         if isinstance(found, BootTime):
             out[r.name] = found
     return out
+
+
+def _each_boot_dated(r: SourceResult) -> SourceRecord:
+    """The log's record with when each of its boots began, where that boot's own readings date it (a log of several
+    boots only): the report puts each boot other than the told one on a lane of its own, on its own clock, from the
+    record alone (a findings file's too: ``report --from`` renders what the run on the log renders)."""
+    record = r.record
+    if len(record.boot_lines) < 2 and not (record.boot_lines and record.boot_lines[0] > 1):
+        return record  # (one boot: the incident's boot time is its)
+    by_boot: dict[int, list[_Reading]] = {}
+    for reading in _readings([r]):
+        if reading[2]:  # (an estimate of an older writer's, of no known line: of no known boot)
+            by_boot.setdefault(record.boot_of(reading[2]), []).append(reading)
+    dated = (_boot_time(readings) for _, readings in sorted(by_boot.items()))
+    times = tuple(t for t in dated if isinstance(t, BootTime) and t.holds_for is not None)
+    return dataclasses.replace(record, boot_times=times) if times else record
 
 
 #: A reading of when a boot began: (log, its record, line, epoch seconds of the boot, what was read: a key of
@@ -672,7 +688,7 @@ def _boot_time(
     they agree within a minute; else unknown, with why.
 
     A reading holds for the boot of the log it was read in (its :class:`BootScope`): of the boot of the report the
-    incident is about (``told``: log, line, title, :func:`_told_line`), not of another boot of the log, which began at
+    incident is about (``told``: log, line, title, :func:`told_line`), not of another boot of the log, which began at
     another time; a report repeated in boots that began apart leaves it unknown.  The syslog-dated lines' estimates
     too: pooled over a log's boots, two boots two hours apart left it unknown ("several boots?"), and a boot without
     dated lines was dated by the boot before it."""

@@ -2,24 +2,38 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import shlex
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from forensics import __version__
 from forensics.errors import InputError
-from forensics.model import SET_APART, BootTime, Examined, Finding, FindingKind, Incident, NotAvailable
+from forensics.model import (
+    SET_APART,
+    BootScope,
+    BootTime,
+    Clock,
+    Examined,
+    Finding,
+    FindingKind,
+    Incident,
+    LocatorKind,
+    NotAvailable,
+    Timestamp,
+    TimeWindow,
+)
 from forensics.types.dmesg_result import DmesgResult
-from forensics.types.incident import Correlation, LogCut
+from forensics.types.incident import Correlation, Hypothesis, LogCut
 from forensics.types.profile_result import ProfileResult
 from forensics.types.results import IncidentStory, SourceAnalysis
 from forensics.types.trace_result import TraceResult
 
 if TYPE_CHECKING:
-    from detectors.incident.boot_identity import BootCheck
+    from detectors.incident.boot_identity import BootCheck, OtherBoot
 
 
 def load_findings_file(path: Path) -> Incident:
@@ -239,14 +253,19 @@ def build_story(
     # A log of the told boot may hold other boots too (kern.log.1: the boot before the crash's, then the crash's
     # first lines): those a check separates are each on a lane of their own, on their own clock.
     split = {c.source: c.others for c in checks if c.other is False and c.others}
+    # The headline's main problem is the one the ranking shown below puts first, cited by its rank there.
+    hypotheses = rank_hypotheses(incident.sorted_findings(), incident.examined)
+    scope, others = _told_logs_boots(incident, (own, hypotheses), {*split, *apart}, crashed)
+    if others:
+        assert scope is not None
+        split[scope.source] = others
+        incident = _told_boot_window(incident, own, scope)
     timeline = build_timeline(incident.sorted_findings(), incident.boot_time, boots, clocks, unsure, split)
     # The first sentence is of the boot told: an input set apart named "the main problem" (another boot's fault), and
     # a trace on its own clock beside a kernel log "the machine's" problem, over the log's high RCU stall.
     traces = traces_apart(timeline)
     beside = frozenset(i for _, ids in traces for i in ids)
     apart_lanes = tuple((name, tuple(f for f in own if f.id in ids)) for name, ids in traces)
-    # The headline's main problem is the one the ranking shown below puts first, cited by its rank there.
-    hypotheses = rank_hypotheses(incident.sorted_findings(), incident.examined)
     summary = plain_summary(
         tuple(f for f in own if f.id not in beside), host_label(incident), incident.examined, apart_lanes, hypotheses
     )
@@ -271,6 +290,73 @@ def build_story(
         crashed=crashed,
         readiness=readiness_after(own, incident.examined),
     )
+
+
+def _told_logs_boots(
+    incident: Incident,
+    ranked: tuple[tuple[Finding, ...], tuple[Hypothesis, ...]],
+    known: Collection[str],
+    crashed: bool,
+) -> tuple[BootScope | None, tuple[OtherBoot, ...]]:
+    """The other boots of the log of the told boot, each on a lane of its own, on its own clock: the boot the
+    incident's boot time dates (its ``holds_for``), else, undated, the boot of the report the findings not set apart
+    tell, as ranked (``ranked``: those findings and the report's hypotheses).  Read from the incident alone, so that a
+    findings file (``report --from``) gives them as the log itself does.  ``known``: the logs a boot check already
+    split, or set apart.  Returns the told boot's lines and the others."""
+    from detectors.incident.boot_identity import told_logs_boots
+    from detectors.incident.timeline import told_boot
+
+    boot = incident.boot_time
+    scope = boot.holds_for if isinstance(boot, BootTime) else _undated_told_boot(incident, *ranked)
+    if scope is None or scope.source in known:
+        return None, ()
+    record = next((s for s in incident.sources if s.path == scope.source), None)
+    if record is None or not record.boot_lines:
+        return None, ()
+    return scope, told_logs_boots(record, scope, told_boot(crashed))
+
+
+def _told_boot_window(incident: Incident, own: tuple[Finding, ...], scope: BootScope) -> Incident:
+    """``incident`` with the window since boot of the told boot's reports (``scope``: its lines of its log), where the
+    log's window spanned its boots' clocks ("the printk time of kern.log goes back ...": not available): its two
+    halves given as kern.log.1 and kern.log gave the told one's.  Unchanged when another input has times since boot,
+    or the printk time goes back within the told boot too (:data:`JUMP_SECONDS`)."""
+    from detectors.incident.timeline import JUMP_SECONDS
+    from forensics.types.dmesg import OCCURRENCE_NAMES
+
+    if not isinstance(incident.window, NotAvailable):
+        return incident
+    points = []
+    for ev in (e for f in own for e in f.evidence):
+        ts = ev.timestamp
+        if ts is None or ts.clock is not Clock.MONOTONIC or ev.locator.kind is not LocatorKind.LINE:
+            continue
+        if ev.source != scope.source:
+            return incident  # (another input's times since boot: the window is not this log's alone)
+        if scope.covers(ev.source, ev.locator.start) and (ev.locator.name or "").startswith(OCCURRENCE_NAMES):
+            points.append((ev.locator.start, ts.seconds))
+    points.sort()
+    if not points or any(now < was - JUMP_SECONDS for (_, was), (_, now) in itertools.pairwise(points)):
+        return incident
+    times = [t for _, t in points]
+    return replace(incident, window=TimeWindow(Timestamp(min(times)), Timestamp(max(times))))
+
+
+def _undated_told_boot(
+    incident: Incident, own: tuple[Finding, ...], ranked: tuple[Hypothesis, ...]
+) -> BootScope | None:
+    """The lines of the boot of the report the findings ``own`` tell (by the ``ranked`` hypotheses), in a log of
+    several boots that dates none of them (the one the boot time would be of: forensics/pipelines/dmesg.py
+    told_line); None when no log of several boots holds it."""
+    from forensics.pipelines.dmesg import told_line
+
+    if not any(s.boot_lines for s in incident.sources):  # (most inputs: one boot, nothing to look for)
+        return None
+    told = told_line(list(own), ranked)
+    record = None if told is None else next((s for s in incident.sources if s.path == told[0]), None)
+    if told is None or record is None or not record.boot_lines:  # (a log of one boot: none other to split)
+        return None
+    return BootScope(told[0], record.boot_of(told[1][0]), record.next_boot(told[1][0]))
 
 
 def _told_window(part: SourceAnalysis, apart: Mapping[str, str]) -> Incident:

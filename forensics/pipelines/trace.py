@@ -555,6 +555,17 @@ def _env_cited(ctf: CtfRead | None) -> tuple[Evidence, ...]:
     return tuple(out)
 
 
+def _uname_cited(source: str, system: NamedSystem | NotAvailable) -> tuple[Evidence, ...]:
+    """A trace.dat's UNAME option (``Linux vm 6.18.44-fc-v1300 x86_64``), cited by its line of ``trace-cmd dump
+    --options``: what sets apart a trace.dat of another kernel without findings (its release was said in
+    "Examined" only, uncited, and the trace was not set apart: "Kernel: inputs disagree")."""
+    if isinstance(system, NotAvailable) or not system.line:
+        return ()
+    from collectors.trace_input import OPTIONS_LINE
+
+    return (Evidence(source, Locator(LocatorKind.LINE, system.line, name=OPTIONS_LINE), system.text),)
+
+
 def _with_system(examined: Examined, system: NamedSystem | NotAvailable) -> Examined:
     """``examined`` citing where the host and kernel release it names were read (a trace.dat's UNAME option)."""
     if isinstance(system, NotAvailable):
@@ -759,7 +770,7 @@ def analyse_trace_file(
                     examined_trace(stream.name, analysis, parse, span_report, opts.slow_ms, syscall_table, cuts),
                     stream.system,
                 ),
-                named_by=_env_cited(ctf),
+                named_by=_env_cited(ctf) or _uname_cited(stream.name, stream.system),
             ),
         ),
     )

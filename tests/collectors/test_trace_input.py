@@ -106,12 +106,12 @@ def test_broken_trace_dat_reports_trace_cmd_failure(tmp_path: Path) -> None:
     assert _said_silent_failure(dat).endswith("; `trace-cmd dump` stops at: wrong header string:")
 
 
-def _record_trace_dat(tmp_path: Path) -> Path:
-    """A few sched_switch events recorded into a private tracefs instance, extracted as a trace.dat."""
+def _record_trace_dat(tmp_path: Path, event: str = "sched/sched_switch") -> Path:
+    """A few ``event`` events (sched_switch) recorded into a private tracefs instance, extracted as a trace.dat."""
     inst = TRACEFS / "instances" / f"kforensic_test_{os.getpid()}"
     inst.mkdir()
     try:
-        (inst / "events/sched/sched_switch/enable").write_text("1")
+        (inst / "events" / event / "enable").write_text("1")
         (inst / "tracing_on").write_text("1")
         subprocess.run(["sleep", "0.05"], check=True)
         (inst / "tracing_on").write_text("0")
@@ -125,7 +125,7 @@ def _record_trace_dat(tmp_path: Path) -> Path:
     return dat
 
 
-def _needs_tracefs(test: Callable[[Path], None]) -> Callable[[Path], None]:
+def _needs_tracefs(test: Callable[..., None]) -> Callable[..., None]:
     """The marks of a test that records into tracefs (root, trace-cmd, a tracefs with instances)."""
     for mark in (
         pytest.mark.live,
@@ -157,12 +157,18 @@ def test_real_trace_dat_recorded_here(tmp_path: Path) -> None:
     # ue15 #7: the machine trace-cmd wrote into the trace.dat (its UNAME option) was ignored ("a trace does not
     # name its host"); ue15 #1: an instance named with a final digit (this one's pid) was "not trace events".
     uname = os.uname()
-    assert trace_dat_system(dat) == NamedSystem(
+    text = f"{uname.sysname} {uname.nodename} {uname.release} {uname.machine}"
+    named = trace_dat_system(dat)
+    assert named == NamedSystem(
         uname.nodename,
         uname.release,
-        f"the trace.dat's UNAME option '{uname.sysname} {uname.nodename} {uname.release} {uname.machine}' "
-        "(trace-cmd dump --options)",
+        f"the trace.dat's UNAME option '{text}' (trace-cmd dump --options)",
+        named.line if isinstance(named, NamedSystem) else 0,
+        text,
     )
+    # Its line of `trace-cmd dump --options`, cited for the release (a trace.dat without findings is set apart by it).
+    options = subprocess.run(["trace-cmd", "dump", "--options", "-i", str(dat)], capture_output=True, check=True)
+    assert options.stdout.decode().split("\n")[named.line - 1] == text, named
     ran = subprocess.run(
         [sys.executable, "-m", "forensics", "trace", str(dat), "-f", "json"],
         capture_output=True,

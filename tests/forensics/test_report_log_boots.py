@@ -164,13 +164,94 @@ def test_one_kern_log_across_a_reboot_after_a_crash_tells_the_latest_crash(tmp_p
     summary = doc["summary"]
     assert f"The report: {GPF}. In the boot from line 269 " in summary and "passed over" not in summary, summary
     assert "Hypothesis 1 of the ranking" in summary and "kf_conn_send" in doc["hypotheses"][0]["statement"], summary
-    # Each boot's crash is told: the boot before's BUG too, on its own clock (since its boot: not dated with the later
-    # boot's RTC line).
+    # Each boot's crash is told: the boot before's BUG too, on a lane of its own, dated by its own RTC line (it was
+    # the told boot's lane's "2.212 s since boot" above a "clock jump" row: review ue23 #3).
+    lane = f"{log} (its boot from line 1)"
     [bug] = [e for e in doc["timeline"] if e["title"] == BUG]
-    assert bug["wall"] is None and bug["since_boot"] == pytest.approx(2.212356), bug
-    # The window is not computed across the two boots' clocks, and says so (the lines are stamped).
-    why = doc["incident"]["window"]["not_available"]
-    assert why.startswith(f"the printk time of {log} goes back between the reports at lines 234 and 515"), why
+    assert bug["lane"] == f"input {lane}" and bug["jump"] is None, bug
+    assert bug["wall"] == pytest.approx(_booted(_need("02-bug-on").console_log) + 2.212356, abs=1e-3), bug
+    [gpf] = [e for e in doc["timeline"] if e["title"] == GPF]
+    assert gpf["lane"] == "boot" and gpf["jump"] is None, gpf
+    assert gpf["wall"] == pytest.approx(_booted(_need("10-use-after-free").console_log) + 2.206535, abs=1e-3), gpf
+    assert doc["narrative"].startswith(f"First (2026-12-02 20:18:17 UTC ±1.0 s): {GPF}."), doc["narrative"]
+    said = f"The input {lane} cannot come from the crashed boot: its lines 1-268 are of another boot than the crashed"
+    assert said in doc["narrative"], doc["narrative"]
+    # The window is the told boot's, not across the two boots' clocks (it was "not available: the printk time of
+    # kern.log goes back between the reports at lines 234 and 515", before that "no input carries timestamps").
+    window = doc["incident"]["window"]
+    assert (window["start"]["seconds"], window["end"]["seconds"]) == (2.206535, 2.206535), window
+
+
+def _times(doc: dict[str, Any]) -> dict[str, tuple[bool, float | None, float, bool]]:
+    """Each finding's row, as the forms of one log are compared: on the told boot's lane or another's, its wall time
+    (rounded to the microsecond), its time since boot, whether a clock jump is said before it."""
+    return {
+        e["title"]: (
+            e["lane"] == "boot",
+            None if e["wall"] is None else round(e["wall"], 6),
+            e["since_boot"],
+            bool(e["jump"]),
+        )
+        for e in doc["timeline"]
+        if not e["finding"].startswith("contradiction")
+    }
+
+
+def test_one_kern_log_and_its_two_halves_give_the_same_lanes_and_times(tmp_path: Path, kf: Any) -> None:
+    """The same lines as one kern.log across the reboot, and split at the second boot's banner into kern.log.1 and
+    kern.log: each boot on its own lane, on its own wall clock, alike (the one-file form put the first boot's BUG on
+    the told boot's lane at "2.212 s since boot", after a clock jump row; review ue23 #3)."""
+    (tmp_path / "one").mkdir()
+    log = _kern_log(tmp_path / "one" / "kern.log", "02-bug-on", "10-use-after-free")
+    lines = log.read_text().splitlines(keepends=True)
+    second = [i for i, x in enumerate(lines) if "] Linux version " in x][1]
+    (tmp_path / "two").mkdir()
+    older, newer = tmp_path / "two" / "kern.log.1", tmp_path / "two" / "kern.log"
+    older.write_text("".join(lines[:second]))
+    newer.write_text("".join(lines[second:]))
+    one = _report(kf, tmp_path / "one", "--dmesg", log)
+    two = _report(kf, tmp_path / "two", "--dmesg", older, "--dmesg", newer)
+    assert _times(one) == _times(two), (_times(one), _times(two))
+    assert one["incident"]["window"] == two["incident"]["window"], (
+        one["incident"]["window"],
+        two["incident"]["window"],
+    )
+    assert _times(one)[BUG][:2] == (False, round(_booted(_need("02-bug-on").console_log) + 2.212356, 6)), _times(one)
+    assert _times(one)[GPF][0] and _times(one)[GPF][1] is not None, _times(one)
+    # The same story and the same order of the two boots, each lane dated by its own RTC line.
+    for doc in (one, two):
+        assert doc["narrative"].startswith(f"First (2026-12-02 20:18:17 UTC ±1.0 s): {GPF}."), doc["narrative"]
+        gap = round(_booted(_need("10-use-after-free").console_log) - _booted(_need("02-bug-on").console_log))
+        assert f"Its boot began {gap} s before the crashed boot's" in doc["narrative"], doc["narrative"]
+    [lane] = [x for x in one["lanes"] if x["key"] == f"input {log} (its boot from line 1)"]
+    assert lane["converted"] and f"{log} line 218: the RTC's time" in lane["label"], lane
+
+
+def test_a_findings_file_of_one_kern_log_renders_its_boots_as_the_log_does(tmp_path: Path, kf: Any) -> None:
+    """``kforensic dmesg kern.log --format json`` then ``report --from``: each boot's clock reading is in the findings
+    file (its record's boot times), so the first boot's lane is dated as in the run on the log, not recomputed from
+    the log (the file may be read where the log is not)."""
+    log = _kern_log(tmp_path / "kern.log", "02-bug-on", "10-use-after-free")
+    ran = kf("dmesg", log, "--format", "json")
+    assert ran.returncode == 0, ran.stderr
+    [source] = json.loads(ran.stdout)["incident"]["sources"]
+    assert [t["holds_for"]["first_line"] for t in source["boot_times"]] == [1, 269], source
+    findings = tmp_path / "findings.json"
+    findings.write_text(ran.stdout)
+    log.unlink()  # (the log is not read again: the record carries its boots' readings)
+    again = _report(kf, tmp_path, "--from", findings)
+    assert _times(again)[BUG][:2] == (False, round(_booted(_need("02-bug-on").console_log) + 2.212356, 6)), again
+    log = _kern_log(tmp_path / "kern.log", "02-bug-on", "10-use-after-free")
+    (tmp_path / "direct").mkdir()
+    direct = _report(kf, tmp_path / "direct", "--dmesg", log)
+    assert (again["narrative"], again["lanes"], again["timeline"]) == (
+        direct["narrative"],
+        direct["lanes"],
+        direct["timeline"],
+    )
+    told = (tmp_path / "r.md").read_text().split("\n## Details", 1)[0].split("\n## Inputs", 1)[0]
+    shown = (tmp_path / "direct" / "r.md").read_text().split("\n## Details", 1)[0].split("\n## Inputs", 1)[0]
+    assert told == shown
 
 
 def test_a_log_of_another_boot_that_dates_no_boot_is_said_unordered(tmp_path: Path, kf: Any) -> None:

@@ -12,14 +12,18 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from collectors.trace_input import OPTIONS_LINE
 from forensics.serialize import incident_from_dict
 from tests.collectors.ctf_check import extract_session, with_env
+from tests.collectors.test_trace_input import _needs_tracefs, _record_trace_dat
+from tests.evidence_audit import Inputs, add_trace_dat, audit_findings
 from tests.helpers import Ran, assert_evidence_resolves, cli_run
 from tests.vmcore_cases import VmcoreCase, case_names, load_case
 
@@ -138,6 +142,46 @@ def test_a_crash_log_and_a_dump_beside_a_trace_of_another_kernel_say_each_kernel
     said = doc["summary"]
     assert f" and {case.console_log} name kernel 6.1.192 and no host; {trace} names kernel {TRACE_KERNEL}" in said, said
     assert said.count("6.1.192 and no host") == 1, said
+    # The trace is set apart once, by its release (it was set apart again by its times since boot, past the crash's:
+    # two findings, and the story said the weaker why; ue23 #12).
+    apart = [
+        f["title"] for f in doc["incident"]["findings"] if f["kind"] == "contradiction" and str(trace) in f["title"]
+    ]
+    assert apart == [f"{trace} cannot come from the crashed boot: it names kernel {TRACE_KERNEL}, the dump 6.1.192"], (
+        apart
+    )
+    assert f"The trace {trace} cannot come from the crashed boot: it names kernel {TRACE_KERNEL}, " in doc["narrative"]
+
+
+@_needs_tracefs
+def test_a_trace_dat_of_another_kernel_without_findings_is_set_apart(tmp_path: Path, kf: Any) -> None:
+    """A trace.dat recorded here (timer events only: no finding) beside the fixture guest's crash log (6.1.192): its
+    UNAME option named this machine's kernel in "Examined" only, uncited, so it was not set apart ("Kernel: inputs
+    disagree on the kernel release: 6.1.192, 6.18...").  Now cited by its line of ``trace-cmd dump --options``."""
+    release, case = os.uname().release, _need("02-bug-on")
+    if release == "6.1.192":
+        pytest.skip("this machine runs the log's kernel: no contradiction to make")
+    dat = _record_trace_dat(tmp_path, "timer/hrtimer_start")
+    trace = f"{dat} (trace-cmd report)"
+    doc = _report(kf, tmp_path, "--dmesg", case.console_log, "--trace", dat)
+    incident = doc["incident"]
+    assert incident["kernel_release"] == "6.1.192", incident["kernel_release"]
+    assert not [f for f in incident["findings"] if f["kind"] != "contradiction" and str(dat) in str(f["evidence"])]
+    found = _contradiction(doc, Path(trace))
+    uname = os.uname()
+    text = f"{uname.sysname} {uname.nodename} {release} {uname.machine}"
+    read_at = next(x["value"] for x in found["facts"] if x["name"] == "kernel read from")
+    assert read_at.startswith(f"{trace} line ") and read_at.endswith(f"({OPTIONS_LINE}): {text!r}"), read_at
+    assert f"{trace} names kernel {release} and host {uname.nodename} (set apart)" in doc["summary"], doc["summary"]
+    (examined,) = [e for e in incident["examined"] if trace in e["what"]]
+    assert examined["standing"].startswith(f"set apart: it names kernel {release}"), examined
+    # The cited UNAME line is trace-cmd's own.
+    (said,) = [f for f in incident_from_dict(incident, "r.json").findings if f.id == found["id"]]
+    inputs = Inputs(tmp_path)
+    add_trace_dat(inputs, dat)
+    inputs.texts[str(case.console_log)] = case.console_log
+    assert [e.excerpt for e in said.evidence if e.source == trace] == [text], said.evidence
+    assert not audit_findings([said], inputs)
 
 
 def test_inputs_of_one_boot_are_not_said_of_different_boots(tmp_path: Path, kf: Any) -> None:

@@ -213,3 +213,27 @@ def test_problems_counts_the_findings_at_problem_or_above(tmp_path: Path) -> Non
         expected = sum(1 for f in found if f.severity >= PROBLEM)
         assert incident_to_dict(incident)["problems"] == len(incident.problems()) == expected
     assert sum(1 for s in Severity if s >= PROBLEM) == 3  # medium, high and critical
+
+
+def test_a_logs_boot_times_round_trip_and_a_boot_time_of_no_lines_is_refused(tmp_path: Path) -> None:
+    """Each boot's reading of a log of several (``sources[].boot_times``): what ``report --from`` dates each boot's
+    lane with; one that says no lines it holds for dates no boot, and is refused by its path."""
+    from dataclasses import replace
+
+    from forensics.model import BootScope, BootTime
+
+    incident = _incident(tmp_path)
+    log = incident.sources[0].path
+    times = (
+        BootTime(1.7e9, 1.0, "RTC", BootScope(log, 1, 40)),
+        BootTime(1.7e9 + 900, 1.0, "RTC", BootScope(log, 40, None)),
+    )
+    incident = replace(incident, sources=(replace(incident.sources[0], boot_lines=(1, 40), boot_times=times),))
+    doc = json.loads(json.dumps(incident_to_dict(incident)))
+    assert incident_from_dict(doc, "x.json") == incident
+    del doc["sources"][0]["boot_times"][1]["holds_for"]
+    with pytest.raises(InputError, match=r"\$\.sources\[0\]\.boot_times\[1\]: is not a boot time with the lines"):
+        incident_from_dict(doc, "x.json")
+    doc["sources"][0]["boot_times"] = [{"wall": 1.7e9, "basis": "RTC"}]
+    with pytest.raises(InputError, match=r"\$\.sources\[0\]\.boot_times\[0\]\.uncertainty: is missing"):
+        incident_from_dict(doc, "x.json")

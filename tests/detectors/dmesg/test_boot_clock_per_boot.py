@@ -65,8 +65,23 @@ def test_a_reading_of_the_next_boot_does_not_date_the_first(
     assert f"({log} line 14) is of another boot than that of WARNING in evict (line 4 of {log})" in boot.reason
     out = _report(monkeypatch, capsys, log)
     assert "First (5000.000 s since boot): WARNING in evict." in out
-    assert "UTC" not in out.split("## Hypotheses", 1)[0]  # no wall-clock time in the story
     assert f"| Boot time | not available: the log's boot clock reading ({log} line 14) is of another boot" in out
+    # Boot 1's lane is since boot (no wall-clock time in it); boot 2's on a lane of its own, dated by its own reading
+    # (it was after a clock jump row of boot 1's lane, undated).
+    told = out.split("### Since boot\n", 1)[1].split("\n### ", 1)[0]
+    assert "UTC" not in told and "| 5000.000001 s |  | instant | WARNING in evict |" in told, told
+    lane = out.split(f"### Input {log} (its boot from line 12)\n", 1)[1].split("\n## ", 1)[0]
+    assert "| 2026-12-07T10:01:41+00:00 ±1.0 s |  | instant | WARNING in corrupted |" in lane, lane
+    assert (
+        "Which of the two boots came first is unknown: the inputs of the boot this report tells do not date it" in out
+    )
+    # The same from a findings file: the told boot is read from its findings, boot 2's reading from its record.
+    ran = cli_run(monkeypatch, capsys, "dmesg", log, "--format", "json")
+    findings = tmp_path / "findings.json"
+    findings.write_text(ran.stdout)
+    again = cli_run(monkeypatch, capsys, "report", "--from", findings, "-f", "md")
+    assert again.returncode == 0, again.stderr
+    assert again.stdout.split("## Hypotheses")[0] == out.split("## Hypotheses")[0]
 
 
 def test_a_reading_dates_its_own_boot_only(tmp_path: Path) -> None:
@@ -114,8 +129,11 @@ def test_a_findings_file_keeps_which_boot_a_reading_dates(
     again = cli_run(monkeypatch, capsys, "report", "--from", findings, "-f", "md")
     assert again.returncode == 0, again.stderr
     assert again.stdout.split("## Hypotheses")[0] == _report(monkeypatch, capsys, log).split("## Hypotheses")[0]
-    assert "First (5000.000 s since boot): WARNING in corrupted." in again.stdout
-    assert "on a new clock (10:01:41 UTC ±1.0 s): WARNING in evict." in again.stdout
+    # Boot 2's warning is the story, dated; boot 1's on a lane of its own, since its boot (it was "First (5000.000 s
+    # since boot): WARNING in corrupted", then "on a new clock" boot 2's).
+    assert "First (2026-12-07 10:01:41 UTC ±1.0 s): WARNING in evict." in again.stdout
+    lane = again.stdout.split(f"### Input {log} (its boot from line 1)\n", 1)[1].split("\n## ", 1)[0]
+    assert "| 5000.000001 s |  | instant | WARNING in corrupted |" in lane, lane
 
 
 def test_a_secondary_cpus_zero_stamp_is_no_new_boot(tmp_path: Path) -> None:

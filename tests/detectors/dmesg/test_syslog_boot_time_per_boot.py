@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from forensics.model import BootTime, NotAvailable
+from forensics.model import BootScope, BootTime, NotAvailable
 from forensics.pipelines.dmesg import analyse_logs
 from tests.detectors.dmesg.test_boot_clock_per_boot import _log, _report
 
@@ -55,12 +55,19 @@ def test_each_boot_is_dated_by_its_own_lines(
     assert boot.wall == pytest.approx(BOOT2.timestamp(), abs=1.0)
     assert boot.holds_for is not None and (boot.holds_for.first, boot.holds_for.end) == (len(first) + 1, None)
     assert f"kernel log: wall time minus the printk time (1 report(s), from {log} line {len(first) + 2})" in boot.basis
+    # Each boot's own lines date it, in the log's record (a findings file carries them).
+    first_boot, second_boot = incident.sources[0].boot_times
+    assert first_boot.holds_for == BootScope(str(log), 1, len(first) + 1), first_boot
+    assert first_boot.wall == pytest.approx(BOOT1.timestamp(), abs=1.0), first_boot
+    assert second_boot.holds_for == BootScope(str(log), len(first) + 1, None), second_boot
+    assert second_boot.wall == pytest.approx(BOOT2.timestamp(), abs=1.0), second_boot
     out = _report(monkeypatch, capsys, log)
-    # The first boot's WARNING stays since its boot; the soft lockup is on its own boot's wall clock.
-    assert "First (100.000 s since boot): WARNING in e1000e_update_stats." in out
-    assert (
-        "on a new clock (10:00:53 UTC ±1.0 s, stuck for 26 s when reported): BUG: soft lockup in proc_reg_write" in out
-    )
+    # The soft lockup is the story, on its boot's wall clock; the first boot's WARNING on a lane of its own, on its own
+    # boot's wall clock (it was "First (100.000 s since boot)", then "on a new clock" the soft lockup).
+    assert "First (2026-12-07 10:00:53 UTC ±1.0 s, stuck for 26 s when reported): BUG: soft lockup in " in out
+    lane = out.split(f"### Input {log} (its boot from line 1)\n", 1)[1].split("\n## ", 1)[0]
+    assert "| 2026-12-07T08:01:43+00:00 ±1.0 s |  | instant | WARNING in e1000e_update_stats |" in lane, lane
+    assert "Its boot began 7200 s before that of the boot this report tells (" in out and "clock jump" not in out
 
 
 def test_a_boot_without_dated_lines_is_not_dated_by_another(tmp_path: Path) -> None:

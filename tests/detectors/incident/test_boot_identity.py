@@ -182,4 +182,4 @@ def test_a_log_of_the_dumped_boot_names_its_other_boots_a_check_separates() -> N
     [capture] = found.others
     assert (capture.first, capture.end) == (272, None), capture
     assert capture.why.startswith("its boot's command line is not the dump's: ") and "elfcorehdr=" in capture.why
-    assert capture.clock is not None and "setting system clock to" in capture.clock.text
+    assert capture.began is not None and "the RTC's time the kernel set its clock to" in capture.began.basis, capture

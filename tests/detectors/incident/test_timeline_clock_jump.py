@@ -39,15 +39,23 @@ def test_rows_are_ordered_by_boot_then_time(tmp_path: Path) -> None:
     assert events[0].jump is None and events[1].jump == jump
 
 
+def _clock_reset(tmp_path: Path) -> Path:
+    """The two boots' lines without the second's banner and command line (at 0.0): one boot, whose printk time goes
+    back from [1811.0] to [700.0] (a clock reset, a merged log): no new boot is seen."""
+    path = tmp_path / "reset.log"
+    path.write_text("".join(f"[{t:12.6f}] {body}\n" for t, body in (*BOOT1, *BOOT2[2:])))
+    return path
+
+
 def test_the_report_says_where_the_clock_jumps(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    log, out, js = _two_boots(tmp_path), tmp_path / "incident.md", tmp_path / "incident.json"
+    log, out, js = _clock_reset(tmp_path), tmp_path / "incident.md", tmp_path / "incident.json"
     ran = cli_run(monkeypatch, capsys, "report", "--dmesg", log, "-o", out, "--json", js)
     assert ran.returncode == 0, ran.stderr
     text = out.read_text()
     said = (
-        f"the printk time of {log} goes back between lines 4 and {len(BOOT1) + 3}, from [1811.000000] to [700.000000]"
+        f"the printk time of {log} goes back between lines 4 and {len(BOOT1) + 1}, from [1811.000000] to [700.000000]"
     )
     table = text.split("## Timeline", 1)[1].split("## Hypotheses", 1)[0]
     rows = [line for line in table.splitlines() if line.startswith("| ") and not line.startswith("| start")]
@@ -55,12 +63,33 @@ def test_the_report_says_where_the_clock_jumps(
     # The story: the oops after the WARNING, on the new clock, said.
     story = [line for line in text.splitlines() if line.startswith(("First", "Then"))]
     assert story[0].startswith("First (1811.000 s since boot): WARNING"), story
-    assert story[1].startswith(f"Then, after the printk time went back at line {len(BOOT1) + 3} of {log}, on a new "
+    assert story[1].startswith(f"Then, after the printk time went back at line {len(BOOT1) + 1} of {log}, on a new "
                                "clock (700.000 s since boot): BUG"), story  # fmt: skip
     timeline = json.loads(js.read_text())["timeline"]
     assert [(e["title"], e["segment"], e["jump"] is not None) for e in timeline] == [
         (WARNING, 0, False),
         (OOPS, 1, True),
+    ]
+
+
+def test_the_report_tells_each_boot_of_the_log_on_its_own_lane(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Where a second banner begins a new boot, the boot before the told one (no RTC line: neither dated) is on a
+    lane of its own, as a second log's would be, not above a "clock jump" row of the told boot's lane (ue23 #3)."""
+    log, out, js = _two_boots(tmp_path), tmp_path / "incident.md", tmp_path / "incident.json"
+    ran = cli_run(monkeypatch, capsys, "report", "--dmesg", log, "-o", out, "--json", js)
+    assert ran.returncode == 0, ran.stderr
+    text = out.read_text()
+    table = text.split("## Timeline", 1)[1].split("## Hypotheses", 1)[0]
+    assert "clock jump" not in table and f"### Input {log} (its boot from line 1)" in table, table
+    story = [line for line in text.splitlines() if line.startswith(("First", "Then"))]
+    assert story == [f"First (700.000 s since boot): {OOPS}."], story
+    assert "Which of the two boots came first is unknown: neither" in text
+    timeline = json.loads(js.read_text())["timeline"]
+    assert [(e["title"], e["lane"], e["jump"]) for e in timeline if e["title"] in (WARNING, OOPS)] == [
+        (OOPS, "since boot", None),
+        (WARNING, f"input {log} (its boot from line 1)", None),
     ]
 
 
