@@ -1,7 +1,8 @@
 """Whether a kernel log of the dump's kernel release comes from the dumped boot: the dump carries its own log.
 
-Without a dump, the log of the report the incident tells stands for it (:class:`Reference`): two console logs of two
-boots of one kernel were told as one boot, the second log's crash dated with the first log's boot time.
+Without a dump, a slab-watch store's kernel log records of its boot stand for it, else the log of the report the
+incident tells (:class:`Reference`): two console logs of two boots of one kernel were told as one boot, the second
+log's crash dated with the first log's boot time.
 
 A release changes only with a boot, so a log naming another release is set apart by its release
 (correlate.other_kernels); a log of the same release may still be another boot (the fixtures' 14 cases all run
@@ -51,6 +52,7 @@ class Reference:
     log: str = "the dump's log"  # where that boot's lines are: "where the dump's log prints"
     boot: str = "the dumped boot"
     kernel: str = "the dumped kernel"
+    where: str = "the dump's own log"  # where the line a check compared with stands: "in the dump's own log"
 
 
 #: The dump's own log, the reference beside a dump.
@@ -60,7 +62,7 @@ DUMP = Reference()
 def log_reference(log: str, first_line: int) -> Reference:
     """The boot of line ``first_line`` on of the log ``log`` (as shown) as the reference of the checks."""
     boot = f"the boot of {log} from line {first_line}"
-    return Reference(f"{log}'s", log, boot, f"the kernel of {boot}")
+    return Reference(f"{log}'s", log, boot, f"the kernel of {boot}", f"the told log {log}")
 
 
 @dataclass(frozen=True)

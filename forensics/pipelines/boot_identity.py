@@ -3,10 +3,12 @@
 The dump carries its own kernel log (its printk records, or kdump's copy beside it; read without debug info, what
 makedumpfile extracts from it, extracted again) and command line; each ``--dmesg`` log not already set apart
 (another host, another release, times past the crash) is read again, boot by boot (collectors/log_boots.py), and
-checked against it (detectors/incident/boot_identity.py).  Without a dump, the boot of the report the logs' incident
-tells (the log whose boot time the report gives) is the reference of the other logs: two console logs of two boots
-were told as one boot.  A log of another boot becomes a contradiction naming the check that separated it; the others
-get a line in "Examined": the dumped (or told) boot's, or the boot identity unconfirmed.
+checked against it (detectors/incident/boot_identity.py).  Without a dump, a slab-watch store's kernel log records
+of its boot (forensics/pipelines/store_log.py) are the reference: the store lends that boot's time and host; without
+them, the boot of the report the logs' incident tells (the log whose boot time the report gives) is the reference of
+the other logs: two console logs of two boots were told as one boot.  A log of another boot becomes a contradiction
+naming the check that separated it; the others get a line in "Examined": the dumped (or told) boot's, or the boot
+identity unconfirmed.
 """
 
 from __future__ import annotations
@@ -89,6 +91,22 @@ def _extracted_boot(log: LogExtracted) -> LoggedBoot | None:
     return replace(boots[-1], source=log.cited) if boots else None
 
 
+def _stored_boot(parts: list[SourceAnalysis]) -> tuple[LoggedBoot, Reference] | None:
+    """Without a dump, the boot of a slab-watch store given beside the logs, by its own kernel log records (the
+    boot its boot time is of: forensics/pipelines/store_log.py); None without a store or such records.  Its boot
+    time and host were lent to a log of the same release unchecked (ue24 F13: a log 3.5 s off the store's records
+    dated "2026-12-07 14:58:17 UTC ±0.5 s" by the store and placed "On vm")."""
+    from forensics.pipelines.store_log import read_stored_log, reference, stored_boot
+    from forensics.types.results import LeaksResult
+
+    store = next((p.details.store for p in parts if isinstance(p.details, LeaksResult)), None)
+    try:
+        log = None if store is None else read_stored_log(store)
+    except KforensicError:  # (gone since its analysis read it: no reference)
+        return None
+    return None if log is None or not log.rows else (stored_boot(log), reference(log))
+
+
 def _told_boot(parts: list[SourceAnalysis], apart: Collection[str]) -> tuple[LoggedBoot, Reference] | None:
     """Without a dump, the boot of the report the logs' incident tells, when two logs or more are given (None: one
     log, or the told one is set apart or read from standard input)."""
@@ -118,7 +136,7 @@ def check_logs(parts: list[SourceAnalysis], apart: Collection[str]) -> list[Boot
     dump = next((b for p in parts if (b := _dump_boot(p.details)) is not None), None)
     ref: Reference = DUMP
     if dump is None:
-        told = _told_boot(parts, apart)
+        told = _stored_boot(parts) or _told_boot(parts, apart)
         if told is None:
             return []
         dump, ref = told
@@ -190,9 +208,8 @@ def _compared_with(check: BootCheck) -> Baseline:
     """The dump's line a boot check compared the log with (the first of the check's evidence)."""
     dumped, ref = check.evidence[0], check.against
     at = "" if dumped.timestamp is None else f" at {dumped.timestamp.seconds:.6f} s since boot"
-    where = "the dump's own log" if ref == DUMP else f"the told log {ref.log}"
     return Baseline(
         _COMPARED[check.check].format(boot=ref.boot, log=ref.log, kernel=ref.kernel),
         f"{dumped.excerpt.strip()!r}{at}",
-        f"{where}, {dumped.cite()}",
+        f"{ref.where}, {dumped.cite()}",
     )
