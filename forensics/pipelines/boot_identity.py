@@ -129,14 +129,16 @@ def _told_boot(parts: list[SourceAnalysis], apart: Collection[str]) -> tuple[Log
 
 
 def check_logs(parts: list[SourceAnalysis], apart: Collection[str]) -> list[BootCheck]:
-    """Each kernel log of ``parts`` not already set apart (``apart``), checked against the dump's own log; without a
-    dump, against the boot of the told log (:func:`_told_boot`)."""
+    """Each kernel log of ``parts`` not already set apart (``apart``), checked against the dump's own log (a store's
+    kernel log records too); without a dump, against the store's records (:func:`_stored_boot`), else the boot of the
+    told log (:func:`_told_boot`)."""
     if not any(s.name not in apart for p in parts if isinstance(p.details, DmesgResult) for s in p.details.sources):
         return []  # (no log to check: the dump's own is not read again, nor extracted again by makedumpfile)
     dump = next((b for p in parts if (b := _dump_boot(p.details)) is not None), None)
     ref: Reference = DUMP
+    stored = _stored_boot(parts)
     if dump is None:
-        told = _stored_boot(parts) or _told_boot(parts, apart)
+        told = stored or _told_boot(parts, apart)
         if told is None:
             return []
         dump, ref = told
@@ -150,6 +152,10 @@ def check_logs(parts: list[SourceAnalysis], apart: Collection[str]) -> list[Boot
                 continue
             if source.name == STDIN_NAME:  # read once, by the log's own analysis
                 out.append(BootCheck(source.name, None, "", "unconfirmed: standard input is not read again"))
+                continue
+            if stored is not None and source.name == stored[0].source:  # (a store's records beside a dump: no file)
+                found = check_boot(dump, (stored[0],), ref)
+                out += [] if found is None else [found]
                 continue
             try:
                 boots = read_boots(source.name, times)

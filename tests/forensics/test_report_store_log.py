@@ -8,6 +8,7 @@ that ``kforensic dmesg`` rates medium, and a log 3.5 s off the store's records w
 
 from __future__ import annotations
 
+import re
 import shlex
 import shutil
 import subprocess
@@ -23,6 +24,7 @@ from tests.collectors.test_slabwatch import watch
 from tests.evidence_audit import findings_of
 from tests.forensics.test_report_other_kernels import _report  # (a report's JSON document, read back)
 from tests.helpers import assert_evidence_resolves, cli_run
+from tests.vmcore_cases import load_case
 
 BOOT = "11111111-2222-3333-4444-555555555555"
 LATER = "99999999-2222-3333-4444-555555555555"
@@ -182,3 +184,32 @@ def test_records_of_the_stores_other_boots_are_said_not_analysed(kf: Any, tmp_pa
     assert out.read_text().splitlines() == _kmsg()
     again = _report(kf, tmp_path, "--dmesg", out)
     assert _throttled(again)["severity"] == "medium"
+
+
+#: A fixture guest's printk line: its time and message.
+_PRINTK = re.compile(r"\[\s*(\d+)\.(\d{6})\] (.*)")
+
+
+def _guest_store(tmp: Path, guest: Path) -> Path:
+    """A store slab-watch made on a machine of the fixture guests' kernel, holding ``guest``'s kernel log (its
+    dmesg.txt) as its records."""
+    tree = FakeTree(tmp / "root", BOOT)
+    tree.write("proc/sys/kernel/osrelease", "6.1.192\n")
+    tree.write("proc/sys/kernel/hostname", "(none)\n")
+    found = [m for line in guest.read_text().splitlines() if (m := _PRINTK.match(line))]
+    tree.log(*(f"6,{n},{int(m[1]) * 1_000_000 + int(m[2])},-;{_escaped(m[3])}" for n, m in enumerate(found)))
+    watch(tree, tmp / "s.sqlite", [])
+    return tmp / "s.sqlite"
+
+
+@pytest.mark.parametrize(("guest", "standing"), [("01-null-member", "boot: the dumped boot's"), ("10-use-after-free",
+                         "set apart: its boot's command line is not the dump's")])  # fmt: skip
+def test_a_stores_records_beside_a_dump_are_checked_against_the_dumps_log(
+    kf: Any, tmp_path: Path, guest: str, standing: str
+) -> None:
+    dump = load_case("01-null-member")
+    store = _guest_store(tmp_path, load_case(guest).dmesg)
+    doc = _report(kf, tmp_path, "--vmcore", dump.vmcore, "--vmlinux", dump.vmlinux, "--store", store)
+    said = next(e["standing"] for e in doc["incident"]["examined"] if e["what"].startswith(f"kernel log {store}#kmsg"))
+    # Before: "unconfirmed: the log could not be read again (cannot read ...#kmsg ...)": no file of that name.
+    assert said.startswith(standing), said
