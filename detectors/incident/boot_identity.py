@@ -15,9 +15,12 @@ boot's own log, so each boot of the log is checked against them, in this order:
 2. ``same times``: a line printed at a time since boot, to the microsecond, at which the dump's log prints other
    lines only: one boot prints one record at one time (time 0, where the kernel prints its early lines before its
    clock runs, is left out);
-3. ``panic``: the boot ended in ``Kernel panic - not syncing`` at a time the dumped kernel was still printing
+3. ``same message``: beside a reference that holds every record over a span (a slab-watch store's records read
+   without a gap), a line printed within that span with a message the reference prints once, at another time, and
+   not at that time (a log whose every printk time is 3.5 s off the store's);
+4. ``panic``: the boot ended in ``Kernel panic - not syncing`` at a time the dumped kernel was still printing
    (a record later than :data:`AFTER_PANIC_SECONDS` after it), and the dump's log does not print that panic;
-4. ``boot time``: the boot began, by its RTC line ("setting system clock to ... UTC (EPOCH)" less its printk
+5. ``boot time``: the boot began, by its RTC line ("setting system clock to ... UTC (EPOCH)" less its printk
    time), more than :data:`BOOT_CLOCK_SECONDS` apart from the dumped boot by its own: the usual case of two logs of
    one machine (kern.log.1 and kern.log across a reboot), whose command lines are the same.
 
@@ -140,8 +143,42 @@ def _separating(
                 f"at {line.seconds:.6f} s since boot it prints {line.body!r} (line {line.number}), where {ref.log} "
                 f"prints {at[0].body!r}: one boot prints one record at one time"
             ), at[0], line  # fmt: skip
-    found = _panicked(dump, boot, by_time, ref)
+    found = _moved(dump, boot, ref) or _panicked(dump, boot, by_time, ref)
     return found if found is not None else _began_apart(dump, boot, ref)
+
+
+def moved_bodies(dump: LoggedBoot) -> dict[str, LoggedLine]:
+    """The messages the reference prints once, at a fine-grained time within the span over which it holds every
+    record (:attr:`LoggedBoot.complete`; none without one), by message: those the ``same message`` check compares."""
+    if dump.complete is None:
+        return {}
+    seen: dict[str, list[LoggedLine]] = {}
+    for line in dump.lines:
+        seen.setdefault(line.body, []).append(line)
+    return {body: lines[0] for body, lines in seen.items() if len(lines) == 1 and _fine(lines[0].seconds) and body}
+
+
+def _moved(dump: LoggedBoot, boot: LoggedBoot, ref: Reference) -> tuple[str, str, LoggedLine, LoggedLine] | None:
+    """The same message check: the boot prints, within the span over which the reference holds every record, a
+    message the reference prints once at another time, and does not print it at that time: one boot prints one record
+    at one time (a log 3.5 s off a store's records printed "sched: RT throttling activated" at 19184.668376 s, the
+    store's record of that boot at 19181.168376 s)."""
+    once = moved_bodies(dump)
+    if not once or dump.complete is None:
+        return None
+    first, last = dump.complete
+    at = {(line.body, round(line.seconds, 6)) for line in boot.lines}
+    for line in boot.lines:
+        mine = once.get(line.body)
+        if mine is None or not first <= line.seconds <= last or not _fine(line.seconds):
+            continue
+        if round(line.seconds, 6) != round(mine.seconds, 6) and (mine.body, round(mine.seconds, 6)) not in at:
+            return "same message", (
+                f"it prints {line.body!r} at {line.seconds:.6f} s since boot (line {line.number}), which {ref.log} "
+                f"prints once, at {mine.seconds:.6f} s, holding every record from {first:.6f} to {last:.6f} s: one "
+                "boot prints one record at one time"
+            ), mine, line  # fmt: skip
+    return None
 
 
 def _began_apart(dump: LoggedBoot, boot: LoggedBoot, ref: Reference) -> tuple[str, str, LoggedLine, LoggedLine] | None:

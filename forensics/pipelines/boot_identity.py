@@ -20,7 +20,7 @@ from pathlib import Path
 
 from collectors.inputs import STDIN_NAME
 from collectors.log_boots import COMMAND_LINE, PANIC, boot_clock, read_boots
-from detectors.incident.boot_identity import DUMP, BootCheck, Reference, check_boot, log_reference
+from detectors.incident.boot_identity import DUMP, BootCheck, Reference, check_boot, log_reference, moved_bodies
 from detectors.incident.correlate import SET_APART_SEVERITY
 from forensics.errors import KforensicError
 from forensics.model import Baseline, Fact, Finding, FindingKind, finding_id
@@ -33,6 +33,7 @@ from forensics.types.results import DumpLogResult, LogBeside, LogExtracted, Sour
 _SHORT = {
     "command line": "its boot's command line is not {owner}",
     "same times": "it prints other lines than {log} at the same times since boot",
+    "same message": "it prints lines of {log} at other times since boot",
     "panic": "its boot panicked while {kernel} still ran",
     "boot time": "its boot began at another time than {boot}",
 }
@@ -158,7 +159,7 @@ def check_logs(parts: list[SourceAnalysis], apart: Collection[str]) -> list[Boot
                 out += [] if found is None else [found]
                 continue
             try:
-                boots = read_boots(source.name, times)
+                boots = read_boots(source.name, times, moved_bodies(dump))
             except KforensicError as exc:  # gone or unreadable since its analysis read it: the report goes on
                 out.append(BootCheck(source.name, None, "", f"unconfirmed: the log could not be read again ({exc})"))
                 continue
@@ -205,6 +206,7 @@ def other_boot_finding(check: BootCheck) -> Finding:
 _COMPARED = {
     "command line": "{boot}'s command line: a log of that boot prints the same",
     "same times": "what {log} prints at that time since boot: one boot prints one record at one time",
+    "same message": "when {log}, which holds every record over its span, prints that message: at one time",
     "panic": "a record of {kernel} after the log's panic: {boot} did not end in that panic",
     "boot time": "when {boot} began, its RTC's reading less its printk time: a boot begins once",
 }

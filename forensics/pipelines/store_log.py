@@ -85,7 +85,9 @@ def export_command(store: Path, boot_id: str) -> str:
         "SELECT (facility * 8 + level) || ',' || seq || ',' || usec || ',' || flags || ';' || message FROM kmsg "
         f"WHERE boot_id = '{boot_id}' ORDER BY seq"
     )
-    return f"sqlite3 -readonly {shlex.quote(str(store))} {shlex.quote(query)}"
+    # In double quotes when nothing in it is special there (a boot id is a UUID): readable, the SQL's own quotes kept.
+    quoted = f'"{query}"' if not set(query) & set('"$`\\!') else shlex.quote(query)
+    return f"sqlite3 -readonly {shlex.quote(str(store))} {quoted}"
 
 
 def reference(log: StoredLog) -> Reference:
@@ -114,11 +116,15 @@ def stored_boot(log: StoredLog) -> LoggedBoot:
     )
     command = next((x for x in lines if x.body.startswith(COMMAND_LINE)), None)
     panic = next((x for x in reversed(lines) if x.body.startswith(PANIC)), None)
-    clock = next(((x, began) for x in lines if (began := boot_clock(x)) is not None), None)
-    return LoggedBoot(
-        log.name, 1, None, command, lines, panic, log.rows[-1].usec / 1e6 if log.rows else None,
-        *((None, None) if clock is None else clock),
-    )  # fmt: skip
+    clock, began = next(((x, b) for x in lines if (b := boot_clock(x)) is not None), (None, None))
+    # Every record from the first stored to the last, when their sequence numbers follow on without a gap: the store
+    # holds any line of the boot printed in between (the ``same message`` check of detectors/incident/boot_identity.py).
+    seqs = [r.seq for r in log.rows]
+    complete = (
+        (log.rows[0].usec / 1e6, log.rows[-1].usec / 1e6) if seqs and seqs[-1] - seqs[0] + 1 == len(seqs) else None
+    )
+    last = log.rows[-1].usec / 1e6 if log.rows else None
+    return LoggedBoot(log.name, 1, None, command, lines, panic, last, clock, began, complete)
 
 
 def analyse_stored_log(log: StoredLog) -> DmesgResult:

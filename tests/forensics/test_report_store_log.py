@@ -164,6 +164,22 @@ def test_a_log_of_another_boot_is_set_apart_by_the_stored_records(kf: Any, tmp_p
     )
 
 
+def test_a_log_whose_lines_the_store_holds_at_other_times_is_set_apart(kf: Any, tmp_path: Path) -> None:
+    # The store holds every record of the boot (no sequence gap); the log prints each of them 3.5 s later.
+    store = _store(tmp_path)
+    log = _console(tmp_path / "shifted.log", shift=3.5)
+    doc = _report(kf, tmp_path, "--dmesg", log, "--store", store)
+    (apart,) = [f for f in doc["incident"]["findings"] if f["kind"] == "contradiction"]
+    assert apart["title"] == (
+        f"{log} is of another boot than the stored boot {BOOT}: it prints lines of {store}#kmsg (the store's kernel"
+        " log records) at other times since boot"
+    )
+    why = next(f["value"] for f in apart["facts"] if f["name"] == "set apart because")
+    # (before: "unconfirmed", the log's lines merely at no time of the records')
+    assert why.startswith("it prints 'rcu: \\tMax phase no-delay instances is 1000.' at 3.757538 s since boot (line 3)")
+    assert "holding every record from 0.000000 to 70.981083 s" in why
+
+
 def test_records_of_the_stores_other_boots_are_said_not_analysed(kf: Any, tmp_path: Path) -> None:
     store = _store(tmp_path, reboot=True)
     doc = _report(kf, tmp_path, "--store", store)
