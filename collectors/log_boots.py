@@ -71,10 +71,12 @@ def _lines(name: str) -> Iterator[bytes]:
         yield carry
 
 
-def read_boots(name: str, times: Collection[float] | None) -> tuple[LoggedBoot, ...]:
-    """The boots of the log ``name``, each with its lines at ``times`` (seconds since boot, to the microsecond);
-    ``times`` None: every stamped line (a dump's own log, kdump's ``dmesg`` file beside it)."""
+def read_boots(name: str, times: Collection[float] | None, bodies: Collection[str] = ()) -> tuple[LoggedBoot, ...]:
+    """The boots of the log ``name``, each with its lines at ``times`` (seconds since boot, to the microsecond) and
+    those that print one of ``bodies`` at any time; ``times`` None: every stamped line (a dump's own log, kdump's
+    ``dmesg`` file beside it)."""
     wanted = None if times is None else {round(t, 6) for t in times}
+    said = frozenset(bodies)
     boots: list[LoggedBoot] = []
     boot: _Boot | None = None
     for number, raw in enumerate(_lines(name), 1):
@@ -109,7 +111,7 @@ def read_boots(name: str, times: Collection[float] | None) -> tuple[LoggedBoot, 
             read = _line(number, seconds, raw, body)
             if (began := boot_clock(read)) is not None:
                 boot.clock, boot.began = read, began
-        if _wanted(wanted, seconds):
+        if _wanted(wanted, seconds) or body in said:
             boot.lines.append(_line(number, seconds, raw, body))
     if boot is not None:
         boots.append(boot.done())

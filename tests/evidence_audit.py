@@ -29,8 +29,8 @@
 
 Text sources are found by their names: a path as given, ``PATH (gunzipped)`` (and the other decompressed
 forms, whose lines count in the decompressed text) decompressed into ``workdir``, ``PATH (trace-cmd report)``
-made by trace-cmd; other names (``<stdin>``, a
-dump's ``#log``) through ``Inputs.texts``.  The audit returns the problems as lines; none is a pass.
+made by trace-cmd; other names (``<stdin>``, a dump's ``#log``, a store's ``#kmsg``) through ``Inputs.texts``.  The
+audit returns the problems as lines; none is a pass.
 tests/forensics/test_evidence_audit.py runs it over every command on the bundled inputs.
 """
 
@@ -544,6 +544,17 @@ def add_store(inputs: Inputs, store: Path, name: str | None = None) -> None:
     source = name or str(store)
     inputs.source_resolvers[source] = opened.resolve_evidence
     inputs.sample_times[source] = {s.id: (s.wall, s.uptime) for s in opened.samples()}
+    # Its kernel log records of the boot of its last timed sample, as /dev/kmsg prints them (``STORE#kmsg``: the
+    # report reads them as a kernel log, forensics/pipelines/store_log.py), read with SQL of the audit's own.
+    timed = [x for x in opened.samples() if x.uptime is not None and x.boot_id]
+    if timed:
+        rows = opened.db.execute(
+            "SELECT facility, level, seq, usec, flags, message FROM kmsg WHERE boot_id = ? ORDER BY seq",
+            (timed[-1].boot_id,),
+        ).fetchall()
+        text = inputs.workdir / f"{len(inputs.texts)}-{Path(source).name}-kmsg.txt"
+        text.write_text("".join(f"{f * 8 + lv},{q},{us},{fl};{m}\n" for f, lv, q, us, fl, m in rows))
+        inputs.texts[f"{source}#kmsg"] = text
 
 
 def _perf_header_lines(perf_data: Path) -> list[str]:

@@ -1,7 +1,8 @@
 """Whether a kernel log of the dump's kernel release comes from the dumped boot: the dump carries its own log.
 
-Without a dump, the log of the report the incident tells stands for it (:class:`Reference`): two console logs of two
-boots of one kernel were told as one boot, the second log's crash dated with the first log's boot time.
+Without a dump, a slab-watch store's kernel log records of its boot stand for it, else the log of the report the
+incident tells (:class:`Reference`): two console logs of two boots of one kernel were told as one boot, the second
+log's crash dated with the first log's boot time.
 
 A release changes only with a boot, so a log naming another release is set apart by its release
 (correlate.other_kernels); a log of the same release may still be another boot (the fixtures' 14 cases all run
@@ -14,9 +15,12 @@ boot's own log, so each boot of the log is checked against them, in this order:
 2. ``same times``: a line printed at a time since boot, to the microsecond, at which the dump's log prints other
    lines only: one boot prints one record at one time (time 0, where the kernel prints its early lines before its
    clock runs, is left out);
-3. ``panic``: the boot ended in ``Kernel panic - not syncing`` at a time the dumped kernel was still printing
+3. ``same message``: beside a reference that holds every record over a span (a slab-watch store's records read
+   without a gap), a line printed within that span with a message the reference prints once, at another time, and
+   not at that time (a log whose every printk time is 3.5 s off the store's);
+4. ``panic``: the boot ended in ``Kernel panic - not syncing`` at a time the dumped kernel was still printing
    (a record later than :data:`AFTER_PANIC_SECONDS` after it), and the dump's log does not print that panic;
-4. ``boot time``: the boot began, by its RTC line ("setting system clock to ... UTC (EPOCH)" less its printk
+5. ``boot time``: the boot began, by its RTC line ("setting system clock to ... UTC (EPOCH)" less its printk
    time), more than :data:`BOOT_CLOCK_SECONDS` apart from the dumped boot by its own: the usual case of two logs of
    one machine (kern.log.1 and kern.log across a reboot), whose command lines are the same.
 
@@ -51,6 +55,7 @@ class Reference:
     log: str = "the dump's log"  # where that boot's lines are: "where the dump's log prints"
     boot: str = "the dumped boot"
     kernel: str = "the dumped kernel"
+    where: str = "the dump's own log"  # where the line a check compared with stands: "in the dump's own log"
 
 
 #: The dump's own log, the reference beside a dump.
@@ -60,7 +65,7 @@ DUMP = Reference()
 def log_reference(log: str, first_line: int) -> Reference:
     """The boot of line ``first_line`` on of the log ``log`` (as shown) as the reference of the checks."""
     boot = f"the boot of {log} from line {first_line}"
-    return Reference(f"{log}'s", log, boot, f"the kernel of {boot}")
+    return Reference(f"{log}'s", log, boot, f"the kernel of {boot}", f"the told log {log}")
 
 
 @dataclass(frozen=True)
@@ -138,8 +143,42 @@ def _separating(
                 f"at {line.seconds:.6f} s since boot it prints {line.body!r} (line {line.number}), where {ref.log} "
                 f"prints {at[0].body!r}: one boot prints one record at one time"
             ), at[0], line  # fmt: skip
-    found = _panicked(dump, boot, by_time, ref)
+    found = _moved(dump, boot, ref) or _panicked(dump, boot, by_time, ref)
     return found if found is not None else _began_apart(dump, boot, ref)
+
+
+def moved_bodies(dump: LoggedBoot) -> dict[str, LoggedLine]:
+    """The messages the reference prints once, at a fine-grained time within the span over which it holds every
+    record (:attr:`LoggedBoot.complete`; none without one), by message: those the ``same message`` check compares."""
+    if dump.complete is None:
+        return {}
+    seen: dict[str, list[LoggedLine]] = {}
+    for line in dump.lines:
+        seen.setdefault(line.body, []).append(line)
+    return {body: lines[0] for body, lines in seen.items() if len(lines) == 1 and _fine(lines[0].seconds) and body}
+
+
+def _moved(dump: LoggedBoot, boot: LoggedBoot, ref: Reference) -> tuple[str, str, LoggedLine, LoggedLine] | None:
+    """The same message check: the boot prints, within the span over which the reference holds every record, a
+    message the reference prints once at another time, and does not print it at that time: one boot prints one record
+    at one time (a log 3.5 s off a store's records printed "sched: RT throttling activated" at 19184.668376 s, the
+    store's record of that boot at 19181.168376 s)."""
+    once = moved_bodies(dump)
+    if not once or dump.complete is None:
+        return None
+    first, last = dump.complete
+    at = {(line.body, round(line.seconds, 6)) for line in boot.lines}
+    for line in boot.lines:
+        mine = once.get(line.body)
+        if mine is None or not first <= line.seconds <= last or not _fine(line.seconds):
+            continue
+        if round(line.seconds, 6) != round(mine.seconds, 6) and (mine.body, round(mine.seconds, 6)) not in at:
+            return "same message", (
+                f"it prints {line.body!r} at {line.seconds:.6f} s since boot (line {line.number}), which {ref.log} "
+                f"prints once, at {mine.seconds:.6f} s, holding every record from {first:.6f} to {last:.6f} s: one "
+                "boot prints one record at one time"
+            ), mine, line  # fmt: skip
+    return None
 
 
 def _began_apart(dump: LoggedBoot, boot: LoggedBoot, ref: Reference) -> tuple[str, str, LoggedLine, LoggedLine] | None:

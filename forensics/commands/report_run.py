@@ -208,7 +208,10 @@ def _analyse(
             parts.append(read)
             logs = tuple(p for p in given.dmesg if all(u.path != p for u in bad))
     if given.store is not None:
-        keep(attempt(InputKind.STORE, given.store, partial(analyses.analyse_store, given.store, plots_dir)))
+        store = attempt(InputKind.STORE, given.store, partial(analyses.analyse_store, given.store, plots_dir))
+        # (the store's kernel log records, read as a kernel log unless a --dmesg log is of their boot)
+        parts += analyses.store_records(store, logs) if not isinstance(store, Unusable) else ()
+        dropped += [store] if isinstance(store, Unusable) else []
     # The kernel log beside a trace says the kernel's preemption model, which sets an RT task's promise, and its
     # release, whether the fair class is CFS or EEVDF (a text trace names none).
     preemption, release = analyses.log_kernel(logs) if logs and given.trace else ("", "")

@@ -3,10 +3,12 @@
 The dump carries its own kernel log (its printk records, or kdump's copy beside it; read without debug info, what
 makedumpfile extracts from it, extracted again) and command line; each ``--dmesg`` log not already set apart
 (another host, another release, times past the crash) is read again, boot by boot (collectors/log_boots.py), and
-checked against it (detectors/incident/boot_identity.py).  Without a dump, the boot of the report the logs' incident
-tells (the log whose boot time the report gives) is the reference of the other logs: two console logs of two boots
-were told as one boot.  A log of another boot becomes a contradiction naming the check that separated it; the others
-get a line in "Examined": the dumped (or told) boot's, or the boot identity unconfirmed.
+checked against it (detectors/incident/boot_identity.py).  Without a dump, a slab-watch store's kernel log records
+of its boot (forensics/pipelines/store_log.py) are the reference: the store lends that boot's time and host; without
+them, the boot of the report the logs' incident tells (the log whose boot time the report gives) is the reference of
+the other logs: two console logs of two boots were told as one boot.  A log of another boot becomes a contradiction
+naming the check that separated it; the others get a line in "Examined": the dumped (or told) boot's, or the boot
+identity unconfirmed.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from pathlib import Path
 
 from collectors.inputs import STDIN_NAME
 from collectors.log_boots import COMMAND_LINE, PANIC, boot_clock, read_boots
-from detectors.incident.boot_identity import DUMP, BootCheck, Reference, check_boot, log_reference
+from detectors.incident.boot_identity import DUMP, BootCheck, Reference, check_boot, log_reference, moved_bodies
 from detectors.incident.correlate import SET_APART_SEVERITY
 from forensics.errors import KforensicError
 from forensics.model import Baseline, Fact, Finding, FindingKind, finding_id
@@ -31,6 +33,7 @@ from forensics.types.results import DumpLogResult, LogBeside, LogExtracted, Sour
 _SHORT = {
     "command line": "its boot's command line is not {owner}",
     "same times": "it prints other lines than {log} at the same times since boot",
+    "same message": "it prints lines of {log} at other times since boot",
     "panic": "its boot panicked while {kernel} still ran",
     "boot time": "its boot began at another time than {boot}",
 }
@@ -89,6 +92,22 @@ def _extracted_boot(log: LogExtracted) -> LoggedBoot | None:
     return replace(boots[-1], source=log.cited) if boots else None
 
 
+def _stored_boot(parts: list[SourceAnalysis]) -> tuple[LoggedBoot, Reference] | None:
+    """Without a dump, the boot of a slab-watch store given beside the logs, by its own kernel log records (the
+    boot its boot time is of: forensics/pipelines/store_log.py); None without a store or such records.  Its boot
+    time and host were lent to a log of the same release unchecked (ue24 F13: a log 3.5 s off the store's records
+    dated "2026-12-07 14:58:17 UTC ±0.5 s" by the store and placed "On vm")."""
+    from forensics.pipelines.store_log import read_stored_log, reference, stored_boot
+    from forensics.types.results import LeaksResult
+
+    store = next((p.details.store for p in parts if isinstance(p.details, LeaksResult)), None)
+    try:
+        log = None if store is None else read_stored_log(store)
+    except KforensicError:  # (gone since its analysis read it: no reference)
+        return None
+    return None if log is None or not log.rows else (stored_boot(log), reference(log))
+
+
 def _told_boot(parts: list[SourceAnalysis], apart: Collection[str]) -> tuple[LoggedBoot, Reference] | None:
     """Without a dump, the boot of the report the logs' incident tells, when two logs or more are given (None: one
     log, or the told one is set apart or read from standard input)."""
@@ -111,14 +130,16 @@ def _told_boot(parts: list[SourceAnalysis], apart: Collection[str]) -> tuple[Log
 
 
 def check_logs(parts: list[SourceAnalysis], apart: Collection[str]) -> list[BootCheck]:
-    """Each kernel log of ``parts`` not already set apart (``apart``), checked against the dump's own log; without a
-    dump, against the boot of the told log (:func:`_told_boot`)."""
+    """Each kernel log of ``parts`` not already set apart (``apart``), checked against the dump's own log (a store's
+    kernel log records too); without a dump, against the store's records (:func:`_stored_boot`), else the boot of the
+    told log (:func:`_told_boot`)."""
     if not any(s.name not in apart for p in parts if isinstance(p.details, DmesgResult) for s in p.details.sources):
         return []  # (no log to check: the dump's own is not read again, nor extracted again by makedumpfile)
     dump = next((b for p in parts if (b := _dump_boot(p.details)) is not None), None)
     ref: Reference = DUMP
+    stored = _stored_boot(parts)
     if dump is None:
-        told = _told_boot(parts, apart)
+        told = stored or _told_boot(parts, apart)
         if told is None:
             return []
         dump, ref = told
@@ -133,8 +154,12 @@ def check_logs(parts: list[SourceAnalysis], apart: Collection[str]) -> list[Boot
             if source.name == STDIN_NAME:  # read once, by the log's own analysis
                 out.append(BootCheck(source.name, None, "", "unconfirmed: standard input is not read again"))
                 continue
+            if stored is not None and source.name == stored[0].source:  # (a store's records beside a dump: no file)
+                found = check_boot(dump, (stored[0],), ref)
+                out += [] if found is None else [found]
+                continue
             try:
-                boots = read_boots(source.name, times)
+                boots = read_boots(source.name, times, moved_bodies(dump))
             except KforensicError as exc:  # gone or unreadable since its analysis read it: the report goes on
                 out.append(BootCheck(source.name, None, "", f"unconfirmed: the log could not be read again ({exc})"))
                 continue
@@ -181,6 +206,7 @@ def other_boot_finding(check: BootCheck) -> Finding:
 _COMPARED = {
     "command line": "{boot}'s command line: a log of that boot prints the same",
     "same times": "what {log} prints at that time since boot: one boot prints one record at one time",
+    "same message": "when {log}, which holds every record over its span, prints that message: at one time",
     "panic": "a record of {kernel} after the log's panic: {boot} did not end in that panic",
     "boot time": "when {boot} began, its RTC's reading less its printk time: a boot begins once",
 }
@@ -190,9 +216,8 @@ def _compared_with(check: BootCheck) -> Baseline:
     """The dump's line a boot check compared the log with (the first of the check's evidence)."""
     dumped, ref = check.evidence[0], check.against
     at = "" if dumped.timestamp is None else f" at {dumped.timestamp.seconds:.6f} s since boot"
-    where = "the dump's own log" if ref == DUMP else f"the told log {ref.log}"
     return Baseline(
         _COMPARED[check.check].format(boot=ref.boot, log=ref.log, kernel=ref.kernel),
         f"{dumped.excerpt.strip()!r}{at}",
-        f"{where}, {dumped.cite()}",
+        f"{ref.where}, {dumped.cite()}",
     )

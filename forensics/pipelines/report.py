@@ -266,9 +266,9 @@ def build_story(
     traces = traces_apart(timeline)
     beside = frozenset(i for _, ids in traces for i in ids)
     apart_lanes = tuple((name, tuple(f for f in own if f.id in ids)) for name, ids in traces)
-    summary = plain_summary(
-        tuple(f for f in own if f.id not in beside), host_label(incident), incident.examined, apart_lanes, hypotheses
-    )
+    said = tuple(f for f in own if f.id not in beside)
+    host = _host_of_problem(incident, said, hypotheses, unsure, parts)
+    summary = plain_summary(said, host, incident.examined, apart_lanes, hypotheses)
     # Inputs of different kernels or hosts: which names which, not all one host's (ue22 #3).
     named = inputs_named(tuple(incidents), apart)
     summary = f"{summary} {named}" if named else summary
@@ -357,6 +357,29 @@ def _undated_told_boot(
     if told is None or record is None or not record.boot_lines:  # (a log of one boot: none other to split)
         return None
     return BootScope(told[0], record.boot_of(told[1][0]), record.next_boot(told[1][0]))
+
+
+def _host_of_problem(
+    incident: Incident,
+    said: tuple[Finding, ...],
+    hypotheses: tuple[Hypothesis, ...],
+    unsure: Mapping[str, str],
+    parts: list[SourceAnalysis],
+) -> str:
+    """The host the verdict names: the told boot's (:func:`host_label`), unless its main problem is of a log whose
+    boot identity is unconfirmed and that names no host itself: the told inputs' host is not shown to be its
+    machine (ue24 F13: "On vm, real-time tasks ran ..." of a log 3.5 s off the store of vm's own records)."""
+    from detectors.incident.hypotheses import main_problem
+
+    main = main_problem(said, hypotheses=hypotheses) if unsure else None
+    if main is None or not _set_apart(main.finding, unsure):
+        return host_label(incident)
+    named = [
+        p.incident.host
+        for p in parts
+        if isinstance(p.details, DmesgResult) and unsure.keys() & {s.name for s in p.details.sources}
+    ]
+    return next((h for h in named if isinstance(h, str) and h not in ("", "(none)")), "the machine")
 
 
 def _told_window(part: SourceAnalysis, apart: Mapping[str, str]) -> Incident:

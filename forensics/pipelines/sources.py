@@ -19,7 +19,7 @@ from forensics.errors import DebugInfoMismatchError, InputError
 from forensics.model import BootTime, Examined, Incident, InputKind, NotAvailable, SourceRecord
 from forensics.types.dmesg_result import DmesgResult, SourceResult
 from forensics.types.profile_result import ProfileResult
-from forensics.types.results import DumpLogResult, SourceAnalysis, VmcoreResult
+from forensics.types.results import DumpLogResult, LeaksResult, SourceAnalysis, VmcoreResult
 from forensics.types.slab import SampleRow
 
 
@@ -228,6 +228,70 @@ def analyse_store(store_path: Path, plots_dir: Path | None) -> SourceAnalysis:
         plots,
         _cmd("kforensic", "leaks", "--store", store_path),
         result.figures,
+    )
+
+
+def store_records(store: SourceAnalysis, logs: tuple[Path, ...]) -> tuple[SourceAnalysis, ...]:
+    """The store's analysis, then the analysis of its kernel log records of the stored boot as a kernel log
+    (forensics/pipelines/store_log.py), unless one of ``logs`` is of that boot (it prints their lines at their
+    times: read there, not twice).  The store's "Examined" says what became of its records."""
+    from collectors.inputs import STDIN_NAME
+    from collectors.log_boots import read_boots
+    from detectors.incident.boot_identity import check_boot
+    from forensics.errors import KforensicError
+    from forensics.pipelines.store_log import (
+        analyse_stored_log,
+        export_command,
+        read_stored_log,
+        reference,
+        stored_boot,
+    )
+
+    assert isinstance(store.details, LeaksResult)
+    path = store.details.store
+    log = read_stored_log(path)
+    notes: list[str] = []
+    same = None
+    if log is not None and log.rows:
+        boot, ref = stored_boot(log), reference(log)
+        times = [x.seconds for x in boot.lines]
+        for given in logs:
+            if str(given) == STDIN_NAME:  # (read once, by its own analysis)
+                continue
+            try:
+                check = check_boot(boot, read_boots(str(given), times), ref)
+            except KforensicError:  # (unreadable since: its own analysis said so; the records are read then)
+                continue
+            if check is not None and check.other is False:
+                same = (given, check)
+                break
+        what = f"kernel log records of {ref.boot} in store {path} (table kmsg, read-only): {len(log.rows):,} record(s)"
+        notes.append(
+            f"{what}: the boot of {same[0]} ({same[1].why}): read there, not twice"
+            if same is not None
+            else f"{what}: read as a kernel log, cited as {log.name}"
+        )
+    else:
+        notes.append(f"kernel log records in store {path} (table kmsg): none of the boot of its last sample")
+    others = () if log is None else log.others
+    could_not = tuple(
+        f"the kernel log records of boot {b} in the store ({n:,} record(s)): not analysed, the report's boot time "
+        f"is of another boot; give them with --dmesg (`{export_command(path, b)} > kmsg-{b[:8]}.log`)"
+        for b, n in others
+    )
+    if (log is None or not log.rows) and not could_not:
+        return (store,)  # (no record at all: a store slab-import made, or a watcher that could not read /dev/kmsg)
+    extra = Examined(notes[0], (), could_not)
+    parts = (replace(store, incident=replace(store.incident, examined=(*store.incident.examined, extra))),)
+    if log is None or not log.rows or same is not None:
+        return parts
+    result = analyse_stored_log(log)
+    # (the stored boot's records are of the store's boot: its boot time is theirs)
+    incident = replace(result.incident, boot_time=store.incident.boot_time)
+    title = f"kernel log records of the stored boot {log.boot_id} in store {path}"
+    return (
+        *parts,
+        SourceAnalysis(incident, title, result, (), f"{export_command(path, log.boot_id)} | kforensic dmesg -"),
     )
 
 

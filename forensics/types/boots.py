@@ -46,3 +46,6 @@ class LoggedBoot:
     # wall-clock time its boot began, EPOCH less the line's printk time (None: the boot prints no such line).
     clock: LoggedLine | None = None
     began: float | None = None
+    # The span of times since boot (first, last) over which ``lines`` hold every record of the boot: a store's kernel
+    # log records read without a gap (forensics/pipelines/store_log.py); None: not known to (a log, a dump's log).
+    complete: tuple[float, float] | None = None
