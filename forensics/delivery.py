@@ -107,7 +107,7 @@ def write_figures(figures: Iterable[Figure]) -> None:
         elif isinstance(figure, CpuTimelineFigure):
             from forensics.report.cpu_timeline import timeline_png
 
-            write_atomic(figure.path, timeline_png(figure.analysis, figure.runs, figure.title))
+            write_atomic(figure.path, timeline_png(figure.analysis, figure.runs, figure.title, named=figure.named))
         else:
             assert_never(figure)
 

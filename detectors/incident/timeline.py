@@ -8,7 +8,9 @@ lane always: its clock (ftrace ``local``/``global``, perf) is not printk's,
 and the trace may come from another boot.
 
 Each finding is one row: an interval from its first to its last timestamped
-evidence on its lane's clock.  An input whose times since boot lie after the
+evidence on its lane's clock (of the evidence that bounds what its title
+states, for a kind whose later evidence cites what it caused:
+:data:`INTERVAL_EVIDENCE`).  An input whose times since boot lie after the
 crash of the boot the dump and log describe cannot come from that boot: it is
 named by :func:`foreign_sources` (the correlator turns that into a
 contradiction finding) and its lane says so; so is any other input a contradiction
@@ -357,6 +359,7 @@ def _event(
         # An input set apart is no event of the crash: its contradiction sits in that input's lane, at the input's
         # own time, or nowhere (the lane's label states it); it was an "instant" at the crash, cited by the Oops.
         evidence = tuple(e for e in evidence if e.source in elsewhere)
+    evidence = evidence[: INTERVAL_EVIDENCE.get(finding.kind, len(evidence))]
     for ev in evidence:
         ts = ev.timestamp
         if ts is None:
@@ -428,6 +431,13 @@ def _event(
         open_end=any(x.lower_bound for x in finding.facts),
     )
 
+
+#: Findings whose first evidence bound the interval their title states, with how many: the rest cite what it caused.
+#: An RT hog cites its longest run's switch-in and switch-out (detectors/sched/findings.py rt_hogs), then the waits
+#: behind it; its row spanned them all until 2026-12-07 (kf.ftrace.txt: "31.182 ms" from its first run's start to a
+#: victim's switch-in, two runs and the gap between, for a title "ran 8.090 ms", ue24 F8), where a CPU hog's, which
+#: cites its run only, is the run.
+INTERVAL_EVIDENCE: Mapping[FindingKind, int] = {FindingKind.SCHED_RT_HOG: 2}
 
 #: Detectors whose findings are kernel reports: their evidence times are when the kernel printed them (a merged
 #: finding keeps its first detector: a dump's crash corroborated by its log is "vmcore").

@@ -761,6 +761,16 @@ def _culprit_title(wait: Wait) -> str:
     return ", behind several tasks" if len(wait.behind) > 1 else ""
 
 
+def _within_promise(task: TaskStats, wait: Wait, judged: Judgement) -> str:
+    """What a wait judged within its class's promise was within, for its title (``within its fair share as a nice 10
+    task``): said of the tasks --task asks about (ue24 F11)."""
+    prio = harm.prio_at(task, wait)
+    if not judged.fair:
+        return "within an RT task's promise" if harm.is_rt(prio) else "within --latency-ms behind an RT task"
+    nice = prio - 120 if 100 <= prio < 140 else 0
+    return "within its fair share" + (f" as a nice {nice} task" if nice else "")
+
+
 def wakeup_latency(analysis: TraceAnalysis, source: str) -> list[Finding]:
     """Tasks whose worst wakeup-to-run latency broke their class's promise, and who ran meanwhile."""
     limit = analysis.thresholds.wakeup_latency
@@ -768,14 +778,18 @@ def wakeup_latency(analysis: TraceAnalysis, source: str) -> list[Finding]:
     slow.sort(key=lambda t: -(t.worst_wakeup.span.duration if t.worst_wakeup else 0.0))
     by_pid = {t.pid: t for t in analysis.tasks}
     trace_mean = _trace_mean_wakeup(analysis)
-    out = []
+    out: list[Finding] = []
+    within: list[Finding] = []
     for task in slow:
         wait = task.worst_wakeup
         assert wait is not None
         confidence, reason = _confidence(analysis, wait.span)
         # Moved between CPUs at an unknown time: judged on the wait alone (its length is the harm), no culprit.
-        judged = harm.judge_wait(task, harm.as_judged(wait), analysis, by_pid, limit)
-        if judged is None:  # within what the task's class is promised
+        # Within what the task's class is promised: no finding, unless --task asks about it (then said at info,
+        # after the judged ones: a comm's finding is its worst, detect).
+        asked = task.pid in analysis.asked
+        judged = harm.judge_wait(task, harm.as_judged(wait), analysis, by_pid, limit, within=asked)
+        if judged is None:
             continue
         culprit = _culprit_title(wait)
         # Still waiting where the recording (ue21 #2: python3's 799 ms, queued behind a CPU's task to the end) or
@@ -789,7 +803,9 @@ def wakeup_latency(analysis: TraceAnalysis, source: str) -> list[Finding]:
             queued, woken, how = _moved_where(wait, analysis)
             culprit = f" ({queued}{_via(wait)}, ran on CPU{wait.span.cpu})"
             confidence, reason = min(confidence, MOVED_CONFIDENCE), f"{reason}; but {how}: who delayed it is not known"
-        out.append(
+        if judged.severity is Severity.INFO:
+            culprit = f", {_within_promise(task, wait, judged)}"
+        (within if judged.severity is Severity.INFO else out).append(
             Finding(
                 id=_task_id(FindingKind.SCHED_WAKEUP_LATENCY, task),
                 kind=FindingKind.SCHED_WAKEUP_LATENCY,
@@ -836,7 +852,7 @@ def wakeup_latency(analysis: TraceAnalysis, source: str) -> list[Finding]:
         )
         if len(out) == MAX_PER_RULE:
             break
-    return out
+    return [*out, *within]
 
 
 def _judge_softirq_wait(wait: Wait, by_pid: dict[int, TaskStats], limit: float) -> Judgement | None:
@@ -1105,7 +1121,9 @@ def detect(analysis: TraceAnalysis, source: str) -> list[Finding]:
     for _name, rule in RULES:
         for finding in rule(analysis, source):
             task = finding.subject(SubjectKind.TASK)
-            found.setdefault((finding.kind.value, task.name) if task is not None else ("", finding.id), finding)
+            # A task --task asks about keeps its own (its comm's worst may be another pid's, which --task leaves out)
+            key = "" if task is None else task.name if task.pid not in analysis.asked else f"{task.name}/{task.pid}"
+            found.setdefault((finding.kind.value, key) if task is not None else ("", finding.id), finding)
     return screen(list(found.values()), analysis, source)
 
 

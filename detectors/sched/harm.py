@@ -444,16 +444,35 @@ def _judge_share_unknown(seconds: float, limit: float) -> Judgement:
     )
 
 
-def judge_wait(
-    task: TaskStats, wait: Wait, analysis: TraceAnalysis, by_pid: dict[int, TaskStats], limit: float
+def _within(
+    within: bool, baseline: str, value: float, source: str, why: str, fair: bool = False, assumed: str = ""
 ) -> Judgement | None:
-    """How much ``task``'s ``wait`` hurt, or None when it is within what its class is promised."""
+    """A wait within what its class is promised: None, or with ``within`` that promise, at info (judge_wait)."""
+    return Judgement(Severity.INFO, baseline, value, source, why, fair, assumed) if within else None
+
+
+def judge_wait(
+    task: TaskStats,
+    wait: Wait,
+    analysis: TraceAnalysis,
+    by_pid: dict[int, TaskStats],
+    limit: float,
+    within: bool = False,
+) -> Judgement | None:
+    """How much ``task``'s ``wait`` hurt, or None when it is within what its class is promised; ``within``: that
+    promise then, at info (the wait of a task ``--task`` asks about is said, not dropped: ue24 F11)."""
     seconds = wait.span.duration
     prio = prio_at(task, wait)
     if is_rt(prio):
         ratio = seconds / RT_PROMISE
         if ratio <= 1:
-            return None
+            return _within(
+                within,
+                "RT wakeup latency promise",
+                RT_PROMISE,
+                "an RT task preempts CFS at the next preemption point (Documentation/scheduler/sched-rt-group.rst)",
+                f"within what an RT task is promised ({fmt_ms(RT_PROMISE)})",
+            )
         top = wait.behind[0] if wait.behind and wait.behind[0].pid in by_pid else None
         top_prio = blamed_prio(top, by_pid) if top is not None else PRIO_UNKNOWN
         if top is not None and is_rt(top_prio) and top_prio <= prio:
@@ -480,7 +499,13 @@ def judge_wait(
     held = rt_share(wait, by_pid)
     if held >= seconds / 2:
         if seconds <= limit:
-            return None
+            return _within(
+                within,
+                "CFS time while an RT task runs: none; reported above --latency-ms",
+                limit,
+                "--latency-ms",
+                "an RT task held the CPU for most of the wait, which was within --latency-ms",
+            )
         # --latency-ms 0 reports every wait: each is then infinitely many times the threshold
         ratio = seconds / limit if limit else math.inf
         role = sensitive_why(task, analysis.span_tids, prio)
@@ -512,11 +537,26 @@ def judge_wait(
     scale = weight_scale(task, wait, by_pid)
     stick = _shared_yardstick(shared, len(wait.behind) >= rules.BLAMES, cpu_count(analysis), analysis.kernel_release)
     period = stick.seconds * scale
+    ratio = seconds / period
+    weighted = f", x{scale:.1f} for its weight (prio {prio})" if round(scale, 1) > 1 else ""
+    name, source, unit = stick.name + weighted + stick.release + stick.assumed, stick.source, stick.unit
+    # Past the yardstick is not a fair share: only the severity says it is load on a busy CPU, not a fault; a task of
+    # negative nice (prio < 120) is owed more than an equal share, not less.
+    nice = prio - 120 if 100 <= prio < 120 else 0
     if seconds <= period:
-        return None
+        niced = prio - 120 if 100 <= prio < 140 and prio != 120 else 0
+        return _within(
+            within,
+            name,
+            period,
+            source,
+            f"{_cfs_only(wait)}: it waited {ratio:.1f} times {unit}, within its fair share"
+            + (f" as a nice {niced} task" if niced else ""),
+            fair=True,
+            assumed=stick.assumed,
+        )
     judged_by_softirqs = softirqs_measured(task, analysis)
     role = "" if judged_by_softirqs else sensitive_why(task, analysis.span_tids, prio)
-    ratio = seconds / period
     sev = Severity.LOW
     if role and ratio > SENSITIVE_PERIODS:
         sev = Severity.HIGH if ratio > STALL_PERIODS else Severity.MEDIUM
@@ -527,11 +567,6 @@ def judge_wait(
     if role and sev >= Severity.MEDIUM:
         over = SENSITIVE_PERIODS if sev is Severity.MEDIUM else STALL_PERIODS
         rank = f"; {sev.value}: {task.comm} is {role}, over {over:.0f} times"
-    weighted = f", x{scale:.1f} for its weight (prio {prio})" if round(scale, 1) > 1 else ""
-    name, source, unit = stick.name + weighted + stick.release + stick.assumed, stick.source, stick.unit
-    # Past the yardstick is not a fair share: only the severity says it is load on a busy CPU, not a fault; a task of
-    # negative nice (prio < 120) is owed more than an equal share, not less.
-    nice = prio - 120 if 100 <= prio < 120 else 0
     return Judgement(
         sev,
         name,

@@ -20,10 +20,13 @@ from forensics.model import (
     Evidence,
     Examined,
     Finding,
+    FindingKind,
     Incident,
     Locator,
     LocatorKind,
     NotAvailable,
+    Severity,
+    SubjectKind,
     Timestamp,
     TimeWindow,
 )
@@ -598,6 +601,18 @@ def _uncovered(analysis: TraceAnalysis) -> tuple[tuple[float, float, str], ...]:
     return losses + holes
 
 
+def _waits_named(findings: Iterable[Finding]) -> frozenset[int]:
+    """The pids whose wait a wakeup-latency finding (low or above) names: the picture marks them apart from the waits
+    it shows that no finding names (forensics/report/cpu_timeline.py wait_marks)."""
+    return frozenset(
+        s.pid
+        for f in findings
+        if f.kind is FindingKind.SCHED_WAKEUP_LATENCY and f.severity > Severity.INFO
+        for s in f.subjects
+        if s.kind is SubjectKind.TASK and s.pid is not None
+    )
+
+
 def _kernel_said(kernel: str | NotAvailable, declared: str) -> str | NotAvailable:
     """The trace's kernel release; where it names none, the release the analysis judged with (--kernel-release, a
     report's kernel log) said beside "not available", which alone read as if none had been used (ue24 F4).  Not the
@@ -749,7 +764,11 @@ def analyse_trace_file(
     named = kernel if isinstance(kernel, str) else kernel_release
     preemption, note = _named_preemption(ctf.session if ctf is not None else None, preemption, named)
     analysis = analysis._replace(preemption=preemption, kernel_release=named, preemption_note=note)
-    judged = judged._replace(preemption=preemption, kernel_release=named, preemption_note=note, span_tids=tids)
+    # ``asked``: the tasks --task asks about, their waits within their promise said at info (findings.py)
+    focus = frozenset(t.pid for t in analysis.tasks) if task else frozenset()
+    judged = judged._replace(
+        preemption=preemption, kernel_release=named, preemption_note=note, span_tids=tids, asked=focus
+    )
     sched_found = detect(judged, stream.name)
     findings = [*(shown_findings(sched_found, analysis) if task else sched_found), *findings]
     # An LTTng event cited by its stream file, number and time, as babeltrace2 finds it.
@@ -781,7 +800,9 @@ def analyse_trace_file(
         title = f"kforensic trace {stream.name}"
         figures += (
             FigureDirectory(png.parent),
-            CpuTimelineFigure(png, analysis, [*(analyzer.timeline or []), *analysis.window_runs], title),
+            CpuTimelineFigure(
+                png, analysis, [*(analyzer.timeline or []), *analysis.window_runs], title, _waits_named(findings)
+            ),
         )
     notes: tuple[str, ...] = ()
     ctf_info = None

@@ -68,6 +68,7 @@ class CpuTimelineFigure:
     analysis: TraceAnalysis
     runs: Sequence[tuple[int, float, float, int]]  # (cpu, start, end, pid)
     title: str
+    named: frozenset[int] = frozenset()  # the pids whose wait a wakeup-latency finding names (marked apart)
 
 
 #: One step of writing a result's figures.

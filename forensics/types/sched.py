@@ -664,3 +664,7 @@ class TraceAnalysis(NamedTuple):
     # A sched_wakeup was read after a sched_waking: a wait measured from a sched_waking is queued on the CPU its
     # sched_wakeup named (the waking's target_cpu is the CPU the task last ran on), Wait.queued_cpu.
     wakeup_placed: bool = False
+    # The pids ``--task`` asks about (detectors/sched/select.py): their worst wakeup wait above --latency-ms within
+    # what their class promises is said at info, not dropped (a nice-10 python's 44.528 ms, then "no findings": ue24
+    # F11), and their findings are not folded into another pid's of the same comm (findings.py detect).
+    asked: frozenset[int] = frozenset()

@@ -14,10 +14,14 @@ from pathlib import Path
 import pytest
 
 from detectors.incident.timeline import build_timeline, clock_jumps
-from forensics.model import NotAvailable
+from detectors.sched.findings import detect
+from forensics.model import FindingKind, NotAvailable
 from forensics.pipelines.dmesg import analyse_logs
+from forensics.types.sched import TraceAnalysis
+from forensics.units import fmt_ms
 from tests.detectors.dmesg.test_boots_of_a_log import BOOT1, BOOT2
 from tests.detectors.dmesg.test_clock_steps import _warning
+from tests.detectors.sched.traces import analyse_path, recorded
 from tests.helpers import cli_run
 
 WARNING = "WARNING in intel_runtime_pm_driver_release"
@@ -110,3 +114,24 @@ def test_a_log_without_a_jump_has_one_segment(tmp_path: Path) -> None:
     findings = analyse_logs([str(path)], live=False).incident.findings
     assert clock_jumps(findings) == {}
     assert [e.segment for e in build_timeline(findings, NotAvailable("no boot time"))] == [0]
+
+
+def test_an_rt_hogs_row_is_the_run_its_title_states(tmp_path: Path) -> None:
+    """kf.ftrace.txt's RT hog cites its longest run, then the waits behind it: its row said "31.182 ms" from its
+    first run's start to a victim's switch-in (two runs and the gap between) for a title "ran 8.090 ms" (ue24 F8).
+    Its row is its run now, as a CPU hog's is."""
+    path = recorded("kf.ftrace.txt", tmp_path)
+    analysis, _counts = analyse_path(path)
+    assert isinstance(analysis, TraceAnalysis)
+    findings = tuple(detect(analysis, str(path)))
+    events = {e.finding_id: e for e in build_timeline(findings, NotAvailable("no boot time"))}
+    for f in findings:
+        if f.kind not in (FindingKind.SCHED_RT_HOG, FindingKind.SCHED_CPU_HOG):
+            continue
+        run = next(x.value for x in f.facts if x.name == "longest run")
+        row = events[f.id]
+        assert fmt_ms(row.duration) == run, f.title
+        assert row.end_cite == f.evidence[1].cite()
+    rt = next(f for f in findings if f.kind is FindingKind.SCHED_RT_HOG)
+    assert len(rt.evidence) > 2  # (the waits behind it are cited, not spanned)
+    assert fmt_ms(events[rt.id].duration) == "8.090 ms"

@@ -67,6 +67,75 @@ def _record(tmp: Path, migrate: bool) -> tuple[Path, int, int]:
                     p.wait()
 
 
+#: A trace-cmd report line: its CPU, time, event and fields (after the instance's name and the current task).
+_LINE = re.compile(r"\[(\d{3})\]\s+(\d+\.\d+):\s+(\w+):\s+(.*)$")
+#: The least wait the scenario makes: the sleeper is left queued on CPU0 for QUEUED_S before it is moved.
+WAITED_S = QUEUED_S / 2
+#: Recordings made before a test gives up on the scenario (skipped: the machine did not schedule it so).
+TRIES = 3
+
+
+def _premise(report: str, pid: int, hog: int, migrate: bool) -> str:
+    """Why a recording is not the scenario these tests are about, "" when it is: the sleeper's wakeup queued it on
+    CPU0 while the hog held CPU0, it was first switched in on CPU1 at least WAITED_S later, and (``migrate``) a
+    sched_migrate_task moved it from CPU0 to CPU1 in between.
+
+    Under load the scheduling is not always that (CI b15, b18 and a loaded 2-core machine here, about 2 runs in 6:
+    "no single wakeup finding for the sleeper"): the sleeper not yet asleep when written to, the hog not yet on CPU0,
+    or this process kept off CPU1 past the hog's end.  Such a recording says nothing of the analysis."""
+    current0 = woken = moved = None
+    held = False
+    for line in report.splitlines():
+        m = _LINE.search(line)
+        if m is None:
+            continue
+        cpu, ts, event, fields = int(m[1]), float(m[2]), m[3], m[4]
+        if event == "sched_switch":
+            nxt = re.search(r"==> .*:(\d+) \[-?\d+\]\s*$", fields)
+            nxt_pid = int(nxt[1]) if nxt else None
+            if cpu == 0:
+                current0 = nxt_pid
+            if woken is not None and nxt_pid == pid:
+                if cpu != 1:
+                    return f"the sleeper ran on CPU{cpu} at {ts:.6f}, not moved to CPU1 first"
+                if ts - woken < WAITED_S:
+                    return f"the sleeper waited {ts - woken:.6f} s only (at least {WAITED_S} s expected)"
+                if migrate and moved is None:
+                    return "no sched_migrate_task moved the sleeper from CPU0 to CPU1 before it ran"
+                return "" if held else f"CPU0 ran pid {current0}, not the hog (pid {hog}), at the sleeper's wakeup"
+        elif event == "sched_wakeup" and woken is None:
+            onto0 = re.search(rf":{pid} \[\d+\] CPU:000\b", fields) or re.search(
+                rf"\bpid={pid} .*target_cpu=000", fields
+            )
+            if onto0:
+                woken, held = ts, current0 == hog
+        elif (
+            event == "sched_migrate_task"
+            and woken is not None
+            and moved is None
+            and re.search(rf"\bpid={pid} .*orig_cpu=0 dest_cpu=1\b", fields)
+        ):
+            moved = ts
+    return "no sched_wakeup queued the sleeper on CPU0" if woken is None else "the sleeper never ran after its wakeup"
+
+
+def _recorded(tmp: Path, migrate: bool) -> tuple[Path, int, int, str]:
+    """:func:`_record` until the recording is the scenario (:func:`_premise`), at most TRIES times; the trace, the
+    sleeper's and hog's pids and the trace-cmd report.  Skipped when no recording is: a failure is then an analysis
+    that misreads the scenario, never a machine too loaded to make it."""
+    why = []
+    for n in range(TRIES):
+        attempt = tmp / f"try{n}"
+        attempt.mkdir()
+        dat, pid, hog = _record(attempt, migrate)
+        shown = subprocess.run(["trace-cmd", "report", "-i", str(dat)], capture_output=True, text=True, check=True)
+        missing = _premise(shown.stdout, pid, hog, migrate)
+        if not missing:
+            return dat, pid, hog, shown.stdout
+        why.append(missing)
+    pytest.skip(f"the machine did not schedule the scenario in {TRIES} recordings: {'; '.join(why)}")
+
+
 def _sleeper_finding(dat: Path, pid: int, *options: str) -> dict[str, object]:
     out = subprocess.run(
         [
@@ -101,10 +170,8 @@ def _sleeper_finding(dat: Path, pid: int, *options: str) -> dict[str, object]:
 def test_a_recorded_cross_cpu_wakeup_is_not_blamed_on_one_cpu(tmp_path: Path, migrate: bool) -> None:
     """Without sched_migrate_task the wait moved at an unknown time: who delayed it is not known (what ran on
     both CPUs is context).  With it, the move is cited and the hog that held CPU0 meanwhile is named."""
-    dat, pid, hog = _record(tmp_path, migrate)
-    report = subprocess.run(["trace-cmd", "report", "-i", str(dat)], capture_output=True, text=True, check=True)
-    assert f"{pid} [120] CPU:000" in report.stdout or f"pid={pid} prio=120 target_cpu=000" in report.stdout
-    assert ("sched_migrate_task" in report.stdout) == migrate
+    dat, pid, hog, report = _recorded(tmp_path, migrate)
+    assert ("sched_migrate_task" in report) == migrate
     finding = _sleeper_finding(dat, pid)
     title = str(finding["title"])
     summary = str(finding["summary"])
@@ -134,12 +201,11 @@ def test_a_recorded_wait_open_at_a_windows_end_is_closed_where_sched_migrate_tas
     """A window ending after the recorded move to CPU1 and before the sleeper's switch-in there: its wait, still
     open, was closed on CPU0, where it was queued, told as one that never moved (the move not said, CPU1 not
     named).  Now it is closed on CPU1, the move cited, the hog that held CPU0 until then named."""
-    dat, pid, hog = _record(tmp_path, True)
-    report = subprocess.run(["trace-cmd", "report", "-i", str(dat)], capture_output=True, text=True, check=True)
-    move = re.search(rf"(\d+\.\d+): sched_migrate_task: .*pid={pid} .*orig_cpu=0 dest_cpu=1", report.stdout)
-    assert move is not None, report.stdout[-2000:]
+    dat, pid, hog, report = _recorded(tmp_path, True)
+    move = re.search(rf"(\d+\.\d+): sched_migrate_task: .*pid={pid} .*orig_cpu=0 dest_cpu=1", report)
+    assert move is not None, report[-2000:]
     moved = float(move[1])
-    ran = re.search(rf"(\d+\.\d+): sched_switch: .*==> \S+:{pid} ", report.stdout[move.end() :])
+    ran = re.search(rf"(\d+\.\d+): sched_switch: .*==> \S+:{pid} ", report[move.end() :])
     assert ran is not None and float(ran[1]) > moved
     window = f"{moved - 0.05:.6f}:{(moved + float(ran[1])) / 2:.7f}"  # 50 ms queued on CPU0 in it, then on CPU1
     finding = _sleeper_finding(dat, pid, "--window", window)

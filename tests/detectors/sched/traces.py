@@ -202,12 +202,12 @@ def analyse_path(path: Path, chunk: int = 1 << 16, **options: Any) -> tuple[Trac
     return analyzer.result(parser.counts), parser.counts
 
 
-def busy_wait_text(switches: int, step: float = 0.2e-3, turns: int = 2) -> str:
-    """A raw tracefs trace of 2 CPUs in which ``waiter`` (pid 700) waits on CPU0 while ``ping`` and ``pong`` (and
-    with ``turns`` 3, ``pung``, past it ``task0``, ``task1`` ...; nice 0) take ``switches`` turns of ``step``
-    seconds in rotation, then runs: more turns than the analysis keeps (``rules.drops_run``) leave the wait's start
-    unattributed."""
-    waiter = ("waiter", 700, 120)
+def busy_wait_text(switches: int, step: float = 0.2e-3, turns: int = 2, prio: int = 120) -> str:
+    """A raw tracefs trace of 2 CPUs in which ``waiter`` (pid 700, kernel prio ``prio``: 130 is nice 10) waits on
+    CPU0 while ``ping`` and ``pong`` (and with ``turns`` 3, ``pung``, past it ``task0``, ``task1`` ...; nice 0) take
+    ``switches`` turns of ``step`` seconds in rotation, then runs: more turns than the analysis keeps
+    (``rules.drops_run``) leave the wait's start unattributed."""
+    waiter = ("waiter", 700, prio)
     named = [("ping", 710, 120), ("pong", 720, 120), ("pung", 730, 120)]
     rota = [*named, *((f"task{k}", 740 + k, 120) for k in range(turns - len(named)))][:turns]
     events = [
