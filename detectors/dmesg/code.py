@@ -20,7 +20,7 @@ import functools
 import re
 import struct
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, cast
 
 from detectors.dmesg.lines import LogLine
 from forensics import regexcache as rc
@@ -317,6 +317,27 @@ def _module_decoder(arch: int, mode: int, detail: bool) -> Any:
     return md
 
 
+#: :func:`_decode_x86`'s answers by the ``Code:`` bytes and the mark.  A log's distinct reports often print the same
+#: ``Code:`` line (one faulting site reached from several stacks: 24 of the shared corpus x4's 116 decodings), and a
+#: decoding is capstone's through ctypes (~830,000 instructions compiled).  x86 decoding depends on the bytes alone,
+#: and a :class:`_Decoded` decodes an instruction in full when first read, the same whichever listing reads it first.
+_DECODED: Final[dict[tuple[bytes, int], tuple[_Decoded, int, str | None] | None]] = {}
+_DECODED_KEPT: Final = 256  # decodings held (each ~10-20 KB); emptied when full
+_NOT_DECODED: Final = object()
+
+
+def _decoded_x86(data: bytes, mark: int) -> tuple[_Decoded, int, str | None] | None:
+    """:func:`_decode_x86`, remembered (:data:`_DECODED`)."""
+    key = (data, mark)
+    got = _DECODED.get(key, _NOT_DECODED)
+    if got is not _NOT_DECODED:
+        return cast("tuple[_Decoded, int, str | None] | None", got)
+    if len(_DECODED) >= _DECODED_KEPT:
+        _DECODED.clear()
+    decoded = _DECODED[key] = _decode_x86(data, mark)
+    return decoded
+
+
 def _decode_x86(data: bytes, mark: int) -> tuple[_Decoded, int, str | None] | None:
     """Instructions before and from the mark, the index of the faulting one and what it does to its memory operand
     (:func:`_access`)."""
@@ -470,7 +491,7 @@ def listing(lines: Sequence[LogLine], first: int) -> CodeListing | None:
 def _x86_listing(
     at: int, data: bytes, mark: int, regs: Registers, reg_at: tuple[tuple[str, int], ...]
 ) -> CodeListing | None:
-    decoded = _decode_x86(data, mark)
+    decoded = _decoded_x86(data, mark)
     if decoded is None:
         return None
     insns, fault, access = decoded

@@ -20,7 +20,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Final
 
-from detectors.dmesg.frames import STACK_START, is_frame
+from detectors.dmesg.frames import is_frame, starts_stack
 from detectors.dmesg.lines import parse_line
 from forensics.model import NotAvailable
 from forensics.types.dmesg import KernelReport, ReportKind, ReportWhy, WhyFact
@@ -155,7 +155,9 @@ def stray_frames(report: KernelReport) -> tuple[int, ...]:
     out: list[int] = []
     for number, text in report.lines[1:]:
         body = parse_line(number, text).body
-        if STACK_START.search(body) is not None:
+        # starts_stack, not STACK_START.search alone: the regex, without a literal to look for first, is tried at
+        # every character of each line (~37,000 instructions a line compiled, ~22 M of the corpus x4's 605 lines).
+        if starts_stack(body):
             return tuple(out)
         if is_frame(body):
             out.append(number)

@@ -132,3 +132,24 @@ def test_each_start_before_the_mark_is_decoded_once_and_read_as_every_decoding_a
                 for start in decoded:  # none on the instructions of a decoding made before it
                     assert start not in passed
                     passed |= {a for a, _, _, _ in full[start - dmesg_code._BASE]}
+
+
+def test_a_code_lines_decoding_is_remembered_and_each_listing_is_as_decoded_alone() -> None:
+    # A Code: line's decoding is kept by its bytes and mark (code._DECODED): the listing of every report of the bundled
+    # logs, read twice in two orders with the decodings kept, is the one made with none kept.
+    from detectors.dmesg.lines import parse_line
+    from detectors.dmesg.scanner import scan_chunks
+
+    root = Path(__file__).parent
+    logs = sorted([*root.glob("golden/*.log"), *root.glob("corpora/*/*.log")])
+    reports = [r for log in logs for r in scan_chunks([log.read_bytes()])]
+    own = [([parse_line(n, t) for n, t in r.lines], r.start_line) for r in reports]
+    alone = []
+    for lines, first in own:
+        dmesg_code._DECODED.clear()
+        alone.append(dmesg_code.listing(lines, first))
+    dmesg_code._DECODED.clear()
+    kept = [dmesg_code.listing(lines, first) for lines, first in own]
+    again = [dmesg_code.listing(lines, first) for lines, first in reversed(own)]
+    assert kept == alone and again[::-1] == alone
+    assert sum(x is not None for x in alone) > 5 and dmesg_code._DECODED  # listings were made, and kept

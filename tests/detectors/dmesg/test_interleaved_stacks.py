@@ -81,3 +81,40 @@ def test_an_oops_printed_alone_keeps_its_first_foreign_frame(tmp_path: Path) -> 
     _, why = _why(_write(tmp_path, [*_OOPS, *_OOPS_TRACE]))
     assert [s.first_foreign.function for s in why.stacks if s.first_foreign is not None] == ["kf_rx"]
     assert not [f for f in why.facts if f.name == "call-trace stack"]
+
+
+def test_stray_frames_stop_where_a_stack_heading_matches_on_every_bundled_log() -> None:
+    # stray_frames looks for its stack heading with starts_stack (the heading's words first, then STACK_START), not
+    # with STACK_START alone: the same answer on every line of the bundled logs, and the same stray frames of each
+    # report as reading each line with the regex alone.
+    from detectors.dmesg.frames import STACK_START, is_frame, starts_stack
+    from detectors.dmesg.interleaved import _DIE_KINDS, stray_frames
+    from detectors.dmesg.lines import parse_line
+    from detectors.dmesg.scanner import scan_chunks
+
+    def by_regex(report):  # type: ignore[no-untyped-def]
+        if report.is_event or report.kind not in _DIE_KINDS or report.context is not None:
+            return ()
+        out = []
+        for number, text in report.lines[1:]:
+            body = parse_line(number, text).body
+            if STACK_START.search(body) is not None:
+                return tuple(out)
+            if is_frame(body):
+                out.append(number)
+        return ()
+
+    root = Path(__file__).parent
+    logs = sorted([*root.glob("golden/*.log"), *root.glob("corpora/*/*.log")])
+    assert logs
+    headings = read = 0
+    for log in logs:
+        data = log.read_bytes()
+        for line in data.decode("utf-8", "replace").splitlines():
+            body = parse_line(1, line).body
+            headings += starts_stack(body)
+            assert starts_stack(body) == (STACK_START.search(body) is not None), line
+        for report in scan_chunks([data]):
+            read += report.kind in _DIE_KINDS and report.context is None
+            assert stray_frames(report) == by_regex(report), (log.name, report.start_line)
+    assert headings > 100 and read > 10  # the logs hold stack headings and oopses to agree on
