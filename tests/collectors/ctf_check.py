@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import json
 import tarfile
 from collections.abc import Sequence
@@ -93,14 +94,29 @@ def stream_events(stream: Path) -> tuple[Event, ...]:
 
     Decoded once per process for the same bytes of the two files: the pure-Python decoder takes 0.7-1.2 s of CPU
     for each of the kernel session's two streams, which five tests read whole (the last four streams decoded are
-    kept, 40-80 MB each)."""
+    kept, 40-80 MB each).  The decoding runs with the cyclic garbage collector paused: the events are hundreds of
+    thousands of new objects, none of them garbage, and the collector's full collections walked them again and again
+    while they were made (14 full collections in test_lttng_kernel_session's 9 tests; :func:`drop_decoded`)."""
     metadata = stream.parent / "metadata"
     key = (metadata.read_bytes(), stream.read_bytes())
     if key not in _DECODED:
         if len(_DECODED) >= 4:
             del _DECODED[next(iter(_DECODED))]
-        _DECODED[key] = tuple(general_events(parse_metadata(metadata), key[1]))
+        enabled = gc.isenabled()
+        gc.disable()
+        try:
+            _DECODED[key] = tuple(general_events(parse_metadata(metadata), key[1]))
+        finally:
+            if enabled:
+                gc.enable()
     return _DECODED[key]
+
+
+def drop_decoded() -> None:
+    """Forget the streams :func:`stream_events` decoded: when the worker is done with the tests that share them
+    (tests/collectors/conftest.py), so that they are not walked by every later full garbage collection of the worker
+    (hundreds of thousands of objects, for the rest of the session)."""
+    _DECODED.clear()
 
 
 def compare(meta: Metadata, stream: Path | bytes) -> int:
