@@ -29,14 +29,18 @@ from forensics import regexcache as rc
 from forensics.model import NotAvailable, Severity
 from forensics.types.dmesg import OOM_KILLED, Frame, KernelReport, ReportKind
 
-OOM_INVOKED = rc.compile(r"(\S+) invoked oom-killer: gfp_mask=(\S+).*?order=(-?\d+)(?:, oom_score_adj=(-?\d+))?")
-ALLOC_FAILURE = rc.compile(r"(\S+): page allocation failure: order:(\d+), mode:([^\s,]+)")
+OOM_INVOKED = rc.compile(
+    r"(?<!\S)(\S+) invoked oom-killer: gfp_mask=(\S++).*?order=(-?\d+)(?:, oom_score_adj=(-?\d+))?"
+)
+# The task starts at a word's start ((?<!\S)): tried from every character of a long run of non-space characters, the
+# search was quadratic (a 60 KB line of digits and colons before the header: 82.8 s of CPU, a hostile log's hang).
+ALLOC_FAILURE = rc.compile(r"(?<!\S)(\S+): page allocation failure: order:(\d+), mode:([^\s,]+)")
 #: vmalloc's warn_alloc() line: up to 5.12 "comm: vmalloc: allocation failure: N bytes, mode:..." (before 4.10 "vmalloc:
 #: allocation failure: N bytes" alone, warn_alloc_failed's "comm: page allocation failure: order:0, ..." on the next
 #: line), from 5.13 "comm: vmalloc error: size N, <what failed>, mode:..." (mm/vmalloc.c).  Groups: the task, the
 #: size (either wording), what failed (5.13+), the mode.
 VMALLOC_FAILURE = rc.compile(
-    r"(?:(\S+): )?vmalloc(?:: allocation failure: (\d+) bytes| error: size (\d+)(?:, (?!mode:)([^,]+))?)"
+    r"(?:(?<!\S)(\S+): )?vmalloc(?:: allocation failure: (\d+) bytes| error: size (\d+)(?:, (?!mode:)([^,]+))?)"
     r"(?:, mode:([^\s,]+))?"
 )
 KILLED = rc.compile(OOM_KILLED)

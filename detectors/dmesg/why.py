@@ -2177,7 +2177,7 @@ def _code_facts(r: _Reading) -> None:
 
 # ---------------------------------------------------------------- memory
 
-_OOM_INVOKED = rc.compile(r"(\S+) invoked oom-killer: gfp_mask=(0x[0-9a-f]+)(\([^)]*\))?, order=(-?\d+)"
+_OOM_INVOKED = rc.compile(r"(?<!\S)(\S+) invoked oom-killer: gfp_mask=(0x[0-9a-f]+)(\([^)]*\))?, order=(-?\d+)"
                           r"(?:, oom_score_adj=(-?\d+))?")  # fmt: skip
 _OOM_CONSTRAINT = rc.compile(r"oom-kill:constraint=(\w+)(?:,nodemask=([^,]*))?.*?,(global_oom|oom_memcg=[^,]*)"
                              r"(?:,task_memcg=([^,]*))?")  # fmt: skip
@@ -2185,7 +2185,7 @@ _OOM_KILLED = rc.compile(
     r"(?:(Memory cgroup )?[Oo]ut of memory(?: \(([a-z_]+)\))?: )?Kill(?:ed)? process (\d+) \((.*?)\)"
     r"(?: total-vm:(\d+)kB, anon-rss:(\d+)kB, file-rss:(\d+)kB, shmem-rss:(\d+)kB)?"
 )
-_ALLOC_FAIL = rc.compile(r"(\S+): page allocation failure: order:(\d+), mode:(0x[0-9a-f]+)(\([^)]*\))?"
+_ALLOC_FAIL = rc.compile(r"(?<!\S)(\S+): page allocation failure: order:(\d+), mode:(0x[0-9a-f]+)(\([^)]*\))?"
                          r"(?:, nodemask=([^,\s]*))?")  # fmt: skip
 #: A zone's per-order free lists on one line (show_free_areas(): "Node 0 Normal: 3*4kB (UM) 0*8kB ... = 2789380kB");
 #: pr_cont()'d, so a line interleaved with other output is not one (its pieces are not read).

@@ -544,7 +544,7 @@ def _machine_code_loop_finding(snap: CrashSnapshot, loop: LoopSite) -> Finding:
 
 #: The smallest memory user an OOM's list names (bytes).
 _SMALLEST_USER = 64 << 10
-_OOM_REQUEST = re.compile(r"(\S+) invoked oom-killer: gfp_mask=(0x[0-9a-f]+)(\([^)]*\))?, order=(\d+)")
+_OOM_REQUEST = re.compile(r"(?<!\S)(\S+) invoked oom-killer: gfp_mask=(0x[0-9a-f]+)(\([^)]*\))?, order=(\d+)")
 
 
 def oom_finding(snap: CrashSnapshot) -> Finding | None:

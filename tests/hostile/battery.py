@@ -251,6 +251,14 @@ def make_inputs(base: Path) -> dict[str, Path]:
     put("folded-zero", b"a;b;c 0\nd;e 0\n")  # valid-looking, but no CPU time to share out
     put("perf-period0", b"contend 12796   361.339342:          0 cpu-clock:ppp: \n\t126a critical+0x1a (/x)\n\n")
     put("crlf-log", log.replace(b"\n", b"\r\n"))
+    # A header after a 200 KB run of non-space characters: the allocation-failure and OOM patterns, tried from every
+    # character of the run, took 91 s of CPU on a 60 KB one (quadratic: this one outlasts the case's timeout).
+    run = b"1:" * 100_000
+    put(
+        "log-long-run",
+        b"[    1.000000] " + run + b" kworker/u8:2: page allocation failure: order:4, mode:0x40cc0(GFP_KERNEL)\n"
+        b"[    1.000001] " + run + b" a invoked oom-killer: gfp_mask=" + run + b" order=0\n",
+    )
     put("trace-cr-only", trace.replace(b"\n", b"\r"))  # lines ended by a lone CR: one line to a reader
     put(
         "trace-cr-only-events",
@@ -795,6 +803,9 @@ def cases(inputs: dict[str, Path], tmp: Path, vmlinux: dict[str, Path] | None = 
         ),
         # line ends, bytes and names
         Case("dmesg:crlf", ["dmesg", str(inputs["crlf-log"])], want_out="kernel BUG"),
+        Case(
+            "dmesg:long-run-before-a-header", ["dmesg", str(inputs["log-long-run"])], want_out="page allocation failure"
+        ),
         Case("dmesg:bom-nul-crlf", ["dmesg", str(inputs["log-bom-nul-latin1"])]),
         Case("trace:stdin-empty", ["trace", "-"], stdin=b"", want_rc=3),
         # was "enable the events and record again", and without a header its first event analysed, the rest dropped
