@@ -16,13 +16,17 @@ import pytest
 
 TRACEFS = Path("/sys/kernel/tracing")
 
-#: live, and skipped without trace-cmd, root and tracefs instances, or CPUs 0 and 1 (the tests pin tasks to them)
-MARKS = [
+#: live, and skipped without trace-cmd, root and tracefs instances
+TRACEFS_MARKS = [
     pytest.mark.live,
     pytest.mark.skipif(shutil.which("trace-cmd") is None, reason="trace-cmd is not installed"),
     pytest.mark.skipif(
         os.geteuid() != 0 or not (TRACEFS / "instances").is_dir(), reason="needs root and tracefs instances"
     ),
+]
+#: :data:`TRACEFS_MARKS`, and skipped without CPUs 0 and 1 (the tests pin tasks to them)
+MARKS = [
+    *TRACEFS_MARKS,
     pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2 or not {0, 1} <= os.sched_getaffinity(0), reason="2 CPUs"),
 ]
 

@@ -9,7 +9,6 @@ now: a trace.dat from a private tracefs instance (trace-cmd extract), its `trace
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import time
 from pathlib import Path
@@ -17,35 +16,21 @@ from pathlib import Path
 import pytest
 
 from collectors.perf_script import find_perf
+from tests.detectors.sched.tracefs_instance import TRACEFS_MARKS, extract, instance
 from tests.helpers import cli_run
 
-TRACEFS = Path("/sys/kernel/tracing")
-
-pytestmark = [
-    pytest.mark.live,
-    pytest.mark.skipif(shutil.which("trace-cmd") is None, reason="trace-cmd is not installed"),
-    pytest.mark.skipif(
-        os.geteuid() != 0 or not (TRACEFS / "instances").is_dir(), reason="needs root and tracefs instances"
-    ),
-]
+pytestmark = TRACEFS_MARKS
 
 
 @pytest.fixture(scope="module")
 def trace_dat(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A trace.dat of 0.2 s of sched_switch, from an instance of its own (removed whatever happens)."""
-    inst = TRACEFS / "instances" / f"kforensic_wrong_{os.getpid()}"
-    inst.mkdir()
     dat = tmp_path_factory.mktemp("wrong") / "t.dat"
-    try:
-        (inst / "events" / "sched" / "sched_switch" / "enable").write_text("1")
+    with instance(f"kforensic_wrong_{os.getpid()}", ("sched/sched_switch",)) as inst:
+        (inst / "tracing_on").write_text("1")
         time.sleep(0.2)
         (inst / "tracing_on").write_text("0")
-        subprocess.run(["trace-cmd", "extract", "-B", inst.name, "-o", str(dat)], check=True, capture_output=True)
-    finally:
-        if inst.is_dir():  # trace-cmd extract -B may have removed it
-            (inst / "tracing_on").write_text("0")
-            inst.rmdir()
-    return dat
+        return extract(inst, dat)
 
 
 def test_a_trace_dat_given_as_findings_names_report_trace(
